@@ -1,0 +1,1 @@
+"""Command-line entry points: ``volcano-py`` (our commands) and ``vcctl`` (Volcano's CLI)."""

@@ -1,0 +1,44 @@
+"""Logging through structlog: JSON lines in a cluster, readable lines at a terminal."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+
+import structlog
+
+
+def configure(level: str | None = None, *, json: bool | None = None) -> None:
+    """Configure structlog and the stdlib root logger once for the process.
+
+    ``json`` defaults to True when stderr is not a terminal (a pod's log), so a cluster gets one JSON object
+    per line and a person at a shell gets aligned, coloured text.
+    """
+    level_name = (level or os.environ.get("VOLCANO_PY_LOG_LEVEL", "info")).upper()
+    numeric = logging.getLevelName(level_name)
+    if not isinstance(numeric, int):
+        raise ValueError(f"unknown log level {level_name!r}; use debug, info, warning or error")
+    use_json = json if json is not None else not sys.stderr.isatty()
+    renderer: structlog.types.Processor = (
+        structlog.processors.JSONRenderer() if use_json else structlog.dev.ConsoleRenderer(colors=True)
+    )
+    structlog.configure(
+        processors=[
+            structlog.contextvars.merge_contextvars,
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            structlog.processors.StackInfoRenderer(),
+            structlog.processors.format_exc_info,
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=True,
+    )
+    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+
+
+def get_logger(name: str) -> structlog.stdlib.BoundLogger:
+    logger: structlog.stdlib.BoundLogger = structlog.get_logger(name)
+    return logger

@@ -1,0 +1,240 @@
+"""Kubernetes quantities and resource vectors, exact.
+
+Every amount is held as an ``int`` in a canonical unit so that arithmetic never rounds:
+
+* ``cpu`` in millicores;
+* ``memory``, ``ephemeral-storage`` and ``hugepages-*`` in bytes;
+* ``pods`` as a count;
+* any other (extended) resource, such as ``nvidia.com/gpu``, in milli-units, so that a fractional request
+  (``500m`` of a GPU, as the openb trace has) is representable.
+
+Parsing follows ``k8s.io/apimachinery/pkg/api/resource``: a value with a finer precision than the unit is
+rounded *up*, as ``Quantity.MilliValue`` does, so a request is never under-counted.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from fractions import Fraction
+from typing import Final
+
+CPU: Final = "cpu"
+MEMORY: Final = "memory"
+PODS: Final = "pods"
+EPHEMERAL_STORAGE: Final = "ephemeral-storage"
+GPU: Final = "nvidia.com/gpu"
+
+_BINARY_SUFFIX: Final[dict[str, int]] = {
+    "Ki": 2**10,
+    "Mi": 2**20,
+    "Gi": 2**30,
+    "Ti": 2**40,
+    "Pi": 2**50,
+    "Ei": 2**60,
+}
+_DECIMAL_SUFFIX: Final[dict[str, Fraction]] = {
+    "n": Fraction(1, 10**9),
+    "u": Fraction(1, 10**6),
+    "m": Fraction(1, 10**3),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "P": Fraction(10**15),
+    "E": Fraction(10**18),
+}
+_QUANTITY_RE: Final = re.compile(
+    r"^(?P<sign>[+-]?)(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)"
+    r"(?:(?P<exp>[eE][+-]?[0-9]+)|(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE])?)$"
+)
+
+
+class QuantityError(ValueError):
+    """A string that is not a Kubernetes quantity."""
+
+
+def parse_quantity(value: str | int | float) -> Fraction:
+    """Parse a Kubernetes quantity exactly: ``"100m"`` -> 1/10, ``"4Gi"`` -> 4294967296, ``"1e3"`` -> 1000."""
+    if isinstance(value, bool):
+        raise QuantityError(f"quantity must be a string or number, not {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise QuantityError(f"quantity {value!r} is not finite")
+        # A YAML float such as 0.5 means the decimal the user wrote, not its binary approximation.
+        return parse_quantity(repr(value))
+    text = value.strip()
+    match = _QUANTITY_RE.match(text)
+    if match is None:
+        raise QuantityError(
+            f"{value!r} is not a Kubernetes quantity; use forms like '500m', '2', '1.5', '4Gi', '512Mi' or '1e3'"
+        )
+    number = Fraction(match["num"])
+    if match["exp"]:
+        number *= Fraction(10) ** int(match["exp"][1:])
+    else:
+        suffix = match["suffix"] or ""
+        number *= _BINARY_SUFFIX[suffix] if suffix in _BINARY_SUFFIX else _DECIMAL_SUFFIX[suffix]
+    return -number if match["sign"] == "-" else number
+
+
+def _is_byte_resource(name: str) -> bool:
+    return name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith("hugepages-")
+
+
+def unit_scale(name: str) -> int:
+    """How many canonical units one whole unit of ``name`` is (1000 for cpu and extended resources)."""
+    if _is_byte_resource(name) or name == PODS:
+        return 1
+    return 1000
+
+
+def to_canonical(name: str, value: str | int | float) -> int:
+    """A quantity of resource ``name`` in its canonical integer unit, rounded up."""
+    return math.ceil(parse_quantity(value) * unit_scale(name))
+
+
+def format_quantity(name: str, amount: int) -> str:
+    """The shortest exact Kubernetes quantity string for a canonical amount of ``name``."""
+    if _is_byte_resource(name):
+        for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+            base = _BINARY_SUFFIX[suffix]
+            if amount and amount % base == 0:
+                return f"{amount // base}{suffix}"
+        return str(amount)
+    if unit_scale(name) == 1:
+        return str(amount)
+    if amount % 1000 == 0:
+        return str(amount // 1000)
+    return f"{amount}m"
+
+
+class Resource(Mapping[str, int]):
+    """An immutable vector of resource amounts in canonical units; absent names are zero.
+
+    ``a <= b`` holds when every amount of ``a`` is at most the same amount of ``b``, which is what "fits"
+    means. Zero entries are never stored, so two equal vectors compare and hash equal.
+    """
+
+    __slots__ = ("_amounts",)
+
+    def __init__(self, amounts: Mapping[str, int] | None = None) -> None:
+        self._amounts: dict[str, int] = {k: v for k, v in (amounts or {}).items() if v}
+
+    @classmethod
+    def parse(cls, quantities: Mapping[str, str | int | float] | None) -> Resource:
+        """From a Kubernetes resource list such as ``{"cpu": "500m", "nvidia.com/gpu": 8}``."""
+        out: dict[str, int] = {}
+        for name, value in (quantities or {}).items():
+            try:
+                out[name] = to_canonical(name, value)
+            except QuantityError as err:
+                raise QuantityError(f"resource {name!r}: {err}") from None
+        return cls(out)
+
+    @classmethod
+    def of(
+        cls,
+        *,
+        cpu: str | int | float = 0,
+        memory: str | int | float = 0,
+        pods: int = 0,
+        gpu: str | int | float = 0,
+        **scalars: str | int | float,
+    ) -> Resource:
+        """Build from human quantities: ``Resource.of(cpu="500m", memory="4Gi", gpu=8)``."""
+        quantities: dict[str, str | int | float] = {CPU: cpu, MEMORY: memory, PODS: pods, GPU: gpu}
+        quantities.update(scalars)
+        return cls.parse(quantities)
+
+    def to_quantities(self) -> dict[str, str]:
+        """Back to a Kubernetes resource list, names sorted."""
+        return {name: format_quantity(name, self._amounts[name]) for name in sorted(self._amounts)}
+
+    # Mapping protocol: missing names read as zero through ``get`` and ``amount``.
+    def __getitem__(self, name: str) -> int:
+        return self._amounts[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._amounts)
+
+    def __len__(self) -> int:
+        return len(self._amounts)
+
+    def amount(self, name: str) -> int:
+        return self._amounts.get(name, 0)
+
+    def __add__(self, other: Mapping[str, int]) -> Resource:
+        out = dict(self._amounts)
+        for name, value in other.items():
+            out[name] = out.get(name, 0) + value
+        return Resource(out)
+
+    def __sub__(self, other: Mapping[str, int]) -> Resource:
+        out = dict(self._amounts)
+        for name, value in other.items():
+            out[name] = out.get(name, 0) - value
+        return Resource(out)
+
+    def __mul__(self, factor: int) -> Resource:
+        return Resource({name: value * factor for name, value in self._amounts.items()})
+
+    __rmul__ = __mul__
+
+    def __le__(self, other: Mapping[str, int]) -> bool:
+        return all(value <= other.get(name, 0) for name, value in self._amounts.items())
+
+    def __ge__(self, other: Mapping[str, int]) -> bool:
+        return all(value <= self._amounts.get(name, 0) for name, value in other.items())
+
+    def fits_in(self, available: Mapping[str, int]) -> bool:
+        """True when this request fits in ``available`` on every resource it asks for."""
+        return self <= available
+
+    def insufficient(self, available: Mapping[str, int]) -> list[str]:
+        """The names of the resources on which this request does not fit in ``available``, sorted."""
+        return sorted(name for name, value in self._amounts.items() if value > available.get(name, 0))
+
+    def clamp_min_zero(self) -> Resource:
+        return Resource({name: value for name, value in self._amounts.items() if value > 0})
+
+    def max_with(self, other: Mapping[str, int]) -> Resource:
+        names = set(self._amounts) | set(other)
+        return Resource({n: max(self._amounts.get(n, 0), other.get(n, 0)) for n in names})
+
+    def min_with(self, other: Mapping[str, int]) -> Resource:
+        names = set(self._amounts) | set(other)
+        return Resource({n: min(self._amounts.get(n, 0), other.get(n, 0)) for n in names})
+
+    def is_zero(self) -> bool:
+        return not self._amounts
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Resource):
+            return self._amounts == other._amounts
+        if isinstance(other, Mapping):
+            return self._amounts == {k: v for k, v in other.items() if v}
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(frozenset(self._amounts.items()))
+
+    def __repr__(self) -> str:
+        body = ", ".join(f"{name}={format_quantity(name, self._amounts[name])}" for name in sorted(self._amounts))
+        return f"Resource({body})"
+
+
+EMPTY: Final = Resource()
+
+
+def total(resources: Iterable[Mapping[str, int]]) -> Resource:
+    """The sum of many vectors."""
+    out: dict[str, int] = {}
+    for res in resources:
+        for name, value in res.items():
+            out[name] = out.get(name, 0) + value
+    return Resource(out)
