@@ -1,0 +1,112 @@
+"""Well-known names shared with Volcano: API groups, kinds, labels, annotations, condition types, queue names.
+
+Everything that reads or writes these keys imports them from here, so a pod created by our Job controller is
+recognised by Volcano's tools and a Volcano user's annotations mean the same thing to our scheduler. The
+spellings are Volcano's (``pkg/apis/*/labels.go`` and the plugins that read annotations); keep them exact.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- API groups, versions, kinds, plurals --------------------------------------------------------------
+
+BATCH_GROUP: Final = "batch.volcano.sh"
+BATCH_VERSION: Final = "v1alpha1"
+BATCH_API_VERSION: Final = f"{BATCH_GROUP}/{BATCH_VERSION}"
+
+SCHEDULING_GROUP: Final = "scheduling.volcano.sh"
+SCHEDULING_VERSION: Final = "v1beta1"
+SCHEDULING_API_VERSION: Final = f"{SCHEDULING_GROUP}/{SCHEDULING_VERSION}"
+
+BUS_GROUP: Final = "bus.volcano.sh"
+BUS_VERSION: Final = "v1alpha1"
+BUS_API_VERSION: Final = f"{BUS_GROUP}/{BUS_VERSION}"
+
+TOPOLOGY_GROUP: Final = "topology.volcano.sh"
+TOPOLOGY_VERSION: Final = "v1alpha1"
+TOPOLOGY_API_VERSION: Final = f"{TOPOLOGY_GROUP}/{TOPOLOGY_VERSION}"
+
+JOB_KIND: Final = "Job"
+JOB_PLURAL: Final = "jobs"
+PODGROUP_KIND: Final = "PodGroup"
+PODGROUP_PLURAL: Final = "podgroups"
+QUEUE_KIND: Final = "Queue"
+QUEUE_PLURAL: Final = "queues"
+COMMAND_KIND: Final = "Command"
+COMMAND_PLURAL: Final = "commands"
+HYPERNODE_KIND: Final = "HyperNode"
+HYPERNODE_PLURAL: Final = "hypernodes"
+
+# The name under which pods ask for us (``spec.schedulerName``); Volcano's default.
+SCHEDULER_NAME: Final = "volcano"
+
+# --- batch.volcano.sh/v1alpha1 (pods and PodGroups created for a Job) --------------------------------------
+
+TASK_SPEC_KEY: Final = "volcano.sh/task-spec"  # annotation + label: the task (spec) name of a pod
+TASK_INDEX_KEY: Final = "volcano.sh/task-index"  # annotation + label: the pod's index within its task
+JOB_NAME_KEY: Final = "volcano.sh/job-name"
+JOB_NAMESPACE_KEY: Final = "volcano.sh/job-namespace"
+QUEUE_NAME_KEY: Final = "volcano.sh/queue-name"
+TASK_PARTITION_ID_KEY: Final = "volcano.sh/partition-id"
+JOB_VERSION_KEY: Final = "volcano.sh/job-version"  # annotation: Job status.version the pod was created at
+JOB_TYPE_KEY: Final = "volcano.sh/job-type"
+JOB_RETRY_COUNT_KEY: Final = "volcano.sh/job-retry-count"
+POD_TEMPLATE_KEY: Final = "volcano.sh/template-uid"  # equivalence class of pods built from one template
+JOB_FORWARDING_KEY: Final = "volcano.sh/job-forwarding"
+FORWARD_CLUSTER_KEY: Final = "volcano.sh/forward-cluster"
+CRONJOB_SCHEDULED_TIMESTAMP_KEY: Final = "volcano.sh/cronjob-scheduled-timestamp"
+# Set on a Job by the controller when it must re-sync (e.g. after a pod changed behind its back).
+CONTROLLER_OUT_OF_SYNC_KEY: Final = "volcano.sh/controller-out-of-sync"
+
+DEFAULT_TASK_SPEC: Final = "default"
+PODGROUP_NAME_PREFIX: Final = "podgroup-"
+
+# --- scheduling.volcano.sh/v1beta1 (PodGroup / Queue / pod annotations read by the scheduler) --------------
+
+ANNOTATION_PREFIX: Final = "volcano.sh/"
+KUBE_GROUP_NAME_KEY: Final = "scheduling.k8s.io/group-name"  # pod annotation: the PodGroup it belongs to
+VOLCANO_GROUP_NAME_KEY: Final = f"{SCHEDULING_GROUP}/group-name"
+VOLCANO_GROUP_MIN_MEMBER_KEY: Final = f"{SCHEDULING_GROUP}/group-min-member"
+VOLCANO_GROUP_MIN_RESOURCES_KEY: Final = f"{SCHEDULING_GROUP}/group-min-resources"
+QUEUE_NAME_ANNOTATION_KEY: Final = f"{SCHEDULING_GROUP}/queue-name"
+QUEUE_ALLOCATION_GATE_KEY: Final = f"{SCHEDULING_GROUP}/queue-allocation-gate"
+JOB_WAITING_TIME_KEY: Final = "volcano.sh/sla-waiting-time"
+HIERARCHY_KEY: Final = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_KEY: Final = "volcano.sh/hierarchy-weights"
+PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
+COOLDOWN_TIME_KEY: Final = "volcano.sh/cooldown-time"
+REVOCABLE_ZONE_KEY: Final = "volcano.sh/revocable-zone"
+JDB_MIN_AVAILABLE_KEY: Final = "volcano.sh/jdb-min-available"
+JDB_MAX_UNAVAILABLE_KEY: Final = "volcano.sh/jdb-max-unavailable"
+NUMA_POLICY_KEY: Final = "volcano.sh/numa-topology-policy"
+TOPOLOGY_DECISION_KEY: Final = "volcano.sh/topology-decision"
+QOS_LEVEL_KEY: Final = "volcano.sh/qos-level"
+
+# task-topology plugin: read from Job / PodGroup annotations.
+TASK_TOPOLOGY_KEY: Final = "volcano.sh/task-topology"
+TASK_TOPOLOGY_AFFINITY_KEY: Final = "volcano.sh/task-topology-affinity"
+TASK_TOPOLOGY_ANTI_AFFINITY_KEY: Final = "volcano.sh/task-topology-anti-affinity"
+TASK_TOPOLOGY_TASK_ORDER_KEY: Final = "volcano.sh/task-topology-task-order"
+
+# --- topology.volcano.sh/v1alpha1 ---------------------------------------------------------------------------
+
+NETWORK_TOPOLOGY_MODE_KEY: Final = "volcano.sh/network-topology-mode"
+NETWORK_TOPOLOGY_HIGHEST_TIER_KEY: Final = "volcano.sh/network-topology-highest-tier"
+
+# --- queues -------------------------------------------------------------------------------------------------
+
+DEFAULT_QUEUE: Final = "default"
+ROOT_QUEUE: Final = "root"
+
+# --- PodGroup conditions ------------------------------------------------------------------------------------
+
+PODGROUP_CONDITION_UNSCHEDULABLE: Final = "Unschedulable"
+PODGROUP_CONDITION_SCHEDULED: Final = "Scheduled"
+PODGROUP_READY_MESSAGE: Final = "pod group is ready"
+PODGROUP_NOT_READY_MESSAGE: Final = "pod group is not ready"
+REASON_POD_FAILED: Final = "PodFailed"
+REASON_POD_DELETED: Final = "PodDeleted"
+REASON_NOT_ENOUGH_RESOURCES: Final = "NotEnoughResources"
+REASON_NOT_ENOUGH_PODS: Final = "NotEnoughTasks"
+REASON_NOT_ENOUGH_PODS_OF_TASK: Final = "NotEnoughPodsOfTask"
