@@ -1,0 +1,159 @@
+"""A thin JSON client over kubernetes_asyncio's ApiClient: auth and TLS from it, bodies as plain dicts.
+
+The generated typed APIs build a model object per item and convert it back for us; on a 10,000-pod list that
+costs more than the request. We only borrow the ApiClient's configured session (kubeconfig or in-cluster
+credentials, TLS, connection pool) and exchange raw JSON.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Mapping
+from typing import Any
+
+import aiohttp
+from kubernetes_asyncio import client as k8s_client
+from kubernetes_asyncio import config as k8s_config
+
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+JSON = dict[str, Any]
+MERGE_PATCH = "application/merge-patch+json"
+STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+JSON_PATCH = "application/json-patch+json"
+
+
+class ApiError(Exception):
+    """A non-2xx answer from the API server, with the Status object's reason and message when it sent one."""
+
+    def __init__(self, status: int, reason: str, message: str, body: JSON | None = None) -> None:
+        super().__init__(f"HTTP {status} {reason}: {message}")
+        self.status = status
+        self.reason = reason
+        self.message = message
+        self.body = body or {}
+
+    @property
+    def not_found(self) -> bool:
+        return self.status == 404
+
+    @property
+    def conflict(self) -> bool:
+        return self.status == 409
+
+    @property
+    def gone(self) -> bool:
+        return self.status == 410
+
+
+async def load_api_client(
+    kubeconfig: str | None = None, *, context: str | None = None
+) -> k8s_client.ApiClient:
+    """An ApiClient from ``kubeconfig``, else in-cluster config, else ``$KUBECONFIG`` / ``~/.kube/config``."""
+    configuration = k8s_client.Configuration()
+    if kubeconfig:
+        await k8s_config.load_kube_config(
+            config_file=kubeconfig, context=context, client_configuration=configuration
+        )
+    else:
+        try:
+            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+        except k8s_config.ConfigException:
+            await k8s_config.load_kube_config(context=context, client_configuration=configuration)
+    # Watches hold one connection each; binds and status writes share the rest.
+    configuration.connection_pool_maxsize = 256
+    return k8s_client.ApiClient(configuration)
+
+
+def _error_from(status: int, raw: bytes) -> ApiError:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        return ApiError(status, "", raw.decode("utf-8", "replace")[:500])
+    if not isinstance(body, dict):
+        return ApiError(status, "", str(body)[:500])
+    return ApiError(status, str(body.get("reason", "")), str(body.get("message", "")), body)
+
+
+class KubeClient:
+    """Raw JSON requests against the API server the ApiClient points at."""
+
+    def __init__(self, api_client: k8s_client.ApiClient) -> None:
+        self.api_client = api_client
+
+    async def close(self) -> None:
+        await self.api_client.close()
+
+    async def _send(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None = None,
+        body: JSON | list[JSON] | None = None,
+        content_type: str = "application/json",
+        request_timeout: float | aiohttp.ClientTimeout | None = 30.0,
+    ) -> aiohttp.ClientResponse:
+        headers = {"Accept": "application/json", "Content-Type": content_type}
+        response: aiohttp.ClientResponse = await self.api_client.call_api(
+            path,
+            method,
+            query_params=list((query or {}).items()),
+            header_params=headers,
+            body=body,
+            auth_settings=["BearerToken"],
+            _preload_content=False,
+            _request_timeout=request_timeout,
+        )
+        return response
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        query: Mapping[str, str | int] | None = None,
+        body: JSON | list[JSON] | None = None,
+        content_type: str = "application/json",
+        request_timeout: float = 30.0,
+    ) -> JSON:
+        """Send one request; return the decoded JSON body, or raise :class:`ApiError`."""
+        response = await self._send(
+            method, path, query=query, body=body, content_type=content_type, request_timeout=request_timeout
+        )
+        async with response:
+            raw = await response.read()
+            if not 200 <= response.status < 300:
+                raise _error_from(response.status, raw)
+        decoded = json.loads(raw) if raw else {}
+        return decoded if isinstance(decoded, dict) else {"items": decoded}
+
+    async def get(self, path: str, **query: str | int) -> JSON:
+        return await self.request("GET", path, query=query)
+
+    async def create(self, path: str, body: JSON) -> JSON:
+        return await self.request("POST", path, body=body)
+
+    async def replace(self, path: str, body: JSON) -> JSON:
+        return await self.request("PUT", path, body=body)
+
+    async def patch(self, path: str, body: JSON | list[JSON], content_type: str = MERGE_PATCH) -> JSON:
+        return await self.request("PATCH", path, body=body, content_type=content_type)
+
+    async def delete(self, path: str, body: JSON | None = None) -> JSON:
+        return await self.request("DELETE", path, body=body)
+
+    async def stream(
+        self, path: str, query: Mapping[str, str | int], *, read_timeout: float
+    ) -> AsyncIterator[JSON]:
+        """Yield one decoded JSON object per line of a watch response; :class:`ApiError` on a non-2xx."""
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout)
+        response = await self._send("GET", path, query=query, request_timeout=timeout)
+        async with response:
+            if not 200 <= response.status < 300:
+                raise _error_from(response.status, await response.read())
+            async for line in response.content:
+                if line.strip():
+                    yield json.loads(line)

@@ -1,0 +1,66 @@
+"""Where each resource the scheduler reads or writes lives in the REST API."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from volcano_py.api import constants as c
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceKind:
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def _prefix(self) -> str:
+        return f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+
+    def collection_path(self, namespace: str | None = None) -> str:
+        """The list/watch/create path; all namespaces when ``namespace`` is None."""
+        if self.namespaced and namespace is not None:
+            return f"{self._prefix()}/namespaces/{namespace}/{self.plural}"
+        return f"{self._prefix()}/{self.plural}"
+
+    def object_path(self, name: str, namespace: str | None = None, subresource: str | None = None) -> str:
+        if self.namespaced and not namespace:
+            raise ValueError(f"{self.kind} {name!r} is namespaced: pass its namespace")
+        path = f"{self.collection_path(namespace if self.namespaced else None)}/{name}"
+        return f"{path}/{subresource}" if subresource else path
+
+
+NODES: Final = ResourceKind("", "v1", "nodes", "Node", namespaced=False)
+PODS: Final = ResourceKind("", "v1", "pods", "Pod", namespaced=True)
+EVENTS: Final = ResourceKind("", "v1", "events", "Event", namespaced=True)
+PRIORITY_CLASSES: Final = ResourceKind(
+    "scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False
+)
+LEASES: Final = ResourceKind("coordination.k8s.io", "v1", "leases", "Lease", namespaced=True)
+PODGROUPS: Final = ResourceKind(
+    c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.PODGROUP_PLURAL, c.PODGROUP_KIND, namespaced=True
+)
+QUEUES: Final = ResourceKind(
+    c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.QUEUE_PLURAL, c.QUEUE_KIND, namespaced=False
+)
+HYPERNODES: Final = ResourceKind(
+    c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL, c.HYPERNODE_KIND, namespaced=False
+)
+
+
+def object_key(obj: dict[str, object]) -> str:
+    """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones (as client-go keys)."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        raise ValueError("object has no metadata; expected a Kubernetes object with metadata.name")
+    name = meta.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError("object has no metadata.name")
+    namespace = meta.get("namespace")
+    return f"{namespace}/{name}" if namespace else name

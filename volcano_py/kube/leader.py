@@ -1,0 +1,228 @@
+"""Lease-based leader election (coordination.k8s.io/v1), so one scheduler binds and standbys wait.
+
+The rules are client-go's: a lease is free when its holder is empty or when it has not changed for
+``leaseDurationSeconds`` *as measured by our own monotonic clock since we last saw it change* (so clock skew
+between machines cannot steal a live lease); writes carry the resourceVersion read, so two candidates racing
+for a free lease cannot both win; a leader that cannot renew within the renew deadline steps down; a clean
+shutdown releases the lease so a standby takes over at once instead of waiting for it to expire.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.kinds import LEASES
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+
+def format_micro_time(moment: datetime) -> str:
+    """Kubernetes MicroTime: RFC 3339 with microseconds, in UTC."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseRecord:
+    holder: str
+    duration_seconds: int
+    acquire_time: str
+    renew_time: str
+    transitions: int
+
+    @classmethod
+    def from_lease(cls, lease: dict[str, Any]) -> LeaseRecord:
+        spec = lease.get("spec") or {}
+        return cls(
+            holder=str(spec.get("holderIdentity") or ""),
+            duration_seconds=int(spec.get("leaseDurationSeconds") or 0),
+            acquire_time=str(spec.get("acquireTime") or ""),
+            renew_time=str(spec.get("renewTime") or ""),
+            transitions=int(spec.get("leaseTransitions") or 0),
+        )
+
+    def to_spec(self) -> dict[str, Any]:
+        return {
+            "holderIdentity": self.holder,
+            "leaseDurationSeconds": self.duration_seconds,
+            "acquireTime": self.acquire_time or None,
+            "renewTime": self.renew_time or None,
+            "leaseTransitions": self.transitions,
+        }
+
+
+@dataclass(slots=True)
+class ElectionState:
+    """The pure decision: may ``identity`` take or keep the lease now, and what should it write?"""
+
+    identity: str
+    lease_duration: int
+    observed: LeaseRecord | None = None
+    observed_at: float = 0.0
+
+    def observe(self, record: LeaseRecord, now: float) -> None:
+        if record != self.observed:
+            self.observed = record
+            self.observed_at = now
+
+    def can_take(self, now: float) -> bool:
+        record = self.observed
+        if record is None or record.holder in ("", self.identity):
+            return True
+        # A holder's own duration governs its lease; fall back to ours when it wrote none.
+        duration = record.duration_seconds or self.lease_duration
+        return self.observed_at + duration <= now
+
+    def claim(self, wall: datetime) -> LeaseRecord:
+        stamp = format_micro_time(wall)
+        record = self.observed
+        if record is not None and record.holder == self.identity:
+            return replace(record, renew_time=stamp, duration_seconds=self.lease_duration)
+        transitions = (
+            record.transitions + 1
+            if record is not None and record.holder
+            else (record.transitions if record is not None else 0)
+        )
+        return LeaseRecord(self.identity, self.lease_duration, stamp, stamp, transitions)
+
+
+class LeaderElector:
+    """Acquire, renew and release one Lease for ``identity``."""
+
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        namespace: str,
+        name: str,
+        identity: str,
+        lease_duration: int = 10,
+        renew_deadline: float = 8.0,
+        retry_period: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        if not retry_period < renew_deadline < lease_duration:
+            raise ValueError(
+                "leader election needs retry_period < renew_deadline < lease_duration; got "
+                f"{retry_period} / {renew_deadline} / {lease_duration}"
+            )
+        self.client = client
+        self.namespace = namespace
+        self.name = name
+        self.state = ElectionState(identity, lease_duration)
+        self.renew_deadline = renew_deadline
+        self.retry_period = retry_period
+        self.clock = clock
+        self.wall_clock = wall_clock
+        self.is_leader = False
+        self._resource_version = ""
+
+    @property
+    def identity(self) -> str:
+        return self.state.identity
+
+    def _lease_body(self, record: LeaseRecord) -> dict[str, Any]:
+        meta: dict[str, Any] = {"name": self.name, "namespace": self.namespace}
+        if self._resource_version:
+            meta["resourceVersion"] = self._resource_version
+        return {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": meta,
+            "spec": record.to_spec(),
+        }
+
+    async def try_acquire_or_renew(self) -> bool:
+        """One round: read the lease, write ourselves into it if the rules allow; True if we hold it now."""
+        path = LEASES.object_path(self.name, self.namespace)
+        try:
+            lease = await self.client.get(path)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            self._resource_version = ""
+            record = self.state.claim(self.wall_clock())
+            try:
+                created = await self.client.create(
+                    LEASES.collection_path(self.namespace), self._lease_body(record)
+                )
+            except ApiError as create_exc:
+                if create_exc.conflict:
+                    return False
+                raise
+            self._took(created)
+            return True
+        self._resource_version = str(lease.get("metadata", {}).get("resourceVersion", ""))
+        self.state.observe(LeaseRecord.from_lease(lease), self.clock())
+        if not self.state.can_take(self.clock()):
+            return False
+        record = self.state.claim(self.wall_clock())
+        try:
+            written = await self.client.replace(path, self._lease_body(record))
+        except ApiError as exc:
+            if exc.conflict:
+                return False
+            raise
+        self._took(written)
+        return True
+
+    def _took(self, lease: dict[str, Any]) -> None:
+        self._resource_version = str(lease.get("metadata", {}).get("resourceVersion", ""))
+        self.state.observe(LeaseRecord.from_lease(lease), self.clock())
+        if not self.is_leader:
+            _log.info("became leader", lease=f"{self.namespace}/{self.name}", identity=self.identity)
+        self.is_leader = True
+
+    async def _attempt(self) -> bool:
+        try:
+            return await self.try_acquire_or_renew()
+        except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+            _log.warning("leader election round failed", lease=self.name, error=str(exc))
+            return False
+
+    async def acquire(self) -> None:
+        """Return once we hold the lease (retrying every retry period)."""
+        while not await self._attempt():
+            holder = self.state.observed.holder if self.state.observed else ""
+            _log.debug("lease held by another candidate", lease=self.name, holder=holder)
+            await asyncio.sleep(self.retry_period)
+
+    def _taken(self) -> bool:
+        observed = self.state.observed
+        return observed is not None and observed.holder not in ("", self.identity)
+
+    async def hold(self) -> None:
+        """Renew every retry period; return when a renewal could not succeed within the renew deadline."""
+        last_renewed = self.clock()
+        while True:
+            await asyncio.sleep(self.retry_period)
+            if await self._attempt():
+                last_renewed = self.clock()
+            elif not self.is_leader or self.clock() - last_renewed >= self.renew_deadline or self._taken():
+                break
+        self.is_leader = False
+        _log.warning("lost leadership", lease=f"{self.namespace}/{self.name}", identity=self.identity)
+
+    async def release(self) -> None:
+        """Give the lease up so a standby need not wait for it to expire."""
+        if not self.is_leader:
+            return
+        self.is_leader = False
+        record = self.state.claim(self.wall_clock())
+        released = replace(record, holder="", duration_seconds=1)
+        try:
+            await self.client.replace(
+                LEASES.object_path(self.name, self.namespace), self._lease_body(released)
+            )
+            _log.info("released leadership", lease=f"{self.namespace}/{self.name}")
+        except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+            _log.warning("could not release the lease; standbys wait for it to expire", error=str(exc))

@@ -1,0 +1,71 @@
+"""Writes the scheduler makes, each one request with the smallest body that says it.
+
+Status goes through the ``/status`` subresource so a status write can never clobber a user's spec edit, and
+pod conditions use a strategic merge patch so only the condition of that type is replaced.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, KubeClient
+from volcano_py.kube.kinds import PODS, ResourceKind
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def condition(type_: str, status: str, reason: str, message: str, *, at: str | None = None) -> dict[str, str]:
+    return {
+        "type": type_,
+        "status": status,
+        "reason": reason,
+        "message": message,
+        "lastTransitionTime": at or now_rfc3339(),
+    }
+
+
+def binding_body(namespace: str, name: str, uid: str, node: str) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": namespace}
+    if uid:
+        meta["uid"] = uid  # a pod deleted and recreated under the same name must not receive our bind
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": meta,
+        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+    }
+
+
+async def bind_pod(client: KubeClient, namespace: str, name: str, uid: str, node: str) -> None:
+    await client.create(
+        PODS.object_path(name, namespace, "binding"), binding_body(namespace, name, uid, node)
+    )
+
+
+async def set_pod_condition(client: KubeClient, namespace: str, name: str, cond: dict[str, str]) -> None:
+    await client.patch(
+        PODS.object_path(name, namespace, "status"),
+        {"status": {"conditions": [cond]}},
+        STRATEGIC_MERGE_PATCH,
+    )
+
+
+async def delete_pod(
+    client: KubeClient, namespace: str, name: str, uid: str, grace_seconds: int | None = None
+) -> None:
+    body: dict[str, Any] = {"apiVersion": "v1", "kind": "DeleteOptions"}
+    if uid:
+        body["preconditions"] = {"uid": uid}
+    if grace_seconds is not None:
+        body["gracePeriodSeconds"] = grace_seconds
+    await client.delete(PODS.object_path(name, namespace), body)
+
+
+async def patch_status(
+    client: KubeClient, kind: ResourceKind, name: str, namespace: str | None, status: dict[str, Any]
+) -> dict[str, Any]:
+    """Merge-patch ``status`` through the status subresource."""
+    return await client.patch(kind.object_path(name, namespace, "status"), {"status": status})

@@ -1,0 +1,86 @@
+"""The informer's mirror: objects by key, and the exact add/update/delete each watch event or relist implies.
+
+Pure: a relist is turned into the events a watch would have sent (including deletes of objects that vanished
+while we were disconnected), so handlers see one consistent stream whatever happened on the wire.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from volcano_py.kube.kinds import object_key
+
+Obj = dict[str, Any]
+
+
+class EventType(StrEnum):
+    ADDED = "ADDED"
+    MODIFIED = "MODIFIED"
+    DELETED = "DELETED"
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    type: EventType
+    key: str
+    old: Obj | None
+    new: Obj | None
+
+
+def resource_version(obj: Obj) -> str:
+    rv = obj.get("metadata", {}).get("resourceVersion")
+    return rv if isinstance(rv, str) else ""
+
+
+class Store:
+    """Objects by key; every mutation returns the :class:`Delta` it caused, or None if nothing changed."""
+
+    def __init__(self) -> None:
+        self._items: dict[str, Obj] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def get(self, key: str) -> Obj | None:
+        return self._items.get(key)
+
+    def keys(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def values(self) -> list[Obj]:
+        return list(self._items.values())
+
+    def apply(self, event_type: EventType, obj: Obj) -> Delta | None:
+        key = object_key(obj)
+        old = self._items.get(key)
+        if event_type is EventType.DELETED:
+            if old is None:
+                return None
+            del self._items[key]
+            return Delta(EventType.DELETED, key, old, obj)
+        if old is not None and resource_version(old) == resource_version(obj) != "":
+            return None  # a replay of what we hold (e.g. after a reconnect): not a change
+        self._items[key] = obj
+        return Delta(EventType.MODIFIED if old is not None else EventType.ADDED, key, old, obj)
+
+    def replace(self, items: Iterable[Obj]) -> list[Delta]:
+        """Make the store equal to a fresh list; return the deltas that get there (deletes last)."""
+        fresh = {object_key(obj): obj for obj in items}
+        deltas: list[Delta] = []
+        for key, obj in fresh.items():
+            old = self._items.get(key)
+            if old is None:
+                deltas.append(Delta(EventType.ADDED, key, None, obj))
+            elif resource_version(old) != resource_version(obj) or not resource_version(obj):
+                deltas.append(Delta(EventType.MODIFIED, key, old, obj))
+        for key, old in self._items.items():
+            if key not in fresh:
+                deltas.append(Delta(EventType.DELETED, key, old, old))
+        self._items = fresh
+        return deltas
