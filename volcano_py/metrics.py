@@ -1,0 +1,194 @@
+"""The scheduler's Prometheus metrics under Volcano's names, and the small HTTP server that exposes them.
+
+Names, types, labels and buckets follow Volcano's ``pkg/scheduler/metrics`` so existing dashboards and alerts
+work unchanged. Each :class:`SchedulerMetrics` owns its registry: two schedulers in one test process (leader
+and standby) do not collide, and a test reads exactly the numbers its own scheduler produced.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from volcano_py import resources
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+_NAMESPACE = "volcano"
+
+
+def _exponential(start: float, factor: float, count: int) -> list[float]:
+    return [start * factor**i for i in range(count)]
+
+
+_LATENCY_BUCKETS = _exponential(5, 2, 15)  # 5 ms .. ~82 s, as Volcano
+_OPERATION_BUCKETS = _exponential(32, 2, 10)
+
+
+class SchedulerMetrics:
+    """Every metric the scheduler process reports."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.e2e_scheduling_latency = Histogram(
+            "e2e_scheduling_latency_milliseconds",
+            "E2e scheduling latency in milliseconds (scheduling algorithm + binding)",
+            namespace=_NAMESPACE, buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.action_scheduling_latency = Histogram(
+            "action_scheduling_latency_milliseconds", "Action scheduling latency in milliseconds",
+            ["action"], namespace=_NAMESPACE, buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.plugin_scheduling_latency = Histogram(
+            "plugin_scheduling_latency_milliseconds", "Plugin scheduling latency in milliseconds",
+            ["plugin", "OnSession"], namespace=_NAMESPACE, buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.task_scheduling_latency = Histogram(
+            "task_scheduling_latency_milliseconds",
+            "Task scheduling latency in milliseconds (task create to task bound to a node)",
+            namespace=_NAMESPACE, buckets=_LATENCY_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.task_operation_latency = Histogram(
+            "task_operation_latency_milliseconds", "Task operation latency in milliseconds",
+            ["operation", "result"], namespace=_NAMESPACE, buckets=_OPERATION_BUCKETS, registry=r,
+        )  # fmt: skip
+        self.schedule_attempts = Counter(
+            "schedule_attempts", "Number of attempts to schedule pods, by the result",
+            ["result"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.unschedule_task_count = Gauge(
+            "unschedule_task_count", "Number of tasks could not be scheduled", ["job_id"],
+            namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.unschedule_job_count = Gauge(
+            "unschedule_job_count", "Number of jobs could not be scheduled", namespace=_NAMESPACE, registry=r
+        )
+        self.preemption_victims = Gauge(
+            "pod_preemption_victims",
+            "Number of selected preemption victims",
+            namespace=_NAMESPACE,
+            registry=r,
+        )
+        self.preemption_attempts = Counter(
+            "total_preemption_attempts", "Total preemption attempts in the cluster till now",
+            namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.evictions = Counter(
+            "pod_evictions", "Pods evicted by the scheduler (preempt, reclaim, shuffle), by the action",
+            ["action"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.bound_pods = Counter(
+            "bound_pods", "Pods bound to a node by this scheduler", namespace=_NAMESPACE, registry=r
+        )
+        self.bind_failures = Counter(
+            "bind_failures", "Binds the API server refused", namespace=_NAMESPACE, registry=r
+        )
+        self._queue_gauges: dict[str, tuple[Gauge, Gauge, Gauge]] = {}
+        for kind in ("allocated", "request", "deserved", "capacity"):
+            self._queue_gauges[kind] = (
+                Gauge(f"queue_{kind}_milli_cpu", f"{kind.capitalize()} CPU count for one queue",
+                      ["queue_name"], namespace=_NAMESPACE, registry=r),
+                Gauge(f"queue_{kind}_memory_bytes", f"{kind.capitalize()} memory for one queue",
+                      ["queue_name"], namespace=_NAMESPACE, registry=r),
+                Gauge(f"queue_{kind}_scalar_resources", f"{kind.capitalize()} scalar resources for one queue",
+                      ["queue_name", "resource"], namespace=_NAMESPACE, registry=r),
+            )  # fmt: skip
+        self.queue_share = Gauge(
+            "queue_share", "Share for one queue", ["queue_name"], namespace=_NAMESPACE, registry=r
+        )
+        self.queue_weight = Gauge(
+            "queue_weight", "Weight for one queue", ["queue_name"], namespace=_NAMESPACE, registry=r
+        )
+        self.queue_overused = Gauge(
+            "queue_overused", "If one queue is overused", ["queue_name"], namespace=_NAMESPACE, registry=r
+        )
+        self._scalars_seen: dict[tuple[str, str], set[str]] = {}
+
+    def set_queue_resources(self, kind: str, queue: str, amounts: Mapping[str, int]) -> None:
+        """Set one queue's ``allocated``/``request``/``deserved``/``capacity`` gauges.
+
+        ``amounts`` is in :mod:`volcano_py.resources` canonical units (millicores, bytes, milli-units for
+        extended resources); scalar resources are reported in whole units as Volcano does, and a scalar that
+        disappeared is set to 0 rather than left at its old value.
+        """
+        if kind not in self._queue_gauges:
+            raise ValueError(f"queue metric kind must be one of {sorted(self._queue_gauges)}, got {kind!r}")
+        cpu, memory, scalar = self._queue_gauges[kind]
+        cpu.labels(queue).set(amounts.get(resources.CPU, 0))
+        memory.labels(queue).set(amounts.get(resources.MEMORY, 0))
+        seen = self._scalars_seen.setdefault((kind, queue), set())
+        current = {name for name in amounts if name not in (resources.CPU, resources.MEMORY, resources.PODS)}
+        for name in current:
+            scalar.labels(queue, name).set(amounts[name] / 1000)
+        for name in seen - current:
+            scalar.labels(queue, name).set(0)
+        seen |= current
+
+    def delete_queue(self, queue: str) -> None:
+        for kind, (cpu, memory, scalar) in self._queue_gauges.items():
+            for gauge in (cpu, memory):
+                if (queue,) in gauge._metrics:  # prometheus_client has no "remove if present"
+                    gauge.remove(queue)
+            for name in self._scalars_seen.pop((kind, queue), set()):
+                scalar.remove(queue, name)
+        for gauge in (self.queue_share, self.queue_weight, self.queue_overused):
+            if (queue,) in gauge._metrics:
+                gauge.remove(queue)
+
+    def expose(self) -> bytes:
+        data: bytes = generate_latest(self.registry)
+        return data
+
+
+class MetricsServer:
+    """``/metrics`` (Prometheus text), ``/healthz`` (process alive) and ``/readyz`` (``ready()`` says so)."""
+
+    def __init__(
+        self,
+        metrics: SchedulerMetrics,
+        *,
+        host: str = "0.0.0.0",
+        port: int = 8080,
+        ready: Callable[[], bool] = lambda: True,
+    ) -> None:
+        self.metrics = metrics
+        self.host = host
+        self.port = port
+        self.ready = ready
+        self._runner: web.AppRunner | None = None
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.expose(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def _readyz(self, _request: web.Request) -> web.Response:
+        if self.ready():
+            return web.Response(text="ok")
+        return web.Response(status=503, text="not ready: caches not synced or not the leader")
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        app.router.add_get("/readyz", self._readyz)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        # With port 0 the OS picked one: report the real one.
+        addresses = self._runner.addresses
+        if addresses:
+            self.port = int(addresses[0][1])
+        _log.info("metrics server listening", host=self.host, port=self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
