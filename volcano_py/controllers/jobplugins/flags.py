@@ -1,0 +1,114 @@
+"""Plugin arguments in Go's ``flag`` syntax, as Volcano's Job plugins take them (``--port=23456``).
+
+Volcano logs a bad argument and carries on with the default; we refuse it, naming the argument and the flags
+the plugin accepts, because a typo in ``--prot=1234`` otherwise surfaces hours later as a hung rendezvous.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from volcano_py.controllers.jobplugins.types import JobPluginError
+
+FlagValue = str | int | bool
+
+# strconv.ParseBool's spellings.
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+@dataclass(frozen=True, slots=True)
+class Flag:
+    name: str
+    default: FlagValue
+    # Flags Volcano no longer reads but manifests still carry; accepted so old Jobs keep working.
+    deprecated: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class FlagValues:
+    """Parsed arguments with typed access; ``given`` holds the names the user set explicitly."""
+
+    values: dict[str, FlagValue]
+    given: frozenset[str]
+
+    def get_str(self, name: str) -> str:
+        value = self.values[name]
+        assert isinstance(value, str)
+        return value
+
+    def get_int(self, name: str) -> int:
+        value = self.values[name]
+        assert isinstance(value, int) and not isinstance(value, bool)
+        return value
+
+    def get_bool(self, name: str) -> bool:
+        value = self.values[name]
+        assert isinstance(value, bool)
+        return value
+
+
+def parse_flags(plugin: str, flags: Sequence[Flag], args: Sequence[str]) -> FlagValues:
+    """Parse ``args`` against ``flags``; raise ``JobPluginError`` naming ``spec.plugins.<plugin>[i]``."""
+    known = {flag.name: flag for flag in flags}
+    values: dict[str, FlagValue] = {flag.name: flag.default for flag in flags}
+    given: set[str] = set()
+    accepted = ", ".join(f"--{flag.name}" for flag in flags if not flag.deprecated) or "none"
+    i = 0
+    while i < len(args):
+        field = f"spec.plugins.{plugin}[{i}]"
+        arg = args[i]
+        if not isinstance(arg, str):
+            raise JobPluginError(field, f"plugin arguments must be strings, got {arg!r}")
+        if arg == "--":
+            if i + 1 < len(args):
+                raise JobPluginError(
+                    f"spec.plugins.{plugin}[{i + 1}]", f"unexpected argument {args[i + 1]!r} after '--'"
+                )
+            break
+        if len(arg) < 2 or not arg.startswith("-") or arg.startswith("---"):
+            raise JobPluginError(
+                field, f"{arg!r} is not a flag; write arguments as '--name=value' (accepted: {accepted})"
+            )
+        name, has_value, raw = arg.lstrip("-").partition("=")
+        flag = known.get(name)
+        if flag is None:
+            raise JobPluginError(
+                field, f"unknown argument '--{name}' for plugin {plugin}; accepted: {accepted}"
+            )
+        if isinstance(flag.default, bool):
+            if not has_value:
+                values[name] = True
+            elif raw in _TRUE or raw in _FALSE:
+                values[name] = raw in _TRUE
+            else:
+                raise JobPluginError(field, f"--{name} takes true or false, not {raw!r}")
+        else:
+            if not has_value:
+                if i + 1 >= len(args):
+                    raise JobPluginError(field, f"--{name} needs a value: write '--{name}=<value>'")
+                i += 1
+                raw = args[i]
+            values[name] = _convert(field, name, flag.default, raw)
+        given.add(name)
+        i += 1
+    return FlagValues(values, frozenset(given))
+
+
+def _convert(field: str, name: str, default: FlagValue, raw: str) -> FlagValue:
+    if isinstance(default, int):
+        try:
+            # Base 0 as Go's flag.IntVar: 0x1F and 0o17 are accepted too.
+            return int(raw, 0)
+        except ValueError:
+            raise JobPluginError(field, f"--{name} takes an integer, not {raw!r}") from None
+    return raw
+
+
+def port_flag(plugin: str, values: FlagValues, name: str) -> int:
+    """A flag that must be a TCP port, checked where the user wrote it."""
+    port = values.get_int(name)
+    if not 0 < port <= 65535:
+        raise JobPluginError(f"spec.plugins.{plugin}", f"--{name}={port} is not a port; use 1-65535")
+    return port

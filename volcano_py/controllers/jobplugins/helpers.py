@@ -1,0 +1,128 @@
+"""What every plugin reads from a Job and writes into a pod: names, DNS names, containers, env, ports, owners.
+
+A Job's pod ``i`` of task ``t`` is named ``<job>-<t>-<i>`` and, unless its template sets ``hostname`` or
+``subdomain``, is reachable as ``<job>-<t>-<i>.<job>`` through the headless Service the svc plugin creates.
+These are Volcano's conventions; frameworks' launchers depend on them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from volcano_py.api import constants
+from volcano_py.controllers.jobplugins.types import JSON
+
+
+def job_name(job: Mapping[str, Any]) -> str:
+    name: str = job["metadata"]["name"]
+    return name
+
+
+def job_namespace(job: Mapping[str, Any]) -> str:
+    namespace: str = job["metadata"].get("namespace") or "default"
+    return namespace
+
+
+def tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    found: list[Mapping[str, Any]] = (job.get("spec") or {}).get("tasks") or []
+    return found
+
+
+def find_task(job: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
+    return next((task for task in tasks(job) if task.get("name") == name), None)
+
+
+def replicas(task: Mapping[str, Any]) -> int:
+    return int(task.get("replicas") or 0)
+
+
+def pod_name(job: str, task: str, index: int) -> str:
+    return f"{job}-{task}-{index}"
+
+
+def _template_spec(task: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec: Mapping[str, Any] = (task.get("template") or {}).get("spec") or {}
+    return spec
+
+
+def task_hosts(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[str]:
+    """The DNS names of a task's pods; one name when the template pins ``hostname`` (all pods share it)."""
+    spec = _template_spec(task)
+    hostname, subdomain = spec.get("hostname") or "", spec.get("subdomain") or job_name(job)
+    if hostname:
+        return [f"{hostname}.{subdomain}"] if replicas(task) > 0 else []
+    return [f"{pod_name(job_name(job), task['name'], i)}.{subdomain}" for i in range(replicas(task))]
+
+
+def task_host_names(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(short name, FQDN under the subdomain)`` per pod, as an ssh config lists them."""
+    return [(host.split(".", 1)[0], host) for host in task_hosts(job, task)]
+
+
+def first_host(job: Mapping[str, Any], task: Mapping[str, Any]) -> str:
+    """The DNS name of pod 0 of ``task``: where a master or head listens."""
+    spec = _template_spec(task)
+    hostname = spec.get("hostname") or pod_name(job_name(job), task["name"], 0)
+    return f"{hostname}.{spec.get('subdomain') or job_name(job)}"
+
+
+def env_key(task_name: str) -> str:
+    """``worker-a`` -> ``WORKER_A``: a task name as it appears inside an environment variable name."""
+    return task_name.replace("-", "_").upper()
+
+
+def containers(pod: JSON, *, init: bool = True) -> Iterator[JSON]:
+    spec = pod.setdefault("spec", {})
+    yield from spec.get("containers") or []
+    if init:
+        yield from spec.get("initContainers") or []
+
+
+def append_env(container: JSON, *env: JSON) -> None:
+    container.setdefault("env", []).extend(env)
+
+
+def open_port(container: JSON, name: str, port: int) -> None:
+    """Declare ``port`` on the container unless some port entry already uses that number."""
+    ports: list[JSON] = container.setdefault("ports", [])
+    if not any(entry.get("containerPort") == port for entry in ports):
+        ports.append({"name": name, "containerPort": port})
+
+
+def add_volume(pod: JSON, volume: JSON, mount: JSON) -> None:
+    """Add a pod volume and mount it into every container and init container, once."""
+    spec = pod.setdefault("spec", {})
+    volumes: list[JSON] = spec.setdefault("volumes", [])
+    if not any(existing.get("name") == volume["name"] for existing in volumes):
+        volumes.append(volume)
+    for container in containers(pod):
+        mounts: list[JSON] = container.setdefault("volumeMounts", [])
+        if not any(existing.get("mountPath") == mount["mountPath"] for existing in mounts):
+            mounts.append(dict(mount))
+
+
+def owner_reference(job: Mapping[str, Any]) -> JSON:
+    """A controller reference to the Job, so the garbage collector removes the object with the Job."""
+    return {
+        "apiVersion": constants.BATCH_API_VERSION,
+        "kind": constants.JOB_KIND,
+        "name": job_name(job),
+        "uid": job["metadata"].get("uid", ""),
+        "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def owned_metadata(job: Mapping[str, Any], name: str) -> JSON:
+    return {
+        "name": name,
+        "namespace": job_namespace(job),
+        "labels": {constants.JOB_NAME_KEY: job_name(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)},
+        "ownerReferences": [owner_reference(job)],
+    }
+
+
+def job_selector(job: Mapping[str, Any]) -> dict[str, str]:
+    """Labels the Job controller puts on every pod of the Job."""
+    return {constants.JOB_NAME_KEY: job_name(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)}

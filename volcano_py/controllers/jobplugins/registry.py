@@ -1,0 +1,164 @@
+"""The registry of Job plugins: Job ``spec.plugins`` in, a ``PluginSet`` out, or errors naming the entry."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from volcano_py.controllers.jobplugins.env import EnvPlugin
+from volcano_py.controllers.jobplugins.hcclrank import HcclRankPlugin
+from volcano_py.controllers.jobplugins.helpers import find_task
+from volcano_py.controllers.jobplugins.mpi import MpiPlugin
+from volcano_py.controllers.jobplugins.pytorch import PytorchPlugin
+from volcano_py.controllers.jobplugins.ray import RayPlugin
+from volcano_py.controllers.jobplugins.ssh import KeyPair, SshPlugin, generate_rsa_key_pair
+from volcano_py.controllers.jobplugins.svc import SvcPlugin
+from volcano_py.controllers.jobplugins.tensorflow import TensorflowPlugin
+from volcano_py.controllers.jobplugins.types import JSON, JobPlugin, JobPluginError, ManagedObject, ObjectRef
+
+Builder = Callable[[Sequence[str]], JobPlugin]
+
+# The order plugins run in, whatever order the Job lists them: hcclrank reads the RANK pytorch sets, and a
+# fixed order keeps the pods a Job produces identical from one sync to the next.
+PLUGIN_BUILDERS: Mapping[str, Builder] = MappingProxyType(
+    {
+        "env": EnvPlugin.from_args,
+        "svc": SvcPlugin.from_args,
+        "ssh": SshPlugin.from_args,
+        "mpi": MpiPlugin.from_args,
+        "pytorch": PytorchPlugin.from_args,
+        "tensorflow": TensorflowPlugin.from_args,
+        "ray": RayPlugin.from_args,
+        "hcclrank": HcclRankPlugin.from_args,
+    }
+)
+KNOWN_PLUGINS = tuple(PLUGIN_BUILDERS)
+# Frameworks whose pods find each other by the DNS names the svc plugin creates; mpi also needs ssh.
+NEEDS_SVC = frozenset({"tensorflow", "mpi", "pytorch", "ray"})
+NEEDS_SSH = frozenset({"mpi"})
+
+
+def plugin_args(job: Mapping[str, Any]) -> dict[str, list[str]]:
+    """``spec.plugins`` checked for shape: a map of plugin name to a list of string arguments."""
+    raw = (job.get("spec") or {}).get("plugins")
+    if raw is None:
+        return {}
+    if not isinstance(raw, Mapping):
+        raise JobPluginError(
+            "spec.plugins", "must be a map of plugin name to a list of arguments, e.g. {svc: []}"
+        )
+    result: dict[str, list[str]] = {}
+    for name, args in raw.items():
+        if args is None:
+            args = []
+        if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
+            raise JobPluginError(f"spec.plugins.{name}", 'must be a list of strings, e.g. ["--port=23456"]')
+        result[str(name)] = list(args)
+    return result
+
+
+def with_default_plugins(plugins: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
+    """Add the plugins the named frameworks rely on: svc for tensorflow/mpi/pytorch/ray, ssh for mpi."""
+    result = {name: list(args) for name, args in plugins.items()}
+    if NEEDS_SVC & result.keys():
+        result.setdefault("svc", [])
+    if NEEDS_SSH & result.keys():
+        result.setdefault("ssh", [])
+    return result
+
+
+def _build_one(name: str, args: Sequence[str], ssh_keygen: Callable[[], KeyPair]) -> JobPlugin:
+    if name == "ssh":
+        return SshPlugin.from_args(args, keygen=ssh_keygen)
+    builder = PLUGIN_BUILDERS.get(name)
+    if builder is None:
+        raise JobPluginError(
+            f"spec.plugins.{name}",
+            f"unknown job plugin {name!r}; known plugins are {', '.join(KNOWN_PLUGINS)}",
+        )
+    return builder(args)
+
+
+def _required_tasks(job: Mapping[str, Any], plugins: Sequence[JobPlugin]) -> list[JobPluginError]:
+    problems: list[JobPluginError] = []
+    for plugin in plugins:
+        if isinstance(plugin, MpiPlugin) and find_task(job, plugin.master) is None:
+            problems.append(
+                JobPluginError(
+                    "spec.tasks",
+                    f"the mpi plugin's master task {plugin.master!r} was not found; "
+                    "add a task with that name or pass --master=<task name>",
+                )
+            )
+        if isinstance(plugin, RayPlugin) and find_task(job, plugin.head) is None:
+            problems.append(
+                JobPluginError(
+                    "spec.tasks",
+                    f"the ray plugin's head task {plugin.head!r} was not found; "
+                    "add a task with that name or pass --head=<task name>",
+                )
+            )
+    return problems
+
+
+def plugin_problems(job: Mapping[str, Any]) -> list[JobPluginError]:
+    """Every problem with the Job's plugins (unknown names, bad arguments, missing tasks), for admission."""
+    try:
+        specs = plugin_args(job)
+    except JobPluginError as exc:
+        return [exc]
+    problems: list[JobPluginError] = []
+    built: list[JobPlugin] = []
+    for name in sorted(specs, key=_rank):
+        try:
+            built.append(_build_one(name, specs[name], generate_rsa_key_pair))
+        except JobPluginError as exc:
+            problems.append(exc)
+    return problems + _required_tasks(job, built)
+
+
+def _rank(name: str) -> tuple[int, str]:
+    return (KNOWN_PLUGINS.index(name) if name in PLUGIN_BUILDERS else len(KNOWN_PLUGINS), name)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSet:
+    """The plugins of one Job, in run order; each hook calls every plugin's hook."""
+
+    plugins: tuple[JobPlugin, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(plugin.name for plugin in self.plugins)
+
+    def on_pod_create(self, job: Mapping[str, Any], pod: JSON, task_name: str, index: int) -> None:
+        for plugin in self.plugins:
+            plugin.on_pod_create(job, pod, task_name, index)
+
+    def on_job_add(self, job: Mapping[str, Any]) -> list[ManagedObject]:
+        return [obj for plugin in self.plugins for obj in plugin.on_job_add(job)]
+
+    def on_job_delete(self, job: Mapping[str, Any]) -> list[ObjectRef]:
+        return [ref for plugin in self.plugins for ref in plugin.on_job_delete(job)]
+
+    def controlled_resources(self) -> dict[str, str]:
+        """The Job ``status.controlledResources`` entries Volcano records once ``on_job_add`` succeeded."""
+        return {f"plugin-{name}": name for name in self.names}
+
+
+def build_plugins(
+    job: Mapping[str, Any], *, ssh_keygen: Callable[[], KeyPair] = generate_rsa_key_pair
+) -> PluginSet:
+    """Build the Job's plugins from ``spec.plugins``; raise ``JobPluginError`` on the first bad entry.
+
+    Defaults (svc for the frameworks, ssh for mpi) are admission's job (``with_default_plugins``): a Job read
+    back from the API is taken as it is.
+    """
+    specs = plugin_args(job)
+    plugins = tuple(_build_one(name, specs[name], ssh_keygen) for name in sorted(specs, key=_rank))
+    problems = _required_tasks(job, plugins)
+    if problems:
+        raise problems[0]
+    return PluginSet(plugins)
