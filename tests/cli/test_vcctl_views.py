@@ -1,0 +1,139 @@
+"""vcctl's objects and printouts, without a server."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from volcano_py.cli.vcctl import build_parser, objects, views
+from volcano_py.cli.vcctl.render import human_duration
+
+NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+
+
+def test_run_flags_build_a_one_task_job_with_volcano_defaults() -> None:
+    args = build_parser().parse_args(["job", "run", "-N", "demo", "-r", "4", "-m", "2"])
+    job = objects.job_from_flags(
+        name=args.name,
+        namespace=args.namespace,
+        image=args.image,
+        min_available=args.min,
+        replicas=args.replicas,
+        requests=objects.parse_resource_list(args.requests, flag="--requests"),
+        limits=objects.parse_resource_list(args.limits, flag="--limits"),
+        scheduler=args.scheduler,
+    )
+    assert job["metadata"] == {"name": "demo", "namespace": "default"}
+    assert job["spec"]["minAvailable"] == 2
+    assert job["spec"]["schedulerName"] == "volcano"
+    task = job["spec"]["tasks"][0]
+    assert task["replicas"] == 4
+    container = task["template"]["spec"]["containers"][0]
+    assert container["image"] == "busybox"
+    assert container["resources"]["requests"] == {"cpu": "1000m", "memory": "100Mi"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("cpu", "--requests: 'cpu' is not <resource>=<quantity>"),
+        ("cpu=1,memory=lots", "--requests: memory: 'lots' is not a Kubernetes quantity"),
+        ("=1", "--requests: '=1' is not <resource>=<quantity>"),
+    ],
+)
+def test_bad_resource_lists_name_the_flag(spec: str, message: str) -> None:
+    with pytest.raises(objects.UsageError, match=message.replace("(", r"\(")):
+        objects.parse_resource_list(spec, flag="--requests")
+
+
+def test_run_without_a_name_says_which_flag_is_missing() -> None:
+    with pytest.raises(objects.UsageError, match="--name: job name cannot be left blank"):
+        objects.job_from_flags(
+            name="", namespace="default", image="busybox", min_available=1, replicas=1,
+            requests={}, limits={}, scheduler="volcano",
+        )  # fmt: skip
+
+
+def test_min_above_replicas_is_refused() -> None:
+    with pytest.raises(objects.UsageError, match=r"--min: must be between 0 and --replicas \(2\), got 3"):
+        objects.job_from_flags(
+            name="x", namespace="default", image="busybox", min_available=3, replicas=2,
+            requests={}, limits={}, scheduler="volcano",
+        )  # fmt: skip
+
+
+def test_commands_are_owned_by_their_target_like_volcanos() -> None:
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "metadata": {"name": "j1", "uid": "u-1"}}
+    cmd = objects.command_for(job, action="AbortJob", namespace="team-a")
+    assert cmd["metadata"]["generateName"] == "j1-abortjob-"
+    assert cmd["metadata"]["namespace"] == "team-a"
+    assert cmd["action"] == "AbortJob"
+    assert cmd["target"]["uid"] == "u-1"
+    assert cmd["metadata"]["ownerReferences"] == [cmd["target"]]
+
+
+def _job(name: str, phase: str, **status: int) -> dict[str, object]:
+    return {
+        "metadata": {"name": name, "namespace": "ns", "creationTimestamp": "2026-11-30T11:00:00Z"},
+        "spec": {"minAvailable": 2, "tasks": [{"name": "w", "replicas": 3}]},
+        "status": {"state": {"phase": phase}, "minAvailable": 2, **status},
+    }
+
+
+def test_job_list_has_volcanos_columns() -> None:
+    out = views.job_list([_job("train", "Running", running=3)], all_namespaces=False)
+    header, row = out.splitlines()
+    assert header.split() == list(views.JOB_LIST_HEADERS)
+    assert row.split() == ["train", "2026-11-30", "Running", "Batch", "3", "2", "0", "3", "0", "0", "0", "0"]
+    assert views.job_list([], all_namespaces=False) == "No resources found\n"
+    assert views.job_list([_job("a", "Pending")], all_namespaces=True).splitlines()[1].startswith("ns ")
+
+
+def test_why_prints_the_schedulers_explanation() -> None:
+    pg = {
+        "metadata": {"name": "train-u1"},
+        "spec": {"queue": "team-a"},
+        "status": {
+            "phase": "Inqueue",
+            "conditions": [
+                {
+                    "type": "Unschedulable",
+                    "status": "True",
+                    "lastTransitionTime": "2026-11-30T11:59:00Z",
+                    "message": "3/8 tasks unschedulable: 5 nodes insufficient nvidia.com/gpu",
+                }
+            ],
+        },
+    }
+    out = views.why(_job("train", "Pending"), pg, [], NOW)
+    assert "PodGroup train-u1: phase Inqueue, queue team-a" in out
+    assert "Why pending: 3/8 tasks unschedulable: 5 nodes insufficient nvidia.com/gpu" in out
+
+
+def test_why_without_podgroup_points_at_the_controller() -> None:
+    assert "No PodGroup yet" in views.why(_job("train", "Pending"), None, [], NOW)
+
+
+def test_queue_list() -> None:
+    queues = [
+        {"metadata": {"name": "team-a"}, "spec": {"weight": 3}, "status": {"state": "Open", "running": 2}}
+    ]
+    header, row = views.queue_list(queues).splitlines()
+    assert header.split() == list(views.QUEUE_HEADERS)
+    assert row.split() == ["team-a", "3", "Open", "root", "0", "0", "2", "0", "0"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(5, "5s"), (119, "119s"), (250, "4m10s"), (3600, "60m"), (4 * 3600, "4h"), (50 * 3600, "2d2h")],
+)
+def test_human_duration(seconds: int, text: str) -> None:
+    assert human_duration(seconds) == text
+
+
+def test_queue_object_refuses_bad_weight_and_state() -> None:
+    with pytest.raises(objects.UsageError, match="--weight: must be a positive integer, got 0"):
+        objects.queue_object(name="q", weight=0, state="Open")
+    with pytest.raises(objects.UsageError, match="--state: must be Open or Closed, got 'Closing'"):
+        objects.queue_object(name="q", weight=1, state="Closing")
