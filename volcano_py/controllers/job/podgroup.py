@@ -1,0 +1,131 @@
+"""The PodGroup ``<job>-<job uid>`` a Job is scheduled through, and how it follows edits of the Job.
+
+``minResources`` is what the scheduler's enqueue action reserves before admitting the group: the requests of
+the first ``minAvailable`` pods, taking tasks in descending priority-class value (Volcano's
+``calcPGMinResources``), so a gang is admitted only when its essential members could run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job.podbuilder import owner_reference
+from volcano_py.controllers.job.spec import JobSpec, TaskSpec
+from volcano_py.resources import Resource
+
+
+def _container_requests(container: Mapping[str, Any]) -> Resource:
+    res = container.get("resources") or {}
+    # The API server defaults requests to limits; a template is not defaulted, so do it here.
+    quantities = dict(res.get("limits") or {})
+    quantities.update(res.get("requests") or {})
+    return Resource.parse(quantities)
+
+
+def pod_requests(pod_spec: Mapping[str, Any]) -> Resource:
+    """Effective requests of a pod: its containers' sum, at least each init container, plus overhead."""
+    total = Resource()
+    for container in pod_spec.get("containers") or ():
+        total = total + _container_requests(container)
+    for init in pod_spec.get("initContainers") or ():
+        total = total.max_with(_container_requests(init))
+    return total + Resource.parse(pod_spec.get("overhead") or {})
+
+
+def _task_requests(task: TaskSpec) -> Resource:
+    return pod_requests(task.template.get("spec") or {})
+
+
+def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
+    """Requests of the first ``minAvailable`` pods by task priority (ties keep the Job's task order)."""
+
+    def priority(task: TaskSpec) -> int:
+        name = (task.template.get("spec") or {}).get("priorityClassName") or ""
+        return priorities.get(name, 0)
+
+    ordered = sorted(spec.tasks, key=priority, reverse=True)
+    remaining = spec.min_available
+    total = Resource()
+    if spec.min_available < spec.total_task_min_available:
+        for task in ordered:
+            n = min(remaining, task.replicas)
+            total = total + _task_requests(task) * n
+            remaining -= n
+            if remaining <= 0:
+                break
+        return total
+    # Every task's minimum first, then the rest of the replicas in the same order, up to minAvailable.
+    for task in ordered:
+        n = min(task.min_available, remaining)
+        total = total + _task_requests(task) * n
+        remaining -= n
+        if remaining <= 0:
+            return total
+    for task in ordered:
+        n = min(task.replicas - task.min_available, remaining)
+        total = total + _task_requests(task) * n
+        remaining -= n
+        if remaining <= 0:
+            break
+    return total
+
+
+def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "minMember": spec.min_available,
+        "minTaskMember": {t.name: t.min_available for t in spec.tasks},
+        "queue": spec.queue,
+        "minResources": min_resources(spec, priorities).to_quantities(),
+    }
+    if spec.priority_class_name:
+        out["priorityClassName"] = spec.priority_class_name
+    if spec.network_topology:
+        nt = spec.network_topology
+        topo: dict[str, Any] = {"mode": nt.get("mode", "hard")}
+        if nt.get("highestTierAllowed") is not None:
+            topo["highestTierAllowed"] = nt["highestTierAllowed"]
+        elif nt.get("highestTierName"):
+            topo["highestTierName"] = nt["highestTierName"]
+        out["networkTopology"] = topo
+    return out
+
+
+def build_podgroup(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
+    return {
+        "apiVersion": c.SCHEDULING_API_VERSION,
+        "kind": c.PODGROUP_KIND,
+        "metadata": {
+            "name": spec.podgroup_name,
+            "namespace": spec.namespace,
+            "labels": dict(spec.labels),
+            "annotations": dict(spec.annotations),
+            "ownerReferences": [owner_reference(spec)],
+        },
+        "spec": desired_spec(spec, priorities),
+    }
+
+
+def spec_patch(
+    current: Mapping[str, Any], spec: JobSpec, priorities: Mapping[str, int]
+) -> dict[str, Any] | None:
+    """A merge patch bringing an existing PodGroup's spec to the Job's (scale, priority), or None."""
+    have = current.get("spec") or {}
+    want = desired_spec(spec, priorities)
+    patch: dict[str, Any] = {}
+    for key in ("minMember", "priorityClassName"):
+        if key in want and have.get(key) != want[key]:
+            patch[key] = want[key]
+    if (have.get("minTaskMember") or {}) != want["minTaskMember"]:
+        patch["minTaskMember"] = _replacing(have.get("minTaskMember") or {}, want["minTaskMember"])
+    if Resource.parse(have.get("minResources") or {}) != Resource.parse(want["minResources"]):
+        patch["minResources"] = _replacing(have.get("minResources") or {}, want["minResources"])
+    return {"spec": patch} if patch else None
+
+
+def _replacing(have: Mapping[str, Any], want: Mapping[str, Any]) -> dict[str, Any]:
+    """A merge-patch value that replaces map ``have`` by ``want``: keys to drop are set to null."""
+    out: dict[str, Any] = {key: None for key in have if key not in want}
+    out.update(want)
+    return out
