@@ -1,0 +1,99 @@
+"""The assume/evict overlay: what the next snapshot shows after a bind or an eviction was sent.
+
+No server is involved: watch events are fed to the cache's informer stores the way a watch would.
+"""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.store import EventType
+from volcano_py.scheduler.cache import SchedulerCache
+
+
+def pod(name: str, rv: str, *, uid: str = "u1", node: str = "", deleting: bool = False) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name, "namespace": "ns", "uid": uid, "resourceVersion": rv}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    spec: dict[str, Any] = {"schedulerName": "volcano"}
+    if node:
+        spec["nodeName"] = node
+    return {"metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+
+
+@pytest.fixture
+async def cache() -> AsyncIterator[SchedulerCache]:
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration()))
+    yield SchedulerCache(client)
+    await client.close()
+
+
+def watch(cache: SchedulerCache, event: EventType, obj: dict[str, Any]) -> None:
+    informer = cache.informers["pods"]
+    informer._dispatch(informer.store.apply(event, obj))
+
+
+def node_of(cache: SchedulerCache, name: str) -> str | None:
+    for p in cache.snapshot().pods:
+        if p["metadata"]["name"] == name:
+            node = p["spec"].get("nodeName")
+            return str(node) if node else None
+    raise AssertionError(f"pod {name} not in snapshot")
+
+
+async def test_assumed_bind_shows_until_the_watch_confirms(cache: SchedulerCache) -> None:
+    watch(cache, EventType.ADDED, pod("a", "1"))
+    cache.assume("ns/a", "u1", "node-3")
+    assert node_of(cache, "a") == "node-3"
+    assert cache.informers["pods"].store.get("ns/a") == pod("a", "1")  # the mirror itself is untouched
+    watch(cache, EventType.MODIFIED, pod("a", "2", node="node-3"))
+    assert cache.assumed_node("ns/a") is None
+    assert node_of(cache, "a") == "node-3"
+
+
+async def test_failed_bind_rolls_back(cache: SchedulerCache) -> None:
+    watch(cache, EventType.ADDED, pod("a", "1"))
+    cache.assume("ns/a", "u1", "node-3")
+    generation = cache.generation
+    cache.forget("ns/a")
+    assert node_of(cache, "a") is None
+    assert cache.generation > generation
+
+
+async def test_unrelated_update_keeps_the_assumption(cache: SchedulerCache) -> None:
+    watch(cache, EventType.ADDED, pod("a", "1"))
+    cache.assume("ns/a", "u1", "node-3")
+    watch(cache, EventType.MODIFIED, pod("a", "2"))  # e.g. a label change before the bind lands
+    assert node_of(cache, "a") == "node-3"
+
+
+async def test_recreated_pod_under_same_name_is_not_assumed(cache: SchedulerCache) -> None:
+    watch(cache, EventType.ADDED, pod("a", "1", uid="old"))
+    cache.assume("ns/a", "old", "node-1")
+    watch(cache, EventType.DELETED, pod("a", "2", uid="old"))
+    watch(cache, EventType.ADDED, pod("a", "3", uid="new"))
+    assert node_of(cache, "a") is None
+
+
+async def test_eviction_in_flight_counts_as_releasing(cache: SchedulerCache) -> None:
+    watch(cache, EventType.ADDED, pod("v", "1", node="node-1"))
+    cache.mark_evicting("ns/v", "u1")
+    [seen] = cache.snapshot().pods
+    assert seen["metadata"].get("deletionTimestamp")
+    watch(cache, EventType.MODIFIED, pod("v", "2", node="node-1", deleting=True))
+    cache_pods = cache.snapshot().pods
+    assert cache_pods[0]["metadata"]["deletionTimestamp"] == "2026-01-01T00:00:00Z"
+    watch(cache, EventType.DELETED, pod("v", "3", node="node-1", deleting=True))
+    assert cache.snapshot().pods == []
+
+
+async def test_scheduler_names_are_required() -> None:
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration()))
+    try:
+        with pytest.raises(ValueError, match="scheduler_names"):
+            SchedulerCache(client, scheduler_names=())
+    finally:
+        await client.close()

@@ -1,0 +1,226 @@
+"""The scheduler's mirror of the cluster, and what it has promised but the API has not yet confirmed.
+
+Informers keep plain-dict copies of nodes, pods, PodGroups, Queues, PriorityClasses and HyperNodes. On top of
+them the cache remembers two kinds of promise the binder made:
+
+* *assumed* binds: a pod whose bind was sent counts as bound on its node in every snapshot until the watch
+  shows it bound (or deleted), so the next cycle cannot place it, or another pod into its room, twice; a
+  failed bind is ``forget()``-ed and the pod is pending again;
+* *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating.
+
+The cache never decides anything: the scheduling core reads its :class:`ClusterState` and decides.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import (
+    HYPERNODES,
+    NODES,
+    PODGROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    QUEUES,
+    ResourceKind,
+)
+from volcano_py.kube.store import Delta, EventType, Obj
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterState:
+    """One consistent view for one scheduling cycle; the objects are the API's JSON (do not mutate them)."""
+
+    nodes: list[Obj]
+    pods: list[Obj]
+    podgroups: list[Obj]
+    queues: list[Obj]
+    priority_classes: list[Obj]
+    hypernodes: list[Obj]
+    generation: int
+
+
+@dataclass(slots=True)
+class _Assumed:
+    uid: str
+    node: str
+
+
+def _uid(obj: Obj) -> str:
+    return str(obj.get("metadata", {}).get("uid", ""))
+
+
+def _with_node(pod: Obj, node: str) -> Obj:
+    return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
+
+
+def _terminating(pod: Obj) -> Obj:
+    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": stamp}}
+
+
+class SchedulerCache:
+    """Informers plus the assume/evict overlay. ``run()`` mirrors; ``snapshot()`` is sync and cheap."""
+
+    def __init__(self, client: KubeClient, *, scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,)) -> None:
+        if not scheduler_names:
+            raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
+        self.client = client
+        self.scheduler_names = frozenset(scheduler_names)
+        self.generation = 0
+        self._assumed: dict[str, _Assumed] = {}
+        self._evicting: dict[str, str] = {}
+        self.informers: dict[str, Informer] = {
+            "nodes": self._informer(NODES),
+            "pods": self._informer(PODS, self._on_pod),
+            "podgroups": self._informer(PODGROUPS),
+            "queues": self._informer(QUEUES),
+            "priorityclasses": self._informer(PRIORITY_CLASSES),
+            "hypernodes": self._informer(HYPERNODES, optional=True),
+        }
+
+    def _informer(self, kind: ResourceKind, extra: Any = None, *, optional: bool = False) -> Informer:
+        def handle(delta: Delta) -> None:
+            self.generation += 1
+            if extra is not None:
+                extra(delta)
+
+        return Informer(self.client, kind, handle, optional=optional)
+
+    # --- mirror -------------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            for informer in self.informers.values():
+                group.create_task(informer.run())
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(informer.synced.wait() for informer in self.informers.values()))
+
+    @property
+    def synced(self) -> bool:
+        return all(informer.synced.is_set() for informer in self.informers.values())
+
+    def _on_pod(self, delta: Delta) -> None:
+        key = delta.key
+        assumed = self._assumed.get(key)
+        if assumed is not None:
+            pod = delta.new or {}
+            # The watch has caught up (bound, gone, or a different pod under the same name): stop assuming.
+            if (
+                delta.type is EventType.DELETED
+                or _uid(pod) != assumed.uid
+                or pod.get("spec", {}).get("nodeName")
+            ):
+                del self._assumed[key]
+        if key in self._evicting:
+            pod = delta.new or {}
+            if delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp"):
+                del self._evicting[key]
+
+    def pod(self, key: str) -> Obj | None:
+        return self.informers["pods"].store.get(key)
+
+    def podgroup(self, key: str) -> Obj | None:
+        return self.informers["podgroups"].store.get(key)
+
+    def queue(self, name: str) -> Obj | None:
+        return self.informers["queues"].store.get(name)
+
+    # --- promises -----------------------------------------------------------------------------------------
+
+    def assume(self, pod_key: str, uid: str, node: str) -> None:
+        """Count the pod as bound to ``node`` from now on (its bind is being sent)."""
+        self._assumed[pod_key] = _Assumed(uid, node)
+        self.generation += 1
+
+    def forget(self, pod_key: str) -> None:
+        """The bind failed: the pod is pending again and its node's room is free again."""
+        if self._assumed.pop(pod_key, None) is not None:
+            self.generation += 1
+
+    def assumed_node(self, pod_key: str) -> str | None:
+        assumed = self._assumed.get(pod_key)
+        return assumed.node if assumed else None
+
+    def mark_evicting(self, pod_key: str, uid: str) -> None:
+        self._evicting[pod_key] = uid
+        self.generation += 1
+
+    def unmark_evicting(self, pod_key: str) -> None:
+        if self._evicting.pop(pod_key, None) is not None:
+            self.generation += 1
+
+    # --- views ----------------------------------------------------------------------------------------------
+
+    def _pods_with_promises(self) -> list[Obj]:
+        store = self.informers["pods"].store
+        pods = store.values()
+        if not self._assumed and not self._evicting:
+            return pods
+        result: list[Obj] = []
+        for pod in pods:
+            meta = pod.get("metadata", {})
+            key = f"{meta.get('namespace')}/{meta.get('name')}"
+            assumed = self._assumed.get(key)
+            if assumed is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
+                pod = _with_node(pod, assumed.node)
+            if key in self._evicting and not meta.get("deletionTimestamp"):
+                pod = _terminating(pod)
+            result.append(pod)
+        return result
+
+    def snapshot(self) -> ClusterState:
+        stores = {name: informer.store for name, informer in self.informers.items()}
+        return ClusterState(
+            nodes=stores["nodes"].values(),
+            pods=self._pods_with_promises(),
+            podgroups=stores["podgroups"].values(),
+            queues=stores["queues"].values(),
+            priority_classes=stores["priorityclasses"].values(),
+            hypernodes=stores["hypernodes"].values(),
+            generation=self.generation,
+        )
+
+    # --- start-up -------------------------------------------------------------------------------------------
+
+    async def ensure_default_queues(self) -> list[str]:
+        """Create the ``root`` and ``default`` queues when missing (as Volcano does); return those created."""
+        created: list[str] = []
+        for name, reclaimable in ((c.ROOT_QUEUE, False), (c.DEFAULT_QUEUE, True)):
+            if self.queue(name) is not None:
+                continue
+            body: Obj = {
+                "apiVersion": c.SCHEDULING_API_VERSION,
+                "kind": c.QUEUE_KIND,
+                "metadata": {"name": name},
+                "spec": {"weight": 1, "reclaimable": reclaimable},
+            }
+            if name == c.DEFAULT_QUEUE:
+                body["spec"]["parent"] = c.ROOT_QUEUE
+            try:
+                await self.client.create(QUEUES.collection_path(), body)
+                created.append(name)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+                continue
+            try:
+                await self.client.patch(
+                    QUEUES.object_path(name, None, "status"), {"status": {"state": "Open"}}
+                )
+            except ApiError as exc:
+                _log.warning("could not open the new queue", queue=name, error=str(exc))
+        if created:
+            _log.info("created missing queues", queues=created)
+        return created
