@@ -1,0 +1,110 @@
+"""``volcano-py dev``: build, start and stop the local control plane (see ``volcano_py.devcluster``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, ensure_binaries
+from volcano_py.devcluster.processes import stop_recorded
+from volcano_py.resources import QuantityError
+
+DEFAULT_RUN_DIR = ".devcluster"
+
+
+class _Terminated(Exception):
+    """SIGTERM (from ``dev down`` or a process manager) turned into an exception so cleanup runs."""
+
+
+def _on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise _Terminated
+
+
+def register(subparsers: Any) -> None:
+    dev = subparsers.add_parser("dev", help="a local control plane: etcd, kube-apiserver, KCM and KWOK")
+    commands = dev.add_subparsers(dest="dev_command", metavar="ACTION", required=True)
+
+    up = commands.add_parser(
+        "up", help="start the control plane with fake nodes; runs until Ctrl-C or `dev down`"
+    )
+    up.add_argument("--nodes", type=int, default=4, help="fake nodes to create (default 4)")
+    up.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default 8)")
+    up.add_argument("--cpu", default="32", help="CPU per node (default 32)")
+    up.add_argument("--memory", default="256Gi", help="memory per node (default 256Gi)")
+    up.add_argument("--pods", type=int, default=110, help="pods per node (default 110)")
+    up.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="state, logs, kubeconfig")
+    up.set_defaults(func=_up)
+
+    down = commands.add_parser("down", help="stop the control plane started by `dev up`")
+    down.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="as given to `dev up`")
+    down.set_defaults(func=_down)
+
+    build = commands.add_parser("build", help="build (or find cached) control-plane binaries, nothing else")
+    build.set_defaults(func=_build)
+
+
+def _build(args: argparse.Namespace) -> int:
+    try:
+        paths = ensure_binaries()
+    except ToolchainMissing as err:
+        print(f"volcano-py dev build: {err}", file=sys.stderr)
+        return 2
+    except BuildError as err:
+        print(f"volcano-py dev build: {err}", file=sys.stderr)
+        return 1
+    for name, path in paths.items():
+        print(f"{name}: {path}")
+    return 0
+
+
+def _up(args: argparse.Namespace) -> int:
+    if args.nodes < 0:
+        print("volcano-py dev up: --nodes must be >= 0", file=sys.stderr)
+        return 2
+    run_dir = args.run_dir.resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    cluster = DevCluster(run_dir)
+    began = time.monotonic()
+    try:
+        cluster.start()
+        cluster.create_nodes(
+            args.nodes, cpu=args.cpu, memory=args.memory, pods=args.pods, gpus=args.gpus_per_node
+        )
+        print(f"control plane ready in {time.monotonic() - began:.1f}s: {cluster.server}, {args.nodes} nodes")
+        print(f"kubeconfig: {cluster.kubeconfig}")
+        print(f"export KUBECONFIG={cluster.kubeconfig}", flush=True)
+        print("Ctrl-C or `volcano-py dev down` stops it.", file=sys.stderr, flush=True)
+        while cluster.running:
+            time.sleep(1)
+        print(f"a control-plane process exited; logs are in {cluster.layout.logs}", file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, _Terminated):
+        return 0
+    except (ToolchainMissing, BuildError, ClusterError, QuantityError, ValueError) as err:
+        print(f"volcano-py dev up: {err}", file=sys.stderr)
+        return 1
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        cluster.stop()
+        print("control plane stopped", file=sys.stderr)
+
+
+def _down(args: argparse.Namespace) -> int:
+    run_dir = args.run_dir.resolve()
+    try:
+        stopped = stop_recorded(run_dir)
+    except ValueError as err:
+        print(f"volcano-py dev down: {err}", file=sys.stderr)
+        return 1
+    if not stopped:
+        print(f"no control plane running from {run_dir}")
+        return 0
+    print(f"stopped {', '.join(stopped)}")
+    return 0

@@ -1,0 +1,54 @@
+"""A real local Kubernetes control plane for tests, demos and benchmarks: etcd, kube-apiserver,
+kube-controller-manager and KWOK, built from Go modules at pinned versions and started as child processes.
+
+Use it from Python::
+
+    from volcano_py.devcluster import DevCluster, COMPLETE_AFTER
+
+    with DevCluster() as cluster:                      # builds missing binaries first (needs Go >= 1.26)
+        cluster.create_nodes(4, gpus=8)                # Ready fake nodes: nvidia.com/gpu 8, rack/spine/zone
+        cluster.apply_crds(Path("crds"))               # server-side apply, waits for Established
+        ns = cluster.create_namespace()                # waits for its default ServiceAccount
+        cluster.kubectl("get", "nodes")                # our pinned kubectl, pointed at the cluster
+        subprocess.run([...], env=cluster.env)         # KUBECONFIG set for child processes
+        # cluster.kubeconfig -> Path for kopf / kubernetes_asyncio
+
+or from a shell: ``volcano-py dev build`` (binaries only), ``volcano-py dev up --nodes 4 --gpus-per-node 8``
+(runs until Ctrl-C or ``volcano-py dev down``). In pytest, use the ``cluster`` and ``namespace`` fixtures of
+``tests/integration/conftest.py``.
+
+Fake pods finish through pod annotations (``stages``): ``COMPLETE_AFTER`` ("5s" -> Succeeded, exit code 0),
+``FAIL_AFTER`` with ``EXIT_CODE`` (-> Failed with that code). Nodes carry ``ZONE_LABEL``, ``SPINE_LABEL`` and
+``RACK_LABEL``. Binaries are cached in ``$VOLCANO_PY_CACHE`` (default ``~/.cache/volcano-py``) under
+``bin/<component>-<version>/``.
+"""
+
+from volcano_py.devcluster.build import BuildError, ToolchainMissing, ensure_binaries
+from volcano_py.devcluster.cluster import ClusterError, DevCluster, KubectlError
+from volcano_py.devcluster.nodes import (
+    GPU_RESOURCE,
+    RACK_LABEL,
+    SPINE_LABEL,
+    ZONE_LABEL,
+    Topology,
+    node_manifests,
+)
+from volcano_py.devcluster.stages import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
+
+__all__ = [
+    "COMPLETE_AFTER",
+    "EXIT_CODE",
+    "FAIL_AFTER",
+    "GPU_RESOURCE",
+    "RACK_LABEL",
+    "SPINE_LABEL",
+    "ZONE_LABEL",
+    "BuildError",
+    "ClusterError",
+    "DevCluster",
+    "KubectlError",
+    "ToolchainMissing",
+    "Topology",
+    "ensure_binaries",
+    "node_manifests",
+]

@@ -1,0 +1,373 @@
+"""``DevCluster``: start, use and stop one local control plane (etcd, kube-apiserver, KCM, kwok).
+
+Synchronous on purpose: it is driven from pytest fixtures, the CLI and benchmarks, none of which should need
+an event loop to get a cluster. Talk to the cluster with anything that reads ``.kubeconfig``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import ssl
+import subprocess
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TextIO
+
+import yaml
+
+from volcano_py.devcluster import commands, credentials, processes, stages
+from volcano_py.devcluster.build import ensure_binaries
+from volcano_py.devcluster.nodes import Topology, node_manifests
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.devcluster.versions import kwok_stage_dir
+from volcano_py.log import get_logger
+
+log = get_logger(__name__)
+
+
+class ClusterError(RuntimeError):
+    """The control plane failed to start or to do what was asked; the message says which part and why."""
+
+
+class KubectlError(subprocess.CalledProcessError):
+    def __str__(self) -> str:
+        return (
+            f"kubectl {' '.join(self.cmd[1:])} failed with exit code {self.returncode}: {self.stderr.strip()}"
+        )
+
+
+class DevCluster:
+    """One local control plane. ``with DevCluster() as cluster: ...`` or ``start()`` / ``stop()``.
+
+    ``run_dir`` holds its state (etcd data, PKI, kubeconfig, logs, state.json); by default a fresh temporary
+    directory that ``stop()`` removes. ``die_with_parent`` makes Linux kill the children if the thread that
+    started them exits -- keep it on unless that thread is short-lived.
+    """
+
+    def __init__(
+        self,
+        run_dir: Path | None = None,
+        *,
+        cache: Path | None = None,
+        die_with_parent: bool = True,
+        startup_timeout: float = 120.0,
+        out: TextIO | None = None,
+    ) -> None:
+        self._owns_run_dir = run_dir is None
+        self.layout = commands.RunLayout(
+            Path(run_dir) if run_dir else Path(tempfile.mkdtemp(prefix="volcano-py-dev-"))
+        )
+        self._cache = cache
+        self._die_with_parent = die_with_parent
+        self._startup_timeout = startup_timeout
+        self._out = out
+        self._children: list[processes.Child] = []
+        self._token = ""
+        self._ports: commands.Ports | None = None
+        self._binaries: dict[str, Path] = {}
+        self._ssl: ssl.SSLContext | None = None
+
+    # -- what users read -------------------------------------------------------------------------------------
+
+    @property
+    def kubeconfig(self) -> Path:
+        return self.layout.kubeconfig
+
+    @property
+    def env(self) -> dict[str, str]:
+        """This process's environment with KUBECONFIG pointing at the cluster, for subprocesses."""
+        return {**os.environ, "KUBECONFIG": str(self.kubeconfig)}
+
+    @property
+    def server(self) -> str:
+        if self._ports is None:
+            raise ClusterError("the cluster is not started; call start() first")
+        return self._ports.server
+
+    @property
+    def token(self) -> str:
+        return self._token
+
+    @property
+    def running(self) -> bool:
+        return bool(self._children) and all(child.process.poll() is None for child in self._children)
+
+    # -- lifecycle -------------------------------------------------------------------------------------------
+
+    def __enter__(self) -> DevCluster:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+    def start(self) -> DevCluster:
+        """Build what is missing, start all four processes and return once the API serves and KCM works."""
+        if self._children:
+            raise ClusterError("the cluster is already started")
+        began = time.monotonic()
+        self._binaries = ensure_binaries(self._cache, out=self._out)
+        self._prepare_run_dir()
+        try:
+            self._launch()
+        except BaseException:
+            self.stop()
+            raise
+        log.info("devcluster.ready", server=self.server, seconds=round(time.monotonic() - began, 1))
+        return self
+
+    def stop(self) -> None:
+        """Stop every child (kwok, KCM, apiserver, etcd in that order) and wait until none is left."""
+        processes.stop_children(self._children)
+        self._children = []
+        (self.layout.root / processes.STATE_FILE).unlink(missing_ok=True)
+        if self._owns_run_dir:
+            shutil.rmtree(self.layout.root, ignore_errors=True)
+
+    def _prepare_run_dir(self) -> None:
+        root = self.layout.root
+        state = processes.ClusterState.read(root) if root.exists() else None
+        if state and any(processes.is_same_process(child) for child in state.children):
+            raise ClusterError(f"a cluster from {root} is still running; stop it with `volcano-py dev down`")
+        for stale in (self.layout.etcd_data, self.layout.pki, self.layout.kwok_home, self.layout.logs):
+            shutil.rmtree(stale, ignore_errors=True)
+        for path in (self.layout.pki, self.layout.kwok_home, self.layout.logs):
+            path.mkdir(parents=True)
+        self._token = credentials.new_token()
+        self.layout.token_file.write_text(credentials.token_file_line(self._token))
+        self.layout.service_account_key.write_bytes(credentials.service_account_key_pem())
+        os.chmod(self.layout.service_account_key, 0o600)
+        stage_texts = [path.read_text() for path in sorted(kwok_stage_dir(self._cache_root()).glob("*.yaml"))]
+        self.layout.kwok_config.write_text(
+            stages.kwok_config(stage_texts, node_lease_duration_seconds=commands.NODE_LEASE_DURATION_SECONDS)
+        )
+
+    def _cache_root(self) -> Path:
+        # The kwok binary sits in <cache>/bin/kwok-<version>/; its stages directory is beside it.
+        return self._binaries["kwok"].parent.parent.parent
+
+    def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
+        child = processes.spawn(name, argv, self.layout.logs, env=env, die_with_parent=self._die_with_parent)
+        self._children.append(child)
+
+    def _launch(self) -> None:
+        etcd_client, etcd_peer, apiserver = free_ports(3)
+        ports = self._ports = commands.Ports(
+            etcd_client=etcd_client, etcd_peer=etcd_peer, apiserver=apiserver
+        )
+        deadline = time.monotonic() + self._startup_timeout
+        self._spawn("etcd", commands.etcd_args(self._binaries["etcd"], self.layout, ports))
+        self._wait("etcd /health", deadline, lambda: _http_ok(f"{ports.etcd_url}/health"))
+        self._spawn(
+            "kube-apiserver", commands.apiserver_args(self._binaries["kube-apiserver"], self.layout, ports)
+        )
+        self._wait("kube-apiserver serving certificate", deadline, self.layout.serving_cert.exists)
+        self._wait("kube-apiserver /readyz", deadline, lambda: self._get("/readyz") is not None)
+        self.layout.kubeconfig.write_text(
+            credentials.kubeconfig(ports.server, self._token, self.layout.serving_cert)
+        )
+        self._spawn(
+            "kube-controller-manager",
+            commands.controller_manager_args(self._binaries["kube-controller-manager"], self.layout),
+        )
+        kwok_env = {**os.environ, "KWOK_WORKDIR": str(self.layout.kwok_home)}
+        self._spawn("kwok", commands.kwok_args(self._binaries["kwok"], self.layout), env=kwok_env)
+        # The default ServiceAccount appears only once KCM's controllers run: proof that KCM works.
+        self._wait(
+            "kube-controller-manager (default ServiceAccount)",
+            deadline,
+            lambda: self._has_default_sa("default"),
+        )
+        processes.ClusterState(
+            supervisor_pid=os.getpid(),
+            supervisor_argv0=(processes.cmdline(os.getpid()) or [""])[0],
+            kubeconfig=str(self.kubeconfig),
+            children=tuple(child.record() for child in self._children),
+        ).write(self.layout.root)
+
+    def _wait(self, what: str, deadline: float, ready: Callable[[], bool]) -> None:
+        while True:
+            for child in self._children:
+                if child.process.poll() is not None:
+                    raise ClusterError(
+                        f"{child.name} exited with code {child.process.returncode} while waiting for {what}; "
+                        f"last lines of {child.log}:\n{child.log_tail()}"
+                    )
+            if ready():
+                return
+            if time.monotonic() > deadline:
+                tails = "\n".join(f"--- {c.name} ({c.log}):\n{c.log_tail(10)}" for c in self._children)
+                raise ClusterError(
+                    f"timed out after {self._startup_timeout:.0f}s waiting for {what}\n{tails}"
+                )
+            time.sleep(0.2)
+
+    # -- talking to the API ----------------------------------------------------------------------------------
+
+    def _context(self) -> ssl.SSLContext:
+        if self._ssl is None:
+            self._ssl = ssl.create_default_context(cafile=str(self.layout.serving_cert))
+        return self._ssl
+
+    def _get(self, path: str) -> Any | None:
+        """GET a path as the admin; the decoded JSON (or text), or None on 404/connection errors/not-ready."""
+        request = urllib.request.Request(
+            self.server + path, headers={"Authorization": f"Bearer {self._token}"}
+        )
+        try:
+            with urllib.request.urlopen(request, context=self._context(), timeout=5) as response:
+                body = response.read().decode()
+        except (urllib.error.URLError, OSError):
+            return None
+        try:
+            return json.loads(body)
+        except ValueError:
+            return body
+
+    def get_json(self, path: str) -> Any:
+        """GET an API path (e.g. ``/api/v1/nodes``) and decode it; ClusterError if that fails."""
+        found = self._get(path)
+        if found is None:
+            raise ClusterError(f"GET {path} failed (not found, or the apiserver is not answering)")
+        return found
+
+    def _has_default_sa(self, namespace: str) -> bool:
+        return self._get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default") is not None
+
+    def kubectl(
+        self, *args: str, input: str | None = None, check: bool = True, timeout: float = 120.0
+    ) -> subprocess.CompletedProcess[str]:
+        """Run our pinned kubectl on this cluster; with ``check``, failing raises KubectlError with stderr."""
+        argv = [str(self._binaries["kubectl"]), f"--kubeconfig={self.kubeconfig}", *args]
+        done = subprocess.run(argv, input=input, capture_output=True, text=True, timeout=timeout, check=False)
+        if check and done.returncode != 0:
+            raise KubectlError(done.returncode, argv, done.stdout, done.stderr)
+        return done
+
+    def wait_for(self, what: str, ready: Callable[[], bool], timeout: float = 60.0) -> None:
+        """Poll ``ready`` until it holds; ClusterError naming ``what`` after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while not ready():
+            if time.monotonic() > deadline:
+                raise ClusterError(f"timed out after {timeout:.0f}s waiting for {what}")
+            time.sleep(0.2)
+
+    def wait_for_default_service_account(self, namespace: str, timeout: float = 60.0) -> None:
+        """Pods cannot be created in a new namespace until KCM has made its ``default`` ServiceAccount."""
+        self.wait_for(
+            f"ServiceAccount default in {namespace}", lambda: self._has_default_sa(namespace), timeout
+        )
+
+    def create_namespace(self, name: str | None = None, *, labels: Mapping[str, str] | None = None) -> str:
+        """Create a namespace (``t-<random>`` by default) and wait until pods can be created in it."""
+        namespace = name or f"t-{uuid.uuid4().hex[:10]}"
+        manifest = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": dict(labels or {})},
+        }
+        self.kubectl("create", "-f", "-", input=json.dumps(manifest))
+        self.wait_for_default_service_account(namespace)
+        return namespace
+
+    # -- nodes and CRDs --------------------------------------------------------------------------------------
+
+    def create_nodes(
+        self,
+        count: int,
+        *,
+        prefix: str = "node-",
+        cpu: str = "32",
+        memory: str = "256Gi",
+        pods: int = 110,
+        gpus: int = 8,
+        labels: Mapping[str, str] | None = None,
+        topology: Topology | None = None,
+        start: int = 0,
+        timeout: float = 120.0,
+    ) -> list[str]:
+        """Create fake nodes (see ``nodes.node_manifests``) and wait until kwok reports them all Ready."""
+        manifests = node_manifests(
+            count,
+            prefix=prefix,
+            cpu=cpu,
+            memory=memory,
+            pods=pods,
+            gpus=gpus,
+            labels=labels,
+            topology=topology,
+            start=start,
+        )
+        names = [str(m["metadata"]["name"]) for m in manifests]  # type: ignore[index]
+        if not names:
+            return []
+        self.kubectl(
+            "create",
+            "-f",
+            "-",
+            input=yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": manifests}),
+        )
+        wanted = set(names)
+        self.wait_for(
+            f"{len(names)} nodes {prefix}* to be Ready", lambda: wanted <= self.ready_nodes(), timeout
+        )
+        return names
+
+    def ready_nodes(self) -> set[str]:
+        listing = self.get_json("/api/v1/nodes")
+        ready = set()
+        for node in listing.get("items", []):
+            conditions = node.get("status", {}).get("conditions", [])
+            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+                ready.add(node["metadata"]["name"])
+        return ready
+
+    def delete_nodes(self, prefix: str) -> list[str]:
+        """Delete every node whose name starts with ``prefix``; returns their names."""
+        if not prefix:
+            raise ValueError("prefix is empty; it would delete every node")
+        names = sorted(n["metadata"]["name"] for n in self.get_json("/api/v1/nodes").get("items", []))
+        doomed = [name for name in names if name.startswith(prefix)]
+        for chunk in range(0, len(doomed), 200):
+            self.kubectl("delete", "node", "--wait=true", *doomed[chunk : chunk + 200])
+        return doomed
+
+    def apply_crds(self, path: Path, timeout: float = 60.0) -> list[str]:
+        """Apply CRD manifests (a file or a directory) and wait until every one is Established.
+
+        Server-side apply: Volcano-sized CRDs overflow the annotation that client-side apply stores.
+        """
+        if not Path(path).exists():
+            raise FileNotFoundError(f"{path}: no such CRD file or directory")
+        applied = self.kubectl("apply", "--server-side", "--force-conflicts", "-o", "name", "-f", str(path))
+        names = [
+            line.strip()
+            for line in applied.stdout.splitlines()
+            if line.strip().startswith("customresourcedefinition")
+        ]
+        if names:
+            self.kubectl(
+                "wait",
+                "--for=condition=Established",
+                f"--timeout={int(timeout)}s",
+                *names,
+                timeout=timeout + 30,
+            )
+        return names
+
+
+def _http_ok(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False

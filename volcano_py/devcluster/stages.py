@@ -1,0 +1,167 @@
+"""How fake pods finish: the annotations tests put on pods, and the KWOK stages that act on them.
+
+Import the constants, never spell the keys::
+
+    from volcano_py.devcluster.stages import COMPLETE_AFTER, FAIL_AFTER, EXIT_CODE
+    annotations = {COMPLETE_AFTER: "5s"}                  # Succeeded, exit code 0, 5s after Running
+    annotations = {FAIL_AFTER: "2s", EXIT_CODE: "3"}      # Failed, exit code 3, 2s after Running
+
+A pod with neither annotation stays Running until deleted. Durations are Go durations ("500ms", "5s", "1m")
+or an RFC 3339 time ("finish at"). The clock starts when KWOK sees the pod Running, and restarts if KWOK does.
+
+kwok v0.8.0 has no built-in stages, so its ``--config`` must list every stage. We run kwok's own node stages
+and its pod-ready/pod-delete unchanged, and replace its pod-complete: that one finishes, at once, every pod
+owned by any kind named ``Job`` -- Volcano's ``batch.volcano.sh`` Jobs included -- which would make lifecycle
+tests meaningless. Stage selectors are kept mutually exclusive because KWOK picks at random among matching
+stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import yaml
+
+COMPLETE_AFTER = "kwok.volcano-py.io/complete-after"
+FAIL_AFTER = "kwok.volcano-py.io/fail-after"
+EXIT_CODE = "kwok.volcano-py.io/exit-code"
+DEFAULT_EXIT_CODE = 1
+
+# Our stage names, for kwok's logs and for tests that look for them in the generated config.
+COMPLETE_STAGE = "volcano-py-pod-complete-after"
+FAIL_STAGE = "volcano-py-pod-fail-after"
+
+
+def _annotation(key: str) -> str:
+    return f'.metadata.annotations["{key}"]'
+
+
+def _terminated_status(*, phase: str, reason: str, exit_code: str) -> str:
+    """A statusTemplate (Go template rendered by KWOK) that ends every container of the pod."""
+    return (
+        "{{ $now := Now }}\n"
+        "conditions:\n"
+        "- lastTransitionTime: {{ $now | Quote }}\n"
+        "  reason: PodCompleted\n"
+        '  status: "False"\n'
+        "  type: Ready\n"
+        "- lastTransitionTime: {{ $now | Quote }}\n"
+        "  reason: PodCompleted\n"
+        '  status: "False"\n'
+        "  type: ContainersReady\n"
+        "containerStatuses:\n"
+        "{{ range .spec.containers }}\n"
+        "- image: {{ .image | Quote }}\n"
+        "  name: {{ .name | Quote }}\n"
+        "  ready: false\n"
+        "  restartCount: 0\n"
+        "  started: false\n"
+        "  state:\n"
+        "    terminated:\n"
+        f"      exitCode: {exit_code}\n"
+        "      finishedAt: {{ $now | Quote }}\n"
+        f"      reason: {reason}\n"
+        "      startedAt: {{ $now | Quote }}\n"
+        "{{ end }}\n"
+        f"phase: {phase}\n"
+    )
+
+
+def _running_unfinished() -> list[dict[str, object]]:
+    return [
+        {"key": ".metadata.deletionTimestamp", "operator": "DoesNotExist"},
+        {"key": ".status.phase", "operator": "In", "values": ["Running"]},
+    ]
+
+
+def complete_stage() -> dict[str, object]:
+    """Running pod with COMPLETE_AFTER (and no FAIL_AFTER) -> Succeeded, exit code 0, after that delay."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": COMPLETE_STAGE},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {
+                "matchExpressions": [
+                    *_running_unfinished(),
+                    {"key": _annotation(COMPLETE_AFTER), "operator": "Exists"},
+                    # FAIL_AFTER wins when both are set, so the two stages never match the same pod.
+                    {"key": _annotation(FAIL_AFTER), "operator": "DoesNotExist"},
+                ]
+            },
+            # No jitter fields: with jitter KWOK waits the jitter instead of the duration.
+            "delay": {
+                "durationMilliseconds": 0,
+                "durationFrom": {"expressionFrom": _annotation(COMPLETE_AFTER)},
+            },
+            "next": {
+                "statusTemplate": _terminated_status(phase="Succeeded", reason="Completed", exit_code="0")
+            },
+        },
+    }
+
+
+def fail_stage() -> dict[str, object]:
+    """Running pod with FAIL_AFTER -> Failed with EXIT_CODE (default 1) after that delay."""
+    exit_code = f'{{{{ or (index .metadata.annotations "{EXIT_CODE}") "{DEFAULT_EXIT_CODE}" }}}}'
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "Stage",
+        "metadata": {"name": FAIL_STAGE},
+        "spec": {
+            "resourceRef": {"apiGroup": "v1", "kind": "Pod"},
+            "selector": {
+                "matchExpressions": [
+                    *_running_unfinished(),
+                    {"key": _annotation(FAIL_AFTER), "operator": "Exists"},
+                ]
+            },
+            "delay": {
+                "durationMilliseconds": 0,
+                "durationFrom": {"expressionFrom": _annotation(FAIL_AFTER)},
+            },
+            "next": {
+                "statusTemplate": _terminated_status(phase="Failed", reason="Error", exit_code=exit_code)
+            },
+        },
+    }
+
+
+def our_stages() -> list[dict[str, object]]:
+    return [complete_stage(), fail_stage()]
+
+
+def kwok_configuration(node_lease_duration_seconds: int) -> dict[str, object]:
+    """kwok's own settings document; the lease duration must be non-zero or nodes go NotReady under KCM."""
+    if node_lease_duration_seconds <= 0:
+        raise ValueError(
+            f"node_lease_duration_seconds={node_lease_duration_seconds}: must be > 0, or the node-lifecycle "
+            "controller marks the fake nodes NotReady and evicts their pods"
+        )
+    return {
+        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+        "kind": "KwokConfiguration",
+        "options": {"nodeLeaseDurationSeconds": node_lease_duration_seconds},
+    }
+
+
+def kwok_config(kwok_stage_texts: Iterable[str], *, node_lease_duration_seconds: int = 40) -> str:
+    """The multi-document ``--config`` for kwok: settings, kwok's stages verbatim, then ours.
+
+    Refuses a kwok stage that would complete pods on its own (kwok's pod-complete), since it would race ours.
+    """
+    documents = [yaml.safe_dump(kwok_configuration(node_lease_duration_seconds), sort_keys=False)]
+    for text in kwok_stage_texts:
+        for document in yaml.safe_load_all(text):
+            if not isinstance(document, dict) or document.get("kind") != "Stage":
+                raise ValueError(f"expected only kwok Stage documents, got {str(document)[:80]!r}")
+            name = str(document.get("metadata", {}).get("name", ""))
+            if name == "pod-complete":
+                raise ValueError(
+                    "kwok's pod-complete stage finishes every pod owned by a kind named Job at once; "
+                    "leave it out, our complete-after/fail-after stages replace it"
+                )
+        documents.append(text.strip() + "\n")
+    documents += [yaml.safe_dump(stage, sort_keys=False) for stage in our_stages()]
+    return "---\n".join(documents)
