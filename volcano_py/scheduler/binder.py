@@ -1,0 +1,337 @@
+"""Carries a session's decisions to the API server, off the scheduling path.
+
+``submit()`` is synchronous and returns at once: it records the promises in the cache (so the next snapshot
+already sees the binds and evictions) and schedules the requests as tasks of the binder's own TaskGroup.
+
+* Binds go through ``pods/binding``, a gang's all at once, with at most ``bind_concurrency`` in flight over
+  all gangs. A refused bind rolls back the assumption, marks the pod ``PodScheduled=False`` with reason
+  ``SchedulerError`` and records ``FailedScheduling``; the pod is pending again in the next cycle.
+* Evictions first set the ``DisruptionTarget`` condition (so the pod's owner can tell preemption from a
+  crash), then delete with the pod's uid as a precondition.
+* PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
+  (and from what is already on its way), coalesced per object and flushed in batches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Mapping
+from datetime import datetime
+from typing import Any, Final
+
+import aiohttp
+
+from volcano_py.kube import patch
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
+from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.log import get_logger
+from volcano_py.metrics import SchedulerMetrics
+from volcano_py.resources import Resource
+from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.framework.decisions import Bind, Evict, PodGroupUpdate, QueueUpdate, SessionResult
+
+_log = get_logger(__name__)
+
+_NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
+
+
+def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
+    return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace, "uid": uid}}
+
+
+def _parse_time(stamp: str) -> float | None:
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def _comparable_conditions(conditions: Any) -> list[tuple[str, str, str, str]]:
+    # Transition times and ids change on every write; only the meaning decides whether to write.
+    return sorted(
+        (
+            str(x.get("type", "")),
+            str(x.get("status", "")),
+            str(x.get("reason", "")),
+            str(x.get("message", "")),
+        )
+        for x in conditions or ()
+    )
+
+
+def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The status to write for ``update``, keeping the transition time of conditions that did not change."""
+    kept: dict[tuple[str, str, str, str], str] = {}
+    for cond in (current or {}).get("conditions") or ():
+        key = (cond.get("type", ""), cond.get("status", ""), cond.get("reason", ""), cond.get("message", ""))
+        kept[key] = str(cond.get("lastTransitionTime", ""))
+    now = patch.now_rfc3339()
+    conditions = []
+    for cond in update.conditions:
+        key = (cond.type, cond.status, cond.reason, cond.message)
+        conditions.append(
+            {
+                "type": cond.type,
+                "status": cond.status,
+                "reason": cond.reason,
+                "message": cond.message,
+                "lastTransitionTime": kept.get(key) or cond.last_transition_time or now,
+            }
+        )
+    return {
+        "phase": update.phase.value,
+        "conditions": conditions,
+        "running": update.running,
+        "succeeded": update.succeeded,
+        "failed": update.failed,
+    }
+
+
+def same_podgroup_status(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    a, b = a or {}, b or {}
+    return (
+        (a.get("phase") or "Pending") == (b.get("phase") or "Pending")
+        and _comparable_conditions(a.get("conditions")) == _comparable_conditions(b.get("conditions"))
+        and all(int(a.get(k) or 0) == int(b.get(k) or 0) for k in ("running", "succeeded", "failed"))
+    )
+
+
+def allocated_patch(allocated: Resource, current: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The merge patch for ``status.allocated``, or None when it already says that (resources that went away
+    are set to null, which a merge patch needs to remove a key)."""
+    current_list = (current or {}).get("allocated") or {}
+    try:
+        unchanged = Resource.parse(current_list) == allocated
+    except ValueError:
+        unchanged = False
+    if unchanged:
+        return None
+    body: dict[str, Any] = dict.fromkeys(current_list)
+    body.update(allocated.to_quantities())
+    return {"allocated": body}
+
+
+class Binder:
+    def __init__(
+        self,
+        client: KubeClient,
+        cache: SchedulerCache,
+        recorder: EventRecorder,
+        metrics: SchedulerMetrics,
+        *,
+        bind_concurrency: int = 64,
+        status_concurrency: int = 16,
+        status_flush_interval: float = 0.2,
+    ) -> None:
+        if bind_concurrency < 1 or status_concurrency < 1:
+            raise ValueError("bind_concurrency and status_concurrency must be at least 1")
+        self.client = client
+        self.cache = cache
+        self.recorder = recorder
+        self.metrics = metrics
+        self.status_flush_interval = status_flush_interval
+        self._bind_slots = asyncio.Semaphore(bind_concurrency)
+        self._status_slots = asyncio.Semaphore(status_concurrency)
+        self._group: asyncio.TaskGroup | None = None
+        self._pending_pg: dict[str, dict[str, Any]] = {}
+        self._sent_pg: dict[str, dict[str, Any]] = {}
+        self._pending_queue: dict[str, dict[str, Any]] = {}
+        self._status_dirty = asyncio.Event()
+        self._in_flight = 0
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    # --- lifecycle ------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Own every request task; returns only when cancelled (cancelling whatever is still in flight)."""
+        async with asyncio.TaskGroup() as group:
+            self._group = group
+            group.create_task(self._flush_statuses_forever())
+            try:
+                await asyncio.Future()
+            finally:
+                self._group = None
+
+    def _spawn(self, coro: Any) -> None:
+        if self._group is None:
+            coro.close()
+            raise RuntimeError("Binder.run() must be running before decisions are submitted")
+        self._in_flight += 1
+        self._idle.clear()
+        task = self._group.create_task(coro)
+        task.add_done_callback(self._done)
+
+    def _done(self, _task: asyncio.Task[None]) -> None:
+        self._in_flight -= 1
+        if self._in_flight == 0:
+            self._idle.set()
+
+    async def wait_idle(self) -> None:
+        """Until every bind and eviction sent so far has an answer (tests and graceful shutdown)."""
+        await self._idle.wait()
+
+    # --- the session's decisions -----------------------------------------------------------------------
+
+    def submit(self, result: SessionResult) -> None:
+        for job, binds in result.binds_by_job().items():
+            for bind in binds:
+                self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node)
+            self._spawn(self._bind_gang(job, binds))
+        for evict in result.evictions:
+            self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
+            self._spawn(self._evict(evict))
+        for update in result.podgroup_updates:
+            self._queue_podgroup_status(update)
+        for queue in result.queue_updates:
+            self._queue_queue_status(queue)
+        if result.podgroup_updates or result.queue_updates:
+            self._status_dirty.set()
+
+    async def _bind_gang(self, job: str, binds: list[Bind]) -> None:
+        results = await asyncio.gather(*(self._bind_one(b) for b in binds))
+        failed = results.count(False)
+        if failed:
+            _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
+
+    async def _bind_one(self, bind: Bind) -> bool:
+        key = f"{bind.namespace}/{bind.name}"
+        started = time.monotonic()
+        async with self._bind_slots:
+            try:
+                await patch.bind_pod(self.client, bind.namespace, bind.name, bind.uid, bind.node)
+            except (ApiError, *_NETWORK_ERRORS) as exc:
+                self._operation("bind", "error", started)
+                await self._bind_failed(bind, key, exc)
+                return False
+        self._operation("bind", "success", started)
+        self.metrics.bound_pods.inc()
+        pod = self.cache.pod(key)
+        created = _parse_time(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
+        if created is not None:
+            self.metrics.task_scheduling_latency.observe(max(0.0, time.time() - created) * 1000)
+        self.recorder.record(
+            pod or _pod_ref(bind.namespace, bind.name, bind.uid),
+            NORMAL,
+            "Scheduled",
+            f"Successfully assigned {key} to {bind.node}",
+        )
+        return True
+
+    async def _bind_failed(self, bind: Bind, key: str, exc: Exception) -> None:
+        self.cache.forget(key)
+        self.metrics.bind_failures.inc()
+        self.metrics.schedule_attempts.labels("error").inc()
+        message = f"failed to bind {key} to {bind.node}: {exc}"
+        _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=str(exc))
+        if isinstance(exc, ApiError) and exc.not_found:
+            return  # the pod is gone: nothing to mark
+        try:
+            await patch.set_pod_condition(
+                self.client,
+                bind.namespace,
+                bind.name,
+                patch.condition("PodScheduled", "False", "SchedulerError", message),
+            )
+        except (ApiError, *_NETWORK_ERRORS) as mark_exc:
+            _log.warning("could not mark the pod unscheduled", pod=key, error=str(mark_exc))
+        pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
+        self.recorder.record(pod, WARNING, "FailedScheduling", message)
+
+    async def _evict(self, evict: Evict) -> None:
+        key = f"{evict.namespace}/{evict.name}"
+        started = time.monotonic()
+        message = evict.reason + (f" (preempted for {evict.preemptor})" if evict.preemptor else "")
+        action = "preempt" if evict.preemptor else "reclaim"
+        async with self._bind_slots:
+            try:
+                await patch.set_pod_condition(
+                    self.client,
+                    evict.namespace,
+                    evict.name,
+                    patch.condition("DisruptionTarget", "True", "PreemptionByScheduler", message),
+                )
+                await patch.delete_pod(self.client, evict.namespace, evict.name, evict.uid)
+            except (ApiError, *_NETWORK_ERRORS) as exc:
+                self._operation("evict", "error", started)
+                self.cache.unmark_evicting(key)
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning("eviction failed", pod=key, error=str(exc))
+                return
+        self._operation("evict", "success", started)
+        self.metrics.evictions.labels(action).inc()
+        pod = self.cache.pod(key) or _pod_ref(evict.namespace, evict.name, evict.uid)
+        self.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")
+
+    def _operation(self, operation: str, result: str, started: float) -> None:
+        elapsed_ms = (time.monotonic() - started) * 1000
+        self.metrics.task_operation_latency.labels(operation, result).observe(elapsed_ms)
+
+    # --- status, coalesced -------------------------------------------------------------------------------
+
+    def _queue_podgroup_status(self, update: PodGroupUpdate) -> None:
+        key = f"{update.namespace}/{update.name}"
+        podgroup = self.cache.podgroup(key)
+        if podgroup is None:
+            return
+        current = podgroup.get("status")
+        status = podgroup_status(update, current)
+        if same_podgroup_status(status, current):
+            self._pending_pg.pop(key, None)
+            return
+        if same_podgroup_status(status, self._pending_pg.get(key) or self._sent_pg.get(key)):
+            return  # already on its way; the watch has not caught up yet
+        self._pending_pg[key] = status
+
+    def _queue_queue_status(self, update: QueueUpdate) -> None:
+        queue = self.cache.queue(update.name)
+        if queue is None:
+            return
+        body = allocated_patch(update.allocated, queue.get("status"))
+        if body is None:
+            self._pending_queue.pop(update.name, None)
+            return
+        self._pending_queue[update.name] = body
+        self.metrics.set_queue_resources("allocated", update.name, update.allocated)
+        if update.deserved is not None:
+            self.metrics.set_queue_resources("deserved", update.name, update.deserved)
+        if update.capability is not None:
+            self.metrics.set_queue_resources("capacity", update.name, update.capability)
+
+    async def _flush_statuses_forever(self) -> None:
+        while True:
+            await self._status_dirty.wait()
+            self._status_dirty.clear()
+            await self.flush_statuses()
+            await asyncio.sleep(self.status_flush_interval)  # let the next cycles' updates coalesce
+
+    async def flush_statuses(self) -> None:
+        podgroups, self._pending_pg = self._pending_pg, {}
+        queues, self._pending_queue = self._pending_queue, {}
+        writes = [self._write_podgroup(key, status) for key, status in podgroups.items()]
+        writes += [self._write_queue(name, body) for name, body in queues.items()]
+        await asyncio.gather(*writes)
+
+    async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
+        namespace, name = key.split("/", 1)
+        self._sent_pg[key] = status
+        async with self._status_slots:
+            try:
+                await patch.patch_status(self.client, PODGROUPS, name, namespace, status)
+            except (ApiError, *_NETWORK_ERRORS) as exc:
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning(
+                        "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
+                    )
+            finally:
+                self._sent_pg.pop(key, None)
+
+    async def _write_queue(self, name: str, body: dict[str, Any]) -> None:
+        async with self._status_slots:
+            try:
+                await patch.patch_status(self.client, QUEUES, name, None, body)
+            except (ApiError, *_NETWORK_ERRORS) as exc:
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning("Queue status write failed; retried next cycle", queue=name, error=str(exc))
