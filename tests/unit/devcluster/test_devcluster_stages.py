@@ -1,0 +1,153 @@
+"""The kwok --config: kwok's stages verbatim plus ours, with selectors that never overlap."""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import pytest
+import yaml
+
+from volcano_py.devcluster import stages
+
+POD_READY = """apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-ready
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'DoesNotExist'
+    - key: '.status.phase'
+      operator: 'In'
+      values: ['Pending']
+    - key: '.status.conditions.[] | select( .type == "Ready" ) | .status'
+      operator: 'NotIn'
+      values: ['True']
+  next:
+    statusTemplate: "phase: Running"
+"""
+POD_DELETE = """apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: pod-delete
+spec:
+  resourceRef: {apiGroup: v1, kind: Pod}
+  selector:
+    matchExpressions:
+    - key: '.metadata.deletionTimestamp'
+      operator: 'Exists'
+  next:
+    delete: true
+"""
+POD_COMPLETE = POD_DELETE.replace("name: pod-delete", "name: pod-complete")
+
+
+def _value(pod: dict[str, Any], key: str) -> Any:
+    """The handful of selector keys our stages use; anything else is treated as matching (conservative)."""
+    if key == ".metadata.deletionTimestamp":
+        return pod.get("deletionTimestamp")
+    if key == ".status.phase":
+        return pod["phase"]
+    prefix = '.metadata.annotations["'
+    if key.startswith(prefix):
+        return pod["annotations"].get(key[len(prefix) : -2])
+    return ...
+
+
+def _matches(stage: dict[str, Any], pod: dict[str, Any]) -> bool:
+    for expression in stage["spec"]["selector"]["matchExpressions"]:
+        value = _value(pod, expression["key"])
+        if value is ...:
+            continue
+        operator = expression["operator"]
+        if operator == "Exists" and value is None:
+            return False
+        if operator == "DoesNotExist" and value is not None:
+            return False
+        if operator == "In" and value not in expression["values"]:
+            return False
+        if operator == "NotIn" and value in expression["values"]:
+            return False
+    return True
+
+
+def _documents() -> list[dict[str, Any]]:
+    return list(yaml.safe_load_all(stages.kwok_config([POD_READY, POD_DELETE])))
+
+
+def test_config_starts_with_settings_then_kwok_stages_then_ours() -> None:
+    documents = _documents()
+    assert documents[0]["kind"] == "KwokConfiguration"
+    assert documents[0]["options"]["nodeLeaseDurationSeconds"] == 40
+    names = [d["metadata"]["name"] for d in documents[1:]]
+    assert names == ["pod-ready", "pod-delete", stages.COMPLETE_STAGE, stages.FAIL_STAGE]
+
+
+def test_no_two_pod_stages_match_the_same_pod() -> None:
+    pod_stages = [d for d in _documents() if d["kind"] == "Stage"]
+    phases = ["Pending", "Running", "Succeeded", "Failed"]
+    annotation_sets = [
+        {},
+        {stages.COMPLETE_AFTER: "5s"},
+        {stages.FAIL_AFTER: "2s"},
+        {stages.FAIL_AFTER: "2s", stages.EXIT_CODE: "3"},
+        {stages.COMPLETE_AFTER: "5s", stages.FAIL_AFTER: "2s"},
+    ]
+    for phase, extra, deleting in itertools.product(phases, annotation_sets, [False, True]):
+        pod = {"phase": phase, "annotations": extra, "deletionTimestamp": "now" if deleting else None}
+        matching = [s["metadata"]["name"] for s in pod_stages if _matches(s, pod)]
+        assert len(matching) <= 1, (pod, matching)
+
+
+@pytest.mark.parametrize(
+    ("annotations", "expected"),
+    [
+        ({}, None),
+        ({stages.COMPLETE_AFTER: "5s"}, stages.COMPLETE_STAGE),
+        ({stages.FAIL_AFTER: "1s", stages.EXIT_CODE: "7"}, stages.FAIL_STAGE),
+        ({stages.COMPLETE_AFTER: "5s", stages.FAIL_AFTER: "1s"}, stages.FAIL_STAGE),
+    ],
+    ids=["plain-pod-keeps-running", "complete-after", "fail-after", "fail-wins-over-complete"],
+)
+def test_which_stage_finishes_a_running_pod(annotations: dict[str, str], expected: str | None) -> None:
+    pod = {"phase": "Running", "annotations": annotations, "deletionTimestamp": None}
+    ours = [stages.complete_stage(), stages.fail_stage()]
+    matching = [s["metadata"]["name"] for s in ours if _matches(s, pod)]  # type: ignore[index]
+    assert matching == ([expected] if expected else [])
+
+
+def test_delays_come_from_the_annotations_without_jitter() -> None:
+    for stage, key in (
+        (stages.complete_stage(), stages.COMPLETE_AFTER),
+        (stages.fail_stage(), stages.FAIL_AFTER),
+    ):
+        delay = stage["spec"]["delay"]  # type: ignore[index]
+        assert delay["durationFrom"]["expressionFrom"] == f'.metadata.annotations["{key}"]'
+        assert "jitterDurationMilliseconds" not in delay and "jitterDurationFrom" not in delay
+
+
+def test_terminal_status_templates() -> None:
+    succeeded = stages.complete_stage()["spec"]["next"]["statusTemplate"]  # type: ignore[index]
+    failed = stages.fail_stage()["spec"]["next"]["statusTemplate"]  # type: ignore[index]
+    assert "phase: Succeeded" in succeeded and "exitCode: 0" in succeeded
+    assert "phase: Failed" in failed
+    assert f'index .metadata.annotations "{stages.EXIT_CODE}"' in failed and '"1"' in failed
+
+
+def test_kwoks_own_pod_complete_is_refused() -> None:
+    with pytest.raises(ValueError, match="pod-complete"):
+        stages.kwok_config([POD_READY, POD_COMPLETE])
+
+
+def test_a_zero_lease_duration_is_refused() -> None:
+    with pytest.raises(ValueError, match="node_lease_duration_seconds=0"):
+        stages.kwok_config([POD_READY], node_lease_duration_seconds=0)
+
+
+def test_annotation_keys_are_the_published_ones() -> None:
+    assert stages.COMPLETE_AFTER == "kwok.volcano-py.io/complete-after"
+    assert stages.FAIL_AFTER == "kwok.volcano-py.io/fail-after"
+    assert stages.EXIT_CODE == "kwok.volcano-py.io/exit-code"
