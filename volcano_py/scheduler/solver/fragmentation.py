@@ -1,0 +1,62 @@
+"""Stranded GPUs: free GPUs on a partly used node that no likely request can use.
+
+A node is partly used when its free vector differs from its allocatable one. Of its free GPUs, the ones a
+single likely request size can take (as many copies as fit, on every resource: a GPU with no CPU left beside
+it is as stranded as a lone GPU) are usable; the rest are stranded. Idle nodes strand nothing, since a whole
+node serves any request. The measure is a per-node number, so it adds up over a node class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from volcano_py.resources import GPU, Resource
+
+Vector = tuple[int, ...]
+
+
+class StrandedGpus:
+    """Stranded GPU amounts (milli-GPUs) of free vectors, along fixed resource dimensions."""
+
+    def __init__(self, dims: Sequence[str], likely: Sequence[Resource]) -> None:
+        self._gpu = dims.index(GPU) if GPU in dims else -1
+        self._sizes: list[list[tuple[int, int]]] = []
+        self._size_gpu: list[int] = []
+        for request in likely:
+            if request.amount(GPU) <= 0:
+                continue
+            pairs = [
+                (dims.index(name), value) for name, value in request.items() if value > 0 and name in dims
+            ]
+            if len(pairs) != sum(1 for v in request.values() if v > 0):
+                # The request needs a resource no node has: it never fits, so it makes nothing usable.
+                continue
+            self._sizes.append(pairs)
+            self._size_gpu.append(request.amount(GPU))
+
+    def of(self, free: Vector, in_use: bool) -> int:
+        if self._gpu < 0 or not in_use:
+            return 0
+        gpus = free[self._gpu]
+        if gpus <= 0:
+            return 0
+        usable = 0
+        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
+            copies = min(free[i] // amount for i, amount in pairs)
+            usable = max(usable, min(gpus, copies * size_gpu))
+            if usable == gpus:
+                return 0
+        return gpus - usable
+
+
+def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:
+    return tuple(resource.amount(name) for name in dims)
+
+
+def stranded_total(
+    nodes: Sequence[tuple[Resource, Resource]], likely: Sequence[Resource], dims: Sequence[str] | None = None
+) -> int:
+    """Stranded milli-GPUs over ``(free, allocatable)`` pairs, one per node."""
+    names = list(dims) if dims is not None else sorted({n for free, alloc in nodes for n in (*free, *alloc)})
+    measure = StrandedGpus(names, likely)
+    return sum(measure.of(vector_of(free, names), free != alloc) for free, alloc in nodes)

@@ -1,0 +1,83 @@
+"""The CP-SAT model for one gang in one domain: how many nodes of each class get each fill pattern.
+
+Variables ``n[m, p]`` count the nodes of merged class ``m`` that receive pattern ``p``. Per-node resource
+limits hold by construction (every pattern fits one node of its class), so the only constraints are class
+sizes and the gang's minimums. The objective is lexicographic, folded into one integer sum with weights
+that no lower term can overturn: pods placed, then stranded GPUs, then nodes touched, then idle nodes
+opened. The tier of the domain is compared outside the model, between domains.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ortools.sat.python import cp_model
+
+from volcano_py.scheduler.solver.domain import Choice, GangDomain
+
+
+@dataclass(frozen=True, slots=True)
+class ModelResult:
+    choice: Choice | None
+    status: str
+    wall_ms: float
+
+
+def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float, seed: int) -> ModelResult:
+    model = cp_model.CpModel()
+    gang = domain.gang
+    variables: dict[tuple[int, int], cp_model.IntVar] = {}
+    per_task: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in gang.tasks]
+    nodes = 0
+    max_delta = 0
+    for m, cls in enumerate(domain.classes):
+        class_vars = []
+        for p, pattern in enumerate(cls.patterns):
+            var = model.new_int_var(0, cls.size, f"n_{m}_{p}")
+            variables[(m, p)] = var
+            class_vars.append(var)
+            for t, k in enumerate(pattern):
+                if k:
+                    per_task[t].append((k, var))
+            max_delta = max(max_delta, abs(cls.strand_delta[p]))
+        if class_vars:
+            model.add(sum(class_vars) <= cls.size)
+        nodes += cls.size
+    totals = []
+    for t, task in enumerate(gang.tasks):
+        placed = sum(k * var for k, var in per_task[t]) if per_task[t] else 0
+        model.add(placed >= task.min_member)
+        model.add(placed <= task.count)
+        totals.append(placed)
+    model.add(sum(totals) >= gang.min_available)
+
+    touched = sum(variables.values())
+    opened = sum(var for (m, _), var in variables.items() if domain.classes[m].idle)
+    stranded = sum(domain.classes[m].strand_delta[p] * var for (m, p), var in variables.items())
+    w_touch = nodes + 1
+    w_strand = w_touch * (nodes + 1)
+    objective = w_strand * stranded + w_touch * touched + opened
+    if gang.size > gang.min_available:
+        # Extra pods beyond minAvailable only matter when the gang may grow past it.
+        w_pods = w_strand * (2 * max_delta * nodes + 1)
+        objective = objective - w_pods * sum(totals)
+    model.minimize(objective)
+    if hint:
+        for key, var in variables.items():
+            model.add_hint(var, hint.get(key, 0))
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
+    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.001)
+    status = solver.solve(model)
+    name = solver.status_name(status)
+    wall_ms = solver.wall_time * 1000.0
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return ModelResult(None, name, wall_ms)
+    choice: Choice = {}
+    for key, var in variables.items():
+        value = int(solver.value(var))
+        if value:
+            choice[key] = value
+    return ModelResult(choice, name, wall_ms)
