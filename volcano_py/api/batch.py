@@ -1,0 +1,182 @@
+"""``batch.volcano.sh/v1alpha1`` Job: a gang of tasks, each a pod template with replicas, and the policies
+that decide what happens when a pod fails, is evicted or a task completes.
+
+The pod template stays a plain mapping (it is Kubernetes' PodTemplateSpec, kept verbatim); the parts we read
+are checked by ``volcano_py.api.podspec``.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import Field
+
+from volcano_py.api import constants
+from volcano_py.api.bus import Action, Event
+from volcano_py.api.common import (
+    Duration,
+    FreeForm,
+    KubeObject,
+    NetworkTopologySpec,
+    SubdomainName,
+    Time,
+    VolcanoModel,
+    crd_default,
+)
+
+
+class JobPhase(StrEnum):
+    PENDING = "Pending"
+    ABORTING = "Aborting"
+    ABORTED = "Aborted"
+    RUNNING = "Running"
+    RESTARTING = "Restarting"
+    COMPLETING = "Completing"
+    COMPLETED = "Completed"
+    TERMINATING = "Terminating"
+    TERMINATED = "Terminated"
+    FAILED = "Failed"
+
+
+# Phases a Job never leaves by itself.
+FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
+
+
+class JobEvent(StrEnum):
+    """Reasons of the Kubernetes Events the Job controller records on a Job."""
+
+    COMMAND_ISSUED = "CommandIssued"
+    PLUGIN_ERROR = "PluginError"
+    PVC_ERROR = "PVCError"
+    PODGROUP_ERROR = "PodGroupError"
+    EXECUTE_ACTION = "ExecuteAction"
+    JOB_STATUS_ERROR = "JobStatusError"
+    PODGROUP_PENDING = "PodGroupPending"
+
+
+class NumaPolicy(StrEnum):
+    NONE = "none"
+    BEST_EFFORT = "best-effort"
+    RESTRICTED = "restricted"
+    SINGLE_NUMA_NODE = "single-numa-node"
+
+
+class Iteration(StrEnum):
+    ANY = "any"
+    ALL = "all"
+
+
+class LifecyclePolicy(VolcanoModel):
+    """On ``event`` (or any of ``events``), or on a container exiting with ``exitCode``, do ``action``."""
+
+    action: Action | None = None
+    event: Event | None = None
+    events: list[Event] = Field(default_factory=list)
+    exit_code: int | None = None
+    timeout: Duration | None = None
+
+    def all_events(self) -> list[Event]:
+        """``events`` plus ``event``, without repeats, in the order written."""
+        out: list[Event] = []
+        for event in [*self.events, *([self.event] if self.event else [])]:
+            if event not in out:
+                out.append(event)
+        return out
+
+
+class DependsOn(VolcanoModel):
+    name: list[str] = Field(default_factory=list)
+    iteration: Iteration | None = None
+
+
+class PartitionPolicySpec(VolcanoModel):
+    total_partitions: int = Field(ge=1)
+    partition_size: int = Field(ge=1)
+    network_topology: NetworkTopologySpec | None = None
+    min_partitions: int = crd_default(0, ge=0)
+
+
+class TaskSpec(VolcanoModel):
+    name: str | None = Field(default=None, max_length=63)
+    replicas: int = Field(default=0, ge=0)
+    min_available: int | None = Field(default=None, ge=0)
+    template: FreeForm = Field(default_factory=dict)
+    policies: list[LifecyclePolicy] = Field(default_factory=list)
+    topology_policy: NumaPolicy | None = None
+    max_retry: int = Field(default=0, ge=0)
+    depends_on: DependsOn | None = None
+    partition_policy: PartitionPolicySpec | None = None
+
+    @property
+    def pod_spec(self) -> dict[str, Any]:
+        spec = self.template.get("spec")
+        return spec if isinstance(spec, dict) else {}
+
+
+class VolumeSpec(VolcanoModel):
+    mount_path: str = Field(min_length=1, pattern=r"^[^:]+$")
+    volume_claim_name: str | None = Field(default=None, max_length=253)
+    volume_claim: FreeForm | None = None
+
+
+class JobSpec(VolcanoModel):
+    scheduler_name: str | None = Field(default=None, max_length=63)
+    min_available: int = Field(default=0, ge=0)
+    volumes: list[VolumeSpec] = Field(default_factory=list)
+    tasks: list[TaskSpec] = Field(default_factory=list)
+    policies: list[LifecyclePolicy] = Field(default_factory=list)
+    plugins: dict[str, list[str]] = Field(default_factory=dict)
+    running_estimate: Duration | None = None
+    queue: SubdomainName = crd_default(constants.DEFAULT_QUEUE)
+    max_retry: int = crd_default(3, ge=0)
+    ttl_seconds_after_finished: int | None = Field(default=None, ge=0)
+    priority_class_name: SubdomainName | None = None
+    min_success: int | None = Field(default=None, ge=1)
+    network_topology: NetworkTopologySpec | None = None
+
+    def total_replicas(self) -> int:
+        return sum(task.replicas for task in self.tasks)
+
+
+class JobState(VolcanoModel):
+    phase: JobPhase | None = None
+    reason: str | None = None
+    message: str | None = None
+    last_transition_time: Time | None = None
+
+
+class TaskState(VolcanoModel):
+    # Pod phase (Pending, Running, Succeeded, Failed, Unknown) -> number of pods of the task in it.
+    phase: dict[str, int] = Field(default_factory=dict)
+
+
+class JobCondition(VolcanoModel):
+    status: JobPhase
+    last_transition_time: Time | None = None
+
+
+class JobStatus(VolcanoModel):
+    state: JobState = Field(default_factory=JobState)
+    min_available: int = Field(default=0, ge=0)
+    task_status_count: dict[str, TaskState] = Field(default_factory=dict)
+    pending: int = Field(default=0, ge=0)
+    running: int = Field(default=0, ge=0)
+    succeeded: int = Field(default=0, ge=0)
+    failed: int = Field(default=0, ge=0)
+    terminating: int = Field(default=0, ge=0)
+    unknown: int = Field(default=0, ge=0)
+    version: int = Field(default=0, ge=0)
+    retry_count: int = Field(default=0, ge=0)
+    running_duration: Duration | None = None
+    controlled_resources: dict[str, str] = Field(default_factory=dict)
+    conditions: list[JobCondition] = Field(default_factory=list)
+
+
+class Job(KubeObject):
+    """A Volcano Job (``vcjob``)."""
+
+    api_version: str = constants.BATCH_API_VERSION
+    kind: str = constants.JOB_KIND
+    spec: JobSpec = Field(default_factory=JobSpec)
+    status: JobStatus | None = None

@@ -1,0 +1,314 @@
+"""Building blocks shared by every Volcano kind: base model, object metadata, quantities, durations, times.
+
+Wire compatibility drives the choices here. Objects keep the exact values the user wrote (a quantity stays
+``"500m"``, a timeout stays ``"10m"``) so that ``Kind.model_validate(obj).to_dict() == obj``; fields we do not
+model are kept, not dropped, so a newer Volcano field survives a read-modify-write by our controllers; and
+only the fields that were set are written back, so the API server's own defaults stay in charge.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    WithJsonSchema,
+)
+from pydantic.alias_generators import to_camel
+
+from volcano_py.resources import QuantityError, parse_quantity
+
+# Keys in ``json_schema_extra`` read by the CRD generator (``volcano_py.api.crd``).
+CRD_DEFAULT = "x-volcano-py-crd-default"
+
+DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+QUANTITY_PATTERN = (
+    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+    r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+)
+
+
+class VolcanoModel(BaseModel):
+    """Base of every API model: camelCase on the wire, snake_case in Python, unknown fields preserved."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="allow",
+        validate_assignment=False,
+        use_enum_values=False,
+    )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: camelCase keys, only fields that were set, never ``None``."""
+        return self.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+
+    @classmethod
+    def from_dict(cls, obj: Any) -> Self:
+        return cls.model_validate(obj)
+
+
+def crd_default(value: Any, **constraints: Any) -> Any:
+    """A field default that the CRD also declares, so the API server fills it in as Volcano's does."""
+    return Field(default=value, json_schema_extra={CRD_DEFAULT: True}, **constraints)
+
+
+# --- names ----------------------------------------------------------------------------------------------
+
+
+def dns1123_label_problem(value: str) -> str | None:
+    """Why ``value`` is not a DNS-1123 label, or None when it is one."""
+    if len(value) > 63:
+        return f"{value!r} is longer than 63 characters (shorten it)"
+    if not DNS1123_LABEL_RE.match(value):
+        return (
+            f"{value!r} is not a DNS-1123 label (use lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit, e.g. 'worker-0')"
+        )
+    return None
+
+
+def dns1123_subdomain_problem(value: str) -> str | None:
+    if len(value) > 253:
+        return f"{value!r} is longer than 253 characters (shorten it)"
+    if not DNS1123_SUBDOMAIN_RE.match(value):
+        return (
+            f"{value!r} is not a DNS-1123 subdomain (use lower-case letters, digits, '-' and '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return None
+
+
+def qualified_name_problem(value: str) -> str | None:
+    """Kubernetes' IsQualifiedName for an unprefixed name (what object and pod names must satisfy)."""
+    if len(value) > 63:
+        return f"{value!r} is longer than 63 characters (shorten it)"
+    if not QUALIFIED_NAME_RE.match(value):
+        return (
+            f"{value!r} is not a valid name (use letters, digits, '-', '_' or '.', "
+            "starting and ending with a letter or digit)"
+        )
+    return None
+
+
+def _check_subdomain(value: str) -> str:
+    problem = dns1123_subdomain_problem(value)
+    if problem and value:
+        raise ValueError(problem)
+    return value
+
+
+# A queue or priority class reference: a DNS-1123 subdomain, or empty (meaning "use the default").
+SubdomainName = Annotated[
+    str,
+    AfterValidator(_check_subdomain),
+    WithJsonSchema({"type": "string", "maxLength": 253, "pattern": DNS1123_SUBDOMAIN_RE.pattern}),
+]
+
+
+# --- quantities -----------------------------------------------------------------------------------------
+
+
+def _check_quantity(value: Any) -> Any:
+    # bool is an int in Python but never a quantity; a float would be rejected by the API server's
+    # int-or-string schema, so say so here rather than at apply time.
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        if isinstance(value, float):
+            raise ValueError(f"{value!r} is a floating-point number; quote it as a string, e.g. '{value!r}'")
+        raise ValueError(f"{value!r} is not a quantity; use forms like '500m', '2', '4Gi'")
+    try:
+        parse_quantity(value)
+    except QuantityError as err:
+        raise ValueError(str(err)) from None
+    return value
+
+
+# A Kubernetes quantity as written by the user: ``4``, ``"500m"``, ``"4Gi"``.
+Quantity = Annotated[
+    int | str,
+    BeforeValidator(_check_quantity),
+    WithJsonSchema(
+        {
+            "anyOf": [{"type": "integer"}, {"type": "string"}],
+            "pattern": QUANTITY_PATTERN,
+            "x-kubernetes-int-or-string": True,
+        }
+    ),
+]
+ResourceList = dict[str, Quantity]
+
+
+# --- durations and times --------------------------------------------------------------------------------
+
+_DURATION_PART_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_DURATION_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "m": 60.0,
+    "h": 3600.0,
+}
+
+
+def parse_duration(text: str) -> timedelta:
+    """A Go ``time.Duration`` string (``"90s"``, ``"1h30m"``, ``"0"``) as a timedelta."""
+    body = text.strip()
+    sign = -1.0 if body.startswith("-") else 1.0
+    body = body.lstrip("+-")
+    if body == "0":
+        return timedelta(0)
+    seconds = 0.0
+    pos = 0
+    for match in _DURATION_PART_RE.finditer(body):
+        if match.start() != pos:
+            break
+        seconds += float(match[1]) * _DURATION_UNIT_SECONDS[match[2]]
+        pos = match.end()
+    if not body or pos != len(body):
+        raise ValueError(f"{text!r} is not a duration; write it like '30s', '10m' or '1h30m'")
+    return timedelta(seconds=sign * seconds)
+
+
+def _check_duration(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise ValueError(f"{value!r} is not a duration; write it as a string like '30s', '10m' or '1h30m'")
+    parse_duration(value)
+    return value
+
+
+# A metav1.Duration kept as written; read it with ``parse_duration``.
+Duration = Annotated[str, BeforeValidator(_check_duration), WithJsonSchema({"type": "string"})]
+
+
+def _parse_time(value: Any) -> Any:
+    if isinstance(value, str):
+        text = value.replace("Z", "+00:00") if value.endswith("Z") else value
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValueError(
+                f"{value!r} is not an RFC 3339 time; write it like '2024-05-01T12:00:00Z'"
+            ) from None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return value
+
+
+def format_time(value: datetime) -> str:
+    """RFC 3339 in UTC with second precision, as metav1.Time is written."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# A metav1.Time.
+Time = Annotated[
+    datetime,
+    BeforeValidator(_parse_time),
+    PlainSerializer(format_time, return_type=str),
+    WithJsonSchema({"type": "string", "format": "date-time"}),
+]
+
+# A free-form object the API server keeps as-is (pod templates, PVC specs).
+FreeForm = Annotated[
+    dict[str, Any],
+    WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
+]
+
+
+# --- metadata -------------------------------------------------------------------------------------------
+
+
+class OwnerReference(VolcanoModel):
+    api_version: str
+    kind: str
+    name: str
+    uid: str
+    controller: bool | None = None
+    block_owner_deletion: bool | None = None
+
+
+class ObjectMeta(VolcanoModel):
+    """The parts of metav1.ObjectMeta we read; everything else the server sends is kept verbatim."""
+
+    name: str | None = None
+    generate_name: str | None = None
+    namespace: str | None = None
+    uid: str | None = None
+    resource_version: str | None = None
+    generation: int | None = None
+    creation_timestamp: Time | None = None
+    deletion_timestamp: Time | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    finalizers: list[str] = Field(default_factory=list)
+
+
+class KubeObject(VolcanoModel):
+    """A top-level API object: its ``to_dict`` always carries ``apiVersion`` and ``kind``."""
+
+    api_version: str
+    kind: str
+    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"apiVersion": self.api_version, "kind": self.kind, **super().to_dict()}
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name or ""
+
+    @property
+    def namespace(self) -> str:
+        return self.metadata.namespace or ""
+
+
+class LabelSelectorRequirement(VolcanoModel):
+    key: str
+    operator: str
+    values: list[str] = Field(default_factory=list)
+
+
+class LabelSelector(VolcanoModel):
+    match_labels: dict[str, str] = Field(default_factory=dict)
+    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+
+class Condition(VolcanoModel):
+    """metav1.Condition, as used by HyperNode status."""
+
+    type: str
+    status: str
+    observed_generation: int | None = None
+    last_transition_time: Time | None = None
+    reason: str | None = None
+    message: str | None = None
+
+
+# --- network topology (identical in batch.volcano.sh and scheduling.volcano.sh) --------------------------
+
+
+class NetworkTopologyMode(StrEnum):
+    HARD = "hard"
+    SOFT = "soft"
+
+
+class NetworkTopologySpec(VolcanoModel):
+    """How far (in HyperNode tiers) the pods of a job or group may spread."""
+
+    mode: NetworkTopologyMode = crd_default(NetworkTopologyMode.HARD)
+    highest_tier_allowed: int | None = Field(default=None, ge=0)
+    highest_tier_name: str | None = Field(default=None, max_length=253)

@@ -1,0 +1,390 @@
+"""The checks Volcano's job admission (webhook + ValidatingAdmissionPolicy) makes, as pure functions.
+
+Each rule reports every problem it finds (Volcano stops at the first), with the field path and the fix.
+Checks that need the cluster (does the queue exist, is it open, is it a leaf) belong to the webhook; here is
+everything that can be decided from the object alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from volcano_py.api import constants
+from volcano_py.api.batch import Job, LifecyclePolicy, NumaPolicy, TaskSpec
+from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Event
+from volcano_py.api.common import (
+    NetworkTopologySpec,
+    dns1123_label_problem,
+    dns1123_subdomain_problem,
+    qualified_name_problem,
+)
+from volcano_py.api.podspec import check_pod_spec
+from volcano_py.api.problems import Problem, join_path
+from volcano_py.resources import QuantityError, parse_quantity
+
+# Job plugins the Job controller knows (Volcano's controller plugin registry).
+JOB_PLUGINS: Final = ("env", "svc", "ssh", "mpi", "pytorch", "tensorflow", "hcclrank", "ray")
+MPI_DEFAULT_MASTER: Final = "master"
+
+_EVENTS = ", ".join(e.value for e in POLICY_EVENTS)
+_ACTIONS = ", ".join(a.value for a in POLICY_ACTIONS)
+
+
+def task_name(task: TaskSpec, index: int) -> str:
+    """The name a task has after admission: an unnamed task is called ``default<index>``, as in Volcano."""
+    return task.name or f"{constants.DEFAULT_TASK_SPEC}{index}"
+
+
+def validate_job(job: Job) -> list[Problem]:
+    problems = _check_job_name(job)
+    spec = job.spec
+    if not spec.tasks:
+        problems.append(Problem("spec.tasks", "no task specified (add at least one task)"))
+    seen: dict[str, int] = {}
+    for i, task in enumerate(spec.tasks):
+        here = join_path("spec", "tasks", i)
+        name = task_name(task, i)
+        if task.name and (msg := dns1123_label_problem(task.name)):
+            problems.append(Problem(join_path(here, "name"), msg))
+        if name in seen:
+            problems.append(
+                Problem(
+                    join_path(here, "name"),
+                    f"duplicated task name {name!r}, also used by spec.tasks[{seen[name]}] "
+                    "(give each task a unique name)",
+                )
+            )
+        else:
+            seen[name] = i
+        problems += _check_task(job, task, i, here)
+    total = spec.total_replicas()
+    if spec.tasks and spec.min_available > total:
+        problems.append(
+            Problem(
+                "spec.minAvailable",
+                f"{spec.min_available} is greater than the sum of task replicas {total} "
+                f"(lower minAvailable to at most {total} or add replicas)",
+            )
+        )
+    problems += check_policies(spec.policies, "spec.policies")
+    problems += _check_plugins(job)
+    problems += _check_volumes(job)
+    problems += check_network_topology(spec.network_topology, "spec.networkTopology")
+    if spec.queue == constants.ROOT_QUEUE:
+        problems.append(
+            Problem("spec.queue", "jobs cannot be submitted to the root queue (use a leaf queue)")
+        )
+    problems += _check_dependencies(spec.tasks)
+    return problems
+
+
+def _check_job_name(job: Job) -> list[Problem]:
+    name = job.metadata.name
+    if not name:
+        if job.metadata.generate_name:
+            return []
+        return [Problem("metadata.name", "is required (name the job)")]
+    msg = qualified_name_problem(name)
+    return [Problem("metadata.name", msg)] if msg else []
+
+
+def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem]:
+    problems: list[Problem] = []
+    if task.min_available is not None and task.min_available > task.replicas:
+        problems.append(
+            Problem(
+                join_path(here, "minAvailable"),
+                f"{task.min_available} is greater than replicas {task.replicas} "
+                f"(lower minAvailable to at most {task.replicas} or raise replicas)",
+            )
+        )
+    problems += check_policies(task.policies, join_path(here, "policies"))
+    if job.metadata.name and task.replicas > 0:
+        pod_name = f"{job.metadata.name}-{task_name(task, index)}-{task.replicas - 1}"
+        if qualified_name_problem(pod_name):
+            problems.append(
+                Problem(
+                    join_path(here, "name"),
+                    f"pod name {pod_name!r} would not be a valid name (it must be at most 63 characters; "
+                    "shorten the job or task name)",
+                )
+            )
+    template_spec = task.template.get("spec")
+    if template_spec is None:
+        problems.append(
+            Problem(join_path(here, "template", "spec"), "is required (add the pod spec with its containers)")
+        )
+    else:
+        problems += check_pod_spec(template_spec, join_path(here, "template", "spec"))
+        problems += _check_numa_cpus(task, here)
+    problems += _check_partition_policy(task, here)
+    return problems
+
+
+def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Problem]:
+    """Lifecycle policies: event(s) xor exitCode, allowed events and actions, no repeats, '*' alone."""
+    problems: list[Problem] = []
+    events_at: dict[Event, int] = {}
+    codes_at: dict[int, int] = {}
+    for i, policy in enumerate(policies):
+        here = join_path(path, i)
+        events = policy.all_events()
+        if events and policy.exit_code is not None:
+            problems.append(
+                Problem(
+                    here,
+                    "sets both event and exitCode (keep one: a policy reacts to events or to an exit code)",
+                )
+            )
+            continue
+        if not events and policy.exit_code is None:
+            problems.append(
+                Problem(
+                    here,
+                    "sets neither event nor exitCode (add one, e.g. 'event: PodFailed' or 'exitCode: 1')",
+                )
+            )
+            continue
+        if events:
+            for event in events:
+                if event not in POLICY_EVENTS:
+                    problems.append(
+                        Problem(
+                            join_path(here, "event" if event == policy.event else "events"),
+                            f"{event.value!r} is raised internally and cannot be used in a policy "
+                            f"(use one of {_EVENTS})",
+                        )
+                    )
+                elif event in events_at:
+                    problems.append(
+                        Problem(
+                            join_path(here, "event" if event == policy.event else "events"),
+                            f"event {event.value!r} is already handled by "
+                            f"{join_path(path, events_at[event])} "
+                            "(keep one policy per event)",
+                        )
+                    )
+                else:
+                    events_at[event] = i
+            if policy.action is None:
+                problems.append(
+                    Problem(join_path(here, "action"), f"is required with an event (use one of {_ACTIONS})")
+                )
+            elif policy.action not in POLICY_ACTIONS:
+                problems.append(
+                    Problem(
+                        join_path(here, "action"),
+                        f"{policy.action.value!r} is used internally and cannot be used in a policy "
+                        f"(use one of {_ACTIONS})",
+                    )
+                )
+        elif policy.exit_code is not None:
+            code = policy.exit_code
+            if code == 0:
+                problems.append(
+                    Problem(
+                        join_path(here, "exitCode"),
+                        "0 means success and is not an error code (use a non-zero exit code)",
+                    )
+                )
+            elif code in codes_at:
+                problems.append(
+                    Problem(
+                        join_path(here, "exitCode"),
+                        f"exit code {code} is already handled by {join_path(path, codes_at[code])} "
+                        "(keep one policy per exit code)",
+                    )
+                )
+            else:
+                codes_at[code] = i
+    if Event.ANY in events_at and len(events_at) > 1:
+        problems.append(
+            Problem(
+                join_path(path, events_at[Event.ANY], "event"),
+                "'*' matches every event, so no other event policy may be listed "
+                "(remove the other event policies or '*')",
+            )
+        )
+    return problems
+
+
+def check_network_topology(topology: NetworkTopologySpec | None, path: str) -> list[Problem]:
+    if topology is not None and topology.highest_tier_allowed is not None and topology.highest_tier_name:
+        return [
+            Problem(
+                path,
+                "sets both highestTierAllowed and highestTierName "
+                "(keep one: they are two ways to say the same limit)",
+            )
+        ]
+    return []
+
+
+def _check_numa_cpus(task: TaskSpec, here: str) -> list[Problem]:
+    # A NUMA topology policy pins whole CPUs, so every container must request a whole number of them.
+    if task.topology_policy in (None, NumaPolicy.NONE):
+        return []
+    problems: list[Problem] = []
+    spec = task.pod_spec
+    for field in ("containers", "initContainers"):
+        for i, container in enumerate(spec.get(field) or []):
+            if not isinstance(container, dict):
+                continue
+            resources = container.get("resources") or {}
+            cpu = (resources.get("requests") or {}).get("cpu", (resources.get("limits") or {}).get("cpu"))
+            try:
+                whole = cpu is not None and parse_quantity(cpu).denominator == 1 and parse_quantity(cpu) > 0
+            except QuantityError:
+                continue  # reported by the pod-spec check
+            if not whole:
+                problems.append(
+                    Problem(
+                        join_path(here, "template", "spec", field, i, "resources", "requests", "cpu"),
+                        f"must be a whole number of CPUs with topologyPolicy {task.topology_policy.value!r} "
+                        f"(request e.g. '2', not {cpu!r})",
+                    )
+                )
+    return problems
+
+
+def _check_partition_policy(task: TaskSpec, here: str) -> list[Problem]:
+    policy = task.partition_policy
+    if policy is None:
+        return []
+    path = join_path(here, "partitionPolicy")
+    problems: list[Problem] = []
+    product = policy.total_partitions * policy.partition_size
+    if task.replicas != product:
+        problems.append(
+            Problem(
+                path,
+                f"totalPartitions x partitionSize = {product} but replicas is {task.replicas} "
+                "(make replicas equal to totalPartitions x partitionSize)",
+            )
+        )
+    if task.min_available is not None and policy.min_partitions > 0:
+        wanted = policy.min_partitions * policy.partition_size
+        if task.min_available != wanted:
+            problems.append(
+                Problem(
+                    join_path(here, "minAvailable"),
+                    f"{task.min_available} differs from minPartitions x partitionSize = {wanted} "
+                    f"(set minAvailable to {wanted} or drop it)",
+                )
+            )
+    problems += check_network_topology(policy.network_topology, join_path(path, "networkTopology"))
+    return problems
+
+
+def _check_plugins(job: Job) -> list[Problem]:
+    problems = [
+        Problem(
+            join_path("spec", "plugins", name), f"unknown job plugin (use one of {', '.join(JOB_PLUGINS)})"
+        )
+        for name in job.spec.plugins
+        if name not in JOB_PLUGINS
+    ]
+    if "mpi" in job.spec.plugins:
+        master = MPI_DEFAULT_MASTER
+        for arg in job.spec.plugins["mpi"]:
+            if arg.startswith("--master="):
+                master = arg.split("=", 1)[1]
+        names = [task_name(t, i) for i, t in enumerate(job.spec.tasks)]
+        if master not in names:
+            problems.append(
+                Problem(
+                    "spec.plugins.mpi",
+                    f"the MPI master task {master!r} is not among the tasks {names} "
+                    "(name a task after it or pass --master=<task>)",
+                )
+            )
+    return problems
+
+
+def _check_volumes(job: Job) -> list[Problem]:
+    problems: list[Problem] = []
+    mount_paths: dict[str, int] = {}
+    for i, volume in enumerate(job.spec.volumes):
+        here = join_path("spec", "volumes", i)
+        if volume.mount_path in mount_paths:
+            problems.append(
+                Problem(
+                    join_path(here, "mountPath"),
+                    f"duplicated mountPath {volume.mount_path!r}, "
+                    f"also used by spec.volumes[{mount_paths[volume.mount_path]}] "
+                    "(mount each volume at its own path)",
+                )
+            )
+        else:
+            mount_paths[volume.mount_path] = i
+        if volume.volume_claim is None and not volume.volume_claim_name:
+            problems.append(
+                Problem(
+                    here,
+                    "sets neither volumeClaim nor volumeClaimName "
+                    "(name an existing PVC or describe a new one)",
+                )
+            )
+        elif volume.volume_claim is not None and volume.volume_claim_name:
+            problems.append(
+                Problem(
+                    here,
+                    "sets both volumeClaim and volumeClaimName (use volumeClaimName for an existing PVC, "
+                    "volumeClaim to create one)",
+                )
+            )
+        elif volume.volume_claim_name and (msg := dns1123_subdomain_problem(volume.volume_claim_name)):
+            problems.append(Problem(join_path(here, "volumeClaimName"), msg))
+    return problems
+
+
+def _check_dependencies(tasks: Sequence[TaskSpec]) -> list[Problem]:
+    names = {task_name(t, i): i for i, t in enumerate(tasks)}
+    problems: list[Problem] = []
+    edges: dict[str, list[str]] = {name: [] for name in names}
+    for i, task in enumerate(tasks):
+        if task.depends_on is None:
+            continue
+        for j, dep in enumerate(task.depends_on.name):
+            if dep not in names:
+                problems.append(
+                    Problem(
+                        join_path("spec", "tasks", i, "dependsOn", "name", j),
+                        f"task {dep!r} does not exist (depend on one of {sorted(names)})",
+                    )
+                )
+            else:
+                edges[task_name(task, i)].append(dep)
+    cycle = _find_cycle(edges)
+    if cycle:
+        problems.append(
+            Problem(
+                "spec.tasks",
+                f"dependsOn forms a cycle {' -> '.join(cycle)} (remove one of these dependencies)",
+            )
+        )
+    return problems
+
+
+def _find_cycle(edges: dict[str, list[str]]) -> list[str]:
+    """One dependency cycle as a list of task names (first repeated at the end), or [] for a DAG."""
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str]:
+        state[node] = 1
+        path.append(node)
+        for nxt in edges.get(node, []):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        path.pop()
+        state[node] = 2
+        return []
+
+    for node in edges:
+        if node not in state and (found := visit(node)):
+            return found
+    return []

@@ -1,0 +1,275 @@
+"""The parts of a Kubernetes pod spec that we read, checked and summed, without modelling the whole PodSpec.
+
+Pod templates stay plain mappings (the API server validates the rest when it creates the pods); what the
+scheduler and the Job controller rely on -- containers and their resources, nodeSelector, affinity,
+tolerations, priorityClassName, schedulerName -- is checked here so a mistake shows up at ``validate`` or
+admission time, with the field named, instead of as a pod that never schedules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
+from volcano_py.api.problems import Problem, join_path
+from volcano_py.resources import QuantityError, Resource, parse_quantity
+
+TOLERATION_OPERATORS: Final = ("Exists", "Equal")
+TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
+NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+LABEL_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist")
+AFFINITY_KINDS: Final = ("nodeAffinity", "podAffinity", "podAntiAffinity")
+
+
+def _kind(value: Any) -> str:
+    return type(value).__name__ if value is not None else "null"
+
+
+def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> list[Problem]:
+    """Problems in the parts of ``spec`` (a PodSpec mapping at ``path``) we read."""
+    if not isinstance(spec, Mapping):
+        return [
+            Problem(path, f"expected a mapping (the pod spec), got {_kind(spec)} (write 'containers: ...')")
+        ]
+    problems: list[Problem] = []
+    containers = spec.get("containers")
+    if (containers is None or containers == []) and require_containers:
+        problems.append(Problem(join_path(path, "containers"), "is required (add at least one container)"))
+    names: set[str] = set()
+    for field in ("initContainers", "containers"):
+        problems += _check_containers(spec.get(field), join_path(path, field), names)
+    problems += _check_string_map(spec.get("nodeSelector"), join_path(path, "nodeSelector"))
+    problems += _check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
+    problems += _check_affinity(spec.get("affinity"), join_path(path, "affinity"))
+    for field in ("priorityClassName", "schedulerName"):
+        value = spec.get(field)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            problems.append(
+                Problem(join_path(path, field), f"expected a string, got {_kind(value)} (quote it)")
+            )
+        elif field == "priorityClassName" and (msg := dns1123_subdomain_problem(value)):
+            problems.append(Problem(join_path(path, field), msg))
+    return problems
+
+
+def _check_containers(containers: Any, path: str, names: set[str]) -> list[Problem]:
+    if containers is None:
+        return []
+    if not isinstance(containers, list):
+        return [
+            Problem(path, f"expected a list of containers, got {_kind(containers)} (write '- name: ...')")
+        ]
+    problems: list[Problem] = []
+    for i, container in enumerate(containers):
+        here = join_path(path, i)
+        if not isinstance(container, Mapping):
+            problems.append(Problem(here, f"expected a mapping (a container), got {_kind(container)}"))
+            continue
+        name = container.get("name")
+        if not isinstance(name, str) or not name:
+            problems.append(Problem(join_path(here, "name"), "is required (give the container a name)"))
+        elif msg := dns1123_label_problem(name):
+            problems.append(Problem(join_path(here, "name"), msg))
+        elif name in names:
+            problems.append(
+                Problem(
+                    join_path(here, "name"),
+                    f"duplicated container name {name!r} (give each container a unique name)",
+                )
+            )
+        else:
+            names.add(name)
+        problems += _check_resources(container.get("resources"), join_path(here, "resources"))
+    return problems
+
+
+def _check_resources(resources: Any, path: str) -> list[Problem]:
+    if resources is None:
+        return []
+    if not isinstance(resources, Mapping):
+        return [Problem(path, f"expected a mapping with requests/limits, got {_kind(resources)}")]
+    problems: list[Problem] = []
+    parsed: dict[str, dict[str, Any]] = {}
+    for part in ("requests", "limits"):
+        values = resources.get(part)
+        parsed[part] = {}
+        if values is None:
+            continue
+        if not isinstance(values, Mapping):
+            problems.append(
+                Problem(
+                    join_path(path, part), f"expected a mapping of resource: quantity, got {_kind(values)}"
+                )
+            )
+            continue
+        for name, value in values.items():
+            where = join_path(path, part, str(name))
+            try:
+                if isinstance(value, bool):
+                    raise QuantityError(f"{value!r} is not a quantity; use forms like '500m', '2', '4Gi'")
+                amount = parse_quantity(value)
+            except QuantityError as err:
+                problems.append(Problem(where, str(err)))
+                continue
+            if amount < 0:
+                problems.append(Problem(where, f"{value!r} is negative (use a quantity >= 0)"))
+                continue
+            parsed[part][str(name)] = amount
+    for name, request in parsed["requests"].items():
+        limit = parsed["limits"].get(name)
+        if limit is not None and request > limit:
+            problems.append(
+                Problem(
+                    join_path(path, "requests", name),
+                    f"request {resources['requests'][name]!r} is above "
+                    f"the limit {resources['limits'][name]!r} "
+                    f"(lower the request or raise limits.{name})",
+                )
+            )
+    return problems
+
+
+def _check_string_map(value: Any, path: str) -> list[Problem]:
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        return [Problem(path, f"expected a mapping of label: value, got {_kind(value)}")]
+    return [
+        Problem(join_path(path, str(key)), f"{item!r} is not a string (quote it: '{item}')")
+        for key, item in value.items()
+        if not isinstance(item, str)
+    ]
+
+
+def _check_tolerations(tolerations: Any, path: str) -> list[Problem]:
+    if tolerations is None:
+        return []
+    if not isinstance(tolerations, list):
+        return [Problem(path, f"expected a list of tolerations, got {_kind(tolerations)}")]
+    problems: list[Problem] = []
+    for i, tol in enumerate(tolerations):
+        here = join_path(path, i)
+        if not isinstance(tol, Mapping):
+            problems.append(Problem(here, f"expected a mapping (a toleration), got {_kind(tol)}"))
+            continue
+        operator = tol.get("operator", "Equal")
+        if operator not in TOLERATION_OPERATORS:
+            problems.append(
+                Problem(join_path(here, "operator"), f"{operator!r} is not allowed (use Exists or Equal)")
+            )
+        if operator == "Exists" and tol.get("value"):
+            problems.append(
+                Problem(join_path(here, "value"), "must be empty when operator is Exists (remove value)")
+            )
+        if not tol.get("key") and operator != "Exists":
+            problems.append(
+                Problem(join_path(here, "operator"), "must be Exists when key is empty (set a key)")
+            )
+        effect = tol.get("effect")
+        if effect and effect not in TAINT_EFFECTS:
+            problems.append(
+                Problem(
+                    join_path(here, "effect"),
+                    f"{effect!r} is not allowed (use one of {', '.join(TAINT_EFFECTS)})",
+                )
+            )
+        if tol.get("tolerationSeconds") is not None and effect != "NoExecute":
+            problems.append(
+                Problem(
+                    join_path(here, "tolerationSeconds"),
+                    "only applies to effect NoExecute (set effect: NoExecute)",
+                )
+            )
+    return problems
+
+
+def _check_affinity(affinity: Any, path: str) -> list[Problem]:
+    if affinity is None:
+        return []
+    if not isinstance(affinity, Mapping):
+        return [Problem(path, f"expected a mapping, got {_kind(affinity)}")]
+    problems = [
+        Problem(join_path(path, str(key)), f"unknown affinity kind (use one of {', '.join(AFFINITY_KINDS)})")
+        for key in affinity
+        if key not in AFFINITY_KINDS
+    ]
+    node = affinity.get("nodeAffinity")
+    if isinstance(node, Mapping):
+        required = node.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if isinstance(required, Mapping):
+            terms_path = join_path(
+                path, "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms"
+            )
+            terms = required.get("nodeSelectorTerms")
+            if not isinstance(terms, list) or not terms:
+                problems.append(Problem(terms_path, "is required (add at least one node selector term)"))
+            else:
+                for i, term in enumerate(terms):
+                    problems += _check_node_term(term, join_path(terms_path, i))
+        for i, pref in enumerate(node.get("preferredDuringSchedulingIgnoredDuringExecution") or []):
+            here = join_path(path, "nodeAffinity", "preferredDuringSchedulingIgnoredDuringExecution", i)
+            if isinstance(pref, Mapping):
+                problems += _check_node_term(pref.get("preference"), join_path(here, "preference"))
+    return problems
+
+
+def _check_node_term(term: Any, path: str) -> list[Problem]:
+    if not isinstance(term, Mapping):
+        return [Problem(path, f"expected a mapping with matchExpressions, got {_kind(term)}")]
+    problems: list[Problem] = []
+    for field in ("matchExpressions", "matchFields"):
+        for i, req in enumerate(term.get(field) or []):
+            here = join_path(path, field, i)
+            if not isinstance(req, Mapping):
+                problems.append(Problem(here, "expected a mapping with key, operator and values"))
+                continue
+            operator = req.get("operator")
+            values = req.get("values") or []
+            if operator not in NODE_SELECTOR_OPERATORS:
+                problems.append(
+                    Problem(
+                        join_path(here, "operator"),
+                        f"{operator!r} is not allowed (use one of {', '.join(NODE_SELECTOR_OPERATORS)})",
+                    )
+                )
+            elif operator in ("In", "NotIn") and not values:
+                problems.append(
+                    Problem(
+                        join_path(here, "values"), f"must not be empty for operator {operator} (add values)"
+                    )
+                )
+            elif operator in ("Exists", "DoesNotExist") and values:
+                problems.append(
+                    Problem(
+                        join_path(here, "values"), f"must be empty for operator {operator} (remove values)"
+                    )
+                )
+            elif operator in ("Gt", "Lt") and (len(values) != 1 or not str(values[0]).lstrip("-").isdigit()):
+                problems.append(
+                    Problem(
+                        join_path(here, "values"),
+                        f"operator {operator} needs exactly one integer value (e.g. ['4'])",
+                    )
+                )
+    return problems
+
+
+def container_request(container: Mapping[str, Any]) -> Resource:
+    """What one container asks for; like Kubernetes, a limit with no request counts as the request."""
+    resources = container.get("resources") or {}
+    requests = dict(resources.get("limits") or {})
+    requests.update(resources.get("requests") or {})
+    return Resource.parse(requests)
+
+
+def pod_request(spec: Mapping[str, Any]) -> Resource:
+    """A pod's effective request: its containers' sum, at least its largest init container, plus overhead."""
+    total = Resource()
+    for container in spec.get("containers") or []:
+        total = total + container_request(container)
+    for init in spec.get("initContainers") or []:
+        total = total.max_with(container_request(init))
+    return total + Resource.parse(spec.get("overhead"))

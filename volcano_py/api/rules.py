@@ -1,0 +1,182 @@
+"""Admission checks for PodGroup, Queue, HyperNode and Command that need nothing but the object itself."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from volcano_py.api import constants
+from volcano_py.api.bus import COMMAND_ACTIONS, Command
+from volcano_py.api.common import qualified_name_problem
+from volcano_py.api.job_rules import check_network_topology
+from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.scheduling import PodGroup, Queue
+from volcano_py.api.topology import HyperNode, MemberType
+from volcano_py.resources import parse_quantity
+
+
+def _negative_quantities(values: Mapping[str, int | str], path: str) -> list[Problem]:
+    return [
+        Problem(join_path(path, name), f"{value!r} is negative (use a quantity >= 0)")
+        for name, value in values.items()
+        if parse_quantity(value) < 0
+    ]
+
+
+def _name_problems(name: str | None, generate_name: str | None) -> list[Problem]:
+    if not name:
+        return [] if generate_name else [Problem("metadata.name", "is required (name the object)")]
+    msg = qualified_name_problem(name)
+    return [Problem("metadata.name", msg)] if msg else []
+
+
+def validate_podgroup(pg: PodGroup) -> list[Problem]:
+    problems = _name_problems(pg.metadata.name, pg.metadata.generate_name)
+    spec = pg.spec
+    problems += [
+        Problem(join_path("spec", "minTaskMember", task), f"{count} is negative (use a count >= 0)")
+        for task, count in spec.min_task_member.items()
+        if count < 0
+    ]
+    problems += _negative_quantities(spec.min_resources or {}, "spec.minResources")
+    problems += check_network_topology(spec.network_topology, "spec.networkTopology")
+    for i, policy in enumerate(spec.sub_group_policy):
+        problems += check_network_topology(
+            policy.network_topology, join_path("spec", "subGroupPolicy", i, "networkTopology")
+        )
+    return problems
+
+
+def validate_queue(queue: Queue) -> list[Problem]:
+    problems = _name_problems(queue.metadata.name, queue.metadata.generate_name)
+    spec = queue.spec
+    problems += _negative_quantities(spec.capability, "spec.capability")
+    problems += _negative_quantities(spec.deserved, "spec.deserved")
+    problems += _negative_quantities(spec.guarantee.resource, "spec.guarantee.resource")
+    for name, guaranteed in sorted(spec.guarantee.resource.items()):
+        deserved = spec.deserved.get(name)
+        if deserved is None:
+            problems.append(
+                Problem(
+                    join_path("spec", "deserved", name),
+                    f"is missing while guarantee.resource.{name} is {guaranteed!r} "
+                    f"(set deserved.{name} to at least {guaranteed!r})",
+                )
+            )
+        elif parse_quantity(deserved) < parse_quantity(guaranteed):
+            problems.append(
+                Problem(
+                    join_path("spec", "deserved", name),
+                    f"{deserved!r} is below guarantee.resource.{name} {guaranteed!r} "
+                    f"(raise deserved.{name} to at least {guaranteed!r})",
+                )
+            )
+    for name, deserved in sorted(spec.deserved.items()):
+        capability = spec.capability.get(name)
+        if capability is not None and parse_quantity(deserved) > parse_quantity(capability):
+            problems.append(
+                Problem(
+                    join_path("spec", "deserved", name),
+                    f"{deserved!r} is above capability.{name} {capability!r} "
+                    f"(lower deserved.{name} or raise capability.{name})",
+                )
+            )
+    if spec.parent and spec.parent == queue.metadata.name:
+        problems.append(
+            Problem("spec.parent", "a queue cannot be its own parent (name another queue or 'root')")
+        )
+    if queue.metadata.name == constants.ROOT_QUEUE and spec.parent:
+        problems.append(Problem("spec.parent", "the root queue has no parent (remove spec.parent)"))
+    problems += _check_hierarchy_annotations(queue)
+    return problems
+
+
+def _check_hierarchy_annotations(queue: Queue) -> list[Problem]:
+    annotations = queue.metadata.annotations
+    hierarchy = annotations.get(constants.HIERARCHY_KEY)
+    weights = annotations.get(constants.HIERARCHY_WEIGHTS_KEY)
+    if hierarchy is None and weights is None:
+        return []
+    path = f"metadata.annotations[{constants.HIERARCHY_WEIGHTS_KEY}]"
+    if hierarchy is None or weights is None:
+        return [
+            Problem(
+                path if weights is None else f"metadata.annotations[{constants.HIERARCHY_KEY}]",
+                f"{constants.HIERARCHY_KEY} and {constants.HIERARCHY_WEIGHTS_KEY} must be set together "
+                "(add the other one)",
+            )
+        ]
+    levels, parts = hierarchy.split("/"), weights.split("/")
+    if len(levels) != len(parts):
+        return [
+            Problem(
+                path,
+                f"{len(parts)} weights for {len(levels)} hierarchy levels "
+                f"(give one weight per level of {hierarchy!r})",
+            )
+        ]
+    problems: list[Problem] = []
+    for part in parts:
+        try:
+            ok = float(part) > 0
+        except ValueError:
+            ok = False
+        if not ok:
+            problems.append(Problem(path, f"weight {part!r} is not a positive number (use e.g. '1/2/4')"))
+    return problems
+
+
+def validate_hypernode(hn: HyperNode) -> list[Problem]:
+    problems = _name_problems(hn.metadata.name, hn.metadata.generate_name)
+    if not hn.spec.members:
+        problems.append(Problem("spec.members", "is empty (add at least one member)"))
+    for i, member in enumerate(hn.spec.members):
+        here = join_path("spec", "members", i, "selector")
+        selector = member.selector
+        chosen = [
+            name
+            for name, value in (
+                ("exactMatch", selector.exact_match),
+                ("regexMatch", selector.regex_match),
+                ("labelMatch", selector.label_match),
+            )
+            if value is not None
+        ]
+        if not chosen:
+            problems.append(Problem(here, "has no match (set one of exactMatch, regexMatch or labelMatch)"))
+        elif len(chosen) > 1:
+            problems.append(Problem(here, f"sets {' and '.join(chosen)} (keep exactly one of them)"))
+        if selector.exact_match is not None and (msg := qualified_name_problem(selector.exact_match.name)):
+            problems.append(Problem(join_path(here, "exactMatch", "name"), msg))
+        if selector.regex_match is not None:
+            try:
+                re.compile(selector.regex_match.pattern)
+            except re.error as err:
+                problems.append(
+                    Problem(
+                        join_path(here, "regexMatch", "pattern"),
+                        f"is not a valid regular expression: {err} (fix the pattern)",
+                    )
+                )
+        if selector.label_match is not None and member.type != MemberType.NODE:
+            problems.append(
+                Problem(
+                    join_path(here, "labelMatch"),
+                    "only selects nodes (use type: Node, or exactMatch for a HyperNode)",
+                )
+            )
+    return problems
+
+
+def validate_command(command: Command) -> list[Problem]:
+    problems = _name_problems(command.metadata.name, command.metadata.generate_name)
+    allowed = ", ".join(a.value for a in COMMAND_ACTIONS)
+    if not command.action:
+        problems.append(Problem("action", f"is required (use one of {allowed})"))
+    elif command.action not in {a.value for a in COMMAND_ACTIONS}:
+        problems.append(
+            Problem("action", f"{command.action!r} is not a command action (use one of {allowed})")
+        )
+    if command.target is None:
+        problems.append(Problem("target", "is required (name the Job or Queue to act on)"))
+    return problems

@@ -1,0 +1,59 @@
+"""``topology.volcano.sh/v1alpha1`` HyperNode: a named group of nodes (or of other HyperNodes) that share a
+network tier, such as a rack switch (tier 1) or a spine (tier 2). Jobs with ``networkTopology`` are kept
+within a HyperNode of at most their allowed tier.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import Field
+
+from volcano_py.api import constants
+from volcano_py.api.common import Condition, KubeObject, LabelSelector, VolcanoModel
+
+
+class MemberType(StrEnum):
+    NODE = "Node"
+    HYPERNODE = "HyperNode"
+
+
+class ExactMatch(VolcanoModel):
+    name: str = Field(min_length=1, max_length=253)
+
+
+class RegexMatch(VolcanoModel):
+    pattern: str = Field(min_length=1)
+
+
+class MemberSelector(VolcanoModel):
+    """Exactly one of the three ways to pick members."""
+
+    exact_match: ExactMatch | None = None
+    regex_match: RegexMatch | None = None
+    label_match: LabelSelector | None = None
+
+
+class MemberSpec(VolcanoModel):
+    type: MemberType
+    selector: MemberSelector = Field(default_factory=MemberSelector)
+
+
+class HyperNodeSpec(VolcanoModel):
+    tier: int = Field(default=0, ge=0)
+    tier_name: str | None = Field(default=None, max_length=253)
+    members: list[MemberSpec] = Field(default_factory=list)
+
+
+class HyperNodeStatus(VolcanoModel):
+    conditions: list[Condition] = Field(default_factory=list)
+    node_count: int = Field(default=0, ge=0)
+
+
+class HyperNode(KubeObject):
+    """A cluster-scoped network-topology domain."""
+
+    api_version: str = constants.TOPOLOGY_API_VERSION
+    kind: str = constants.HYPERNODE_KIND
+    spec: HyperNodeSpec = Field(default_factory=HyperNodeSpec)
+    status: HyperNodeStatus | None = None

@@ -1,0 +1,143 @@
+"""Validation of one API object, shared by ``volcano-py validate`` and the admission webhook.
+
+Three layers, in order: the model (types, enums, ranges -- what the CRD schema enforces too), unknown fields
+(which the API server would silently prune, so a typo like ``replica:`` is lost without a word), and the
+cross-field rules of Volcano's admission (``job_rules``, ``rules``). Objects of other kinds are skipped,
+except plain Pods, whose spec we read when ``schedulerName: volcano``.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from pydantic import BaseModel, ValidationError
+
+from volcano_py.api import constants
+from volcano_py.api.batch import Job
+from volcano_py.api.bus import Command
+from volcano_py.api.common import KubeObject, ObjectMeta
+from volcano_py.api.job_rules import check_policies, validate_job
+from volcano_py.api.podspec import check_pod_spec
+from volcano_py.api.problems import Problem, from_validation_error, join_path
+from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
+from volcano_py.api.scheduling import PodGroup, Queue
+from volcano_py.api.topology import HyperNode
+
+__all__ = [
+    "KINDS",
+    "Problem",
+    "check_policies",
+    "parse_object",
+    "unknown_fields",
+    "validate_command",
+    "validate_hypernode",
+    "validate_job",
+    "validate_object",
+    "validate_podgroup",
+    "validate_queue",
+]
+
+KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
+    (constants.BATCH_API_VERSION, constants.JOB_KIND): Job,
+    (constants.SCHEDULING_API_VERSION, constants.PODGROUP_KIND): PodGroup,
+    (constants.SCHEDULING_API_VERSION, constants.QUEUE_KIND): Queue,
+    (constants.BUS_API_VERSION, constants.COMMAND_KIND): Command,
+    (constants.TOPOLOGY_API_VERSION, constants.HYPERNODE_KIND): HyperNode,
+}
+_OUR_GROUPS: Final = {api_version.split("/")[0]: api_version for api_version, _ in KINDS}
+
+
+def _rules(obj: KubeObject) -> list[Problem]:
+    checks: dict[type[KubeObject], Callable[[Any], list[Problem]]] = {
+        Job: validate_job,
+        PodGroup: validate_podgroup,
+        Queue: validate_queue,
+        Command: validate_command,
+        HyperNode: validate_hypernode,
+    }
+    return checks[type(obj)](obj)
+
+
+def parse_object(obj: Mapping[str, Any]) -> tuple[KubeObject | None, list[Problem]]:
+    """The model for one of our kinds, or None with the problems that stopped it (None, [] if not ours)."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    model = KINDS.get((str(api_version), str(kind)))
+    if model is None:
+        group = str(api_version).split("/")[0]
+        if group in _OUR_GROUPS:
+            known = sorted(k for (v, k) in KINDS if v.startswith(group + "/"))
+            return None, [
+                Problem(
+                    "apiVersion",
+                    f"{api_version}/{kind} is not served "
+                    f"(use apiVersion {_OUR_GROUPS[group]} with kind one of {known})",
+                )
+            ]
+        return None, []
+    try:
+        return model.model_validate(obj), []
+    except ValidationError as err:
+        return None, from_validation_error(err)
+
+
+def unknown_fields(model: BaseModel, path: str = "") -> list[Problem]:
+    """Fields the models do not know, which the API server would drop without telling anyone."""
+    problems: list[Problem] = []
+    if isinstance(model, ObjectMeta):
+        return problems  # metadata has many server-managed fields we deliberately pass through
+    known = [f.alias or name for name, f in type(model).model_fields.items()]
+    for key in model.model_extra or {}:
+        close = difflib.get_close_matches(key, known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else f"known fields: {', '.join(sorted(known))}"
+        problems.append(
+            Problem(join_path(path, key), f"unknown field (remove it or fix the spelling; {hint})")
+        )
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        here = join_path(path, field.alias or name)
+        if isinstance(value, BaseModel):
+            problems += unknown_fields(value, here)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, BaseModel):
+                    problems += unknown_fields(item, join_path(here, i))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                if isinstance(item, BaseModel):
+                    problems += unknown_fields(item, join_path(here, str(key)))
+    return problems
+
+
+def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    metadata = obj.get("metadata") or {}
+    if not isinstance(metadata, Mapping) or not (metadata.get("name") or metadata.get("generateName")):
+        problems.append(Problem("metadata.name", "is required (name the pod)"))
+    problems += check_pod_spec(obj.get("spec"), "spec")
+    return problems
+
+
+def validate_object(obj: Any) -> list[Problem]:
+    """Every problem in one manifest document; [] when it is valid or not a kind we check."""
+    if not isinstance(obj, Mapping):
+        return [Problem("", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}")]
+    if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
+        return _validate_pod(obj)
+    model, problems = parse_object(obj)
+    if model is None:
+        return problems
+    return unknown_fields(model) + _rules(model)
+
+
+def object_ref(obj: Any) -> str:
+    """``Kind/namespace/name`` (``Kind/name`` when the manifest gives no namespace) for messages."""
+    if not isinstance(obj, Mapping):
+        return "<not an object>"
+    raw_meta = obj.get("metadata")
+    metadata: Mapping[str, Any] = raw_meta if isinstance(raw_meta, Mapping) else {}
+    name = metadata.get("name") or metadata.get("generateName") or "<unnamed>"
+    kind = obj.get("kind") or "<no kind>"
+    namespace = metadata.get("namespace")
+    return f"{kind}/{namespace}/{name}" if namespace else f"{kind}/{name}"
