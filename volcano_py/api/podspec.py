@@ -50,7 +50,7 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
             problems.append(
                 Problem(join_path(path, field), f"expected a string, got {_kind(value)} (quote it)")
             )
-        elif field == "priorityClassName" and (msg := dns1123_subdomain_problem(value)):
+        elif field == "priorityClassName" and value and (msg := dns1123_subdomain_problem(value)):
             problems.append(Problem(join_path(path, field), msg))
     return problems
 
