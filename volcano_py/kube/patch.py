@@ -65,7 +65,14 @@ async def delete_pod(
 
 
 async def patch_status(
-    client: KubeClient, kind: ResourceKind, name: str, namespace: str | None, status: dict[str, Any]
+    client: KubeClient,
+    kind: ResourceKind,
+    name: str,
+    namespace: str | None,
+    status: dict[str, Any],
+    *,
+    subresource: bool = True,
 ) -> dict[str, Any]:
-    """Merge-patch ``status`` through the status subresource."""
-    return await client.patch(kind.object_path(name, namespace, "status"), {"status": status})
+    """Merge-patch ``status``, through the status subresource unless the CRD has none (Volcano's PodGroup)."""
+    path = kind.object_path(name, namespace, "status" if subresource else None)
+    return await client.patch(path, {"status": status})

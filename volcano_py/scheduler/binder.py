@@ -226,8 +226,10 @@ class Binder:
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
         _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=str(exc))
-        if isinstance(exc, ApiError) and exc.not_found:
-            return  # the pod is gone: nothing to mark
+        if isinstance(exc, ApiError) and (exc.not_found or exc.conflict):
+            # Gone, or already bound (e.g. by a previous leader whose bind the watch had not shown yet):
+            # nothing to mark, and the watch will show where it runs.
+            return
         try:
             await patch.set_pod_condition(
                 self.client,
@@ -319,7 +321,8 @@ class Binder:
         self._sent_pg[key] = status
         async with self._status_slots:
             try:
-                await patch.patch_status(self.client, PODGROUPS, name, namespace, status)
+                # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
+                await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
             except (ApiError, *_NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
