@@ -243,3 +243,59 @@ def test_release_undoes_charge_up_the_chain() -> None:
     assert book.allocated("t") == Resource()
     assert book.allocated("org") == Resource()
     assert book.allocated("root") == Resource()
+
+
+# --- the worked example of docs/queues.md -----------------------------------------------------------------
+
+
+def _docs_example() -> QuotaLedger:
+    return ledger(
+        q("research", capability=R(gpu=8), deserved=R(cpu=32, gpu=6), guarantee=R(gpu=2)),
+        q("vision", parent="research", deserved=R(gpu=4), guarantee=R(gpu=2)),
+        q("nlp", parent="research", deserved=R(gpu=2)),
+        q("prod", reclaimable=False, deserved=R(cpu=32, gpu=2), guarantee=R(cpu=16, gpu=2)),
+        cluster=R(cpu=64, gpu=8),
+    )
+
+
+def test_docs_example_derived_figures() -> None:
+    tree = _docs_example().tree
+    figures = {
+        name: (
+            tree.queues[name].guarantee,
+            tree.queues[name].real_capability.cap(R(cpu=1000, gpu=1000)),
+            tree.queues[name].deserved,
+        )
+        for name in ("root", "research", "prod", "vision", "nlp")
+    }
+    assert figures == {
+        "root": (R(cpu=16, gpu=4), R(cpu=64, gpu=8), R(cpu=64, gpu=8)),
+        "research": (R(gpu=2), R(cpu=48, gpu=6), R(cpu=32, gpu=6)),
+        "prod": (R(cpu=16, gpu=2), R(cpu=64, gpu=6), R(cpu=32, gpu=2)),
+        "vision": (R(gpu=2), R(cpu=48, gpu=6), R(gpu=4)),
+        "nlp": (Resource(), R(cpu=48, gpu=4), R(gpu=2)),
+    }
+
+
+def test_docs_example_reclaim_story() -> None:
+    book = _docs_example()
+    book.charge("prod", R(gpu=2))
+    book.charge("nlp", R(gpu=4))
+    gang = R(gpu=4)
+    # Research is full to its real capability, but vision may still be admitted: it is within deserved.
+    assert not book.allocatable("vision", gang).ok
+    assert book.enqueueable("vision", gang).ok
+    assert book.can_reclaim("vision", gang).ok
+    assert not book.can_give_up("prod", R(gpu=1), "vision").ok
+    assert book.can_give_up("nlp", R(gpu=2), "vision").ok
+    book.release("nlp", R(gpu=2))
+    assert book.allocatable("vision", gang).ok
+    assert not book.can_give_up("nlp", R(gpu=2), "vision").ok  # nlp is back at its deserved share
+
+
+def test_enqueue_refused_beyond_deserved_when_ancestors_are_full() -> None:
+    book = _docs_example()
+    book.charge("nlp", R(gpu=4))
+    verdict = book.enqueueable("vision", R(gpu=5))
+    assert not verdict.ok
+    assert "queue 'research' nvidia.com/gpu: would hold 9, capability is 6" in verdict.reason

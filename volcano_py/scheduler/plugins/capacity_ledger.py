@@ -156,30 +156,55 @@ class QuotaLedger:
         return _refused("queue quota exceeded", shortfalls) if shortfalls else ALLOWED
 
     def enqueueable(self, queue: str, minimum: Resource) -> QuotaVerdict:
-        """May a job needing ``minimum`` to start be admitted? Admitted jobs count as if they already held
-        their minimum; what running jobs hold beyond theirs does not, as reclaim can take it back."""
+        """May a job needing ``minimum`` to start be admitted?
+
+        Admitted jobs count as if they already held their minimum; what running jobs hold beyond theirs does
+        not, as it can be taken back. The job must fit the real capability of the queue and every ancestor,
+        unless the queue, with the job, stays within its deserved share on every resource the job needs:
+        then reclaim can make room, and holding the job back would keep reclaim from ever running (a
+        departure from Volcano, where such a job waits forever behind over-served siblings).
+        """
         unusable = self._unusable(queue)
         if unusable is not None:
             return unusable
         shortfalls: list[Shortfall] = []
         for limits in self.tree.chain(queue):
-            name = limits.name
-            would = (
-                self._allocated[name] + self._inqueue[name] - self._elastic[name]
-            ).clamp_min_zero() + minimum
-            shortfalls += _over(name, would, limits.real_capability, minimum, "capability")
-        return _refused("queue quota insufficient", shortfalls) if shortfalls else ALLOWED
+            shortfalls += _over(
+                limits.name,
+                self._expected(limits.name) + minimum,
+                limits.real_capability,
+                minimum,
+                "capability",
+            )
+        if not shortfalls:
+            return ALLOWED
+        limits = self.tree.queues[queue]
+        would = self._expected(queue) + minimum
+        own = _over(queue, would, limits.real_capability, minimum, "capability")
+        if not own and all(would.amount(n) <= limits.deserved.amount(n) for n, v in minimum.items() if v > 0):
+            return ALLOWED
+        return _refused("queue quota insufficient", shortfalls)
+
+    def _expected(self, queue: str) -> Resource:
+        return (self._allocated[queue] + self._inqueue[queue] - self._elastic[queue]).clamp_min_zero()
 
     def can_reclaim(self, queue: str, request: Resource) -> QuotaVerdict:
-        """May ``queue`` evict other queues' tasks for ``request``? Only while it stays within capability and,
-        on at least one resource it asks for, stays within what it deserves."""
-        allocatable = self.allocatable(queue, request)
-        if not allocatable.ok:
-            return allocatable
+        """May ``queue`` evict other queues' tasks for ``request``? Only while it stays within its own real
+        capability and, on at least one resource it asks for, within what it deserves.
+
+        Its ancestors' capabilities are not checked here: the victims may come from under the same parent,
+        so the reclaim action checks ``allocatable`` after it has simulated the evictions.
+        """
+        unusable = self._unusable(queue)
+        if unusable is not None:
+            return unusable
         limits = self.tree.queues[queue]
         would = self._allocated[queue] + request
+        over = _over(queue, would, limits.real_capability, request, "capability")
+        if over:
+            return _refused("queue quota exceeded", over)
         for name, amount in request.items():
-            if amount > 0 and 0 < would.amount(name) <= limits.deserved.amount(name):
+            if amount > 0 and would.amount(name) <= limits.deserved.amount(name):
                 return ALLOWED
         shortfalls = [
             Shortfall(queue, name, would.amount(name), limits.deserved.amount(name), "deserved")
