@@ -81,10 +81,12 @@ def _build_one(name: str, args: Sequence[str], ssh_keygen: Callable[[], KeyPair]
     return builder(args)
 
 
-def _required_tasks(job: Mapping[str, Any], plugins: Sequence[JobPlugin]) -> list[JobPluginError]:
+def _required_tasks(
+    job: Mapping[str, Any], plugins: Sequence[JobPlugin], *, mpi: bool = True
+) -> list[JobPluginError]:
     problems: list[JobPluginError] = []
     for plugin in plugins:
-        if isinstance(plugin, MpiPlugin) and find_task(job, plugin.master) is None:
+        if mpi and isinstance(plugin, MpiPlugin) and find_task(job, plugin.master) is None:
             problems.append(
                 JobPluginError(
                     "spec.tasks",
@@ -117,6 +119,25 @@ def plugin_problems(job: Mapping[str, Any]) -> list[JobPluginError]:
         except JobPluginError as exc:
             problems.append(exc)
     return problems + _required_tasks(job, built)
+
+
+def argument_problems(job: Mapping[str, Any]) -> list[JobPluginError]:
+    """Problems with the arguments of the plugins we know, and tasks they need that ``api.job_rules`` does
+    not check (it already reports unknown plugin names and the mpi master task)."""
+    try:
+        specs = plugin_args(job)
+    except JobPluginError as exc:
+        return [exc]
+    problems: list[JobPluginError] = []
+    built: list[JobPlugin] = []
+    for name in sorted(specs, key=_rank):
+        if name not in PLUGIN_BUILDERS:
+            continue
+        try:
+            built.append(_build_one(name, specs[name], generate_rsa_key_pair))
+        except JobPluginError as exc:
+            problems.append(exc)
+    return problems + _required_tasks(job, built, mpi=False)
 
 
 def _rank(name: str) -> tuple[int, str]:

@@ -1,0 +1,134 @@
+"""Pods and PodGroups built for a Job: names, Volcano's labels and annotations, minResources."""
+
+from __future__ import annotations
+
+from ctl_builders import JobBuilder
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
+from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, pod_requests, spec_patch
+from volcano_py.controllers.job.spec import parse_job
+from volcano_py.resources import Resource
+
+
+def test_pod_carries_volcanos_labels_and_annotations() -> None:
+    spec = parse_job(JobBuilder("tf", "ml", "u-1").task("ps", 1).task("worker", 4).set(queue="q1").obj())
+    pod = build_pod(spec, spec.tasks[1], 2, version=3, retry_count=1)
+    meta = pod["metadata"]
+    assert meta["name"] == "tf-worker-2" and meta["namespace"] == "ml"
+    assert meta["annotations"] == {
+        c.TASK_INDEX_KEY: "2",
+        c.TASK_SPEC_KEY: "worker",
+        c.KUBE_GROUP_NAME_KEY: "tf-u-1",
+        c.JOB_NAME_KEY: "tf",
+        c.QUEUE_NAME_KEY: "q1",
+        c.JOB_VERSION_KEY: "3",
+        c.POD_TEMPLATE_KEY: "tf-worker",
+        c.JOB_RETRY_COUNT_KEY: "1",
+    }
+    assert meta["labels"] == {
+        c.TASK_INDEX_KEY: "2",
+        c.JOB_NAME_KEY: "tf",
+        c.TASK_SPEC_KEY: "worker",
+        c.JOB_NAMESPACE_KEY: "ml",
+        c.QUEUE_NAME_KEY: "q1",
+    }
+    assert meta["ownerReferences"][0]["uid"] == "u-1" and meta["ownerReferences"][0]["controller"] is True
+    assert pod["spec"]["schedulerName"] == "volcano"
+
+
+def test_scheduler_and_priority_class_default_from_the_job_but_template_wins() -> None:
+    spec = parse_job(
+        JobBuilder()
+        .task("a", 1)
+        .task("b", 1, priority_class="low")
+        .set(schedulerName="other", priorityClassName="high")
+        .obj()
+    )
+    assert build_pod(spec, spec.tasks[0], 0, version=0, retry_count=0)["spec"]["priorityClassName"] == "high"
+    b = build_pod(spec, spec.tasks[1], 0, version=0, retry_count=0)["spec"]
+    assert (b["priorityClassName"], b["schedulerName"]) == ("low", "other")
+
+
+def test_job_volumes_become_pvc_mounts() -> None:
+    body = (
+        JobBuilder()
+        .task("w", 1)
+        .set(
+            volumes=[
+                {"mountPath": "/data", "volumeClaimName": "shared"},
+                {"mountPath": "/scratch", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}},
+            ]
+        )
+        .obj()
+    )
+    spec = parse_job(body)
+    pod = build_pod(spec, spec.tasks[0], 0, version=0, retry_count=0)
+    claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"]]
+    assert claims == ["shared", "job-pvc-uid-1234-1"]
+    assert [m["mountPath"] for m in pod["spec"]["containers"][0]["volumeMounts"]] == ["/data", "/scratch"]
+    pvc = build_pvc(spec, spec.volumes[1].claim_name, spec.volumes[1].claim_spec or {})
+    assert pvc["metadata"]["ownerReferences"][0]["kind"] == "Job"
+
+
+def test_pod_requests_count_init_containers_and_overhead() -> None:
+    pod_spec = {
+        "containers": [
+            {"resources": {"requests": {"cpu": "1"}}},
+            {"resources": {"limits": {"cpu": "500m", "memory": "1Gi"}}},
+        ],
+        "initContainers": [{"resources": {"requests": {"cpu": "4"}}}],
+        "overhead": {"memory": "100Mi"},
+    }
+    assert pod_requests(pod_spec) == Resource.of(cpu="4", memory="1124Mi")
+
+
+def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
+    spec = parse_job(
+        JobBuilder()
+        .task("low", 4, cpu="1", priority_class="low")
+        .task("high", 2, cpu="8", priority_class="high")
+        .set(minAvailable=3)
+        .obj()
+    )
+    got = min_resources(spec, {"high": 1000, "low": 10})
+    assert got == Resource.of(cpu="17", memory="3Gi")  # 2 high pods + 1 low pod
+
+
+def test_min_resources_fill_task_minimums_first() -> None:
+    spec = parse_job(
+        JobBuilder().task("ps", 2, min_available=1, cpu="2").task("w", 4, min_available=2, cpu="1").obj()
+    )
+    assert spec.min_available == 3
+    assert min_resources(spec, {}) == Resource.of(cpu="4", memory="3Gi")
+
+
+def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
+    spec = parse_job(
+        JobBuilder("j", "ns", "u")
+        .task("w", 2, gpu=1)
+        .set(queue="q", priorityClassName="p", networkTopology={"mode": "hard", "highestTierAllowed": 2})
+        .obj()
+    )
+    pg = build_podgroup(spec, {})
+    assert pg["metadata"]["name"] == "j-u" and pg["metadata"]["ownerReferences"][0]["name"] == "j"
+    assert pg["spec"] == {
+        "minMember": 2,
+        "minTaskMember": {"w": 2},
+        "queue": "q",
+        "minResources": {"cpu": "2", "memory": "2Gi", "nvidia.com/gpu": "2"},
+        "priorityClassName": "p",
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
+    }
+    assert spec_patch(pg, spec, {}) is None
+    bigger = parse_job(
+        JobBuilder("j", "ns", "u").task("w", 4, gpu=1).set(queue="q", priorityClassName="p").obj()
+    )
+    patch = spec_patch(pg, bigger, {})
+    assert patch == {
+        "spec": {
+            "minMember": 4,
+            "minTaskMember": {"w": 4},
+            "minResources": {"cpu": "4", "memory": "4Gi", "nvidia.com/gpu": "4"},
+        }
+    }

@@ -1,0 +1,100 @@
+"""Reading a Job body: Volcano's defaults, and errors that name the field and the fix."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from ctl_builders import JobBuilder, policy
+
+from volcano_py.controllers.job.spec import Action, Event, JobSpecError, parse_duration, parse_job
+
+
+def test_defaults_follow_volcanos_webhook() -> None:
+    spec = parse_job(JobBuilder().task("master").task("worker", 3).obj())
+    assert spec.queue == "default"
+    assert spec.scheduler_name == "volcano"
+    assert spec.max_retry == 3
+    assert spec.min_available == 4
+    assert [t.min_available for t in spec.tasks] == [1, 3]
+    assert spec.podgroup_name == "job-uid-1234"
+    assert spec.total_replicas == 4
+
+
+def test_policies_are_parsed_at_job_and_task_level() -> None:
+    body = (
+        JobBuilder()
+        .task("w", 2, policies=[policy("RestartTask", event="PodEvicted")])
+        .policy("RestartJob", exit_code=3)
+        .policy("AbortJob", event="PodPending", timeout="1m30s")
+        .obj()
+    )
+    spec = parse_job(body)
+    assert spec.tasks[0].policies[0].events == (Event.POD_EVICTED,)
+    assert spec.policies[0].action is Action.RESTART_JOB and spec.policies[0].exit_code == 3
+    assert spec.policies[1].timeout_seconds == 90.0
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("10s", 10.0), ("1m30s", 90.0), ("500ms", 0.5), ("1h", 3600.0), ("1.5m", 90.0)],
+)
+def test_go_durations(text: str, seconds: float) -> None:
+    assert parse_duration(text, field_name="timeout") == seconds
+
+
+def _job_with(**changes: Any) -> dict[str, Any]:
+    return JobBuilder().task("w", 2).set(**changes).obj()
+
+
+@pytest.mark.parametrize(
+    ("body", "fragment"),
+    [
+        pytest.param({"metadata": {"name": "j"}, "spec": {}}, "spec.tasks", id="no-tasks"),
+        pytest.param(_job_with(minAvailable=5), "spec.minAvailable: 5 exceeds", id="min-available-too-big"),
+        pytest.param(_job_with(minSuccess=3), "spec.minSuccess", id="min-success-too-big"),
+        pytest.param(_job_with(maxRetry="x"), "spec.maxRetry: expected an integer", id="max-retry-type"),
+        pytest.param(
+            _job_with(policies=[{"action": "Explode", "event": "PodFailed"}]),
+            "spec.policies[0].action: unknown value 'Explode'",
+            id="unknown-action",
+        ),
+        pytest.param(
+            _job_with(policies=[{"action": "RestartJob", "event": "PodFailed", "exitCode": 1}]),
+            "either event(s) or exitCode",
+            id="event-and-exit-code",
+        ),
+        pytest.param(
+            _job_with(policies=[{"action": "RestartJob", "exitCode": 0}]), "0 means success", id="exit-code-0"
+        ),
+        pytest.param(
+            _job_with(policies=[{"action": "AbortJob", "event": "PodPending", "timeout": "soon"}]),
+            "spec.policies[0].timeout: 'soon' is not a duration",
+            id="bad-timeout",
+        ),
+        pytest.param(
+            _job_with(volumes=[{"mountPath": "/data"}]), "spec.volumes[0]: set volumeClaimName", id="vol"
+        ),
+    ],
+)
+def test_bad_jobs_name_the_field(body: dict[str, Any], fragment: str) -> None:
+    with pytest.raises(JobSpecError) as err:
+        parse_job(body)
+    assert fragment in str(err.value)
+
+
+def test_task_min_available_above_replicas_is_rejected() -> None:
+    with pytest.raises(JobSpecError, match=r"spec.tasks\[0\].minAvailable: 3 exceeds replicas 2"):
+        parse_job(JobBuilder().task("w", 2, min_available=3).obj())
+
+
+def test_depends_on_unknown_task_is_rejected() -> None:
+    with pytest.raises(JobSpecError, match="no task named 'ps'"):
+        parse_job(JobBuilder().task("w", 2, depends_on=["ps"]).obj())
+
+
+def test_generated_claim_name_is_stable() -> None:
+    body = _job_with(volumes=[{"mountPath": "/data", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}])
+    assert (
+        parse_job(body).volumes[0].claim_name == parse_job(body).volumes[0].claim_name == "job-pvc-uid-1234-0"
+    )

@@ -1,0 +1,98 @@
+"""A PodGroup for a pod that asks for Volcano without one (batch/v1 Job, Deployment, StatefulSet, bare pod).
+
+The group is named ``podgroup-<owner uid>`` so all replicas of one workload share it; ``minMember`` comes
+from the owner's ``scheduling.volcano.sh/group-min-member`` annotation (default 1) and the queue from the
+pod's ``scheduling.volcano.sh/queue-name``. The pod is then annotated with the group's name, which is how the
+scheduler finds the gang.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job.podgroup import pod_requests
+
+
+def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return dict(ref)
+    return None
+
+
+def needs_podgroup(pod: Mapping[str, Any], scheduler_names: Collection[str]) -> bool:
+    """A live pod for one of our schedulers, in no group yet, not created by a Volcano Job."""
+    meta = pod.get("metadata") or {}
+    if (pod.get("spec") or {}).get("schedulerName") not in scheduler_names or meta.get("deletionTimestamp"):
+        return False
+    if (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY):
+        return False
+    ref = controller_ref(pod)
+    return not (ref and ref.get("kind") == c.JOB_KIND and ref.get("apiVersion") == c.BATCH_API_VERSION)
+
+
+def podgroup_name(pod: Mapping[str, Any]) -> str:
+    ref = controller_ref(pod)
+    uid = ref.get("uid") if ref else (pod.get("metadata") or {}).get("uid")
+    return f"{c.PODGROUP_NAME_PREFIX}{uid}"
+
+
+def min_member(owner_annotations: Mapping[str, str]) -> int:
+    """The owner's group-min-member annotation; 1 when absent. A bad value is an error naming the fix."""
+    raw = owner_annotations.get(c.VOLCANO_GROUP_MIN_MEMBER_KEY)
+    if raw is None:
+        return 1
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ValueError(
+            f'annotation {c.VOLCANO_GROUP_MIN_MEMBER_KEY}={raw!r} is not an integer; write e.g. "3"'
+        ) from None
+    if value < 0:
+        raise ValueError(f"annotation {c.VOLCANO_GROUP_MIN_MEMBER_KEY}={raw!r} must be >= 0")
+    return value
+
+
+def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str]) -> dict[str, Any]:
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    members = min_member(owner_annotations)
+    ref = controller_ref(pod)
+    owner = (
+        dict(ref)
+        if ref
+        else {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "name": meta.get("name"),
+            "uid": meta.get("uid"),
+            "controller": True,
+        }
+    )
+    pg_spec: dict[str, Any] = {
+        "minMember": members,
+        "minResources": (pod_requests(spec) * members).to_quantities(),
+    }
+    queue = (meta.get("annotations") or {}).get(c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
+        c.QUEUE_NAME_ANNOTATION_KEY
+    )
+    if queue:
+        pg_spec["queue"] = queue
+    if spec.get("priorityClassName"):
+        pg_spec["priorityClassName"] = spec["priorityClassName"]
+    # Volcano-prefixed owner annotations (network topology, preemptable, ...) carry over to the group.
+    annotations = {k: v for k, v in owner_annotations.items() if k.startswith(c.ANNOTATION_PREFIX)}
+    return {
+        "apiVersion": c.SCHEDULING_API_VERSION,
+        "kind": c.PODGROUP_KIND,
+        "metadata": {
+            "name": podgroup_name(pod),
+            "namespace": meta.get("namespace"),
+            "ownerReferences": [owner],
+            "annotations": annotations,
+        },
+        "spec": pg_spec,
+        "status": {"phase": "Pending"},
+    }

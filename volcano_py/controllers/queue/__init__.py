@@ -1,0 +1,1 @@
+"""Pure logic of the Queue controller: state transitions, hierarchy, counters."""
