@@ -71,7 +71,8 @@ def parse_quantity(value: str | int | float) -> Fraction:
     match = _QUANTITY_RE.match(text)
     if match is None:
         raise QuantityError(
-            f"{value!r} is not a Kubernetes quantity; use forms like '500m', '2', '1.5', '4Gi', '512Mi' or '1e3'"
+            f"{value!r} is not a Kubernetes quantity "
+            "(use forms like '500m', '2', '1.5', '4Gi', '512Mi' or '1e3')"
         )
     number = Fraction(match["num"])
     if match["exp"]:
@@ -224,7 +225,7 @@ class Resource(Mapping[str, int]):
         return hash(frozenset(self._amounts.items()))
 
     def __repr__(self) -> str:
-        body = ", ".join(f"{name}={format_quantity(name, self._amounts[name])}" for name in sorted(self._amounts))
+        body = ", ".join(f"{name}={format_quantity(name, n)}" for name, n in sorted(self._amounts.items()))
         return f"Resource({body})"
 
 

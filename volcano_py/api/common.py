@@ -124,7 +124,7 @@ def _check_quantity(value: Any) -> Any:
     # int-or-string schema, so say so here rather than at apply time.
     if isinstance(value, bool) or not isinstance(value, int | str):
         if isinstance(value, float):
-            raise ValueError(f"{value!r} is a floating-point number; quote it as a string, e.g. '{value!r}'")
+            raise ValueError(f"{value!r} is a floating-point number (quote it as a string: '{value!r}')")
         raise ValueError(f"{value!r} is not a quantity; use forms like '500m', '2', '4Gi'")
     try:
         parse_quantity(value)

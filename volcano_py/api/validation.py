@@ -71,8 +71,8 @@ def parse_object(obj: Mapping[str, Any]) -> tuple[KubeObject | None, list[Proble
             return None, [
                 Problem(
                     "apiVersion",
-                    f"{api_version}/{kind} is not served "
-                    f"(use apiVersion {_OUR_GROUPS[group]} with kind one of {known})",
+                    f"kind {kind} is not served in {api_version} "
+                    f"(use apiVersion {_OUR_GROUPS[group]} with kind one of {', '.join(known)})",
                 )
             ]
         return None, []
