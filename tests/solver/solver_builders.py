@@ -77,7 +77,9 @@ class ProblemBuilder:
             topology = NetworkTopology(NetworkTopologyMode.HARD, highest_tier_allowed=hard_tier)
         elif soft:
             topology = NetworkTopology(NetworkTopologyMode.SOFT)
-        task = TaskClass("worker", Resource.of(cpu=cpu, gpu=gpu), pods, pods if min_available is None else 0, feasible)
+        task = TaskClass(
+            "worker", Resource.of(cpu=cpu, gpu=gpu), pods, pods if min_available is None else 0, feasible
+        )
         gang = Gang(name, (task,), min_available or pods, priority, topology)
         self.gangs.append(gang)
         return self
@@ -89,7 +91,7 @@ class ProblemBuilder:
     def tree(self) -> HyperNodeTree | None:
         if not self.hypernodes:
             return None
-        names = {n: {} for c in self.classes for n in c.nodes}
+        names: dict[str, dict[str, str]] = {n: {} for c in self.classes for n in c.nodes}
         return build_tree(self.hypernodes, names)
 
     def obj(self) -> PlacementProblem:
