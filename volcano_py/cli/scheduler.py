@@ -1,0 +1,80 @@
+"""``volcano-py scheduler``: the batch scheduler process (see ``volcano_py.scheduler.runner``)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.scheduler.runner import SchedulerOptions, default_identity, run_scheduler
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "scheduler", help="run the scheduler: watch the cluster, place pods and gangs, bind them"
+    )
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+    parser.add_argument(
+        "--scheduler-conf",
+        help="Volcano scheduler conf (actions + plugin tiers); re-read when it changes (default: Volcano's)",
+    )
+    parser.add_argument(
+        "--scheduler-name",
+        action="append",
+        dest="scheduler_names",
+        metavar="NAME",
+        help=f"schedule pods whose spec.schedulerName is NAME; repeatable (default: {c.SCHEDULER_NAME})",
+    )
+    parser.add_argument(
+        "--schedule-period", type=float, default=1.0, help="seconds between scheduling cycles (default 1)"
+    )
+    parser.add_argument(
+        "--metrics-port", type=int, default=8080, help="port for /metrics, /healthz, /readyz (default 8080)"
+    )
+    parser.add_argument("--metrics-host", default="0.0.0.0", help="address to serve metrics on")
+    parser.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="elect one active scheduler through a Lease; others stand by (default: on)",
+    )
+    parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
+    parser.add_argument("--lease-name", default="vc-scheduler", help="name of the leader Lease")
+    parser.add_argument("--identity", help="this candidate's name in the Lease (default: host_pid_random)")
+    parser.set_defaults(func=_run)
+
+
+def options_from(args: argparse.Namespace) -> SchedulerOptions:
+    return SchedulerOptions(
+        kubeconfig=args.kubeconfig,
+        scheduler_conf=args.scheduler_conf,
+        scheduler_names=tuple(args.scheduler_names or (c.SCHEDULER_NAME,)),
+        schedule_period=args.schedule_period,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
+        leader_elect=args.leader_elect,
+        lease_namespace=args.lease_namespace,
+        lease_name=args.lease_name,
+        identity=args.identity or default_identity(),
+    )
+
+
+async def _serve(options: SchedulerOptions) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await run_scheduler(options, stop)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        options = options_from(args)
+        asyncio.run(_serve(options))
+    except ValueError as err:
+        print(f"volcano-py scheduler: {err}", file=sys.stderr)
+        return 2
+    return 0

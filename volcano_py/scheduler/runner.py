@@ -1,0 +1,371 @@
+"""The scheduler process: mirror the cluster, and every period run one session and hand its decisions on.
+
+Phases of one cycle (all synchronous: the session never waits on the API):
+
+1. snapshot the cache (informer stores plus assumed binds and evictions in flight);
+2. build the core's Snapshot and run the session with the current conf;
+3. hand the result to the binder, which records its promises in the cache before returning;
+4. report: events for pods and PodGroups that cannot be scheduled, and metrics.
+
+Around the cycles: leader election (standbys keep their caches warm, so a takeover starts scheduling from a
+synced mirror), conf reload when the file changes, and the metrics/health server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+import structlog
+
+from volcano_py.api import constants as c
+from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.kube.events import WARNING, EventRecorder
+from volcano_py.kube.leader import LeaderElector
+from volcano_py.log import get_logger
+from volcano_py.metrics import MetricsServer, SchedulerMetrics
+from volcano_py.scheduler.binder import Binder
+from volcano_py.scheduler.cache import ClusterState, SchedulerCache
+from volcano_py.scheduler.framework.decisions import SessionResult
+
+_log = get_logger(__name__)
+
+
+def default_identity() -> str:
+    return f"{socket.gethostname()}_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerOptions:
+    """Everything ``volcano-py scheduler`` takes on its command line, for running it in-process too."""
+
+    kubeconfig: str | None = None
+    scheduler_conf: str | None = None
+    scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
+    schedule_period: float = 1.0
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = 8080
+    leader_elect: bool = True
+    lease_namespace: str = "volcano-system"
+    lease_name: str = "vc-scheduler"
+    identity: str = field(default_factory=default_identity)
+    bind_concurrency: int = 64
+
+    def __post_init__(self) -> None:
+        if self.schedule_period <= 0:
+            raise ValueError(f"--schedule-period must be > 0 seconds, got {self.schedule_period}")
+        if not self.scheduler_names or not all(self.scheduler_names):
+            raise ValueError("--scheduler-name must be a non-empty name such as 'volcano'")
+        if not 0 <= self.metrics_port <= 65535:
+            raise ValueError(
+                f"--metrics-port must be within 0..65535 (0 picks a free port), got {self.metrics_port}"
+            )
+        if self.bind_concurrency < 1:
+            raise ValueError(f"bind_concurrency must be at least 1, got {self.bind_concurrency}")
+
+
+class Core(Protocol):
+    """The pure scheduling core as the runtime uses it (see ``session_adapter``)."""
+
+    def load_conf(self, text: str | None) -> Any:
+        """Parse and validate a conf (None: Volcano's default); raise ValueError naming the bad entry."""
+        ...
+
+    def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """A pod or PodGroup the session could not place, with the reason to show on it."""
+
+    obj: Mapping[str, Any]
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CycleOutcome:
+    result: SessionResult
+    # Warnings that belong on objects (missing PodGroup/queue, unschedulable pods and PodGroups).
+    warnings: tuple[Unschedulable, ...] = ()
+    # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
+    unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
+
+
+class ConfSource:
+    """The conf file, re-read when its content changes; a bad edit is refused and the last good conf kept."""
+
+    def __init__(self, path: str | None, core: Core) -> None:
+        self.path = Path(path) if path else None
+        self.core = core
+        self._text = self._read()
+        self.conf = core.load_conf(self._text)  # a bad conf at start-up is fatal, with the reason
+
+    def _read(self) -> str | None:
+        if self.path is None:
+            return None
+        try:
+            return self.path.read_text()
+        except OSError as exc:
+            raise ValueError(f"--scheduler-conf {self.path}: cannot read it ({exc.strerror})") from None
+
+    def reload(self) -> bool:
+        """Re-read the file; True if a new conf took effect."""
+        if self.path is None:
+            return False
+        try:
+            text = self._read()
+        except ValueError as exc:
+            _log.warning("scheduler conf unreadable; keeping the previous one", error=str(exc))
+            return False
+        if text == self._text:
+            return False
+        self._text = text
+        try:
+            self.conf = self.core.load_conf(text)
+        except ValueError as exc:
+            _log.error(
+                "scheduler conf rejected; keeping the previous one", path=str(self.path), error=str(exc)
+            )
+            return False
+        _log.info("scheduler conf reloaded", path=str(self.path))
+        return True
+
+    async def watch(self, interval: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.reload()
+
+
+class _Once:
+    """Remembers what was already said about an object, so a waiting pod gets one Event per reason."""
+
+    def __init__(self) -> None:
+        self._said: dict[tuple[str, str], str] = {}
+
+    def first(self, obj: Mapping[str, Any], reason: str, message: str) -> bool:
+        meta = obj.get("metadata") or {}
+        key = (str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"), reason)
+        if self._said.get(key) == message:
+            return False
+        self._said[key] = message
+        return True
+
+    def keep_only(self, keys: set[tuple[str, str]]) -> None:
+        self._said = {k: v for k, v in self._said.items() if k in keys}
+
+
+class Scheduler:
+    """One scheduler process; ``run()`` until ``stop`` is set."""
+
+    def __init__(self, options: SchedulerOptions, client: KubeClient, core: Core) -> None:
+        self.options = options
+        self.client = client
+        self.core = core
+        self.conf = ConfSource(options.scheduler_conf, core)
+        self.metrics = SchedulerMetrics()
+        self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
+        self.recorder = EventRecorder(client, component="volcano")
+        self.binder = Binder(
+            client, self.cache, self.recorder, self.metrics, bind_concurrency=options.bind_concurrency
+        )
+        self.elector = (
+            LeaderElector(
+                client, namespace=options.lease_namespace, name=options.lease_name, identity=options.identity
+            )
+            if options.leader_elect
+            else None
+        )
+        self.server = MetricsServer(
+            self.metrics, host=options.metrics_host, port=options.metrics_port, ready=self.ready
+        )
+        self.cycles = 0
+        self._said = _Once()
+        self._unschedulable_jobs: set[str] = set()
+
+    def ready(self) -> bool:
+        return self.cache.synced and (self.elector is None or self.elector.is_leader)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.elector is None or self.elector.is_leader
+
+    # --- one cycle -----------------------------------------------------------------------------------------
+
+    def run_cycle(self) -> CycleOutcome:
+        self.cycles += 1
+        started = time.perf_counter()
+        with structlog.contextvars.bound_contextvars(cycle=self.cycles):
+            state = self.cache.snapshot()
+            outcome = self.core.run(state, self.conf.conf, datetime.now(UTC))
+            self.binder.submit(outcome.result)
+            self._report(outcome)
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            self.metrics.e2e_scheduling_latency.observe(elapsed_ms)
+            if outcome.result.binds or outcome.result.evictions:
+                _log.info(
+                    "cycle",
+                    binds=len(outcome.result.binds),
+                    evictions=len(outcome.result.evictions),
+                    unschedulable_jobs=len(outcome.unscheduled_tasks),
+                    ms=round(elapsed_ms, 1),
+                )
+        return outcome
+
+    def _report(self, outcome: CycleOutcome) -> None:
+        for name, seconds in outcome.result.timings.items():
+            # The core times plugin set-up and tear-down as a whole ("open"/"close") and each action by name.
+            if name in ("open", "close"):
+                point = "OnSessionOpen" if name == "open" else "OnSessionClose"
+                self.metrics.plugin_scheduling_latency.labels("all", point).observe(seconds * 1000)
+            elif name.startswith("plugin:"):
+                _, plugin, point = [*name.split(":", 2), "OnSessionOpen"][:3]
+                self.metrics.plugin_scheduling_latency.labels(plugin, point).observe(seconds * 1000)
+            else:
+                self.metrics.action_scheduling_latency.labels(name).observe(seconds * 1000)
+        said: set[tuple[str, str]] = set()
+        for warning in outcome.warnings:
+            meta = warning.obj.get("metadata") or {}
+            said.add((str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"), warning.reason))
+            if self._said.first(warning.obj, warning.reason, warning.message):
+                self.recorder.record(dict(warning.obj), WARNING, warning.reason, warning.message)
+        self._said.keep_only(said)  # a pod that recovers and fails again is told again
+        jobs = set(outcome.unscheduled_tasks)
+        for job in self._unschedulable_jobs - jobs:
+            self.metrics.unschedule_task_count.remove(job)
+        for job, count in outcome.unscheduled_tasks.items():
+            self.metrics.unschedule_task_count.labels(job).set(count)
+        self._unschedulable_jobs = jobs
+        self.metrics.unschedule_job_count.set(len(jobs))
+        if outcome.result.binds:
+            self.metrics.schedule_attempts.labels("scheduled").inc(len(outcome.result.binds))
+        unscheduled = sum(outcome.unscheduled_tasks.values())
+        if unscheduled:
+            self.metrics.schedule_attempts.labels("unschedulable").inc(unscheduled)
+
+    # --- the process --------------------------------------------------------------------------------------
+
+    async def _schedule_until(self, stop: asyncio.Event) -> None:
+        period = self.options.schedule_period
+        while not stop.is_set():
+            started = time.monotonic()
+            try:
+                self.run_cycle()
+            except Exception:
+                # A bug or one malformed object must not end the process: log it and try next period.
+                _log.exception("scheduling cycle failed", cycle=self.cycles)
+            await _sleep_or_stop(stop, max(0.0, period - (time.monotonic() - started)))
+
+    async def _lead(self, stop: asyncio.Event) -> None:
+        if self.elector is None:
+            await self._schedule_until(stop)
+            return
+        elector = self.elector
+        while not stop.is_set():
+            if not await _race(elector.acquire(), stop):
+                return
+            lost = asyncio.Event()
+
+            async def hold(lost: asyncio.Event = lost) -> None:
+                await elector.hold()
+                lost.set()
+
+            holder = asyncio.create_task(hold())
+            either = asyncio.Event()
+            relay = asyncio.create_task(_first_of(either, stop, lost))
+            try:
+                await self._schedule_until(either)
+            finally:
+                holder.cancel()
+                relay.cancel()
+                await asyncio.gather(holder, relay, return_exceptions=True)
+            if stop.is_set():
+                await self.binder.wait_idle()
+                await elector.release()
+
+    async def run(self, stop: asyncio.Event, *, started: Callable[[], Awaitable[None]] | None = None) -> None:
+        await self.server.start()
+        try:
+            async with asyncio.TaskGroup() as group:
+                tasks = [
+                    group.create_task(self.cache.run()),
+                    group.create_task(self.recorder.run()),
+                    group.create_task(self.binder.run()),
+                    group.create_task(self.conf.watch()),
+                ]
+                await _race(self.cache.wait_synced(), stop)
+                if not stop.is_set():
+                    await self.cache.ensure_default_queues()
+                    _log.info(
+                        "scheduler started",
+                        names=list(self.options.scheduler_names),
+                        identity=self.options.identity,
+                        leader_elect=self.elector is not None,
+                    )
+                    if started is not None:
+                        await started()
+                    await self._lead(stop)
+                await self.binder.wait_idle()
+                for task in tasks:
+                    task.cancel()
+        finally:
+            await self.server.stop()
+
+
+async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
+    try:
+        await asyncio.wait_for(stop.wait(), timeout=seconds)
+    except TimeoutError:
+        return
+
+
+async def _race(work: Awaitable[None], stop: asyncio.Event) -> bool:
+    """Run ``work`` unless ``stop`` is set first; True if it finished."""
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (task, stopper):
+        if pending not in done:
+            pending.cancel()
+    await asyncio.gather(task, stopper, return_exceptions=True)
+    if task in done:
+        task.result()
+        return True
+    return False
+
+
+async def _first_of(target: asyncio.Event, *events: asyncio.Event) -> None:
+    waits = [asyncio.create_task(e.wait()) for e in events]
+    try:
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+        target.set()
+    finally:
+        for w in waits:
+            w.cancel()
+
+
+async def run_scheduler(
+    options: SchedulerOptions,
+    stop: asyncio.Event,
+    *,
+    core: Core | None = None,
+    started: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
+    if core is None:
+        from volcano_py.scheduler.session_adapter import default_core
+
+        core = default_core(options.scheduler_names)
+    client = KubeClient(await load_api_client(options.kubeconfig))
+    try:
+        await Scheduler(options, client, core).run(stop, started=started)
+    finally:
+        await client.close()
