@@ -147,9 +147,7 @@ class DevCluster:
         self.layout.service_account_key.write_bytes(credentials.service_account_key_pem())
         os.chmod(self.layout.service_account_key, 0o600)
         stage_texts = [path.read_text() for path in sorted(kwok_stage_dir(self._cache_root()).glob("*.yaml"))]
-        self.layout.kwok_config.write_text(
-            stages.kwok_config(stage_texts, node_lease_duration_seconds=commands.NODE_LEASE_DURATION_SECONDS)
-        )
+        self.layout.kwok_config.write_text(stages.kwok_config(stage_texts))
 
     def _cache_root(self) -> Path:
         # The kwok binary sits in <cache>/bin/kwok-<version>/; its stages directory is beside it.
@@ -218,27 +216,43 @@ class DevCluster:
             self._ssl = ssl.create_default_context(cafile=str(self.layout.serving_cert))
         return self._ssl
 
-    def _get(self, path: str) -> Any | None:
-        """GET a path as the admin; the decoded JSON (or text), or None on 404/connection errors/not-ready."""
-        request = urllib.request.Request(
-            self.server + path, headers={"Authorization": f"Bearer {self._token}"}
-        )
+    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
+        """One API call as the admin: (HTTP status, decoded JSON or text); status 0 if nothing answered."""
+        data = None if body is None else json.dumps(body).encode()
+        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
+        if data is not None:
+            headers["Content-Type"] = "application/json"
+        request = urllib.request.Request(self.server + path, data=data, headers=headers, method=method)
         try:
-            with urllib.request.urlopen(request, context=self._context(), timeout=5) as response:
-                body = response.read().decode()
+            with urllib.request.urlopen(request, context=self._context(), timeout=10) as response:
+                status, raw = int(response.status), response.read().decode()
+        except urllib.error.HTTPError as err:
+            status, raw = int(err.code), err.read().decode(errors="replace")
         except (urllib.error.URLError, OSError):
-            return None
+            return 0, None
         try:
-            return json.loads(body)
+            return status, json.loads(raw)
         except ValueError:
-            return body
+            return status, raw
+
+    def _get(self, path: str) -> Any | None:
+        """GET: the decoded body if the answer was 200, else None (404, not ready, no answer)."""
+        status, body = self._request("GET", path)
+        return body if status == 200 else None
 
     def get_json(self, path: str) -> Any:
         """GET an API path (e.g. ``/api/v1/nodes``) and decode it; ClusterError if that fails."""
-        found = self._get(path)
-        if found is None:
-            raise ClusterError(f"GET {path} failed (not found, or the apiserver is not answering)")
-        return found
+        status, body = self._request("GET", path)
+        if status != 200:
+            raise ClusterError(f"GET {path} answered {status or 'nothing'}: {_message(body)}")
+        return body
+
+    def post_json(self, path: str, body: Any) -> Any:
+        """POST an object (e.g. a Binding to ``.../pods/<name>/binding``); errors carry the API's reason."""
+        status, answer = self._request("POST", path, body)
+        if status not in (200, 201, 202):
+            raise ClusterError(f"POST {path} answered {status or 'nothing'}: {_message(answer)}")
+        return answer
 
     def _has_default_sa(self, namespace: str) -> bool:
         return self._get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default") is not None
@@ -363,6 +377,12 @@ class DevCluster:
                 timeout=timeout + 30,
             )
         return names
+
+
+def _message(body: Any) -> str:
+    if isinstance(body, dict) and "message" in body:
+        return str(body["message"])
+    return str(body)[:300]
 
 
 def _http_ok(url: str) -> bool:

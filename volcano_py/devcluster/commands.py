@@ -19,7 +19,8 @@ SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 # What the tests and the operator rely on: GC of owned objects, namespace deletion, batch Jobs, ReplicaSets
 # and Deployments, default ServiceAccounts and their tokens, node health (with kwok's leases), orphaned-pod
-# GC, finished-Job TTLs, and the kube-root-ca.crt ConfigMap that projected SA volumes reference.
+# GC, NoExecute taint eviction, PodDisruptionBudget status, finished-Job TTLs, and the kube-root-ca.crt
+# ConfigMap that projected SA volumes reference.
 CONTROLLERS: tuple[str, ...] = (
     "garbage-collector-controller",
     "namespace-controller",
@@ -30,6 +31,8 @@ CONTROLLERS: tuple[str, ...] = (
     "serviceaccount-token-controller",
     "node-lifecycle-controller",
     "pod-garbage-collector-controller",
+    "taint-eviction-controller",
+    "disruption-controller",
     "ttl-after-finished-controller",
     "root-ca-certificate-publisher-controller",
 )

@@ -132,26 +132,15 @@ def our_stages() -> list[dict[str, object]]:
     return [complete_stage(), fail_stage()]
 
 
-def kwok_configuration(node_lease_duration_seconds: int) -> dict[str, object]:
-    """kwok's own settings document; the lease duration must be non-zero or nodes go NotReady under KCM."""
-    if node_lease_duration_seconds <= 0:
-        raise ValueError(
-            f"node_lease_duration_seconds={node_lease_duration_seconds}: must be > 0, or the node-lifecycle "
-            "controller marks the fake nodes NotReady and evicts their pods"
-        )
-    return {
-        "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
-        "kind": "KwokConfiguration",
-        "options": {"nodeLeaseDurationSeconds": node_lease_duration_seconds},
-    }
+def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
+    """The multi-document ``--config`` for kwok: kwok's stages verbatim, then ours.
 
-
-def kwok_config(kwok_stage_texts: Iterable[str], *, node_lease_duration_seconds: int = 40) -> str:
-    """The multi-document ``--config`` for kwok: settings, kwok's stages verbatim, then ours.
+    No KwokConfiguration document: kwok v0.8.0 does not default the options of one read from ``--config``
+    (it then refuses a play-stage parallelism of 0), so its settings are passed as flags instead.
 
     Refuses a kwok stage that would complete pods on its own (kwok's pod-complete), since it would race ours.
     """
-    documents = [yaml.safe_dump(kwok_configuration(node_lease_duration_seconds), sort_keys=False)]
+    documents = []
     for text in kwok_stage_texts:
         for document in yaml.safe_load_all(text):
             if not isinstance(document, dict) or document.get("kind") != "Stage":

@@ -122,7 +122,8 @@ def parse_go_version(text: str) -> tuple[int, int]:
     parts = raw.split(".")
     if len(parts) < 2 or not parts[0].isdigit():
         raise ValueError(f"cannot read a Go version from {text.strip()!r}")
-    minor = "".join(ch for ch in parts[1] if ch.isdigit())
+    # Leading digits only: "27rc1" is minor 27.
+    minor = parts[1][: len(parts[1]) - len(parts[1].lstrip("0123456789"))]
     if not minor:
         raise ValueError(f"cannot read a Go version from {text.strip()!r}")
     return int(parts[0]), int(minor)
