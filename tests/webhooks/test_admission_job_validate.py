@@ -1,0 +1,247 @@
+"""Job validation on create and update: every rejection names the field and the fix, word for word."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+from admission_builders import job, queue, snapshot, task
+
+from volcano_py.webhooks.common import denial
+from volcano_py.webhooks.job import validate_job_create, validate_job_update
+
+QUEUES = snapshot(
+    queue("closed", state="Closed"),
+    queue("fresh", state=None),
+    queue("org"),
+    queue("team", parent="org"),
+)
+
+
+def _create(body: dict[str, Any]) -> list[str]:
+    return [str(problem) for problem in validate_job_create(body, QUEUES)]
+
+
+def test_a_valid_job_is_admitted() -> None:
+    assert _create(job()) == []
+
+
+def test_a_valid_job_in_a_leaf_queue_is_admitted() -> None:
+    assert _create(job(queue="team")) == []
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        pytest.param(
+            job(tasks=[task("w"), task("w")]),
+            "spec.tasks[1].name: duplicated task name 'w', also used by spec.tasks[0] (give each task a "
+            "unique name)",
+            id="duplicate-task-names",
+        ),
+        pytest.param(
+            job(minAvailable=5),
+            "spec.minAvailable: 5 is greater than the sum of task replicas 2 "
+            "(lower minAvailable to at most 2 or add replicas)",
+            id="job-min-available-above-replicas",
+        ),
+        pytest.param(
+            job(tasks=[task("w", 2, minAvailable=3)]),
+            "spec.tasks[0].minAvailable: 3 is greater than replicas 2 (lower minAvailable to at most 2 or "
+            "raise replicas)",
+            id="task-min-available-above-replicas",
+        ),
+        pytest.param(
+            job(tasks=[]),
+            "spec.tasks: no task specified (add at least one task)",
+            id="no-tasks",
+        ),
+        pytest.param(
+            job(policies=[{"event": "PodFailed", "exitCode": 1, "action": "RestartJob"}]),
+            "spec.policies[0]: sets both event and exitCode (keep one: a policy reacts to events or to an "
+            "exit code)",
+            id="policy-event-and-exit-code",
+        ),
+        pytest.param(
+            job(policies=[{"exitCode": 0, "action": "RestartJob"}]),
+            "spec.policies[0].exitCode: 0 means success and is not an error code (use a non-zero exit code)",
+            id="policy-exit-code-zero",
+        ),
+        pytest.param(
+            job(
+                policies=[
+                    {"event": "PodFailed", "action": "RestartJob"},
+                    {"event": "PodFailed", "action": "AbortJob"},
+                ]
+            ),
+            "spec.policies[1].event: event 'PodFailed' is already handled by spec.policies[0] "
+            "(keep one policy per event)",
+            id="policy-duplicate-event",
+        ),
+        pytest.param(
+            job(plugins={"horovod": []}),
+            "spec.plugins.horovod: unknown job plugin (use one of env, svc, ssh, mpi, pytorch, tensorflow, "
+            "hcclrank, ray)",
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            job(plugins={"pytorch": ["--prot=1"]}),
+            "spec.plugins.pytorch[0]: unknown argument '--prot' for plugin pytorch; accepted: --master, "
+            "--worker, "
+            "--port, --wait-master-enabled, --wait-master-timeout, --wait-master-image",
+            id="unknown-plugin-argument",
+        ),
+        pytest.param(
+            job(plugins={"svc": ["--disable-network-policy=maybe"]}),
+            "spec.plugins.svc[0]: --disable-network-policy takes true or false, not 'maybe'",
+            id="bad-plugin-boolean",
+        ),
+        pytest.param(
+            job(plugins={"mpi": []}),
+            "spec.plugins.mpi: the MPI master task 'master' is not among the tasks ['worker'] "
+            "(name a task after it or pass --master=<task>)",
+            id="mpi-without-master",
+        ),
+        pytest.param(
+            job(plugins={"ray": []}),
+            "spec.tasks: the ray plugin's head task 'head' was not found; add a task with that name or pass "
+            "--head=<task name>",
+            id="ray-without-head",
+        ),
+        pytest.param(
+            job(queue="nope"),
+            "spec.queue: queue 'nope' does not exist (create it first, or use an existing queue: 'closed', "
+            "'default', 'fresh', 'org', 'root')",
+            id="missing-queue",
+        ),
+        pytest.param(
+            job(queue="closed"),
+            "spec.queue: queue 'closed' is Closed; jobs can only be submitted to an Open queue "
+            "(open it with 'vcctl queue operate -n closed -a open', or use another queue)",
+            id="closed-queue",
+        ),
+        pytest.param(
+            job(queue="fresh"),
+            "spec.queue: queue 'fresh' is not open yet; jobs can only be submitted to an Open queue "
+            "(open it with 'vcctl queue operate -n fresh -a open', or use another queue)",
+            id="queue-without-state",
+        ),
+        pytest.param(
+            job(queue="org"),
+            "spec.queue: queue 'org' has child queues (team); jobs go to leaf queues "
+            "(submit to 'team' or another queue without children)",
+            id="parent-queue",
+        ),
+        pytest.param(
+            job(queue="root"),
+            "spec.queue: jobs cannot be submitted to the root queue (use a leaf queue)",
+            id="root-queue",
+        ),
+        pytest.param(
+            job(tasks=[task("Worker_1")]),
+            "spec.tasks[0].name: 'Worker_1' is not a DNS-1123 label (use lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit, e.g. 'worker-0')",
+            id="task-name-not-dns",
+        ),
+    ],
+)
+def test_create_is_rejected_with_the_field_and_fix(body: dict[str, Any], expected: str) -> None:
+    assert _create(body) == [expected]
+
+
+def test_every_problem_is_reported_in_one_denial() -> None:
+    body = job(queue="closed", minAvailable=9, plugins={"nope": []})
+    assert denial(validate_job_create(body, QUEUES)) == (
+        "spec.minAvailable: 9 is greater than the sum of task replicas 2 (lower minAvailable to at most 2 "
+        "or add "
+        "replicas); spec.plugins.nope: unknown job plugin (use one of env, svc, ssh, mpi, pytorch, "
+        "tensorflow, "
+        "hcclrank, ray); spec.queue: queue 'closed' is Closed; jobs can only be submitted to an Open queue "
+        "(open it with 'vcctl queue operate -n closed -a open', or use another queue)"
+    )
+
+
+def test_malformed_job_names_the_field() -> None:
+    body = job(tasks=[task("w", "two")])  # type: ignore[arg-type]
+    assert _create(body) == ["spec.tasks[0].replicas: 'two' is not an integer (write a whole number)"]
+
+
+# --- update -------------------------------------------------------------------------------------------------
+
+
+def _updated(**changes: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    old = job(tasks=[task("ps", 1), task("worker", 2)], minAvailable=3)
+    new = copy.deepcopy(old)
+    new["spec"].update(changes)
+    return old, new
+
+
+def _update(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    return [str(problem) for problem in validate_job_update(old, new)]
+
+
+def test_scaling_replicas_and_min_available_is_allowed() -> None:
+    old, new = _updated(minAvailable=4)
+    new["spec"]["tasks"][1]["replicas"] = 3
+    new["spec"]["tasks"][1]["minAvailable"] = 3
+    assert _update(old, new) == []
+
+
+def test_metadata_only_update_is_allowed_even_for_a_job_that_would_now_fail() -> None:
+    old = job(minAvailable=99)
+    new = copy.deepcopy(old)
+    new["metadata"]["finalizers"] = ["kopf.zalando.org/KopfFinalizerMarker"]
+    assert _update(old, new) == []
+
+
+def test_adding_a_task_is_rejected() -> None:
+    old, new = _updated()
+    new["spec"]["tasks"].append(task("eval", 1))
+    assert _update(old, new) == [
+        "spec.tasks: job updates may not add or remove tasks (had 2, now 3); "
+        "delete the Job and create it again with the new spec"
+    ]
+
+
+def test_changing_the_queue_is_rejected() -> None:
+    old, new = _updated(queue="team")
+    assert _update(old, new) == [
+        "spec.queue: cannot change from 'default' to 'team' on an existing job; "
+        "delete the Job and create it in the new queue"
+    ]
+
+
+def test_changing_a_task_template_is_rejected() -> None:
+    old, new = _updated()
+    new["spec"]["tasks"][0]["template"]["spec"]["containers"][0]["image"] = "python:3.12"
+    assert _update(old, new) == [
+        "spec.tasks[0].template: cannot change on an existing job (only replicas and minAvailable of a task "
+        "can); "
+        "delete the Job and create it again with the new spec"
+    ]
+
+
+def test_changing_plugins_is_rejected() -> None:
+    old, new = _updated(plugins={"env": []})
+    assert _update(old, new) == [
+        "spec.plugins: cannot change on an existing job (only minAvailable, tasks[*].replicas, "
+        "tasks[*].minAvailable and priorityClassName can); delete the Job and create it again with the new "
+        "spec"
+    ]
+
+
+def test_scaling_below_min_available_is_rejected() -> None:
+    old, new = _updated()
+    new["spec"]["tasks"][1]["replicas"] = 1
+    assert _update(old, new) == [
+        "spec.minAvailable: 3 is greater than the sum of task replicas 2 "
+        "(lower minAvailable to at most 2 or add replicas)"
+    ]
+
+
+def test_controller_filling_in_a_claim_name_is_allowed() -> None:
+    old, new = _updated(volumes=[{"mountPath": "/data", "volumeClaim": {"accessModes": ["ReadWriteOnce"]}}])
+    old["spec"]["volumes"] = copy.deepcopy(new["spec"]["volumes"])
+    new["spec"]["volumes"][0]["volumeClaimName"] = "job1-pvc-abc"
+    assert _update(old, new) == []

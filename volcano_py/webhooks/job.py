@@ -1,0 +1,196 @@
+"""Job admission: Volcano's defaults on create, and the checks that need the cluster or the previous version.
+
+Every rule that can be decided from the Job alone lives in ``volcano_py.api.job_rules`` (``volcano-py
+validate`` runs the same ones); plugin arguments are checked by the plugin registry that will run them. Here:
+the queue (exists, Open, a leaf) and what an update may change (replicas and minAvailable, not the tasks).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from typing import Any, Final
+
+from volcano_py.api import constants
+from volcano_py.api.batch import Job
+from volcano_py.api.job_rules import validate_job
+from volcano_py.api.problems import Problem, join_path
+from volcano_py.controllers.jobplugins import argument_problems, with_default_plugins
+from volcano_py.webhooks.common import Queues, children, parse, queue_state
+from volcano_py.webhooks.patch import PatchOp
+
+DEFAULT_MAX_RETRY: Final = 3
+# What Volcano lets an update change: scaling and the priority class.
+MUTABLE_SPEC: Final = frozenset({"minAvailable", "priorityClassName"})
+MUTABLE_TASK: Final = frozenset({"replicas", "minAvailable"})
+_SCALING_PATH: Final = re.compile(
+    r"^spec\.(minAvailable|priorityClassName|tasks\[\d+\]\.(replicas|minAvailable|partitionPolicy))"
+)
+
+
+def _task_min_available(task: Mapping[str, Any]) -> int:
+    partition = task.get("partitionPolicy") or {}
+    if int(partition.get("minPartitions") or 0) > 0:
+        # A task split into partitions needs its minimum number of whole partitions.
+        return int(partition["minPartitions"]) * int(partition.get("partitionSize") or 0)
+    return int(task.get("replicas") or 0)
+
+
+def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
+    """Volcano's defaults for a new Job, as JSON Patch operations (empty when nothing is missing)."""
+    spec: Mapping[str, Any] = job.get("spec") or {}
+    ops: list[PatchOp] = []
+    if "spec" not in job:
+        ops.append(PatchOp("add", "/spec", {}))
+    if not spec.get("queue"):
+        ops.append(PatchOp("add", "/spec/queue", constants.DEFAULT_QUEUE))
+    if not spec.get("schedulerName"):
+        ops.append(PatchOp("add", "/spec/schedulerName", constants.SCHEDULER_NAME))
+    if not spec.get("maxRetry"):
+        ops.append(PatchOp("add", "/spec/maxRetry", DEFAULT_MAX_RETRY))
+    tasks = copy.deepcopy(list(spec.get("tasks") or []))
+    for i, task in enumerate(tasks):
+        if not task.get("name"):
+            task["name"] = f"{constants.DEFAULT_TASK_SPEC}{i}"
+        pod_spec = (task.get("template") or {}).get("spec") or {}
+        if pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
+            # Without it a host-network pod cannot resolve the Job's other pods by their Service names.
+            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        if task.get("minAvailable") is None:
+            task["minAvailable"] = _task_min_available(task)
+        if not task.get("maxRetry"):
+            task["maxRetry"] = DEFAULT_MAX_RETRY
+    if tasks != list(spec.get("tasks") or []):
+        ops.append(PatchOp("replace", "/spec/tasks", tasks))
+    if not spec.get("minAvailable"):
+        ops.append(PatchOp("add", "/spec/minAvailable", sum(int(t.get("minAvailable") or 0) for t in tasks)))
+    plugins = spec.get("plugins")
+    if isinstance(plugins, Mapping) and all(isinstance(args, list) for args in plugins.values()):
+        wanted = with_default_plugins(plugins)
+        if wanted != plugins:
+            ops.append(PatchOp("replace", "/spec/plugins", wanted))
+    return ops
+
+
+def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> list[Problem]:
+    """The submitting queue must exist, be Open and be a leaf of the hierarchy."""
+    queue = queues.get(queue_name)
+    if queue is None:
+        known = ", ".join(repr(name) for name in sorted(queues)[:5]) or "none yet"
+        return [
+            Problem(
+                "spec.queue",
+                f"queue {queue_name!r} does not exist (create it first, or use an existing queue: {known})",
+            )
+        ]
+    problems: list[Problem] = []
+    state = queue_state(queue)
+    if state != "Open":
+        problems.append(
+            Problem(
+                "spec.queue",
+                f"queue {queue_name!r} is {state or 'not open yet'}; {kind} can only be submitted to an Open "
+                f"queue (open it with 'vcctl queue operate -n {queue_name} -a open', or use another queue)",
+            )
+        )
+    kids = children(queues, queue_name)
+    if kids and queue_name != constants.ROOT_QUEUE:
+        problems.append(
+            Problem(
+                "spec.queue",
+                f"queue {queue_name!r} has child queues ({', '.join(kids)}); {kind} go to leaf queues "
+                f"(submit to {kids[0]!r} or another queue without children)",
+            )
+        )
+    return problems
+
+
+def validate_job_create(job: Mapping[str, Any], queues: Queues) -> list[Problem]:
+    model, problems = parse(Job, job)
+    if model is None:
+        return problems
+    problems = validate_job(model)
+    problems += [Problem(err.field, err.message) for err in argument_problems(job)]
+    if model.spec.queue != constants.ROOT_QUEUE:  # the rules already refused root
+        problems += queue_problems(model.spec.queue, queues)
+    return problems
+
+
+def _masked_task(task: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in task.items() if key not in MUTABLE_TASK}
+
+
+def _masked_volumes(volumes: list[Any]) -> list[Any]:
+    # The controller writes the generated PVC name into a volume that asked for a new claim.
+    return [
+        {k: v for k, v in volume.items() if not (k == "volumeClaimName" and volume.get("volumeClaim"))}
+        if isinstance(volume, dict)
+        else volume
+        for volume in volumes
+    ]
+
+
+def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Problem]:
+    """What changed in ``spec`` that Volcano does not let an existing Job change."""
+    old_spec: Mapping[str, Any] = old.get("spec") or {}
+    new_spec: Mapping[str, Any] = new.get("spec") or {}
+    fix = "delete the Job and create it again with the new spec"
+    problems: list[Problem] = []
+    old_tasks, new_tasks = list(old_spec.get("tasks") or []), list(new_spec.get("tasks") or [])
+    if len(old_tasks) != len(new_tasks):
+        problems.append(
+            Problem(
+                "spec.tasks",
+                f"job updates may not add or remove tasks (had {len(old_tasks)}, now {len(new_tasks)}); "
+                f"{fix}",
+            )
+        )
+    else:
+        for i, (before, after) in enumerate(zip(old_tasks, new_tasks, strict=True)):
+            before, after = _masked_task(before), _masked_task(after)
+            for key in sorted(before.keys() | after.keys()):
+                if before.get(key) != after.get(key):
+                    problems.append(
+                        Problem(
+                            join_path("spec", "tasks", i, key),
+                            "cannot change on an existing job (only replicas and minAvailable of a task "
+                            f"can); {fix}",
+                        )
+                    )
+    if old_spec.get("queue") != new_spec.get("queue"):
+        problems.append(
+            Problem(
+                "spec.queue",
+                f"cannot change from {old_spec.get('queue')!r} to {new_spec.get('queue')!r} on an existing "
+                "job; delete the Job and create it in the new queue",
+            )
+        )
+    for key in sorted((old_spec.keys() | new_spec.keys()) - MUTABLE_SPEC - {"tasks", "queue"}):
+        before, after = old_spec.get(key), new_spec.get(key)
+        if key == "volumes":
+            before, after = _masked_volumes(before or []), _masked_volumes(after or [])
+        if before != after:
+            problems.append(
+                Problem(
+                    join_path("spec", key),
+                    "cannot change on an existing job (only minAvailable, tasks[*].replicas, "
+                    f"tasks[*].minAvailable and priorityClassName can); {fix}",
+                )
+            )
+    return problems
+
+
+def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Problem]:
+    if (old.get("spec") or {}) == (new.get("spec") or {}):
+        # Metadata and status updates (finalizers, labels) pass: refusing them would wedge the controllers.
+        return []
+    problems = update_problems(old, new)
+    if problems:
+        return problems
+    model, problems = parse(Job, new)
+    if model is None:
+        return problems
+    # Only what an update may change is re-checked: the rest was admitted at create time, and the controller
+    # fills in fields (a generated claim name) that the create-time rules would refuse from a user.
+    return [problem for problem in validate_job(model) if _SCALING_PATH.match(problem.path)]
