@@ -178,13 +178,13 @@ def parse_duration(text: str) -> timedelta:
         seconds += float(match[1]) * _DURATION_UNIT_SECONDS[match[2]]
         pos = match.end()
     if not body or pos != len(body):
-        raise ValueError(f"{text!r} is not a duration; write it like '30s', '10m' or '1h30m'")
+        raise ValueError(f"{text!r} is not a duration (write it like '30s', '10m' or '1h30m')")
     return timedelta(seconds=sign * seconds)
 
 
 def _check_duration(value: Any) -> Any:
     if not isinstance(value, str):
-        raise ValueError(f"{value!r} is not a duration; write it as a string like '30s', '10m' or '1h30m'")
+        raise ValueError(f"{value!r} is not a duration (write it as a string like '30s', '10m' or '1h30m')")
     parse_duration(value)
     return value
 
@@ -200,7 +200,7 @@ def _parse_time(value: Any) -> Any:
             parsed = datetime.fromisoformat(text)
         except ValueError:
             raise ValueError(
-                f"{value!r} is not an RFC 3339 time; write it like '2024-05-01T12:00:00Z'"
+                f"{value!r} is not an RFC 3339 time (write it like '2024-05-01T12:00:00Z')"
             ) from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return value
