@@ -1,0 +1,140 @@
+"""What every handler and worker of one operator instance shares: client, caches, queues, timers, metrics.
+
+The caches are Kopf indexes: Kopf fills them from its watches and holds every other handler back until the
+initial listing of all of them is complete, so after a restart no reconcile runs on a half-known world (it
+would count missing pods and create duplicates or lose track of existing ones).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job.policies import Decision, Request
+from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.kinds import ResourceKind
+
+JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
+PVCS = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True)
+
+# Index names: Kopf passes each index to handlers as a keyword argument of that name.
+JOB_INDEX = "vc_jobs"
+POD_INDEX = "vc_job_pods"
+PODGROUP_INDEX = "vc_podgroups"
+QUEUE_INDEX = "vc_queues"
+INDEX_NAMES = (JOB_INDEX, POD_INDEX, PODGROUP_INDEX, QUEUE_INDEX)
+
+JobKey = tuple[str, str]  # (namespace, name)
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerOptions:
+    kubeconfig: str | None = None
+    namespaces: tuple[str, ...] = ()  # empty: the whole cluster
+    scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
+    workers: int = 16
+    metrics_host: str = "0.0.0.0"
+    metrics_port: int = 8081  # 0: any free port
+    leader_elect: bool = True
+    lease_namespace: str = "kube-system"
+    lease_name: str = "volcano-py-controller"
+    identity: str = ""  # default: hostname + pid
+    create_concurrency: int = 64
+
+
+@dataclass(slots=True)
+class DelayedAction:
+    decision: Decision
+    handle: asyncio.TimerHandle
+
+
+def _values(index: Mapping[Any, Iterable[Any]] | None, key: Any) -> list[Any]:
+    if index is None:
+        return []
+    store = index.get(key)
+    return list(store) if store is not None else []
+
+
+@dataclass
+class ControllerContext:
+    options: ControllerOptions
+    client: KubeClient
+    recorder: EventRecorder
+    metrics: ControllerMetrics
+    job_queue: KeyedQueue[JobKey, Request] = field(
+        default_factory=lambda: KeyedQueue(
+            is_resync=lambda r: r.action is None and r.event.value == "OutOfSync"
+        )
+    )
+    queue_queue: KeyedQueue[str, str] = field(
+        default_factory=lambda: KeyedQueue(is_resync=lambda a: a == "SyncQueue")
+    )
+    indices: dict[str, Mapping[Any, Iterable[Any]]] = field(default_factory=dict)
+    # Newest Job bodies this controller wrote; fresher than the index until the watch catches up.
+    written_jobs: dict[JobKey, dict[str, Any]] = field(default_factory=dict)
+    pod_phases: dict[str, str] = field(default_factory=dict)  # pod uid -> last phase seen
+    delayed: dict[JobKey, dict[str, DelayedAction]] = field(default_factory=dict)
+    ttl_timers: dict[JobKey, asyncio.TimerHandle] = field(default_factory=dict)
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def job(self, key: JobKey) -> dict[str, Any] | None:
+        seen = _values(self.indices.get(JOB_INDEX), key)
+        observed: dict[str, Any] | None = seen[0] if seen else None
+        written = self.written_jobs.get(key)
+        if written is None:
+            return observed
+        if observed is None:
+            return None  # deleted since we wrote it
+        if observed["metadata"].get("uid") != written["metadata"].get("uid"):
+            self.written_jobs.pop(key, None)
+            return observed
+        if _rv(observed) >= _rv(written):
+            self.written_jobs.pop(key, None)
+            return observed
+        return written
+
+    def job_pods(self, key: JobKey) -> list[dict[str, Any]]:
+        return _values(self.indices.get(POD_INDEX), key)
+
+    def podgroup(self, namespace: str, name: str) -> dict[str, Any] | None:
+        found = _values(self.indices.get(PODGROUP_INDEX), (namespace, name))
+        return found[0] if found else None
+
+    def podgroups(self) -> Iterator[dict[str, Any]]:
+        index = self.indices.get(PODGROUP_INDEX)
+        for store in (index or {}).values():
+            yield from store
+
+    def queues(self) -> list[dict[str, Any]]:
+        index = self.indices.get(QUEUE_INDEX)
+        return [q for store in (index or {}).values() for q in store]
+
+    def queue(self, name: str) -> dict[str, Any] | None:
+        found = _values(self.indices.get(QUEUE_INDEX), name)
+        return found[0] if found else None
+
+    def remember_written(self, key: JobKey, body: dict[str, Any]) -> None:
+        self.written_jobs[key] = body
+
+    def cancel_timers(self, key: JobKey) -> None:
+        for delayed in self.delayed.pop(key, {}).values():
+            delayed.handle.cancel()
+        ttl = self.ttl_timers.pop(key, None)
+        if ttl is not None:
+            ttl.cancel()
+
+
+def _rv(body: Mapping[str, Any]) -> int:
+    # Resource versions are opaque to clients in general but are etcd revisions here; only used to pick
+    # the newer of two copies of one object.
+    try:
+        return int(body.get("metadata", {}).get("resourceVersion", 0))
+    except (TypeError, ValueError):
+        return 0

@@ -1,0 +1,323 @@
+"""Reconcile one Job for one request: decide the action, plan, then write pods, PodGroup and status.
+
+Reads come from the context's caches; every write is idempotent (pods have fixed names, a 409 on create
+means the pod is there, a 404 on delete means it is gone), and the status is written with the
+resourceVersion read, so a stale decision is rejected by the API server and retried from fresh state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job import policies
+from volcano_py.controllers.job.plan import Plan, plan_step
+from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
+from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
+from volcano_py.controllers.job.podview import read_pod
+from volcano_py.controllers.job.policies import Decision, Request
+from volcano_py.controllers.job.spec import Action, JobPhase, JobSpec, JobSpecError, parse_job
+from volcano_py.controllers.job.state import Op, Target, step_for
+from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
+from volcano_py.controllers.shell.context import JOBS, PVCS, ControllerContext, DelayedAction, JobKey
+from volcano_py.controllers.ttl import seconds_left
+from volcano_py.kube.client import JSON_PATCH, ApiError
+from volcano_py.kube.events import NORMAL, WARNING
+from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+RETRY_DELAY_SECONDS = 1.0
+
+
+def now_rfc3339() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _escape(key: str) -> str:
+    return key.replace("~", "~0").replace("/", "~1")
+
+
+class JobWorker:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        self._create_limit = asyncio.Semaphore(ctx.options.create_concurrency)
+        self._job_created: dict[str, datetime] = {}
+        # PodGroups this worker deleted: the cache may show them for a moment longer, and a restarted job
+        # must not start pods on its old, already-admitted group.
+        self._deleted_podgroups: set[str] = set()
+
+    async def handle(self, key: JobKey, req: Request) -> None:
+        try:
+            await self._reconcile(key, req)
+        except ApiError as exc:
+            # A conflict means we decided on stale data: redo it from the cache once the watch catches up.
+            level = _log.debug if exc.conflict else _log.warning
+            level("job reconcile failed; retrying", job=f"{key[0]}/{key[1]}", error=str(exc))
+            self.ctx.written_jobs.pop(key, None)
+            self.ctx.job_queue.add_after(RETRY_DELAY_SECONDS, key, req)
+
+    async def _reconcile(self, key: JobKey, req: Request) -> None:
+        body = self.ctx.job(key)
+        if body is None:
+            self.ctx.cancel_timers(key)
+            return
+        try:
+            spec = parse_job(body)
+        except JobSpecError as exc:
+            self.ctx.recorder.record(body, WARNING, "InvalidJob", str(exc))
+            return
+        if spec.deleting:
+            return
+        status = read_status(body)
+        self._cancel_recovered(key, req)
+        decision = policies.decide(spec, status.version, req)
+        if decision.delay_seconds > 0:
+            self._delay(key, body, decision)
+            return
+        if decision.action is not Action.SYNC_JOB:
+            self.ctx.recorder.record(
+                body, NORMAL, "ExecuteAction", f"Start to execute action {decision.action}"
+            )
+        now = now_rfc3339()
+        if status.phase is None:
+            status = transition(status, JobPhase.PENDING, now)
+        target = None
+        if decision.action in (Action.RESTART_TASK, Action.RESTART_POD) and decision.task:
+            target = Target(decision.task, decision.pod if decision.action is Action.RESTART_POD else "")
+        step = step_for(status.phase, decision.action, target, count_retry=not req.disrupted)
+        pg_phase: str | None = None
+        if step.op is Op.SYNC:
+            await self._ensure_volumes(spec, body)
+            pg_phase = await self._ensure_podgroup(spec)
+        pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
+        plan = plan_step(spec, status, pods, pg_phase, step, now)
+        await self._execute(spec, body, plan)
+        await self._write_status(key, body, read_status(body), plan.status, spec)
+        if not policies.is_internal(decision.action):
+            self._cleanup_superseded(key, decision)
+        await self._apply_ttl(key, spec, plan.status)
+
+    # --- delayed actions ------------------------------------------------------------------------------
+
+    def _cancel_recovered(self, key: JobKey, req: Request) -> None:
+        delayed = self.ctx.delayed.get(key) or {}
+        entry = delayed.get(req.pod) if req.pod else None
+        if entry is not None and policies.cancels_delayed(entry.decision, req):
+            _log.info(
+                "cancel delayed action",
+                job=key[1],
+                action=entry.decision.action,
+                pod=req.pod,
+                trigger=req.event,
+            )
+            entry.handle.cancel()
+            del delayed[req.pod]
+
+    def _delay(self, key: JobKey, body: dict[str, Any], decision: Decision) -> None:
+        per_job = self.ctx.delayed.setdefault(key, {})
+        existing = per_job.get(decision.pod)
+        if existing is not None and existing.decision.action is decision.action:
+            return
+        if existing is not None:
+            existing.handle.cancel()
+        fire = Request(
+            event=decision.event,
+            action=decision.action,
+            task=decision.task,
+            pod=decision.pod,
+            pod_uid=decision.pod_uid,
+        )
+        handle = self.ctx.job_queue.add_after(decision.delay_seconds, key, fire)
+        per_job[decision.pod] = DelayedAction(decision, handle)
+        self.ctx.recorder.record(
+            body,
+            NORMAL,
+            "ExecuteAction",
+            f"Execute action {decision.action} after {decision.delay_seconds:g}s",
+        )
+
+    def _cleanup_superseded(self, key: JobKey, executed: Decision) -> None:
+        per_job = self.ctx.delayed.get(key)
+        if not per_job:
+            return
+        for pod, entry in list(per_job.items()):
+            if policies.superseded(entry.decision, executed):
+                entry.handle.cancel()
+                del per_job[pod]
+
+    # --- writes -----------------------------------------------------------------------------------------
+
+    async def _ensure_volumes(self, spec: JobSpec, body: dict[str, Any]) -> None:
+        for vol in spec.volumes:
+            path = PVCS.object_path(vol.claim_name, spec.namespace)
+            if vol.claim_spec is None:
+                try:
+                    await self.ctx.client.get(path)
+                except ApiError as exc:
+                    if exc.not_found:
+                        self.ctx.recorder.record(
+                            body,
+                            WARNING,
+                            "PVCError",
+                            f"pvc {vol.claim_name} is not found; the job waits for it",
+                        )
+                    raise
+                continue
+            try:
+                await self.ctx.client.create(
+                    PVCS.collection_path(spec.namespace), build_pvc(spec, vol.claim_name, vol.claim_spec)
+                )
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+
+    async def _priorities(self, spec: JobSpec) -> dict[str, int]:
+        names = {(t.template.get("spec") or {}).get("priorityClassName") for t in spec.tasks} - {None, ""}
+        out: dict[str, int] = {}
+        for name in names:
+            try:
+                pc = await self.ctx.client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+                out[str(name)] = int(pc.get("value", 0))
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        return out
+
+    async def _ensure_podgroup(self, spec: JobSpec) -> str | None:
+        """Create or update the Job's PodGroup; return its phase (None: just created, not admitted)."""
+        current = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
+        if current is not None and current["metadata"].get("uid") in self._deleted_podgroups:
+            current = None
+        priorities = await self._priorities(spec) if len(spec.tasks) > 1 else {}
+        if current is None:
+            try:
+                await self.ctx.client.create(
+                    PODGROUPS.collection_path(spec.namespace), build_podgroup(spec, priorities)
+                )
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+            return None
+        patch = spec_patch(current, spec, priorities)
+        if patch is not None:
+            await self.ctx.client.patch(PODGROUPS.object_path(spec.podgroup_name, spec.namespace), patch)
+        phase = (current.get("status") or {}).get("phase")
+        return str(phase) if phase else "Pending"
+
+    async def _create_pod(self, spec: JobSpec, pod: dict[str, Any]) -> None:
+        async with self._create_limit:
+            try:
+                created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
+            except ApiError as exc:
+                if exc.conflict:
+                    return  # created before a restart, or by a retry: the name is the identity
+                raise
+        self.ctx.metrics.pods_created.inc()
+        created_at = (created.get("metadata") or {}).get("creationTimestamp")
+        job_created = self._job_created.get(spec.uid)
+        if created_at and job_created:
+            delta = datetime.fromisoformat(created_at.replace("Z", "+00:00")) - job_created
+            self.ctx.metrics.job_to_pod_latency.observe(max(delta.total_seconds(), 0.0) * 1000)
+
+    async def _kill_pod(self, spec: JobSpec, name: str) -> None:
+        path = PODS.object_path(name, spec.namespace)
+        # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
+        mark = [
+            {
+                "op": "add",
+                "path": f"/metadata/annotations/{_escape(c.CONTROLLER_OUT_OF_SYNC_KEY)}",
+                "value": "true",
+            }
+        ]
+        try:
+            await self.ctx.client.patch(path, mark, JSON_PATCH)
+        except ApiError as exc:
+            if exc.not_found:
+                return
+            if exc.status != 422:  # 422: the pod has no annotations map at all; deletion still proceeds
+                raise
+        try:
+            await self.ctx.client.delete(path)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+
+    async def _execute(self, spec: JobSpec, body: dict[str, Any], plan: Plan) -> None:
+        created_at = (body.get("metadata") or {}).get("creationTimestamp")
+        if created_at and spec.uid not in self._job_created:
+            self._job_created[spec.uid] = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
+        writes = [self._kill_pod(spec, name) for name in plan.delete]
+        for task_name, index in plan.create:
+            task = spec.task(task_name)
+            assert task is not None
+            pod = build_pod(
+                spec, task, index, version=plan.status.version, retry_count=plan.status.retry_count
+            )
+            writes.append(self._create_pod(spec, pod))
+        results = await asyncio.gather(*writes, return_exceptions=True)
+        errors = [r for r in results if isinstance(r, BaseException)]
+        pg = self.ctx.podgroup(spec.namespace, spec.podgroup_name) if plan.delete_podgroup else None
+        pg_uid = str(pg["metadata"].get("uid", "")) if pg is not None else ""
+        if pg is not None and pg_uid not in self._deleted_podgroups:
+            try:
+                await self.ctx.client.delete(
+                    PODGROUPS.object_path(spec.podgroup_name, spec.namespace),
+                    {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pg_uid}},
+                )
+                self._deleted_podgroups.add(pg_uid)
+            except ApiError as exc:
+                if exc.not_found or exc.conflict:
+                    self._deleted_podgroups.add(pg_uid)
+                else:
+                    errors.append(exc)
+        if errors:
+            reason = "FailedCreatePod" if plan.create else "FailedDeletePod"
+            self.ctx.recorder.record(body, WARNING, reason, f"{len(errors)} pod writes failed: {errors[0]}")
+            first = errors[0]
+            raise first if isinstance(first, ApiError) else ApiError(500, "InternalError", str(first))
+
+    async def _write_status(
+        self, key: JobKey, body: dict[str, Any], before: JobStatus, after: JobStatus, spec: JobSpec
+    ) -> None:
+        if after == before:
+            return
+        new_body = dict(body)
+        new_body["status"] = status_to_dict(after)
+        written = await self.ctx.client.replace(
+            JOBS.object_path(spec.name, spec.namespace, "status"), new_body
+        )
+        self.ctx.remember_written(key, written)
+        if after.phase != before.phase and after.phase is not None:
+            self.ctx.recorder.record(body, NORMAL, str(after.phase), f"Job {spec.name} is {after.phase}")
+            if after.phase is JobPhase.COMPLETED:
+                self.ctx.metrics.job_completed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()
+            elif after.phase is JobPhase.FAILED:
+                self.ctx.metrics.job_failed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()
+
+    async def _delete_expired(self, key: JobKey, spec: JobSpec) -> None:
+        body: dict[str, Any] = {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": "Background",
+        }
+        body["preconditions"] = {"uid": spec.uid}
+        try:
+            await self.ctx.client.delete(JOBS.object_path(spec.name, spec.namespace), body)
+            _log.info("deleted finished job after its TTL", job=f"{spec.namespace}/{spec.name}")
+        except ApiError as exc:
+            if not (exc.not_found or exc.conflict):
+                raise
+
+    async def _apply_ttl(self, key: JobKey, spec: JobSpec, status: JobStatus) -> None:
+        left = seconds_left(spec, status, datetime.now(UTC))
+        if left is None:
+            return
+        if left <= 0:
+            self.ctx.ttl_timers.pop(key, None)
+            await self._delete_expired(key, spec)
+        elif key not in self.ctx.ttl_timers:
+            self.ctx.ttl_timers[key] = self.ctx.job_queue.add_after(left + 0.05, key, Request())

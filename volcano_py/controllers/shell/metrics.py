@@ -1,0 +1,96 @@
+"""The controller's Prometheus metrics under Volcano's names, served on ``/metrics`` (port 8081)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
+from prometheus_client.exposition import CONTENT_TYPE_LATEST
+
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+_NAMESPACE = "volcano"
+
+
+def _exponential_range(low: float, high: float, count: int) -> list[float]:
+    factor = (high / low) ** (1 / (count - 1))
+    return [low * factor**i for i in range(count)]
+
+
+class ControllerMetrics:
+    """One registry per operator instance, so two operators in one test process do not collide."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.job_completed = Counter(
+            "job_completed_phase_count", "Number of job completed phase",
+            ["job_name", "queue_name"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.job_failed = Counter(
+            "job_failed_phase_count", "Number of job failed phase",
+            ["job_name", "queue_name"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.job_to_pod_latency = Histogram(
+            "controller_job_to_pod_creation_latency_milliseconds",
+            "Latency from VCJob creation to pod created in milliseconds",
+            namespace=_NAMESPACE, buckets=_exponential_range(50, 60000, 30), registry=r,
+        )  # fmt: skip
+        self.queue_podgroups = {
+            field: Gauge(
+                f"queue_pod_group_{field}_count",
+                f"The number of {field.capitalize()} PodGroup in this queue",
+                ["queue_name"],
+                namespace=_NAMESPACE,
+                registry=r,
+            )
+            for field in ("inqueue", "pending", "running", "unknown", "completed")
+        }
+        self.pods_created = Counter(
+            "controller_pods_created", "Pods created by the Job controller", namespace=_NAMESPACE, registry=r
+        )
+        self.queue_depth = Gauge(
+            "controller_work_queue_depth", "Requests waiting in the Job controller's work queue",
+            namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+
+    def set_queue_counts(self, queue: str, counts: dict[str, int]) -> None:
+        for field, gauge in self.queue_podgroups.items():
+            gauge.labels(queue).set(counts.get(field, 0))
+
+    def expose(self) -> bytes:
+        data: bytes = generate_latest(self.registry)
+        return data
+
+
+class MetricsEndpoint:
+    """``/metrics`` and ``/healthz`` on ``host:port`` (port 0: let the OS pick, then read ``port``)."""
+
+    def __init__(self, metrics: ControllerMetrics, *, host: str = "0.0.0.0", port: int = 8081) -> None:
+        self.metrics = metrics
+        self.host = host
+        self.port = port
+        self._runner: web.AppRunner | None = None
+
+    async def _metrics(self, _request: web.Request) -> web.Response:
+        return web.Response(body=self.metrics.expose(), headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+    async def _healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_get("/metrics", self._metrics)
+        app.router.add_get("/healthz", self._healthz)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, self.host, self.port).start()
+        if self._runner.addresses:
+            self.port = int(self._runner.addresses[0][1])
+        _log.info("controller metrics listening", host=self.host, port=self.port)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None

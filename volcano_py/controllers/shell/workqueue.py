@@ -1,0 +1,81 @@
+"""A work queue that serialises work per key (one Job, one Queue) and runs different keys in parallel.
+
+Like client-go's workqueue: a key being processed is never handed to a second worker; requests arriving
+meanwhile wait in order and run after it. Consecutive plain resyncs of one key collapse into one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from collections.abc import Awaitable, Callable, Hashable
+from typing import Generic, TypeVar
+
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+K = TypeVar("K", bound=Hashable)
+R = TypeVar("R")
+
+
+class KeyedQueue(Generic[K, R]):
+    def __init__(self, *, is_resync: Callable[[R], bool] = lambda _r: False) -> None:
+        self._pending: dict[K, deque[R]] = {}
+        self._ready: asyncio.Queue[K] = asyncio.Queue()
+        self._active: set[K] = set()
+        self._is_resync = is_resync
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.processed = 0
+
+    def add(self, key: K, request: R) -> None:
+        queue = self._pending.get(key)
+        if queue is None:
+            queue = self._pending[key] = deque()
+        if queue and self._is_resync(request) and self._is_resync(queue[-1]):
+            return
+        queue.append(request)
+        if key not in self._active and len(queue) == 1:
+            self._ready.put_nowait(key)
+
+    def add_after(self, delay: float, key: K, request: R) -> asyncio.TimerHandle:
+        loop = asyncio.get_running_loop()
+        return loop.call_later(max(delay, 0.0), self.add, key, request)
+
+    def depth(self) -> int:
+        return sum(len(q) for q in self._pending.values())
+
+    async def _take(self) -> tuple[K, R]:
+        while True:
+            key = await self._ready.get()
+            queue = self._pending.get(key)
+            if key in self._active or not queue:
+                continue
+            self._active.add(key)
+            return key, queue.popleft()
+
+    def _done(self, key: K) -> None:
+        self._active.discard(key)
+        queue = self._pending.get(key)
+        if queue:
+            self._ready.put_nowait(key)
+        elif queue is not None:
+            del self._pending[key]
+
+    async def worker(self, handle: Callable[[K, R], Awaitable[None]]) -> None:
+        while True:
+            key, request = await self._take()
+            try:
+                await handle(key, request)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a handler bug must not kill the worker; the handler logs and requeues
+                _log.exception("work item failed", key=str(key))
+            finally:
+                self.processed += 1
+                self._done(key)
+
+    async def run(self, handle: Callable[[K, R], Awaitable[None]], workers: int) -> None:
+        async with asyncio.TaskGroup() as group:
+            for _ in range(workers):
+                group.create_task(self.worker(handle))
