@@ -148,7 +148,7 @@ def _share_problems(parent: Mapping[str, Any], members: list[Mapping[str, Any]],
                     f"children of queue {parent_name!r} would together have {field} "
                     f"{format_quantity(resource, summed[resource])} of {resource}, more than its "
                     f"{format_quantity(resource, limit.amount(resource))} (lower the children's "
-                    f"{where}.{resource} or raise queue {parent_name!r}'s)",
+                    f"{where}.{resource} or raise that of queue {parent_name!r})",
                 )
             )
     return problems
@@ -200,9 +200,8 @@ def _hierarchy_annotation_problems(queue: Mapping[str, Any], queues: Queues) -> 
             return [
                 Problem(
                     f"metadata.annotations[{constants.HIERARCHY_KEY}]",
-                    f"{hierarchy!r} is a prefix of queue {other!r}'s hierarchy {theirs!r}; a queue must be a "
-                    "leaf of the annotation hierarchy (extend the path, e.g. "
-                    f"'{hierarchy}/{name}')",
+                    f"{hierarchy!r} is a prefix of the hierarchy {theirs!r} of queue {other!r}; a queue "
+                    f"must be a leaf of the hierarchy (extend the path, e.g. '{hierarchy}/{name}')",
                 )
             ]
     return []
