@@ -51,7 +51,7 @@ def test_job_defaults_are_volcanos() -> None:
 
 
 def test_to_dict_writes_only_what_was_set_and_always_the_type() -> None:
-    job = Job(metadata=ObjectMeta(name="j"), spec={"tasks": [TaskSpec(name="t", replicas=1)]})  # type: ignore[arg-type]
+    job = Job(metadata=ObjectMeta(name="j"), spec={"tasks": [TaskSpec(name="t", replicas=1)]})
     assert job.to_dict() == {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
@@ -62,7 +62,7 @@ def test_to_dict_writes_only_what_was_set_and_always_the_type() -> None:
 
 def test_python_names_and_wire_names_both_work() -> None:
     by_wire = TaskSpec.model_validate({"minAvailable": 2, "maxRetry": 5, "topologyPolicy": "best-effort"})
-    by_python = TaskSpec(min_available=2, max_retry=5, topology_policy="best-effort")  # type: ignore[arg-type]
+    by_python = TaskSpec(min_available=2, max_retry=5, topology_policy="best-effort")
     assert by_wire == by_python
     assert by_python.to_dict() == {"minAvailable": 2, "maxRetry": 5, "topologyPolicy": "best-effort"}
 
