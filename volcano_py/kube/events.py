@@ -123,11 +123,16 @@ class EventRecorder:
         *,
         component: str = "volcano",
         max_queued: int = 10_000,
+        workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
         self.component = component
-        self.queue: asyncio.Queue[PendingEvent] = asyncio.Queue(maxsize=max_queued)
+        # One queue per worker, picked by the aggregation key: repeats of one event are written in order by
+        # one worker, so the second one patches the Event the first one created instead of racing it.
+        self.queues: list[asyncio.Queue[PendingEvent]] = [
+            asyncio.Queue(maxsize=max(1, max_queued // workers)) for _ in range(max(1, workers))
+        ]
         self.aggregator = Aggregator()
         self.clock = clock
         self.dropped = 0
@@ -139,8 +144,9 @@ class EventRecorder:
         pending = PendingEvent(
             ObjectRef.of(obj), event_type, reason, message[:_MAX_MESSAGE], datetime.now(UTC)
         )
+        queue = self.queues[hash(Aggregator.key(pending)) % len(self.queues)]
         try:
-            self.queue.put_nowait(pending)
+            queue.put_nowait(pending)
         except asyncio.QueueFull:
             self.dropped += 1
 
@@ -181,9 +187,9 @@ class EventRecorder:
         self.aggregator.remember(event, name, 1, now)
         self.written += 1
 
-    async def _worker(self) -> None:
+    async def _worker(self, queue: asyncio.Queue[PendingEvent]) -> None:
         while True:
-            event = await self.queue.get()
+            event = await queue.get()
             try:
                 await self.write(event)
             except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
@@ -191,10 +197,15 @@ class EventRecorder:
                     "could not write event", reason=event.reason, object=event.ref.name, error=str(exc)
                 )
             finally:
-                self.queue.task_done()
+                queue.task_done()
 
-    async def run(self, workers: int = 8) -> None:
-        """Write queued events with ``workers`` requests in flight, until cancelled."""
+    async def run(self) -> None:
+        """Write queued events, one request in flight per worker queue, until cancelled."""
         async with asyncio.TaskGroup() as group:
-            for _ in range(workers):
-                group.create_task(self._worker())
+            for queue in self.queues:
+                group.create_task(self._worker(queue))
+
+    async def flush(self) -> None:
+        """Until every event recorded so far is written (or failed)."""
+        for queue in list(self.queues):
+            await queue.join()
