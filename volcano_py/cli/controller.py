@@ -1,0 +1,82 @@
+"""``volcano-py controller``: the operator process (Job, PodGroup, Queue, Command and TTL controllers)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.operator import ControllerOptions, run_controller
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser(
+        "controller", help="run the operator: Jobs to PodGroups and pods, Queues, Commands, TTL"
+    )
+    parser.add_argument("--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)")
+    parser.add_argument(
+        "--namespace",
+        action="append",
+        dest="namespaces",
+        metavar="NS",
+        help="watch only this namespace; repeatable (default: the whole cluster)",
+    )
+    parser.add_argument(
+        "--scheduler-name",
+        action="append",
+        dest="scheduler_names",
+        metavar="NAME",
+        help=f"group plain pods with this schedulerName; repeatable (default: {c.SCHEDULER_NAME})",
+    )
+    parser.add_argument("--workers", type=int, default=16, help="Jobs reconciled in parallel (default 16)")
+    parser.add_argument(
+        "--metrics-port", type=int, default=8081, help="port for /metrics and /healthz (8081)"
+    )
+    parser.add_argument("--metrics-host", default="0.0.0.0", help="address to serve metrics on")
+    parser.add_argument(
+        "--leader-elect",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="elect one active controller through a Lease; others stand by (default: on)",
+    )
+    parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
+    parser.add_argument("--lease-name", default="vc-controller-manager", help="name of the leader Lease")
+    parser.add_argument("--identity", help="this candidate's name in the Lease (default: host-pid)")
+    parser.set_defaults(func=_run)
+
+
+def options_from(args: argparse.Namespace) -> ControllerOptions:
+    if args.workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    return ControllerOptions(
+        kubeconfig=args.kubeconfig,
+        namespaces=tuple(args.namespaces or ()),
+        scheduler_names=tuple(args.scheduler_names or (c.SCHEDULER_NAME,)),
+        workers=args.workers,
+        metrics_host=args.metrics_host,
+        metrics_port=args.metrics_port,
+        leader_elect=args.leader_elect,
+        lease_namespace=args.lease_namespace,
+        lease_name=args.lease_name,
+        identity=args.identity or "",
+    )
+
+
+async def _serve(options: ControllerOptions) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await run_controller(options, stop)
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        asyncio.run(_serve(options_from(args)))
+    except ValueError as err:
+        print(f"volcano-py controller: {err}", file=sys.stderr)
+        return 2
+    return 0

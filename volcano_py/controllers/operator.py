@@ -1,0 +1,145 @@
+"""Run the operator in-process: leader election, Kopf's watches, the work queues, events and metrics.
+
+``run_controller(options, stop_event)`` is what ``volcano-py controller``, ``volcano-py up`` and the
+integration tests call. Only the holder of the Lease runs handlers (Kopf in standalone mode, so no peering
+CRD is needed); a standby waits for the Lease and takes over with empty caches that Kopf refills before any
+handler runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import socket
+from typing import Any
+
+import kopf
+
+from volcano_py.controllers.shell.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.shell.handlers import build_registry
+from volcano_py.controllers.shell.job_worker import JobWorker
+from volcano_py.controllers.shell.metrics import ControllerMetrics, MetricsEndpoint
+from volcano_py.controllers.shell.queue_worker import QueueWorker
+from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.leader import LeaderElector
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+__all__ = ["ControllerOptions", "run_controller"]
+
+
+def _connection_info(client: KubeClient) -> kopf.ConnectionInfo:
+    """Kopf's credentials from the same configuration our own client uses (kubeconfig or in-cluster)."""
+    cfg: Any = client.api_client.configuration
+    token = None
+    auth = (cfg.api_key or {}).get("authorization") or (cfg.api_key or {}).get("BearerToken")
+    if auth:
+        token = str(auth).removeprefix("Bearer ").strip()
+    return kopf.ConnectionInfo(
+        server=str(cfg.host),
+        ca_path=cfg.ssl_ca_cert or None,
+        insecure=not cfg.verify_ssl,
+        scheme="Bearer" if token else None,
+        token=token,
+        certificate_path=cfg.cert_file or None,
+        private_key_path=cfg.key_file or None,
+        default_namespace="default",
+    )
+
+
+async def _run_term(options: ControllerOptions, client: KubeClient, metrics: ControllerMetrics,
+                    stop: asyncio.Event) -> None:  # fmt: skip
+    """One leadership term: Kopf plus our workers until ``stop`` is set."""
+    recorder = EventRecorder(client, component="volcano-py-controller")
+    ctx = ControllerContext(options=options, client=client, recorder=recorder, metrics=metrics)
+    registry = build_registry(ctx)
+
+    @kopf.on.login(registry=registry)
+    def login(**_: Any) -> kopf.ConnectionInfo:
+        return _connection_info(client)
+
+    jobs, queues = JobWorker(ctx), QueueWorker(ctx)
+    kopf_stop = asyncio.Event()
+    namespaces = list(options.namespaces)
+    operator = asyncio.ensure_future(
+        kopf.operator(
+            registry=registry,
+            standalone=True,
+            clusterwide=not namespaces,
+            namespaces=namespaces,
+            stop_flag=kopf_stop,
+        )
+    )
+    workers = [
+        asyncio.ensure_future(recorder.run()),
+        asyncio.ensure_future(ctx.job_queue.run(jobs.handle, options.workers)),
+        asyncio.ensure_future(ctx.queue_queue.run(queues.handle, 2)),
+    ]
+    stopper = asyncio.ensure_future(stop.wait())
+    try:
+        await asyncio.wait([operator, stopper, *workers], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        kopf_stop.set()
+        try:
+            await asyncio.wait_for(asyncio.shield(operator), timeout=10)
+        except Exception as exc:  # the operator failed or would not stop: say so, and tear down anyway
+            _log.warning("kopf operator ended abnormally", error=repr(exc))
+            operator.cancel()
+        for task in [*workers, stopper]:
+            task.cancel()
+        await asyncio.gather(operator, *workers, stopper, return_exceptions=True)
+        for key in list(ctx.delayed) + list(ctx.ttl_timers):
+            ctx.cancel_timers(key)
+    if operator.done() and not operator.cancelled() and operator.exception() and not stop.is_set():
+        raise RuntimeError("the Kopf operator stopped") from operator.exception()
+
+
+async def run_controller(options: ControllerOptions, stop_event: asyncio.Event) -> None:
+    """Run until ``stop_event`` is set. Serves metrics throughout; handles resources while leader."""
+    api_client = await load_api_client(options.kubeconfig)
+    client = KubeClient(api_client)
+    metrics = ControllerMetrics()
+    endpoint = MetricsEndpoint(metrics, host=options.metrics_host, port=options.metrics_port)
+    await endpoint.start()
+    identity = options.identity or f"{socket.gethostname()}-{os.getpid()}"
+    try:
+        while not stop_event.is_set():
+            if not options.leader_elect:
+                await _run_term(options, client, metrics, stop_event)
+                return
+            elector = LeaderElector(
+                client, namespace=options.lease_namespace, name=options.lease_name, identity=identity
+            )
+            acquire = asyncio.ensure_future(elector.acquire())
+            stopped = asyncio.ensure_future(stop_event.wait())
+            await asyncio.wait([acquire, stopped], return_when=asyncio.FIRST_COMPLETED)
+            if stop_event.is_set():
+                acquire.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await acquire
+                return
+            stopped.cancel()
+            term_stop = asyncio.Event()
+
+            async def lose(elector: LeaderElector = elector, term_stop: asyncio.Event = term_stop) -> None:
+                hold = asyncio.ensure_future(elector.hold())
+                outer = asyncio.ensure_future(stop_event.wait())
+                try:
+                    await asyncio.wait([hold, outer], return_when=asyncio.FIRST_COMPLETED)
+                finally:
+                    hold.cancel()
+                    outer.cancel()
+                    term_stop.set()
+
+            async with asyncio.TaskGroup() as group:
+                group.create_task(lose())
+                group.create_task(_run_term(options, client, metrics, term_stop))
+            await elector.release()
+            if not stop_event.is_set():
+                _log.warning("lost the controller lease; standing by")
+    finally:
+        await endpoint.stop()
+        await client.close()

@@ -1,0 +1,247 @@
+"""Kopf registrations: indexes (the caches) and event handlers that turn watch events into work requests.
+
+Handlers only classify and enqueue; all writes happen in the Job and Queue workers, one key at a time.
+Commands are deleted (with a uid precondition) before they are enqueued, as Volcano does, so two operator
+instances or a redelivered event can never run one Command twice.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import kopf
+
+from volcano_py.api import constants as c
+from volcano_py.controllers import plainpod
+from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
+from volcano_py.controllers.job.podview import read_pod, slim_pod
+from volcano_py.controllers.job.policies import Request
+from volcano_py.controllers.job.spec import (
+    JOB_COMMAND_ACTIONS,
+    QUEUE_COMMAND_ACTIONS,
+    Action,
+    Event,
+    JobSpecError,
+    parse_job,
+)
+from volcano_py.controllers.shell.context import (
+    COMMANDS,
+    JOB_INDEX,
+    POD_INDEX,
+    PODGROUP_INDEX,
+    QUEUE_INDEX,
+    ControllerContext,
+)
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
+from volcano_py.kube.events import NORMAL, WARNING
+from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+_JOBS = (c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL)
+_PODGROUPS = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.PODGROUP_PLURAL)
+_QUEUES = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.QUEUE_PLURAL)
+_COMMANDS = (c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL)
+
+# Owners whose annotations a plain pod's PodGroup inherits (group-min-member, queue, topology...).
+_OWNER_PATHS = {
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets/{name}",
+    "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}",
+    "DaemonSet": "/apis/apps/v1/namespaces/{ns}/daemonsets/{name}",
+    "Job": "/apis/batch/v1/namespaces/{ns}/jobs/{name}",
+}
+
+
+def _plain(body: Any) -> dict[str, Any]:
+    return {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec", "status") if k in body}
+
+
+def _job_owner(meta: Any) -> str | None:
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("kind") == c.JOB_KIND and str(ref.get("apiVersion", "")).startswith(c.BATCH_GROUP):
+            return str(ref.get("name"))
+    return None
+
+
+def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
+    registry = kopf.OperatorRegistry()
+    scheduler_names = set(ctx.options.scheduler_names)
+
+    # --- caches ---------------------------------------------------------------------------------------
+
+    @kopf.index(*_JOBS, id=JOB_INDEX, registry=registry)
+    def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+        return {(namespace or "", name): _plain(body)}
+
+    @kopf.index("", "v1", "pods", id=POD_INDEX, labels={c.JOB_NAME_KEY: kopf.PRESENT}, registry=registry)
+    def index_pod(body: kopf.Body, namespace: str | None, labels: kopf.Labels, **_: Any) -> dict[Any, Any]:
+        return {(namespace or "", labels[c.JOB_NAME_KEY]): slim_pod(body)}
+
+    @kopf.index(*_PODGROUPS, id=PODGROUP_INDEX, registry=registry)
+    def index_podgroup(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+        meta = body.metadata
+        slim = {
+            "metadata": {"name": name, "namespace": namespace, "uid": meta.uid,
+                         "ownerReferences": list(meta.get("ownerReferences") or ())},
+            "spec": dict(body.spec),
+            "status": {"phase": body.status.get("phase")},
+        }  # fmt: skip
+        return {(namespace or "", name): slim}
+
+    @kopf.index(*_QUEUES, id=QUEUE_INDEX, registry=registry)
+    def index_queue(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
+        return {name: _plain(body)}
+
+    @kopf.on.startup(registry=registry)
+    def capture_indices(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
+        settings.posting.enabled = False  # our own EventRecorder writes the Events users see
+        settings.watching.server_timeout = 300
+        for name in (JOB_INDEX, POD_INDEX, PODGROUP_INDEX, QUEUE_INDEX):
+            ctx.indices[name] = kwargs[name]
+        ctx.ready.set()
+
+    # --- Job controller -------------------------------------------------------------------------------
+
+    @kopf.on.event(*_JOBS, registry=registry)
+    def job_event(event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any) -> None:
+        key = (namespace or "", name)
+        if event["type"] == "DELETED":
+            ctx.cancel_timers(key)
+            ctx.written_jobs.pop(key, None)
+            return
+        written = ctx.written_jobs.get(key)
+        if written is not None and written["metadata"].get("resourceVersion") == body.metadata.get(
+            "resourceVersion"
+        ):
+            return  # the echo of our own status write
+        ctx.job_queue.add(key, Request(job_uid=str(body.metadata.uid)))
+
+    @kopf.on.event("", "v1", "pods", labels={c.JOB_NAME_KEY: kopf.PRESENT}, registry=registry)
+    def job_pod_event(
+        event: kopf.RawEvent, namespace: str | None, labels: kopf.Labels, body: kopf.Body, **_: Any
+    ) -> None:
+        job_name = labels[c.JOB_NAME_KEY]
+        key = (namespace or "", job_name)
+        job_body = ctx.job(key)
+        pod = read_pod(body)
+        if job_body is None or not pod.task:
+            return
+        if event["type"] == "DELETED":
+            known = ctx.pod_phases.pop(pod.uid, None) is not None
+            ctx.job_queue.add(key, on_pod_deleted(pod, known=known))
+            return
+        try:
+            spec = parse_job(job_body)
+        except JobSpecError:
+            return
+        old = ctx.pod_phases.get(pod.uid)
+        ctx.pod_phases[pod.uid] = pod.phase
+        task_pods = [p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task]
+        ctx.job_queue.add(key, on_pod_seen(spec, old, pod, task_pods))
+
+    @kopf.on.event(*_PODGROUPS, registry=registry)
+    def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
+        owner = _job_owner(body.metadata)
+        phase = body.status.get("phase")
+        if owner is not None:
+            unknown = phase == "Unknown" and event["type"] != "DELETED"
+            ctx.job_queue.add(
+                (namespace or "", owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC)
+            )
+        ctx.queue_queue.add(str(body.spec.get("queue") or c.DEFAULT_QUEUE), Action.SYNC_QUEUE.value)
+
+    # --- Queue controller -----------------------------------------------------------------------------
+
+    @kopf.on.event(*_QUEUES, registry=registry)
+    def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
+        if event["type"] != "DELETED":
+            ctx.queue_queue.add(name, Action.SYNC_QUEUE.value)
+            return
+        for gauge in ctx.metrics.queue_podgroups.values():
+            with contextlib.suppress(KeyError):  # never reported for this queue
+                gauge.remove(name)
+
+    # --- Command controller ---------------------------------------------------------------------------
+
+    @kopf.on.event(*_COMMANDS, registry=registry)
+    async def command_event(
+        event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any
+    ) -> None:
+        if event["type"] == "DELETED":
+            return
+        target = body.get("target") or body.get("targetObject") or {}
+        raw_action = str(body.get("action") or "")
+        try:
+            action = Action(raw_action)
+        except ValueError:
+            action = None
+        delete = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": body.metadata.uid}}
+        try:
+            await ctx.client.delete(COMMANDS.object_path(name, namespace), delete)
+        except ApiError as exc:
+            if exc.not_found or exc.conflict:
+                return  # already consumed (by us before a restart, or by another instance)
+            raise
+        kind = target.get("kind")
+        if kind == c.JOB_KIND and action in JOB_COMMAND_ACTIONS:
+            key = (namespace or "", str(target.get("name")))
+            job = ctx.job(key)
+            if job is not None:
+                ctx.recorder.record(
+                    job, NORMAL, "CommandIssued",
+                    f"Start to execute command {action}, and clean it up to make sure executed not more "
+                    "than once.",
+                )  # fmt: skip
+            ctx.job_queue.add(key, Request(event=Event.COMMAND_ISSUED, action=action))
+        elif kind == c.QUEUE_KIND and action in QUEUE_COMMAND_ACTIONS:
+            ctx.queue_queue.add(str(target.get("name")), action.value)
+        else:
+            _log.warning(
+                "ignored command", command=f"{namespace}/{name}", action=raw_action, target_kind=kind
+            )
+
+    # --- PodGroups for plain pods ---------------------------------------------------------------------
+
+    def wants_group(body: kopf.Body, **_: Any) -> bool:
+        return plainpod.needs_podgroup(body, scheduler_names)
+
+    @kopf.on.event("", "v1", "pods", when=wants_group, registry=registry)
+    async def plain_pod_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
+        if event["type"] == "DELETED":
+            return
+        pod = _plain(body)
+        owner_annotations: dict[str, str] = {}
+        ref = plainpod.controller_ref(pod)
+        if ref is not None and ref.get("kind") in _OWNER_PATHS:
+            try:
+                owner = await ctx.client.get(
+                    _OWNER_PATHS[str(ref["kind"])].format(ns=namespace, name=ref["name"])
+                )
+                owner_annotations = dict((owner.get("metadata") or {}).get("annotations") or {})
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        try:
+            group = plainpod.build_podgroup(pod, owner_annotations)
+        except ValueError as exc:
+            ctx.recorder.record(pod, WARNING, "InvalidPodGroup", str(exc))
+            return
+        pg_name = group["metadata"]["name"]
+        if ctx.podgroup(namespace or "", pg_name) is None:
+            try:
+                await ctx.client.create(PODGROUPS.collection_path(namespace), group)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+        patch = {"metadata": {"annotations": {c.KUBE_GROUP_NAME_KEY: pg_name}}}
+        try:
+            await ctx.client.patch(
+                PODS.object_path(body.metadata.name or "", namespace), patch, STRATEGIC_MERGE_PATCH
+            )
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+
+    return registry
