@@ -1,0 +1,56 @@
+"""enqueue: move PodGroups Pending -> Inqueue when their queue and the cluster can take ``minResources``.
+
+Only Inqueue jobs get pods created by the Job controller and are considered by allocate, so this is the
+admission gate that keeps a cluster from filling with half-started gangs.
+"""
+
+from __future__ import annotations
+
+from volcano_py.api import constants as k
+
+from ..framework.arguments import Arguments
+from ..framework.decisions import Explanation
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
+from ..framework.session import Session
+from ..framework.status import PodGroupPhase
+from .ordering import OrderedQueue
+
+NOT_INQUEUEABLE = "NotInqueueable"
+
+
+class Enqueue:
+    name = "enqueue"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+
+    def execute(self, ssn: Session) -> None:
+        pending: dict[str, list[JobInfo]] = {}
+        for job in ssn.jobs.values():
+            if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues:
+                pending.setdefault(job.queue, []).append(job)
+        queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in pending))
+        jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in pending.items()}
+        while queues:
+            queue = queues.pop()
+            waiting = jobs[queue.name]
+            if not waiting:
+                continue
+            job = waiting.pop()
+            self._try(ssn, queue, job)
+            queues.push(queue)
+
+    def _try(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> None:
+        if not queue.open:
+            message = f"queue {queue.name} is {queue.state}; it admits no new jobs"
+        elif job.min_resources is None or ssn.job_enqueueable(job):
+            ssn.job_enqueued(job)
+            job.phase = PodGroupPhase.INQUEUE
+            return
+        else:
+            message = (
+                ssn.explain("explain_enqueue", job) or "the queue or the cluster cannot take minResources"
+            )
+        ssn.explanations[job.uid] = Explanation(job.uid, NOT_INQUEUEABLE, message)
+        ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, NOT_INQUEUEABLE, message)

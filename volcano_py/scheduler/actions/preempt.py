@@ -1,0 +1,122 @@
+"""preempt: within one queue, a starving gang evicts lower-priority jobs' pods to become placeable.
+
+Queues are taken in queue order and their starving jobs (fewer than ``minAvailable`` pods placed) in job
+order. For each, the victims are the running pods of strictly lower-priority jobs of the same queue that
+every preemptable plugin lets go and that are not protected (``volcano.sh/preemptable: "false"``,
+kube-system, system-critical). The whole gang is planned in one statement (see ``victims``): committed only
+when the gang becomes placeable, else discarded with nothing evicted. The gang's pods are pipelined to the
+nodes being freed (their nominated nodes) and bound by allocate once the victims are gone.
+
+Then, within each job, a pending pod may take the place of a running pod of the same job with a lower pod
+priority. Preemption never crosses queues: that is reclaim's job.
+"""
+
+from __future__ import annotations
+
+from volcano_py.log import get_logger
+
+from ..framework.arguments import Arguments
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
+from ..framework.session import Session
+from ..framework.status import PodGroupPhase
+from ..framework.task import TaskInfo
+from .ordering import OrderedQueue
+from .victims import (
+    EVICTABLE,
+    GangPlan,
+    build_units,
+    by_preference,
+    enough_in_total,
+    never_preempts,
+    permitted_victims,
+    protected,
+    to_place,
+)
+
+log = get_logger(__name__)
+
+REASON = "preempt"
+
+
+def starving_jobs(ssn: Session) -> dict[str, list[JobInfo]]:
+    """Per queue, the admitted jobs short of their gang that have pods to place and may preempt."""
+    by_queue: dict[str, list[JobInfo]] = {}
+    for job in ssn.jobs.values():
+        if job.queue not in ssn.queues or (ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING):
+            continue
+        if job.is_starving() and to_place(ssn, job) and not never_preempts(job):
+            by_queue.setdefault(job.queue, []).append(job)
+    return by_queue
+
+
+class Preempt:
+    name = "preempt"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+
+    def execute(self, ssn: Session) -> None:
+        by_queue = starving_jobs(ssn)
+        queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
+        while queues:
+            queue = queues.pop()
+            jobs = OrderedQueue(ssn.job_less, by_queue[queue.name])
+            while jobs:
+                job = jobs.pop()
+                if job.is_starving():
+                    self._for_gang(ssn, queue, job)
+        for job in list(ssn.jobs.values()):
+            if job.queue in ssn.queues and not never_preempts(job):
+                self._within_job(ssn, ssn.queues[job.queue], job)
+
+    def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
+        preemptor = to_place(ssn, job)[0]
+        candidates = by_preference(
+            (
+                task
+                for other in ssn.jobs.values()
+                if other.queue == job.queue and other.uid != job.uid and other.priority < job.priority
+                for task in other.tasks_in(*EVICTABLE)
+                if task.node_name and not protected(task)
+            ),
+            ssn,
+        )
+        units = build_units(ssn, permitted_victims(ssn, "preemptable", preemptor, candidates))
+        if not enough_in_total(ssn, job, units):
+            return False
+        with ssn.statement() as stmt:
+            plan = GangPlan(ssn, stmt, job, units, reason=REASON, admit=lambda t: ssn.allocatable(queue, t))
+            if plan.run():
+                stmt.commit()
+                log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
+                return True
+            stmt.discard()
+        return False
+
+    def _within_job(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> None:
+        """A pending pod replaces a running, lower-priority pod of its own job on that pod's node."""
+        running = by_preference(
+            (t for t in job.tasks_in(*EVICTABLE) if t.node_name and not protected(t)), ssn
+        )
+        for task in to_place(ssn, job):
+            lower = [r for r in running if r.priority < task.priority and r.status in EVICTABLE]
+            if not lower:
+                continue
+            for victim in permitted_victims(ssn, "preemptable", task, lower):
+                if self._swap(ssn, queue, task, victim):
+                    break
+
+    def _swap(self, ssn: Session, queue: QueueInfo, task: TaskInfo, victim: TaskInfo) -> bool:
+        klass = ssn.task_class(task)
+        row = ssn.node_of(victim)
+        if not ssn.predicate(klass).ok[row]:
+            return False
+        with ssn.statement() as stmt:
+            stmt.evict(victim, REASON, task)
+            if (ssn.table.future_idle[row] >= klass.vec).all() and ssn.allocatable(queue, task):
+                stmt.pipeline(task, row)
+                stmt.commit()
+                return True
+            stmt.discard()
+        return False

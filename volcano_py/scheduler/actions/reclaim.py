@@ -1,0 +1,93 @@
+"""reclaim: a queue below its deserved share takes resources back from queues above theirs.
+
+Queues are taken in queue order, skipping overused and closed ones; their starving jobs in job order.
+Victims are the running pods of other queues that are reclaimable (``spec.reclaimable`` not false), not
+protected, and that every reclaimable plugin lets go — the queue-share plugin (``capacity`` or
+``proportion``) keeps each victim queue at or above its deserved share and its guarantee. Pod by pod, the
+reclaiming gang must stay allowed by ``preemptive`` (within deserved) and ``allocatable`` (within capability
+up the queue tree, after the simulated evictions). The gang is planned in one statement as in preempt and
+committed only when it becomes placeable as a whole.
+
+Without a plugin implementing ``preemptive`` there is no notion of a fair share to restore, so reclaim
+does nothing.
+"""
+
+from __future__ import annotations
+
+from volcano_py.log import get_logger
+
+from ..framework.arguments import Arguments
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
+from ..framework.session import Session
+from ..framework.task import TaskInfo
+from .ordering import OrderedQueue
+from .preempt import starving_jobs
+from .victims import (
+    EVICTABLE,
+    GangPlan,
+    build_units,
+    by_preference,
+    enough_in_total,
+    permitted_victims,
+    protected,
+    to_place,
+)
+
+log = get_logger(__name__)
+
+REASON = "reclaim"
+
+
+class Reclaim:
+    name = "reclaim"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+
+    def execute(self, ssn: Session) -> None:
+        if not any(ssn.points("preemptive")):
+            log.debug("reclaim skipped: no plugin implements preemptive (enable capacity or proportion)")
+            return
+        by_queue = starving_jobs(ssn)
+        queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
+        while queues:
+            queue = queues.pop()
+            if not queue.open or ssn.overused(queue):
+                continue
+            jobs = OrderedQueue(ssn.job_less, by_queue[queue.name])
+            while jobs:
+                job = jobs.pop()
+                if job.is_starving():
+                    self._for_gang(ssn, queue, job)
+
+    def _admit(self, ssn: Session, queue: QueueInfo, task: TaskInfo) -> bool:
+        return ssn.preemptive(queue, task) and ssn.allocatable(queue, task)
+
+    def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
+        preemptor = to_place(ssn, job)[0]
+        if not ssn.preemptive(queue, preemptor):
+            return False
+        candidates = by_preference(
+            (
+                task
+                for other in ssn.jobs.values()
+                if other.queue != job.queue
+                and other.queue in ssn.queues
+                and ssn.queues[other.queue].reclaimable
+                for task in other.tasks_in(*EVICTABLE)
+                if task.node_name and not protected(task)
+            ),
+            ssn,
+        )
+        units = build_units(ssn, permitted_victims(ssn, "reclaimable", preemptor, candidates))
+        if not enough_in_total(ssn, job, units):
+            return False
+        with ssn.statement() as stmt:
+            plan = GangPlan(ssn, stmt, job, units, reason=REASON, admit=lambda t: self._admit(ssn, queue, t))
+            if plan.run():
+                stmt.commit()
+                log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
+                return True
+            stmt.discard()
+        return False

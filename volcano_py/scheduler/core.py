@@ -1,0 +1,59 @@
+"""``run_session``: one scheduling cycle, snapshot in, decisions out.
+
+Phases: (1) open the session, instantiating the conf's plugins; (2) run the conf's actions in order;
+(3) turn what stopped each job into an explanation; (4) let plugins close (gang writes conditions);
+(5) collect PodGroup/queue status and decisions into a ``SessionResult``. The clock value ``now`` is passed
+in and only stamps condition transition times: no decision reads the wall clock.
+"""
+
+from __future__ import annotations
+
+import time
+
+from volcano_py.log import get_logger
+
+from .framework.closing import finish
+from .framework.conf import SchedulerConf
+from .framework.decisions import Explanation, SessionResult
+from .framework.registry import Registry
+from .framework.session import Session
+from .framework.snapshot import Snapshot
+from .registry import default_registry
+
+log = get_logger(__name__)
+
+NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+
+
+def run_session(
+    snapshot: Snapshot, conf: SchedulerConf, now: str, *, registry: Registry | None = None
+) -> SessionResult:
+    """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
+
+    ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``.
+    """
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now)
+    started = time.perf_counter()
+    ssn.open()
+    ssn.timings["open"] = time.perf_counter() - started
+    for name in conf.actions:
+        action = ssn.registry.action(name, conf.configurations.get(name))
+        began = time.perf_counter()
+        action.execute(ssn)
+        ssn.timings[name] = time.perf_counter() - began
+    for job_uid, failures in ssn.fit_failures.items():
+        job = ssn.jobs.get(job_uid)
+        if job is not None and failures.unplaced and job.pending_tasks:
+            ssn.explanations[job_uid] = Explanation(job_uid, NOT_ENOUGH_RESOURCES, failures.message())
+    began = time.perf_counter()
+    ssn.close()
+    result = finish(ssn)
+    ssn.timings["close"] = time.perf_counter() - began
+    log.debug(
+        "session done",
+        binds=len(result.binds),
+        pipelined=len(result.pipelined),
+        unschedulable=len(result.explanations),
+        seconds=round(time.perf_counter() - started, 4),
+    )
+    return result

@@ -1,0 +1,28 @@
+"""The scheduling framework: snapshot types, Session, Statement, extension points, conf parsing.
+
+Inputs (``snapshot``): ``Snapshot.build(nodes=, pods=, podgroups=, queues=, priority_classes=,
+hypernodes=)`` from Kubernetes JSON dicts; ``TaskInfo.from_pod``, ``NodeInfo.from_node``,
+``QueueInfo.from_queue``, ``JobInfo.from_podgroup``. Outputs (``decisions``): ``SessionResult`` with
+``Bind``, ``Evict``, ``Pipeline``, ``PodGroupUpdate``, ``QueueUpdate``, ``Explanation``. The entry point
+is ``volcano_py.scheduler.core.run_session(snapshot, conf, now)``.
+
+Extending it:
+
+* **A plugin** is a class with ``name`` and a constructor taking ``Arguments`` (validate them there; raise
+  ``ConfError`` naming the key). It implements extension points by having the methods of the Protocols
+  in ``extension`` -- ``job_order``, ``queue_order``, ``task_order``, ``predicate`` (+
+  ``predicate_dynamic``), ``node_order``, ``job_valid``, ``job_ready``, ``job_pipelined``,
+  ``job_starving``, ``job_enqueueable``, ``job_enqueued``, ``allocatable``, ``overused``,
+  ``preemptable``, ``reclaimable``, ``preemptive``, ``on_allocate``/``on_deallocate``, ``place_job``,
+  ``on_session_open``/``on_session_close`` -- and optionally ``explain_allocatable``/``explain_enqueue``
+  (why it said no) and ``queue_deserved``. Register it with one line in ``scheduler/registry.py``.
+* **An action** is a class with ``name``, a constructor taking ``Arguments`` (from the conf's
+  ``configurations``) and ``execute(ssn)``; it changes state only through ``with ssn.statement() as stmt``
+  (``allocate``/``pipeline``/``evict``, then ``commit``/``hold``/``discard``). Register it in
+  ``scheduler/registry.py``. Preempt/reclaim use ``ssn.preemptable``/``ssn.reclaimable`` (victims
+  intersected per tier) and ``ssn.job_starving``.
+* **A solver** replaces greedy gang placement through a plugin implementing ``place_job(ssn, stmt, job)``:
+  return ``Placed`` after allocating through ``stmt``, or None to leave the job to ``placement.place_greedy``.
+  ``ssn.table`` (numpy node state), ``ssn.task_class``, ``ssn.predicate`` and ``ssn.node_scores`` give it
+  per-class feasibility and scores over all nodes.
+"""

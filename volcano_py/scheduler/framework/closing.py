@@ -1,0 +1,136 @@
+"""The end of a session: PodGroup phases, conditions and counters, queue accounting, the result value.
+
+PodGroup phase follows Volcano's session close: Unknown when some pods run but the gang is unschedulable;
+Running once ``minMember`` tasks hold resources or succeeded (Completed when all of those succeeded);
+otherwise Pending, unless enqueue already made it Inqueue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from volcano_py.api import constants as k
+from volcano_py.resources import Resource, total
+
+from .decisions import Condition, Pipeline, PodGroupUpdate, QueueUpdate, SessionResult
+from .job import JobInfo
+from .status import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
+
+if TYPE_CHECKING:
+    from .session import Session
+
+
+def _phase(job: JobInfo, condition: Condition | None) -> PodGroupPhase:
+    unschedulable = condition is not None and condition.type == k.PODGROUP_CONDITION_UNSCHEDULABLE
+    if unschedulable and job.count(TaskStatus.RUNNING):
+        return PodGroupPhase.UNKNOWN
+    allocated = job.count(*ALLOCATED_STATUSES, TaskStatus.SUCCEEDED)
+    if job.min_available and allocated >= job.min_available:
+        if job.count(TaskStatus.SUCCEEDED) == allocated:
+            return PodGroupPhase.COMPLETED
+        return PodGroupPhase.RUNNING
+    if job.phase is PodGroupPhase.INQUEUE:
+        return PodGroupPhase.INQUEUE
+    if job.phase in (PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN) and job.count(TaskStatus.RUNNING):
+        return job.phase
+    return PodGroupPhase.PENDING
+
+
+def _condition_of(raw: Mapping[str, Any]) -> Condition:
+    return Condition(
+        str(raw.get("type", "")),
+        str(raw.get("status", "")),
+        str(raw.get("reason", "")),
+        str(raw.get("message", "")),
+        str(raw.get("lastTransitionTime", "")),
+    )
+
+
+def _conditions(job: JobInfo, new: Condition | None) -> tuple[Condition, ...]:
+    """The job's conditions with ``new`` in place of its type; the opposite type flips to False."""
+    old = [_condition_of(c) for c in job.conditions]
+    if new is None:
+        return tuple(old)
+    opposite = (
+        k.PODGROUP_CONDITION_SCHEDULED
+        if new.type == k.PODGROUP_CONDITION_UNSCHEDULABLE
+        else k.PODGROUP_CONDITION_UNSCHEDULABLE
+    )
+    out: list[Condition] = []
+    placed = False
+    for cond in old:
+        if cond.type == new.type:
+            same = (cond.status, cond.reason, cond.message) == (new.status, new.reason, new.message)
+            out.append(cond if same else new)
+            placed = True
+        elif cond.type == opposite and cond.status == "True":
+            out.append(Condition(cond.type, "False", cond.reason, cond.message, new.last_transition_time))
+        else:
+            out.append(cond)
+    if not placed:
+        out.append(new)
+    return tuple(out)
+
+
+def podgroup_update(job: JobInfo, condition: Condition | None) -> PodGroupUpdate | None:
+    """The PodGroup's new status, or None when nothing a reader would see has changed."""
+    phase = _phase(job, condition)
+    conditions = _conditions(job, condition)
+    running = job.count(TaskStatus.RUNNING)
+    succeeded = job.count(TaskStatus.SUCCEEDED)
+    failed = job.count(TaskStatus.FAILED)
+    status = job.podgroup.get("status") or {}
+    unchanged = (
+        phase is job.phase
+        and conditions == tuple(_condition_of(c) for c in job.conditions)
+        and running == status.get("running", 0)
+        and succeeded == status.get("succeeded", 0)
+        and failed == status.get("failed", 0)
+    )
+    if unchanged:
+        return None
+    return PodGroupUpdate(job.namespace, job.name, phase, conditions, running, succeeded, failed)
+
+
+def finish(ssn: Session) -> SessionResult:
+    """Collect everything the session decided into one immutable result."""
+    updates: list[PodGroupUpdate] = []
+    pipelined: list[Pipeline] = []
+    allocated: dict[str, list[Resource]] = {}
+    pending: dict[str, int] = {}
+    for job in ssn.snapshot.jobs.values():
+        for task in job.tasks_in(TaskStatus.PIPELINED):
+            pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
+        allocated.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(*ALLOCATED_STATUSES))
+        pending[job.queue] = pending.get(job.queue, 0) + job.count(TaskStatus.PENDING)
+        if job.shadow:
+            continue
+        update = podgroup_update(job, ssn.conditions.get(job.uid))
+        if update is not None:
+            updates.append(update)
+    queues = []
+    for name, queue in sorted(ssn.queues.items()):
+        deserved = None
+        for _, plugin in ssn.plugins:
+            fn = getattr(plugin, "queue_deserved", None)
+            if fn is not None:
+                deserved = fn(queue)
+        queues.append(
+            QueueUpdate(
+                name=name,
+                allocated=total(allocated.get(name, ())),
+                deserved=deserved,
+                capability=queue.capability,
+                pending_pods=pending.get(name, 0),
+            )
+        )
+    return SessionResult(
+        binds=tuple(ssn.binds),
+        evictions=tuple(ssn.evictions),
+        pipelined=tuple(pipelined),
+        podgroup_updates=tuple(updates),
+        queue_updates=tuple(queues),
+        explanations=dict(ssn.explanations),
+        timings=dict(ssn.timings),
+    )

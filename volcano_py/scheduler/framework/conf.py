@@ -1,0 +1,186 @@
+"""Volcano's ``volcano-scheduler.conf``: parse, validate against a registry, fail at load naming the entry.
+
+Format (Volcano's): ``actions`` is a comma-separated string run in order; ``tiers`` is a list of
+``{plugins: [{name, enableXxx..., arguments}]}``; ``configurations`` is a list of ``{name: <action>,
+arguments}``. Volcano logs and skips what it does not know; we refuse it, so a typo cannot quietly change
+how a cluster is scheduled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from .arguments import ConfError
+from .extension import EXTENSION_POINTS
+from .registry import Registry
+
+# Volcano's built-in conf, used when none is given.
+DEFAULT_CONF = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+"""
+
+# Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch
+# it off; the others are accepted so Volcano confs load, and have nothing to switch here.
+_FLAGS: frozenset[str] = frozenset(
+    {ep.flag for ep in EXTENSION_POINTS.values() if ep.flag}
+    | {
+        "enableHierarchy",
+        "enableNamespaceOrder",
+        "enableBestNode",
+        "enabledVictim",
+        "enableTargetJob",
+        "enableReservedNodes",
+        "enableClusterOrder",
+        "enableHyperNodeOrder",
+        "enabledOverused",
+        "enabledAllocatable",
+        "enableJobEnqueueable",
+    }
+)
+# Volcano spells two flags both ways across versions; read them as one.
+_ALIASES = {"enabledOverused": "enableOverused", "enabledAllocatable": "enableAllocatable"}
+
+
+@dataclass(frozen=True, slots=True)
+class PluginOption:
+    name: str
+    flags: Mapping[str, bool] = field(default_factory=dict)
+    arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    def enabled(self, flag: str | None) -> bool:
+        """A flag left out means enabled, as in Volcano."""
+        return flag is None or self.flags.get(flag, True)
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerConf:
+    actions: tuple[str, ...]
+    tiers: tuple[tuple[PluginOption, ...], ...]
+    configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def plugin_names(self) -> list[str]:
+        return [p.name for tier in self.tiers for p in tier]
+
+    def option(self, name: str) -> PluginOption | None:
+        return next((p for tier in self.tiers for p in tier if p.name == name), None)
+
+
+def _plugin_option(entry: Any, where: str) -> PluginOption:
+    if not isinstance(entry, Mapping) or not isinstance(entry.get("name"), str) or not entry["name"]:
+        raise ConfError(f"{where}: each plugin needs a 'name', got {entry!r}")
+    name = entry["name"]
+    flags: dict[str, bool] = {}
+    for key, value in entry.items():
+        if key in ("name", "arguments"):
+            continue
+        if key not in _FLAGS:
+            raise ConfError(
+                f"{where} ({name}): unknown option {key!r}; "
+                f"known: name, arguments, {', '.join(sorted(_FLAGS))}"
+            )
+        if not isinstance(value, bool):
+            raise ConfError(f"{where} ({name}): {key} must be true or false, got {value!r}")
+        flag = str(key)
+        flags[_ALIASES.get(flag, flag)] = value
+    arguments = entry.get("arguments") or {}
+    if not isinstance(arguments, Mapping):
+        raise ConfError(f"{where} ({name}): arguments must be a mapping, got {arguments!r}")
+    return PluginOption(name=name, flags=flags, arguments=dict(arguments))
+
+
+def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
+    """Parse and validate; ``None`` or blank text gives Volcano's default conf."""
+    if text is None or not text.strip():
+        text = DEFAULT_CONF
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ConfError(f"scheduler conf is not valid YAML: {err}") from None
+    if not isinstance(raw, Mapping):
+        raise ConfError("scheduler conf must be a mapping with 'actions' and 'tiers'")
+    unknown = sorted(set(raw) - {"actions", "tiers", "configurations", "metrics"})
+    if unknown:
+        raise ConfError(
+            f"scheduler conf: unknown top-level key(s) {', '.join(unknown)}; "
+            "use actions, tiers, configurations"
+        )
+    actions_text = raw.get("actions")
+    if not isinstance(actions_text, str) or not actions_text.strip():
+        raise ConfError('scheduler conf: actions must be a string such as "enqueue, allocate, backfill"')
+    actions = tuple(a.strip() for a in actions_text.split(",") if a.strip())
+    for action in actions:
+        if action not in registry.actions:
+            raise ConfError(
+                f"actions: unknown action {action!r}; known: {', '.join(sorted(registry.actions))}"
+            )
+    if len(set(actions)) != len(actions):
+        raise ConfError(f"actions: {actions_text!r} lists an action twice")
+    tiers_raw = raw.get("tiers") or []
+    if not isinstance(tiers_raw, list):
+        raise ConfError("scheduler conf: tiers must be a list of {plugins: [...]}")
+    tiers: list[tuple[PluginOption, ...]] = []
+    seen: set[str] = set()
+    for t, tier in enumerate(tiers_raw):
+        where = f"tiers[{t}]"
+        if not isinstance(tier, Mapping) or not isinstance(tier.get("plugins"), list):
+            raise ConfError(f"{where}: must be a mapping with a 'plugins' list")
+        options = []
+        for p, entry in enumerate(tier["plugins"]):
+            option = _plugin_option(entry, f"{where}.plugins[{p}]")
+            if option.name not in registry.plugins:
+                known = ", ".join(sorted(registry.plugins))
+                raise ConfError(f"{where}.plugins[{p}]: unknown plugin {option.name!r}; known: {known}")
+            if option.name in seen:
+                raise ConfError(f"{where}.plugins[{p}]: plugin {option.name!r} appears twice")
+            seen.add(option.name)
+            registry.plugin(option.name, option.arguments)  # validates its arguments now, not mid-cycle
+            options.append(option)
+        tiers.append(tuple(options))
+    configurations: dict[str, Mapping[str, Any]] = {}
+    for c, entry in enumerate(raw.get("configurations") or []):
+        if not isinstance(entry, Mapping) or entry.get("name") not in registry.actions:
+            raise ConfError(
+                f"configurations[{c}]: 'name' must be an action ({', '.join(sorted(registry.actions))})"
+            )
+        arguments = entry.get("arguments") or {}
+        if not isinstance(arguments, Mapping):
+            raise ConfError(f"configurations[{c}] ({entry['name']}): arguments must be a mapping")
+        registry.action(entry["name"], arguments)
+        configurations[entry["name"]] = dict(arguments)
+    conf = SchedulerConf(actions=actions, tiers=tuple(tiers), configurations=configurations)
+    _check_combinations(conf)
+    return conf
+
+
+def _check_combinations(conf: SchedulerConf) -> None:
+    drf = conf.option("drf")
+    if drf is not None and drf.flags.get("enableHierarchy"):
+        for other in ("proportion", "capacity"):
+            if conf.option(other) is not None:
+                raise ConfError(
+                    f"plugin drf: enableHierarchy conflicts with plugin {other} (both divide queues); "
+                    f"remove one of them"
+                )
+        raise ConfError(
+            "plugin drf: enableHierarchy (hierarchical DRF) is not supported; use queues with spec.parent "
+            "and the capacity plugin for hierarchical sharing"
+        )
+    if "capacity" in conf.plugin_names() and "proportion" in conf.plugin_names():
+        raise ConfError("plugins capacity and proportion both set queue shares; keep only one of them")

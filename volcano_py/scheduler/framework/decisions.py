@@ -1,0 +1,115 @@
+"""What a session decides, as frozen values: the runtime's binder and the simulator act on these.
+
+Nothing here refers back to the session, so results can be handed to another thread or serialised.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from volcano_py.resources import Resource
+
+from .status import PodGroupPhase
+
+
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """Bind pod ``namespace/name`` to ``node``. ``job`` is the PodGroup key ``namespace/name``."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    job: str
+
+
+@dataclass(frozen=True, slots=True)
+class Evict:
+    """Evict a pod; ``preemptor`` is the pod key (``namespace/name``) that needs the room, if any."""
+
+    namespace: str
+    name: str
+    uid: str
+    reason: str
+    preemptor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pipeline:
+    """A pod that will go to ``node`` once releasing pods there are gone (its nominated node)."""
+
+    namespace: str
+    name: str
+    uid: str
+    node: str
+    job: str
+
+
+@dataclass(frozen=True, slots=True)
+class Condition:
+    """A PodGroup condition (Volcano's ``PodGroupCondition``); ``type`` is Unschedulable or Scheduled."""
+
+    type: str
+    status: str
+    reason: str
+    message: str
+    last_transition_time: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupUpdate:
+    """New PodGroup status, emitted only for PodGroups whose status differs from the snapshot's."""
+
+    namespace: str
+    name: str
+    phase: PodGroupPhase
+    conditions: tuple[Condition, ...]
+    running: int
+    succeeded: int
+    failed: int
+
+
+@dataclass(frozen=True, slots=True)
+class QueueUpdate:
+    """A queue's accounting after the session: ``allocated`` is what its tasks hold now."""
+
+    name: str
+    allocated: Resource
+    deserved: Resource | None = None
+    capability: Resource | None = None
+    pending_pods: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Explanation:
+    """Why a job was left (partly) unscheduled, in words a person can act on.
+
+    ``reason`` is the PodGroup condition reason (``NotEnoughResources``, ``NotInqueueable``,
+    ``NotEnoughTasks``, ...); ``message`` is the aggregated text.
+    """
+
+    job: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """Everything one session decided. ``binds`` keep each gang's binds together, in commit order."""
+
+    binds: tuple[Bind, ...] = ()
+    evictions: tuple[Evict, ...] = ()
+    pipelined: tuple[Pipeline, ...] = ()
+    podgroup_updates: tuple[PodGroupUpdate, ...] = ()
+    queue_updates: tuple[QueueUpdate, ...] = ()
+    explanations: Mapping[str, Explanation] = field(default_factory=dict)
+    # Seconds spent per action and in plugin open/close, for the runtime's latency metrics.
+    timings: Mapping[str, float] = field(default_factory=dict)
+
+    def binds_by_job(self) -> dict[str, list[Bind]]:
+        """Binds grouped per PodGroup, so a gang is sent to the API together."""
+        out: dict[str, list[Bind]] = {}
+        for bind in self.binds:
+            out.setdefault(bind.job, []).append(bind)
+        return out

@@ -1,0 +1,186 @@
+"""JobInfo: a PodGroup and its pods, with the counters that gang scheduling reads."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api import constants as k
+from volcano_py.resources import QuantityError, Resource, total
+
+from .status import ALLOCATED_STATUSES, VALID_STATUSES, PodGroupPhase, TaskStatus, is_ready_status
+from .task import TaskInfo
+
+
+@dataclass(slots=True, eq=False)
+class JobInfo:
+    """One PodGroup (``namespace/name``) and the tasks that name it in ``scheduling.k8s.io/group-name``."""
+
+    uid: str
+    namespace: str
+    name: str
+    queue: str = k.DEFAULT_QUEUE
+    min_available: int = 1
+    min_task_member: Mapping[str, int] = field(default_factory=dict)
+    min_resources: Resource | None = None
+    priority: int = 0
+    priority_class: str = ""
+    phase: PodGroupPhase = PodGroupPhase.PENDING
+    created: str = ""
+    conditions: tuple[Mapping[str, Any], ...] = ()
+    network_topology: Mapping[str, Any] | None = None
+    podgroup: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # A job made up for pods that name no PodGroup: one pod, minAvailable 1, in the default queue.
+    shadow: bool = False
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
+
+    @classmethod
+    def from_podgroup(
+        cls, podgroup: Mapping[str, Any], *, priority_classes: Mapping[str, int] | None = None
+    ) -> JobInfo:
+        metadata = podgroup.get("metadata") or {}
+        spec = podgroup.get("spec") or {}
+        status = podgroup.get("status") or {}
+        namespace = metadata.get("namespace") or "default"
+        name = metadata.get("name") or ""
+        where = f"PodGroup {namespace}/{name}"
+        min_member = spec.get("minMember", 1)
+        if not isinstance(min_member, int) or min_member < 0:
+            raise ValueError(f"{where}: spec.minMember must be an integer >= 0, got {min_member!r}")
+        min_task_member = dict(spec.get("minTaskMember") or {})
+        for role, count in min_task_member.items():
+            if not isinstance(count, int) or count < 0:
+                raise ValueError(
+                    f"{where}: spec.minTaskMember[{role!r}] must be an integer >= 0, got {count!r}"
+                )
+        try:
+            min_resources = Resource.parse(spec["minResources"]) if spec.get("minResources") else None
+        except QuantityError as err:
+            raise ValueError(f"{where}: spec.minResources: {err}") from None
+        try:
+            phase = PodGroupPhase.parse(status.get("phase"))
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        priority_class = spec.get("priorityClassName") or ""
+        return cls(
+            uid=f"{namespace}/{name}",
+            namespace=namespace,
+            name=name,
+            queue=spec.get("queue") or k.DEFAULT_QUEUE,
+            min_available=min_member,
+            min_task_member=min_task_member,
+            min_resources=min_resources,
+            priority=(priority_classes or {}).get(priority_class, 0),
+            priority_class=priority_class,
+            phase=phase,
+            created=metadata.get("creationTimestamp") or "",
+            conditions=tuple(status.get("conditions") or ()),
+            network_topology=spec.get("networkTopology"),
+            podgroup=podgroup,
+        )
+
+    @classmethod
+    def shadow_for(cls, task: TaskInfo) -> JobInfo:
+        """The implicit one-pod job of a pod that names no PodGroup; it needs no enqueue."""
+        return cls(
+            uid=f"{task.namespace}/{task.name}",
+            namespace=task.namespace,
+            name=task.name,
+            priority=task.priority,
+            priority_class=task.priority_class,
+            phase=PodGroupPhase.INQUEUE,
+            created=task.created,
+            shadow=True,
+        )
+
+    # --- membership and status index -----------------------------------------------------------------
+
+    def add_task(self, task: TaskInfo) -> None:
+        self.tasks[task.uid] = task
+        self.by_status.setdefault(task.status, {})[task.uid] = task
+
+    def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        """Move a task to another status, keeping the per-status index exact."""
+        bucket = self.by_status.get(task.status)
+        if bucket is not None:
+            bucket.pop(task.uid, None)
+        task.status = status
+        self.by_status.setdefault(status, {})[task.uid] = task
+
+    def count(self, *statuses: TaskStatus) -> int:
+        return sum(len(self.by_status.get(s, ())) for s in statuses)
+
+    def tasks_in(self, *statuses: TaskStatus) -> list[TaskInfo]:
+        return [t for s in statuses for t in self.by_status.get(s, {}).values()]
+
+    # --- gang counters (Volcano's ReadyTaskNum, WaitingTaskNum, ValidTaskNum) ------------------------------
+
+    @property
+    def ready_task_num(self) -> int:
+        return self.count(*ALLOCATED_STATUSES, TaskStatus.SUCCEEDED)
+
+    @property
+    def waiting_task_num(self) -> int:
+        return self.count(TaskStatus.PIPELINED)
+
+    @property
+    def valid_task_num(self) -> int:
+        return self.count(*VALID_STATUSES)
+
+    @property
+    def pending_tasks(self) -> list[TaskInfo]:
+        return self.tasks_in(TaskStatus.PENDING)
+
+    def _per_role(self, tasks: Iterable[TaskInfo]) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for task in tasks:
+            counts[task.role] = counts.get(task.role, 0) + 1
+        return counts
+
+    def roles_short(
+        self, *, include_pipelined: bool = False, include_pending: bool = False
+    ) -> dict[str, int]:
+        """Per task role with a ``minTaskMember``, how many members it lacks (only roles that lack some)."""
+        if not self.min_task_member:
+            return {}
+        counts = self._per_role(
+            t
+            for t in self.tasks.values()
+            if is_ready_status(t.status)
+            or (include_pipelined and t.status is TaskStatus.PIPELINED)
+            or (include_pending and t.status is TaskStatus.PENDING)
+        )
+        return {
+            role: need - counts.get(role, 0)
+            for role, need in sorted(self.min_task_member.items())
+            if counts.get(role, 0) < need
+        }
+
+    def is_ready(self) -> bool:
+        """``minAvailable`` (and every ``minTaskMember``) met by tasks holding resources or done."""
+        return self.ready_task_num >= self.min_available and not self.roles_short()
+
+    def is_pipelined(self) -> bool:
+        """Met when counting pipelined tasks too: the gang will start once releasing pods are gone."""
+        return self.ready_task_num + self.waiting_task_num >= self.min_available and not self.roles_short(
+            include_pipelined=True
+        )
+
+    def is_starving(self) -> bool:
+        return self.ready_task_num + self.waiting_task_num < self.min_available
+
+    @property
+    def allocated(self) -> Resource:
+        """Requests of tasks holding resources (allocated, binding, bound, running)."""
+        return total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
+
+    @property
+    def min_request(self) -> Resource:
+        """What the job needs to start, for enqueue: ``spec.minResources``, or nothing when unset."""
+        return self.min_resources if self.min_resources is not None else Resource()
+
+    @property
+    def pending_request(self) -> Resource:
+        return total(t.resreq for t in self.tasks_in(TaskStatus.PENDING))

@@ -1,0 +1,130 @@
+"""NodeInfo and QueueInfo: a node and a queue as the scheduler sees them, read from their JSON."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.resources import PODS, QuantityError, Resource, total
+
+from .status import OCCUPYING_STATUSES, TaskStatus
+from .task import TaskInfo
+
+# Kubernetes' kubelet default when a node does not report ``pods`` in its allocatable.
+DEFAULT_MAX_PODS = 110
+
+
+@dataclass(slots=True, eq=False)
+class NodeInfo:
+    """One node: its fixed facts, and the tasks on it (which the session updates as it allocates)."""
+
+    name: str
+    allocatable: Resource
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Mapping[str, Any], ...] = ()
+    unschedulable: bool = False
+    ready: bool = True
+    tasks: dict[str, TaskInfo] = field(default_factory=dict)
+
+    @classmethod
+    def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
+        metadata = node.get("metadata") or {}
+        spec = node.get("spec") or {}
+        status = node.get("status") or {}
+        name = metadata.get("name") or ""
+        try:
+            allocatable = Resource.parse(status.get("allocatable") or status.get("capacity") or {})
+        except QuantityError as err:
+            raise ValueError(f"node {name}: status.allocatable: {err}") from None
+        if allocatable.amount(PODS) == 0:
+            allocatable = allocatable + {PODS: DEFAULT_MAX_PODS}
+        conditions = status.get("conditions") or []
+        ready = all(c.get("status") == "True" for c in conditions if c.get("type") == "Ready")
+        return cls(
+            name=name,
+            allocatable=allocatable,
+            labels=dict(metadata.get("labels") or {}),
+            taints=tuple(spec.get("taints") or ()),
+            unschedulable=bool(spec.get("unschedulable")),
+            ready=ready,
+        )
+
+    def _sum(self, statuses: frozenset[TaskStatus]) -> Resource:
+        return total(t.resreq + {PODS: 1} for t in self.tasks.values() if t.status in statuses)
+
+    @property
+    def used(self) -> Resource:
+        """Requests of the tasks holding the node, releasing ones included, one ``pods`` each."""
+        return self._sum(OCCUPYING_STATUSES)
+
+    @property
+    def releasing(self) -> Resource:
+        return self._sum(frozenset({TaskStatus.RELEASING}))
+
+    @property
+    def pipelined(self) -> Resource:
+        return self._sum(frozenset({TaskStatus.PIPELINED}))
+
+    @property
+    def idle(self) -> Resource:
+        return self.allocatable - self.used
+
+    @property
+    def future_idle(self) -> Resource:
+        """What will be free once releasing pods are gone and pipelined ones have arrived."""
+        return self.idle + self.releasing - self.pipelined
+
+
+@dataclass(slots=True, eq=False)
+class QueueInfo:
+    """A ``scheduling.volcano.sh/v1beta1`` Queue."""
+
+    name: str
+    weight: int = 1
+    capability: Resource | None = None
+    deserved: Resource | None = None
+    guarantee: Resource = field(default_factory=Resource)
+    reclaimable: bool = True
+    priority: int = 0
+    parent: str = ""
+    state: str = "Open"
+    created: str = ""
+    allocated_status: Resource = field(default_factory=Resource)
+
+    @property
+    def open(self) -> bool:
+        return self.state in ("", "Open")
+
+    @classmethod
+    def from_queue(cls, queue: Mapping[str, Any]) -> QueueInfo:
+        metadata = queue.get("metadata") or {}
+        spec = queue.get("spec") or {}
+        status = queue.get("status") or {}
+        name = metadata.get("name") or ""
+
+        def resources(field_name: str, value: Any) -> Resource:
+            try:
+                return Resource.parse(value or {})
+            except QuantityError as err:
+                raise ValueError(f"queue {name}: spec.{field_name}: {err}") from None
+
+        weight = spec.get("weight", 1)
+        if not isinstance(weight, int) or weight < 1:
+            raise ValueError(f"queue {name}: spec.weight must be an integer >= 1, got {weight!r}")
+        capability = resources("capability", spec.get("capability")) if spec.get("capability") else None
+        deserved = resources("deserved", spec.get("deserved")) if spec.get("deserved") else None
+        guarantee = resources("guarantee.resource", (spec.get("guarantee") or {}).get("resource"))
+        return cls(
+            name=name,
+            weight=weight,
+            capability=capability,
+            deserved=deserved,
+            guarantee=guarantee,
+            reclaimable=spec.get("reclaimable", True) is not False,
+            priority=int(spec.get("priority") or 0),
+            parent=spec.get("parent") or "",
+            state=status.get("state") or "Open",
+            created=metadata.get("creationTimestamp") or "",
+            allocated_status=resources("status.allocated", status.get("allocated")),
+        )

@@ -1,0 +1,102 @@
+"""The nodes' resource state as numpy arrays, so fit and scores are computed for all nodes at once.
+
+One row per node (in the snapshot's name order), one column per resource name seen on any node or pod.
+The Statement updates single rows as it allocates, so the arrays stay the one source of truth for what is
+free during a session; ``NodeInfo`` keeps the fixed facts (labels, taints) and the task lists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from volcano_py.resources import PODS, Resource
+
+from .node import NodeInfo
+from .status import OCCUPYING_STATUSES, TaskStatus
+
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
+FloatArray = npt.NDArray[np.float64]
+
+# Fit counts are capped here so "no request on this resource" never overflows.
+_UNBOUNDED = np.int64(1 << 40)
+
+
+class NodeTable:
+    """Allocatable, used, releasing and pipelined amounts per node and resource, in canonical units."""
+
+    def __init__(self, nodes: Sequence[NodeInfo], extra_names: Iterable[str] = ()) -> None:
+        names: dict[str, None] = {PODS: None}
+        for node in nodes:
+            names.update(dict.fromkeys(node.allocatable))
+        names.update(dict.fromkeys(extra_names))
+        self.names: tuple[str, ...] = tuple(names)
+        self.index: dict[str, int] = {name: i for i, name in enumerate(self.names)}
+        self.node_names: tuple[str, ...] = tuple(n.name for n in nodes)
+        self.node_index: dict[str, int] = {name: i for i, name in enumerate(self.node_names)}
+        n, r = len(nodes), len(self.names)
+        self.allocatable: IntArray = np.zeros((n, r), dtype=np.int64)
+        self.used: IntArray = np.zeros((n, r), dtype=np.int64)
+        self.releasing: IntArray = np.zeros((n, r), dtype=np.int64)
+        self.pipelined: IntArray = np.zeros((n, r), dtype=np.int64)
+        for i, node in enumerate(nodes):
+            self.allocatable[i] = self.vector(node.allocatable, pods=0)
+            for task in node.tasks.values():
+                vec = self.vector(task.resreq)
+                if task.status in OCCUPYING_STATUSES:
+                    self.used[i] += vec
+                if task.status is TaskStatus.RELEASING:
+                    self.releasing[i] += vec
+                if task.status is TaskStatus.PIPELINED:
+                    self.pipelined[i] += vec
+
+    def __len__(self) -> int:
+        return len(self.node_names)
+
+    def vector(self, resource: Mapping[str, int], *, pods: int = 1) -> IntArray:
+        """A request as a row; a pod also takes one ``pods`` slot. Unknown names get no column: callers
+        that must reject them (predicates) check ``unknown_names`` first."""
+        out = np.zeros(len(self.names), dtype=np.int64)
+        for name, amount in resource.items():
+            i = self.index.get(name)
+            if i is not None:
+                out[i] = amount
+        out[0] = resource.get(PODS, pods)
+        return out
+
+    def unknown_names(self, resource: Resource) -> list[str]:
+        """Resources requested that no node offers at all."""
+        return sorted(name for name in resource if name not in self.index)
+
+    def to_resource(self, row: IntArray) -> Resource:
+        return Resource({name: int(row[i]) for i, name in enumerate(self.names) if name != PODS})
+
+    @property
+    def idle(self) -> IntArray:
+        return self.allocatable - self.used
+
+    @property
+    def future_idle(self) -> IntArray:
+        return self.allocatable - self.used + self.releasing - self.pipelined
+
+    def fit_counts(self, request: IntArray, free: IntArray) -> IntArray:
+        """How many pods of ``request`` each row of ``free`` holds: min over requested resources."""
+        asked = np.flatnonzero(request)
+        if asked.size == 0:
+            return np.full(free.shape[0], _UNBOUNDED, dtype=np.int64)
+        counts = free[:, asked] // request[asked]
+        result: IntArray = np.maximum(counts.min(axis=1), 0)
+        return result
+
+    def fits(self, request: IntArray, free: IntArray) -> BoolArray:
+        result: BoolArray = np.all(free >= request, axis=1)
+        return result
+
+    def total(self) -> Resource:
+        return self.to_resource(self.allocatable.sum(axis=0))
+
+    def used_total(self) -> Resource:
+        return self.to_resource(self.used.sum(axis=0))

@@ -1,0 +1,242 @@
+"""Session: one scheduling cycle's state, the plugins of the conf, and the extension points they fill.
+
+Plugins are instantiated fresh per session from the registry. At open the session finds, per extension
+point, the enabled plugins implementing it (by Protocol), grouped by tier; each ``Session`` method below
+applies that point's combination rule from ``extension``. State changes go through ``Statement``.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Hashable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+
+from . import extension as ext
+from .classes import TaskClass
+from .conf import SchedulerConf
+from .decisions import Bind, Condition, Evict, Explanation
+from .explain import FitFailures
+from .job import JobInfo
+from .node import NodeInfo, QueueInfo
+from .nodetable import BoolArray, FloatArray, IntArray, NodeTable
+from .registry import Plugin, Registry
+from .snapshot import Snapshot
+from .statement import Statement
+from .status import PodGroupPhase
+from .task import TaskInfo
+
+log = get_logger(__name__)
+
+
+class Session:
+    def __init__(self, snapshot: Snapshot, conf: SchedulerConf, registry: Registry, *, now: str) -> None:
+        if snapshot.consumed:
+            raise ValueError("this snapshot was already used by a session; build a new one per session")
+        snapshot.consumed = True
+        self.snapshot = snapshot
+        self.conf = conf
+        self.registry = registry
+        self.now = now
+        self.nodes: list[NodeInfo] = snapshot.nodes
+        self.jobs: dict[str, JobInfo] = dict(snapshot.jobs)
+        self.queues: dict[str, QueueInfo] = snapshot.queues
+        extra = {name for job in self.jobs.values() for t in job.pending_tasks for name in t.resreq}
+        self.table = NodeTable(self.nodes, extra)
+        self.total: Resource = self.table.total()
+        self.plugins: list[tuple[int, Plugin]] = []
+        self._points: dict[str, list[list[Callable[..., Any]]]] = {}
+        self._classes: dict[Hashable, TaskClass] = {}
+        self._static: dict[Hashable, ext.NodeVerdict] = {}
+        self._dynamic: dict[Hashable, bool] = {}
+        self._statements: list[Statement] = []
+        self.binds: list[Bind] = []
+        self.evictions: list[Evict] = []
+        self.conditions: dict[str, Condition] = {}
+        self.explanations: dict[str, Explanation] = {}
+        self.fit_failures: dict[str, FitFailures] = {}
+        self.timings: dict[str, float] = {}
+        self.enqueue_enabled = "enqueue" in conf.actions
+
+    # --- plugins ----------------------------------------------------------------------------------------
+
+    def open(self) -> None:
+        for t, tier in enumerate(self.conf.tiers):
+            for option in tier:
+                self.plugins.append((t, self.registry.plugin(option.name, option.arguments)))
+        for point, spec in ext.EXTENSION_POINTS.items():
+            tiers: list[list[Callable[..., Any]]] = [[] for _ in self.conf.tiers]
+            for (t, plugin), option in zip(
+                self.plugins, (o for tier in self.conf.tiers for o in tier), strict=True
+            ):
+                if isinstance(plugin, spec.protocol) and option.enabled(spec.flag):
+                    tiers[t].append(getattr(plugin, spec.method))
+            self._points[point] = tiers
+        for _, plugin in self.plugins:
+            if isinstance(plugin, ext.SessionOpen):
+                plugin.on_session_open(self)
+        for job in list(self.jobs.values()):
+            if self.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
+                continue  # its pods are created only once enqueue admits it
+            invalid: ext.Invalid | None = ext.first_failure(self._points["job_valid"], job)
+            if invalid is not None:
+                self.set_condition(job, "Unschedulable", invalid.reason, invalid.message)
+                self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
+                self.jobs.pop(job.uid)
+
+    def close(self) -> None:
+        for _, plugin in self.plugins:
+            if isinstance(plugin, ext.SessionClose):
+                plugin.on_session_close(self)
+
+    def points(self, name: str) -> list[list[Callable[..., Any]]]:
+        return self._points[name]
+
+    def plugin(self, name: str) -> Plugin | None:
+        return next((p for _, p in self.plugins if p.name == name), None)
+
+    # --- ordering ---------------------------------------------------------------------------------------
+
+    def job_less(self, left: JobInfo, right: JobInfo) -> bool:
+        result = ext.first_nonzero(self._points["job_order"], left, right)
+        if result:
+            return result < 0
+        return (left.created, left.uid) < (right.created, right.uid)
+
+    def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
+        result = ext.first_nonzero(self._points["task_order"], left, right)
+        if result:
+            return result < 0
+        return (left.created, left.name) < (right.created, right.name)
+
+    def queue_less(self, left: QueueInfo, right: QueueInfo) -> bool:
+        result = ext.first_nonzero(self._points["queue_order"], left, right)
+        if result:
+            return result < 0
+        return (left.created, left.name) < (right.created, right.name)
+
+    def sorted_tasks(self, tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
+        def cmp(a: TaskInfo, b: TaskInfo) -> int:
+            return -1 if self.task_less(a, b) else (1 if self.task_less(b, a) else 0)
+
+        return sorted(tasks, key=functools.cmp_to_key(cmp))
+
+    # --- yes/no questions -------------------------------------------------------------------------------
+
+    def job_ready(self, job: JobInfo) -> bool:
+        return ext.all_pass(self._points["job_ready"], job)
+
+    def job_pipelined(self, job: JobInfo) -> bool:
+        return ext.vote_by_tier(self._points["job_pipelined"], job)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        return ext.first_tier_all(self._points["job_starving"], job)
+
+    def job_enqueueable(self, job: JobInfo) -> bool:
+        return ext.vote_by_tier(self._points["job_enqueueable"], job)
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        ext.broadcast(self._points["job_enqueued"], job)
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        return ext.all_pass(self._points["allocatable"], queue, task)
+
+    def overused(self, queue: QueueInfo) -> bool:
+        return ext.any_true(self._points["overused"], queue)
+
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        return ext.all_pass(self._points["preemptive"], queue, task)
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        return ext.intersect_victims(self._points["preemptable"], preemptor, preemptees)
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        return ext.intersect_victims(self._points["reclaimable"], reclaimer, reclaimees)
+
+    def explain(self, method: str, *args: Any) -> str:
+        """Ask plugins that can say why (``explain_allocatable``, ``explain_enqueue``); joined by '; '."""
+        reasons = [getattr(p, method)(*args) for _, p in self.plugins if hasattr(p, method)]
+        return "; ".join(r for r in reasons if r)
+
+    # --- nodes: predicates and scores, per equivalence class --------------------------------------------
+
+    def task_class(self, task: TaskInfo) -> TaskClass:
+        key = (task.namespace, task.class_key)
+        klass = self._classes.get(key)
+        if klass is None:
+            klass = TaskClass.of(task, self.table.vector(task.resreq))
+            self._classes[key] = klass
+        return klass
+
+    def is_dynamic(self, klass: TaskClass) -> bool:
+        dynamic = self._dynamic.get(klass.key)
+        if dynamic is None:
+            dynamic = any(
+                fn.__self__.predicate_dynamic(klass)  # type: ignore[attr-defined]
+                for tier in self._points["predicate"]
+                for fn in tier
+            )
+            self._dynamic[klass.key] = dynamic
+        return dynamic
+
+    def predicate(self, klass: TaskClass) -> ext.NodeVerdict:
+        """All predicates ANDed over all nodes; cached per class unless a predicate says it can change."""
+        cached = self._static.get(klass.key)
+        if cached is not None:
+            return cached
+        ok: BoolArray = np.ones(len(self.table), dtype=np.bool_)
+        failures: list[tuple[str, BoolArray]] = []
+        for tier in self._points["predicate"]:
+            for fn in tier:
+                verdict: ext.NodeVerdict = fn(self, klass)
+                ok &= verdict.ok
+                failures.extend(verdict.failures)
+        result = ext.NodeVerdict(ok, failures)
+        if not self.is_dynamic(klass):
+            self._static[klass.key] = result
+        return result
+
+    def node_scores(self, klass: TaskClass, rows: IntArray) -> FloatArray:
+        """Sum of every node-order plugin's score for the nodes at ``rows``."""
+        scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
+        for tier in self._points["node_order"]:
+            for fn in tier:
+                scores += fn(self, klass, rows)
+        return scores
+
+    # --- transactions and outcomes ----------------------------------------------------------------------
+
+    @contextmanager
+    def statement(self) -> Iterator[Statement]:
+        """``with ssn.statement() as stmt:``; left neither committed nor held, it is discarded."""
+        stmt = Statement(self, parent=self._statements[-1] if self._statements else None)
+        self._statements.append(stmt)
+        try:
+            yield stmt
+        except BaseException:
+            stmt.discard()
+            raise
+        finally:
+            self._statements.pop()
+        if stmt.open:
+            stmt.discard()
+
+    def fire(self, point: str, task: TaskInfo) -> None:
+        ext.broadcast(self._points[point], task)
+
+    def node_of(self, task: TaskInfo) -> int:
+        return self.table.node_index[task.node_name]
+
+    def set_condition(self, job: JobInfo, type_: str, reason: str, message: str) -> None:
+        self.conditions[job.uid] = Condition(type_, "True", reason, message, self.now)
+
+    def fit_failures_of(self, job: JobInfo) -> FitFailures:
+        failures = self.fit_failures.get(job.uid)
+        if failures is None:
+            failures = self.fit_failures[job.uid] = FitFailures(len(job.tasks))
+        return failures

@@ -1,0 +1,122 @@
+"""Snapshot: the cluster at one instant, built from plain Kubernetes JSON dicts.
+
+The runtime cache and the simulator both feed the scheduler through ``Snapshot.build``. A snapshot serves
+exactly one session: the session updates its tasks and nodes in place as it decides, which is what keeps a
+cycle cheap; build a fresh snapshot for the next cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api import constants as k
+
+from .job import JobInfo
+from .node import NodeInfo, QueueInfo
+from .status import OCCUPYING_STATUSES, TaskStatus
+from .task import TaskInfo
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """A pod for us that the session cannot schedule, with why (the runtime turns it into an event)."""
+
+    task: TaskInfo
+    reason: str
+
+
+def priority_values(priority_classes: Iterable[Obj]) -> tuple[dict[str, int], int]:
+    """PriorityClass name -> value, and the global default value (0 when no class is globalDefault)."""
+    values: dict[str, int] = {}
+    default = 0
+    for pc in priority_classes:
+        name = (pc.get("metadata") or {}).get("name") or ""
+        value = pc.get("value", 0)
+        if not isinstance(value, int):
+            raise ValueError(f"PriorityClass {name}: value must be an integer, got {value!r}")
+        values[name] = value
+        if pc.get("globalDefault"):
+            default = value
+    values.setdefault("", default)
+    return values, default
+
+
+@dataclass(slots=True, eq=False)
+class Snapshot:
+    nodes: list[NodeInfo]
+    jobs: dict[str, JobInfo]
+    queues: dict[str, QueueInfo]
+    priority_classes: dict[str, int] = field(default_factory=dict)
+    hypernodes: tuple[Obj, ...] = ()
+    orphans: list[Orphan] = field(default_factory=list)
+    consumed: bool = False
+
+    @classmethod
+    def build(
+        cls,
+        *,
+        nodes: Iterable[Obj] = (),
+        pods: Iterable[Obj] = (),
+        podgroups: Iterable[Obj] = (),
+        queues: Iterable[Obj] = (),
+        priority_classes: Iterable[Obj] = (),
+        hypernodes: Iterable[Obj] = (),
+        scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
+    ) -> Snapshot:
+        """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
+
+        Pods of other schedulers and terminating pods count on their nodes (terminating ones as
+        releasing). A pod of ours naming a PodGroup that does not exist becomes an ``Orphan``; a pod of
+        ours naming none gets a one-pod shadow job in the ``default`` queue. A ``default`` queue is assumed
+        when none is given, as Volcano creates one at start.
+        """
+        ours = frozenset(scheduler_names)
+        prio, _default = priority_values(priority_classes)
+        node_list = sorted((NodeInfo.from_node(n) for n in nodes), key=lambda n: n.name)
+        by_name = {n.name: n for n in node_list}
+        queue_map = {q.name: q for q in (QueueInfo.from_queue(q) for q in queues)}
+        queue_map.setdefault(k.DEFAULT_QUEUE, QueueInfo(name=k.DEFAULT_QUEUE))
+        jobs: dict[str, JobInfo] = {}
+        for pg in podgroups:
+            job = JobInfo.from_podgroup(pg, priority_classes=prio)
+            jobs[job.uid] = job
+        orphans: list[Orphan] = []
+        for pod in pods:
+            task = TaskInfo.from_pod(pod, priority_classes=prio)
+            node = by_name.get(task.node_name) if task.node_name else None
+            if node is not None and task.status in OCCUPYING_STATUSES:
+                node.tasks[task.uid] = task
+            if task.scheduler_name not in ours:
+                continue
+            if task.job_id is None:
+                if task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
+                    continue
+                job = JobInfo.shadow_for(task)
+                jobs[job.uid] = job
+                task.job_id = job.uid
+                job.add_task(task)
+                continue
+            owner = jobs.get(task.job_id)
+            if owner is None:
+                orphans.append(Orphan(task, f"PodGroup {task.job_id} not found"))
+                continue
+            owner.add_task(task)
+        for job in jobs.values():
+            if job.queue not in queue_map:
+                for task in job.pending_tasks:
+                    orphans.append(Orphan(task, f"queue {job.queue} of PodGroup {job.uid} not found"))
+        return cls(
+            nodes=node_list,
+            jobs=jobs,
+            queues=queue_map,
+            priority_classes=prio,
+            hypernodes=tuple(hypernodes),
+            orphans=orphans,
+        )
+
+
+build_snapshot = Snapshot.build

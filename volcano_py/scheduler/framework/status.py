@@ -1,0 +1,77 @@
+"""Volcano's task statuses and PodGroup phases, and the status of a pod as the scheduler sees it."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from typing import Any, Final
+
+
+class TaskStatus(enum.Enum):
+    """Where one pod stands in the scheduler's eyes (Volcano's ``TaskStatus``)."""
+
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+# Statuses that hold resources on a node and count towards a gang being ready.
+ALLOCATED_STATUSES: Final = frozenset(
+    {TaskStatus.ALLOCATED, TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING}
+)
+# Statuses whose request is charged to the node's used resources (releasing pods still occupy it).
+OCCUPYING_STATUSES: Final = ALLOCATED_STATUSES | {TaskStatus.RELEASING}
+# Statuses a gang counts as valid members: everything that is not finished badly or lost.
+VALID_STATUSES: Final = ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED, TaskStatus.PIPELINED, TaskStatus.PENDING}
+
+
+def is_ready_status(status: TaskStatus) -> bool:
+    """A task that counts towards ``minAvailable`` being met (Volcano's ``ReadyTaskNum``)."""
+    return status in ALLOCATED_STATUSES or status is TaskStatus.SUCCEEDED
+
+
+class PodGroupPhase(enum.Enum):
+    """Volcano's ``PodGroupPhase``."""
+
+    PENDING = "Pending"
+    INQUEUE = "Inqueue"
+    RUNNING = "Running"
+    UNKNOWN = "Unknown"
+    COMPLETED = "Completed"
+
+    @classmethod
+    def parse(cls, value: object) -> PodGroupPhase:
+        if value in (None, ""):
+            return cls.PENDING
+        for phase in cls:
+            if phase.value == value:
+                return phase
+        allowed = ", ".join(p.value for p in cls)
+        raise ValueError(f"PodGroup status.phase {value!r} is not one of {allowed}")
+
+
+def task_status_of(pod: Mapping[str, Any]) -> TaskStatus:
+    """The task status of a pod, as Volcano derives it from the pod's phase, node and deletion mark."""
+    metadata = pod.get("metadata") or {}
+    status = pod.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    terminating = bool(metadata.get("deletionTimestamp"))
+    if phase == "Running":
+        return TaskStatus.RELEASING if terminating else TaskStatus.RUNNING
+    if phase == "Pending":
+        if terminating:
+            return TaskStatus.RELEASING
+        node = (pod.get("spec") or {}).get("nodeName")
+        return TaskStatus.BOUND if node else TaskStatus.PENDING
+    if phase == "Succeeded":
+        return TaskStatus.SUCCEEDED
+    if phase == "Failed":
+        return TaskStatus.FAILED
+    return TaskStatus.UNKNOWN

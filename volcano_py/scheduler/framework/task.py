@@ -1,0 +1,155 @@
+"""TaskInfo: one pod as the scheduler sees it, read from the pod's Kubernetes JSON.
+
+Pods of one Volcano task are identical for placement, so every TaskInfo carries ``class_key``: the
+scheduling-relevant part of its spec. The session evaluates predicates and scores once per class.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api import constants as k
+from volcano_py.resources import QuantityError, Resource, to_canonical
+
+from .status import TaskStatus, task_status_of
+
+# Pods whose priority class is one of these are system-critical: never victims (conformance).
+SYSTEM_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+
+
+@functools.lru_cache(maxsize=4096)
+def _canonical(name: str, value: str) -> int:
+    # Pods of one template repeat the same few quantities; parsing them once keeps snapshots cheap.
+    return to_canonical(name, value)
+
+
+def _request_of(resources: Mapping[str, Any] | None) -> dict[str, int]:
+    requests = (resources or {}).get("requests") or (resources or {}).get("limits") or {}
+    return {name: _canonical(name, str(value)) for name, value in requests.items()}
+
+
+def pod_request(spec: Mapping[str, Any]) -> Resource:
+    """What a pod asks of a node: its containers summed, at least its largest init container, + overhead."""
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or ():
+        for name, value in _request_of(container.get("resources")).items():
+            total[name] = total.get(name, 0) + value
+    for container in spec.get("initContainers") or ():
+        for name, value in _request_of(container.get("resources")).items():
+            total[name] = max(total.get(name, 0), value)
+    for name, value in (spec.get("overhead") or {}).items():
+        total[name] = total.get(name, 0) + _canonical(name, str(value))
+    return Resource(total)
+
+
+def _freeze(value: Any) -> Hashable:
+    if isinstance(value, Mapping):
+        return tuple(sorted((key, _freeze(item)) for key, item in value.items()))
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(item) for item in value)
+    return value  # type: ignore[no-any-return]
+
+
+@dataclass(slots=True, eq=False)
+class TaskInfo:
+    """One pod. ``status`` and ``node_name`` change as a session allocates; the rest is fixed."""
+
+    uid: str
+    namespace: str
+    name: str
+    job_id: str | None
+    role: str
+    resreq: Resource
+    priority: int
+    status: TaskStatus
+    node_name: str = ""
+    created: str = ""
+    scheduler_name: str = k.SCHEDULER_NAME
+    priority_class: str = ""
+    preemptable: bool = True
+    labels: Mapping[str, str] = field(default_factory=dict)
+    node_selector: Mapping[str, str] = field(default_factory=dict)
+    affinity: Mapping[str, Any] = field(default_factory=dict)
+    tolerations: tuple[Mapping[str, Any], ...] = ()
+    host_ports: tuple[tuple[str, str, int], ...] = ()
+    class_key: Hashable = None
+    pod: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def best_effort(self) -> bool:
+        """A pod with no requests at all: backfill places it, gangs do not wait for it."""
+        return self.resreq.is_zero()
+
+    @property
+    def system_critical(self) -> bool:
+        return self.priority_class in SYSTEM_CRITICAL_CLASSES or self.namespace == "kube-system"
+
+    @classmethod
+    def from_pod(
+        cls, pod: Mapping[str, Any], *, priority_classes: Mapping[str, int] | None = None
+    ) -> TaskInfo:
+        """Read a pod dict (camelCase, as the API returns it). Bad quantities name the pod and the field."""
+        metadata = pod.get("metadata") or {}
+        spec = pod.get("spec") or {}
+        namespace = metadata.get("namespace") or "default"
+        name = metadata.get("name") or ""
+        annotations = metadata.get("annotations") or {}
+        labels = metadata.get("labels") or {}
+        try:
+            resreq = pod_request(spec)
+        except QuantityError as err:
+            raise ValueError(f"pod {namespace}/{name}: spec.containers[].resources: {err}") from None
+        group = annotations.get(k.KUBE_GROUP_NAME_KEY) or annotations.get(k.VOLCANO_GROUP_NAME_KEY)
+        priority_class = spec.get("priorityClassName") or ""
+        priority = spec.get("priority")
+        if priority is None:
+            priority = (priority_classes or {}).get(priority_class, 0)
+        host_ports = tuple(
+            (str(port.get("protocol") or "TCP"), str(port.get("hostIP") or "0.0.0.0"), int(port["hostPort"]))
+            for container in spec.get("containers") or ()
+            for port in container.get("ports") or ()
+            if port.get("hostPort")
+        )
+        node_selector = dict(spec.get("nodeSelector") or {})
+        affinity = dict(spec.get("affinity") or {})
+        tolerations = tuple(spec.get("tolerations") or ())
+        has_pod_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        class_key = (
+            resreq,
+            _freeze(node_selector),
+            _freeze(affinity),
+            _freeze(tolerations),
+            host_ports,
+            # Self-(anti-)affinity depends on the pod's own labels, so they split classes only then.
+            _freeze(labels) if has_pod_affinity else None,
+        )
+        return cls(
+            uid=metadata.get("uid") or f"{namespace}/{name}",
+            namespace=namespace,
+            name=name,
+            job_id=f"{namespace}/{group}" if group else None,
+            role=annotations.get(k.TASK_SPEC_KEY) or labels.get(k.TASK_SPEC_KEY) or "",
+            resreq=resreq,
+            priority=int(priority),
+            status=task_status_of(pod),
+            node_name=spec.get("nodeName") or "",
+            created=metadata.get("creationTimestamp") or "",
+            scheduler_name=spec.get("schedulerName") or "default-scheduler",
+            priority_class=priority_class,
+            preemptable=str(annotations.get(k.PREEMPTABLE_KEY, labels.get(k.PREEMPTABLE_KEY, "true"))).lower()
+            != "false",
+            labels=labels,
+            node_selector=node_selector,
+            affinity=affinity,
+            tolerations=tolerations,
+            host_ports=host_ports,
+            class_key=class_key,
+            pod=pod,
+        )

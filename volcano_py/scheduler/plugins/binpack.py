@@ -1,0 +1,64 @@
+"""binpack: prefer the node that would be fullest, weighted per resource (Volcano's ``binpack.weight``,
+``binpack.cpu``, ``binpack.memory``, ``binpack.resources`` and ``binpack.resources.<name>``). Unlike
+Volcano, ``nvidia.com/gpu`` is weighted by default (1), since stranding GPUs is what packing must avoid."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from volcano_py.resources import CPU, GPU, MEMORY
+
+from ..framework.arguments import Arguments
+from ..framework.classes import TaskClass
+from ..framework.extension import FloatArray, IntArray
+from ..framework.session import Session
+from . import scoring
+
+_PREFIX = "binpack.resources."
+
+
+class BinpackPlugin:
+    name = "binpack"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known(
+            {"binpack.weight", "binpack.cpu", "binpack.memory", "binpack.resources"}, [_PREFIX]
+        )
+        self.weight = arguments.get_int("binpack.weight", 1, minimum=0)
+        self.resource_weights = {
+            CPU: arguments.get_int("binpack.cpu", 1, minimum=0),
+            MEMORY: arguments.get_int("binpack.memory", 1, minimum=0),
+        }
+        for name in arguments.get_list("binpack.resources", [GPU]):
+            self.resource_weights[name] = arguments.get_int(_PREFIX + name, 1, minimum=0)
+        stray = sorted(key[len(_PREFIX) :] for key in arguments.values if key.startswith(_PREFIX))
+        for name in stray:
+            if name not in self.resource_weights:
+                raise_unlisted(name)
+        self.vector = np.zeros(0, dtype=np.float64)
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.vector = np.zeros(len(ssn.table.names), dtype=np.float64)
+        for name, weight in self.resource_weights.items():
+            if name in ssn.table.index:
+                self.vector[ssn.table.index[name]] = weight
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.vector = np.zeros(0, dtype=np.float64)
+
+    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray) -> FloatArray:
+        if not self.weight:
+            return np.zeros(len(rows), dtype=np.float64)
+        table = ssn.table
+        score = scoring.binpack(table.allocatable[rows], table.used[rows], klass.vec, self.vector)
+        result: FloatArray = score * self.weight
+        return result
+
+
+def raise_unlisted(name: str) -> None:
+    from ..framework.arguments import ConfError
+
+    raise ConfError(
+        f"plugin binpack: argument 'binpack.resources.{name}' weights a resource not listed in "
+        f"binpack.resources; add {name} to binpack.resources"
+    )

@@ -1,0 +1,96 @@
+"""gang: all-or-nothing. A job is valid with ``minMember`` live tasks, ready when that many hold resources
+(and each ``minTaskMember`` is met), and never a victim below its ``minMember``. At close it writes the
+PodGroup's Unschedulable or Scheduled condition."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from volcano_py.api import constants as k
+
+from ..framework.arguments import Arguments
+from ..framework.extension import Invalid, Vote
+from ..framework.job import JobInfo
+from ..framework.session import Session
+from ..framework.status import ALLOCATED_STATUSES, TaskStatus
+from ..framework.task import TaskInfo
+
+SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
+
+
+class GangPlugin:
+    name = "gang"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+        self.ssn: Session | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.ssn = ssn
+
+    def job_valid(self, job: JobInfo) -> Invalid | None:
+        if job.valid_task_num < job.min_available:
+            return Invalid(
+                k.REASON_NOT_ENOUGH_PODS,
+                f"Not enough valid tasks for gang-scheduling, valid: {job.valid_task_num}, "
+                f"min: {job.min_available}",
+            )
+        short = job.roles_short(include_pipelined=True, include_pending=True)
+        if short:
+            detail = ", ".join(f"task {role or '(unnamed)'} lacks {n}" for role, n in short.items())
+            return Invalid(k.REASON_NOT_ENOUGH_PODS_OF_TASK, f"Not enough valid pods of each task: {detail}")
+        return None
+
+    def job_order(self, left: JobInfo, right: JobInfo) -> int:
+        # Jobs still short of their gang go first: finishing a gang frees nothing, starting one does.
+        lr, rr = left.is_ready(), right.is_ready()
+        return 0 if lr == rr else (1 if lr else -1)
+
+    def job_ready(self, job: JobInfo) -> bool:
+        return job.is_ready()
+
+    def job_pipelined(self, job: JobInfo) -> Vote:
+        return Vote.PERMIT if job.is_pipelined() else Vote.REJECT
+
+    def job_starving(self, job: JobInfo) -> bool:
+        return job.is_starving()
+
+    def _victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        assert self.ssn is not None
+        spare: dict[str, int] = {}
+        victims = []
+        for task in preemptees:
+            job = self.ssn.jobs.get(task.job_id or "")
+            if job is None:
+                victims.append(task)
+                continue
+            if task.job_id not in spare:
+                spare[job.uid] = job.ready_task_num - job.min_available
+            if spare[job.uid] > 0 or job.min_available == 1:
+                spare[job.uid] -= 1
+                victims.append(task)
+        return victims
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        return self._victims(preemptees)
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        return self._victims(reclaimees)
+
+    def on_session_close(self, ssn: Session) -> None:
+        for job in ssn.jobs.values():
+            if job.shadow or job.uid in ssn.conditions:
+                continue
+            if job.is_ready():
+                ssn.set_condition(job, k.PODGROUP_CONDITION_SCHEDULED, SCHEDULED_REASON, "")
+                continue
+            if not job.count(TaskStatus.PENDING, TaskStatus.PIPELINED, *ALLOCATED_STATUSES):
+                continue
+            explanation = ssn.explanations.get(job.uid)
+            unready = job.min_available - job.ready_task_num
+            message = (
+                explanation.message
+                if explanation
+                else f"{unready}/{len(job.tasks)} tasks in gang unschedulable: waiting for resources"
+            )
+            ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, k.REASON_NOT_ENOUGH_RESOURCES, message)

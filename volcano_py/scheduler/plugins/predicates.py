@@ -1,0 +1,105 @@
+"""predicates: which nodes may take a pod. Cordoned and not-ready nodes, nodeSelector, required node
+affinity and NoSchedule/NoExecute taints are fixed for the session and computed once per class, over all
+nodes at once; host ports and required pod (anti-)affinity change as pods land and are re-evaluated.
+Resource fit (including extended resources and the node's pod limit) is checked by the placement itself."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from ..framework.arguments import Arguments, ConfError
+from ..framework.classes import TaskClass
+from ..framework.extension import BoolArray, NodeVerdict
+from ..framework.session import Session
+from .matching import NodeLabels, SelectorError, taint_text, tolerates, untolerated
+from .podaffinity import affinity_failures, has_required_anti_affinity, host_port_failures
+
+_HARD = frozenset({"NoSchedule", "NoExecute"})
+_CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+# Volcano's predicates arguments: accepted so its confs load; the features they enable are not ours.
+_VOLCANO_FLAGS = (
+    "predicate.CacheEnable",
+    "predicate.ProportionalEnable",
+    "predicate.VGPUEnable",
+    "predicate.GPUSharingEnable",
+    "predicate.GPUNumberEnable",
+)
+
+
+class PredicatesPlugin:
+    name = "predicates"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known(_VOLCANO_FLAGS, prefixes=("predicate.resources",))
+        for flag in ("predicate.GPUSharingEnable", "predicate.VGPUEnable", "predicate.GPUNumberEnable"):
+            if arguments.get_bool(flag, False):
+                raise ConfError(f"plugin predicates: {flag} (GPU sharing) is not supported; remove it")
+        for flag in ("predicate.CacheEnable", "predicate.ProportionalEnable"):
+            arguments.get_bool(flag, False)
+        self.labels = NodeLabels([], [])
+        self.any_anti_affinity = False
+        self.taint_groups: list[tuple[tuple[Mapping[str, Any], ...], np.ndarray[Any, Any]]] = []
+        self.cordoned: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.not_ready: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.ssn: Session | None = None
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.ssn = ssn
+        self.labels = NodeLabels([n.labels for n in ssn.nodes], [n.name for n in ssn.nodes])
+        groups: dict[tuple[Any, ...], list[int]] = {}
+        for row, node in enumerate(ssn.nodes):
+            key = tuple(
+                sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in node.taints)
+            )
+            groups.setdefault(key, []).append(row)
+        self.taint_groups = [(ssn.nodes[rows[0]].taints, np.array(rows)) for rows in groups.values()]
+        self.cordoned = np.array([n.unschedulable for n in ssn.nodes], dtype=np.bool_)
+        self.not_ready = np.array([not n.ready for n in ssn.nodes], dtype=np.bool_)
+        self.any_anti_affinity = any(
+            has_required_anti_affinity(t) for n in ssn.nodes for t in n.tasks.values()
+        ) or any(has_required_anti_affinity(t) for j in ssn.jobs.values() for t in j.pending_tasks)
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.ssn = None
+
+    def predicate_dynamic(self, klass: TaskClass) -> bool:
+        return bool(klass.host_ports) or klass.has_pod_affinity or self.any_anti_affinity
+
+    def predicate(self, ssn: Session, klass: TaskClass) -> NodeVerdict:
+        n = len(ssn.nodes)
+        failures: list[tuple[str, BoolArray]] = []
+        if self.cordoned.any() and not any(tolerates(t, _CORDON_TAINT) for t in klass.tolerations):
+            failures.append(("are cordoned (spec.unschedulable)", self.cordoned))
+        if self.not_ready.any():
+            failures.append(("are not Ready", self.not_ready))
+        try:
+            if klass.node_selector:
+                text = ",".join(f"{k}={v}" for k, v in sorted(klass.node_selector.items()))
+                failures.append(
+                    (f"do not match nodeSelector {text}", ~self.labels.equals(klass.node_selector))
+                )
+            required = (klass.affinity.get("nodeAffinity") or {}).get(
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            )
+            if required is not None:
+                terms = required.get("nodeSelectorTerms") or []
+                failures.append(("do not match required node affinity", ~self.labels.terms(terms)))
+        except SelectorError as err:
+            failures.append((f"cannot be matched: {err}", np.ones(n, dtype=np.bool_)))
+        for taints, rows in self.taint_groups:
+            bad = untolerated(taints, klass.tolerations, _HARD)
+            if bad:
+                fail = np.zeros(n, dtype=np.bool_)
+                fail[rows] = True
+                failures.append((f"have untolerated taint {taint_text(bad[0])}", fail))
+        if klass.host_ports:
+            failures.extend(host_port_failures(ssn.nodes, klass))
+        if klass.has_pod_affinity or self.any_anti_affinity:
+            failures.extend(affinity_failures(ssn.nodes, self.labels, klass))
+        ok = np.ones(n, dtype=np.bool_)
+        for _, fail in failures:
+            ok &= ~fail
+        return NodeVerdict(ok, failures)

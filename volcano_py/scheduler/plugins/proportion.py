@@ -1,0 +1,161 @@
+"""proportion: queues share the cluster by weight (water-filling), within capability and with guarantees.
+
+Queue order: the smallest share of its deserved goes first. Overused: holding at least its deserved on
+every resource. Allocatable: one more task must stay within deserved on the resources it asks for.
+Enqueueable: ``minResources`` plus what the queue holds and has admitted must fit its real capability.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from volcano_py.resources import Resource, format_quantity
+
+from ..framework.arguments import Arguments
+from ..framework.extension import Vote
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
+from ..framework.session import Session
+from ..framework.status import PodGroupPhase
+from ..framework.task import TaskInfo
+from .shares import QueueDemand, Vec, leq, real_capability, share, water_fill
+
+
+def _vec(resource: Resource | None) -> Vec:
+    return {k: float(v) for k, v in (resource or {}).items()}
+
+
+@dataclass(slots=True)
+class _Attr:
+    queue: QueueInfo
+    allocated: Vec = field(default_factory=dict)
+    request: Vec = field(default_factory=dict)
+    inqueue: Vec = field(default_factory=dict)
+    elastic: Vec = field(default_factory=dict)
+    deserved: Vec = field(default_factory=dict)
+    capability: Vec = field(default_factory=dict)
+    share: float = 0.0
+
+
+def _add(into: Vec, resource: Resource, sign: int = 1) -> None:
+    for k, v in resource.items():
+        into[k] = into.get(k, 0.0) + sign * v
+
+
+class ProportionPlugin:
+    name = "proportion"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+        self.attrs: dict[str, _Attr] = {}
+        self.queue_of: dict[str, str] = {}
+
+    def on_session_open(self, ssn: Session) -> None:
+        total = _vec(ssn.total)
+        attrs = {name: _Attr(queue) for name, queue in ssn.queues.items()}
+        self.queue_of = {job.uid: job.queue for job in ssn.jobs.values()}
+        for job in ssn.jobs.values():
+            attr = attrs.get(job.queue)
+            if attr is None:
+                continue
+            allocated = job.allocated
+            _add(attr.allocated, allocated)
+            _add(attr.request, allocated)
+            if job.phase is PodGroupPhase.PENDING and ssn.enqueue_enabled:
+                continue
+            _add(attr.request, job.pending_request)
+            if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
+                _add(attr.inqueue, (job.min_resources - allocated).clamp_min_zero())
+            if job.min_resources is not None and job.phase is PodGroupPhase.RUNNING:
+                _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
+        demands = [
+            QueueDemand(
+                a.queue.name, a.queue.weight, a.request, _vec(a.queue.capability), _vec(a.queue.guarantee)
+            )
+            for a in attrs.values()
+        ]
+        guarantees = {d.name: d.guarantee for d in demands}
+        deserved = water_fill(total, demands)
+        for demand in demands:
+            attr = attrs[demand.name]
+            attr.deserved = deserved[demand.name]
+            attr.capability = real_capability(total, guarantees, demand)
+            attr.share = share(attr.allocated, attr.deserved)
+        self.attrs = attrs
+
+    def queue_deserved(self, queue: QueueInfo) -> Resource | None:
+        attr = self.attrs.get(queue.name)
+        return Resource({k: int(v) for k, v in attr.deserved.items()}) if attr else None
+
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        ls, rs = self.attrs[left.name].share, self.attrs[right.name].share
+        return (ls > rs) - (ls < rs)
+
+    def overused(self, queue: QueueInfo) -> bool:
+        attr = self.attrs[queue.name]
+        return leq(attr.deserved, attr.allocated)
+
+    def _over(self, queue: QueueInfo, request: Resource, base: Vec, limit: Vec) -> list[str]:
+        return [k for k, v in request.items() if base.get(k, 0.0) + v > limit.get(k, 0.0) + 1e-6]
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        attr = self.attrs[queue.name]
+        return not self._over(queue, task.resreq, attr.allocated, attr.deserved)
+
+    def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str | None:
+        attr = self.attrs[queue.name]
+        parts = []
+        for name in self._over(queue, task.resreq, attr.allocated, attr.deserved):
+            capped = attr.deserved.get(name, 0.0) >= attr.capability.get(name, 0.0) - 1e-6
+            limit = "capability" if capped else "deserved share"
+            parts.append(self._say(queue, limit, name, attr.allocated, task.resreq, attr.deserved))
+        return "; ".join(parts) or None
+
+    def _say(self, queue: QueueInfo, limit: str, name: str, base: Vec, ask: Resource, cap: Vec) -> str:
+        held = format_quantity(name, int(base.get(name, 0.0)))
+        asked = format_quantity(name, ask.amount(name))
+        most = format_quantity(name, int(cap.get(name, 0.0)))
+        return f"queue {queue.name} over {limit} on {name}: {held} allocated + {asked} requested > {most}"
+
+    def _enqueue_base(self, attr: _Attr) -> Vec:
+        names = set(attr.allocated) | set(attr.inqueue) | set(attr.elastic)
+        return {
+            k: attr.allocated.get(k, 0.0) + attr.inqueue.get(k, 0.0) - attr.elastic.get(k, 0.0) for k in names
+        }
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        attr = self.attrs.get(job.queue)
+        if attr is None or job.min_resources is None:
+            return Vote.ABSTAIN
+        over = self._over(attr.queue, job.min_request, self._enqueue_base(attr), attr.capability)
+        return Vote.REJECT if over else Vote.PERMIT
+
+    def explain_enqueue(self, job: JobInfo) -> str | None:
+        attr = self.attrs.get(job.queue)
+        if attr is None:
+            return None
+        base = self._enqueue_base(attr)
+        over = self._over(attr.queue, job.min_request, base, attr.capability)
+        return (
+            "; ".join(
+                self._say(attr.queue, "capability", n, base, job.min_request, attr.capability) for n in over
+            )
+            or None
+        )
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        attr = self.attrs.get(job.queue)
+        if attr is not None:
+            _add(attr.inqueue, job.min_request)
+
+    def _update(self, task: TaskInfo, sign: int) -> None:
+        attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
+        if attr is not None:
+            _add(attr.allocated, task.resreq, sign)
+            attr.share = share(attr.allocated, attr.deserved)
+
+    def on_allocate(self, task: TaskInfo) -> None:
+        self._update(task, 1)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        self._update(task, -1)

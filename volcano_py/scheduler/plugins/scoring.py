@@ -1,0 +1,63 @@
+"""Node scores, pure and vectorised: each takes rows of allocatable and of used-after-placing amounts for
+the resources it looks at and returns one score per node on Kubernetes' 0-100 scale."""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
+MAX_NODE_SCORE = 100.0
+
+
+def _fractions(allocatable: IntArray, used: IntArray) -> FloatArray:
+    alloc = allocatable.astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(alloc > 0, used / np.where(alloc > 0, alloc, 1.0), 1.0)
+    result: FloatArray = np.clip(frac, 0.0, 1.0)
+    return result
+
+
+def least_requested(allocatable: IntArray, used: IntArray) -> FloatArray:
+    """Spread: the more a node keeps free after the pod, the higher (mean over resources)."""
+    result: FloatArray = (1.0 - _fractions(allocatable, used)).mean(axis=1) * MAX_NODE_SCORE
+    return result
+
+
+def most_requested(allocatable: IntArray, used: IntArray) -> FloatArray:
+    """Pack: the fuller a node would be, the higher."""
+    result: FloatArray = _fractions(allocatable, used).mean(axis=1) * MAX_NODE_SCORE
+    return result
+
+
+def balanced(allocatable: IntArray, used: IntArray) -> FloatArray:
+    """Nodes whose resources would be used in similar proportions score higher."""
+    result: FloatArray = (1.0 - _fractions(allocatable, used).std(axis=1)) * MAX_NODE_SCORE
+    return result
+
+
+def binpack(allocatable: IntArray, used: IntArray, request: IntArray, weights: FloatArray) -> FloatArray:
+    """Volcano's binpack: weighted mean of (used + request) / allocatable over the resources the pod asks
+    for among those weighted; a node where any of them would overflow scores 0."""
+    asked = (request > 0) & (weights > 0)
+    if not asked.any():
+        return np.zeros(allocatable.shape[0], dtype=np.float64)
+    alloc = allocatable[:, asked].astype(np.float64)
+    after = (used[:, asked] + request[asked]).astype(np.float64)
+    w = weights[asked]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(alloc > 0, after / np.where(alloc > 0, alloc, 1.0), np.inf)
+    overflow = (frac > 1.0).any(axis=1)
+    score = (np.where(np.isfinite(frac), frac, 0.0) * w).sum(axis=1) / w.sum() * MAX_NODE_SCORE
+    result: FloatArray = np.where(overflow, 0.0, score)
+    return result
+
+
+def normalize(raw: FloatArray, *, reverse: bool = False) -> FloatArray:
+    """Scale to 0-100 by the maximum (reverse: fewer is better), as kube-scheduler's default normaliser."""
+    top = float(raw.max()) if raw.size else 0.0
+    if top <= 0:
+        return np.full(raw.shape, MAX_NODE_SCORE if reverse else 0.0)
+    scaled: FloatArray = raw * MAX_NODE_SCORE / top
+    return MAX_NODE_SCORE - scaled if reverse else scaled

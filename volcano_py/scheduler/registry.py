@@ -1,0 +1,34 @@
+"""The built-in actions and plugins. Add one by writing its module and one line here."""
+
+from __future__ import annotations
+
+from .actions.allocate import Allocate
+from .actions.backfill import Backfill
+from .actions.enqueue import Enqueue
+from .framework.registry import Registry
+from .plugins.binpack import BinpackPlugin
+from .plugins.conformance import ConformancePlugin
+from .plugins.drf import DrfPlugin
+from .plugins.gang import GangPlugin
+from .plugins.nodeorder import NodeOrderPlugin
+from .plugins.overcommit import OvercommitPlugin
+from .plugins.predicates import PredicatesPlugin
+from .plugins.priority import PriorityPlugin
+from .plugins.proportion import ProportionPlugin
+
+
+def default_registry() -> Registry:
+    registry = Registry()
+    registry.add_action("enqueue", Enqueue)
+    registry.add_action("allocate", Allocate)
+    registry.add_action("backfill", Backfill)
+    registry.add_plugin("gang", GangPlugin)
+    registry.add_plugin("priority", PriorityPlugin)
+    registry.add_plugin("conformance", ConformancePlugin)
+    registry.add_plugin("drf", DrfPlugin)
+    registry.add_plugin("proportion", ProportionPlugin)
+    registry.add_plugin("predicates", PredicatesPlugin)
+    registry.add_plugin("nodeorder", NodeOrderPlugin)
+    registry.add_plugin("binpack", BinpackPlugin)
+    registry.add_plugin("overcommit", OvercommitPlugin)
+    return registry
