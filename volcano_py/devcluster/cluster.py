@@ -93,6 +93,13 @@ class DevCluster:
         return self._ports.server
 
     @property
+    def kubectl_binary(self) -> Path:
+        """Our pinned kubectl, for callers that run it themselves (``.kubectl()`` is usually simpler)."""
+        if not self._binaries:
+            raise ClusterError("the cluster is not started; call start() first")
+        return self._binaries["kubectl"]
+
+    @property
     def token(self) -> str:
         return self._token
 

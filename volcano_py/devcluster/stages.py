@@ -4,7 +4,7 @@ Import the constants, never spell the keys::
 
     from volcano_py.devcluster.stages import COMPLETE_AFTER, FAIL_AFTER, EXIT_CODE
     annotations = {COMPLETE_AFTER: "5s"}                  # Succeeded, exit code 0, 5s after Running
-    annotations = {FAIL_AFTER: "2s", EXIT_CODE: "3"}      # Failed, exit code 3, 2s after Running
+    annotations = {FAIL_AFTER: "2s", EXIT_CODE: "3"}      # Failed, exit code 3 (an integer), 2s after Running
 
 A pod with neither annotation stays Running until deleted. Durations are Go durations ("500ms", "5s", "1m")
 or an RFC 3339 time ("finish at"). The clock starts when KWOK sees the pod Running, and restarts if KWOK does.
@@ -37,9 +37,13 @@ def _annotation(key: str) -> str:
 
 
 def _terminated_status(*, phase: str, reason: str, exit_code: str) -> str:
-    """A statusTemplate (Go template rendered by KWOK) that ends every container of the pod."""
+    """A statusTemplate (Go template rendered by KWOK) that ends every container of the pod.
+
+    ``exit_code`` is a template expression evaluated against the pod, before ``range`` rebinds the dot.
+    """
     return (
         "{{ $now := Now }}\n"
+        f"{{{{ $exitCode := {exit_code} }}}}\n"
         "conditions:\n"
         "- lastTransitionTime: {{ $now | Quote }}\n"
         "  reason: PodCompleted\n"
@@ -58,7 +62,7 @@ def _terminated_status(*, phase: str, reason: str, exit_code: str) -> str:
         "  started: false\n"
         "  state:\n"
         "    terminated:\n"
-        f"      exitCode: {exit_code}\n"
+        "      exitCode: {{ $exitCode }}\n"
         "      finishedAt: {{ $now | Quote }}\n"
         f"      reason: {reason}\n"
         "      startedAt: {{ $now | Quote }}\n"
@@ -104,7 +108,7 @@ def complete_stage() -> dict[str, object]:
 
 def fail_stage() -> dict[str, object]:
     """Running pod with FAIL_AFTER -> Failed with EXIT_CODE (default 1) after that delay."""
-    exit_code = f'{{{{ or (index .metadata.annotations "{EXIT_CODE}") "{DEFAULT_EXIT_CODE}" }}}}'
+    exit_code = f'or (index .metadata.annotations "{EXIT_CODE}") "{DEFAULT_EXIT_CODE}"'
     return {
         "apiVersion": "kwok.x-k8s.io/v1alpha1",
         "kind": "Stage",

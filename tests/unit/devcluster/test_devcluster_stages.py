@@ -131,9 +131,12 @@ def test_delays_come_from_the_annotations_without_jitter() -> None:
 def test_terminal_status_templates() -> None:
     succeeded = stages.complete_stage()["spec"]["next"]["statusTemplate"]  # type: ignore[index]
     failed = stages.fail_stage()["spec"]["next"]["statusTemplate"]  # type: ignore[index]
-    assert "phase: Succeeded" in succeeded and "exitCode: 0" in succeeded
+    assert "phase: Succeeded" in succeeded and "{{ $exitCode := 0 }}" in succeeded
     assert "phase: Failed" in failed
-    assert f'index .metadata.annotations "{stages.EXIT_CODE}"' in failed and '"1"' in failed
+    # Read from the pod before `range .spec.containers` rebinds the dot to a container.
+    exit_code = f'{{{{ $exitCode := or (index .metadata.annotations "{stages.EXIT_CODE}") "1" }}}}'
+    assert failed.index(exit_code) < failed.index("{{ range .spec.containers }}")
+    assert "exitCode: {{ $exitCode }}" in failed
 
 
 def test_kwoks_own_pod_complete_is_refused() -> None:
