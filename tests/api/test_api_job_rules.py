@@ -131,8 +131,13 @@ def test_a_valid_gang_job_has_no_problems() -> None:
         ),
         pytest.param(
             {**make_job().obj(), "spec": {"tasks": []}},
-            "spec.tasks: no task specified (add at least one task)",
+            "spec.tasks: must not be empty (add at least 1 item)",
             id="no-tasks",
+        ),
+        pytest.param(
+            {**make_job().obj(), "spec": {}},
+            "spec.tasks: no task specified (add at least one task)",
+            id="tasks-absent",
         ),
         pytest.param(
             make_job("a" * 60).task("worker", 10).obj(),

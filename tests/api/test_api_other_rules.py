@@ -69,7 +69,7 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_hypernode(members=[]),
-            "spec.members: is empty (add at least one member)",
+            "spec.members: must not be empty (add at least 1 item)",
             id="hypernode-no-members",
         ),
         pytest.param(

@@ -124,7 +124,7 @@ class JobSpec(VolcanoModel):
     scheduler_name: str | None = Field(default=None, max_length=63)
     min_available: int = Field(default=0, ge=0)
     volumes: list[VolumeSpec] = Field(default_factory=list)
-    tasks: list[TaskSpec] = Field(default_factory=list)
+    tasks: list[TaskSpec] = Field(default_factory=list, min_length=1)
     policies: list[LifecyclePolicy] = Field(default_factory=list)
     plugins: dict[str, list[str]] = Field(default_factory=dict)
     running_estimate: Duration | None = None

@@ -69,6 +69,8 @@ def _message(error: Any) -> str:
         return f"{_describe(value)} is too large (use a value <= {ctx.get('le')})"
     if kind == "string_too_long":
         return f"{_describe(value)} is too long (use at most {ctx.get('max_length')} characters)"
+    if kind == "too_short":
+        return f"must not be empty (add at least {ctx.get('min_length')} item)"
     if kind == "string_too_short":
         return f"must not be empty (use at least {ctx.get('min_length')} character(s))"
     if kind == "string_pattern_mismatch":

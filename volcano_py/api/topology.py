@@ -42,7 +42,7 @@ class MemberSpec(VolcanoModel):
 class HyperNodeSpec(VolcanoModel):
     tier: int = Field(default=0, ge=0)
     tier_name: str | None = Field(default=None, max_length=253)
-    members: list[MemberSpec] = Field(default_factory=list)
+    members: list[MemberSpec] = Field(default_factory=list, min_length=1)
 
 
 class HyperNodeStatus(VolcanoModel):
