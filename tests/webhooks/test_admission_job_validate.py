@@ -54,7 +54,7 @@ def test_a_valid_job_in_a_leaf_queue_is_admitted() -> None:
         ),
         pytest.param(
             job(tasks=[]),
-            "spec.tasks: no task specified (add at least one task)",
+            "spec.tasks: must not be empty (add at least 1 item)",
             id="no-tasks",
         ),
         pytest.param(

@@ -1,0 +1,100 @@
+"""The shell's pure parts: webhook configurations scoped to our kinds, TLS certificate, handler routing."""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import ipaddress
+
+import kopf
+import pytest
+from cryptography import x509
+
+from volcano_py.webhooks.common import Queues
+from volcano_py.webhooks.configurations import webhook_configurations
+from volcano_py.webhooks.server import register
+from volcano_py.webhooks.tls import generate_certificate
+
+NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+
+
+def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_policy() -> None:
+    mutating, validating = webhook_configurations(name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443/")
+    assert mutating["kind"] == "MutatingWebhookConfiguration"
+    assert validating["kind"] == "ValidatingWebhookConfiguration"
+    rules = {
+        (hook["name"], rule["apiGroups"][0], rule["resources"][0], tuple(rule["operations"]))
+        for config in (mutating, validating)
+        for hook in config["webhooks"]
+        for rule in hook["rules"]
+    }
+    assert rules == {
+        ("mutatejob.volcano.sh", "batch.volcano.sh", "jobs", ("CREATE",)),
+        ("validatejob.volcano.sh", "batch.volcano.sh", "jobs", ("CREATE", "UPDATE")),
+        ("mutatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE",)),
+        ("validatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE", "UPDATE", "DELETE")),
+        ("validatepodgroup.volcano.sh", "scheduling.volcano.sh", "podgroups", ("CREATE",)),
+    }
+    for hook in [*mutating["webhooks"], *validating["webhooks"]]:
+        assert hook["timeoutSeconds"] == 5
+        assert hook["failurePolicy"] == "Fail"
+        assert hook["sideEffects"] == "None"
+        assert base64.b64decode(hook["clientConfig"]["caBundle"]) == b"CA"
+    urls = sorted(hook["clientConfig"]["url"] for hook in validating["webhooks"])
+    assert urls == [
+        "https://127.0.0.1:9443/validate-job",
+        "https://127.0.0.1:9443/validate-podgroup",
+        "https://127.0.0.1:9443/validate-queue",
+    ]
+
+
+def test_in_cluster_service_and_object_selector() -> None:
+    service = {"namespace": "volcano-system", "name": "volcano-py-admission", "port": 443}
+    selector = {"matchLabels": {"team": "a"}}
+    mutating, _ = webhook_configurations(
+        name="vp", ca_bundle=b"CA", service=service, object_selector=selector
+    )
+    hook = mutating["webhooks"][0]
+    assert hook["clientConfig"]["service"] == {**service, "path": "/mutate-job"}
+    assert hook["objectSelector"] == selector
+
+
+@pytest.mark.parametrize("timeout", [0, 31])
+def test_timeout_outside_api_server_limits_is_refused(timeout: int) -> None:
+    with pytest.raises(ValueError, match=f"timeout_seconds={timeout} must be within 1..30"):
+        webhook_configurations(name="vp", ca_bundle=b"CA", url="https://x", timeout_seconds=timeout)
+
+
+def test_configuration_needs_an_address() -> None:
+    with pytest.raises(ValueError, match="base url or its in-cluster service"):
+        webhook_configurations(name="vp", ca_bundle=b"CA")
+
+
+def test_certificate_is_signed_by_the_ca_for_every_host() -> None:
+    cert = generate_certificate(["127.0.0.1", "volcano-py-admission.volcano-system.svc"], now=NOW)
+    ca = x509.load_pem_x509_certificate(cert.ca_pem)
+    server = x509.load_pem_x509_certificate(cert.cert_pem)
+    server.verify_directly_issued_by(ca)
+    sans = server.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    assert sans.get_values_for_type(x509.IPAddress) == [ipaddress.ip_address("127.0.0.1")]
+    assert sans.get_values_for_type(x509.DNSName) == ["volcano-py-admission.volcano-system.svc"]
+    assert server.not_valid_after_utc == NOW + datetime.timedelta(days=365)
+    assert ca.extensions.get_extension_for_class(x509.BasicConstraints).value.ca is True
+    assert b"PRIVATE KEY" in cert.key_pem
+
+
+def test_certificate_needs_a_host() -> None:
+    with pytest.raises(ValueError, match="at least one DNS name or IP"):
+        generate_certificate([], now=NOW)
+
+
+class _NoQueues:
+    async def queues(self) -> Queues:
+        return {}
+
+
+def test_register_adds_one_handler_per_webhook_id() -> None:
+    registry = kopf.OperatorRegistry()
+    register(registry, queues=_NoQueues())
+    ids = sorted(handler.id for handler in registry._webhooks.get_all_handlers())
+    assert ids == ["mutate-job", "mutate-queue", "validate-job", "validate-podgroup", "validate-queue"]

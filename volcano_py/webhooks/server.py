@@ -1,0 +1,210 @@
+"""The admission shell: Kopf handlers around the pure decisions, the TLS server, the webhook configurations.
+
+How the operator wires it (all three steps, in its ``@kopf.on.startup`` or before ``kopf.operator``)::
+
+    register(registry, queues=ApiQueues(client))            # the five Kopf admission handlers
+    cert = configure_server(settings, port=9443, hosts=["127.0.0.1"], cert_dir=path)
+    await install_configurations(client, name="volcano-py", ca_bundle=cert.ca_pem, url="https://127.0.0.1:9443")
+
+``configure_server`` leaves ``settings.admission.managed`` unset: Kopf's managed configurations would use a
+30-second timeout and its own names; ours (``configurations``) are short-timeout and scoped to Volcano kinds.
+The API server calls ``<url>/<handler id>``, which Kopf routes to that one handler.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+import kopf
+
+from volcano_py.api import constants
+from volcano_py.api.problems import Problem
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.log import get_logger
+from volcano_py.webhooks.common import Queues, denial
+from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
+from volcano_py.webhooks.job import mutate_job, validate_job_create, validate_job_update
+from volcano_py.webhooks.patch import PatchOp, apply_patch
+from volcano_py.webhooks.podgroup import validate_podgroup_create
+from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
+from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
+
+_log = get_logger(__name__)
+# What the API server reports to the client for a refused object: a bad request, not a server fault.
+REJECTED = 400
+ADMISSION_API = "/apis/admissionregistration.k8s.io/v1"
+QUEUES_PATH = f"/apis/{constants.SCHEDULING_API_VERSION}/{constants.QUEUE_PLURAL}"
+
+
+class QueueSource(Protocol):
+    """Where admission reads the queues from; called once per request that needs them."""
+
+    async def queues(self) -> Queues: ...
+
+
+class ApiQueues:
+    """Queues listed from the API server per request: never stale, and admissions are rare next to pods."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+
+    async def queues(self) -> Queues:
+        listing = await self._client.get(QUEUES_PATH)
+        return {item["metadata"]["name"]: item for item in listing.get("items", [])}
+
+
+def _reject_if(problems: Sequence[Problem], *, kind: str, name: str, operation: str) -> None:
+    if problems:
+        _log.info(
+            "admission denied", kind=kind, name=name, operation=operation, problems=[str(p) for p in problems]
+        )
+        raise kopf.AdmissionError(denial(problems), code=REJECTED)
+
+
+def _apply_later(patch: kopf.Patch, ops: list[PatchOp]) -> None:
+    # Kopf diffs the original body against the body after these functions to build the JSON Patch it returns.
+    def transform(body: kopf.RawBody) -> None:
+        apply_patch(cast(dict[str, Any], body), ops)
+
+    if ops:
+        patch.fns.append(transform)
+
+
+def register(registry: kopf.OperatorRegistry, *, queues: QueueSource) -> None:
+    """Register the Job, Queue and PodGroup admission handlers into ``registry``."""
+
+    def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+        _apply_later(patch, mutate_job(_plain(body)))
+
+    async def validate_job_handler(
+        body: kopf.Body, old: kopf.Body | None, operation: str, name: str, **_: Any
+    ) -> None:
+        if operation == "UPDATE" and old is not None:
+            problems = validate_job_update(_plain(old), _plain(body))
+        else:
+            problems = validate_job_create(_plain(body), await queues.queues())
+        _reject_if(problems, kind="Job", name=name, operation=operation)
+
+    def mutate_queue_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+        _apply_later(patch, mutate_queue(_plain(body)))
+
+    async def validate_queue_handler(
+        body: kopf.Body, old: kopf.Body | None, operation: str, name: str, **_: Any
+    ) -> None:
+        snapshot = await queues.queues()
+        if operation == "DELETE":
+            problems = validate_queue_delete(name, snapshot)
+        else:
+            previous = _plain(old) if operation == "UPDATE" and old is not None else None
+            problems = validate_queue_write(_plain(body), snapshot, previous)
+        _reject_if(problems, kind="Queue", name=name, operation=operation)
+
+    async def validate_podgroup_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
+        problems = validate_podgroup_create(_plain(body), await queues.queues())
+        _reject_if(problems, kind="PodGroup", name=name, operation=operation)
+
+    handlers: dict[str, Callable[..., Any]] = {
+        "mutate-job": mutate_job_handler,
+        "validate-job": validate_job_handler,
+        "mutate-queue": mutate_queue_handler,
+        "validate-queue": validate_queue_handler,
+        "validate-podgroup": validate_podgroup_handler,
+    }
+    for webhook in WEBHOOKS:
+        decorator = kopf.on.mutate if webhook.type == "mutating" else kopf.on.validate
+        decorator(
+            webhook.group,
+            webhook.version,
+            webhook.plural,
+            id=webhook.id,
+            operations=list(webhook.operations),
+            registry=registry,
+        )(handlers[webhook.id])
+
+
+def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Kopf's read-only body view as the plain dict the decisions take."""
+    return {key: body[key] for key in body}
+
+
+def configure_server(
+    settings: kopf.OperatorSettings,
+    *,
+    cert_dir: Path,
+    hosts: Sequence[str] = ("127.0.0.1", "localhost"),
+    addr: str = "0.0.0.0",
+    port: int = 9443,
+    now: datetime.datetime | None = None,
+) -> WebhookCertificate:
+    """Serve admission over TLS with a new self-signed certificate for ``hosts``; return it (for caBundle)."""
+    cert = generate_certificate(hosts, now=now or datetime.datetime.now(datetime.UTC))
+    cert_dir.mkdir(parents=True, exist_ok=True)
+    files = {"ca.crt": cert.ca_pem, "tls.crt": cert.cert_pem, "tls.key": cert.key_pem}
+    for filename, content in files.items():
+        path = cert_dir / filename
+        path.write_bytes(content)
+        path.chmod(0o600)
+    settings.admission.server = kopf.WebhookServer(
+        addr=addr,
+        port=port,
+        host=hosts[0],
+        certfile=str(cert_dir / "tls.crt"),
+        pkeyfile=str(cert_dir / "tls.key"),
+        cafile=str(cert_dir / "ca.crt"),
+    )
+    settings.admission.managed = None
+    return cert
+
+
+async def _upsert(client: KubeClient, plural: str, body: dict[str, Any]) -> None:
+    path = f"{ADMISSION_API}/{plural}"
+    name = body["metadata"]["name"]
+    try:
+        current = await client.get(f"{path}/{name}")
+    except ApiError as err:
+        if not err.not_found:
+            raise
+        await client.create(path, body)
+        return
+    body = {
+        **body,
+        "metadata": {**body["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]},
+    }
+    await client.replace(f"{path}/{name}", body)
+
+
+async def install_configurations(
+    client: KubeClient,
+    *,
+    name: str,
+    ca_bundle: bytes,
+    url: str | None = None,
+    service: Mapping[str, Any] | None = None,
+    timeout_seconds: int = 5,
+    object_selector: Mapping[str, Any] | None = None,
+) -> None:
+    """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
+    mutating, validating = webhook_configurations(
+        name=name,
+        ca_bundle=ca_bundle,
+        url=url,
+        service=service,
+        timeout_seconds=timeout_seconds,
+        object_selector=object_selector,
+    )
+    await _upsert(client, "mutatingwebhookconfigurations", mutating)
+    await _upsert(client, "validatingwebhookconfigurations", validating)
+    _log.info("webhook configurations installed", name=name, url=url, service=service)
+
+
+async def remove_configurations(client: KubeClient, *, name: str) -> None:
+    """Delete both configurations (a stopped operator should not leave Volcano kinds failing admission)."""
+    for plural in ("mutatingwebhookconfigurations", "validatingwebhookconfigurations"):
+        try:
+            await client.delete(f"{ADMISSION_API}/{plural}/{name}")
+        except ApiError as err:
+            if not err.not_found:
+                raise
