@@ -84,7 +84,8 @@ def test_example_round_trips_through_the_api_server(
 ) -> None:
     manifest, scope = _scoped(cluster, doc, namespace)
     cluster.kubectl("apply", *scope, "-f", "-", input=json.dumps(manifest))
-    kind = doc["kind"].lower() if doc["apiVersion"] == "v1" else crd_for(doc["apiVersion"], doc["kind"]).name  # type: ignore[union-attr]
+    info = crd_for(doc["apiVersion"], doc["kind"])
+    kind = info.name if info is not None else doc["kind"].lower()
     stored = yaml.safe_load(
         cluster.kubectl("get", *scope, kind, manifest["metadata"]["name"], "-o", "yaml").stdout
     )
@@ -154,7 +155,9 @@ def test_schema_rejects_what_the_models_reject(
     assert field in str(err.value)
 
 
-def test_server_prunes_a_misspelt_field_which_validate_reports(cluster: DevCluster, namespace: str) -> None:
+def test_server_refuses_or_prunes_a_misspelt_field_which_validate_reports(
+    cluster: DevCluster, namespace: str
+) -> None:
     job = {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
@@ -164,6 +167,10 @@ def test_server_prunes_a_misspelt_field_which_validate_reports(cluster: DevClust
         },
     }
     assert [p.path for p in validate_object(job)] == ["spec.tasks[0].replica"]
-    cluster.kubectl("create", "-f", "-", input=json.dumps(job))
+    # kubectl asks for strict field validation by default, so the server refuses the typo...
+    with pytest.raises(KubectlError, match=r'unknown field "spec\.tasks\[0\]\.replica"'):
+        cluster.kubectl("create", "-f", "-", input=json.dumps(job))
+    # ...but any other client (or --validate=ignore) gets it pruned without a word.
+    cluster.kubectl("create", "--validate=ignore", "-f", "-", input=json.dumps(job))
     stored = json.loads(cluster.kubectl("get", "-n", namespace, "vcjob", "typo", "-o", "json").stdout)
     assert "replica" not in stored["spec"]["tasks"][0]
