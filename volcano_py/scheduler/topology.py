@@ -152,6 +152,8 @@ class HyperNodeTree:
     leaf_of_node: dict[str, str]
     tier_names: dict[str, int] = field(default_factory=dict)
     _nodes_cache: dict[str, frozenset[str]] = field(default_factory=dict)
+    _leaf_index: dict[str, int] | None = None
+    _tier_index: dict[int, tuple[list[int], list[str]]] = field(default_factory=dict)
 
     @property
     def root_tier(self) -> int:
@@ -186,6 +188,34 @@ class HyperNodeTree:
             out = frozenset(acc)
         self._nodes_cache[hypernode] = out
         return out
+
+    def leaf_order(self) -> list[str]:
+        """Every HyperNode by name; positions in this list are the leaf indices below."""
+        return sorted(self.tiers)
+
+    def leaf_index(self) -> dict[str, int]:
+        """Node name -> index (in ``leaf_order``) of the lowest HyperNode holding it; built once per tree."""
+        if self._leaf_index is None:
+            position = {name: i for i, name in enumerate(self.leaf_order())}
+            self._leaf_index = {node: position[leaf] for node, leaf in self.leaf_of_node.items()}
+        return self._leaf_index
+
+    def tier_index(self, tier: int) -> tuple[list[int], list[str]]:
+        """Per leaf index, its HyperNode's index at ``tier`` (-1 when none), and those HyperNodes' names."""
+        cached = self._tier_index.get(tier)
+        if cached is None:
+            names = self.at_tier(tier)
+            position = {name: i for i, name in enumerate(names)}
+            per_leaf = []
+            for leaf in self.leaf_order():
+                cursor: str | None = leaf
+                while cursor is not None and self.tiers[cursor] < tier:
+                    cursor = self.parent.get(cursor)
+                found = cursor is not None and self.tiers[cursor] == tier
+                per_leaf.append(position[cursor] if found and cursor is not None else -1)
+            cached = (per_leaf, names)
+            self._tier_index[tier] = cached
+        return cached
 
     def ancestors(self, node: str) -> list[str]:
         """The HyperNodes holding ``node``, lowest tier first, ending with ROOT."""

@@ -44,19 +44,22 @@ class ClusterView:
         self.dims: list[str] = sorted(names)
         self.tree: HyperNodeTree | None = problem.tree
         tree = problem.tree
-        self.leaves: list[str] = sorted(tree.tiers) if tree else []
-        leaf_index = {name: i for i, name in enumerate(self.leaves)}
+        self.leaves: list[str] = tree.leaf_order() if tree else []
+        leaf_of = tree.leaf_index() if tree else {}
         self.slots: list[Slot] = []
         self._index: dict[tuple[str, Vector, Vector, int], int] = {}
         for c in problem.node_classes:
             free = vector_of(c.free, self.dims)
             alloc = vector_of(c.allocatable, self.dims)
+            leaves = [leaf_of.get(node, -1) for node in c.nodes]
+            if min(leaves) == max(leaves):  # the usual case: the caller grouped classes by position
+                self._add(c.id, free, alloc, leaves[0], list(c.nodes))
+                continue
             by_leaf: dict[int, list[str]] = {}
-            for node in c.nodes:
-                leaf = tree.leaf_of_node.get(node) if tree else None
-                by_leaf.setdefault(leaf_index[leaf] if leaf is not None else -1, []).append(node)
+            for node, leaf in zip(c.nodes, leaves, strict=True):
+                by_leaf.setdefault(leaf, []).append(node)
             for leaf_i in sorted(by_leaf):
-                self._add(c.id, free, alloc, leaf_i, sorted(by_leaf[leaf_i]))
+                self._add(c.id, free, alloc, leaf_i, by_leaf[leaf_i])
         self._free: IntArray | None = None
         self._domain_cache: dict[int, tuple[IntArray, list[str]]] = {}
 
@@ -71,6 +74,14 @@ class ClusterView:
         self._free = None
         return index
 
+    def compact(self) -> None:
+        """Drop slots emptied by earlier placements; call only between gangs (slot indices change)."""
+        if sum(1 for s in self.slots if not s.nodes) * 2 <= len(self.slots):
+            return
+        self.slots = [s for s in self.slots if s.nodes]
+        self._index = {(s.origin, s.free, s.alloc, s.leaf): i for i, s in enumerate(self.slots)}
+        self._free = None
+
     # Arrays over slots -------------------------------------------------------------------------------
     def free_matrix(self) -> IntArray:
         if self._free is None or len(self._free) != len(self.slots):
@@ -80,7 +91,7 @@ class ClusterView:
         return self._free
 
     def sizes(self) -> IntArray:
-        return np.fromiter((len(s.nodes) for s in self.slots), dtype=np.int64, count=len(self.slots))
+        return np.array([len(s.nodes) for s in self.slots], dtype=np.int64)
 
     def fits(self, request: Vector, feasible: frozenset[str] | None, cap: int) -> IntArray:
         """Per slot, pods of ``request`` one node holds (0 where predicates fail), capped at ``cap``."""
@@ -106,20 +117,12 @@ class ClusterView:
             return np.zeros(len(self.slots), dtype=np.int64), [ROOT]
         cached = self._domain_cache.get(tier)
         if cached is None:
-            names = self.tree.at_tier(tier)
-            position = {name: i for i, name in enumerate(names)}
-            per_leaf = np.full(len(self.leaves) + 1, -1, dtype=np.int64)
-            for i, leaf in enumerate(self.leaves):
-                cursor: str | None = leaf
-                while cursor is not None and self.tree.tiers[cursor] < tier:
-                    cursor = self.tree.parent.get(cursor)
-                if cursor is not None and self.tree.tiers[cursor] == tier:
-                    per_leaf[i] = position[cursor]
-            cached = (per_leaf, names)
+            per_leaf_list, names = self.tree.tier_index(tier)
+            # One extra -1 at the end: slots outside every HyperNode (leaf -1) read it.
+            cached = (np.array([*per_leaf_list, -1], dtype=np.int64), names)
             self._domain_cache[tier] = cached
         per_leaf, names = cached
         leaf_of_slot = np.fromiter((s.leaf for s in self.slots), dtype=np.int64, count=len(self.slots))
-        # Slot leaf -1 reads the sentinel at the end of per_leaf, which is -1.
         return per_leaf[leaf_of_slot], names
 
     # Mutation ----------------------------------------------------------------------------------------

@@ -3,8 +3,8 @@
 Inside a domain, slots with the same free and allocatable vectors and the same predicate outcome for each of
 the gang's tasks merge into one class, since any of their nodes will do. A pattern is what one node receives
 (a pod count per task); a choice is "n nodes of class m get pattern p". Everything the solver optimises is
-linear in those counts: pods placed, stranded GPUs (each pattern's stranded delta is known up front) and
-nodes touched. The greedy binpack here is Volcano's default behaviour and the CP-SAT warm start.
+linear in those counts: pods placed, stranded and fragmented GPUs (each pattern's deltas are known up
+front) and nodes touched. The greedy binpack here is Volcano's default behaviour and the CP-SAT warm start.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ class MergedClass:
     patterns: list[Vector] = field(default_factory=list)
     pattern_index: dict[Vector, int] = field(default_factory=dict)
     strand_delta: list[int] = field(default_factory=list)
+    frag_delta: list[int] = field(default_factory=list)
     base_stranded: int = 0
+    base_fragmented: int = 0
 
     @property
     def idle(self) -> bool:
@@ -79,6 +81,7 @@ class GangDomain:
             cls.patterns.append(pattern)
             cls.pattern_index[pattern] = index
             cls.strand_delta.append(self.measure.of(after, True) - cls.base_stranded)
+            cls.frag_delta.append(self.measure.fragmented(after, True) - cls.base_fragmented)
         return index
 
     def used(self, m: int, p: int) -> Vector:
@@ -88,15 +91,15 @@ class GangDomain:
         )
 
     def score(self, choice: Choice) -> tuple[int, int, int, int]:
-        """Lower is better: (-pods placed, stranded milli-GPU delta, nodes touched, idle nodes opened)."""
-        pods = stranded = touched = opened = 0
+        """Lower is better: (-pods placed, stranded delta, fragmented delta, nodes touched + idle opened)."""
+        pods = stranded = fragmented = nodes = 0
         for (m, p), n in choice.items():
             cls = self.classes[m]
             pods += n * sum(cls.patterns[p])
             stranded += n * cls.strand_delta[p]
-            touched += n
-            opened += n if cls.idle else 0
-        return (-pods, stranded, touched, opened)
+            fragmented += n * cls.frag_delta[p]
+            nodes += n * (2 if cls.idle else 1)
+        return (-pods, stranded, fragmented, nodes)
 
     def satisfies_gang(self, choice: Choice) -> bool:
         per_task = [0] * len(self.requests)
@@ -138,18 +141,20 @@ def _enumerate(free: Vector, requests: list[Vector], caps: list[int]) -> list[Ve
 
 
 def build_domain(
-    view: ClusterView, gang: Gang, slot_indices: Sequence[int], measure: StrandedGpus
+    view: ClusterView,
+    gang: Gang,
+    slot_indices: Sequence[int],
+    measure: StrandedGpus,
+    allowed_rows: Sequence[tuple[bool, ...]],
 ) -> GangDomain:
+    """Merge the domain's slots into classes; ``allowed_rows[slot]`` says which tasks fit one pod there."""
     requests = [tuple(t.request.amount(d) for d in view.dims) for t in gang.tasks]
     groups: dict[tuple[Vector, Vector, tuple[bool, ...]], MergedClass] = {}
     for i in slot_indices:
         slot = view.slots[i]
         if not slot.nodes:
             continue
-        allowed = tuple(
-            t.allows(slot.origin) and fit_count(slot.free, r) > 0
-            for t, r in zip(gang.tasks, requests, strict=True)
-        )
+        allowed = allowed_rows[i]
         if not any(allowed):
             continue
         key = (slot.free, slot.alloc, allowed)
@@ -157,6 +162,7 @@ def build_domain(
         if cls is None:
             cls = MergedClass([], 0, slot.free, slot.alloc, allowed)
             cls.base_stranded = measure.of(slot.free, slot.free != slot.alloc)
+            cls.base_fragmented = measure.fragmented(slot.free, slot.free != slot.alloc)
             groups[key] = cls
         cls.slots.append(i)
         cls.size += len(slot.nodes)

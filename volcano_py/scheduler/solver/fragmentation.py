@@ -4,6 +4,10 @@ A node is partly used when its free vector differs from its allocatable one. Of 
 single likely request size can take (as many copies as fit, on every resource: a GPU with no CPU left beside
 it is as stranded as a lone GPU) are usable; the rest are stranded. Idle nodes strand nothing, since a whole
 node serves any request. The measure is a per-node number, so it adds up over a node class.
+
+A second, finer measure (``fragmented``) counts, for each likely request size, the free GPUs of a partly used
+node that this size cannot use, summed over the sizes. It is what keeps whole nodes whole for the large
+requests in the queue when the strict measure cannot tell two placements apart.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ class StrandedGpus:
             self._size_gpu.append(request.amount(GPU))
 
     def of(self, free: Vector, in_use: bool) -> int:
+        """Milli-GPUs on this node that no likely request can use."""
         if self._gpu < 0 or not in_use:
             return 0
         gpus = free[self._gpu]
@@ -47,6 +52,19 @@ class StrandedGpus:
             if usable == gpus:
                 return 0
         return gpus - usable
+
+    def fragmented(self, free: Vector, in_use: bool) -> int:
+        """Sum over likely request sizes of the milli-GPUs on this node that the size cannot use."""
+        if self._gpu < 0 or not in_use:
+            return 0
+        gpus = free[self._gpu]
+        if gpus <= 0:
+            return 0
+        total = 0
+        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
+            copies = min(free[i] // amount for i, amount in pairs)
+            total += gpus - min(gpus, copies * size_gpu)
+        return total
 
 
 def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:

@@ -3,8 +3,10 @@
 Variables ``n[m, p]`` count the nodes of merged class ``m`` that receive pattern ``p``. Per-node resource
 limits hold by construction (every pattern fits one node of its class), so the only constraints are class
 sizes and the gang's minimums. The objective is lexicographic, folded into one integer sum with weights
-that no lower term can overturn: pods placed, then stranded GPUs, then nodes touched, then idle nodes
-opened. The tier of the domain is compared outside the model, between domains.
+that no lower term can overturn: pods placed, then stranded GPUs, then GPUs fragmented for the likely
+request sizes, then nodes touched (an idle node opened counts twice). Each term only changes on nodes the
+gang touches, and a gang touches at most as many nodes as it has pods, which keeps the weights small. The
+tier of the domain is compared outside the model, between domains.
 """
 
 from __future__ import annotations
@@ -16,6 +18,16 @@ from ortools.sat.python import cp_model
 from volcano_py.scheduler.solver.domain import Choice, GangDomain
 
 
+class _Model(cp_model.CpModel):
+    """CpModel minus the camelCase aliases ortools 9.15 attaches to every instance (~1.6 ms per model).
+
+    A session builds hundreds of small models; the aliases are never used here.
+    """
+
+    def _add_pre_pep8_methods(self) -> None:
+        return None
+
+
 @dataclass(frozen=True, slots=True)
 class ModelResult:
     choice: Choice | None
@@ -24,12 +36,11 @@ class ModelResult:
 
 
 def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float, seed: int) -> ModelResult:
-    model = cp_model.CpModel()
+    model = _Model()
     gang = domain.gang
     variables: dict[tuple[int, int], cp_model.IntVar] = {}
     per_task: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in gang.tasks]
-    nodes = 0
-    max_delta = 0
+    max_strand = max_frag = 0
     for m, cls in enumerate(domain.classes):
         class_vars = []
         for p, pattern in enumerate(cls.patterns):
@@ -39,10 +50,10 @@ def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float
             for t, k in enumerate(pattern):
                 if k:
                     per_task[t].append((k, var))
-            max_delta = max(max_delta, abs(cls.strand_delta[p]))
+            max_strand = max(max_strand, abs(cls.strand_delta[p]))
+            max_frag = max(max_frag, abs(cls.frag_delta[p]))
         if class_vars:
             model.add(sum(class_vars) <= cls.size)
-        nodes += cls.size
     totals = []
     for t, task in enumerate(gang.tasks):
         placed = sum(k * var for k, var in per_task[t]) if per_task[t] else 0
@@ -51,15 +62,20 @@ def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float
         totals.append(placed)
     model.add(sum(totals) >= gang.min_available)
 
-    touched = sum(variables.values())
-    opened = sum(var for (m, _), var in variables.items() if domain.classes[m].idle)
+    pods_max = gang.size
+    nodes_cost = sum(var * (2 if domain.classes[m].idle else 1) for (m, _), var in variables.items())
     stranded = sum(domain.classes[m].strand_delta[p] * var for (m, p), var in variables.items())
-    w_touch = nodes + 1
-    w_strand = w_touch * (nodes + 1)
-    objective = w_strand * stranded + w_touch * touched + opened
+    fragmented = sum(domain.classes[m].frag_delta[p] * var for (m, p), var in variables.items())
+    w_frag = 2 * pods_max + 1
+    w_strand = w_frag * (2 * max_frag * pods_max + 1)
+    w_pods = w_strand * (2 * max_strand * pods_max + 1)
+    if w_pods * (pods_max + 1) >= 2**62:
+        # Too wide to fold exactly (huge gangs with many sizes): drop fragmentation, keep the other terms.
+        w_frag, w_strand = 0, 2 * pods_max + 1
+        w_pods = w_strand * (2 * max_strand * pods_max + 1)
+    objective = w_strand * stranded + w_frag * fragmented + nodes_cost
     if gang.size > gang.min_available:
         # Extra pods beyond minAvailable only matter when the gang may grow past it.
-        w_pods = w_strand * (2 * max_delta * nodes + 1)
         objective = objective - w_pods * sum(totals)
     model.minimize(objective)
     if hint:

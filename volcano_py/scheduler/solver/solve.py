@@ -54,12 +54,20 @@ class _Session:
         self.view = ClusterView(problem)
         self.measure = StrandedGpus(self.view.dims, problem.likely_requests())
         self.stats: Counter[str] = Counter()
+        self.allowed_rows: list[tuple[bool, ...]] = []
+        self.model_s = 0.0  # time inside CP-SAT so far
+        self.reserve_s = 0.0  # time kept back for the greedy work of the gangs still to come
 
     def run(self) -> PlacementPlan:
         placed: dict[str, GangPlacement] = {}
         unplaced: dict[str, Unplaced] = {}
         gangs = self.problem.gangs
-        for i in sorted(range(len(gangs)), key=lambda i: (-gangs[i].priority, i)):
+        order = sorted(range(len(gangs)), key=lambda i: (-gangs[i].priority, i))
+        for done, i in enumerate(order):
+            if done:
+                # The budget covers the whole session, so CP-SAT stops early enough for greedy to finish.
+                outside = time.perf_counter() - self.start - self.model_s
+                self.reserve_s = outside / done * (len(order) - done)
             outcome = self.place(gangs[i])
             if isinstance(outcome, GangPlacement):
                 placed[outcome.gang] = outcome
@@ -70,7 +78,7 @@ class _Session:
         return PlacementPlan(placed, unplaced, solve_ms, dict(self.stats))
 
     def remaining_s(self) -> float:
-        return self.deadline - time.perf_counter()
+        return self.deadline - time.perf_counter() - self.reserve_s
 
     # Tiers the gang may span, lowest first, or a reason it may span none.
     def tiers_for(self, gang: Gang) -> list[int] | str:
@@ -108,9 +116,12 @@ class _Session:
         if isinstance(tiers, str):
             return Unplaced(gang.name, tiers)
         view = self.view
+        view.compact()
         sizes = view.sizes()
         requests = [tuple(t.request.amount(d) for d in view.dims) for t in gang.tasks]
-        caps = [view.fits(r, t.feasible, t.count) * sizes for r, t in zip(requests, gang.tasks, strict=True)]
+        fits = [view.fits(r, t.feasible, t.count) for r, t in zip(requests, gang.tasks, strict=True)]
+        caps = [f * sizes for f in fits]
+        self.allowed_rows = [tuple(row) for row in np.stack(fits, axis=1).__gt__(0).tolist()]
         for task, cap in zip(gang.tasks, caps, strict=True):
             if cap.sum() == 0:
                 passing = view.fits(tuple(0 for _ in view.dims), task.feasible, 1) * sizes
@@ -153,7 +164,7 @@ class _Session:
                 )
                 best_miss = (int(upper[d]), names[d], int(gpus[d]))
                 continue
-            order = sorted(survivors.tolist(), key=lambda d: (int(slack[d]), d))
+            order = survivors[np.lexsort((survivors, slack[survivors]))].tolist()
             chosen = self.best_in_tier(gang, order, domain_of)
             if chosen is not None:
                 domain, choice, source = chosen
@@ -179,7 +190,8 @@ class _Session:
         self, gang: Gang, order: list[int], domain_of: IntArray
     ) -> tuple[GangDomain, Choice, PlanSource] | None:
         def build(d: int) -> GangDomain:
-            return build_domain(self.view, gang, np.flatnonzero(domain_of == d).tolist(), self.measure)
+            slots = np.flatnonzero(domain_of == d).tolist()
+            return build_domain(self.view, gang, slots, self.measure, self.allowed_rows)
 
         if self.use_solver and gang.size == 1:
             return self.exact_single(
@@ -210,9 +222,11 @@ class _Session:
             domain = built.get(d) or build(d)
             built[d] = domain
             hint = best[1] if best is not None and d == greedy_domain else greedy_choice(domain)
+            began = time.perf_counter()
             result = solve_domain(
                 domain, hint, time_limit_s=left / (len(candidates) - i), seed=self.budget.seed
             )
+            self.model_s += time.perf_counter() - began
             self.stats["models"] += 1
             self.stats[f"status_{result.status.lower()}"] += 1
             if result.choice is None:
@@ -267,4 +281,6 @@ class _Session:
 
 def build_all(session: _Session, gang: Gang, order: list[int], domain_of: IntArray) -> GangDomain:
     mask = np.isin(domain_of, np.array(order, dtype=np.int64))
-    return build_domain(session.view, gang, np.flatnonzero(mask).tolist(), session.measure)
+    return build_domain(
+        session.view, gang, np.flatnonzero(mask).tolist(), session.measure, session.allowed_rows
+    )
