@@ -130,7 +130,11 @@ def stop_children(children: Sequence[Child], *, grace_seconds: float = 10.0) -> 
     for child in reversed(children):
         if not stop_group(child.process.pid, grace_seconds=grace_seconds, reap=child.process.poll):
             log.warning("devcluster.survivor", component=child.name, pgid=child.process.pid)
-        child.process.poll()
+        try:
+            # A Go process's main thread shows as a zombie while its other threads still exit; wait for real.
+            child.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            log.warning("devcluster.unreaped", component=child.name, pid=child.process.pid)
 
 
 def cmdline(pid: int) -> list[str]:
