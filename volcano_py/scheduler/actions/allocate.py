@@ -42,15 +42,26 @@ class Allocate:
         jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in by_queue.items()}
         while queues:
             queue = queues.pop()
-            if ssn.overused(queue):
-                continue
             waiting = jobs[queue.name]
+            if ssn.overused(queue):
+                self._explain_overused(ssn, queue, waiting)
+                continue
             if not waiting:
                 continue
             job = waiting.pop()
             if self._allocate_job(ssn, job):
                 waiting.push(job)
             queues.push(queue)
+
+    def _explain_overused(self, ssn: Session, queue: QueueInfo, waiting: OrderedQueue[JobInfo]) -> None:
+        """Jobs left waiting in a queue that reached its share learn which limit stopped them."""
+        while waiting:
+            job = waiting.pop()
+            pending = [t for t in job.pending_tasks if not t.best_effort]
+            if not pending:
+                continue
+            reason = ssn.explain("explain_allocatable", queue, pending[0])
+            ssn.fit_failures_of(job).add(len(pending), [reason or f"queue {queue.name} is overused"])
 
     def _allocate_job(self, ssn: Session, job: JobInfo) -> bool:
         """One round for one job; True when it placed something and still has tasks to place."""

@@ -82,7 +82,7 @@ def podgroup_update(job: JobInfo, condition: Condition | None) -> PodGroupUpdate
     failed = job.count(TaskStatus.FAILED)
     status = job.podgroup.get("status") or {}
     unchanged = (
-        phase is job.phase
+        phase.value == (status.get("phase") or PodGroupPhase.PENDING.value)
         and conditions == tuple(_condition_of(c) for c in job.conditions)
         and running == status.get("running", 0)
         and succeeded == status.get("succeeded", 0)

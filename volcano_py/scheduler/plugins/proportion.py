@@ -49,9 +49,10 @@ class ProportionPlugin:
         arguments.check_known()
         self.attrs: dict[str, _Attr] = {}
         self.queue_of: dict[str, str] = {}
+        self.total: Vec = {}
 
     def on_session_open(self, ssn: Session) -> None:
-        total = _vec(ssn.total)
+        total = self.total = _vec(ssn.total)
         attrs = {name: _Attr(queue) for name, queue in ssn.queues.items()}
         self.queue_of = {job.uid: job.queue for job in ssn.jobs.values()}
         for job in ssn.jobs.values():
@@ -111,11 +112,23 @@ class ProportionPlugin:
             parts.append(self._say(queue, limit, name, attr.allocated, task.resreq, attr.deserved))
         return "; ".join(parts) or None
 
-    def _say(self, queue: QueueInfo, limit: str, name: str, base: Vec, ask: Resource, cap: Vec) -> str:
-        held = format_quantity(name, int(base.get(name, 0.0)))
+    def _say(
+        self,
+        queue: QueueInfo,
+        limit: str,
+        name: str,
+        base: Vec,
+        ask: Resource,
+        cap: Vec,
+        *,
+        held: str = "allocated",
+    ) -> str:
+        if self.total.get(name, 0.0) <= 0:
+            return f"no node in the cluster offers {name}"
+        have = format_quantity(name, int(base.get(name, 0.0)))
         asked = format_quantity(name, ask.amount(name))
         most = format_quantity(name, int(cap.get(name, 0.0)))
-        return f"queue {queue.name} over {limit} on {name}: {held} allocated + {asked} requested > {most}"
+        return f"queue {queue.name} over {limit} on {name}: {have} {held} + {asked} requested > {most}"
 
     def _enqueue_base(self, attr: _Attr) -> Vec:
         names = set(attr.allocated) | set(attr.inqueue) | set(attr.elastic)
@@ -136,12 +149,19 @@ class ProportionPlugin:
             return None
         base = self._enqueue_base(attr)
         over = self._over(attr.queue, job.min_request, base, attr.capability)
-        return (
-            "; ".join(
-                self._say(attr.queue, "capability", n, base, job.min_request, attr.capability) for n in over
+        parts = [
+            self._say(
+                attr.queue,
+                "capability",
+                n,
+                base,
+                job.min_request,
+                attr.capability,
+                held="allocated or admitted",
             )
-            or None
-        )
+            for n in over
+        ]
+        return "; ".join(parts) or None
 
     def job_enqueued(self, job: JobInfo) -> None:
         attr = self.attrs.get(job.queue)
