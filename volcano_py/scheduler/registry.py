@@ -5,8 +5,11 @@ from __future__ import annotations
 from .actions.allocate import Allocate
 from .actions.backfill import Backfill
 from .actions.enqueue import Enqueue
+from .actions.preempt import Preempt
+from .actions.reclaim import Reclaim
 from .framework.registry import Registry
 from .plugins.binpack import BinpackPlugin
+from .plugins.capacity import CapacityPlugin
 from .plugins.conformance import ConformancePlugin
 from .plugins.drf import DrfPlugin
 from .plugins.gang import GangPlugin
@@ -22,11 +25,14 @@ def default_registry() -> Registry:
     registry.add_action("enqueue", Enqueue)
     registry.add_action("allocate", Allocate)
     registry.add_action("backfill", Backfill)
+    registry.add_action("preempt", Preempt)
+    registry.add_action("reclaim", Reclaim)
     registry.add_plugin("gang", GangPlugin)
     registry.add_plugin("priority", PriorityPlugin)
     registry.add_plugin("conformance", ConformancePlugin)
     registry.add_plugin("drf", DrfPlugin)
     registry.add_plugin("proportion", ProportionPlugin)
+    registry.add_plugin("capacity", CapacityPlugin)
     registry.add_plugin("predicates", PredicatesPlugin)
     registry.add_plugin("nodeorder", NodeOrderPlugin)
     registry.add_plugin("binpack", BinpackPlugin)
