@@ -1,0 +1,263 @@
+"""Scenario harness for the preempt / reclaim / capacity tests: a cluster described as data, one session run.
+
+Objects are the plain Kubernetes JSON the scheduler reads. ``Cluster`` collects them with a fluent API;
+``run`` parses a conf, runs one session, and returns what a user would see: which pods were evicted, which
+were bound, and which were nominated to which node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from volcano_py.api import constants as k
+from volcano_py.scheduler.actions.allocate import Allocate
+from volcano_py.scheduler.actions.backfill import Backfill
+from volcano_py.scheduler.actions.enqueue import Enqueue
+from volcano_py.scheduler.actions.preempt import Preempt
+from volcano_py.scheduler.actions.reclaim import Reclaim
+from volcano_py.scheduler.framework.closing import finish
+from volcano_py.scheduler.framework.conf import parse_conf
+from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.framework.registry import Registry
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.scheduler.plugins.capacity import CapacityPlugin
+from volcano_py.scheduler.plugins.conformance import ConformancePlugin
+from volcano_py.scheduler.plugins.drf import DrfPlugin
+from volcano_py.scheduler.plugins.gang import GangPlugin
+from volcano_py.scheduler.plugins.priority import PriorityPlugin
+
+Obj = dict[str, Any]
+NOW = "2026-01-01T12:00:00Z"
+
+PREEMPT_CONF = """
+actions: "enqueue, allocate, preempt, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: capacity
+"""
+
+RECLAIM_CONF = """
+actions: "enqueue, allocate, reclaim, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: drf
+  - name: capacity
+"""
+
+
+def registry() -> Registry:
+    reg = Registry()
+    for name, action in (
+        ("enqueue", Enqueue),
+        ("allocate", Allocate),
+        ("backfill", Backfill),
+        ("preempt", Preempt),
+        ("reclaim", Reclaim),
+    ):
+        reg.add_action(name, action)
+    for name, plugin in (
+        ("priority", PriorityPlugin),
+        ("gang", GangPlugin),
+        ("conformance", ConformancePlugin),
+        ("drf", DrfPlugin),
+        ("capacity", CapacityPlugin),
+    ):
+        reg.add_plugin(name, plugin)
+    return reg
+
+
+def _minute(n: int) -> str:
+    return f"2026-01-01T{10 + n // 60:02d}:{n % 60:02d}:00Z"
+
+
+@dataclass
+class Outcome:
+    result: SessionResult
+
+    @property
+    def evicted(self) -> set[str]:
+        return {e.name for e in self.result.evictions}
+
+    @property
+    def bound(self) -> set[str]:
+        return {b.name for b in self.result.binds}
+
+    @property
+    def nominated(self) -> dict[str, str]:
+        return {p.name: p.node for p in self.result.pipelined}
+
+    def evictions_for(self, preemptor_prefix: str) -> set[str]:
+        return {
+            e.name
+            for e in self.result.evictions
+            if (e.preemptor or "").split("/")[-1].startswith(preemptor_prefix)
+        }
+
+
+@dataclass
+class Cluster:
+    """A cluster under construction. Times are minutes after 10:00; later means younger."""
+
+    nodes: list[Obj] = field(default_factory=list)
+    pods: list[Obj] = field(default_factory=list)
+    podgroups: list[Obj] = field(default_factory=list)
+    queues: list[Obj] = field(default_factory=list)
+    priority_classes: list[Obj] = field(
+        default_factory=lambda: [
+            {"metadata": {"name": "low"}, "value": 10},
+            {"metadata": {"name": "mid"}, "value": 50},
+            {"metadata": {"name": "high"}, "value": 100},
+            {"metadata": {"name": "system-cluster-critical"}, "value": 2000000000},
+        ]
+    )
+
+    def node(self, name: str, *, cpu: int = 8, memory: str = "32Gi", gpu: int = 0) -> Cluster:
+        allocatable: dict[str, Any] = {"cpu": str(cpu), "memory": memory, "pods": "110"}
+        if gpu:
+            allocatable["nvidia.com/gpu"] = str(gpu)
+        self.nodes.append(
+            {
+                "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                "status": {"allocatable": allocatable, "conditions": [{"type": "Ready", "status": "True"}]},
+            }
+        )
+        return self
+
+    def nodes_named(self, prefix: str, count: int, **kw: Any) -> Cluster:
+        for i in range(count):
+            self.node(f"{prefix}{i}", **kw)
+        return self
+
+    def queue(
+        self,
+        name: str,
+        *,
+        parent: str | None = None,
+        deserved: dict[str, Any] | None = None,
+        guarantee: dict[str, Any] | None = None,
+        capability: dict[str, Any] | None = None,
+        reclaimable: bool | None = None,
+        priority: int = 0,
+    ) -> Cluster:
+        spec: dict[str, Any] = {"weight": 1, "priority": priority}
+        if parent:
+            spec["parent"] = parent
+        if deserved:
+            spec["deserved"] = deserved
+        if guarantee:
+            spec["guarantee"] = {"resource": guarantee}
+        if capability:
+            spec["capability"] = capability
+        if reclaimable is not None:
+            spec["reclaimable"] = reclaimable
+        self.queues.append({"metadata": {"name": name}, "spec": spec, "status": {"state": "Open"}})
+        return self
+
+    def job(
+        self,
+        name: str,
+        *,
+        queue: str = "default",
+        priority: str = "",
+        cpu: str = "1",
+        memory: str = "1Gi",
+        gpu: int = 0,
+        running_on: list[str] | tuple[str, ...] = (),
+        pending: int = 0,
+        min_member: int | None = None,
+        created: int = 0,
+        namespace: str = "default",
+        pod_annotations: dict[str, str] | None = None,
+        preemption_policy: str | None = None,
+        min_resources: bool = False,
+        pod_priority: str | None = None,
+        pending_priority: str | None = None,
+    ) -> Cluster:
+        """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
+
+        ``priority`` is the PodGroup's (and by default its pods') PriorityClass; ``pod_priority`` and
+        ``pending_priority`` give the pods, or only the pending ones, another."""
+        total = len(running_on) + pending
+        members = total if min_member is None else min_member
+        request: dict[str, Any] = {"cpu": cpu, "memory": memory}
+        if gpu:
+            request["nvidia.com/gpu"] = str(gpu)
+        phase = "Running" if running_on and len(running_on) >= members else "Inqueue"
+        spec: dict[str, Any] = {"minMember": members, "queue": queue}
+        if priority:
+            spec["priorityClassName"] = priority
+        if min_resources:
+            spec["minResources"] = {n: _scaled(v, members) for n, v in request.items()}
+        self.podgroups.append(
+            {
+                "metadata": {"name": name, "namespace": namespace, "creationTimestamp": _minute(created)},
+                "spec": spec,
+                "status": {"phase": phase},
+            }
+        )
+        for i in range(total):
+            on = running_on[i] if i < len(running_on) else None
+            klass = (pod_priority or priority) if on or not pending_priority else pending_priority
+            pod_spec: dict[str, Any] = {
+                "schedulerName": k.SCHEDULER_NAME,
+                "priority": self._value(klass),
+                "containers": [{"name": "c", "resources": {"requests": request}}],
+            }
+            if klass:
+                pod_spec["priorityClassName"] = klass
+            if preemption_policy:
+                pod_spec["preemptionPolicy"] = preemption_policy
+            if on:
+                pod_spec["nodeName"] = on
+            annotations = {k.KUBE_GROUP_NAME_KEY: name, **(pod_annotations or {})}
+            self.pods.append(
+                {
+                    "metadata": {
+                        "name": f"{name}-{i}",
+                        "namespace": namespace,
+                        "uid": f"{namespace}-{name}-{i}",
+                        "annotations": annotations,
+                        "creationTimestamp": _minute(created),
+                    },
+                    "spec": pod_spec,
+                    "status": {"phase": "Running" if on else "Pending"},
+                }
+            )
+        return self
+
+    def _value(self, klass: str) -> int:
+        return next((pc["value"] for pc in self.priority_classes if pc["metadata"]["name"] == klass), 0)
+
+    def run(self, conf: str = PREEMPT_CONF) -> Outcome:
+        reg = registry()
+        parsed = parse_conf(conf, reg)
+        snapshot = Snapshot.build(
+            nodes=self.nodes,
+            pods=self.pods,
+            podgroups=self.podgroups,
+            queues=self.queues,
+            priority_classes=self.priority_classes,
+        )
+        ssn = Session(snapshot, parsed, reg, now=NOW)
+        ssn.open()
+        for name in parsed.actions:
+            reg.action(name, parsed.configurations.get(name)).execute(ssn)
+        ssn.close()
+        return Outcome(finish(ssn))
+
+
+def _scaled(value: str, count: int) -> str:
+    if value.endswith("Gi"):
+        return f"{int(value[:-2]) * count}Gi"
+    return str(int(value) * count)

@@ -1,0 +1,166 @@
+"""capacity: per-queue deserved, guarantee and capability over hierarchical queues (``spec.parent``).
+
+The arithmetic lives in ``capacity_math`` (limits) and ``capacity_ledger`` (usage); this module only wires
+it to the session: it builds the ledger at open, keeps it current through allocate/deallocate events (so a
+discarded statement undoes its charges), and answers enqueue, allocate, reclaim and queue order from it.
+The model is stated in ``docs/queues.md``. It replaces ``proportion``; the conf loader refuses both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+
+from ..framework.arguments import Arguments
+from ..framework.extension import Vote
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
+from ..framework.session import Session
+from ..framework.status import PodGroupPhase
+from ..framework.task import TaskInfo
+from .capacity_ledger import QuotaLedger
+from .capacity_math import QueueQuota, build_tree
+
+log = get_logger(__name__)
+
+
+def quota_of(queue: QueueInfo) -> QueueQuota:
+    return QueueQuota(
+        name=queue.name,
+        parent=queue.parent,
+        deserved=queue.deserved,
+        guarantee=queue.guarantee,
+        capability=queue.capability,
+        reclaimable=queue.reclaimable,
+        priority=queue.priority,
+        weight=queue.weight,
+    )
+
+
+class CapacityPlugin:
+    name = "capacity"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+        self.ssn: Session | None = None
+        self.ledger: QuotaLedger | None = None
+        self._refusals: dict[str, str] = {}
+
+    def _book(self) -> QuotaLedger:
+        if self.ledger is None:
+            raise RuntimeError("capacity plugin used outside a session")
+        return self.ledger
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.ssn = ssn
+        tree = build_tree((quota_of(q) for q in ssn.queues.values()), ssn.total)
+        for problem in (*tree.problems, *tree.broken.values()):
+            log.warning("queue configuration", problem=problem)
+        ledger = QuotaLedger(tree)
+        for job in ssn.jobs.values():
+            if job.queue not in tree.queues:
+                continue
+            held = job.allocated
+            ledger.charge(job.queue, held)
+            minimum = job.min_resources
+            if minimum is None:
+                continue
+            if job.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING):
+                # Admitted jobs still expect the rest of their minimum.
+                ledger.admit(job.queue, (minimum - held).clamp_min_zero())
+            ledger.stretch(job.queue, (held - minimum).clamp_min_zero())
+        self.ledger = ledger
+
+    def on_session_close(self, ssn: Session) -> None:
+        # The ledger stays: the session's closing reads each queue's deserved share after the plugins close.
+        self._refusals.clear()
+
+    def _queue_of(self, task: TaskInfo) -> str | None:
+        assert self.ssn is not None
+        job = self.ssn.jobs.get(task.job_id or "")
+        return job.queue if job is not None else None
+
+    # --- events: the ledger follows every allocate, pipeline, evict and undo ----------------------------
+
+    def on_allocate(self, task: TaskInfo) -> None:
+        queue = self._queue_of(task)
+        if queue is not None and queue in self._book().tree.queues:
+            self._book().charge(queue, task.resreq)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        queue = self._queue_of(task)
+        if queue is not None and queue in self._book().tree.queues:
+            self._book().release(queue, task.resreq)
+
+    # --- enqueue ----------------------------------------------------------------------------------------
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        verdict = self._book().enqueueable(job.queue, job.min_request)
+        if verdict.ok:
+            return Vote.PERMIT
+        self._refusals[job.uid] = verdict.reason
+        return Vote.REJECT
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        if job.queue in self._book().tree.queues:
+            self._book().admit(job.queue, job.min_request)
+
+    def explain_enqueue(self, job: JobInfo) -> str:
+        return self._refusals.get(job.uid, "")
+
+    # --- allocate ---------------------------------------------------------------------------------------
+
+    def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        return queue.open and self._book().allocatable(queue.name, task.resreq).ok
+
+    def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str:
+        if not queue.open:
+            return f"queue {queue.name} is {queue.state}"
+        return self._book().allocatable(queue.name, task.resreq).reason
+
+    def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
+        """Higher priority first, then the queue furthest below its deserved share, best-effort ones last."""
+        if left.priority != right.priority:
+            return -1 if left.priority > right.priority else 1
+        book = self._book()
+        if left.name not in book.tree.queues or right.name not in book.tree.queues:
+            return 0
+        ls, rs = book.share(left.name), book.share(right.name)
+        if ls != rs:
+            return -1 if ls < rs else 1
+        ld, rd = book.limits(left.name).deserved_set, book.limits(right.name).deserved_set
+        return 0 if ld == rd else (-1 if ld else 1)
+
+    def queue_deserved(self, queue: QueueInfo) -> Resource | None:
+        book = self._book()
+        return book.limits(queue.name).deserved if queue.name in book.tree.queues else None
+
+    # --- reclaim ----------------------------------------------------------------------------------------
+
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """May ``queue`` reclaim for one more pod? (The reclaim action asks pod by pod, so a gang is judged
+        with the pods placed before it already charged.)"""
+        return queue.open and self._book().can_reclaim(queue.name, task.resreq).ok
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        """Of ``reclaimees`` (in the order the action prefers them), those whose queues may give them up,
+        judged as if the ones before them were already taken."""
+        book = self._book()
+        mine = self._queue_of(reclaimer)
+        if mine is None:
+            return []
+        victims: list[TaskInfo] = []
+        for task in reclaimees:
+            theirs = self._queue_of(task)
+            if theirs is None or theirs not in book.tree.queues:
+                continue
+            if book.can_give_up(theirs, task.resreq, mine).ok:
+                book.release(theirs, task.resreq)
+                victims.append(task)
+        for task in victims:
+            queue = self._queue_of(task)
+            assert queue is not None
+            book.charge(queue, task.resreq)
+        return victims
