@@ -50,23 +50,32 @@ class Running:
 async def start_scheduler(cluster: Any) -> AsyncIterator[Callable[..., Any]]:
     started: list[tuple[Running, KubeClient]] = []
 
-    async def start(name: str, **overrides: Any) -> Running:
+    async def start(
+        name: str,
+        *,
+        before: Callable[[Scheduler], None] | None = None,
+        wait_synced: bool = True,
+        **overrides: Any,
+    ) -> Running:
+        overrides.setdefault("leader_elect", False)
         options = SchedulerOptions(
             kubeconfig=str(cluster.kubeconfig),
             scheduler_names=(name,),
             schedule_period=0.2,
             metrics_host="127.0.0.1",
             metrics_port=0,
-            leader_elect=False,
             **overrides,
         )
         client = KubeClient(await load_api_client(options.kubeconfig))
         scheduler = Scheduler(options, client, default_core(options.scheduler_names))
+        if before is not None:
+            before(scheduler)
         stop = asyncio.Event()
         task = asyncio.create_task(scheduler.run(stop))
         running = Running(scheduler, task, stop)
         started.append((running, client))
-        await wait_until(lambda: scheduler.cache.synced, "scheduler caches synced", 30)
+        if wait_synced:
+            await wait_until(lambda: scheduler.cache.synced, "scheduler caches synced", 30)
         return running
 
     yield start
