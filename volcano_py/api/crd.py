@@ -157,6 +157,9 @@ def structural(node: Any, defs: dict[str, Any]) -> Any:
     if not keep_default or node.get("default") is None:
         node.pop("default", None)
     node.pop("title", None)
+    if "description" in node:
+        # Docstrings use reStructuredText literals; `kubectl explain` reads better with single backticks.
+        node["description"] = node["description"].replace("``", "`")
     if "enum" in node:
         # An enum's docstring would be repeated at every use; the values speak for themselves.
         node.pop("description", None)

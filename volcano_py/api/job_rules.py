@@ -11,14 +11,14 @@ from collections.abc import Sequence
 from typing import Final
 
 from volcano_py.api import constants
-from volcano_py.api.batch import Job, LifecyclePolicy, NumaPolicy, TaskSpec
-from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Event
+from volcano_py.api.batch import Job, NumaPolicy, TaskSpec
 from volcano_py.api.common import (
     NetworkTopologySpec,
     dns1123_label_problem,
     dns1123_subdomain_problem,
     qualified_name_problem,
 )
+from volcano_py.api.job_policies import check_policies
 from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.resources import QuantityError, parse_quantity
@@ -26,9 +26,6 @@ from volcano_py.resources import QuantityError, parse_quantity
 # Job plugins the Job controller knows (Volcano's controller plugin registry).
 JOB_PLUGINS: Final = ("env", "svc", "ssh", "mpi", "pytorch", "tensorflow", "hcclrank", "ray")
 MPI_DEFAULT_MASTER: Final = "master"
-
-_EVENTS = ", ".join(e.value for e in POLICY_EVENTS)
-_ACTIONS = ", ".join(a.value for a in POLICY_ACTIONS)
 
 
 def task_name(task: TaskSpec, index: int) -> str:
@@ -119,93 +116,6 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
         problems += check_pod_spec(template_spec, join_path(here, "template", "spec"))
         problems += _check_numa_cpus(task, here)
     problems += _check_partition_policy(task, here)
-    return problems
-
-
-def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Problem]:
-    """Lifecycle policies: event(s) xor exitCode, allowed events and actions, no repeats, '*' alone."""
-    problems: list[Problem] = []
-    events_at: dict[Event, int] = {}
-    codes_at: dict[int, int] = {}
-    for i, policy in enumerate(policies):
-        here = join_path(path, i)
-        events = policy.all_events()
-        if events and policy.exit_code is not None:
-            problems.append(
-                Problem(
-                    here,
-                    "sets both event and exitCode (keep one: a policy reacts to events or to an exit code)",
-                )
-            )
-            continue
-        if not events and policy.exit_code is None:
-            problems.append(
-                Problem(
-                    here,
-                    "sets neither event nor exitCode (add one, e.g. 'event: PodFailed' or 'exitCode: 1')",
-                )
-            )
-            continue
-        if events:
-            for event in events:
-                if event not in POLICY_EVENTS:
-                    problems.append(
-                        Problem(
-                            join_path(here, "event" if event == policy.event else "events"),
-                            f"{event.value!r} is raised internally and cannot be used in a policy "
-                            f"(use one of {_EVENTS})",
-                        )
-                    )
-                elif event in events_at:
-                    problems.append(
-                        Problem(
-                            join_path(here, "event" if event == policy.event else "events"),
-                            f"event {event.value!r} is already handled by "
-                            f"{join_path(path, events_at[event])} "
-                            "(keep one policy per event)",
-                        )
-                    )
-                else:
-                    events_at[event] = i
-            if policy.action is None:
-                problems.append(
-                    Problem(join_path(here, "action"), f"is required with an event (use one of {_ACTIONS})")
-                )
-            elif policy.action not in POLICY_ACTIONS:
-                problems.append(
-                    Problem(
-                        join_path(here, "action"),
-                        f"{policy.action.value!r} is used internally and cannot be used in a policy "
-                        f"(use one of {_ACTIONS})",
-                    )
-                )
-        elif policy.exit_code is not None:
-            code = policy.exit_code
-            if code == 0:
-                problems.append(
-                    Problem(
-                        join_path(here, "exitCode"),
-                        "0 means success and is not an error code (use a non-zero exit code)",
-                    )
-                )
-            elif code in codes_at:
-                problems.append(
-                    Problem(
-                        join_path(here, "exitCode"),
-                        f"exit code {code} is already handled by {join_path(path, codes_at[code])} "
-                        "(keep one policy per exit code)",
-                    )
-                )
-            else:
-                codes_at[code] = i
-    if Event.ANY in events_at and len(events_at) > 1:
-        problems.append(
-            Problem(
-                join_path(path, events_at[Event.ANY], "event"),
-                "'*' matches every event, so no other event policy may be listed "
-                "(remove the other event policies or '*')",
-            )
-        )
     return problems
 
 
