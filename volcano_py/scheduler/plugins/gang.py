@@ -56,7 +56,12 @@ class GangPlugin:
         return job.is_starving()
 
     def _victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Pods a job can lose and keep its gang; or, when every pod the job holds is offered, all of them:
+        the whole gang may go as one victim (the preempt and reclaim actions evict such a set all or none)."""
         assert self.ssn is not None
+        offered: dict[str, set[str]] = {}
+        for task in preemptees:
+            offered.setdefault(task.job_id or "", set()).add(task.uid)
         spare: dict[str, int] = {}
         victims = []
         for task in preemptees:
@@ -64,9 +69,10 @@ class GangPlugin:
             if job is None:
                 victims.append(task)
                 continue
-            if task.job_id not in spare:
+            if job.uid not in spare:
                 spare[job.uid] = job.ready_task_num - job.min_available
-            if spare[job.uid] > 0 or job.min_available == 1:
+            whole = all(t.uid in offered[job.uid] for t in job.tasks_in(*ALLOCATED_STATUSES))
+            if whole or spare[job.uid] > 0 or job.min_available == 1:
                 spare[job.uid] -= 1
                 victims.append(task)
         return victims
