@@ -11,22 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
-from volcano_py.scheduler.actions.allocate import Allocate
-from volcano_py.scheduler.actions.backfill import Backfill
-from volcano_py.scheduler.actions.enqueue import Enqueue
-from volcano_py.scheduler.actions.preempt import Preempt
-from volcano_py.scheduler.actions.reclaim import Reclaim
-from volcano_py.scheduler.framework.closing import finish
-from volcano_py.scheduler.framework.conf import parse_conf
+from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.core import run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
-from volcano_py.scheduler.framework.registry import Registry
-from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.snapshot import Snapshot
-from volcano_py.scheduler.plugins.capacity import CapacityPlugin
-from volcano_py.scheduler.plugins.conformance import ConformancePlugin
-from volcano_py.scheduler.plugins.drf import DrfPlugin
-from volcano_py.scheduler.plugins.gang import GangPlugin
-from volcano_py.scheduler.plugins.priority import PriorityPlugin
 
 Obj = dict[str, Any]
 NOW = "2026-01-01T12:00:00Z"
@@ -40,7 +28,9 @@ tiers:
   - name: conformance
 - plugins:
   - name: drf
+  - name: predicates
   - name: capacity
+  - name: nodeorder
 """
 
 RECLAIM_CONF = """
@@ -52,29 +42,10 @@ tiers:
   - name: conformance
 - plugins:
   - name: drf
+  - name: predicates
   - name: capacity
+  - name: nodeorder
 """
-
-
-def registry() -> Registry:
-    reg = Registry()
-    for name, action in (
-        ("enqueue", Enqueue),
-        ("allocate", Allocate),
-        ("backfill", Backfill),
-        ("preempt", Preempt),
-        ("reclaim", Reclaim),
-    ):
-        reg.add_action(name, action)
-    for name, plugin in (
-        ("priority", PriorityPlugin),
-        ("gang", GangPlugin),
-        ("conformance", ConformancePlugin),
-        ("drf", DrfPlugin),
-        ("capacity", CapacityPlugin),
-    ):
-        reg.add_plugin(name, plugin)
-    return reg
 
 
 def _minute(n: int) -> str:
@@ -240,8 +211,7 @@ class Cluster:
         return next((pc["value"] for pc in self.priority_classes if pc["metadata"]["name"] == klass), 0)
 
     def run(self, conf: str = PREEMPT_CONF) -> Outcome:
-        reg = registry()
-        parsed = parse_conf(conf, reg)
+        """One session through the core's ``run_session`` with the built-in registry."""
         snapshot = Snapshot.build(
             nodes=self.nodes,
             pods=self.pods,
@@ -249,12 +219,7 @@ class Cluster:
             queues=self.queues,
             priority_classes=self.priority_classes,
         )
-        ssn = Session(snapshot, parsed, reg, now=NOW)
-        ssn.open()
-        for name in parsed.actions:
-            reg.action(name, parsed.configurations.get(name)).execute(ssn)
-        ssn.close()
-        return Outcome(finish(ssn))
+        return Outcome(run_session(snapshot, load_conf(conf), NOW))
 
 
 def _scaled(value: str, count: int) -> str:
