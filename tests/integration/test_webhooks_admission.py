@@ -1,0 +1,445 @@
+"""Admission against the real API server: our Kopf webhook server runs in-process, kubectl sees its answers.
+
+The webhook configurations carry an objectSelector on a per-run label, so only this module's objects go
+through them and other tests sharing the session cluster never depend on this server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import socket
+import threading
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import kopf
+import pytest
+
+from volcano_py.devcluster import DevCluster
+from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.webhooks.server import (
+    ApiQueues,
+    configure_server,
+    install_configurations,
+    register,
+    remove_configurations,
+)
+
+pytestmark = pytest.mark.integration
+
+RUN = uuid.uuid4().hex[:6]
+LABEL = {"volcano-py.test/admission": RUN}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class AdmissionServer(threading.Thread):
+    """Kopf with only our admission handlers, on its own event loop, so blocking kubectl cannot stall it."""
+
+    def __init__(self, cluster: DevCluster, cert_dir: Path) -> None:
+        super().__init__(daemon=True, name="admission-server")
+        self.cluster = cluster
+        self.cert_dir = cert_dir
+        self.port = _free_port()
+        self.name_ = f"volcano-py-test-{RUN}"
+        self.ready = threading.Event()
+        self.stop = threading.Event()
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except BaseException as err:  # surfaced by the fixture
+            self.error = err
+            self.ready.set()
+
+    async def _main(self) -> None:
+        client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
+        registry = kopf.OperatorRegistry()
+        register(registry, queues=ApiQueues(client))
+
+        @kopf.on.login(registry=registry)
+        def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
+            return kopf.login_with_kubeconfig(**kwargs)
+
+        settings = kopf.OperatorSettings()
+        settings.posting.enabled = False
+        cert = configure_server(
+            settings, cert_dir=self.cert_dir, hosts=["127.0.0.1"], addr="127.0.0.1", port=self.port
+        )
+        operator = asyncio.ensure_future(
+            kopf.operator(
+                registry=registry, settings=settings, standalone=True, clusterwide=True, stop_flag=self.stop
+            )
+        )
+        try:
+            await self._wait_listening(operator)
+            await install_configurations(
+                client,
+                name=self.name_,
+                ca_bundle=cert.ca_pem,
+                url=f"https://127.0.0.1:{self.port}",
+                object_selector={"matchLabels": LABEL},
+            )
+            self.ready.set()
+            await operator
+        finally:
+            await remove_configurations(client, name=self.name_)
+            await client.close()
+
+    async def _wait_listening(self, operator: asyncio.Future[None]) -> None:
+        for _ in range(300):
+            if operator.done():
+                operator.result()
+            with contextlib.suppress(OSError):
+                _, writer = await asyncio.open_connection("127.0.0.1", self.port)
+                writer.close()
+                return
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"the admission server did not listen on 127.0.0.1:{self.port} within 30s")
+
+
+@pytest.fixture(scope="module")
+def admission(cluster: DevCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[AdmissionServer]:
+    import os
+
+    previous = os.environ.get("KUBECONFIG")
+    os.environ["KUBECONFIG"] = str(cluster.kubeconfig)  # read by kopf.login_with_kubeconfig
+    server = AdmissionServer(cluster, tmp_path_factory.mktemp("webhook-certs"))
+    server.start()
+    server.ready.wait(60)
+    if server.error is not None:
+        raise server.error
+    assert server.ready.is_set(), "the admission server did not become ready in 60s"
+    _ensure_open_queue(cluster, "default", labelled=False)
+    yield server
+    server.stop.set()
+    server.join(30)
+    if previous is None:
+        os.environ.pop("KUBECONFIG", None)
+    else:
+        os.environ["KUBECONFIG"] = previous
+
+
+# --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _labelled(obj: dict[str, Any]) -> dict[str, Any]:
+    obj.setdefault("metadata", {}).setdefault("labels", {}).update(LABEL)
+    return obj
+
+
+def _create(cluster: DevCluster, obj: dict[str, Any]) -> tuple[int, str]:
+    done = cluster.kubectl("create", "-f", "-", input=json.dumps(_labelled(obj)), check=False)
+    return done.returncode, done.stderr.strip()
+
+
+def _get(cluster: DevCluster, *args: str) -> dict[str, Any]:
+    body: dict[str, Any] = json.loads(cluster.kubectl("get", *args, "-o", "json").stdout)
+    return body
+
+
+def _ensure_open_queue(cluster: DevCluster, name: str, *, labelled: bool = True, **spec: Any) -> None:
+    exists = cluster.kubectl("get", "queue", name, check=False).returncode == 0
+    if not exists:
+        queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+        queue["spec"] = spec
+        body = json.dumps(_labelled(queue) if labelled else queue)
+        cluster.kubectl("create", "-f", "-", input=body)
+    state = _get(cluster, "queue", name).get("status", {}).get("state")
+    if state != "Open":
+        _set_queue_state(cluster, name, "Open")
+
+
+def _set_queue_state(cluster: DevCluster, name: str, state: str) -> None:
+    patch = json.dumps({"status": {"state": state}})
+    cluster.kubectl("patch", "queue", name, "--subresource=status", "--type=merge", "-p", patch)
+
+
+def _job(
+    name: str, namespace: str, *, tasks: list[dict[str, Any]] | None = None, **spec: Any
+) -> dict[str, Any]:
+    task = {
+        "name": "worker",
+        "replicas": 2,
+        "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+    }
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"tasks": tasks if tasks is not None else [task], **spec},
+    }
+
+
+def _denied(hook: str, message: str) -> str:
+    return f'admission webhook "{hook}" denied the request: {message}'
+
+
+# --- Job: defaults ------------------------------------------------------------------------------------------
+
+
+def test_job_gets_volcano_defaults(cluster: DevCluster, namespace: str, admission: AdmissionServer) -> None:
+    unnamed = {"replicas": 2, "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}}}
+    code, err = _create(cluster, _job("defaults", namespace, tasks=[unnamed], plugins={"pytorch": []}))
+    assert code == 0, err
+    spec = _get(cluster, "vcjob", "defaults", "-n", namespace)["spec"]
+    assert spec["queue"] == "default"
+    assert spec["schedulerName"] == "volcano"
+    assert spec["maxRetry"] == 3
+    assert spec["minAvailable"] == 2
+    assert spec["tasks"][0]["name"] == "default0"
+    assert spec["tasks"][0]["minAvailable"] == 2
+    assert spec["plugins"] == {"pytorch": [], "svc": []}
+
+
+# --- Job: rejections ----------------------------------------------------------------------------------------
+
+WORKER = {
+    "name": "w",
+    "replicas": 1,
+    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        pytest.param(
+            {"tasks": [WORKER, WORKER]},
+            "spec.tasks[1].name: duplicated task name 'w', also used by spec.tasks[0] (give each task a "
+            "unique name)",
+            id="duplicate-task-names",
+        ),
+        pytest.param(
+            {"tasks": [WORKER], "minAvailable": 3},
+            "spec.minAvailable: 3 is greater than the sum of task replicas 1 "
+            "(lower minAvailable to at most 1 or add replicas)",
+            id="min-available-above-replicas",
+        ),
+        pytest.param(
+            {"tasks": [WORKER], "policies": [{"event": "PodFailed", "exitCode": 3, "action": "RestartJob"}]},
+            "spec.policies[0]: sets both event and exitCode (keep one: a policy reacts to events or to an "
+            "exit code)",
+            id="bad-policy",
+        ),
+        pytest.param(
+            {"tasks": [WORKER], "plugins": {"horovod": []}},
+            "spec.plugins.horovod: unknown job plugin (use one of env, svc, ssh, mpi, pytorch, tensorflow, "
+            "hcclrank, ray)",
+            id="unknown-plugin",
+        ),
+        pytest.param(
+            {"tasks": [WORKER], "plugins": {"tensorflow": ["--port=http"]}},
+            "spec.plugins.tensorflow[0]: --port takes an integer, not 'http'",
+            id="bad-plugin-argument",
+        ),
+        pytest.param(
+            {"tasks": [WORKER], "queue": f"missing-{RUN}"},
+            f"spec.queue: queue 'missing-{RUN}' does not exist (create it first, or use an existing queue: ",
+            id="missing-queue",
+        ),
+    ],
+)
+def test_bad_job_is_refused_with_field_and_fix(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer, spec: dict[str, Any], message: str
+) -> None:
+    code, err = _create(cluster, _job("bad", namespace, **spec))
+    assert code != 0
+    assert _denied("validatejob.volcano.sh", message) in err
+    assert cluster.kubectl("get", "vcjob", "bad", "-n", namespace, check=False).returncode != 0
+
+
+def test_job_in_a_closed_queue_is_refused(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    name = f"closed-{RUN}"
+    _ensure_open_queue(cluster, name)
+    _set_queue_state(cluster, name, "Closed")
+    code, err = _create(cluster, _job("late", namespace, queue=name))
+    assert code != 0
+    assert (
+        _denied(
+            "validatejob.volcano.sh",
+            f"spec.queue: queue '{name}' is Closed; jobs can only be submitted to an Open queue "
+            f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
+        )
+        in err
+    )
+
+
+# --- Job: updates -------------------------------------------------------------------------------------------
+
+
+def test_updates_may_scale_but_not_add_tasks_or_move_queues(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    other = f"other-{RUN}"
+    _ensure_open_queue(cluster, other)
+    code, err = _create(cluster, _job("scaled", namespace))
+    assert code == 0, err
+
+    scale = json.dumps([{"op": "replace", "path": "/spec/tasks/0/replicas", "value": 3}])
+    done = cluster.kubectl(
+        "patch", "vcjob", "scaled", "-n", namespace, "--type=json", "-p", scale, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert _get(cluster, "vcjob", "scaled", "-n", namespace)["spec"]["tasks"][0]["replicas"] == 3
+
+    extra = {
+        "name": "eval",
+        "replicas": 1,
+        "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+    }
+    add = json.dumps([{"op": "add", "path": "/spec/tasks/-", "value": extra}])
+    done = cluster.kubectl("patch", "vcjob", "scaled", "-n", namespace, "--type=json", "-p", add, check=False)
+    assert done.returncode != 0
+    assert (
+        _denied(
+            "validatejob.volcano.sh",
+            "spec.tasks: job updates may not add or remove tasks (had 1, now 2); "
+            "delete the Job and create it again with the new spec",
+        )
+        in done.stderr
+    )
+
+    move = json.dumps({"spec": {"queue": other}})
+    done = cluster.kubectl(
+        "patch", "vcjob", "scaled", "-n", namespace, "--type=merge", "-p", move, check=False
+    )
+    assert done.returncode != 0
+    assert (
+        _denied(
+            "validatejob.volcano.sh",
+            f"spec.queue: cannot change from 'default' to '{other}' on an existing job; "
+            "delete the Job and create it in the new queue",
+        )
+        in done.stderr
+    )
+
+
+# --- Queue and PodGroup -------------------------------------------------------------------------------------
+
+
+def test_queue_gets_defaults_and_bad_shares_are_refused(
+    cluster: DevCluster, admission: AdmissionServer
+) -> None:
+    name = f"shares-{RUN}"
+    code, err = _create(
+        cluster, {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": name}}
+    )
+    assert code == 0, err
+    spec = _get(cluster, "queue", name)["spec"]
+    assert (spec["weight"], spec["reclaimable"]) == (1, True)
+
+    bad = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": f"greedy-{RUN}"},
+        "spec": {"capability": {"cpu": "2"}, "deserved": {"cpu": "4"}},
+    }
+    code, err = _create(cluster, bad)
+    assert code != 0
+    assert (
+        _denied(
+            "validatequeue.volcano.sh",
+            "spec.deserved.cpu: '4' is above capability.cpu '2' (lower deserved.cpu or raise capability.cpu)",
+        )
+        in err
+    )
+
+
+def test_parent_queue_cannot_be_deleted_while_it_has_children(
+    cluster: DevCluster, admission: AdmissionServer
+) -> None:
+    parent, child = f"org-{RUN}", f"team-{RUN}"
+    _ensure_open_queue(cluster, parent)
+    _ensure_open_queue(cluster, child, parent=parent)
+    done = cluster.kubectl("delete", "queue", parent, check=False)
+    assert done.returncode != 0
+    assert (
+        _denied(
+            "validatequeue.volcano.sh",
+            f"metadata.name: queue '{parent}' has child queues ({child}); delete them or move them to "
+            "another parent first",
+        )
+        in done.stderr
+    )
+    cluster.kubectl("delete", "queue", child)
+    cluster.kubectl("delete", "queue", parent)
+
+
+def test_podgroup_in_a_closed_queue_is_refused(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    name = f"pgclosed-{RUN}"
+    _ensure_open_queue(cluster, name)
+    _set_queue_state(cluster, name, "Closed")
+    pg = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "pg", "namespace": namespace},
+        "spec": {"minMember": 1, "queue": name},
+    }
+    code, err = _create(cluster, pg)
+    assert code != 0
+    assert (
+        _denied(
+            "validatepodgroup.volcano.sh",
+            f"spec.queue: queue '{name}' is Closed; podgroups can only be submitted to an Open queue "
+            f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
+        )
+        in err
+    )
+
+
+# --- an outage stops only Volcano kinds, and quickly --------------------------------------------------------
+
+
+def test_operator_outage_blocks_only_volcano_kinds_and_fails_fast(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    import time
+
+    from volcano_py.webhooks.configurations import webhook_configurations
+
+    dead = {"volcano-py.test/dead-webhook": RUN}
+    mutating, validating = webhook_configurations(
+        name=f"volcano-py-dead-{RUN}",
+        ca_bundle=b"-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n",
+        url=f"https://127.0.0.1:{_free_port()}",
+        timeout_seconds=2,
+        object_selector={"matchLabels": dead},
+    )
+    for config in (mutating, validating):
+        cluster.kubectl("create", "-f", "-", input=json.dumps(config))
+    try:
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "unrelated", "namespace": namespace, "labels": dead},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+        }
+        done = cluster.kubectl("create", "-f", "-", input=json.dumps(pod), check=False)
+        assert done.returncode == 0, done.stderr
+
+        job = _job("blocked", namespace)
+        job["metadata"]["labels"] = dead
+        started = time.monotonic()
+        done = cluster.kubectl("create", "-f", "-", input=json.dumps(job), check=False)
+        elapsed = time.monotonic() - started
+        assert done.returncode != 0
+        assert 'failed calling webhook "mutatejob.volcano.sh"' in done.stderr
+        assert elapsed < 15, f"a dead webhook held kubectl for {elapsed:.1f}s"
+    finally:
+        for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
+            cluster.kubectl("delete", kind, f"volcano-py-dead-{RUN}", check=False)
