@@ -9,7 +9,7 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from volcano_py.api.batch import Job, JobPhase, JobStatus, LifecyclePolicy, TaskSpec
+from volcano_py.api.batch import Job, JobPhase, JobStatus, LifecyclePolicy, TaskSpec, TaskState
 from volcano_py.api.bus import Action, Command, Event
 from volcano_py.api.common import NetworkTopologyMode, ObjectMeta, parse_duration
 from volcano_py.api.scheduling import DequeueStrategy, PodGroup, PodGroupPhase, PodGroupSpec, Queue
@@ -196,3 +196,21 @@ def test_command_target_is_an_owner_reference() -> None:
     command = Command.model_validate(doc)
     assert command.target is not None and command.target.name == "j"
     assert command.to_dict() == doc
+
+
+def test_in_place_changes_to_defaults_are_written() -> None:
+    status = JobStatus()
+    status.state.phase = JobPhase.RUNNING
+    status.task_status_count["worker"] = TaskState(phase={"Running": 2})
+    assert status.to_dict() == {
+        "state": {"phase": "Running"},
+        "taskStatusCount": {"worker": {"phase": {"Running": 2}}},
+    }
+    queue = Queue.model_validate({"metadata": {"name": "q"}})
+    queue.spec.capability["cpu"] = "2"
+    assert queue.to_dict()["spec"] == {"capability": {"cpu": "2"}}
+
+
+def test_a_default_written_by_the_user_is_kept() -> None:
+    doc = {"metadata": {"name": "j"}, "spec": {"maxRetry": 3, "queue": "default"}}
+    assert Job.model_validate(doc).to_dict()["spec"] == {"maxRetry": 3, "queue": "default"}

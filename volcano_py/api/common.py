@@ -50,12 +50,40 @@ class VolcanoModel(BaseModel):
     )
 
     def to_dict(self) -> dict[str, Any]:
-        """The wire form: camelCase keys, only fields that were set, never ``None``."""
-        return self.model_dump(mode="json", by_alias=True, exclude_unset=True, exclude_none=True)
+        """The wire form: camelCase keys, never ``None``, and only fields that were set or changed.
+
+        "Changed" matters: ``status.state.phase = ...`` on a default ``state`` does not mark ``state`` as set,
+        yet must be written.
+        """
+        return self.model_dump(mode="json", by_alias=True, exclude=_untouched(self), exclude_none=True)
 
     @classmethod
     def from_dict(cls, obj: Any) -> Self:
         return cls.model_validate(obj)
+
+
+def _untouched(model: BaseModel) -> dict[Any, Any]:
+    """pydantic ``exclude`` tree of fields that were never set and still hold their default."""
+    out: dict[Any, Any] = {}
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        if name not in model.model_fields_set and value == field.get_default(call_default_factory=True):
+            out[name] = True
+        elif (nested := _untouched_in(value)) is not None:
+            out[name] = nested
+    return out
+
+
+def _untouched_in(value: Any) -> dict[Any, Any] | None:
+    if isinstance(value, BaseModel):
+        return _untouched(value) or None
+    items: list[tuple[Any, Any]] = []
+    if isinstance(value, list):
+        items = list(enumerate(value))
+    elif isinstance(value, dict):
+        items = list(value.items())
+    nested = {key: sub for key, item in items if isinstance(item, BaseModel) and (sub := _untouched(item))}
+    return nested or None
 
 
 def crd_default(value: Any, **constraints: Any) -> Any:
