@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 from typing import Any
@@ -53,6 +54,8 @@ def _connection_info(client: KubeClient) -> kopf.ConnectionInfo:
 async def _run_term(options: ControllerOptions, client: KubeClient, metrics: ControllerMetrics,
                     stop: asyncio.Event) -> None:  # fmt: skip
     """One leadership term: Kopf plus our workers until ``stop`` is set."""
+    # Kopf logs every handler call at INFO; ours log what matters.
+    logging.getLogger("kopf").setLevel(logging.WARNING)
     recorder = EventRecorder(client, component="volcano-py-controller")
     ctx = ControllerContext(options=options, client=client, recorder=recorder, metrics=metrics)
     registry = build_registry(ctx)

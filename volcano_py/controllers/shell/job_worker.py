@@ -18,7 +18,7 @@ from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
-from volcano_py.controllers.job.spec import Action, JobPhase, JobSpec, JobSpecError, parse_job
+from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError, parse_job
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
 from volcano_py.controllers.shell.context import JOBS, PVCS, ControllerContext, DelayedAction, JobKey
@@ -30,7 +30,8 @@ from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
 
-RETRY_DELAY_SECONDS = 1.0
+RETRY_BASE_SECONDS = 0.5
+RETRY_MAX_SECONDS = 60.0
 
 
 def now_rfc3339() -> str:
@@ -49,18 +50,29 @@ class JobWorker:
         # PodGroups this worker deleted: the cache may show them for a moment longer, and a restarted job
         # must not start pods on its old, already-admitted group.
         self._deleted_podgroups: set[str] = set()
+        self._failures: dict[JobKey, int] = {}
+        self._retrying: set[JobKey] = set()
 
     async def handle(self, key: JobKey, req: Request) -> None:
         try:
             await self._reconcile(key, req)
         except ApiError as exc:
             # A conflict means we decided on stale data: redo it from the cache once the watch catches up.
+            # Anything else backs off exponentially per Job, so one broken Job cannot flood the API server.
+            failures = self._failures.get(key, 0) + 1
+            self._failures[key] = failures
+            delay = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (failures - 1))
             level = _log.debug if exc.conflict else _log.warning
-            level("job reconcile failed; retrying", job=f"{key[0]}/{key[1]}", error=str(exc))
+            level("job reconcile failed; retrying", job=f"{key[0]}/{key[1]}", error=str(exc), retry_in=delay)
             self.ctx.written_jobs.pop(key, None)
-            self.ctx.job_queue.add_after(RETRY_DELAY_SECONDS, key, req)
+            if key not in self._retrying:
+                self._retrying.add(key)
+                self.ctx.job_queue.add_after(delay, key, Request(event=Event.OUT_OF_SYNC))
+            return
+        self._failures.pop(key, None)
 
     async def _reconcile(self, key: JobKey, req: Request) -> None:
+        self._retrying.discard(key)
         body = self.ctx.job(key)
         if body is None:
             self.ctx.cancel_timers(key)
