@@ -62,12 +62,25 @@ class VolcanoModel(BaseModel):
         return cls.model_validate(obj)
 
 
+# Per model class, each field's default value; built once, only ever compared against, never handed out.
+_DEFAULTS: dict[type[BaseModel], dict[str, Any]] = {}
+
+
+def _defaults(cls: type[BaseModel]) -> dict[str, Any]:
+    cached = _DEFAULTS.get(cls)
+    if cached is None:
+        cached = {name: f.get_default(call_default_factory=True) for name, f in cls.model_fields.items()}
+        _DEFAULTS[cls] = cached
+    return cached
+
+
 def _untouched(model: BaseModel) -> dict[Any, Any]:
     """pydantic ``exclude`` tree of fields that were never set and still hold their default."""
     out: dict[Any, Any] = {}
-    for name, field in type(model).model_fields.items():
+    fields_set = model.model_fields_set
+    for name, default in _defaults(type(model)).items():
         value = getattr(model, name)
-        if name not in model.model_fields_set and value == field.get_default(call_default_factory=True):
+        if name not in fields_set and value == default:
             out[name] = True
         elif (nested := _untouched_in(value)) is not None:
             out[name] = nested
