@@ -29,6 +29,7 @@ from .victims import (
     by_preference,
     enough_in_total,
     never_preempts,
+    permitted_by_job,
     permitted_victims,
     protected,
     to_place,
@@ -82,11 +83,19 @@ class Preempt:
             ),
             ssn,
         )
-        units = build_units(ssn, permitted_victims(ssn, "preemptable", preemptor, candidates))
+        units = build_units(ssn, permitted_by_job(ssn, "preemptable", preemptor, candidates))
         if not enough_in_total(ssn, job, units):
             return False
         with ssn.statement() as stmt:
-            plan = GangPlan(ssn, stmt, job, units, reason=REASON, admit=lambda t: ssn.allocatable(queue, t))
+            plan = GangPlan(
+                ssn,
+                stmt,
+                job,
+                units,
+                reason=REASON,
+                point="preemptable",
+                admit=lambda t: ssn.allocatable(queue, t),
+            )
             if plan.run():
                 stmt.commit()
                 log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])

@@ -29,7 +29,7 @@ from .victims import (
     build_units,
     by_preference,
     enough_in_total,
-    permitted_victims,
+    permitted_by_job,
     protected,
     to_place,
 )
@@ -80,11 +80,19 @@ class Reclaim:
             ),
             ssn,
         )
-        units = build_units(ssn, permitted_victims(ssn, "reclaimable", preemptor, candidates))
+        units = build_units(ssn, permitted_by_job(ssn, "reclaimable", preemptor, candidates))
         if not enough_in_total(ssn, job, units):
             return False
         with ssn.statement() as stmt:
-            plan = GangPlan(ssn, stmt, job, units, reason=REASON, admit=lambda t: self._admit(ssn, queue, t))
+            plan = GangPlan(
+                ssn,
+                stmt,
+                job,
+                units,
+                reason=REASON,
+                point="reclaimable",
+                admit=lambda t: self._admit(ssn, queue, t),
+            )
             if plan.run():
                 stmt.commit()
                 log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])

@@ -147,18 +147,21 @@ class GangPlan:
         units: Sequence[VictimUnit],
         *,
         reason: str,
+        point: str,
         admit: Callable[[TaskInfo], bool],
     ) -> None:
         self.ssn = ssn
         self.stmt = stmt
         self.job = job
         self.reason = reason
+        self.point = point
         self.admit = admit
         self.by_row: dict[int, list[VictimUnit]] = {}
         for unit in units:
             for row in unit.on_row:
                 self.by_row.setdefault(row, []).append(unit)
         self.taken: set[int] = set()
+        self.refused: set[int] = set()
         self.evicted: list[TaskInfo] = []
 
     def run(self) -> bool:
@@ -166,23 +169,42 @@ class GangPlan:
             if gang_met(self.ssn, self.job):
                 break
             klass = self.ssn.task_class(task)
-            choice = self._cheapest(klass)
-            if choice is None:
+            row = self._make_room(klass, task)
+            if row is None:
                 return False
-            row, units = choice
-            for unit in units:
-                self._evict(unit, task)
             if not (self.ssn.table.future_idle[row] >= klass.vec).all() or not self.admit(task):
                 return False
             self.stmt.pipeline(task, row)
         return gang_met(self.ssn, self.job)
 
-    def _evict(self, unit: VictimUnit, preemptor: TaskInfo) -> None:
-        self.taken.add(id(unit))
-        for victim in unit.tasks:
-            if victim.status in EVICTABLE:
-                self.stmt.evict(victim, self.reason, preemptor)
-                self.evicted.append(victim)
+    def _make_room(self, klass: TaskClass, task: TaskInfo) -> int | None:
+        """Evict the cheapest victims that make room for ``task`` and return the node's row.
+
+        Each unit is asked of the plugins again just before it is evicted, with the evictions planned so
+        far counted (a queue may give up one pod but not two); a refused unit is never offered again and
+        the choice is made afresh.
+        """
+        while True:
+            choice = self._cheapest(klass)
+            if choice is None:
+                return None
+            row, units = choice
+            with self.ssn.statement() as attempt:
+                evicted: list[TaskInfo] = []
+                for unit in units:
+                    live = [t for t in unit.tasks if t.status in EVICTABLE]
+                    if len(permitted_victims(self.ssn, self.point, task, live)) != len(live):
+                        self.refused.add(id(unit))
+                        attempt.discard()
+                        break
+                    for victim in live:
+                        attempt.evict(victim, self.reason, task)
+                    evicted += live
+                else:
+                    attempt.commit()  # hands the evictions to the plan's statement
+                    self.taken.update(id(u) for u in units)
+                    self.evicted += evicted
+                    return row
 
     def _cheapest(self, klass: TaskClass) -> tuple[int, list[VictimUnit]] | None:
         """The node where ``klass`` fits at the least cost in victims, and those victims."""
@@ -202,7 +224,9 @@ class GangPlan:
             chosen: list[VictimUnit] = []
             for unit in units:
                 gives = unit.frees(row)
-                if gives is None or id(unit) in self.taken or any(u.job == unit.job for u in chosen):
+                if gives is None or id(unit) in self.taken or id(unit) in self.refused:
+                    continue
+                if any(u.job == unit.job for u in chosen):
                     continue
                 freed = freed + gives
                 chosen.append(unit)
@@ -250,3 +274,16 @@ def permitted_victims(
             if not remaining:
                 return []
     return remaining if judged else []
+
+
+def permitted_by_job(
+    ssn: Session, point: str, actor: TaskInfo, candidates: Sequence[TaskInfo]
+) -> list[TaskInfo]:
+    """``permitted_victims`` asked one victim job at a time, so that a plugin judging candidates together
+    (a queue giving up one pod, then another) weighs each job's pods only against each other; what a
+    whole plan may take is checked again as the plan is built."""
+    by_job: dict[str, list[TaskInfo]] = {}
+    for task in candidates:
+        by_job.setdefault(task.job_id or task.uid, []).append(task)
+    allowed = {t.uid for tasks in by_job.values() for t in permitted_victims(ssn, point, actor, tasks)}
+    return [t for t in candidates if t.uid in allowed]
