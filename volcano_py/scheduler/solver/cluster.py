@@ -61,6 +61,7 @@ class ClusterView:
             for leaf_i in sorted(by_leaf):
                 self._add(c.id, free, alloc, leaf_i, by_leaf[leaf_i])
         self._free: IntArray | None = None
+        self._alloc: IntArray | None = None
         self._domain_cache: dict[int, tuple[IntArray, list[str]]] = {}
 
     def _add(self, origin: str, free: Vector, alloc: Vector, leaf: int, nodes: list[str]) -> int:
@@ -81,6 +82,7 @@ class ClusterView:
         self.slots = [s for s in self.slots if s.nodes]
         self._index = {(s.origin, s.free, s.alloc, s.leaf): i for i, s in enumerate(self.slots)}
         self._free = None
+        self._alloc = None
 
     # Arrays over slots -------------------------------------------------------------------------------
     def free_matrix(self) -> IntArray:
@@ -89,6 +91,13 @@ class ClusterView:
                 len(self.slots), len(self.dims)
             )
         return self._free
+
+    def alloc_matrix(self) -> IntArray:
+        if self._alloc is None or len(self._alloc) != len(self.slots):
+            self._alloc = np.array([s.alloc for s in self.slots], dtype=np.int64).reshape(
+                len(self.slots), len(self.dims)
+            )
+        return self._alloc
 
     def sizes(self) -> IntArray:
         return np.array([len(s.nodes) for s in self.slots], dtype=np.int64)

@@ -84,6 +84,10 @@ class GangDomain:
             cls.frag_delta.append(self.measure.fragmented(after, True) - cls.base_fragmented)
         return index
 
+    def signature(self) -> tuple[object, ...]:
+        """Equal for two domains whose nodes are interchangeable class by class."""
+        return tuple(sorted((c.free, c.alloc, c.allowed, c.size) for c in self.classes))
+
     def used(self, m: int, p: int) -> Vector:
         pattern = self.classes[m].patterns[p]
         return tuple(

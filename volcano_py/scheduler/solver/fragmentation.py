@@ -14,9 +14,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from volcano_py.resources import GPU, Resource
 
 Vector = tuple[int, ...]
+IntArray = npt.NDArray[np.int64]
+BoolArray = npt.NDArray[np.bool_]
 
 
 class StrandedGpus:
@@ -65,6 +70,22 @@ class StrandedGpus:
             copies = min(free[i] // amount for i, amount in pairs)
             total += gpus - min(gpus, copies * size_gpu)
         return total
+
+    def of_rows(self, free: IntArray, in_use: BoolArray) -> tuple[IntArray, IntArray]:
+        """``of`` and ``fragmented`` for every row of a (nodes x dims) matrix at once."""
+        rows = free.shape[0]
+        if self._gpu < 0:
+            zero = np.zeros(rows, dtype=np.int64)
+            return zero, zero.copy()
+        gpus = np.where(in_use, np.maximum(free[:, self._gpu], 0), 0)
+        usable = np.zeros(rows, dtype=np.int64)
+        fragmented = np.zeros(rows, dtype=np.int64)
+        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
+            copies = np.min(np.stack([free[:, i] // amount for i, amount in pairs], axis=1), axis=1)
+            take = np.minimum(gpus, np.maximum(copies, 0) * size_gpu)
+            usable = np.maximum(usable, take)
+            fragmented += gpus - take
+        return gpus - usable, fragmented
 
 
 def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:

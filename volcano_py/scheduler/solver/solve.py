@@ -14,12 +14,13 @@ import time
 from collections import Counter
 
 import numpy as np
+import numpy.typing as npt
 
 from volcano_py.log import get_logger
 from volcano_py.scheduler.solver import explain
 from volcano_py.scheduler.solver.cluster import ClusterView, IntArray
 from volcano_py.scheduler.solver.domain import Choice, GangDomain, build_domain, greedy_choice
-from volcano_py.scheduler.solver.fragmentation import StrandedGpus
+from volcano_py.scheduler.solver.fragmentation import StrandedGpus, Vector
 from volcano_py.scheduler.solver.model import solve_domain
 from volcano_py.scheduler.solver.problem import (
     Assignment,
@@ -31,6 +32,7 @@ from volcano_py.scheduler.solver.problem import (
     SolverBudget,
     Unplaced,
 )
+from volcano_py.scheduler.solver.single import best_slot
 from volcano_py.scheduler.topology import ROOT, NetworkTopologyMode, resolve_highest_tier
 
 log = get_logger(__name__)
@@ -121,6 +123,13 @@ class _Session:
         requests = [tuple(t.request.amount(d) for d in view.dims) for t in gang.tasks]
         fits = [view.fits(r, t.feasible, t.count) for r, t in zip(requests, gang.tasks, strict=True)]
         caps = [f * sizes for f in fits]
+        if gang.size == 1:
+            slot = best_slot(
+                view, requests[0], self.single_candidates(tiers, caps[0]), self.measure, exact=self.use_solver
+            )
+            if slot is not None:
+                source = PlanSource.EXACT if self.use_solver else PlanSource.GREEDY
+                return self.finish(gang, [(slot, 1, requests[0], (1,))], source)
         self.allowed_rows = [tuple(row) for row in np.stack(fits, axis=1).__gt__(0).tolist()]
         for task, cap in zip(gang.tasks, caps, strict=True):
             if cap.sum() == 0:
@@ -193,10 +202,6 @@ class _Session:
             slots = np.flatnonzero(domain_of == d).tolist()
             return build_domain(self.view, gang, slots, self.measure, self.allowed_rows)
 
-        if self.use_solver and gang.size == 1:
-            return self.exact_single(
-                build(order[0]) if len(order) == 1 else build_all(self, gang, order, domain_of)
-            )
         built: dict[int, GangDomain] = {}
         best: tuple[GangDomain, Choice, PlanSource] | None = None
         best_key: tuple[int, int, int, int] | None = None
@@ -214,6 +219,7 @@ class _Session:
         if greedy_domain is not None:
             candidates.insert(0, greedy_domain)
         candidates = candidates[: max(self.budget.max_domains, 1)]
+        solved: set[tuple[object, ...]] = set()
         for i, d in enumerate(candidates):
             left = self.remaining_s()
             if left * 1000.0 < self.budget.min_solve_ms:
@@ -221,6 +227,12 @@ class _Session:
                 break
             domain = built.get(d) or build(d)
             built[d] = domain
+            signature = domain.signature()
+            if signature in solved:
+                # Same classes as a domain already solved: same optimum, so the model would add nothing.
+                self.stats["models_skipped_same_domain"] += 1
+                continue
+            solved.add(signature)
             hint = best[1] if best is not None and d == greedy_domain else greedy_choice(domain)
             began = time.perf_counter()
             result = solve_domain(
@@ -236,18 +248,13 @@ class _Session:
                 best, best_key = (domain, result.choice, PlanSource.CPSAT), key
         return best
 
-    def exact_single(self, domain: GangDomain) -> tuple[GangDomain, Choice, PlanSource] | None:
-        best: tuple[tuple[int, int, int, int], int, int] | None = None
-        for m, cls in enumerate(domain.classes):
-            for p, pattern in enumerate(cls.patterns):
-                if sum(pattern) != 1:
-                    continue
-                key = domain.score({(m, p): 1})
-                if best is None or key < best[0]:
-                    best = (key, m, p)
-        if best is None:
-            return None
-        return domain, {(best[1], best[2]): 1}, PlanSource.EXACT
+    def single_candidates(self, tiers: list[int], cap: IntArray) -> npt.NDArray[np.bool_]:
+        """Slots a one-pod gang may use: room for the pod, inside some domain of an allowed tier."""
+        inside = np.zeros(len(cap), dtype=bool)
+        for tier in tiers:
+            inside |= self.view.domains_at(tier)[0] >= 0
+        out: npt.NDArray[np.bool_] = inside & (cap > 0)
+        return out
 
     def apply(self, gang: Gang, domain: GangDomain, choice: Choice, source: PlanSource) -> GangPlacement:
         view = self.view
@@ -265,10 +272,17 @@ class _Session:
                     break
             if need:
                 raise AssertionError(f"gang {gang.name}: class {m} has fewer nodes than the plan uses")
+        moves = [(slot, q, domain.used(m, p), domain.classes[m].patterns[p]) for slot, q, m, p in picks]
+        return self.finish(gang, moves, source)
+
+    def finish(
+        self, gang: Gang, moves: list[tuple[int, int, Vector, Vector]], source: PlanSource
+    ) -> GangPlacement:
+        """Take the nodes: each move is (slot, node count, resources per node, pods per task per node)."""
+        view = self.view
         assignments: list[Assignment] = []
-        for slot, q, m, p in picks:
-            pattern = domain.classes[m].patterns[p]
-            for node in view.take(slot, q, domain.used(m, p)):
+        for slot, q, used, pattern in moves:
+            for node in view.take(slot, q, used):
                 assignments.extend(
                     Assignment(task.name, node, k) for task, k in zip(gang.tasks, pattern, strict=True) if k
                 )
@@ -277,10 +291,3 @@ class _Session:
         where = tree.enclosing(a.node for a in assignments) if tree is not None else ROOT
         tier = tree.tier(where) if tree is not None else 1
         return GangPlacement(gang.name, tuple(assignments), where, tier, source)
-
-
-def build_all(session: _Session, gang: Gang, order: list[int], domain_of: IntArray) -> GangDomain:
-    mask = np.isin(domain_of, np.array(order, dtype=np.int64))
-    return build_domain(
-        session.view, gang, np.flatnonzero(mask).tolist(), session.measure, session.allowed_rows
-    )
