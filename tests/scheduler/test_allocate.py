@@ -322,8 +322,10 @@ CASES = [
     pytest.param(
         Scenario(
             nodes=nodes(2, gpu=8),
-            pods=[make_pod("run").req(cpu=1, gpu=6).group("r").running("n1").obj()]
-            + pods("g", 1, "pg", cpu=1, gpu=2),
+            pods=[
+                make_pod("run").req(cpu=1, gpu=6).group("r").running("n1").obj(),
+                *pods("g", 1, "pg", cpu=1, gpu=2),
+            ],
             podgroups=[make_pg("r", phase="Running").obj(), make_pg("pg").obj()],
             conf=BINPACK,
             binds={"g0": "n1"},
@@ -333,8 +335,10 @@ CASES = [
     pytest.param(
         Scenario(
             nodes=nodes(2, gpu=8),
-            pods=[make_pod("run").req(cpu=1, gpu=6).group("r").running("n1").obj()]
-            + pods("g", 1, "pg", cpu=1, gpu=2),
+            pods=[
+                make_pod("run").req(cpu=1, gpu=6).group("r").running("n1").obj(),
+                *pods("g", 1, "pg", cpu=1, gpu=2),
+            ],
             podgroups=[make_pg("r", phase="Running").obj(), make_pg("pg").obj()],
             binds={"g0": "n0"},
         ),
@@ -343,9 +347,11 @@ CASES = [
     pytest.param(
         Scenario(
             nodes=nodes(1, cpu=4),
-            pods=[make_pod("r0").req(cpu=2).group("busy").running("n0").obj()]
-            + pods("busy-new", 1, "busy", cpu=1)
-            + pods("idle", 1, "idle", cpu=1),
+            pods=[
+                make_pod("r0").req(cpu=2).group("busy").running("n0").obj(),
+                *pods("busy-new", 1, "busy", cpu=1),
+                *pods("idle", 1, "idle", cpu=1),
+            ],
             podgroups=[make_pg("busy", 1, phase="Running").obj(), make_pg("idle").obj()],
             bound=["idle0", "busy-new0"],
         ),
@@ -354,8 +360,10 @@ CASES = [
     pytest.param(
         Scenario(
             nodes=nodes(1, cpu=2),
-            pods=[make_pod("r0").req(cpu=2).group("busy").running("n0").obj()]
-            + [make_pod("x").req(cpu=1).group("other").obj()],
+            pods=[
+                make_pod("r0").req(cpu=2).group("busy").running("n0").obj(),
+                make_pod("x").req(cpu=1).group("other").obj(),
+            ],
             podgroups=[make_pg("busy", 1, phase="Running").obj(), make_pg("other").obj()],
             bind_count=0,
             phases={"busy": "Running"},
@@ -421,7 +429,8 @@ CASES = [
             bound=[f"a{i}" for i in range(4)],
             explains={
                 "pgb": [
-                    "3/3 tasks unschedulable: 3 nodes insufficient nvidia.com/gpu (need 8, best node has 4 free)"
+                    "3/3 tasks unschedulable: "
+                    "3 nodes insufficient nvidia.com/gpu (need 8, best node has 4 free)"
                 ]
             },
         ),

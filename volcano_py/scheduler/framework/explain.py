@@ -44,6 +44,9 @@ def node_reasons(ssn: Session, klass: TaskClass) -> list[str]:
             if not short:
                 continue
             name = table.names[d]
+            if not table.allocatable[:, d].any():
+                reasons.append(f"no node offers {name}")
+                continue
             if name == PODS:
                 reasons.append(f"{plural(short, 'node')} at their pod limit")
                 continue

@@ -93,8 +93,14 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
         dynamic = ssn.is_dynamic(klass)
         for n, task in enumerate(run):
             if not ssn.allocatable(queue, task):
-                reason = ssn.explain("explain_allocatable", queue, task) or f"queue {queue.name} is full"
-                ssn.fit_failures_of(job).add(len(run) - n, [reason])
+                # When no node could take the pod either, the nodes are the fact to act on.
+                if candidates.best() is None:
+                    reasons = node_reasons(ssn, klass)
+                else:
+                    reasons = [
+                        ssn.explain("explain_allocatable", queue, task) or f"queue {queue.name} is full"
+                    ]
+                ssn.fit_failures_of(job).add(len(run) - n, reasons)
                 break
             if dynamic and n:
                 candidates = _Candidates(ssn, klass)

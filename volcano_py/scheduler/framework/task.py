@@ -28,7 +28,13 @@ def _canonical(name: str, value: str) -> int:
 
 def _request_of(resources: Mapping[str, Any] | None) -> dict[str, int]:
     requests = (resources or {}).get("requests") or (resources or {}).get("limits") or {}
-    return {name: _canonical(name, str(value)) for name, value in requests.items()}
+    out: dict[str, int] = {}
+    for name, value in requests.items():
+        try:
+            out[name] = _canonical(name, str(value))
+        except QuantityError as err:
+            raise QuantityError(f"resource {name!r}: {err}") from None
+    return out
 
 
 def pod_request(spec: Mapping[str, Any]) -> Resource:

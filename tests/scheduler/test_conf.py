@@ -1,0 +1,107 @@
+"""Loading volcano-scheduler.conf: Volcano's format and default, and load errors that name the entry."""
+
+from __future__ import annotations
+
+import pytest
+
+from volcano_py.scheduler.conf import ConfError, load_conf
+
+
+def test_default_conf_is_volcanos() -> None:
+    conf = load_conf()
+    assert conf.actions == ("enqueue", "allocate", "backfill")
+    assert [[p.name for p in tier] for tier in conf.tiers] == [
+        ["priority", "gang", "conformance"],
+        ["overcommit", "drf", "predicates", "proportion", "nodeorder"],
+    ]
+    gang = conf.option("gang")
+    assert gang is not None and not gang.enabled("enablePreemptable") and gang.enabled("enableJobReady")
+
+
+def test_full_conf_with_flags_arguments_and_configurations() -> None:
+    conf = load_conf(
+        """
+actions: "enqueue,allocate, backfill"
+tiers:
+- plugins:
+  - name: gang
+    enableJobOrder: false
+- plugins:
+  - name: binpack
+    arguments:
+      binpack.weight: 10
+      binpack.resources: nvidia.com/gpu, example.com/foo
+      binpack.resources.example.com/foo: 3
+  - name: overcommit
+    arguments: {overcommit-factor: "1.5"}
+configurations:
+- name: allocate
+  arguments: {predicateErrorCacheEnable: "false"}
+"""
+    )
+    assert conf.actions == ("enqueue", "allocate", "backfill")
+    assert conf.option("gang").flags == {"enableJobOrder": False}  # type: ignore[union-attr]
+    assert conf.option("binpack").arguments["binpack.weight"] == 10  # type: ignore[union-attr]
+    assert conf.configurations["allocate"] == {"predicateErrorCacheEnable": "false"}
+
+
+ONE = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: '
+BAD = [
+    pytest.param('actions: "enqueue, allocat"\ntiers: []', "unknown action 'allocat'", id="unknown-action"),
+    pytest.param('actions: ""\ntiers: []', "actions must be a string", id="empty-actions"),
+    pytest.param('actions: "allocate, allocate"', "lists an action twice", id="duplicate-action"),
+    pytest.param(
+        'actions: "allocate"\ntiers:\n- plugins: [{name: gangg}]',
+        "tiers[0].plugins[0]: unknown plugin 'gangg'",
+        id="unknown-plugin",
+    ),
+    pytest.param(
+        'actions: "allocate"\ntiers:\n- plugins: [{name: gang}]\n- plugins: [{name: gang}]',
+        "appears twice",
+        id="duplicate-plugin",
+    ),
+    pytest.param(
+        'actions: "allocate"\ntiers:\n- plugins: [{name: gang, enableJobOrdr: false}]',
+        "unknown option 'enableJobOrdr'",
+        id="unknown-flag",
+    ),
+    pytest.param(
+        'actions: "allocate"\ntiers:\n- plugins: [{name: gang, enableJobOrder: "no"}]',
+        "enableJobOrder must be true or false",
+        id="flag-not-bool",
+    ),
+    pytest.param(
+        ONE + "binpack\n    arguments: {binpack.weight: heavy}",
+        "plugin binpack: argument 'binpack.weight' must be an integer, got 'heavy'",
+        id="bad-argument-type",
+    ),
+    pytest.param(
+        ONE + "overcommit\n    arguments: {overcommit-factor: 0.5}",
+        "must be a number >= 1.0",
+        id="overcommit-factor-below-one",
+    ),
+    pytest.param(
+        ONE + "nodeorder\n    arguments: {leastrequested.wieght: 2}",
+        "unknown argument(s) leastrequested.wieght",
+        id="argument-typo",
+    ),
+    pytest.param(
+        ONE + "drf\n    enableHierarchy: true\n  - name: proportion",
+        "enableHierarchy conflicts with plugin proportion",
+        id="drf-hierarchy-with-proportion",
+    ),
+    pytest.param(
+        'actions: "allocate"\nconfigurations:\n- name: shuffle\n  arguments: {}',
+        "configurations[0]",
+        id="configuration-for-unknown-action",
+    ),
+    pytest.param('actions: "allocate"\ntier: []', "unknown top-level key(s) tier", id="top-level-typo"),
+    pytest.param("actions: [allocate", "not valid YAML", id="bad-yaml"),
+]
+
+
+@pytest.mark.parametrize(("text", "message"), BAD)
+def test_bad_conf_fails_at_load_naming_the_entry(text: str, message: str) -> None:
+    with pytest.raises(ConfError) as err:
+        load_conf(text)
+    assert message in str(err.value)

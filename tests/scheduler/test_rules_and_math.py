@@ -1,0 +1,101 @@
+"""The tier-combination rules, queue share water-filling and node scores, as pure functions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from volcano_py.resources import Resource
+from volcano_py.scheduler.framework import extension as ext
+from volcano_py.scheduler.framework.status import TaskStatus
+from volcano_py.scheduler.framework.task import TaskInfo
+from volcano_py.scheduler.plugins import scoring
+from volcano_py.scheduler.plugins.shares import QueueDemand, share, water_fill
+
+P, A, R = ext.Vote.PERMIT, ext.Vote.ABSTAIN, ext.Vote.REJECT
+
+
+def votes(*tiers: tuple[ext.Vote, ...]) -> list[list[object]]:
+    return [[(lambda _job, v=v: v) for v in tier] for tier in tiers]
+
+
+@pytest.mark.parametrize(
+    ("tiers", "expected"),
+    [
+        pytest.param(((P,), (R,)), True, id="first-tier-permit-decides"),
+        pytest.param(((A,), (R,)), False, id="abstaining-tier-passes-to-next"),
+        pytest.param(((P, R),), False, id="reject-within-tier-wins"),
+        pytest.param(((A,), (A,)), True, id="all-abstain-permits"),
+        pytest.param((), True, id="no-plugins-permits"),
+    ],
+)
+def test_vote_by_tier(tiers: tuple[tuple[ext.Vote, ...], ...], expected: bool) -> None:
+    assert ext.vote_by_tier(votes(*tiers), object()) is expected  # type: ignore[arg-type]
+
+
+def test_first_nonzero_order_wins() -> None:
+    tiers = [[lambda a, b: 0, lambda a, b: -1], [lambda a, b: 1]]
+    assert ext.first_nonzero(tiers, "x", "y") == -1
+    assert ext.first_nonzero([[lambda a, b: 0]], "x", "y") == 0
+
+
+def _task(name: str) -> TaskInfo:
+    return TaskInfo(name, "default", name, None, "", Resource(), 0, TaskStatus.RUNNING)
+
+
+def test_victims_intersect_within_tier_and_first_tier_with_victims_decides() -> None:
+    a, b, c = _task("a"), _task("b"), _task("c")
+    tiers = [
+        [lambda p, ts: [a, b], lambda p, ts: [b, c]],
+        [lambda p, ts: [c]],
+    ]
+    assert ext.intersect_victims(tiers, a, [a, b, c]) == [b]
+    empty_first = [[lambda p, ts: None], [lambda p, ts: [c]]]
+    assert ext.intersect_victims(empty_first, a, [a, b, c]) == [c]
+    vetoed = [[lambda p, ts: [a], lambda p, ts: []]]
+    assert ext.intersect_victims(vetoed, a, [a]) == []
+
+
+def test_water_fill_splits_by_weight_and_returns_unwanted_share() -> None:
+    deserved = water_fill(
+        {"cpu": 12.0},
+        [QueueDemand("a", 2, {"cpu": 100.0}), QueueDemand("b", 1, {"cpu": 2.0})],
+    )
+    # b wants only 2, so a gets the rest rather than its 2/3.
+    assert deserved["b"]["cpu"] == pytest.approx(2.0)
+    assert deserved["a"]["cpu"] == pytest.approx(10.0)
+
+
+def test_water_fill_respects_capability_and_guarantee() -> None:
+    deserved = water_fill(
+        {"cpu": 10.0},
+        [
+            QueueDemand("capped", 5, {"cpu": 10.0}, capability={"cpu": 3.0}),
+            QueueDemand("guaranteed", 1, {"cpu": 10.0}, guarantee={"cpu": 4.0}),
+            QueueDemand("plain", 4, {"cpu": 10.0}),
+        ],
+    )
+    # Volcano's rule: the weighted split, capped by capability, lifted to the guarantee; the others' room
+    # is what the cluster holds minus the guarantees of the rest.
+    assert deserved["capped"]["cpu"] == pytest.approx(3.0)
+    assert deserved["guaranteed"]["cpu"] == pytest.approx(4.0)
+    assert deserved["plain"]["cpu"] == pytest.approx(4.0)
+
+
+def test_share_of_undeserved_allocation_is_full() -> None:
+    assert share({"cpu": 1.0}, {}) == 1.0
+    assert share({"cpu": 2.0}, {"cpu": 4.0}) == 0.5
+
+
+def test_scores_spread_pack_and_binpack() -> None:
+    alloc = np.array([[8000, 8], [8000, 8]], dtype=np.int64)
+    used = np.array([[6000, 6], [1000, 1]], dtype=np.int64)
+    assert np.argmax(scoring.least_requested(alloc, used)) == 1
+    assert np.argmax(scoring.most_requested(alloc, used)) == 0
+    request = np.array([1000, 2], dtype=np.int64)
+    weights = np.array([1.0, 1.0])
+    packed = scoring.binpack(alloc, used, request, weights)
+    assert packed[0] > packed[1]
+    # A node the request would overflow scores zero.
+    assert scoring.binpack(alloc, used, np.array([3000, 0], dtype=np.int64), weights)[0] == 0.0
+    assert scoring.balanced(alloc, np.array([[4000, 4], [8000, 0]], dtype=np.int64)).tolist() == [100.0, 50.0]
