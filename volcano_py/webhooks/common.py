@@ -1,28 +1,15 @@
-"""What every admission decision shares: parsing into the API models, the queue snapshot, the denial text."""
+"""What every admission decision shares: the queue snapshot and the denial text."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
-
-from pydantic import ValidationError
+from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.api.common import VolcanoModel
-from volcano_py.api.problems import Problem, from_validation_error
-
-M = TypeVar("M", bound=VolcanoModel)
+from volcano_py.api.problems import Problem
 
 # Queue name -> Queue object as the API server returns it; the only cluster state admission reads.
 Queues = Mapping[str, Mapping[str, Any]]
-
-
-def parse(model: type[M], body: Mapping[str, Any]) -> tuple[M | None, list[Problem]]:
-    """The object as ``model``, or None and the problems pydantic found, with their field paths."""
-    try:
-        return model.model_validate(body), []
-    except ValidationError as err:
-        return None, from_validation_error(err)
 
 
 def denial(problems: Iterable[Problem]) -> str:

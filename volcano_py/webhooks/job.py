@@ -14,10 +14,10 @@ from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
-from volcano_py.api.job_rules import validate_job
 from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.validation import parse_object, unknown_fields, validate_job
 from volcano_py.controllers.jobplugins import argument_problems, with_default_plugins
-from volcano_py.webhooks.common import Queues, children, parse, queue_state
+from volcano_py.webhooks.common import Queues, children, queue_state
 from volcano_py.webhooks.patch import PatchOp
 
 DEFAULT_MAX_RETRY: Final = 3
@@ -107,10 +107,11 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
 
 
 def validate_job_create(job: Mapping[str, Any], queues: Queues) -> list[Problem]:
-    model, problems = parse(Job, job)
-    if model is None:
+    model, problems = parse_object(job)
+    if not isinstance(model, Job):
         return problems
-    problems = validate_job(model)
+    # What ``volcano-py validate`` checks, then what needs the plugins and the cluster.
+    problems = unknown_fields(model) + validate_job(model)
     problems += [Problem(err.field, err.message) for err in argument_problems(job)]
     if model.spec.queue != constants.ROOT_QUEUE:  # the rules already refused root
         problems += queue_problems(model.spec.queue, queues)
@@ -188,8 +189,8 @@ def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[
     problems = update_problems(old, new)
     if problems:
         return problems
-    model, problems = parse(Job, new)
-    if model is None:
+    model, problems = parse_object(new)
+    if not isinstance(model, Job):
         return problems
     # Only what an update may change is re-checked: the rest was admitted at create time, and the controller
     # fills in fields (a generated claim name) that the create-time rules would refuse from a user.

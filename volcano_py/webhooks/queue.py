@@ -1,7 +1,7 @@
 """Queue admission: defaults on create, the hierarchy's rules on create/update, and which queues may go.
 
 The object-only rules (weights, guarantee <= deserved <= capability, hierarchy annotations) are
-``volcano_py.api.rules.validate_queue``. Here is what needs the other queues: the parent exists and does not
+``volcano_py.api.validation``. Here is what needs the other queues: the parent exists and does not
 close a cycle, a child's capability stays under its ancestors', siblings' guarantees and deserved shares fit
 in their parent's, and ``default``, ``root`` and queues with children cannot be deleted.
 """
@@ -13,10 +13,10 @@ from typing import Any
 
 from volcano_py.api import constants
 from volcano_py.api.problems import Problem, join_path
-from volcano_py.api.rules import validate_queue
 from volcano_py.api.scheduling import Queue
+from volcano_py.api.validation import parse_object, unknown_fields, validate_queue
 from volcano_py.resources import Resource, format_quantity, total
-from volcano_py.webhooks.common import Queues, children, parse, queue_parent
+from volcano_py.webhooks.common import Queues, children, queue_parent
 from volcano_py.webhooks.patch import PatchOp, pointer
 
 HIERARCHY_FIELDS = ("parent", "capability", "deserved", "guarantee")
@@ -165,10 +165,10 @@ def validate_queue_write(
     queue: Mapping[str, Any], queues: Queues, old: Mapping[str, Any] | None = None
 ) -> list[Problem]:
     """Create (``old`` is None) or update of a Queue."""
-    model, problems = parse(Queue, queue)
-    if model is None:
+    model, problems = parse_object(queue)
+    if not isinstance(model, Queue):
         return problems
-    problems = validate_queue(model)
+    problems = unknown_fields(model) + validate_queue(model)
     name = queue["metadata"].get("name") or ""
     if problems or name == constants.ROOT_QUEUE or not _hierarchy_changed(old, queue):
         return problems
