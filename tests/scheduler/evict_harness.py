@@ -120,6 +120,7 @@ class Cluster:
         capability: dict[str, Any] | None = None,
         reclaimable: bool | None = None,
         priority: int = 0,
+        state: str = "Open",
     ) -> Cluster:
         spec: dict[str, Any] = {"weight": 1, "priority": priority}
         if parent:
@@ -132,7 +133,7 @@ class Cluster:
             spec["capability"] = capability
         if reclaimable is not None:
             spec["reclaimable"] = reclaimable
-        self.queues.append({"metadata": {"name": name}, "spec": spec, "status": {"state": "Open"}})
+        self.queues.append({"metadata": {"name": name}, "spec": spec, "status": {"state": state}})
         return self
 
     def job(
@@ -154,6 +155,7 @@ class Cluster:
         min_resources: bool = False,
         pod_priority: str | None = None,
         pending_priority: str | None = None,
+        phase: str | None = None,
     ) -> Cluster:
         """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
 
@@ -164,7 +166,7 @@ class Cluster:
         request: dict[str, Any] = {"cpu": cpu, "memory": memory}
         if gpu:
             request["nvidia.com/gpu"] = str(gpu)
-        phase = "Running" if running_on and len(running_on) >= members else "Inqueue"
+        phase = phase or ("Running" if running_on and len(running_on) >= members else "Inqueue")
         spec: dict[str, Any] = {"minMember": members, "queue": queue}
         if priority:
             spec["priorityClassName"] = priority

@@ -160,9 +160,9 @@ class QuotaLedger:
 
         Admitted jobs count as if they already held their minimum; what running jobs hold beyond theirs does
         not, as it can be taken back. The job must fit the real capability of the queue and every ancestor,
-        unless the queue, with the job, stays within its deserved share on every resource the job needs:
-        then reclaim can make room, and holding the job back would keep reclaim from ever running (a
-        departure from Volcano, where such a job waits forever behind over-served siblings).
+        except where, on a resource the queue deserves, the queue with the job stays within its deserved
+        share: reclaim can make that room, and holding the job back would keep reclaim from ever running
+        (a departure from Volcano, where such a job waits forever behind over-served siblings).
         """
         unusable = self._unusable(queue)
         if unusable is not None:
@@ -180,8 +180,15 @@ class QuotaLedger:
             return ALLOWED
         limits = self.tree.queues[queue]
         would = self._expected(queue) + minimum
+        reclaimable = {
+            name
+            for name, amount in minimum.items()
+            if amount > 0
+            and limits.deserved.amount(name) > 0
+            and would.amount(name) <= limits.deserved.amount(name)
+        }
         own = _over(queue, would, limits.real_capability, minimum, "capability")
-        if not own and all(would.amount(n) <= limits.deserved.amount(n) for n, v in minimum.items() if v > 0):
+        if not own and all(s.resource in reclaimable for s in shortfalls):
             return ALLOWED
         return _refused("queue quota insufficient", shortfalls)
 
