@@ -5,14 +5,17 @@ from __future__ import annotations
 import base64
 import datetime
 import ipaddress
+from pathlib import Path
+from typing import Any, cast
 
 import kopf
 import pytest
 from cryptography import x509
 
+from volcano_py.kube.client import KubeClient
 from volcano_py.webhooks.common import Queues
 from volcano_py.webhooks.configurations import webhook_configurations
-from volcano_py.webhooks.server import register
+from volcano_py.webhooks.server import enable_admission, register
 from volcano_py.webhooks.tls import generate_certificate
 
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
@@ -98,3 +101,18 @@ def test_register_adds_one_handler_per_webhook_id() -> None:
     register(registry, queues=_NoQueues())
     ids = sorted(handler.id for handler in registry._webhooks.get_all_handlers())
     assert ids == ["mutate-job", "mutate-queue", "validate-job", "validate-podgroup", "validate-queue"]
+
+
+def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path: Path) -> None:
+    registry = kopf.OperatorRegistry()
+    settings = kopf.OperatorSettings()
+    cert = enable_admission(registry, settings, KubeClient(cast(Any, None)), cert_dir=tmp_path, port=18443)
+    server = settings.admission.server
+    assert isinstance(server, kopf.WebhookServer)
+    assert (server.port, server.host) == (18443, "127.0.0.1")
+    assert settings.admission.managed is None
+    assert (tmp_path / "ca.crt").read_bytes() == cert.ca_pem
+    assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600
+    assert len(registry._webhooks.get_all_handlers()) == 5
+    startup = [handler.id for handler in registry._activities.get_all_handlers()]
+    assert "install-webhook-configurations" in startup

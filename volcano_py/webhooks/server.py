@@ -1,10 +1,17 @@
 """The admission shell: Kopf handlers around the pure decisions, the TLS server, the webhook configurations.
 
-How the operator wires it (all three steps, in its ``@kopf.on.startup`` or before ``kopf.operator``)::
+How the operator wires it, before ``kopf.operator(registry=registry, settings=settings, ...)``::
+
+    enable_admission(registry, settings, client, cert_dir=path, port=9443, url="https://127.0.0.1:9443")
+
+which is these three steps (call them yourself for anything unusual)::
 
     register(registry, queues=ApiQueues(client))            # the five Kopf admission handlers
     cert = configure_server(settings, port=9443, hosts=["127.0.0.1"], cert_dir=path)
     await install_configurations(client, name="volcano-py", ca_bundle=cert.ca_pem, url="https://127.0.0.1:9443")
+
+For an in-cluster operator pass ``service={"namespace": ..., "name": ..., "port": 443}`` instead of ``url``
+and the Service's DNS name in ``hosts``.
 
 ``configure_server`` leaves ``settings.admission.managed`` unset: Kopf's managed configurations would use a
 30-second timeout and its own names; ours (``configurations``) are short-timeout and scoped to Volcano kinds.
@@ -208,3 +215,40 @@ async def remove_configurations(client: KubeClient, *, name: str) -> None:
         except ApiError as err:
             if not err.not_found:
                 raise
+
+
+def enable_admission(
+    registry: kopf.OperatorRegistry,
+    settings: kopf.OperatorSettings,
+    client: KubeClient,
+    *,
+    cert_dir: Path,
+    port: int = 9443,
+    addr: str = "0.0.0.0",
+    hosts: Sequence[str] = ("127.0.0.1", "localhost"),
+    url: str | None = None,
+    service: Mapping[str, Any] | None = None,
+    name: str = "volcano-py",
+    timeout_seconds: int = 5,
+) -> WebhookCertificate:
+    """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
+
+    The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
+    the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
+    """
+    register(registry, queues=ApiQueues(client))
+    cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
+    base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
+
+    async def install(**_: Any) -> None:
+        await install_configurations(
+            client,
+            name=name,
+            ca_bundle=cert.ca_pem,
+            url=base_url,
+            service=service,
+            timeout_seconds=timeout_seconds,
+        )
+
+    kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)
+    return cert
