@@ -3,6 +3,8 @@ resource it holds; the job with the smaller share is served first, and shares mo
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments
@@ -56,3 +58,22 @@ class DrfPlugin:
 
     def on_deallocate(self, task: TaskInfo) -> None:
         self._update(task, -1)
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        """Victims whose job, having lost them, still holds a dominant share at least that of the
+        preemptor's job having gained the preemptor (Volcano's rule): preemption evens shares out and never
+        inverts them. Volcano's default conf switches this off (``enablePreemptable: false``)."""
+        mine = self.allocated.get(preemptor.job_id or "")
+        if mine is None:
+            return None
+        theirs_after: dict[str, Resource] = {}
+        gainer = dominant_share(mine + preemptor.resreq, self.total)
+        victims = []
+        for task in preemptees:
+            uid = task.job_id or ""
+            if uid not in self.allocated:
+                continue
+            theirs_after[uid] = theirs_after.get(uid, self.allocated[uid]) - task.resreq
+            if gainer <= dominant_share(theirs_after[uid], self.total) + 1e-6:
+                victims.append(task)
+        return victims
