@@ -28,6 +28,7 @@ tiers:
   - name: conformance
 - plugins:
   - name: drf
+    enablePreemptable: false
   - name: predicates
   - name: capacity
   - name: nodeorder
@@ -42,6 +43,7 @@ tiers:
   - name: conformance
 - plugins:
   - name: drf
+    enablePreemptable: false
   - name: predicates
   - name: capacity
   - name: nodeorder

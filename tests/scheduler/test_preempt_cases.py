@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.scheduler.evict_harness import Cluster
+from tests.scheduler.evict_harness import PREEMPT_CONF, Cluster
 
 Case = Callable[[], Cluster]
 KEEP = {"volcano.sh/preemptable": "false"}
@@ -318,3 +318,24 @@ def test_elastic_victim_loses_one_pod_and_keeps_its_gang() -> None:
     assert len(outcome.evicted) == 1
     assert outcome.evicted <= {"elastic-0", "elastic-1", "elastic-2"}
     assert set(outcome.nominated) == {"hi-0"}
+
+
+DRF_CONF = PREEMPT_CONF.replace("    enablePreemptable: false\n", "")
+
+
+def _share_inverting() -> Cluster:
+    # hi already holds 3 of 4 nodes; taking the last pod of low would leave low with less than hi.
+    return (
+        four_cpu_nodes(4)
+        .job("hi", priority="high", cpu="4", running_on=["n0", "n1", "n2"], pending=1, min_member=4)
+        .job("low", priority="low", cpu="4", running_on=["n3"], created=1)
+    )
+
+
+def test_drf_preemptable_refuses_a_share_inverting_preemption() -> None:
+    assert "enablePreemptable" not in DRF_CONF.split("drf")[1].split("name")[0]
+    assert _share_inverting().run(DRF_CONF).evicted == set()
+
+
+def test_without_drf_preemptable_the_same_preemption_happens() -> None:
+    assert _share_inverting().run(PREEMPT_CONF).evicted == {"low-0"}
