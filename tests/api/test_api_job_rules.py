@@ -141,13 +141,14 @@ def test_a_valid_gang_job_has_no_problems() -> None:
         ),
         pytest.param(
             make_job("a" * 60).task("worker", 10).obj(),
-            f"spec.tasks[0].name: pod name '{'a' * 60}-worker-9' would not be a valid name "
-            "(it must be at most 63 characters; shorten the job or task name)",
+            f"spec.tasks[0].name: pod name '{'a' * 60}-worker-9' would be longer than 63 characters "
+            "(shorten the job or task name)",
             id="pod-name-too-long",
         ),
         pytest.param(
-            make_job("Bad Name").task("w", 1).obj(),
-            "metadata.name: 'Bad Name' is not a valid name (use letters, digits, '-', '_' or '.', "
+            make_job("Bad_Name").task("w", 1).obj(),
+            "metadata.name: 'Bad_Name' is not a DNS-1123 subdomain (use lower-case letters, "
+            "digits, '-' and '.', "
             "starting and ending with a letter or digit)",
             id="job-name",
         ),

@@ -31,7 +31,6 @@ CRD_DEFAULT = "x-volcano-py-crd-default"
 
 DNS1123_LABEL_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-QUALIFIED_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 QUANTITY_PATTERN = (
     r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
     r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
@@ -125,18 +124,6 @@ def dns1123_subdomain_problem(value: str) -> str | None:
     if not DNS1123_SUBDOMAIN_RE.match(value):
         return (
             f"{value!r} is not a DNS-1123 subdomain (use lower-case letters, digits, '-' and '.', "
-            "starting and ending with a letter or digit)"
-        )
-    return None
-
-
-def qualified_name_problem(value: str) -> str | None:
-    """Kubernetes' IsQualifiedName for an unprefixed name (what object and pod names must satisfy)."""
-    if len(value) > 63:
-        return f"{value!r} is longer than 63 characters (shorten it)"
-    if not QUALIFIED_NAME_RE.match(value):
-        return (
-            f"{value!r} is not a valid name (use letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit)"
         )
     return None

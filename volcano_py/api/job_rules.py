@@ -12,15 +12,11 @@ from typing import Final
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job, NumaPolicy, TaskSpec
-from volcano_py.api.common import (
-    NetworkTopologySpec,
-    dns1123_label_problem,
-    dns1123_subdomain_problem,
-    qualified_name_problem,
-)
+from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.rules import check_network_topology, object_name_problems
 from volcano_py.resources import QuantityError, parse_quantity
 
 # Job plugins the Job controller knows (Volcano's controller plugin registry).
@@ -34,7 +30,8 @@ def task_name(task: TaskSpec, index: int) -> str:
 
 
 def validate_job(job: Job) -> list[Problem]:
-    problems = _check_job_name(job)
+    # Volcano names pods and Services after the job, so it must also fit in a 63-character label.
+    problems = object_name_problems(job.metadata, max_length=63)
     spec = job.spec
     if not spec.tasks:
         problems.append(Problem("spec.tasks", "no task specified (add at least one task)"))
@@ -76,16 +73,6 @@ def validate_job(job: Job) -> list[Problem]:
     return problems
 
 
-def _check_job_name(job: Job) -> list[Problem]:
-    name = job.metadata.name
-    if not name:
-        if job.metadata.generate_name:
-            return []
-        return [Problem("metadata.name", "is required (name the job)")]
-    msg = qualified_name_problem(name)
-    return [Problem("metadata.name", msg)] if msg else []
-
-
 def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem]:
     problems: list[Problem] = []
     if task.min_available is not None and task.min_available > task.replicas:
@@ -98,13 +85,14 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
         )
     problems += check_policies(task.policies, join_path(here, "policies"))
     if job.metadata.name and task.replicas > 0:
+        # Pods are named <job>-<task>-<index>; the longest index decides.
         pod_name = f"{job.metadata.name}-{task_name(task, index)}-{task.replicas - 1}"
-        if qualified_name_problem(pod_name):
+        if len(pod_name) > 63:
             problems.append(
                 Problem(
                     join_path(here, "name"),
-                    f"pod name {pod_name!r} would not be a valid name (it must be at most 63 characters; "
-                    "shorten the job or task name)",
+                    f"pod name {pod_name!r} would be longer than 63 characters (shorten the job "
+                    "or task name)",
                 )
             )
     template_spec = task.template.get("spec")
@@ -117,18 +105,6 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
         problems += _check_numa_cpus(task, here)
     problems += _check_partition_policy(task, here)
     return problems
-
-
-def check_network_topology(topology: NetworkTopologySpec | None, path: str) -> list[Problem]:
-    if topology is not None and topology.highest_tier_allowed is not None and topology.highest_tier_name:
-        return [
-            Problem(
-                path,
-                "sets both highestTierAllowed and highestTierName "
-                "(keep one: they are two ways to say the same limit)",
-            )
-        ]
-    return []
 
 
 def _check_numa_cpus(task: TaskSpec, here: str) -> list[Problem]:

@@ -7,8 +7,11 @@ from collections.abc import Mapping
 
 from volcano_py.api import constants
 from volcano_py.api.bus import COMMAND_ACTIONS, Command
-from volcano_py.api.common import qualified_name_problem
-from volcano_py.api.job_rules import check_network_topology
+from volcano_py.api.common import (
+    NetworkTopologySpec,
+    ObjectMeta,
+    dns1123_subdomain_problem,
+)
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import PodGroup, Queue
 from volcano_py.api.topology import HyperNode, MemberType
@@ -23,15 +26,31 @@ def _negative_quantities(values: Mapping[str, int | str], path: str) -> list[Pro
     ]
 
 
-def _name_problems(name: str | None, generate_name: str | None) -> list[Problem]:
+def object_name_problems(metadata: ObjectMeta, *, max_length: int = 253) -> list[Problem]:
+    """The API server's rule for object names (a DNS-1123 subdomain), with Volcano's tighter limit if any."""
+    name = metadata.name
     if not name:
-        return [] if generate_name else [Problem("metadata.name", "is required (name the object)")]
-    msg = qualified_name_problem(name)
+        return [] if metadata.generate_name else [Problem("metadata.name", "is required (name the object)")]
+    if len(name) > max_length:
+        return [Problem("metadata.name", f"{name!r} is longer than {max_length} characters (shorten it)")]
+    msg = dns1123_subdomain_problem(name)
     return [Problem("metadata.name", msg)] if msg else []
 
 
+def check_network_topology(topology: NetworkTopologySpec | None, path: str) -> list[Problem]:
+    if topology is not None and topology.highest_tier_allowed is not None and topology.highest_tier_name:
+        return [
+            Problem(
+                path,
+                "sets both highestTierAllowed and highestTierName "
+                "(keep one: they are two ways to say the same limit)",
+            )
+        ]
+    return []
+
+
 def validate_podgroup(pg: PodGroup) -> list[Problem]:
-    problems = _name_problems(pg.metadata.name, pg.metadata.generate_name)
+    problems = object_name_problems(pg.metadata)
     spec = pg.spec
     problems += [
         Problem(join_path("spec", "minTaskMember", task), f"{count} is negative (use a count >= 0)")
@@ -48,7 +67,7 @@ def validate_podgroup(pg: PodGroup) -> list[Problem]:
 
 
 def validate_queue(queue: Queue) -> list[Problem]:
-    problems = _name_problems(queue.metadata.name, queue.metadata.generate_name)
+    problems = object_name_problems(queue.metadata)
     spec = queue.spec
     problems += _negative_quantities(spec.capability, "spec.capability")
     problems += _negative_quantities(spec.deserved, "spec.deserved")
@@ -127,7 +146,7 @@ def _check_hierarchy_annotations(queue: Queue) -> list[Problem]:
 
 
 def validate_hypernode(hn: HyperNode) -> list[Problem]:
-    problems = _name_problems(hn.metadata.name, hn.metadata.generate_name)
+    problems = object_name_problems(hn.metadata)
     if not hn.spec.members:
         problems.append(Problem("spec.members", "is empty (add at least one member)"))
     for i, member in enumerate(hn.spec.members):
@@ -146,8 +165,6 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
             problems.append(Problem(here, "has no match (set one of exactMatch, regexMatch or labelMatch)"))
         elif len(chosen) > 1:
             problems.append(Problem(here, f"sets {' and '.join(chosen)} (keep exactly one of them)"))
-        if selector.exact_match is not None and (msg := qualified_name_problem(selector.exact_match.name)):
-            problems.append(Problem(join_path(here, "exactMatch", "name"), msg))
         if selector.regex_match is not None:
             try:
                 re.compile(selector.regex_match.pattern)
@@ -169,7 +186,7 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
 
 
 def validate_command(command: Command) -> list[Problem]:
-    problems = _name_problems(command.metadata.name, command.metadata.generate_name)
+    problems = object_name_problems(command.metadata)
     allowed = ", ".join(a.value for a in COMMAND_ACTIONS)
     if not command.action:
         problems.append(Problem("action", f"is required (use one of {allowed})"))

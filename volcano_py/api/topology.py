@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from volcano_py.api import constants
-from volcano_py.api.common import Condition, KubeObject, LabelSelector, VolcanoModel
+from volcano_py.api.common import Condition, KubeObject, LabelSelector, SubdomainName, VolcanoModel
 
 
 class MemberType(StrEnum):
@@ -19,7 +19,7 @@ class MemberType(StrEnum):
 
 
 class ExactMatch(VolcanoModel):
-    name: str = Field(min_length=1, max_length=253)
+    name: SubdomainName = Field(min_length=1)
 
 
 class RegexMatch(VolcanoModel):
