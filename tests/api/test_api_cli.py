@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from volcano_py.cli.main import main
 
@@ -103,3 +104,26 @@ def test_crds_check_fails_on_a_stale_file(tmp_path: Path, capsys: pytest.Capture
 def test_crds_stdout_is_one_stream_of_all_crds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["crds", "--stdout"]) == 0
     assert capsys.readouterr().out.count("kind: CustomResourceDefinition") == 5
+
+
+def test_validate_refuses_duplicate_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "dup.yaml"
+    path.write_text(
+        "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\nspec:\n  "
+        "weight: 1\n  weight: 2\n"
+    )
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out == (
+        f"{path}: line 6: not valid YAML: key 'weight' is given twice and only the last would "
+        "count (keep one)\n"
+    )
+
+
+def test_validate_checks_the_items_of_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "list.yaml"
+    queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
+    path.write_text(
+        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [{**queue, "spec": {"weight": 0}}]})
+    )
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out == f"{path}: Queue/q: spec.weight: 0 is too small (use a value >= 1)\n"

@@ -26,16 +26,44 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
+class _DuplicateKey(yaml.MarkedYAMLError):
+    pass
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Refuses a key given twice in one mapping, which PyYAML would resolve silently to the last value."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise _DuplicateKey(
+                    problem=f"key {key!r} is given twice and only the last would count (keep one)",
+                    problem_mark=key_node.start_mark,
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _objects(doc: Any) -> list[Any]:
+    """A document's objects: a ``kind: List`` (what ``kubectl get -o yaml`` prints) counts as its items."""
+    if isinstance(doc, dict) and doc.get("kind") == "List" and isinstance(doc.get("items"), list):
+        return list(doc["items"])
+    return [doc]
+
+
 def check_text(text: str, source: str) -> tuple[int, list[str]]:
     """(objects checked, problem lines) for one multi-document YAML text."""
     lines: list[str] = []
     try:
-        documents = list(yaml.safe_load_all(text))
+        documents = [obj for doc in yaml.load_all(text, Loader=_StrictLoader) for obj in _objects(doc)]
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)
-        return 0, [f"{source}: {where}not valid YAML: {problem} (fix the syntax)"]
+        fix = "" if problem.endswith(")") else " (fix the syntax)"
+        return 0, [f"{source}: {where}not valid YAML: {problem}{fix}"]
     count = 0
     for doc in documents:
         if doc is None:
