@@ -28,7 +28,8 @@ How the Job controller calls them
    removes it.
 
 The admission webhook uses ``with_default_plugins`` (svc for tensorflow/mpi/pytorch/ray, ssh for mpi) and
-``plugin_problems`` (every problem, for one rejection message listing them all).
+``argument_problems`` (bad arguments, missing ray head; ``api.job_rules`` reports unknown names and the mpi
+master). ``plugin_problems`` lists every problem at once, for tools that do not run those rules.
 """
 
 from volcano_py.controllers.jobplugins.registry import (
