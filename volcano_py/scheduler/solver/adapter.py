@@ -1,0 +1,174 @@
+"""The ``cpsat`` plugin: the framework's ``place_job`` point, answered by ``solve``.
+
+Gangs (minAvailable > 1) and jobs with a ``networkTopology`` go through the solver; one-pod jobs stay on
+the framework's greedy path unless ``cpsat.singlePods`` is set. For each job the session's node table is
+grouped into node classes (same idle and allocatable vectors, same predicate outcome for each of the job's
+task classes, same lowest HyperNode), the plan is applied through the statement, and an unplaced gang
+leaves its reason in the job's fit failures. A hard-topology gang the solver cannot place stays pending;
+any other falls through to greedy, which may still pipeline it onto releasing nodes.
+
+Arguments: ``cpsat.timeBudgetMs`` (per session, default 200), ``cpsat.maxDomains`` (default 3),
+``cpsat.singlePods`` (default false).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+from volcano_py.scheduler.framework.arguments import Arguments
+from volcano_py.scheduler.framework.classes import TaskClass as FrameworkClass
+from volcano_py.scheduler.framework.extension import Placed
+from volcano_py.scheduler.framework.job import JobInfo
+from volcano_py.scheduler.framework.registry import Registry
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.framework.statement import Statement
+from volcano_py.scheduler.framework.status import is_ready_status
+from volcano_py.scheduler.framework.task import TaskInfo
+from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProblem, SolverBudget, TaskClass
+from volcano_py.scheduler.solver.solve import solve
+from volcano_py.scheduler.topology import (
+    HyperNodeTree,
+    NetworkTopology,
+    NetworkTopologyMode,
+    TopologyError,
+    build_tree,
+)
+
+log = get_logger(__name__)
+
+
+def _resource(names: Sequence[str], row: np.ndarray) -> Resource:
+    return Resource({name: int(v) for name, v in zip(names, row.tolist(), strict=True) if v})
+
+
+class CpsatPlugin:
+    name = "cpsat"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known({"cpsat.timeBudgetMs", "cpsat.maxDomains", "cpsat.singlePods"})
+        self.budget_ms = arguments.get_float("cpsat.timeBudgetMs", 200.0, minimum=0.0)
+        self.max_domains = arguments.get_int("cpsat.maxDomains", 3, minimum=1)
+        self.single_pods = arguments.get_bool("cpsat.singlePods", False)
+        self.tree: HyperNodeTree | None = None
+        self.tree_error = ""
+        self.leaf = np.zeros(0, dtype=np.int64)
+        self.likely: tuple[Resource, ...] = ()
+        self.spent_ms = 0.0
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.spent_ms = 0.0
+        self.tree, self.tree_error = None, ""
+        try:
+            specs = hypernodes_from_objects(ssn.snapshot.hypernodes)
+            if specs:
+                self.tree = build_tree(specs, {n.name: n.labels for n in ssn.nodes})
+        except TopologyError as err:
+            self.tree_error = str(err)
+            log.warning("HyperNodes ignored", error=self.tree_error)
+        leaf_of = self.tree.leaf_index() if self.tree is not None else {}
+        self.leaf = np.array([leaf_of.get(n, -1) for n in ssn.table.node_names], dtype=np.int64)
+        names = ssn.table.names
+        requests = {
+            ssn.task_class(t).key: ssn.task_class(t).vec
+            for job in ssn.jobs.values()
+            for t in job.pending_tasks
+        }
+        self.likely = tuple({_resource(names, vec) for vec in requests.values()})
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.tree, self.likely, self.leaf = None, (), np.zeros(0, dtype=np.int64)
+
+    def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
+        pending = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
+        if not pending or (job.min_available <= 1 and not job.network_topology and not self.single_pods):
+            return None
+        try:
+            topology = NetworkTopology.parse(job.network_topology) if job.network_topology else None
+        except TopologyError as err:
+            ssn.fit_failures_of(job).add(len(pending), [f"PodGroup spec.{err}"])
+            return Placed(0, 0)
+        hard = topology is not None and topology.mode is NetworkTopologyMode.HARD
+        if hard and self.tree_error:
+            ssn.fit_failures_of(job).add(len(pending), [f"HyperNodes are invalid: {self.tree_error}"])
+            return Placed(0, 0)
+        problem, tasks_by_class = self._problem(ssn, job, pending, topology)
+        budget = SolverBudget(time_ms=max(self.budget_ms - self.spent_ms, 0.0), max_domains=self.max_domains)
+        plan = solve(problem, budget)
+        self.spent_ms += plan.solve_ms
+        if job.uid in plan.unplaced:
+            ssn.fit_failures_of(job).add(len(pending), [plan.unplaced[job.uid].reason])
+            return Placed(0, 0) if hard else None
+        queue = ssn.queues[job.queue]
+        allocated = 0
+        for assignment in plan.placed[job.uid].assignments:
+            row = ssn.table.node_index[assignment.node]
+            for _ in range(assignment.count):
+                task = tasks_by_class[assignment.task].pop(0)
+                if not ssn.allocatable(queue, task):
+                    reason = ssn.explain("explain_allocatable", queue, task) or f"queue {queue.name} is full"
+                    ssn.fit_failures_of(job).add(len(pending) - allocated, [reason])
+                    return Placed(allocated, 0)
+                stmt.allocate(task, row)
+                allocated += 1
+        log.debug("cpsat placed", job=job.uid, pods=allocated, hypernode=plan.placed[job.uid].hypernode)
+        return Placed(allocated, 0)
+
+    def _problem(
+        self, ssn: Session, job: JobInfo, pending: list[TaskInfo], topology: NetworkTopology | None
+    ) -> tuple[PlacementProblem, dict[str, list[TaskInfo]]]:
+        table = ssn.table
+        groups: dict[tuple[str, object], tuple[FrameworkClass, list[TaskInfo]]] = {}
+        for task in pending:
+            klass = ssn.task_class(task)
+            groups.setdefault((task.role, klass.key), (klass, []))[1].append(task)
+        klasses = [klass for klass, _ in groups.values()]
+        ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
+        idle = np.maximum(table.allocatable - table.used, 0)
+        rows = np.flatnonzero(ok.any(axis=1))
+        keys = np.concatenate([idle, table.allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[
+            rows
+        ]
+        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
+        members: list[list[str]] = [[] for _ in range(len(unique))]
+        for row, k in zip(rows.tolist(), inverse.ravel().tolist(), strict=True):
+            members[k].append(table.node_names[row])
+        width = len(table.names)
+        node_classes = tuple(
+            NodeClass(
+                f"n{k}",
+                _resource(table.names, key[:width]),
+                _resource(table.names, key[width : 2 * width]),
+                tuple(members[k]),
+            )
+            for k, key in enumerate(unique)
+        )
+        ready_by_role: dict[str, int] = {}
+        for task in job.tasks.values():
+            if is_ready_status(task.status):
+                ready_by_role[task.role] = ready_by_role.get(task.role, 0) + 1
+        role_need = {
+            role: max(0, need - ready_by_role.get(role, 0)) for role, need in job.min_task_member.items()
+        }
+        tasks: list[TaskClass] = []
+        by_name: dict[str, list[TaskInfo]] = {}
+        for c, ((role, _), (klass, members_of)) in enumerate(groups.items()):
+            name = f"{role or 'task'}#{c}"
+            need = min(role_need.get(role, 0), len(members_of))
+            role_need[role] = role_need.get(role, 0) - need
+            feasible = frozenset(f"n{k}" for k, key in enumerate(unique) if key[2 * width + c])
+            tasks.append(TaskClass(name, _resource(table.names, klass.vec), len(members_of), need, feasible))
+            by_name[name] = list(members_of)
+        min_available = min(max(1, job.min_available - job.ready_task_num), len(pending))
+        min_available = max(min_available, sum(t.min_member for t in tasks))
+        gang = Gang(job.uid, tuple(tasks), min_available, job.priority, topology)
+        return PlacementProblem(node_classes, (gang,), self.tree, self.likely), by_name
+
+
+def register(registry: Registry) -> None:
+    """Add the ``cpsat`` plugin to a registry (``default_registry`` needs this one line to offer it)."""
+    registry.add_plugin("cpsat", CpsatPlugin)
