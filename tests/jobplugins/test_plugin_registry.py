@@ -7,6 +7,7 @@ from plugin_builders import make_job
 
 from volcano_py.controllers.jobplugins import (
     JobPluginError,
+    argument_problems,
     build_plugins,
     plugin_problems,
     with_default_plugins,
@@ -130,3 +131,13 @@ def test_plugin_problems_reports_every_problem() -> None:
 )
 def test_default_plugins(given: dict[str, list[str]], expected: dict[str, list[str]]) -> None:
     assert with_default_plugins(given) == expected
+
+
+def test_argument_problems_leave_names_and_mpi_master_to_the_api_rules() -> None:
+    job = make_job().task("w", 1).plugin("mpi").plugin("nope").plugin("ray").plugin("svc", "--bogus=1").obj()
+    assert [str(p) for p in argument_problems(job)] == [
+        "spec.plugins.svc[0]: unknown argument '--bogus' for plugin svc; accepted: "
+        "--publish-not-ready-addresses, --disable-network-policy, --inject-hosts-env",
+        "spec.tasks: the ray plugin's head task 'head' was not found; add a task with that name or pass "
+        "--head=<task name>",
+    ]
