@@ -104,6 +104,30 @@ def problems(doc: Any) -> list[str]:
             id="hypernode-bad-regex",
         ),
         pytest.param(
+            make_hypernode(
+                members=[
+                    {
+                        "type": "Node",
+                        "selector": {
+                            "labelMatch": {"matchExpressions": [{"key": "rack", "operator": "Equals"}]}
+                        },
+                    }
+                ]
+            ),
+            "spec.members[0].selector.labelMatch.matchExpressions[0].operator: 'Equals' is not allowed "
+            "(use one of In, NotIn, Exists, DoesNotExist)",
+            id="hypernode-label-operator",
+        ),
+        pytest.param(
+            make_podgroup(
+                subGroupPolicy=[{"labelSelector": {"matchExpressions": [{"key": "r", "operator": "In"}]}}]
+            ),
+            "spec.subGroupPolicy[0].labelSelector.matchExpressions[0].values: must not be empty "
+            "for operator In "
+            "(add values)",
+            id="podgroup-subgroup-selector",
+        ),
+        pytest.param(
             make_hypernode(members=[{"type": "Switch", "selector": {"exactMatch": {"name": "n"}}}]),
             "spec.members[0].type: 'Switch' is not allowed (use one of 'Node', 'HyperNode')",
             id="hypernode-bad-type",

@@ -8,10 +8,12 @@ from collections.abc import Mapping
 from volcano_py.api import constants
 from volcano_py.api.bus import COMMAND_ACTIONS, Command
 from volcano_py.api.common import (
+    LabelSelector,
     NetworkTopologySpec,
     ObjectMeta,
     dns1123_subdomain_problem,
 )
+from volcano_py.api.podspec import LABEL_SELECTOR_OPERATORS
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import PodGroup, Queue
 from volcano_py.api.topology import HyperNode, MemberType
@@ -49,6 +51,34 @@ def check_network_topology(topology: NetworkTopologySpec | None, path: str) -> l
     return []
 
 
+def label_selector_problems(selector: LabelSelector | None, path: str) -> list[Problem]:
+    if selector is None:
+        return []
+    problems: list[Problem] = []
+    for i, req in enumerate(selector.match_expressions):
+        here = join_path(path, "matchExpressions", i)
+        if req.operator not in LABEL_SELECTOR_OPERATORS:
+            allowed = ", ".join(LABEL_SELECTOR_OPERATORS)
+            problems.append(
+                Problem(
+                    join_path(here, "operator"), f"{req.operator!r} is not allowed (use one of {allowed})"
+                )
+            )
+        elif req.operator in ("In", "NotIn") and not req.values:
+            problems.append(
+                Problem(
+                    join_path(here, "values"), f"must not be empty for operator {req.operator} (add values)"
+                )
+            )
+        elif req.operator in ("Exists", "DoesNotExist") and req.values:
+            problems.append(
+                Problem(
+                    join_path(here, "values"), f"must be empty for operator {req.operator} (remove values)"
+                )
+            )
+    return problems
+
+
 def validate_podgroup(pg: PodGroup) -> list[Problem]:
     problems = object_name_problems(pg.metadata)
     spec = pg.spec
@@ -62,6 +92,9 @@ def validate_podgroup(pg: PodGroup) -> list[Problem]:
     for i, policy in enumerate(spec.sub_group_policy):
         problems += check_network_topology(
             policy.network_topology, join_path("spec", "subGroupPolicy", i, "networkTopology")
+        )
+        problems += label_selector_problems(
+            policy.label_selector, join_path("spec", "subGroupPolicy", i, "labelSelector")
         )
     return problems
 
@@ -175,6 +208,7 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
                         f"is not a valid regular expression: {err} (fix the pattern)",
                     )
                 )
+        problems += label_selector_problems(selector.label_match, join_path(here, "labelMatch"))
         if selector.label_match is not None and member.type != MemberType.NODE:
             problems.append(
                 Problem(
