@@ -110,7 +110,8 @@ def test_pod_bound_through_the_binding_subresource_runs(cluster: DevCluster, nam
     pod = _wait_phase(cluster, namespace, "bound", "Running")
     assert pod["spec"]["nodeName"] == "node-1"
     assert pod["status"]["containerStatuses"][0]["ready"] is True
-    assert pod["status"]["podIP"]
+    assert pod["status"]["podIP"].startswith("10.244.")
+    assert pod["status"]["hostIP"] == "10.192.0.2"  # node-1's own InternalIP
 
 
 def test_complete_after_succeeds_after_that_long_and_plain_pods_keep_running(

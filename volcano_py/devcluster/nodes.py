@@ -8,6 +8,7 @@ node; the node carries no KWOK taint, so a scheduler places pods on it like on a
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -23,6 +24,9 @@ KWOK_NODE_VALUE = "fake"
 # Volcano's KWOK benchmarks label their fake nodes this way; kept so its manifests' nodeSelectors work.
 TYPE_LABEL = "type"
 TYPE_VALUE = "kwok"
+# Node InternalIPs are 10.192.0.0/12 + index: apart from the pod (10.244/16) and service (10.96/16) ranges.
+NODE_IP_BASE = ipaddress.IPv4Address("10.192.0.1")
+MAX_NODES = 1 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +88,8 @@ def node_manifests(
     manifests: list[dict[str, object]] = []
     for index in range(start, start + count):
         name = f"{prefix}{index}"
+        if index >= MAX_NODES:
+            raise ValueError(f"node index {index}: at most {MAX_NODES} fake nodes fit the node IP range")
         zone, spine, rack = layout.place(index)
         node_labels = {
             HOSTNAME_LABEL: name,
@@ -107,7 +113,15 @@ def node_manifests(
                         "node.alpha.kubernetes.io/ttl": "0",
                     },
                 },
-                "status": {"capacity": dict(resources), "allocatable": dict(resources)},
+                "status": {
+                    "capacity": dict(resources),
+                    "allocatable": dict(resources),
+                    # kwok keeps addresses set on create; each node gets its own, as real nodes do.
+                    "addresses": [
+                        {"type": "InternalIP", "address": str(NODE_IP_BASE + index)},
+                        {"type": "Hostname", "address": name},
+                    ],
+                },
             }
         )
     return manifests

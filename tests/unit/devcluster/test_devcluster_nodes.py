@@ -33,6 +33,16 @@ def test_nodes_carry_capacity_and_gpus_and_are_managed_by_kwok() -> None:
         assert "spec" not in node  # no kwok NoSchedule taint: schedulers place pods normally
 
 
+def test_each_node_has_its_own_internal_ip() -> None:
+    nodes = node_manifests(3, start=254)
+    ips = [n["status"]["addresses"][0] for n in nodes]  # type: ignore[index]
+    assert ips == [
+        {"type": "InternalIP", "address": "10.192.0.255"},
+        {"type": "InternalIP", "address": "10.192.1.0"},
+        {"type": "InternalIP", "address": "10.192.1.1"},
+    ]
+
+
 def test_cpu_only_nodes_have_no_gpu_resource() -> None:
     (node,) = node_manifests(1, gpus=0)
     assert GPU_RESOURCE not in node["status"]["capacity"]  # type: ignore[index]
