@@ -215,3 +215,9 @@ def test_hcclrank_alone_numbers_workers_after_masters() -> None:
     job = make_job("npu").task("master", 2).task("worker", 2).plugin("hcclrank").obj()
     assert _pod(job, "master", 1)["metadata"]["annotations"]["hccl/rankIndex"] == "1"
     assert _pod(job, "worker", 1)["metadata"]["annotations"]["hccl/rankIndex"] == "3"
+
+
+def test_tf_pinned_hostname_still_lists_one_entry_per_replica() -> None:
+    job = make_job("tf").task("ps", 1).task("worker", 2, hostname="trainer").plugin("tensorflow").obj()
+    config = json.loads(env_of(_pod(job, "ps", 0)["spec"]["containers"][0])["TF_CONFIG"])
+    assert config["cluster"]["worker"] == ["trainer.tf:2222", "trainer.tf:2222"]

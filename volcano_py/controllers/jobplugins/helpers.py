@@ -60,11 +60,16 @@ def task_host_names(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[tup
     return [(host.split(".", 1)[0], host) for host in task_hosts(job, task)]
 
 
+def domain_name(job: Mapping[str, Any], task: Mapping[str, Any], index: int) -> str:
+    """The DNS name of pod ``index`` of ``task`` (the template's hostname/subdomain win when set)."""
+    spec = _template_spec(task)
+    hostname = spec.get("hostname") or pod_name(job_name(job), task["name"], index)
+    return f"{hostname}.{spec.get('subdomain') or job_name(job)}"
+
+
 def first_host(job: Mapping[str, Any], task: Mapping[str, Any]) -> str:
     """The DNS name of pod 0 of ``task``: where a master or head listens."""
-    spec = _template_spec(task)
-    hostname = spec.get("hostname") or pod_name(job_name(job), task["name"], 0)
-    return f"{hostname}.{spec.get('subdomain') or job_name(job)}"
+    return domain_name(job, task, 0)
 
 
 def env_key(task_name: str) -> str:

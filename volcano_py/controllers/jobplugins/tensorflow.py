@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import append_env, containers, replicas, task_hosts, tasks
+from volcano_py.controllers.jobplugins.helpers import append_env, containers, domain_name, replicas, tasks
 from volcano_py.controllers.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 TF_CONFIG_ENV = "TF_CONFIG"
@@ -47,7 +47,8 @@ class TensorflowPlugin:
         cluster: dict[str, list[str]] = {}
         for task in tasks(job):
             role = roles.get(task["name"])
-            hosts = [f"{host}:{self.port}" for host in task_hosts(job, task)]
+            # One entry per replica, even when a pinned hostname makes them equal: TF counts workers by it.
+            hosts = [f"{domain_name(job, task, i)}:{self.port}" for i in range(replicas(task))]
             if role is not None and hosts:
                 cluster[role] = hosts
         ordered = {role: cluster[role] for role in ROLES if role in cluster}
