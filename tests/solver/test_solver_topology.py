@@ -153,3 +153,58 @@ def test_network_topology_parse_defaults_to_hard() -> None:
     parsed = NetworkTopology.parse({"highestTierAllowed": 2})
     assert parsed == NetworkTopology(NetworkTopologyMode.HARD, highest_tier_allowed=2)
     assert NetworkTopology.parse({"mode": "soft"}).mode is NetworkTopologyMode.SOFT
+
+
+def test_hypernode_objects_from_the_api_parse_into_a_tree() -> None:
+    from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+
+    objects = [
+        {
+            "metadata": {"name": "rack-b"},
+            "spec": {
+                "tier": 1,
+                "tierName": "rack",
+                "members": [
+                    {
+                        "type": "Node",
+                        "selector": {
+                            "labelMatch": {
+                                "matchExpressions": [{"key": "rack", "operator": "In", "values": ["b"]}]
+                            }
+                        },
+                    }
+                ],
+            },
+        },
+        {
+            "metadata": {"name": "spine"},
+            "spec": {
+                "tier": "2",
+                "members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": "rack-b"}}}],
+            },
+        },
+    ]
+    tree = build_tree(hypernodes_from_objects(objects), NODES)
+    assert tree.ancestors("gpu-b1") == ["rack-b", "spine", ROOT]
+    assert tree.tier_of_name("rack") == 1
+
+
+@pytest.mark.parametrize(
+    ("obj", "message"),
+    [
+        pytest.param(
+            {"metadata": {"name": "x"}, "spec": {"tier": "one"}}, "HyperNode x: spec.tier is 'one'", id="tier"
+        ),
+        pytest.param(
+            {"metadata": {"name": "x"}, "spec": {"tier": 1, "members": [{"type": "Rack"}]}},
+            r"HyperNode x: spec.members\[0\].type is 'Rack'; use Node or HyperNode",
+            id="member-type",
+        ),
+        pytest.param({"metadata": {"name": "x"}}, "HyperNode x: spec is missing", id="no-spec"),
+    ],
+)
+def test_hypernode_object_errors_name_the_field(obj: dict[str, object], message: str) -> None:
+    from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+
+    with pytest.raises(TopologyError, match=message):
+        hypernodes_from_objects([obj])
