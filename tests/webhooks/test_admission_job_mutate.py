@@ -102,3 +102,12 @@ def test_patch_ops_serialise_as_rfc6902() -> None:
     assert [op.to_dict() for op in mutate_job(body)] == [
         {"op": "add", "path": "/spec/queue", "value": "default"}
     ]
+
+
+def test_malformed_fields_are_left_for_validation_to_name() -> None:
+    body = job(tasks=[task("w", "two"), "not-a-task"])  # type: ignore[list-item]
+    del body["spec"]["minAvailable"]
+    ops = mutate_job(body)
+    assert [op.path for op in ops] == ["/spec/tasks"]
+    assert ops[0].value[0] == {**task("w", "two"), "maxRetry": 3}  # type: ignore[arg-type]
+    assert ops[0].value[1] == "not-a-task"

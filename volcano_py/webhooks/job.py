@@ -29,17 +29,45 @@ _SCALING_PATH: Final = re.compile(
 )
 
 
-def _task_min_available(task: Mapping[str, Any]) -> int:
-    partition = task.get("partitionPolicy") or {}
-    if int(partition.get("minPartitions") or 0) > 0:
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _task_min_available(task: Mapping[str, Any]) -> int | None:
+    partition = task.get("partitionPolicy")
+    if isinstance(partition, Mapping) and (_count(partition.get("minPartitions")) or 0) > 0:
         # A task split into partitions needs its minimum number of whole partitions.
-        return int(partition["minPartitions"]) * int(partition.get("partitionSize") or 0)
-    return int(task.get("replicas") or 0)
+        size = _count(partition.get("partitionSize"))
+        return None if size is None else int(partition["minPartitions"]) * size
+    return _count(task.get("replicas", 0))
+
+
+def _default_tasks(raw: list[Any]) -> list[Any]:
+    tasks = copy.deepcopy(raw)
+    for i, task in enumerate(tasks):
+        if not isinstance(task, dict):
+            continue
+        if not task.get("name"):
+            task["name"] = f"{constants.DEFAULT_TASK_SPEC}{i}"
+        template = task.get("template")
+        pod_spec = template.get("spec") if isinstance(template, dict) else None
+        if isinstance(pod_spec, dict) and pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
+            # Without it a host-network pod cannot resolve the Job's other pods by their Service names.
+            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
+        if task.get("minAvailable") is None and (min_available := _task_min_available(task)) is not None:
+            task["minAvailable"] = min_available
+        if not task.get("maxRetry"):
+            task["maxRetry"] = DEFAULT_MAX_RETRY
+    return tasks
 
 
 def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
-    """Volcano's defaults for a new Job, as JSON Patch operations (empty when nothing is missing)."""
-    spec: Mapping[str, Any] = job.get("spec") or {}
+    """Volcano's defaults for a new Job, as JSON Patch operations (empty when nothing is missing).
+
+    Never raises: a malformed field is left as it is, for validation to name it and say how to fix it.
+    """
+    raw_spec = job.get("spec")
+    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
     ops: list[PatchOp] = []
     if "spec" not in job:
         ops.append(PatchOp("add", "/spec", {}))
@@ -49,22 +77,13 @@ def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
         ops.append(PatchOp("add", "/spec/schedulerName", constants.SCHEDULER_NAME))
     if not spec.get("maxRetry"):
         ops.append(PatchOp("add", "/spec/maxRetry", DEFAULT_MAX_RETRY))
-    tasks = copy.deepcopy(list(spec.get("tasks") or []))
-    for i, task in enumerate(tasks):
-        if not task.get("name"):
-            task["name"] = f"{constants.DEFAULT_TASK_SPEC}{i}"
-        pod_spec = (task.get("template") or {}).get("spec") or {}
-        if pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
-            # Without it a host-network pod cannot resolve the Job's other pods by their Service names.
-            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-        if task.get("minAvailable") is None:
-            task["minAvailable"] = _task_min_available(task)
-        if not task.get("maxRetry"):
-            task["maxRetry"] = DEFAULT_MAX_RETRY
-    if tasks != list(spec.get("tasks") or []):
+    raw_tasks = spec.get("tasks")
+    tasks = _default_tasks(raw_tasks) if isinstance(raw_tasks, list) else []
+    if isinstance(raw_tasks, list) and tasks != raw_tasks:
         ops.append(PatchOp("replace", "/spec/tasks", tasks))
-    if not spec.get("minAvailable"):
-        ops.append(PatchOp("add", "/spec/minAvailable", sum(int(t.get("minAvailable") or 0) for t in tasks)))
+    counts = [_count(t.get("minAvailable")) if isinstance(t, dict) else None for t in tasks]
+    if not spec.get("minAvailable") and all(count is not None for count in counts):
+        ops.append(PatchOp("add", "/spec/minAvailable", sum(count or 0 for count in counts)))
     plugins = spec.get("plugins")
     if isinstance(plugins, Mapping) and all(isinstance(args, list) for args in plugins.values()):
         wanted = with_default_plugins(plugins)
