@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import socket
+import threading
 from typing import Any
 
 import kopf
@@ -101,7 +102,72 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
 
 
 async def run_controller(options: ControllerOptions, stop_event: asyncio.Event) -> None:
-    """Run until ``stop_event`` is set. Serves metrics throughout; handles resources while leader."""
+    """Run until ``stop_event`` is set. Serves metrics throughout; handles resources while leader.
+
+    The operator gets an event loop of its own, in a thread: when Kopf stops it cancels every task created
+    in its loop after it started, which would take the caller's tasks (a scheduler or a test running in the
+    same loop) down with it.
+    """
+    loop = asyncio.get_running_loop()
+    finished: asyncio.Future[BaseException | None] = loop.create_future()
+    thread_stop = _CrossLoopStop()
+
+    def report(outcome: BaseException | None) -> None:
+        if not finished.done():
+            finished.set_result(outcome)
+
+    def thread_main() -> None:
+        outcome: BaseException | None = None
+        try:
+            asyncio.run(_operator_main(options, thread_stop))
+        except BaseException as exc:  # handed to the caller's loop, which raises it
+            outcome = exc
+        with contextlib.suppress(RuntimeError):  # the caller's loop is already closed
+            loop.call_soon_threadsafe(report, outcome)
+
+    thread = threading.Thread(target=thread_main, name="volcano-py-controller", daemon=True)
+    thread.start()
+    stopped: asyncio.Future[Any] = asyncio.ensure_future(stop_event.wait())
+    try:
+        await asyncio.wait([finished, stopped], return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        thread_stop.request()
+        stopped.cancel()
+        outcome = await asyncio.shield(finished)
+    if outcome is not None:
+        raise outcome
+
+
+class _CrossLoopStop:
+    """A stop request from the caller's loop delivered as an asyncio.Event in the operator's loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requested = False
+        self._target: tuple[asyncio.AbstractEventLoop, asyncio.Event] | None = None
+
+    def bind(self) -> asyncio.Event:
+        event = asyncio.Event()
+        with self._lock:
+            self._target = (asyncio.get_running_loop(), event)
+            if self._requested:
+                event.set()
+        return event
+
+    def request(self) -> None:
+        with self._lock:
+            self._requested = True
+            if self._target is not None:
+                loop, event = self._target
+                with contextlib.suppress(RuntimeError):  # the operator's loop has already finished
+                    loop.call_soon_threadsafe(event.set)
+
+
+async def _operator_main(options: ControllerOptions, stop: _CrossLoopStop) -> None:
+    await _lead_or_stand_by(options, stop.bind())
+
+
+async def _lead_or_stand_by(options: ControllerOptions, stop_event: asyncio.Event) -> None:
     api_client = await load_api_client(options.kubeconfig)
     client = KubeClient(api_client)
     metrics = ControllerMetrics()

@@ -304,6 +304,9 @@ class JobWorker:
         )
         self.ctx.remember_written(key, written)
         if after.phase != before.phase and after.phase is not None:
+            # The echo of this write is skipped, and a new phase may have work to do at once (Restarting ->
+            # Pending with no pod left to send an event), so look again.
+            self.ctx.job_queue.add(key, Request())
             self.ctx.recorder.record(body, NORMAL, str(after.phase), f"Job {spec.name} is {after.phase}")
             if after.phase is JobPhase.COMPLETED:
                 self.ctx.metrics.job_completed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()

@@ -1,0 +1,96 @@
+"""PodGroups for plain workloads, queue closing, and restarting the operator in the middle of its work."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from ctl_harness import Env, env, task, vcjob, wait_for
+
+from volcano_py.api import constants as c
+from volcano_py.devcluster import COMPLETE_AFTER
+from volcano_py.kube.kinds import QUEUES
+
+pytestmark = pytest.mark.integration
+__all__ = ["env"]
+
+
+async def test_batch_v1_job_with_volcano_scheduler_completes_through_its_podgroup(env: Env) -> None:
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "pi", "annotations": {c.VOLCANO_GROUP_MIN_MEMBER_KEY: "2"}},
+        "spec": {
+            "parallelism": 2,
+            "completions": 2,
+            "template": {
+                "metadata": {"annotations": {COMPLETE_AFTER: "2s"}},
+                "spec": {
+                    "schedulerName": "volcano",
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "pi", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+                    ],
+                },
+            },
+        },
+    }
+    created = await env.api.create(f"/apis/batch/v1/namespaces/{env.ns}/jobs", body)
+    pg_name = f"podgroup-{created['metadata']['uid']}"
+
+    async def grouped() -> list[dict] | None:
+        pgs = [pg for pg in await env.podgroups() if pg["metadata"]["name"] == pg_name]
+        return pgs or None
+
+    pg = (await wait_for(f"PodGroup {pg_name}", grouped, 30))[0]
+    assert pg["spec"]["minMember"] == 2
+
+    async def complete() -> bool:
+        job = await env.api.get(f"/apis/batch/v1/namespaces/{env.ns}/jobs/pi")
+        return (job.get("status") or {}).get("succeeded") == 2
+
+    await wait_for("the batch/v1 Job to succeed", complete, 60)
+    pods = (await env.api.get(f"/api/v1/namespaces/{env.ns}/pods", labelSelector="job-name=pi"))["items"]
+    assert {p["metadata"]["annotations"][c.KUBE_GROUP_NAME_KEY] for p in pods} == {pg_name}
+
+
+async def test_closing_a_queue_with_a_running_job_goes_closing_then_closed(env: Env) -> None:
+    queue = f"q-{uuid.uuid4().hex[:6]}"
+    await env.ensure_queue(queue)
+    try:
+        await env.create_job(vcjob("qj", task("worker", 2, complete_after="4s"), queue=queue))
+        await env.wait_phase("qj", "Running")
+        await env.command("CloseQueue", c.QUEUE_KIND, queue)
+
+        async def state(wanted: str) -> bool:
+            return ((await env.api.get(QUEUES.object_path(queue))).get("status") or {}).get("state") == wanted
+
+        await wait_for(f"queue {queue} Closing", lambda: state("Closing"), 20)
+        await env.wait_phase("qj", "Completed")
+        await wait_for(f"queue {queue} Closed", lambda: state("Closed"), 30)
+    finally:
+        await env.api.delete(QUEUES.object_path(queue))
+
+
+async def test_operator_killed_while_creating_100_pods_leaves_exactly_100(env: Env) -> None:
+    await env.create_job(vcjob("big", task("worker", 100, cpu="10m"), minAvailable=1))
+
+    async def some_pods() -> int:
+        n = len(await env.pods("big"))
+        return n if n >= 5 else 0
+
+    first = await wait_for("the first pods", some_pods, 60)
+    assert env.operator is not None
+    await env.operator.stop()
+    stopped_at = len(await env.pods("big"))
+    env.start_operator()
+
+    async def hundred() -> list[str] | None:
+        pods = await env.pods("big")
+        return [p["metadata"]["name"] for p in pods] if len(pods) >= 100 else None
+
+    names = await wait_for("100 pods", hundred, 90)
+    assert sorted(names) == sorted(f"big-worker-{i}" for i in range(100))
+    assert first <= stopped_at <= 100
+    job = await env.wait_phase("big", "Running")
+    assert job["status"]["pending"] + job["status"]["running"] == 100

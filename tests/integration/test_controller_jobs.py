@@ -1,0 +1,154 @@
+"""The Job controller against a real control plane, with the real scheduler binding the pods KWOK runs."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from ctl_harness import Env, env, task, vcjob, wait_for
+
+from volcano_py.api import constants as c
+
+pytestmark = pytest.mark.integration
+__all__ = ["env"]
+
+
+async def test_master_and_three_workers_run_to_completed(env: Env) -> None:
+    created = await env.create_job(
+        vcjob("mw", task("master", 1, complete_after="3s"), task("worker", 3, complete_after="3s"))
+    )
+    await env.wait_phase("mw", "Running")
+    pods = await env.pods("mw")
+    assert sorted(p["metadata"]["name"] for p in pods) == [
+        "mw-master-0",
+        "mw-worker-0",
+        "mw-worker-1",
+        "mw-worker-2",
+    ]
+    worker = next(p for p in pods if p["metadata"]["name"] == "mw-worker-1")
+    assert worker["metadata"]["annotations"][c.KUBE_GROUP_NAME_KEY] == f"mw-{created['metadata']['uid']}"
+    assert worker["metadata"]["annotations"][c.TASK_INDEX_KEY] == "1"
+    assert worker["metadata"]["labels"][c.TASK_SPEC_KEY] == "worker"
+    assert worker["spec"]["schedulerName"] == "volcano" and worker["spec"].get("nodeName")
+    job = await env.wait_phase("mw", "Completed")
+    status = job["status"]
+    assert (status["succeeded"], status["failed"], status["running"]) == (4, 0, 0)
+    assert status["taskStatusCount"] == {
+        "master": {"phase": {"Succeeded": 1}},
+        "worker": {"phase": {"Succeeded": 3}},
+    }
+    assert [cond["status"] for cond in status["conditions"]] == ["Pending", "Running", "Completed"]
+
+
+async def test_exit_code_policy_restarts_the_job_and_counts_a_retry(env: Env) -> None:
+    policies = [{"exitCode": 3, "action": "RestartJob"}]
+    await env.create_job(
+        vcjob(
+            "rj",
+            task("master", 1),
+            task("worker", 2, fail_after="1s", exit_code=3),
+            policies=policies,
+            maxRetry=5,
+        )
+    )
+
+    async def restarted() -> bool:
+        job = await env.job("rj")
+        if ((job or {}).get("status") or {}).get("retryCount", 0) < 1:
+            return False
+        pods = await env.live_pods("rj")
+        return any(p["metadata"]["annotations"].get(c.JOB_RETRY_COUNT_KEY) == "1" for p in pods)
+
+    await wait_for("retryCount 1 and pods recreated with retry count 1", restarted, 60)
+    job = await env.job("rj")
+    assert job is not None and job["status"]["version"] >= 1
+
+
+async def test_exhausted_max_retry_fails_the_job(env: Env) -> None:
+    policies = [{"event": "PodFailed", "action": "RestartJob"}]
+    await env.create_job(
+        vcjob("mr", task("worker", 2, fail_after="1s", exit_code=1), policies=policies, maxRetry=2)
+    )
+    job = await env.wait_phase("mr", "Failed", seconds=90)
+    assert job["status"]["retryCount"] == 2
+
+
+async def test_pod_evicted_restarts_only_its_task(env: Env) -> None:
+    evicted = [{"event": "PodEvicted", "action": "RestartTask"}]
+    await env.create_job(vcjob("ev", task("ps", 1), task("worker", 2, policies=evicted)))
+    await env.wait_phase("ev", "Running")
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await env.live_pods("ev")}
+    await env.api.delete(f"/api/v1/namespaces/{env.ns}/pods/ev-worker-0")
+
+    async def worker_restarted() -> dict[str, str] | None:
+        now = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await env.live_pods("ev")}
+        if (
+            len(now) == 3
+            and now["ev-worker-1"] != before["ev-worker-1"]
+            and now["ev-worker-0"] != before["ev-worker-0"]
+        ):
+            return now
+        return None
+
+    after = await wait_for("both worker pods replaced", worker_restarted, 60)
+    assert after["ev-ps-0"] == before["ev-ps-0"]
+    job = await env.wait_phase("ev", "Running")
+    assert job["status"]["retryCount"] == 1
+
+
+async def test_min_success_completes_early(env: Env) -> None:
+    await env.create_job(
+        vcjob("ms", task("fast", 2, complete_after="1s"), task("slow", 2), minSuccess=2, minAvailable=4)
+    )
+    await env.wait_phase("ms", "Completed")
+
+    async def slow_pods_gone() -> bool:
+        return not [
+            p for p in await env.live_pods("ms") if p["metadata"]["labels"][c.TASK_SPEC_KEY] == "slow"
+        ]
+
+    await wait_for("the unfinished pods to be released", slow_pods_gone, 30)
+
+
+async def test_scale_up_adds_pods(env: Env) -> None:
+    await env.create_job(vcjob("sc", task("worker", 2), minAvailable=2))
+    await env.wait_phase("sc", "Running")
+    patch = {"spec": {"tasks": [task("worker", 4)]}}
+    await env.api.patch(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{env.ns}/jobs/sc", patch)
+
+    async def four_pods() -> list[str] | None:
+        names = sorted(p["metadata"]["name"] for p in await env.live_pods("sc"))
+        return names if len(names) == 4 else None
+
+    assert await wait_for("4 worker pods", four_pods, 30) == [
+        "sc-worker-0",
+        "sc-worker-1",
+        "sc-worker-2",
+        "sc-worker-3",
+    ]
+    pg = (await env.podgroups())[0]
+    assert pg["spec"]["minTaskMember"] == {"worker": 4}
+
+
+async def test_ttl_deletes_the_finished_job(env: Env) -> None:
+    await env.create_job(vcjob("ttl", task("worker", 1, complete_after="1s"), ttlSecondsAfterFinished=2))
+    await env.wait_phase("ttl", "Completed")
+
+    async def gone() -> bool:
+        return await env.job("ttl") is None
+
+    await wait_for("the job to be deleted 2s after it finished", gone, 30)
+
+
+async def test_abort_then_resume_by_command(env: Env) -> None:
+    created = await env.create_job(vcjob("cmd", task("worker", 2)))
+    await env.wait_phase("cmd", "Running")
+    await env.command("AbortJob", c.JOB_KIND, "cmd", created["metadata"]["uid"])
+    await env.wait_phase("cmd", "Aborted")
+    assert await env.live_pods("cmd") == []
+    assert await env.commands() == []  # consumed: never executed twice
+    await env.command("ResumeJob", c.JOB_KIND, "cmd", created["metadata"]["uid"])
+    job = await env.wait_phase("cmd", "Running")
+    assert job["status"]["retryCount"] == 1
+    assert len(await env.live_pods("cmd")) == 2
+    await asyncio.sleep(0)
