@@ -15,8 +15,10 @@ from pydantic import Field
 from volcano_py.api import constants
 from volcano_py.api.bus import Action, Event
 from volcano_py.api.common import (
+    DNS1123_LABEL_RE,
     Duration,
     FreeForm,
+    Int32,
     KubeObject,
     NetworkTopologySpec,
     SubdomainName,
@@ -73,7 +75,7 @@ class LifecyclePolicy(VolcanoModel):
     action: Action | None = None
     event: Event | None = None
     events: list[Event] = Field(default_factory=list)
-    exit_code: int | None = None
+    exit_code: Int32 | None = None
     timeout: Duration | None = None
 
     def all_events(self) -> list[Event]:
@@ -91,20 +93,23 @@ class DependsOn(VolcanoModel):
 
 
 class PartitionPolicySpec(VolcanoModel):
-    total_partitions: int = Field(ge=1)
-    partition_size: int = Field(ge=1)
+    total_partitions: Int32 = Field(ge=1)
+    partition_size: Int32 = Field(ge=1)
     network_topology: NetworkTopologySpec | None = None
-    min_partitions: int = crd_default(0, ge=0)
+    min_partitions: Int32 = crd_default(0, ge=0)
 
 
 class TaskSpec(VolcanoModel):
-    name: str | None = Field(default=None, max_length=63)
-    replicas: int = Field(default=0, ge=0)
-    min_available: int | None = Field(default=None, ge=0)
+    # The pattern is for the API server; ``volcano-py validate`` reports a bad name with its own message.
+    name: str | None = Field(
+        default=None, max_length=63, json_schema_extra={"pattern": DNS1123_LABEL_RE.pattern}
+    )
+    replicas: Int32 = Field(default=0, ge=0)
+    min_available: Int32 | None = Field(default=None, ge=0)
     template: FreeForm = Field(default_factory=dict)
     policies: list[LifecyclePolicy] = Field(default_factory=list)
     topology_policy: NumaPolicy | None = None
-    max_retry: int = Field(default=0, ge=0)
+    max_retry: Int32 = Field(default=0, ge=0)
     depends_on: DependsOn | None = None
     partition_policy: PartitionPolicySpec | None = None
 
@@ -122,17 +127,17 @@ class VolumeSpec(VolcanoModel):
 
 class JobSpec(VolcanoModel):
     scheduler_name: str | None = Field(default=None, max_length=63)
-    min_available: int = Field(default=0, ge=0)
+    min_available: Int32 = Field(default=0, ge=0)
     volumes: list[VolumeSpec] = Field(default_factory=list)
     tasks: list[TaskSpec] = Field(default_factory=list, min_length=1)
     policies: list[LifecyclePolicy] = Field(default_factory=list)
     plugins: dict[str, list[str]] = Field(default_factory=dict)
     running_estimate: Duration | None = None
     queue: SubdomainName = crd_default(constants.DEFAULT_QUEUE)
-    max_retry: int = crd_default(3, ge=0)
-    ttl_seconds_after_finished: int | None = Field(default=None, ge=0)
+    max_retry: Int32 = crd_default(3, ge=0)
+    ttl_seconds_after_finished: Int32 | None = Field(default=None, ge=0)
     priority_class_name: SubdomainName | None = None
-    min_success: int | None = Field(default=None, ge=1)
+    min_success: Int32 | None = Field(default=None, ge=1)
     network_topology: NetworkTopologySpec | None = None
 
     def total_replicas(self) -> int:
@@ -148,7 +153,7 @@ class JobState(VolcanoModel):
 
 class TaskState(VolcanoModel):
     # Pod phase (Pending, Running, Succeeded, Failed, Unknown) -> number of pods of the task in it.
-    phase: dict[str, int] = Field(default_factory=dict)
+    phase: dict[str, Int32] = Field(default_factory=dict)
 
 
 class JobCondition(VolcanoModel):
@@ -158,16 +163,16 @@ class JobCondition(VolcanoModel):
 
 class JobStatus(VolcanoModel):
     state: JobState = Field(default_factory=JobState)
-    min_available: int = Field(default=0, ge=0)
+    min_available: Int32 = Field(default=0, ge=0)
     task_status_count: dict[str, TaskState] = Field(default_factory=dict)
-    pending: int = Field(default=0, ge=0)
-    running: int = Field(default=0, ge=0)
-    succeeded: int = Field(default=0, ge=0)
-    failed: int = Field(default=0, ge=0)
-    terminating: int = Field(default=0, ge=0)
-    unknown: int = Field(default=0, ge=0)
-    version: int = Field(default=0, ge=0)
-    retry_count: int = Field(default=0, ge=0)
+    pending: Int32 = Field(default=0, ge=0)
+    running: Int32 = Field(default=0, ge=0)
+    succeeded: Int32 = Field(default=0, ge=0)
+    failed: Int32 = Field(default=0, ge=0)
+    terminating: Int32 = Field(default=0, ge=0)
+    unknown: Int32 = Field(default=0, ge=0)
+    version: Int32 = Field(default=0, ge=0)
+    retry_count: Int32 = Field(default=0, ge=0)
     running_duration: Duration | None = None
     controlled_resources: dict[str, str] = Field(default_factory=dict)
     conditions: list[JobCondition] = Field(default_factory=list)

@@ -249,6 +249,10 @@ Time = Annotated[
     WithJsonSchema({"type": "string", "format": "date-time"}),
 ]
 
+# Go's int32 and int64 fields: the format lets the API server refuse out-of-range numbers, as Volcano's does.
+Int32 = Annotated[int, Field(json_schema_extra={"format": "int32"})]
+Int64 = Annotated[int, Field(json_schema_extra={"format": "int64"})]
+
 # A free-form object the API server keeps as-is (pod templates, PVC specs).
 FreeForm = Annotated[
     dict[str, Any],
@@ -320,7 +324,7 @@ class Condition(VolcanoModel):
 
     type: str
     status: str
-    observed_generation: int | None = None
+    observed_generation: Int64 | None = Field(default=None, ge=0)
     last_transition_time: Time | None = None
     reason: str | None = None
     message: str | None = None

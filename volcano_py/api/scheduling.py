@@ -12,6 +12,7 @@ from pydantic import Field
 
 from volcano_py.api import constants
 from volcano_py.api.common import (
+    Int32,
     KubeObject,
     LabelSelector,
     NetworkTopologySpec,
@@ -57,15 +58,15 @@ class DequeueStrategy(StrEnum):
 class SubGroupPolicySpec(VolcanoModel):
     name: str | None = Field(default=None, max_length=253)
     network_topology: NetworkTopologySpec | None = None
-    sub_group_size: int | None = crd_default(1, ge=1)
-    min_sub_groups: int | None = crd_default(0, ge=0)
+    sub_group_size: Int32 | None = crd_default(1, ge=1)
+    min_sub_groups: Int32 | None = crd_default(0, ge=0)
     label_selector: LabelSelector | None = None
     match_label_keys: list[str] = Field(default_factory=list)
 
 
 class PodGroupSpec(VolcanoModel):
-    min_member: int = Field(default=0, ge=0)
-    min_task_member: dict[str, int] = Field(default_factory=dict)
+    min_member: Int32 = Field(default=0, ge=0)
+    min_task_member: dict[str, Int32] = Field(default_factory=dict)
     queue: SubdomainName = crd_default(constants.DEFAULT_QUEUE)
     priority_class_name: str | None = Field(default=None, max_length=253)
     min_resources: ResourceList | None = None
@@ -88,9 +89,9 @@ class PodGroupCondition(VolcanoModel):
 class PodGroupStatus(VolcanoModel):
     phase: PodGroupPhase | None = None
     conditions: list[PodGroupCondition] = Field(default_factory=list)
-    running: int = Field(default=0, ge=0)
-    succeeded: int = Field(default=0, ge=0)
-    failed: int = Field(default=0, ge=0)
+    running: Int32 = Field(default=0, ge=0)
+    succeeded: Int32 = Field(default=0, ge=0)
+    failed: Int32 = Field(default=0, ge=0)
 
 
 class PodGroup(KubeObject):
@@ -116,7 +117,7 @@ class Reservation(VolcanoModel):
 
 class Cluster(VolcanoModel):
     name: str | None = None
-    weight: int | None = None
+    weight: Int32 | None = None
     capacity: ResourceList = Field(default_factory=dict)
 
 
@@ -131,7 +132,7 @@ class QueueAffinity(VolcanoModel):
 
 
 class QueueSpec(VolcanoModel):
-    weight: int = crd_default(1, ge=1, le=65535)
+    weight: Int32 = crd_default(1, ge=1, le=65535)
     capability: ResourceList = Field(default_factory=dict)
     reclaimable: bool | None = None
     extend_clusters: list[Cluster] = Field(default_factory=list)
@@ -140,7 +141,7 @@ class QueueSpec(VolcanoModel):
     type: str | None = Field(default=None, max_length=253)
     parent: SubdomainName | None = None
     deserved: ResourceList = Field(default_factory=dict)
-    priority: int = Field(default=0, ge=0)
+    priority: Int32 = Field(default=0, ge=0)
     dequeue_strategy: DequeueStrategy = crd_default(DequeueStrategy.TRAVERSE)
 
     def capability_resource(self) -> Resource:
@@ -160,11 +161,11 @@ class QueueSpec(VolcanoModel):
 
 class QueueStatus(VolcanoModel):
     state: QueueState | None = None
-    unknown: int = Field(default=0, ge=0)
-    pending: int = Field(default=0, ge=0)
-    running: int = Field(default=0, ge=0)
-    inqueue: int = Field(default=0, ge=0)
-    completed: int = Field(default=0, ge=0)
+    unknown: Int32 = Field(default=0, ge=0)
+    pending: Int32 = Field(default=0, ge=0)
+    running: Int32 = Field(default=0, ge=0)
+    inqueue: Int32 = Field(default=0, ge=0)
+    completed: Int32 = Field(default=0, ge=0)
     reservation: Reservation = Field(default_factory=Reservation)
     allocated: ResourceList = Field(default_factory=dict)
 

@@ -10,7 +10,7 @@ from enum import StrEnum
 from pydantic import Field
 
 from volcano_py.api import constants
-from volcano_py.api.common import Condition, KubeObject, LabelSelector, SubdomainName, VolcanoModel
+from volcano_py.api.common import Condition, Int64, KubeObject, LabelSelector, SubdomainName, VolcanoModel
 
 
 class MemberType(StrEnum):
@@ -40,14 +40,14 @@ class MemberSpec(VolcanoModel):
 
 
 class HyperNodeSpec(VolcanoModel):
-    tier: int = Field(default=0, ge=0)
+    tier: int = Field(ge=0)
     tier_name: str | None = Field(default=None, max_length=253)
     members: list[MemberSpec] = Field(default_factory=list, min_length=1)
 
 
 class HyperNodeStatus(VolcanoModel):
     conditions: list[Condition] = Field(default_factory=list)
-    node_count: int = Field(default=0, ge=0)
+    node_count: Int64 = Field(default=0, ge=0)
 
 
 class HyperNode(KubeObject):
