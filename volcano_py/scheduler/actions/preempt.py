@@ -21,10 +21,11 @@ from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.status import PodGroupPhase
 from ..framework.task import TaskInfo
+from .gangplan import GangPlan
 from .ordering import OrderedQueue
 from .victims import (
     EVICTABLE,
-    GangPlan,
+    VictimUnit,
     build_units,
     by_preference,
     enough_in_total,
@@ -56,8 +57,10 @@ class Preempt:
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known()
+        self._units: dict[tuple[str, int], list[VictimUnit]] = {}
 
     def execute(self, ssn: Session) -> None:
+        self._units = {}
         by_queue = starving_jobs(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         while queues:
@@ -73,17 +76,27 @@ class Preempt:
 
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
         preemptor = to_place(ssn, job)[0]
-        candidates = by_preference(
-            (
-                task
-                for other in ssn.jobs.values()
-                if other.queue == job.queue and other.uid != job.uid and other.priority < job.priority
-                for task in other.tasks_in(*EVICTABLE)
-                if task.node_name and not protected(task)
-            ),
-            ssn,
-        )
-        units = build_units(ssn, permitted_by_job(ssn, "preemptable", preemptor, candidates))
+        # Victims of one queue and priority level serve every preemptor there; the plan re-asks the
+        # plugins for each unit before evicting it, so a stale unit is refused, never wrongly taken.
+        key = (job.queue, job.priority)
+
+        def candidates() -> list[TaskInfo]:
+            return by_preference(
+                (
+                    task
+                    for other in ssn.jobs.values()
+                    if other.queue == job.queue and other.uid != job.uid and other.priority < job.priority
+                    for task in other.tasks_in(*EVICTABLE)
+                    if task.node_name and not protected(task)
+                ),
+                ssn,
+            )
+
+        units = self._units.get(key)
+        if units is None:
+            units = self._units[key] = build_units(
+                ssn, permitted_by_job(ssn, "preemptable", preemptor, candidates())
+            )
         if not enough_in_total(ssn, job, units):
             return False
         with ssn.statement() as stmt:

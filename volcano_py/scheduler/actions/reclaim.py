@@ -21,11 +21,12 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
+from .gangplan import GangPlan
 from .ordering import OrderedQueue
 from .preempt import starving_jobs
 from .victims import (
     EVICTABLE,
-    GangPlan,
+    VictimUnit,
     build_units,
     by_preference,
     enough_in_total,
@@ -44,8 +45,10 @@ class Reclaim:
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known()
+        self._units: dict[tuple[str, int], list[VictimUnit]] = {}
 
     def execute(self, ssn: Session) -> None:
+        self._units = {}
         if not any(ssn.points("preemptive")):
             log.debug("reclaim skipped: no plugin implements preemptive (enable capacity or proportion)")
             return
@@ -68,19 +71,28 @@ class Reclaim:
         preemptor = to_place(ssn, job)[0]
         if not ssn.preemptive(queue, preemptor):
             return False
-        candidates = by_preference(
-            (
-                task
-                for other in ssn.jobs.values()
-                if other.queue != job.queue
-                and other.queue in ssn.queues
-                and ssn.queues[other.queue].reclaimable
-                for task in other.tasks_in(*EVICTABLE)
-                if task.node_name and not protected(task)
-            ),
-            ssn,
-        )
-        units = build_units(ssn, permitted_by_job(ssn, "reclaimable", preemptor, candidates))
+        # Victims seen from one queue serve all its jobs; the plan re-asks the plugins per unit.
+        key = (job.queue, 0)
+
+        def candidates() -> list[TaskInfo]:
+            return by_preference(
+                (
+                    task
+                    for other in ssn.jobs.values()
+                    if other.queue != job.queue
+                    and other.queue in ssn.queues
+                    and ssn.queues[other.queue].reclaimable
+                    for task in other.tasks_in(*EVICTABLE)
+                    if task.node_name and not protected(task)
+                ),
+                ssn,
+            )
+
+        units = self._units.get(key)
+        if units is None:
+            units = self._units[key] = build_units(
+                ssn, permitted_by_job(ssn, "reclaimable", preemptor, candidates())
+            )
         if not enough_in_total(ssn, job, units):
             return False
         with ssn.statement() as stmt:

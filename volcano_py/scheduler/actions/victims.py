@@ -4,25 +4,21 @@ Victims come in units a gang survives: a single pod of a job running above its `
 pod a job holds at once. Evicting part of a gang below its minimum would leave it holding resources while
 unable to run, so no plan ever does that.
 
-A plan is built and tried in one ``Statement``: for each pod of the preemptor's gang, in task order, pick
-the node where it fits once the cheapest victims there are gone (fewest pods, then the lowest priority,
-then the youngest), evict them, and pipeline the pod there (its nominated node). If the gang as a whole
-cannot become placeable, the caller discards the statement and nothing is evicted.
+This module finds the candidates and groups them into units; ``gangplan`` builds and tries the plan.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+import functools
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
 import numpy as np
 
-from ..framework.classes import TaskClass
 from ..framework.job import JobInfo
 from ..framework.nodetable import BoolArray, IntArray
 from ..framework.session import Session
-from ..framework.statement import Statement
 from ..framework.status import ALLOCATED_STATUSES, TaskStatus
 from ..framework.task import TaskInfo
 
@@ -30,7 +26,9 @@ from ..framework.task import TaskInfo
 EVICTABLE = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 
 
-def _timestamp(created: str) -> float:
+@functools.lru_cache(maxsize=65536)
+def timestamp(created: str) -> float:
+    """Seconds since the epoch of a creationTimestamp; 0 when absent or unreadable."""
     try:
         return datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
     except ValueError:
@@ -59,27 +57,32 @@ def gang_met(ssn: Session, job: JobInfo) -> bool:
 
 @dataclass(eq=False, slots=True)
 class VictimUnit:
-    """Pods that go together: one elastic pod, or a whole gang (``whole``)."""
+    """Pods that go together: one elastic pod, or every pod a job holds (``whole``)."""
 
     job: str
     tasks: tuple[TaskInfo, ...]
     whole: bool
     priority: int
     youngest: float
-    on_row: dict[int, list[tuple[TaskInfo, IntArray]]] = field(default_factory=dict)
+    rows: tuple[int, ...]  # each task's node row
+    vecs: tuple[IntArray, ...]  # each task's request as a node-table row
 
     @property
     def pods(self) -> int:
         return len(self.tasks)
 
-    def frees(self, row: int) -> IntArray | None:
-        """What evicting the unit frees on ``row``, counting only pods not already leaving."""
-        vecs = [vec for task, vec in self.on_row.get(row, ()) if task.status in EVICTABLE]
-        return sum(vecs[1:], vecs[0]) if vecs else None
+    def live_frees(self) -> dict[int, IntArray]:
+        """Per node row, what evicting the unit frees now (pods already leaving count for nothing)."""
+        out: dict[int, IntArray] = {}
+        for task, row, vec in zip(self.tasks, self.rows, self.vecs, strict=True):
+            if task.status in EVICTABLE:
+                out[row] = out[row] + vec if row in out else vec
+        return out
 
 
 def build_units(ssn: Session, permitted: Iterable[TaskInfo]) -> list[VictimUnit]:
-    """Group the permitted victims into units a gang survives, most preferred victims first."""
+    """Group the permitted victims into units a gang survives, most preferred victims first: fewest
+    pods, then the lowest priority, then the youngest."""
     by_job: dict[str, list[TaskInfo]] = {}
     for task in permitted:
         by_job.setdefault(task.job_id or task.uid, []).append(task)
@@ -90,7 +93,7 @@ def build_units(ssn: Session, permitted: Iterable[TaskInfo]) -> list[VictimUnit]
             continue
         holding = job.tasks_in(*ALLOCATED_STATUSES)
         spare = job.ready_task_num - job.min_available
-        ordered = sorted(tasks, key=lambda t: (t.priority, -_timestamp(t.created)))
+        ordered = sorted(tasks, key=lambda t: (t.priority, -timestamp(t.created)))
         for task in ordered[: max(spare, 0)]:
             units.append(_unit(ssn, job, (task,), whole=False))
         allowed = {t.uid for t in tasks}
@@ -101,16 +104,15 @@ def build_units(ssn: Session, permitted: Iterable[TaskInfo]) -> list[VictimUnit]
 
 
 def _unit(ssn: Session, job: JobInfo, tasks: tuple[TaskInfo, ...], *, whole: bool) -> VictimUnit:
-    unit = VictimUnit(
+    return VictimUnit(
         job=job.uid,
         tasks=tasks,
         whole=whole,
         priority=job.priority,
-        youngest=max(_timestamp(t.created) for t in tasks),
+        youngest=max(timestamp(t.created) for t in tasks),
+        rows=tuple(ssn.node_of(t) for t in tasks),
+        vecs=tuple(ssn.task_class(t).vec for t in tasks),
     )
-    for task in tasks:
-        unit.on_row.setdefault(ssn.node_of(task), []).append((task, ssn.table.vector(task.resreq)))
-    return unit
 
 
 def enough_in_total(ssn: Session, job: JobInfo, units: Sequence[VictimUnit]) -> bool:
@@ -129,117 +131,10 @@ def enough_in_total(ssn: Session, job: JobInfo, units: Sequence[VictimUnit]) -> 
         asked += klass.vec
     room = np.maximum(table.future_idle[usable], 0).sum(axis=0)
     for unit in units:
-        for row in unit.on_row:
-            freed = unit.frees(row)
-            if usable[row] and freed is not None:
-                room = room + freed
+        for task, row, vec in zip(unit.tasks, unit.rows, unit.vecs, strict=True):
+            if usable[row] and task.status in EVICTABLE:
+                room = room + vec
     return bool((room >= asked).all())
-
-
-class GangPlan:
-    """Evict and pipeline, pod by pod, through ``stmt``; ``run`` says whether the gang became placeable."""
-
-    def __init__(
-        self,
-        ssn: Session,
-        stmt: Statement,
-        job: JobInfo,
-        units: Sequence[VictimUnit],
-        *,
-        reason: str,
-        point: str,
-        admit: Callable[[TaskInfo], bool],
-    ) -> None:
-        self.ssn = ssn
-        self.stmt = stmt
-        self.job = job
-        self.reason = reason
-        self.point = point
-        self.admit = admit
-        self.by_row: dict[int, list[VictimUnit]] = {}
-        for unit in units:
-            for row in unit.on_row:
-                self.by_row.setdefault(row, []).append(unit)
-        self.taken: set[int] = set()
-        self.refused: set[int] = set()
-        self.evicted: list[TaskInfo] = []
-
-    def run(self) -> bool:
-        for task in to_place(self.ssn, self.job):
-            if gang_met(self.ssn, self.job):
-                break
-            klass = self.ssn.task_class(task)
-            row = self._make_room(klass, task)
-            if row is None:
-                return False
-            if not (self.ssn.table.future_idle[row] >= klass.vec).all() or not self.admit(task):
-                return False
-            self.stmt.pipeline(task, row)
-        return gang_met(self.ssn, self.job)
-
-    def _make_room(self, klass: TaskClass, task: TaskInfo) -> int | None:
-        """Evict the cheapest victims that make room for ``task`` and return the node's row.
-
-        Each unit is asked of the plugins again just before it is evicted, with the evictions planned so
-        far counted (a queue may give up one pod but not two); a refused unit is never offered again and
-        the choice is made afresh.
-        """
-        while True:
-            choice = self._cheapest(klass)
-            if choice is None:
-                return None
-            row, units = choice
-            with self.ssn.statement() as attempt:
-                evicted: list[TaskInfo] = []
-                for unit in units:
-                    live = [t for t in unit.tasks if t.status in EVICTABLE]
-                    if len(permitted_victims(self.ssn, self.point, task, live)) != len(live):
-                        self.refused.add(id(unit))
-                        attempt.discard()
-                        break
-                    for victim in live:
-                        attempt.evict(victim, self.reason, task)
-                    evicted += live
-                else:
-                    attempt.commit()  # hands the evictions to the plan's statement
-                    self.taken.update(id(u) for u in units)
-                    self.evicted += evicted
-                    return row
-
-    def _cheapest(self, klass: TaskClass) -> tuple[int, list[VictimUnit]] | None:
-        """The node where ``klass`` fits at the least cost in victims, and those victims."""
-        ok = self.ssn.predicate(klass).ok
-        vec = klass.vec
-        future = self.ssn.table.future_idle
-        fits = np.flatnonzero(ok & (future >= vec).all(axis=1))
-        if fits.size:
-            scores = self.ssn.node_scores(klass, fits)
-            return int(fits[int(np.argmax(scores))]), []
-        best: tuple[tuple[int, int, float], int, list[VictimUnit]] | None = None
-        for row, units in self.by_row.items():
-            if not ok[row]:
-                continue
-            short = vec - future[row]
-            freed = np.zeros_like(vec)
-            chosen: list[VictimUnit] = []
-            for unit in units:
-                gives = unit.frees(row)
-                if gives is None or id(unit) in self.taken or id(unit) in self.refused:
-                    continue
-                if any(u.job == unit.job for u in chosen):
-                    continue
-                freed = freed + gives
-                chosen.append(unit)
-                if (freed >= short).all():
-                    cost = (
-                        sum(u.pods for u in chosen),
-                        max(u.priority for u in chosen),
-                        -min(u.youngest for u in chosen),
-                    )
-                    if best is None or (cost, row) < (best[0], best[1]):
-                        best = (cost, row, chosen)
-                    break
-        return None if best is None else (best[1], best[2])
 
 
 def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
@@ -247,7 +142,7 @@ def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
 
     def key(task: TaskInfo) -> tuple[int, int, float]:
         job = ssn.jobs.get(task.job_id or "")
-        return (job.priority if job else task.priority, task.priority, -_timestamp(task.created))
+        return (job.priority if job else task.priority, task.priority, -timestamp(task.created))
 
     return sorted(tasks, key=key)
 

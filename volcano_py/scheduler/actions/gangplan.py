@@ -1,0 +1,185 @@
+"""Build and try one gang's eviction plan in a ``Statement``, pod by pod.
+
+For each pod of the preemptor's gang, in task order: if some node fits it once releasing pods are gone, it
+goes there; otherwise it goes to the node where the cheapest victims make room (fewest pods evicted, then
+the lowest priority, then the youngest), those victims are evicted, and the pod is pipelined there (its
+nominated node). The caller commits the statement only if the whole gang became placeable, and discards
+it otherwise, so nothing is evicted for a gang that still could not run.
+
+"Cheapest victims on each node" is computed for all nodes at once: every node's victim units are laid out
+in preference order in an array, and the first prefix whose cumulative room covers the pod is found with
+a cumulative sum, so a pod costs a few array operations over nodes x units, not a Python loop over nodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from ..framework.classes import TaskClass
+from ..framework.job import JobInfo
+from ..framework.nodetable import IntArray
+from ..framework.session import Session
+from ..framework.statement import Statement
+from ..framework.task import TaskInfo
+from .victims import EVICTABLE, VictimUnit, gang_met, permitted_victims, to_place
+
+# Units considered per node, most preferred first; a node with more victims than this offers its first ones.
+MAX_UNITS_PER_NODE = 32
+
+
+class GangPlan:
+    """Evict and pipeline through ``stmt``; ``run`` says whether the gang became placeable."""
+
+    def __init__(
+        self,
+        ssn: Session,
+        stmt: Statement,
+        job: JobInfo,
+        units: Sequence[VictimUnit],
+        *,
+        reason: str,
+        point: str,
+        admit: Callable[[TaskInfo], bool],
+    ) -> None:
+        self.ssn = ssn
+        self.stmt = stmt
+        self.job = job
+        self.reason = reason
+        self.point = point
+        self.admit = admit
+        self.evicted: list[TaskInfo] = []
+        self._layout([u for u in units if any(t.status in EVICTABLE for t in u.tasks)])
+
+    def _layout(self, units: list[VictimUnit]) -> None:
+        per_row: dict[int, list[tuple[VictimUnit, IntArray]]] = {}
+        for unit in units:
+            for row, frees in unit.live_frees().items():
+                slots = per_row.setdefault(row, [])
+                if len(slots) < MAX_UNITS_PER_NODE:
+                    slots.append((unit, frees))
+        self.units = units
+        self.row_ids: IntArray = np.array(sorted(per_row), dtype=np.int64)
+        r = len(self.row_ids)
+        k = max((len(s) for s in per_row.values()), default=1)
+        d = len(self.ssn.table.names)
+        self.free: IntArray = np.zeros((r, k, d), dtype=np.int64)
+        self.pods: IntArray = np.zeros((r, k), dtype=np.int64)
+        self.prio: IntArray = np.zeros((r, k), dtype=np.int64)
+        self.young: npt.NDArray[np.float64] = np.zeros((r, k), dtype=np.float64)
+        self.active: npt.NDArray[np.bool_] = np.zeros((r, k), dtype=np.bool_)
+        self.unit_at: list[list[VictimUnit | None]] = [[None] * k for _ in range(r)]
+        self.slots: dict[int, list[tuple[int, int]]] = {}
+        self.of_job: dict[str, list[VictimUnit]] = {}
+        for i, row in enumerate(self.row_ids.tolist()):
+            singles: dict[str, IntArray] = {}
+            for j, (unit, frees) in enumerate(per_row[row]):
+                if unit.whole:
+                    # Singles of the same job come earlier on this node; count only what the rest frees.
+                    frees = np.maximum(frees - singles.get(unit.job, 0), 0)
+                else:
+                    singles[unit.job] = singles[unit.job] + frees if unit.job in singles else frees
+                self.free[i, j] = frees
+                self.pods[i, j] = unit.pods
+                self.prio[i, j] = unit.priority
+                self.young[i, j] = unit.youngest
+                self.active[i, j] = True
+                self.unit_at[i][j] = unit
+                self.slots.setdefault(id(unit), []).append((i, j))
+        for unit in units:
+            self.of_job.setdefault(unit.job, []).append(unit)
+
+    def _retire(self, unit: VictimUnit) -> None:
+        for i, j in self.slots.get(id(unit), ()):
+            self.active[i, j] = False
+
+    def run(self) -> bool:
+        for task in to_place(self.ssn, self.job):
+            if gang_met(self.ssn, self.job):
+                break
+            klass = self.ssn.task_class(task)
+            row = self._make_room(klass, task)
+            if row is None:
+                return False
+            if not (self.ssn.table.future_idle[row] >= klass.vec).all() or not self.admit(task):
+                return False
+            self.stmt.pipeline(task, row)
+        return gang_met(self.ssn, self.job)
+
+    def _make_room(self, klass: TaskClass, task: TaskInfo) -> int | None:
+        """Evict the cheapest victims that make room for ``task`` and return the node's row.
+
+        Each unit is asked of the plugins again just before it is evicted, with the evictions planned so
+        far counted (a queue may give up one pod but not two); a refused unit is never offered again and
+        the choice is made afresh.
+        """
+        while True:
+            need = self.job.min_available - self.job.ready_task_num - self.job.waiting_task_num
+            choice = self._cheapest(klass, max(need, 1))
+            if choice is None:
+                return None
+            row, units = choice
+            with self.ssn.statement() as attempt:
+                evicted: list[TaskInfo] = []
+                for unit in units:
+                    live = [t for t in unit.tasks if t.status in EVICTABLE]
+                    if len(permitted_victims(self.ssn, self.point, task, live)) != len(live):
+                        self._retire(unit)
+                        attempt.discard()
+                        break
+                    for victim in live:
+                        attempt.evict(victim, self.reason, task)
+                    evicted += live
+                else:
+                    attempt.commit()  # hands the evictions to the plan's statement
+                    for unit in units:
+                        for same_job in self.of_job[unit.job] if unit.whole else (unit,):
+                            self._retire(same_job)
+                    self.evicted += evicted
+                    return row
+
+    def _cheapest(self, klass: TaskClass, need: int) -> tuple[int, list[VictimUnit]] | None:
+        """The node where ``klass`` fits at the least cost in victims, and those victims.
+
+        Cost is counted per gang pod the freed node will host (up to ``need``, the pods the gang still
+        lacks): a whole 4-pod gang whose node then takes four of ours costs less than two elastic pods
+        evicted for each of ours. Ties go to fewer pods, then lower priority, then younger victims.
+        """
+        ok = self.ssn.predicate(klass).ok
+        vec = klass.vec
+        future = self.ssn.table.future_idle
+        fits = np.flatnonzero(ok & (future >= vec).all(axis=1))
+        if fits.size:
+            scores = self.ssn.node_scores(klass, fits)
+            return int(fits[int(np.argmax(scores))]), []
+        if self.row_ids.size == 0:
+            return None
+        short = np.maximum(vec - future[self.row_ids], 0)
+        room = np.cumsum(self.free * self.active[:, :, None], axis=1)
+        enough = (room >= short[:, None, :]).all(axis=2) & self.active
+        usable = enough.any(axis=1) & ok[self.row_ids]
+        if not usable.any():
+            return None
+        first = enough.argmax(axis=1)
+        rows = np.arange(len(self.row_ids))
+        pods = np.cumsum(self.pods * self.active, axis=1)[rows, first]
+        prio = np.maximum.accumulate(np.where(self.active, self.prio, np.iinfo(np.int64).min), axis=1)[
+            rows, first
+        ]
+        young = np.minimum.accumulate(np.where(self.active, self.young, np.inf), axis=1)[rows, first]
+        after = future[self.row_ids] + room[rows, first]
+        asked = np.flatnonzero(vec)
+        hosts = np.clip((after[:, asked] // vec[asked]).min(axis=1), 1, need)
+        per_pod = pods / hosts
+        candidates = np.flatnonzero(usable)
+        keys = (candidates, -young[candidates], prio[candidates], pods[candidates], per_pod[candidates])
+        order = np.lexsort(keys)
+        best = int(candidates[order[0]])
+        chosen = [
+            unit
+            for j in range(int(first[best]) + 1)
+            if self.active[best, j] and (unit := self.unit_at[best][j]) is not None
+        ]
+        return int(self.row_ids[best]), chosen
