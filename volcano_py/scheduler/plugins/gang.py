@@ -63,6 +63,7 @@ class GangPlugin:
         for task in preemptees:
             offered.setdefault(task.job_id or "", set()).add(task.uid)
         spare: dict[str, int] = {}
+        whole: dict[str, bool] = {}
         victims = []
         for task in preemptees:
             job = self.ssn.jobs.get(task.job_id or "")
@@ -71,8 +72,8 @@ class GangPlugin:
                 continue
             if job.uid not in spare:
                 spare[job.uid] = job.ready_task_num - job.min_available
-            whole = all(t.uid in offered[job.uid] for t in job.tasks_in(*ALLOCATED_STATUSES))
-            if whole or spare[job.uid] > 0 or job.min_available == 1:
+                whole[job.uid] = all(t.uid in offered[job.uid] for t in job.tasks_in(*ALLOCATED_STATUSES))
+            if whole[job.uid] or spare[job.uid] > 0 or job.min_available == 1:
                 spare[job.uid] -= 1
                 victims.append(task)
         return victims
