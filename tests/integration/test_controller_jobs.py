@@ -8,6 +8,7 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
+from volcano_py.kube.client import ApiError
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
@@ -152,3 +153,23 @@ async def test_abort_then_resume_by_command(env: Env) -> None:
     assert job["status"]["retryCount"] == 1
     assert len(await env.live_pods("cmd")) == 2
     await asyncio.sleep(0)
+
+
+async def test_svc_plugin_objects_live_as_long_as_the_job_runs(env: Env) -> None:
+    await env.create_job(vcjob("pl", task("worker", 2, complete_after="3s"), plugins={"svc": [], "env": []}))
+    job = await env.wait_phase("pl", "Running")
+    assert job["status"]["controlledResources"] == {"plugin-svc": "svc", "plugin-env": "env"}
+    service = await env.api.get(f"/api/v1/namespaces/{env.ns}/services/pl")
+    assert service["spec"]["clusterIP"] == "None"
+    pod = (await env.live_pods("pl"))[0]
+    assert pod["spec"]["subdomain"] == "pl" and pod["spec"]["hostname"] == pod["metadata"]["name"]
+    await env.wait_phase("pl", "Completed")
+
+    async def service_gone() -> bool:
+        try:
+            await env.api.get(f"/api/v1/namespaces/{env.ns}/services/pl")
+        except ApiError as exc:
+            return exc.not_found
+        return False
+
+    await wait_for("the plugin's Service to be released", service_gone, 30)

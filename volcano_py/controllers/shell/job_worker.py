@@ -8,6 +8,7 @@ resourceVersion read, so a stale decision is rejected by the API server and retr
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,7 +22,9 @@ from volcano_py.controllers.job.policies import Decision, Request
 from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError, parse_job
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
+from volcano_py.controllers.jobplugins import PluginSet
 from volcano_py.controllers.shell.context import JOBS, PVCS, ControllerContext, DelayedAction, JobKey
+from volcano_py.controllers.shell.plugins import JobPluginError, JobPlugins
 from volcano_py.controllers.ttl import seconds_left
 from volcano_py.kube.client import JSON_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
@@ -30,6 +33,8 @@ from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
 
+# Phases in which Volcano releases what plugins created (Services, ConfigMaps, Secrets).
+_RELEASING_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED})
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 60.0
 
@@ -51,6 +56,7 @@ class JobWorker:
         # must not start pods on its old, already-admitted group.
         self._deleted_podgroups: set[str] = set()
         self._failures: dict[JobKey, int] = {}
+        self.plugins = JobPlugins(ctx.client)
         self._retrying: set[JobKey] = set()
 
     async def handle(self, key: JobKey, req: Request) -> None:
@@ -84,6 +90,11 @@ class JobWorker:
             return
         if spec.deleting:
             return
+        try:
+            plugin_set = self.plugins.plugins(body)
+        except JobPluginError as exc:
+            self.ctx.recorder.record(body, WARNING, "PluginError", str(exc))
+            return
         status = read_status(body)
         self._cancel_recovered(key, req)
         decision = policies.decide(spec, status.version, req)
@@ -102,12 +113,23 @@ class JobWorker:
             target = Target(decision.task, decision.pod if decision.action is Action.RESTART_POD else "")
         step = step_for(status.phase, decision.action, target, count_retry=not req.disrupted)
         pg_phase: str | None = None
+        controlled = dict(status.controlled_resources)
         if step.op is Op.SYNC:
             await self._ensure_volumes(spec, body)
+            for vol in spec.volumes:
+                controlled[f"volume-pvc-{vol.claim_name}"] = vol.claim_name
+            if plugin_set is not None:
+                await self.plugins.apply(body, plugin_set, status.version)
+                controlled.update(plugin_set.controlled_resources())
             pg_phase = await self._ensure_podgroup(spec)
         pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
         plan = plan_step(spec, status, pods, pg_phase, step, now)
-        await self._execute(spec, body, plan)
+        await self._execute(spec, body, plan, plugin_set)
+        holds_plugin_objects = any(k.startswith("plugin-") for k in controlled)
+        if plugin_set is not None and holds_plugin_objects and plan.status.phase in _RELEASING_PHASES:
+            await self.plugins.release(body, plugin_set)
+            controlled = {k: v for k, v in controlled.items() if not k.startswith("plugin-")}
+        plan = replace(plan, status=replace(plan.status, controlled_resources=controlled))
         await self._write_status(key, body, read_status(body), plan.status, spec)
         if not policies.is_internal(decision.action):
             self._cleanup_superseded(key, decision)
@@ -258,7 +280,9 @@ class JobWorker:
             if not exc.not_found:
                 raise
 
-    async def _execute(self, spec: JobSpec, body: dict[str, Any], plan: Plan) -> None:
+    async def _execute(
+        self, spec: JobSpec, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
+    ) -> None:
         created_at = (body.get("metadata") or {}).get("creationTimestamp")
         if created_at and spec.uid not in self._job_created:
             self._job_created[spec.uid] = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
@@ -269,6 +293,8 @@ class JobWorker:
             pod = build_pod(
                 spec, task, index, version=plan.status.version, retry_count=plan.status.retry_count
             )
+            if plugin_set is not None:
+                plugin_set.on_pod_create(body, pod, task_name, index)
             writes.append(self._create_pod(spec, pod))
         results = await asyncio.gather(*writes, return_exceptions=True)
         errors = [r for r in results if isinstance(r, BaseException)]

@@ -1,0 +1,95 @@
+"""Job plugins (``spec.plugins``: svc, ssh, env, mpi, pytorch, ...) wired into the Job worker.
+
+The plugins themselves are pure (``controllers.jobplugins``); this module builds them once per Job
+generation (the ssh plugin makes a key pair, which must not change while the Job lives), applies the objects
+they ask for, and deletes them when the Job finishes, as Volcano's ``pluginOnJobAdd`` / ``OnJobDelete`` do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from volcano_py.controllers.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, PluginSet, build_plugins
+from volcano_py.kube.client import ApiError, KubeClient
+
+_PLURALS = {
+    "Service": "services",
+    "ConfigMap": "configmaps",
+    "Secret": "secrets",
+    "NetworkPolicy": "networkpolicies",
+}
+
+
+def object_path(api_version: str, kind: str, namespace: str, name: str | None = None) -> str:
+    plural = _PLURALS.get(kind, kind.lower() + "s")
+    prefix = f"/api/{api_version}" if "/" not in api_version else f"/apis/{api_version}"
+    path = f"{prefix}/namespaces/{namespace}/{plural}"
+    return f"{path}/{name}" if name else path
+
+
+def _differs(have: Mapping[str, Any], want: Mapping[str, Any]) -> bool:
+    return any(have.get(k) != v for k, v in want.items() if k not in ("metadata", "apiVersion", "kind"))
+
+
+class JobPlugins:
+    """Per-Job plugin sets, cached by (uid, generation); applied once per (uid, generation, version)."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self.client = client
+        self._sets: dict[str, tuple[int, PluginSet]] = {}
+        self._applied: dict[str, tuple[int, int]] = {}
+
+    def plugins(self, body: Mapping[str, Any]) -> PluginSet | None:
+        """The Job's plugins, or None when it names none; raises ``JobPluginError`` for a bad entry."""
+        if not (body.get("spec") or {}).get("plugins"):
+            return None
+        meta = body.get("metadata") or {}
+        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        cached = self._sets.get(uid)
+        if cached is not None and cached[0] == generation:
+            return cached[1]
+        built = build_plugins(body)
+        self._sets[uid] = (generation, built)
+        return built
+
+    async def apply(self, body: Mapping[str, Any], plugins: PluginSet, version: int) -> None:
+        meta = body.get("metadata") or {}
+        uid, stamp = str(meta.get("uid", "")), (int(meta.get("generation") or 0), version)
+        if self._applied.get(uid) == stamp:
+            return
+        for obj in plugins.on_job_add(body):
+            ref = obj.ref
+            try:
+                await self.client.create(object_path(ref.api_version, ref.kind, ref.namespace), obj.body)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+                if obj.policy is ApplyPolicy.REPLACE:
+                    path = object_path(ref.api_version, ref.kind, ref.namespace, ref.name)
+                    current = await self.client.get(path)
+                    if _differs(current, obj.body):
+                        replacement = dict(obj.body)
+                        replacement["metadata"] = {
+                            **obj.body["metadata"],
+                            "resourceVersion": current["metadata"]["resourceVersion"],
+                        }
+                        await self.client.replace(path, replacement)
+        self._applied[uid] = stamp
+
+    async def release(self, body: Mapping[str, Any], plugins: PluginSet) -> None:
+        refs: list[ObjectRef] = plugins.on_job_delete(body)
+        for ref in refs:
+            try:
+                await self.client.delete(object_path(ref.api_version, ref.kind, ref.namespace, ref.name))
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        self.forget(str((body.get("metadata") or {}).get("uid", "")))
+
+    def forget(self, uid: str) -> None:
+        self._sets.pop(uid, None)
+        self._applied.pop(uid, None)
+
+
+__all__ = ["JobPluginError", "JobPlugins", "object_path"]
