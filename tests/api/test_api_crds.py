@@ -167,3 +167,11 @@ def test_pruning_check_catches_a_misspelt_field() -> None:
     schema = build_crd(CRDS[0])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     doc = {"apiVersion": "x", "kind": "Job", "metadata": {}, "spec": {"tasks": [{"replica": 1}]}}
     assert _pruned(doc, schema, "") == [".spec.tasks[0].replica"]
+
+
+def test_go_integer_widths_and_task_name_pattern_reach_the_schema() -> None:
+    spec = build_crd(CRDS[0])["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]
+    task = spec["properties"]["tasks"]["items"]["properties"]
+    assert task["replicas"] == {"format": "int32", "minimum": 0, "type": "integer"}
+    assert task["name"] == {"maxLength": 63, "pattern": "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", "type": "string"}
+    assert spec["properties"]["minAvailable"]["format"] == "int32"

@@ -252,6 +252,12 @@ def test_a_valid_gang_job_has_no_problems() -> None:
             id="bad-timeout",
         ),
         pytest.param(
+            make_job().task("a", 2**31).obj(),
+            "spec.tasks[0].replicas: 2147483648 does not fit in a 32-bit integer "
+            "(use a value from -2147483648 to 2147483647)",
+            id="replicas-beyond-int32",
+        ),
+        pytest.param(
             make_job().task("a", "two").obj(),  # type: ignore[arg-type]
             "spec.tasks[0].replicas: 'two' is not an integer (write a whole number)",
             id="replicas-not-integer",

@@ -9,6 +9,8 @@ more. Names, scope, short names, printer columns and the status subresource foll
 
 from __future__ import annotations
 
+import copy
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,7 +184,9 @@ def structural(node: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
+@functools.cache
 def openapi_schema(info: CRDInfo) -> dict[str, Any]:
+    """The structural schema, computed once per kind; shared, so callers must not modify it."""
     raw = info.model.model_json_schema(by_alias=True, mode="validation")
     defs = raw.pop("$defs", {})
     schema: dict[str, Any] = structural(raw, defs)
@@ -201,7 +205,7 @@ def build_crd(info: CRDInfo) -> dict[str, Any]:
         "name": info.version,
         "served": True,
         "storage": True,
-        "schema": {"openAPIV3Schema": openapi_schema(info)},
+        "schema": {"openAPIV3Schema": copy.deepcopy(openapi_schema(info))},
         "subresources": {"status": {}} if info.status_subresource else {},
     }
     if info.columns:

@@ -18,6 +18,7 @@ from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
 from volcano_py.api.common import KubeObject, ObjectMeta
+from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.podspec import check_pod_spec
@@ -111,6 +112,39 @@ def unknown_fields(model: BaseModel, path: str = "") -> list[Problem]:
     return problems
 
 
+_INT_RANGES: Final = {"int32": 2**31, "int64": 2**63}
+
+
+def integer_range_problems(value: Any, schema: Mapping[str, Any], path: str = "") -> list[Problem]:
+    """Numbers too wide for the Go type behind the field: the server stores them, then Go clients cannot read
+    the object at all. The widths come from the CRD schema (``format: int32``), so they are Volcano's."""
+    if isinstance(value, Mapping):
+        props: Mapping[str, Any] = schema.get("properties") or {}
+        extra = schema.get("additionalProperties")
+        out: list[Problem] = []
+        for key, item in value.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+            if sub is not None:
+                out += integer_range_problems(item, sub, join_path(path, str(key)))
+        return out
+    if isinstance(value, list) and isinstance(schema.get("items"), Mapping):
+        return [
+            p
+            for i, item in enumerate(value)
+            for p in integer_range_problems(item, schema["items"], join_path(path, i))
+        ]
+    bound = _INT_RANGES.get(schema.get("format", ""))
+    if bound and isinstance(value, int) and not isinstance(value, bool) and not -bound <= value < bound:
+        bits = schema["format"][3:]
+        return [
+            Problem(
+                path,
+                f"{value} does not fit in a {bits}-bit integer (use a value from {-bound} to {bound - 1})",
+            )
+        ]
+    return []
+
+
 def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
     problems: list[Problem] = []
     metadata = obj.get("metadata") or {}
@@ -126,6 +160,9 @@ def validate_object(obj: Any) -> list[Problem]:
         return [Problem("", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}")]
     if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
         return _validate_pod(obj)
+    info = crd_for(str(obj.get("apiVersion")), str(obj.get("kind")))
+    if info is not None and (too_wide := integer_range_problems(obj, openapi_schema(info))):
+        return too_wide
     model, problems = parse_object(obj)
     if model is None:
         return problems
