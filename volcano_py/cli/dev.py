@@ -11,8 +11,8 @@ from types import FrameType
 from typing import Any
 
 from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, ensure_binaries
+from volcano_py.devcluster.nodes import node_manifests
 from volcano_py.devcluster.processes import stop_recorded
-from volcano_py.resources import QuantityError
 
 DEFAULT_RUN_DIR = ".devcluster"
 
@@ -37,7 +37,12 @@ def register(subparsers: Any) -> None:
     up.add_argument("--cpu", default="32", help="CPU per node (default 32)")
     up.add_argument("--memory", default="256Gi", help="memory per node (default 256Gi)")
     up.add_argument("--pods", type=int, default=110, help="pods per node (default 110)")
-    up.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="state, logs, kubeconfig")
+    up.add_argument(
+        "--run-dir",
+        type=Path,
+        default=Path(DEFAULT_RUN_DIR),
+        help="state, logs, kubeconfig (default .devcluster)",
+    )
     up.set_defaults(func=_up)
 
     down = commands.add_parser("down", help="stop the control plane started by `dev up`")
@@ -64,8 +69,21 @@ def _build(args: argparse.Namespace) -> int:
 
 def _up(args: argparse.Namespace) -> int:
     if args.nodes < 0:
-        print("volcano-py dev up: --nodes must be >= 0", file=sys.stderr)
+        print(f"volcano-py dev up: --nodes {args.nodes}: must be >= 0", file=sys.stderr)
         return 2
+    # Bad node sizes are refused before the start-up, not after it.
+    checks: list[tuple[str, dict[str, Any]]] = [
+        ("--cpu", {"cpu": args.cpu}),
+        ("--memory", {"memory": args.memory}),
+        ("--pods", {"pods": args.pods}),
+        ("--gpus-per-node", {"gpus": args.gpus_per_node}),
+    ]
+    for flag, value in checks:
+        try:
+            node_manifests(0, **value)
+        except ValueError as err:
+            print(f"volcano-py dev up: {flag}: {err}", file=sys.stderr)
+            return 2
     run_dir = args.run_dir.resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -86,7 +104,7 @@ def _up(args: argparse.Namespace) -> int:
         return 1
     except (KeyboardInterrupt, _Terminated):
         return 0
-    except (ToolchainMissing, BuildError, ClusterError, QuantityError, ValueError) as err:
+    except (ToolchainMissing, BuildError, ClusterError) as err:
         print(f"volcano-py dev up: {err}", file=sys.stderr)
         return 1
     finally:

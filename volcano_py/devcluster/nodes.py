@@ -51,9 +51,7 @@ def _check_quantity(field: str, value: str) -> None:
     try:
         parse_quantity(value)
     except ValueError as err:
-        raise ValueError(
-            f"{field}={value!r} is not a Kubernetes quantity (e.g. '32', '500m', '256Gi'): {err}"
-        ) from err
+        raise ValueError(f"{field}={value!r}: {err}") from err
 
 
 def node_manifests(

@@ -1,0 +1,41 @@
+"""`volcano-py dev`: bad input is refused before anything starts, and `dev down` is safe to repeat."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from volcano_py.cli.main import main
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["--cpu", "lots"], "--cpu: cpu='lots'"),
+        (["--memory", "1 GB"], "--memory: memory='1 GB'"),
+        (["--pods", "0"], "--pods: pods=0"),
+        (["--gpus-per-node", "-1"], "--gpus-per-node: gpus=-1"),
+        (["--nodes", "-2"], "--nodes -2: must be >= 0"),
+    ],
+)
+def test_dev_up_refuses_bad_node_sizes_naming_the_flag(
+    argv: list[str], named: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["dev", "up", "--run-dir", str(tmp_path), *argv]) == 2
+    assert named in capsys.readouterr().err
+    assert not (tmp_path / "state.json").exists()
+
+
+def test_dev_down_without_a_cluster_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["dev", "down", "--run-dir", str(tmp_path)]) == 0
+    assert "no control plane running" in capsys.readouterr().out
+
+
+def test_dev_build_without_go_explains_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("VOLCANO_PY_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert main(["dev", "build"]) == 2
+    assert "https://go.dev/dl/" in capsys.readouterr().err
