@@ -322,18 +322,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--timing-sessions", type=int, default=60, help="sessions per timing run (default 60)"
     )
+    parser.add_argument(
+        "--only", nargs="*", default=["openb", "openb-gangs", "gang-heavy", "timing"], help="parts to run"
+    )
     args = parser.parse_args(argv)
     log.configure("warning", json=True)  # stdout carries only the JSON result
     budget = SolverBudget(time_ms=args.budget_ms)
     results: list[dict[str, object]] = []
     if args.openb:
         for gangs in (False, True):
-            cluster, jobs = openb(args.openb, gangs)
-            results.append(compare("openb-gangs" if gangs else "openb", cluster, jobs, args.session, budget))
-    cluster, jobs = gang_heavy(args.nodes)
-    results.append(compare("gang-heavy", cluster, jobs, args.session, budget))
+            name = "openb-gangs" if gangs else "openb"
+            if name in args.only:
+                cluster, jobs = openb(args.openb, gangs)
+                results.append(compare(name, cluster, jobs, args.session, budget))
+    if "gang-heavy" in args.only:
+        cluster, jobs = gang_heavy(args.nodes)
+        results.append(compare("gang-heavy", cluster, jobs, args.session, budget))
     timing = []
-    for nodes in args.timing_nodes:
+    for nodes in args.timing_nodes if "timing" in args.only else []:
         cluster, jobs = gang_heavy(nodes)
         jobs = jobs[: args.timing_sessions * args.session]
         progress(f"timing: {nodes} nodes, {len(jobs)} jobs")

@@ -81,7 +81,7 @@ class GangDomain:
             cls.patterns.append(pattern)
             cls.pattern_index[pattern] = index
             cls.strand_delta.append(self.measure.of(after, True) - cls.base_stranded)
-            cls.frag_delta.append(self.measure.fragmented(after, True) - cls.base_fragmented)
+            cls.frag_delta.append(self.measure.fragmented(after) - cls.base_fragmented)
         return index
 
     def signature(self) -> tuple[object, ...]:
@@ -166,7 +166,7 @@ def build_domain(
         if cls is None:
             cls = MergedClass([], 0, slot.free, slot.alloc, allowed)
             cls.base_stranded = measure.of(slot.free, slot.free != slot.alloc)
-            cls.base_fragmented = measure.fragmented(slot.free, slot.free != slot.alloc)
+            cls.base_fragmented = measure.fragmented(slot.free)
             groups[key] = cls
         cls.slots.append(i)
         cls.size += len(slot.nodes)

@@ -5,8 +5,8 @@ single likely request size can take (as many copies as fit, on every resource: a
 it is as stranded as a lone GPU) are usable; the rest are stranded. Idle nodes strand nothing, since a whole
 node serves any request. The measure is a per-node number, so it adds up over a node class.
 
-A second, finer measure (``fragmented``) counts, for each likely request size, the free GPUs of a partly used
-node that this size cannot use, summed over the sizes. It is what keeps whole nodes whole for the large
+A second, finer measure (``fragmented``) counts, for each likely request size, the free GPUs of a node that
+this size cannot use, summed over the sizes. It is what keeps whole nodes whole for the large
 requests in the queue when the strict measure cannot tell two placements apart.
 """
 
@@ -58,9 +58,13 @@ class StrandedGpus:
                 return 0
         return gpus - usable
 
-    def fragmented(self, free: Vector, in_use: bool) -> int:
-        """Sum over likely request sizes of the milli-GPUs on this node that the size cannot use."""
-        if self._gpu < 0 or not in_use:
+    def fragmented(self, free: Vector) -> int:
+        """Sum over likely request sizes of the milli-GPUs on this node that the size cannot use.
+
+        Idle nodes count too: a size that never fits a node makes none of its GPUs usable, so taking that
+        node first costs less for the size than taking a node it fits whole.
+        """
+        if self._gpu < 0:
             return 0
         gpus = free[self._gpu]
         if gpus <= 0:
@@ -77,14 +81,15 @@ class StrandedGpus:
         if self._gpu < 0:
             zero = np.zeros(rows, dtype=np.int64)
             return zero, zero.copy()
-        gpus = np.where(in_use, np.maximum(free[:, self._gpu], 0), 0)
+        all_gpus = np.maximum(free[:, self._gpu], 0)
+        gpus = np.where(in_use, all_gpus, 0)
         usable = np.zeros(rows, dtype=np.int64)
         fragmented = np.zeros(rows, dtype=np.int64)
         for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
             copies = np.min(np.stack([free[:, i] // amount for i, amount in pairs], axis=1), axis=1)
-            take = np.minimum(gpus, np.maximum(copies, 0) * size_gpu)
-            usable = np.maximum(usable, take)
-            fragmented += gpus - take
+            fits = np.maximum(copies, 0) * size_gpu
+            usable = np.maximum(usable, np.minimum(gpus, fits))
+            fragmented += all_gpus - np.minimum(all_gpus, fits)
         return gpus - usable, fragmented
 
 
