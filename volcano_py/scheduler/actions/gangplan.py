@@ -13,7 +13,7 @@ a cumulative sum, so a pod costs a few array operations over nodes x units, not 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -30,6 +30,83 @@ from .victims import EVICTABLE, VictimUnit, gang_met, permitted_victims, to_plac
 MAX_UNITS_PER_NODE = 32
 
 
+class VictimLayout:
+    """Every victim unit laid out per node, in preference order, as arrays: built once per action and
+    kept current as plans commit (``refresh``); each plan works on its own copy of ``base``."""
+
+    def __init__(self, ssn: Session, units: Sequence[VictimUnit]) -> None:
+        per_row: dict[int, list[tuple[VictimUnit, IntArray]]] = {}
+        for unit in units:
+            for row, frees in unit.live_frees().items():
+                slots = per_row.setdefault(row, [])
+                if len(slots) < MAX_UNITS_PER_NODE:
+                    slots.append((unit, frees))
+        self.row_ids: IntArray = np.array(sorted(per_row), dtype=np.int64)
+        r = len(self.row_ids)
+        k = max((len(s) for s in per_row.values()), default=1)
+        d = len(ssn.table.names)
+        self.free: IntArray = np.zeros((r, k, d), dtype=np.int64)
+        self.pods: IntArray = np.zeros((r, k), dtype=np.int64)
+        self.prio: IntArray = np.zeros((r, k), dtype=np.int64)
+        self.young: npt.NDArray[np.float64] = np.zeros((r, k), dtype=np.float64)
+        self.base: npt.NDArray[np.bool_] = np.zeros((r, k), dtype=np.bool_)
+        self.unit_at: list[list[VictimUnit | None]] = [[None] * k for _ in range(r)]
+        self.slots: dict[int, list[tuple[int, int]]] = {}
+        self.of_job: dict[str, list[VictimUnit]] = {}
+        for unit in units:
+            self.of_job.setdefault(unit.job, []).append(unit)
+        for i, row in enumerate(self.row_ids.tolist()):
+            for j, (unit, _) in enumerate(per_row[row]):
+                self.prio[i, j] = unit.priority
+                self.young[i, j] = unit.youngest
+                self.unit_at[i][j] = unit
+                self.slots.setdefault(id(unit), []).append((i, j))
+        self.refresh(self.of_job)
+
+    def refresh(self, jobs: Iterable[str]) -> None:
+        """Recompute the slots of these victim jobs from their pods' current status (after a commit)."""
+        for job in jobs:
+            units = self.of_job.get(job, ())
+            singles: dict[int, IntArray] = {}
+            for unit in sorted(units, key=lambda u: u.whole):
+                live = unit.live_frees()
+                remaining = sum(1 for t in unit.tasks if t.status in EVICTABLE)
+                for i, j in self.slots.get(id(unit), ()):
+                    row = int(self.row_ids[i])
+                    if row not in live:
+                        self.base[i, j] = False
+                        continue
+                    frees = live[row]
+                    if unit.whole:
+                        # The job's single pods come earlier on this node; count only what the rest frees.
+                        frees = np.maximum(frees - singles.get(row, 0), 0)
+                    else:
+                        singles[row] = singles[row] + frees if row in singles else frees
+                    self.free[i, j] = frees
+                    self.pods[i, j] = remaining
+                    self.base[i, j] = True
+
+    def enough_for(self, ssn: Session, job: JobInfo) -> bool:
+        """A cheap necessary condition: free room plus everything evictable covers the gang's remaining
+        need, summed over the nodes passing its predicates. When it fails no plan can work."""
+        need = job.min_available - job.ready_task_num - job.waiting_task_num
+        tasks = to_place(ssn, job)[: max(need, 0)]
+        if not tasks:
+            return need <= 0
+        table = ssn.table
+        usable: npt.NDArray[np.bool_] = np.zeros(len(table), dtype=np.bool_)
+        asked = np.zeros(len(table.names), dtype=np.int64)
+        for task in tasks:
+            klass = ssn.task_class(task)
+            usable |= ssn.predicate(klass).ok
+            asked += klass.vec
+        room = np.maximum(table.future_idle[usable], 0).sum(axis=0)
+        if self.row_ids.size:
+            evictable = (self.free * self.base[:, :, None]).sum(axis=1)
+            room = room + evictable[usable[self.row_ids]].sum(axis=0)
+        return bool((room >= asked).all())
+
+
 class GangPlan:
     """Evict and pipeline through ``stmt``; ``run`` says whether the gang became placeable."""
 
@@ -38,7 +115,7 @@ class GangPlan:
         ssn: Session,
         stmt: Statement,
         job: JobInfo,
-        units: Sequence[VictimUnit],
+        layout: VictimLayout,
         *,
         reason: str,
         point: str,
@@ -51,48 +128,11 @@ class GangPlan:
         self.point = point
         self.admit = admit
         self.evicted: list[TaskInfo] = []
-        self._layout([u for u in units if any(t.status in EVICTABLE for t in u.tasks)])
-
-    def _layout(self, units: list[VictimUnit]) -> None:
-        per_row: dict[int, list[tuple[VictimUnit, IntArray]]] = {}
-        for unit in units:
-            for row, frees in unit.live_frees().items():
-                slots = per_row.setdefault(row, [])
-                if len(slots) < MAX_UNITS_PER_NODE:
-                    slots.append((unit, frees))
-        self.units = units
-        self.row_ids: IntArray = np.array(sorted(per_row), dtype=np.int64)
-        r = len(self.row_ids)
-        k = max((len(s) for s in per_row.values()), default=1)
-        d = len(self.ssn.table.names)
-        self.free: IntArray = np.zeros((r, k, d), dtype=np.int64)
-        self.pods: IntArray = np.zeros((r, k), dtype=np.int64)
-        self.prio: IntArray = np.zeros((r, k), dtype=np.int64)
-        self.young: npt.NDArray[np.float64] = np.zeros((r, k), dtype=np.float64)
-        self.active: npt.NDArray[np.bool_] = np.zeros((r, k), dtype=np.bool_)
-        self.unit_at: list[list[VictimUnit | None]] = [[None] * k for _ in range(r)]
-        self.slots: dict[int, list[tuple[int, int]]] = {}
-        self.of_job: dict[str, list[VictimUnit]] = {}
-        for i, row in enumerate(self.row_ids.tolist()):
-            singles: dict[str, IntArray] = {}
-            for j, (unit, frees) in enumerate(per_row[row]):
-                if unit.whole:
-                    # Singles of the same job come earlier on this node; count only what the rest frees.
-                    frees = np.maximum(frees - singles.get(unit.job, 0), 0)
-                else:
-                    singles[unit.job] = singles[unit.job] + frees if unit.job in singles else frees
-                self.free[i, j] = frees
-                self.pods[i, j] = unit.pods
-                self.prio[i, j] = unit.priority
-                self.young[i, j] = unit.youngest
-                self.active[i, j] = True
-                self.unit_at[i][j] = unit
-                self.slots.setdefault(id(unit), []).append((i, j))
-        for unit in units:
-            self.of_job.setdefault(unit.job, []).append(unit)
+        self.layout = layout
+        self.active = layout.base.copy()
 
     def _retire(self, unit: VictimUnit) -> None:
-        for i, j in self.slots.get(id(unit), ()):
+        for i, j in self.layout.slots.get(id(unit), ()):
             self.active[i, j] = False
 
     def run(self) -> bool:
@@ -135,7 +175,7 @@ class GangPlan:
                 else:
                     attempt.commit()  # hands the evictions to the plan's statement
                     for unit in units:
-                        for same_job in self.of_job[unit.job] if unit.whole else (unit,):
+                        for same_job in self.layout.of_job[unit.job] if unit.whole else (unit,):
                             self._retire(same_job)
                     self.evicted += evicted
                     return row
@@ -154,22 +194,22 @@ class GangPlan:
         if fits.size:
             scores = self.ssn.node_scores(klass, fits)
             return int(fits[int(np.argmax(scores))]), []
-        if self.row_ids.size == 0:
+        lay = self.layout
+        if lay.row_ids.size == 0:
             return None
-        short = np.maximum(vec - future[self.row_ids], 0)
-        room = np.cumsum(self.free * self.active[:, :, None], axis=1)
+        short = np.maximum(vec - future[lay.row_ids], 0)
+        room = np.cumsum(lay.free * self.active[:, :, None], axis=1)
         enough = (room >= short[:, None, :]).all(axis=2) & self.active
-        usable = enough.any(axis=1) & ok[self.row_ids]
+        usable = enough.any(axis=1) & ok[lay.row_ids]
         if not usable.any():
             return None
         first = enough.argmax(axis=1)
-        rows = np.arange(len(self.row_ids))
-        pods = np.cumsum(self.pods * self.active, axis=1)[rows, first]
-        prio = np.maximum.accumulate(np.where(self.active, self.prio, np.iinfo(np.int64).min), axis=1)[
-            rows, first
-        ]
-        young = np.minimum.accumulate(np.where(self.active, self.young, np.inf), axis=1)[rows, first]
-        after = future[self.row_ids] + room[rows, first]
+        rows = np.arange(len(lay.row_ids))
+        pods = np.cumsum(lay.pods * self.active, axis=1)[rows, first]
+        lowest = np.iinfo(np.int64).min
+        prio = np.maximum.accumulate(np.where(self.active, lay.prio, lowest), axis=1)[rows, first]
+        young = np.minimum.accumulate(np.where(self.active, lay.young, np.inf), axis=1)[rows, first]
+        after = future[lay.row_ids] + room[rows, first]
         asked = np.flatnonzero(vec)
         hosts = np.clip((after[:, asked] // vec[asked]).min(axis=1), 1, need)
         per_pod = pods / hosts
@@ -180,6 +220,6 @@ class GangPlan:
         chosen = [
             unit
             for j in range(int(first[best]) + 1)
-            if self.active[best, j] and (unit := self.unit_at[best][j]) is not None
+            if self.active[best, j] and (unit := lay.unit_at[best][j]) is not None
         ]
-        return int(self.row_ids[best]), chosen
+        return int(lay.row_ids[best]), chosen

@@ -21,14 +21,12 @@ from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.status import PodGroupPhase
 from ..framework.task import TaskInfo
-from .gangplan import GangPlan
+from .gangplan import GangPlan, VictimLayout
 from .ordering import OrderedQueue
 from .victims import (
     EVICTABLE,
-    VictimUnit,
     build_units,
     by_preference,
-    enough_in_total,
     never_preempts,
     permitted_by_job,
     permitted_victims,
@@ -57,10 +55,10 @@ class Preempt:
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known()
-        self._units: dict[tuple[str, int], list[VictimUnit]] = {}
+        self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:
-        self._units = {}
+        self._layouts = {}
         by_queue = starving_jobs(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         while queues:
@@ -92,25 +90,25 @@ class Preempt:
                 ssn,
             )
 
-        units = self._units.get(key)
-        if units is None:
-            units = self._units[key] = build_units(
-                ssn, permitted_by_job(ssn, "preemptable", preemptor, candidates())
-            )
-        if not enough_in_total(ssn, job, units):
+        layout = self._layouts.get(key)
+        if layout is None:
+            permitted = permitted_by_job(ssn, "preemptable", preemptor, candidates())
+            layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
+        if not layout.enough_for(ssn, job):
             return False
         with ssn.statement() as stmt:
             plan = GangPlan(
                 ssn,
                 stmt,
                 job,
-                units,
+                layout,
                 reason=REASON,
                 point="preemptable",
                 admit=lambda t: ssn.allocatable(queue, t),
             )
             if plan.run():
                 stmt.commit()
+                layout.refresh({t.job_id or t.uid for t in plan.evicted})
                 log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
                 return True
             stmt.discard()

@@ -21,15 +21,13 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
-from .gangplan import GangPlan
+from .gangplan import GangPlan, VictimLayout
 from .ordering import OrderedQueue
 from .preempt import starving_jobs
 from .victims import (
     EVICTABLE,
-    VictimUnit,
     build_units,
     by_preference,
-    enough_in_total,
     permitted_by_job,
     protected,
     to_place,
@@ -45,10 +43,10 @@ class Reclaim:
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known()
-        self._units: dict[tuple[str, int], list[VictimUnit]] = {}
+        self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:
-        self._units = {}
+        self._layouts = {}
         if not any(ssn.points("preemptive")):
             log.debug("reclaim skipped: no plugin implements preemptive (enable capacity or proportion)")
             return
@@ -88,25 +86,25 @@ class Reclaim:
                 ssn,
             )
 
-        units = self._units.get(key)
-        if units is None:
-            units = self._units[key] = build_units(
-                ssn, permitted_by_job(ssn, "reclaimable", preemptor, candidates())
-            )
-        if not enough_in_total(ssn, job, units):
+        layout = self._layouts.get(key)
+        if layout is None:
+            permitted = permitted_by_job(ssn, "reclaimable", preemptor, candidates())
+            layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
+        if not layout.enough_for(ssn, job):
             return False
         with ssn.statement() as stmt:
             plan = GangPlan(
                 ssn,
                 stmt,
                 job,
-                units,
+                layout,
                 reason=REASON,
                 point="reclaimable",
                 admit=lambda t: self._admit(ssn, queue, t),
             )
             if plan.run():
                 stmt.commit()
+                layout.refresh({t.job_id or t.uid for t in plan.evicted})
                 log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
                 return True
             stmt.discard()

@@ -14,10 +14,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-import numpy as np
-
 from ..framework.job import JobInfo
-from ..framework.nodetable import BoolArray, IntArray
+from ..framework.nodetable import IntArray
 from ..framework.session import Session
 from ..framework.status import ALLOCATED_STATUSES, TaskStatus
 from ..framework.task import TaskInfo
@@ -113,28 +111,6 @@ def _unit(ssn: Session, job: JobInfo, tasks: tuple[TaskInfo, ...], *, whole: boo
         rows=tuple(ssn.node_of(t) for t in tasks),
         vecs=tuple(ssn.task_class(t).vec for t in tasks),
     )
-
-
-def enough_in_total(ssn: Session, job: JobInfo, units: Sequence[VictimUnit]) -> bool:
-    """A cheap necessary condition: free room plus everything evictable covers the gang's remaining need,
-    summed over the nodes that pass its predicates. When it fails no plan can work, so none is tried."""
-    need = job.min_available - job.ready_task_num - job.waiting_task_num
-    tasks = to_place(ssn, job)[: max(need, 0)]
-    if not tasks:
-        return need <= 0
-    table = ssn.table
-    usable: BoolArray = np.zeros(len(table), dtype=np.bool_)
-    asked = np.zeros(len(table.names), dtype=np.int64)
-    for task in tasks:
-        klass = ssn.task_class(task)
-        usable |= ssn.predicate(klass).ok
-        asked += klass.vec
-    room = np.maximum(table.future_idle[usable], 0).sum(axis=0)
-    for unit in units:
-        for task, row, vec in zip(unit.tasks, unit.rows, unit.vecs, strict=True):
-            if usable[row] and task.status in EVICTABLE:
-                room = room + vec
-    return bool((room >= asked).all())
 
 
 def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
