@@ -160,6 +160,35 @@ def problems(doc: Any) -> list[str]:
             id="pod-without-containers",
         ),
         pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": "p", "annotations": {"volcano.sh/jdb-min-available": "100%"}},
+                "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
+            },
+            "metadata.annotations[volcano.sh/jdb-min-available]: '100%' is not a positive count "
+            "or a percentage "
+            "(use e.g. '2' or '50%')",
+            id="pod-jdb-percentage",
+        ),
+        pytest.param(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": "p",
+                    "annotations": {
+                        "volcano.sh/jdb-min-available": "1",
+                        "volcano.sh/jdb-max-unavailable": "1",
+                    },
+                },
+                "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
+            },
+            "metadata.annotations[volcano.sh/jdb-max-unavailable]: cannot be set together with "
+            "volcano.sh/jdb-min-available (keep one of the two)",
+            id="pod-jdb-both",
+        ),
+        pytest.param(
             ["not", "a", "mapping"], "expected a mapping (a Kubernetes object), got list", id="not-a-mapping"
         ),
     ],

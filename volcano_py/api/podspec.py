@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from volcano_py.api import constants
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.resources import QuantityError, Resource, parse_quantity
@@ -254,6 +255,31 @@ def _check_node_term(term: Any, path: str) -> list[Problem]:
                         f"operator {operator} needs exactly one integer value (e.g. ['4'])",
                     )
                 )
+    return problems
+
+
+def check_jdb_annotations(
+    annotations: Mapping[str, Any], path: str = "metadata.annotations"
+) -> list[Problem]:
+    """Volcano's pod rules for its disruption budget annotations: one of the two, as a count or 1%-99%."""
+    keys = (constants.JDB_MIN_AVAILABLE_KEY, constants.JDB_MAX_UNAVAILABLE_KEY)
+    if all(key in annotations for key in keys):
+        return [Problem(f"{path}[{keys[1]}]", f"cannot be set together with {keys[0]} (keep one of the two)")]
+    problems: list[Problem] = []
+    for key in keys:
+        value = annotations.get(key)
+        if value is None:
+            continue
+        text = str(value)
+        number = text[:-1] if text.endswith("%") else text
+        valid = number.isdigit() and int(number) > 0 and (not text.endswith("%") or int(number) < 100)
+        if not valid:
+            problems.append(
+                Problem(
+                    f"{path}[{key}]",
+                    f"{text!r} is not a positive count or a percentage (use e.g. '2' or '50%')",
+                )
+            )
     return problems
 
 

@@ -21,7 +21,7 @@ from volcano_py.api.common import KubeObject, ObjectMeta
 from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
-from volcano_py.api.podspec import check_pod_spec
+from volcano_py.api.podspec import check_jdb_annotations, check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
 from volcano_py.api.scheduling import PodGroup, Queue
@@ -151,6 +151,10 @@ def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
     if not isinstance(metadata, Mapping) or not (metadata.get("name") or metadata.get("generateName")):
         problems.append(Problem("metadata.name", "is required (name the pod)"))
     problems += check_pod_spec(obj.get("spec"), "spec")
+    spec = obj.get("spec")
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    if isinstance(spec, Mapping) and spec.get("schedulerName") == constants.SCHEDULER_NAME and annotations:
+        problems += check_jdb_annotations(annotations)
     return problems
 
 
