@@ -1,0 +1,190 @@
+"""How fast the operator turns a burst of Jobs into pods; JSON on stdout.
+
+Applies ``--jobs`` Volcano Jobs of ``--pods-per-job`` pods at once to a fresh local control plane (etcd,
+kube-apiserver, KCM, KWOK), with ``volcano-py controller`` and ``volcano-py scheduler`` running as separate
+processes, and reports: seconds until every Job is Running, Jobs per second to Running, pods created per
+second by the controller, and the controller's resident memory (now and peak).
+
+    python benchmarks/bench_controller.py                      # the issue's 1,000 jobs x 10 pods
+    python benchmarks/bench_controller.py --jobs 200           # a quicker run
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import math
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.shell.context import JOBS
+from volcano_py.devcluster import DevCluster
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import QUEUES
+
+REPO = Path(__file__).resolve().parents[1]
+NAMESPACE = "bench"
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _job(i: int, pods: int) -> dict[str, Any]:
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
+    }
+    return {
+        "apiVersion": c.BATCH_API_VERSION,
+        "kind": c.JOB_KIND,
+        "metadata": {"name": f"job-{i:05d}", "namespace": NAMESPACE},
+        "spec": {
+            "schedulerName": c.SCHEDULER_NAME,
+            "queue": c.DEFAULT_QUEUE,
+            "minAvailable": pods,
+            "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [container]}}}],
+        },
+    }
+
+
+def _rss_kib(pid: int) -> tuple[int, int]:
+    text = Path(f"/proc/{pid}/status").read_text()
+    now = re.search(r"VmRSS:\s+(\d+)", text)
+    peak = re.search(r"VmHWM:\s+(\d+)", text)
+    return (int(now.group(1)) if now else 0, int(peak.group(1)) if peak else 0)
+
+
+def _pods_created(port: int) -> float:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+        text = response.read().decode()
+    match = re.search(r"^volcano_controller_pods_created_total (\S+)$", text, re.M)
+    return float(match.group(1)) if match else 0.0
+
+
+def _wait_for_metrics(port: int, controller: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if controller.poll() is not None:
+            raise RuntimeError(
+                f"the controller exited with code {controller.returncode} before serving metrics"
+            )
+        try:
+            _pods_created(port)
+            return
+        except OSError:
+            time.sleep(0.5)
+    raise RuntimeError(f"the controller served no metrics on port {port} within {seconds:.0f}s")
+
+
+async def _running(client: KubeClient) -> int:
+    listed = await client.get(JOBS.collection_path(NAMESPACE))
+    phases = [((j.get("status") or {}).get("state") or {}).get("phase") for j in listed.get("items") or ()]
+    return sum(1 for p in phases if p in ("Running", "Completed"))
+
+
+async def _measure(
+    cluster: DevCluster, args: argparse.Namespace, controller: subprocess.Popen[bytes], port: int
+) -> dict[str, Any]:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    try:
+        try:
+            queue = {"apiVersion": c.SCHEDULING_API_VERSION, "kind": "Queue", "metadata": {"name": "default"}}
+            await client.create(QUEUES.collection_path(), {**queue, "spec": {"weight": 1}})
+        except ApiError as exc:
+            if not exc.conflict:
+                raise
+        total_pods = args.jobs * args.pods_per_job
+        limit = asyncio.Semaphore(32)
+
+        async def submit(i: int) -> None:
+            async with limit:
+                await client.create(JOBS.collection_path(NAMESPACE), _job(i, args.pods_per_job))
+
+        started = time.monotonic()
+        await asyncio.gather(*(submit(i) for i in range(args.jobs)))
+        submitted = time.monotonic() - started
+        pods_done_at = running_at = None
+        deadline = started + args.timeout
+        running = created = 0
+        while time.monotonic() < deadline and (pods_done_at is None or running_at is None):
+            await asyncio.sleep(1.0)
+            created = int(await asyncio.to_thread(_pods_created, port))
+            if pods_done_at is None and created >= total_pods:
+                pods_done_at = time.monotonic() - started
+            running = await _running(client)
+            if running_at is None and running >= args.jobs:
+                running_at = time.monotonic() - started
+        rss, peak = _rss_kib(controller.pid)
+        return {
+            "benchmark": "controller",
+            "jobs": args.jobs,
+            "pods_per_job": args.pods_per_job,
+            "nodes": args.nodes,
+            "submit_seconds": round(submitted, 2),
+            "seconds_to_all_pods_created": round(pods_done_at, 2) if pods_done_at else None,
+            "pods_created_per_second": round(created / pods_done_at, 1) if pods_done_at else None,
+            "seconds_to_all_jobs_running": round(running_at, 2) if running_at else None,
+            "jobs_per_second_to_running": round(args.jobs / running_at, 2) if running_at else None,
+            "jobs_running_at_end": running,
+            "pods_created_at_end": created,
+            "controller_rss_mib": round(rss / 1024, 1),
+            "controller_peak_rss_mib": round(peak / 1024, 1),
+        }
+    finally:
+        await client.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument("--pods-per-job", type=int, default=10)
+    parser.add_argument("--nodes", type=int, default=0, help="fake nodes (default: enough for 400 pods each)")
+    parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    args = parser.parse_args()
+    args.nodes = args.nodes or max(4, math.ceil(args.jobs * args.pods_per_job / 400))
+    with DevCluster(out=sys.stderr) as cluster:
+        cluster.create_nodes(args.nodes, cpu="64", memory="512Gi", pods=500, gpus=0)
+        cluster.apply_crds(REPO / "crds")
+        cluster.create_namespace(NAMESPACE)
+        cluster.create_namespace("volcano-system")
+        port = _free_port()
+        common = ["--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect"]
+        scheduler = subprocess.Popen(
+            [sys.executable, "-m", "volcano_py", "scheduler", *common, "--metrics-port", "0"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        controller = subprocess.Popen(
+            [sys.executable, "-m", "volcano_py", "controller", *common, "--metrics-port", str(port),
+             "--metrics-host", "127.0.0.1"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        try:
+            _wait_for_metrics(port, controller)
+            result = asyncio.run(_measure(cluster, args, controller, port))
+        finally:
+            for proc in (controller, scheduler):
+                proc.terminate()
+                try:
+                    proc.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""The operator's per-key work queue and its metric names (no API server involved)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.shell.workqueue import KeyedQueue
+
+
+async def test_one_key_is_never_processed_twice_at_once_and_order_is_kept() -> None:
+    queue: KeyedQueue[str, int] = KeyedQueue()
+    seen: list[tuple[str, int]] = []
+    active: set[str] = set()
+    overlaps: list[str] = []
+    finished = asyncio.Event()
+
+    async def handle(key: str, item: int) -> None:
+        if key in active:
+            overlaps.append(key)
+        active.add(key)
+        await asyncio.sleep(0.01)
+        seen.append((key, item))
+        active.discard(key)
+        if len(seen) == 10:
+            finished.set()
+
+    for i in range(5):
+        queue.add("a", i)
+        queue.add("b", i)
+    runner = asyncio.create_task(queue.run(handle, workers=4))
+    await asyncio.wait_for(finished.wait(), 10)
+    runner.cancel()
+    await asyncio.gather(runner, return_exceptions=True)
+    assert overlaps == []
+    assert [i for k, i in seen if k == "a"] == [0, 1, 2, 3, 4]
+    assert [i for k, i in seen if k == "b"] == [0, 1, 2, 3, 4]
+
+
+async def test_consecutive_resyncs_collapse() -> None:
+    queue: KeyedQueue[str, str] = KeyedQueue(is_resync=lambda r: r == "sync")
+    for item in ("sync", "sync", "sync", "restart", "sync", "sync"):
+        queue.add("job", item)
+    assert queue.depth() == 3
+
+
+async def test_a_failing_handler_does_not_stop_the_worker() -> None:
+    queue: KeyedQueue[str, int] = KeyedQueue()
+    done: list[int] = []
+    finished = asyncio.Event()
+
+    async def handle(_key: str, item: int) -> None:
+        if item == 0:
+            raise RuntimeError("boom")
+        done.append(item)
+        finished.set()
+
+    queue.add("k", 0)
+    queue.add("k", 1)
+    runner = asyncio.create_task(queue.run(handle, workers=1))
+    await asyncio.wait_for(finished.wait(), 10)
+    runner.cancel()
+    await asyncio.gather(runner, return_exceptions=True)
+    assert done == [1]
+
+
+def test_metrics_use_volcanos_names() -> None:
+    metrics = ControllerMetrics()
+    metrics.job_completed.labels("ns/j", "default").inc()
+    metrics.set_queue_counts("default", {"running": 2, "pending": 1})
+    text = metrics.expose().decode()
+    assert 'volcano_job_completed_phase_count_total{job_name="ns/j",queue_name="default"} 1.0' in text
+    assert 'volcano_queue_pod_group_running_count{queue_name="default"} 2.0' in text
+    assert 'volcano_queue_pod_group_pending_count{queue_name="default"} 1.0' in text
+    assert "volcano_controller_job_to_pod_creation_latency_milliseconds_bucket" in text
+    assert "volcano_job_failed_phase_count" in text
