@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from volcano_py.resources import Resource
 from volcano_py.scheduler.plugins.capacity_ledger import QuotaLedger
@@ -299,3 +301,49 @@ def test_enqueue_refused_beyond_deserved_when_ancestors_are_full() -> None:
     verdict = book.enqueueable("vision", R(gpu=5))
     assert not verdict.ok
     assert "queue 'research' nvidia.com/gpu: would hold 9, capability is 6" in verdict.reason
+
+
+# --- properties over random hierarchies -------------------------------------------------------------------
+
+
+@st.composite
+def hierarchies(draw: st.DrawFn) -> list[QueueQuota]:
+    count = draw(st.integers(min_value=1, max_value=8))
+    queues: list[QueueQuota] = []
+    for i in range(count):
+        parent = draw(st.sampled_from(["", *[f"q{j}" for j in range(i)]]))
+        amount = st.integers(min_value=0, max_value=40)
+        cap = draw(st.one_of(st.none(), amount.map(lambda c: R(cpu=c) if c else None)))
+        queues.append(
+            q(
+                f"q{i}",
+                parent=parent,
+                deserved=R(cpu=draw(amount)),
+                guarantee=R(cpu=draw(st.integers(min_value=0, max_value=10))),
+                capability=cap,
+            )
+        )
+    return queues
+
+
+@settings(max_examples=150, deadline=None)
+@given(hierarchies())
+def test_hierarchy_invariants(queues: list[QueueQuota]) -> None:
+    tree = build_tree(queues, R(cpu=100))
+    assert not tree.broken
+    for limits in tree.queues.values():
+        real = limits.real_capability.bound("cpu")
+        # deserved never above what the queue may hold
+        assert real is None or limits.deserved.amount("cpu") <= real
+        if limits.parent is None:
+            continue
+        parent = tree.queues[limits.parent]
+        # a child never exceeds its parent
+        parent_real = parent.real_capability.bound("cpu")
+        assert parent_real is None or (real is not None and real <= parent_real)
+        parent_cap = parent.capability.bound("cpu")
+        assert parent_cap is None or (limits.capability.bound("cpu") or 0) <= parent_cap
+    for limits in tree.queues.values():
+        # guarantees add up
+        kids = sum(tree.queues[c].guarantee.amount("cpu") for c in limits.children)
+        assert limits.guarantee.amount("cpu") >= kids

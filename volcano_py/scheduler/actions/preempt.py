@@ -69,7 +69,9 @@ class Preempt:
                 if job.is_starving():
                     self._for_gang(ssn, queue, job)
         for job in list(ssn.jobs.values()):
-            if job.queue in ssn.queues and not never_preempts(job):
+            if job.queue not in ssn.queues or never_preempts(job):
+                continue
+            if not (ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING):
                 self._within_job(ssn, ssn.queues[job.queue], job)
 
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
