@@ -214,16 +214,18 @@ class Cluster:
     def _value(self, klass: str) -> int:
         return next((pc["value"] for pc in self.priority_classes if pc["metadata"]["name"] == klass), 0)
 
-    def run(self, conf: str = PREEMPT_CONF) -> Outcome:
-        """One session through the core's ``run_session`` with the built-in registry."""
-        snapshot = Snapshot.build(
+    def snapshot(self) -> Snapshot:
+        return Snapshot.build(
             nodes=self.nodes,
             pods=self.pods,
             podgroups=self.podgroups,
             queues=self.queues,
             priority_classes=self.priority_classes,
         )
-        return Outcome(run_session(snapshot, load_conf(conf), NOW))
+
+    def run(self, conf: str = PREEMPT_CONF) -> Outcome:
+        """One session through the core's ``run_session`` with the built-in registry."""
+        return Outcome(run_session(self.snapshot(), load_conf(conf), NOW))
 
 
 def _scaled(value: str, count: int) -> str:

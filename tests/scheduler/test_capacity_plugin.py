@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from tests.scheduler.evict_harness import Cluster
+from tests.scheduler.evict_harness import NOW, Cluster
+from volcano_py.resources import Resource
+from volcano_py.scheduler.actions.victims import EVICTABLE
+from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.framework.session import Session
+from volcano_py.scheduler.plugins.capacity import CapacityPlugin
+from volcano_py.scheduler.registry import default_registry
 
 CAPACITY_CONF = """
 actions: "enqueue, allocate, backfill"
@@ -185,3 +191,30 @@ def test_docs_worked_example_end_to_end() -> None:
     assert outcome.nominated == {f"train-{i}": "n1" for i in range(4)}
     update = {u.name: u for u in outcome.result.podgroup_updates}["train"]
     assert update.phase.value == "Inqueue"
+
+
+def test_a_discarded_statement_leaves_queue_usage_as_it_was() -> None:
+    cluster = (
+        Cluster()
+        .node("n0", cpu=8)
+        .queue("qa", capability={"cpu": "4"})
+        .job("a", queue="qa", cpu="2", running_on=["n0"])
+        .job("b", queue="qa", cpu="2", pending=1, created=1)
+    )
+    ssn = Session(cluster.snapshot(), load_conf(CAPACITY_CONF), default_registry(), now=NOW)
+    ssn.open()
+    plugin = ssn.plugin("capacity")
+    assert isinstance(plugin, CapacityPlugin) and plugin.ledger is not None
+    ledger = plugin.ledger
+    assert ledger.allocated("qa") == Resource.of(cpu=2, memory="1Gi")
+    pending = ssn.jobs["default/b"].pending_tasks[0]
+    running = ssn.jobs["default/a"].tasks_in(*EVICTABLE)[0]
+    with ssn.statement() as stmt:
+        stmt.allocate(pending, 0)
+        assert ledger.allocated("qa") == Resource.of(cpu=4, memory="2Gi")
+        assert not ledger.allocatable("qa", Resource.of(cpu=1)).ok
+        stmt.evict(running, "test")
+        assert ledger.allocated("qa") == Resource.of(cpu=2, memory="1Gi")
+        stmt.discard()
+    assert ledger.allocated("qa") == Resource.of(cpu=2, memory="1Gi")
+    assert ledger.allocated("root") == Resource.of(cpu=2, memory="1Gi")
