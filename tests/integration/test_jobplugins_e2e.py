@@ -1,0 +1,105 @@
+"""MPI, PyTorch and TensorFlow Jobs through the real operator and scheduler: plugins applied, Completed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from ctl_harness import Env, env, task, vcjob, wait_for
+
+from volcano_py.api import constants as c
+from volcano_py.kube.client import ApiError
+
+pytestmark = pytest.mark.integration
+__all__ = ["env"]
+
+
+def _env(pod: dict[str, Any]) -> dict[str, Any]:
+    container = pod["spec"]["containers"][0]
+    return {e["name"]: e.get("value", e.get("valueFrom")) for e in container.get("env", [])}
+
+
+async def _get(env: Env, path: str) -> dict[str, Any]:
+    found: dict[str, Any] = await env.api.get(path)
+    return found
+
+
+async def test_mpi_job_runs_to_completed_with_hosts_and_ssh(env: Env) -> None:
+    body = vcjob(
+        "mpi",
+        task("master", 1, complete_after="4s"),
+        task("worker", 2, complete_after="4s"),
+        plugins={"mpi": [], "svc": [], "ssh": []},
+    )
+    await env.create_job(body)
+    await env.wait_phase("mpi", "Running")
+    pods = {p["metadata"]["name"]: p for p in await env.pods("mpi")}
+    master = pods["mpi-master-0"]
+    assert _env(master)["MPI_HOST"] == "mpi-worker-0.mpi,mpi-worker-1.mpi"
+    assert master["spec"]["subdomain"] == "mpi"
+    assert {v["name"] for v in master["spec"]["volumes"]} >= {"mpi-svc", "mpi-ssh"}
+    service = await _get(env, f"/api/v1/namespaces/{env.ns}/services/mpi")
+    assert service["spec"]["clusterIP"] == "None"
+    await _get(env, f"/api/v1/namespaces/{env.ns}/secrets/mpi-ssh")
+    job = await env.wait_phase("mpi", "Completed")
+    assert job["status"]["succeeded"] == 3
+
+    async def released() -> bool:
+        # A finished Job gives back what its plugins made, as Volcano's OnJobDelete does.
+        for path in ("services/mpi", "configmaps/mpi-svc", "secrets/mpi-ssh"):
+            try:
+                await env.api.get(f"/api/v1/namespaces/{env.ns}/{path}")
+                return False
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        return True
+
+    await wait_for("the plugin objects of the completed Job to be deleted", released)
+
+
+async def test_pytorch_job_runs_to_completed_with_rendezvous_env(env: Env) -> None:
+    body = vcjob(
+        "pt",
+        task("master", 1, complete_after="4s"),
+        task("worker", 2, complete_after="4s"),
+        plugins={"pytorch": ["--port=29500"], "svc": []},
+    )
+    await env.create_job(body)
+    await env.wait_phase("pt", "Running")
+    pods = {p["metadata"]["name"]: p for p in await env.pods("pt")}
+    worker_env = _env(pods["pt-worker-1"])
+    assert (
+        worker_env["MASTER_ADDR"],
+        worker_env["MASTER_PORT"],
+        worker_env["WORLD_SIZE"],
+        worker_env["RANK"],
+    ) == (
+        "pt-master-0.pt",
+        "29500",
+        "3",
+        "2",
+    )
+    job = await env.wait_phase("pt", "Completed")
+    assert job["status"]["succeeded"] == 3
+
+
+async def test_tensorflow_job_runs_to_completed_with_tf_config(env: Env) -> None:
+    body = vcjob(
+        "tf",
+        task("ps", 1, complete_after="4s"),
+        task("worker", 2, complete_after="4s"),
+        plugins={"tensorflow": [], "svc": []},
+    )
+    await env.create_job(body)
+    await env.wait_phase("tf", "Running")
+    pods = {p["metadata"]["name"]: p for p in await env.pods("tf")}
+    config = json.loads(str(_env(pods["tf-worker-1"])["TF_CONFIG"]))
+    assert config == {
+        "cluster": {"ps": ["tf-ps-0.tf:2222"], "worker": ["tf-worker-0.tf:2222", "tf-worker-1.tf:2222"]},
+        "task": {"type": "worker", "index": 1},
+    }
+    job = await env.wait_phase("tf", "Completed")
+    assert job["status"]["succeeded"] == 3
+    assert c.JOB_NAME_KEY in pods["tf-ps-0"]["metadata"]["labels"]
