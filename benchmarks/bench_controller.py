@@ -24,6 +24,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.controllers.shell.context import JOBS
 from volcano_py.devcluster import DevCluster
@@ -67,10 +68,14 @@ def _rss_kib(pid: int) -> tuple[int, int]:
 
 
 def _pods_created(port: int) -> float:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5) as response:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
         text = response.read().decode()
     match = re.search(r"^volcano_controller_pods_created_total (\S+)$", text, re.M)
     return float(match.group(1)) if match else 0.0
+
+
+def _sink(logs: Path | None, name: str) -> Any:
+    return (logs / name).open("wb") if logs is not None else subprocess.DEVNULL
 
 
 def _wait_for_metrics(port: int, controller: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
@@ -120,7 +125,10 @@ async def _measure(
         running = created = 0
         while time.monotonic() < deadline and (pods_done_at is None or running_at is None):
             await asyncio.sleep(1.0)
-            created = int(await asyncio.to_thread(_pods_created, port))
+            try:
+                created = int(await asyncio.to_thread(_pods_created, port))
+            except OSError:  # a busy controller answered late; take the next sample
+                continue
             if pods_done_at is None and created >= total_pods:
                 pods_done_at = time.monotonic() - started
             running = await _running(client)
@@ -154,7 +162,12 @@ def main() -> int:
     parser.add_argument("--pods-per-job", type=int, default=10)
     parser.add_argument("--nodes", type=int, default=0, help="fake nodes (default: enough for 400 pods each)")
     parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
+    parser.add_argument("--logs", type=Path, help="write the controller's and scheduler's logs here")
     args = parser.parse_args()
+    log.configure("warning", json=True)  # logs to stderr: stdout carries only the JSON result
+    logs = args.logs
+    if logs is not None:
+        logs.mkdir(parents=True, exist_ok=True)
     args.nodes = args.nodes or max(4, math.ceil(args.jobs * args.pods_per_job / 400))
     with DevCluster(out=sys.stderr) as cluster:
         cluster.create_nodes(args.nodes, cpu="64", memory="512Gi", pods=500, gpus=0)
@@ -165,12 +178,12 @@ def main() -> int:
         common = ["--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect"]
         scheduler = subprocess.Popen(
             [sys.executable, "-m", "volcano_py", "scheduler", *common, "--metrics-port", "0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=_sink(logs, "scheduler.log"),
         )  # fmt: skip
         controller = subprocess.Popen(
             [sys.executable, "-m", "volcano_py", "controller", *common, "--metrics-port", str(port),
              "--metrics-host", "127.0.0.1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL, stderr=_sink(logs, "controller.log"),
         )  # fmt: skip
         try:
             _wait_for_metrics(port, controller)

@@ -36,11 +36,15 @@ async def wait_for(what: str, probe: Callable[[], Awaitable[Any]], seconds: floa
 class Operator:
     """One operator instance; ``stop()`` ends it the way a killed process would (no cleanup of objects)."""
 
-    def __init__(self, kubeconfig: str, namespace: str) -> None:
+    def __init__(self, kubeconfig: str, namespace: str, **overrides: Any) -> None:
+        overrides.setdefault("leader_elect", False)
         self.options = ControllerOptions(
-            kubeconfig=kubeconfig, namespaces=(namespace,), leader_elect=False, metrics_host="127.0.0.1",
+            kubeconfig=kubeconfig,
+            namespaces=(namespace,),
+            metrics_host="127.0.0.1",
             metrics_port=0,
-        )  # fmt: skip
+            **overrides,
+        )
         self._stop = asyncio.Event()
         self.task: asyncio.Task[None] = asyncio.create_task(run_controller(self.options, self._stop))
 

@@ -86,7 +86,8 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             "metadata": {"name": name, "namespace": namespace, "uid": meta.uid,
                          "ownerReferences": list(meta.get("ownerReferences") or ())},
             "spec": dict(body.spec),
-            "status": {"phase": body.status.get("phase")},
+            "status": {"phase": body.status.get("phase"),
+                       "conditions": list(body.status.get("conditions") or ())},
         }  # fmt: skip
         return {(namespace or "", name): slim}
 

@@ -15,15 +15,15 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
-from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
-from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
+from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
 from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError, parse_job
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
 from volcano_py.controllers.jobplugins import PluginSet
-from volcano_py.controllers.shell.context import JOBS, PVCS, ControllerContext, DelayedAction, JobKey
+from volcano_py.controllers.shell.context import JOBS, ControllerContext, DelayedAction, JobKey
+from volcano_py.controllers.shell.job_resources import JobResources
 from volcano_py.controllers.shell.plugins import JobPluginError, JobPlugins
 from volcano_py.controllers.ttl import seconds_left
 from volcano_py.kube.client import JSON_PATCH, ApiError
@@ -52,9 +52,7 @@ class JobWorker:
         self.ctx = ctx
         self._create_limit = asyncio.Semaphore(ctx.options.create_concurrency)
         self._job_created: dict[str, datetime] = {}
-        # PodGroups this worker deleted: the cache may show them for a moment longer, and a restarted job
-        # must not start pods on its old, already-admitted group.
-        self._deleted_podgroups: set[str] = set()
+        self.resources = JobResources(ctx)
         self._failures: dict[JobKey, int] = {}
         self.plugins = JobPlugins(ctx.client)
         self._retrying: set[JobKey] = set()
@@ -115,13 +113,16 @@ class JobWorker:
         pg_phase: str | None = None
         controlled = dict(status.controlled_resources)
         if step.op is Op.SYNC:
-            await self._ensure_volumes(spec, body)
+            await self.resources.ensure_volumes(spec, body)
             for vol in spec.volumes:
                 controlled[f"volume-pvc-{vol.claim_name}"] = vol.claim_name
             if plugin_set is not None:
                 await self.plugins.apply(body, plugin_set, status.version)
                 controlled.update(plugin_set.controlled_resources())
-            pg_phase = await self._ensure_podgroup(spec)
+            pg_phase = await self.resources.ensure_podgroup(spec)
+            podgroup = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
+            if podgroup is not None and pg_phase in (None, "Pending"):
+                self.resources.report_podgroup(body, spec, podgroup)
         pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
         plan = plan_step(spec, status, pods, pg_phase, step, now)
         await self._execute(spec, body, plan, plugin_set)
@@ -185,63 +186,6 @@ class JobWorker:
 
     # --- writes -----------------------------------------------------------------------------------------
 
-    async def _ensure_volumes(self, spec: JobSpec, body: dict[str, Any]) -> None:
-        for vol in spec.volumes:
-            path = PVCS.object_path(vol.claim_name, spec.namespace)
-            if vol.claim_spec is None:
-                try:
-                    await self.ctx.client.get(path)
-                except ApiError as exc:
-                    if exc.not_found:
-                        self.ctx.recorder.record(
-                            body,
-                            WARNING,
-                            "PVCError",
-                            f"pvc {vol.claim_name} is not found; the job waits for it",
-                        )
-                    raise
-                continue
-            try:
-                await self.ctx.client.create(
-                    PVCS.collection_path(spec.namespace), build_pvc(spec, vol.claim_name, vol.claim_spec)
-                )
-            except ApiError as exc:
-                if not exc.conflict:
-                    raise
-
-    async def _priorities(self, spec: JobSpec) -> dict[str, int]:
-        names = {(t.template.get("spec") or {}).get("priorityClassName") for t in spec.tasks} - {None, ""}
-        out: dict[str, int] = {}
-        for name in names:
-            try:
-                pc = await self.ctx.client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
-                out[str(name)] = int(pc.get("value", 0))
-            except ApiError as exc:
-                if not exc.not_found:
-                    raise
-        return out
-
-    async def _ensure_podgroup(self, spec: JobSpec) -> str | None:
-        """Create or update the Job's PodGroup; return its phase (None: just created, not admitted)."""
-        current = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
-        if current is not None and current["metadata"].get("uid") in self._deleted_podgroups:
-            current = None
-        priorities = await self._priorities(spec) if len(spec.tasks) > 1 else {}
-        if current is None:
-            try:
-                await self.ctx.client.create(
-                    PODGROUPS.collection_path(spec.namespace), build_podgroup(spec, priorities)
-                )
-            except ApiError as exc:
-                if not exc.conflict:
-                    raise
-            return None
-        patch = spec_patch(current, spec, priorities)
-        if patch is not None:
-            await self.ctx.client.patch(PODGROUPS.object_path(spec.podgroup_name, spec.namespace), patch)
-        phase = (current.get("status") or {}).get("phase")
-        return str(phase) if phase else "Pending"
-
     async def _create_pod(self, spec: JobSpec, pod: dict[str, Any]) -> None:
         async with self._create_limit:
             try:
@@ -300,16 +244,16 @@ class JobWorker:
         errors = [r for r in results if isinstance(r, BaseException)]
         pg = self.ctx.podgroup(spec.namespace, spec.podgroup_name) if plan.delete_podgroup else None
         pg_uid = str(pg["metadata"].get("uid", "")) if pg is not None else ""
-        if pg is not None and pg_uid not in self._deleted_podgroups:
+        if pg is not None and pg_uid not in self.resources.deleted_podgroups:
             try:
                 await self.ctx.client.delete(
                     PODGROUPS.object_path(spec.podgroup_name, spec.namespace),
                     {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": pg_uid}},
                 )
-                self._deleted_podgroups.add(pg_uid)
+                self.resources.deleted_podgroups.add(pg_uid)
             except ApiError as exc:
                 if exc.not_found or exc.conflict:
-                    self._deleted_podgroups.add(pg_uid)
+                    self.resources.deleted_podgroups.add(pg_uid)
                 else:
                     errors.append(exc)
         if errors:

@@ -1,0 +1,93 @@
+"""The objects a Job needs besides its pods: its PVCs and its PodGroup, created or brought up to date."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.job.podbuilder import build_pvc
+from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
+from volcano_py.controllers.job.spec import JobSpec
+from volcano_py.controllers.shell.context import PVCS, ControllerContext
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.events import WARNING
+from volcano_py.kube.kinds import PODGROUPS
+
+
+class JobResources:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        # PodGroups deleted by a kill: the cache may show them for a moment longer, and a restarted job
+        # must not start pods on its old, already-admitted group.
+        self.deleted_podgroups: set[str] = set()
+
+    async def ensure_volumes(self, spec: JobSpec, body: dict[str, Any]) -> None:
+        for vol in spec.volumes:
+            path = PVCS.object_path(vol.claim_name, spec.namespace)
+            if vol.claim_spec is None:
+                try:
+                    await self.ctx.client.get(path)
+                except ApiError as exc:
+                    if exc.not_found:
+                        self.ctx.recorder.record(
+                            body,
+                            WARNING,
+                            "PVCError",
+                            f"pvc {vol.claim_name} is not found; the job waits for it",
+                        )
+                    raise
+                continue
+            try:
+                await self.ctx.client.create(
+                    PVCS.collection_path(spec.namespace), build_pvc(spec, vol.claim_name, vol.claim_spec)
+                )
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+
+    async def priorities(self, spec: JobSpec) -> dict[str, int]:
+        names = {(t.template.get("spec") or {}).get("priorityClassName") for t in spec.tasks} - {None, ""}
+        out: dict[str, int] = {}
+        for name in names:
+            try:
+                pc = await self.ctx.client.get(f"/apis/scheduling.k8s.io/v1/priorityclasses/{name}")
+                out[str(name)] = int(pc.get("value", 0))
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        return out
+
+    def report_podgroup(self, body: dict[str, Any], spec: JobSpec, podgroup: dict[str, Any]) -> None:
+        """Volcano's PodGroupPending event: the newest true condition, when it is not Scheduled."""
+        conditions = [
+            x for x in (podgroup.get("status") or {}).get("conditions") or () if x.get("status") == "True"
+        ]
+        if not conditions:
+            return
+        latest = max(conditions, key=lambda x: str(x.get("lastTransitionTime") or ""))
+        if latest.get("type") != c.PODGROUP_CONDITION_SCHEDULED:
+            message = f"PodGroup {spec.namespace}:{spec.name} {str(latest.get('type', '')).lower()}, "
+            self.ctx.recorder.record(
+                body, WARNING, "PodGroupPending", message + f"reason: {latest.get('message', '')}"
+            )
+
+    async def ensure_podgroup(self, spec: JobSpec) -> str | None:
+        """Create or update the Job's PodGroup; return its phase (None: just created, not admitted)."""
+        current = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
+        if current is not None and current["metadata"].get("uid") in self.deleted_podgroups:
+            current = None
+        priorities = await self.priorities(spec) if len(spec.tasks) > 1 else {}
+        if current is None:
+            try:
+                await self.ctx.client.create(
+                    PODGROUPS.collection_path(spec.namespace), build_podgroup(spec, priorities)
+                )
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+            return None
+        patch = spec_patch(current, spec, priorities)
+        if patch is not None:
+            await self.ctx.client.patch(PODGROUPS.object_path(spec.podgroup_name, spec.namespace), patch)
+        phase = (current.get("status") or {}).get("phase")
+        return str(phase) if phase else "Pending"
