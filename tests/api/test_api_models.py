@@ -11,7 +11,8 @@ from pydantic import ValidationError
 
 from volcano_py.api.batch import Job, JobPhase, JobStatus, LifecyclePolicy, TaskSpec, TaskState
 from volcano_py.api.bus import Action, Command, Event
-from volcano_py.api.common import NetworkTopologyMode, ObjectMeta, parse_duration
+from volcano_py.api.common import parse_duration
+from volcano_py.api.meta import NetworkTopologyMode, ObjectMeta
 from volcano_py.api.scheduling import DequeueStrategy, PodGroup, PodGroupPhase, PodGroupSpec, Queue
 from volcano_py.api.topology import HyperNode, MemberType
 from volcano_py.api.validation import KINDS

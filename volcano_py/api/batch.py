@@ -19,13 +19,12 @@ from volcano_py.api.common import (
     Duration,
     FreeForm,
     Int32,
-    KubeObject,
-    NetworkTopologySpec,
     SubdomainName,
     Time,
     VolcanoModel,
     crd_default,
 )
+from volcano_py.api.meta import KubeObject, NetworkTopologySpec
 
 
 class JobPhase(StrEnum):

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Final
 
 from volcano_py.api import constants
-from volcano_py.api.common import KubeObject, OwnerReference
+from volcano_py.api.meta import KubeObject, OwnerReference
 
 
 class Event(StrEnum):

@@ -1,16 +1,15 @@
-"""Building blocks shared by every Volcano kind: base model, object metadata, quantities, durations, times.
+"""Building blocks shared by every Volcano kind: the base model, names, quantities, durations, times.
 
 Wire compatibility drives the choices here. Objects keep the exact values the user wrote (a quantity stays
 ``"500m"``, a timeout stays ``"10m"``) so that ``Kind.model_validate(obj).to_dict() == obj``; fields we do not
 model are kept, not dropped, so a newer Volcano field survives a read-modify-write by our controllers; and
-only the fields that were set are written back, so the API server's own defaults stay in charge.
+only fields that were set or changed are written back, so the API server's own defaults stay in charge.
 """
 
 from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 from typing import Annotated, Any, Self
 
 from pydantic import (
@@ -258,89 +257,3 @@ FreeForm = Annotated[
     dict[str, Any],
     WithJsonSchema({"type": "object", "x-kubernetes-preserve-unknown-fields": True}),
 ]
-
-
-# --- metadata -------------------------------------------------------------------------------------------
-
-
-class OwnerReference(VolcanoModel):
-    api_version: str
-    kind: str
-    name: str
-    uid: str
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
-
-
-class ObjectMeta(VolcanoModel):
-    """The parts of metav1.ObjectMeta we read; everything else the server sends is kept verbatim."""
-
-    name: str | None = None
-    generate_name: str | None = None
-    namespace: str | None = None
-    uid: str | None = None
-    resource_version: str | None = None
-    generation: int | None = None
-    creation_timestamp: Time | None = None
-    deletion_timestamp: Time | None = None
-    labels: dict[str, str] = Field(default_factory=dict)
-    annotations: dict[str, str] = Field(default_factory=dict)
-    owner_references: list[OwnerReference] = Field(default_factory=list)
-    finalizers: list[str] = Field(default_factory=list)
-
-
-class KubeObject(VolcanoModel):
-    """A top-level API object: its ``to_dict`` always carries ``apiVersion`` and ``kind``."""
-
-    api_version: str
-    kind: str
-    metadata: ObjectMeta = Field(default_factory=ObjectMeta)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"apiVersion": self.api_version, "kind": self.kind, **super().to_dict()}
-
-    @property
-    def name(self) -> str:
-        return self.metadata.name or ""
-
-    @property
-    def namespace(self) -> str:
-        return self.metadata.namespace or ""
-
-
-class LabelSelectorRequirement(VolcanoModel):
-    key: str
-    operator: str
-    values: list[str] = Field(default_factory=list)
-
-
-class LabelSelector(VolcanoModel):
-    match_labels: dict[str, str] = Field(default_factory=dict)
-    match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
-
-
-class Condition(VolcanoModel):
-    """metav1.Condition, as used by HyperNode status."""
-
-    type: str
-    status: str
-    observed_generation: Int64 | None = Field(default=None, ge=0)
-    last_transition_time: Time | None = None
-    reason: str | None = None
-    message: str | None = None
-
-
-# --- network topology (identical in batch.volcano.sh and scheduling.volcano.sh) --------------------------
-
-
-class NetworkTopologyMode(StrEnum):
-    HARD = "hard"
-    SOFT = "soft"
-
-
-class NetworkTopologySpec(VolcanoModel):
-    """How far (in HyperNode tiers) the pods of a job or group may spread."""
-
-    mode: NetworkTopologyMode = crd_default(NetworkTopologyMode.HARD)
-    highest_tier_allowed: int | None = Field(default=None, ge=0)
-    highest_tier_name: str | None = Field(default=None, max_length=253)

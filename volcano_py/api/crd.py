@@ -19,7 +19,8 @@ import yaml
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
-from volcano_py.api.common import CRD_DEFAULT, KubeObject
+from volcano_py.api.common import CRD_DEFAULT
+from volcano_py.api.meta import KubeObject
 from volcano_py.api.scheduling import PodGroup, Queue
 from volcano_py.api.topology import HyperNode
 

@@ -7,12 +7,8 @@ from collections.abc import Mapping
 
 from volcano_py.api import constants
 from volcano_py.api.bus import COMMAND_ACTIONS, Command
-from volcano_py.api.common import (
-    LabelSelector,
-    NetworkTopologySpec,
-    ObjectMeta,
-    dns1123_subdomain_problem,
-)
+from volcano_py.api.common import dns1123_subdomain_problem
+from volcano_py.api.meta import LabelSelector, NetworkTopologySpec, ObjectMeta
 from volcano_py.api.podspec import LABEL_SELECTOR_OPERATORS
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import PodGroup, Queue

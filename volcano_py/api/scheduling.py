@@ -11,17 +11,8 @@ from enum import StrEnum
 from pydantic import Field
 
 from volcano_py.api import constants
-from volcano_py.api.common import (
-    Int32,
-    KubeObject,
-    LabelSelector,
-    NetworkTopologySpec,
-    ResourceList,
-    SubdomainName,
-    Time,
-    VolcanoModel,
-    crd_default,
-)
+from volcano_py.api.common import Int32, ResourceList, SubdomainName, Time, VolcanoModel, crd_default
+from volcano_py.api.meta import KubeObject, LabelSelector, NetworkTopologySpec
 from volcano_py.resources import Resource
 
 

@@ -10,7 +10,8 @@ from enum import StrEnum
 from pydantic import Field
 
 from volcano_py.api import constants
-from volcano_py.api.common import Condition, Int64, KubeObject, LabelSelector, SubdomainName, VolcanoModel
+from volcano_py.api.common import Int64, SubdomainName, VolcanoModel
+from volcano_py.api.meta import Condition, KubeObject, LabelSelector
 
 
 class MemberType(StrEnum):

@@ -17,10 +17,10 @@ from pydantic import BaseModel, ValidationError
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
-from volcano_py.api.common import KubeObject, ObjectMeta
 from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
+from volcano_py.api.meta import KubeObject, ObjectMeta
 from volcano_py.api.podspec import check_jdb_annotations, check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
