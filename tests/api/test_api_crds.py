@@ -1,5 +1,5 @@
-"""The committed CRDs are exactly what the models generate, and the API server will accept them "
-"as structural."""
+"""The committed CRDs are exactly what the models generate, and the API server will accept them as
+structural."""
 
 from __future__ import annotations
 
