@@ -11,7 +11,8 @@ which is these three steps (call them yourself for anything unusual)::
     await install_configurations(client, name="volcano-py", ca_bundle=cert.ca_pem, url="https://127.0.0.1:9443")
 
 For an in-cluster operator pass ``service={"namespace": ..., "name": ..., "port": 443}`` instead of ``url``
-and the Service's DNS name in ``hosts``.
+and the Service's DNS name in ``hosts``. ``client`` must be created in the event loop Kopf runs in (its
+aiohttp session is bound to that loop): the handlers list queues through it on every admission.
 
 ``configure_server`` leaves ``settings.admission.managed`` unset: Kopf's managed configurations would use a
 30-second timeout and its own names; ours (``configurations``) are short-timeout and scoped to Volcano kinds.
