@@ -339,3 +339,15 @@ def test_drf_preemptable_refuses_a_share_inverting_preemption() -> None:
 
 def test_without_drf_preemptable_the_same_preemption_happens() -> None:
     assert _share_inverting().run(PREEMPT_CONF).evicted == {"low-0"}
+
+
+def test_a_gang_that_cannot_preempt_says_why() -> None:
+    outcome = (
+        four_cpu_nodes(2)
+        .job("low", priority="low", cpu="2", running_on=["n0", "n1"], min_member=1)
+        .job("hi", priority="high", cpu="4", pending=3)
+        .run()
+    )
+    assert outcome.evicted == set()
+    message = outcome.result.explanations["default/hi"].message
+    assert "preempt: lower-priority pods in queue default cannot free enough for it" in message

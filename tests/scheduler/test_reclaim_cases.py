@@ -325,3 +325,16 @@ def test_reclaim_evictions_name_the_reclaimer() -> None:
     assert [(e.name, e.reason, e.preemptor) for e in outcome.result.evictions] == [
         ("b2-0", "reclaim", "default/a-0")
     ]
+
+
+def test_a_queue_at_its_share_says_why_it_does_not_reclaim() -> None:
+    outcome = (
+        two_queues({"cpu": "2"}, {"cpu": "2"})
+        .job("a0", queue="qa", cpu="2", running_on=["n0"])
+        .job("b1", queue="qb", cpu="2", running_on=["n0"])
+        .job("b2", queue="qb", cpu="4", running_on=["n1"], created=1)
+        .job("a", queue="qa", cpu="2", pending=1, created=2)
+        .run(RECLAIM_CONF)
+    )
+    message = outcome.result.explanations["default/a"].message
+    assert "reclaim: queue qa already holds its deserved share" in message

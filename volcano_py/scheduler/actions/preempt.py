@@ -28,6 +28,7 @@ from .victims import (
     build_units,
     by_preference,
     never_preempts,
+    note,
     permitted_by_job,
     permitted_victims,
     protected,
@@ -97,6 +98,7 @@ class Preempt:
             permitted = permitted_by_job(ssn, "preemptable", preemptor, candidates())
             layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
         if not layout.enough_for(ssn, job):
+            note(ssn, job, f"preempt: lower-priority pods in queue {job.queue} cannot free enough for it")
             return False
         with ssn.statement() as stmt:
             plan = GangPlan(
@@ -114,6 +116,7 @@ class Preempt:
                 log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
                 return True
             stmt.discard()
+        note(ssn, job, f"preempt: no lower-priority pods in queue {job.queue} make room for the whole gang")
         return False
 
     def _within_job(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> None:

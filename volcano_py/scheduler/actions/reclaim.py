@@ -28,6 +28,7 @@ from .victims import (
     EVICTABLE,
     build_units,
     by_preference,
+    note,
     permitted_by_job,
     protected,
     to_place,
@@ -68,6 +69,7 @@ class Reclaim:
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
         preemptor = to_place(ssn, job)[0]
         if not ssn.preemptive(queue, preemptor):
+            note(ssn, job, f"reclaim: queue {queue.name} already holds its deserved share")
             return False
         # Victims seen from one queue serve all its jobs; the plan re-asks the plugins per unit.
         key = (job.queue, 0)
@@ -91,6 +93,7 @@ class Reclaim:
             permitted = permitted_by_job(ssn, "reclaimable", preemptor, candidates())
             layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
         if not layout.enough_for(ssn, job):
+            note(ssn, job, "reclaim: other queues hold too little above their deserved share for the gang")
             return False
         with ssn.statement() as stmt:
             plan = GangPlan(
@@ -108,4 +111,5 @@ class Reclaim:
                 log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
                 return True
             stmt.discard()
+        note(ssn, job, "reclaim: no set of pods other queues may give up makes room for the whole gang")
         return False

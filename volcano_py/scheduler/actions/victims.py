@@ -113,6 +113,11 @@ def _unit(ssn: Session, job: JobInfo, tasks: tuple[TaskInfo, ...], *, whole: boo
     )
 
 
+def note(ssn: Session, job: JobInfo, reason: str) -> None:
+    """Add why preempt or reclaim could not help to the job's explanation (its pending-condition text)."""
+    ssn.fit_failures_of(job).add(0, [reason])
+
+
 def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
     """Candidates most preferred as victims first: lowest job priority, lowest pod priority, youngest."""
 
