@@ -14,6 +14,7 @@ rounded *up*, as ``Quantity.MilliValue`` does, so a request is never under-count
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
@@ -94,8 +95,13 @@ def unit_scale(name: str) -> int:
     return 1000
 
 
+@functools.lru_cache(maxsize=65536, typed=True)
 def to_canonical(name: str, value: str | int | float) -> int:
-    """A quantity of resource ``name`` in its canonical integer unit, rounded up."""
+    """A quantity of resource ``name`` in its canonical integer unit, rounded up.
+
+    Cached: a cluster repeats a handful of quantity strings ("8", "96", "768Gi") across thousands of
+    pods and nodes, and every snapshot reads them again, so exact parsing happens once per distinct string.
+    """
     return math.ceil(parse_quantity(value) * unit_scale(name))
 
 
