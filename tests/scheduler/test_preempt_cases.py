@@ -351,3 +351,16 @@ def test_a_gang_that_cannot_preempt_says_why() -> None:
     assert outcome.evicted == set()
     message = outcome.result.explanations["default/hi"].message
     assert "preempt: lower-priority pods in queue default cannot free enough for it" in message
+
+
+def test_victim_gangs_stay_whole_even_with_the_gang_plugin_not_judging_victims() -> None:
+    conf = PREEMPT_CONF.replace("  - name: gang\n", "  - name: gang\n    enablePreemptable: false\n")
+    assert "enablePreemptable: false\n  - name: conformance" in conf
+    outcome = (
+        four_cpu_nodes(2)
+        .job("gang", priority="low", cpu="4", running_on=["n0", "n1"], min_member=2)
+        .job("hi", priority="high", cpu="4", pending=1, created=1)
+        .run(conf)
+    )
+    assert outcome.evicted == {"gang-0", "gang-1"}
+    assert set(outcome.nominated) == {"hi-0"}
