@@ -337,4 +337,5 @@ def test_a_queue_at_its_share_says_why_it_does_not_reclaim() -> None:
         .run(RECLAIM_CONF)
     )
     message = outcome.result.explanations["default/a"].message
-    assert "reclaim: queue qa already holds its deserved share" in message
+    expected = "reclaim: queue already holds its deserved share: queue 'qa' cpu: would hold 4, deserved is 2"
+    assert expected in message

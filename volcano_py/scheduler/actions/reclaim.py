@@ -69,7 +69,8 @@ class Reclaim:
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
         preemptor = to_place(ssn, job)[0]
         if not ssn.preemptive(queue, preemptor):
-            note(ssn, job, f"reclaim: queue {queue.name} already holds its deserved share")
+            why = ssn.explain("explain_preemptive", queue, preemptor) or f"queue {queue.name} may not reclaim"
+            note(ssn, job, f"reclaim: {why}")
             return False
         # Victims seen from one queue serve all its jobs; the plan re-asks the plugins per unit.
         key = (job.queue, 0)

@@ -144,6 +144,11 @@ class CapacityPlugin:
         with the pods placed before it already charged.)"""
         return queue.open and self._book().can_reclaim(queue.name, task.resreq).ok
 
+    def explain_preemptive(self, queue: QueueInfo, task: TaskInfo) -> str:
+        if not queue.open:
+            return f"queue {queue.name} is {queue.state}"
+        return self._book().can_reclaim(queue.name, task.resreq).reason
+
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         """Of ``reclaimees`` (in the order the action prefers them), those whose queues may give them up,
         judged as if the ones before them were already taken."""
