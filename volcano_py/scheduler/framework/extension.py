@@ -100,9 +100,11 @@ class Predicate(Protocol):
 
 @runtime_checkable
 class NodeOrder(Protocol):
-    """Score the nodes at ``rows`` for a task class (higher is better); scores of plugins are summed."""
+    """Score the nodes at ``rows`` for one more pod of ``klass`` (higher is better), as if ``extra[i]`` pods
+    of the class were already added to ``rows[i]`` (rows may repeat); scores of plugins are summed. The
+    hypothetical ``extra`` lets placement score a node's 1st, 2nd, ... pod in one vectorised call."""
 
-    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray) -> FloatArray: ...
+    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray: ...
 
 
 @runtime_checkable

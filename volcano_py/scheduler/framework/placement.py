@@ -3,10 +3,10 @@
 This is the seam the CP-SAT solver replaces for gangs: a ``JobPlacer`` plugin gets the same
 ``(session, statement, job)`` and returns ``Placed``; ``place_job`` tries placers first, then this.
 
-Per class the nodes passing the predicates are scanned once: which fit a pod now (idle), which will once
-releasing pods are gone (future idle), and each node's score. Then pods are placed one at a time on the
-best-scoring node, as Volcano does, but after each pod only the chosen node's fit and score are
-recomputed, so a pod costs an argmax plus O(1) work instead of a pass over every node.
+Pods are placed one at a time on the best-scoring node, as Volcano does, but without re-scoring after each
+pod: for a class, one vectorised call scores every candidate node's 1st, 2nd, ... k-th pod (a node's score
+depends only on its own usage), so each pod then costs an argmax and an O(1) update. Pods that only fit
+once releasing pods are gone (pipelining) take the slower path that re-checks the chosen node.
 """
 
 from __future__ import annotations
@@ -42,43 +42,72 @@ def class_runs(ssn: Session, tasks: Iterable[TaskInfo]) -> list[tuple[TaskClass,
     return runs
 
 
-class _Candidates:
-    """Nodes passing the predicates for one class, with masked scores for idle and future-idle fit."""
+class Candidates:
+    """Nodes passing the predicates for one class, each with its score sequence for the next pods."""
 
-    def __init__(self, ssn: Session, klass: TaskClass) -> None:
+    def __init__(self, ssn: Session, klass: TaskClass, wanted: int) -> None:
         self.ssn = ssn
         self.klass = klass
-        self.rows: IntArray = np.flatnonzero(ssn.predicate(klass).ok)
         table = ssn.table
+        self.rows: IntArray = np.flatnonzero(ssn.predicate(klass).ok)
         rows = self.rows
         idle = table.allocatable[rows] - table.used[rows]
-        future = idle + table.releasing[rows] - table.pipelined[rows]
-        scores = ssn.node_scores(klass, rows)
-        self.now: FloatArray = np.where((idle >= klass.vec).all(axis=1), scores, _NONE)
-        self.later: FloatArray = np.where((future >= klass.vec).all(axis=1), scores, _NONE)
+        fit = table.fit_counts(klass.vec, idle)
+        depth = int(min(max(wanted, 1), fit.max() if fit.size else 0))
+        self.depth = depth
+        if depth:
+            extra = np.tile(np.arange(depth, dtype=np.int64), len(rows))
+            scores = ssn.node_scores(klass, np.repeat(rows, depth), extra).reshape(len(rows), depth)
+            # The m-th further pod only goes where m + 1 pods fit.
+            self.ladder: FloatArray = np.where(np.arange(depth) < fit[:, None], scores, _NONE)
+        else:
+            self.ladder = np.full((len(rows), 1), _NONE)
+        self.placed: IntArray = np.zeros(len(rows), dtype=np.int64)
+        self.now: FloatArray = self.ladder[:, 0].copy()
+        self._later: FloatArray | None = None
+
+    def _later_scores(self) -> FloatArray:
+        """Scores of nodes where one more pod fits once releasing pods are gone (computed on demand)."""
+        if self._later is None:
+            table = self.ssn.table
+            rows = self.rows
+            future = (
+                table.allocatable[rows] - table.used[rows] + table.releasing[rows] - table.pipelined[rows]
+            )
+            scores = self.ssn.node_scores(self.klass, rows)
+            self._later = np.where(np.all(future >= self.klass.vec, axis=1), scores, _NONE)
+        return self._later
 
     def best(self) -> tuple[int, bool] | None:
-        """(table row, fits now) of the best node, preferring nodes where the pod fits now."""
+        """(index into rows, fits now) of the best node, preferring nodes where the pod fits now."""
         if self.rows.size == 0:
             return None
         i = int(np.argmax(self.now))
         if self.now[i] != _NONE:
-            return int(self.rows[i]), True
-        i = int(np.argmax(self.later))
-        if self.later[i] != _NONE:
-            return int(self.rows[i]), False
+            return i, True
+        later = self._later_scores()
+        i = int(np.argmax(later))
+        if later[i] != _NONE:
+            return i, False
         return None
 
-    def refresh(self, row: int) -> None:
-        """Recompute one node after a pod went there."""
-        i = int(np.searchsorted(self.rows, row))
+    def took(self, i: int, now: bool) -> None:
+        """A pod went to ``rows[i]``: advance that node's ladder (or re-check it after a pipeline)."""
+        if now:
+            self.placed[i] += 1
+            step = int(self.placed[i])
+            self.now[i] = self.ladder[i, step] if step < self.depth else _NONE
+            self._later = None
+            return
+        row = int(self.rows[i])
         table = self.ssn.table
-        vec = self.klass.vec
-        idle = table.allocatable[row] - table.used[row]
-        future = idle + table.releasing[row] - table.pipelined[row]
-        score = float(self.ssn.node_scores(self.klass, self.rows[i : i + 1])[0])
-        self.now[i] = score if (idle >= vec).all() else _NONE
-        self.later[i] = score if (future >= vec).all() else _NONE
+        future = table.allocatable[row] - table.used[row] + table.releasing[row] - table.pipelined[row]
+        later = self._later_scores()
+        later[i] = (
+            float(self.ssn.node_scores(self.klass, self.rows[i : i + 1])[0])
+            if np.all(future >= self.klass.vec)
+            else _NONE
+        )
 
 
 def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bool = True) -> Placed:
@@ -89,12 +118,15 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
     allocated = pipelined = 0
     was_ready = ssn.job_ready(job)
     for klass, run in class_runs(ssn, tasks):
-        candidates = _Candidates(ssn, klass)
         dynamic = ssn.is_dynamic(klass)
+        candidates = Candidates(ssn, klass, 1 if dynamic or was_ready else len(run))
         for n, task in enumerate(run):
+            if dynamic and n:
+                candidates = Candidates(ssn, klass, 1)
+            choice = candidates.best()
             if not ssn.allocatable(queue, task):
                 # When no node could take the pod either, the nodes are the fact to act on.
-                if candidates.best() is None:
+                if choice is None:
                     reasons = node_reasons(ssn, klass)
                 else:
                     reasons = [
@@ -102,24 +134,19 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
                     ]
                 ssn.fit_failures_of(job).add(len(run) - n, reasons)
                 break
-            if dynamic and n:
-                candidates = _Candidates(ssn, klass)
-            choice = candidates.best()
             if choice is None:
                 ssn.fit_failures_of(job).add(len(run) - n, node_reasons(ssn, klass))
                 break
-            row, now = choice
+            i, now = choice
+            row = int(candidates.rows[i])
             if now:
                 stmt.allocate(task, row)
                 allocated += 1
             else:
                 stmt.pipeline(task, row)
                 pipelined += 1
-            if not dynamic:
-                candidates.refresh(row)
-            if until_ready and not was_ready and ssn.job_ready(job):
-                return Placed(allocated, pipelined)
-            if was_ready and until_ready:
+            candidates.took(i, now)
+            if until_ready and (was_ready or ssn.job_ready(job)):
                 return Placed(allocated, pipelined)
     return Placed(allocated, pipelined)
 

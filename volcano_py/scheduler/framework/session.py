@@ -201,12 +201,15 @@ class Session:
             self._static[klass.key] = result
         return result
 
-    def node_scores(self, klass: TaskClass, rows: IntArray) -> FloatArray:
-        """Sum of every node-order plugin's score for the nodes at ``rows``."""
+    def node_scores(self, klass: TaskClass, rows: IntArray, extra: IntArray | None = None) -> FloatArray:
+        """Sum of every node-order plugin's score for one more pod of ``klass`` on the nodes at ``rows``
+        (with ``extra[i]`` pods of the class assumed already added to ``rows[i]``)."""
+        if extra is None:
+            extra = np.zeros(len(rows), dtype=np.int64)
         scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
         for tier in self._points["node_order"]:
             for fn in tier:
-                scores += fn(self, klass, rows)
+                scores += fn(self, klass, rows, extra)
         return scores
 
     # --- transactions and outcomes ----------------------------------------------------------------------

@@ -46,11 +46,12 @@ class BinpackPlugin:
     def on_session_close(self, ssn: Session) -> None:
         self.vector = np.zeros(0, dtype=np.float64)
 
-    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray) -> FloatArray:
+    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
         if not self.weight:
             return np.zeros(len(rows), dtype=np.float64)
         table = ssn.table
-        score = scoring.binpack(table.allocatable[rows], table.used[rows], klass.vec, self.vector)
+        used = table.used[rows] + np.outer(extra, klass.vec)
+        score = scoring.binpack(table.allocatable[rows], used, klass.vec, self.vector)
         result: FloatArray = score * self.weight
         return result
 

@@ -87,10 +87,10 @@ class NodeOrderPlugin:
         self._static[klass.key] = out
         return out
 
-    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray) -> FloatArray:
+    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
         table = ssn.table
         alloc = table.allocatable[np.ix_(rows, self.dims)]
-        used = table.used[np.ix_(rows, self.dims)] + klass.vec[self.dims]
+        used = table.used[np.ix_(rows, self.dims)] + np.outer(extra + 1, klass.vec[self.dims])
         score = self._fixed(ssn, klass)[rows].copy()
         w = self.weights
         if w["leastrequested.weight"]:
