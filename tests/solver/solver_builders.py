@@ -159,9 +159,6 @@ def stranded_after(problem: PlacementProblem, plan: PlacementPlan) -> int:
         gpus = left.amount(GPU)
         if left == alloc[node] or gpus <= 0:
             continue
-        usable = 0
-        for r in likely:
-            copies = min(left.amount(k) // v for k, v in r.items())
-            usable = max(usable, min(gpus, copies * r.amount(GPU)))
-        total += gpus - usable
+        if not any(r.fits_in(left) for r in likely):
+            total += gpus
     return total

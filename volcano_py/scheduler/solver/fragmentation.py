@@ -1,13 +1,13 @@
 """Stranded GPUs: free GPUs on a partly used node that no likely request can use.
 
-A node is partly used when its free vector differs from its allocatable one. Of its free GPUs, the ones a
-single likely request size can take (as many copies as fit, on every resource: a GPU with no CPU left beside
-it is as stranded as a lone GPU) are usable; the rest are stranded. Idle nodes strand nothing, since a whole
-node serves any request. The measure is a per-node number, so it adds up over a node class.
+A node is partly used when its free vector differs from its allocatable one. Its free GPUs are stranded
+when not one likely GPU request fits beside them, on every resource (a GPU with no CPU left beside it is as
+stranded as a GPU too small for any request). Idle nodes strand nothing, since a whole node serves any
+request it can. The measure is a per-node number, so it adds up over a node class.
 
 A second, finer measure (``fragmented``) counts, for each likely request size, the free GPUs of a node that
-this size cannot use, summed over the sizes. It is what keeps whole nodes whole for the large
-requests in the queue when the strict measure cannot tell two placements apart.
+this size cannot use (beyond the copies of it that fit), summed over the sizes, idle nodes included. It
+keeps whole nodes whole for the large requests in the queue when nothing is strictly stranded yet.
 """
 
 from __future__ import annotations
@@ -50,13 +50,10 @@ class StrandedGpus:
         gpus = free[self._gpu]
         if gpus <= 0:
             return 0
-        usable = 0
-        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
-            copies = min(free[i] // amount for i, amount in pairs)
-            usable = max(usable, min(gpus, copies * size_gpu))
-            if usable == gpus:
+        for pairs in self._sizes:
+            if all(free[i] >= amount for i, amount in pairs):
                 return 0
-        return gpus - usable
+        return gpus
 
     def fragmented(self, free: Vector) -> int:
         """Sum over likely request sizes of the milli-GPUs on this node that the size cannot use.
@@ -82,15 +79,16 @@ class StrandedGpus:
             zero = np.zeros(rows, dtype=np.int64)
             return zero, zero.copy()
         all_gpus = np.maximum(free[:, self._gpu], 0)
-        gpus = np.where(in_use, all_gpus, 0)
-        usable = np.zeros(rows, dtype=np.int64)
+        any_fits = np.zeros(rows, dtype=bool)
         fragmented = np.zeros(rows, dtype=np.int64)
         for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
-            copies = np.min(np.stack([free[:, i] // amount for i, amount in pairs], axis=1), axis=1)
-            fits = np.maximum(copies, 0) * size_gpu
-            usable = np.maximum(usable, np.minimum(gpus, fits))
-            fragmented += all_gpus - np.minimum(all_gpus, fits)
-        return gpus - usable, fragmented
+            copies = np.maximum(
+                np.min(np.stack([free[:, i] // amount for i, amount in pairs], axis=1), axis=1), 0
+            )
+            any_fits |= copies > 0
+            fragmented += all_gpus - np.minimum(all_gpus, copies * size_gpu)
+        stranded = np.where(in_use & ~any_fits, all_gpus, 0)
+        return stranded, fragmented
 
 
 def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:
