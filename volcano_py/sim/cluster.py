@@ -1,0 +1,213 @@
+"""The simulated cluster as the Kubernetes objects a session reads, and the bookkeeping of what runs where.
+
+Objects are plain dicts in the API's wire form so the simulator feeds ``Snapshot.build`` exactly as the
+runtime cache does. Pods are created with their PodGroup when a job arrives (the controller's handshake is
+folded in: ``enqueue`` still gates ``allocate``, since allocate only places Inqueue PodGroups).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
+
+from volcano_py.api import constants as c
+from volcano_py.resources import CPU, GPU, MEMORY
+from volcano_py.scheduler.framework.decisions import PodGroupUpdate
+
+from .workload import SimJob, SimNode, Workload
+
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
+NAMESPACE = "sim"
+DIMS = (CPU, MEMORY, GPU)
+Obj = dict[str, Any]
+
+
+def timestamp(seconds: float) -> str:
+    """Simulated seconds as the RFC 3339 time the API would write (second precision, as Kubernetes)."""
+    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def node_object(node: SimNode) -> Obj:
+    quantities = node.allocatable.to_quantities()
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": node.name, "labels": {"kubernetes.io/hostname": node.name, **node.labels}},
+        "spec": {},
+        "status": {
+            "capacity": quantities,
+            "allocatable": quantities,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+@dataclass(slots=True)
+class JobState:
+    """A job's life in the simulation; times are simulated seconds."""
+
+    job: SimJob
+    pods: dict[str, Obj] = field(default_factory=dict)  # uid -> pod
+    finish_at: dict[str, float] = field(default_factory=dict)  # uid of a running pod -> when it ends
+    ready_at: float | None = None
+    completed_at: float | None = None
+    succeeded: int = 0
+    evictions: int = 0
+    racks: set[str] = field(default_factory=set)
+
+    @property
+    def key(self) -> str:
+        return f"{NAMESPACE}/{self.job.name}"
+
+
+class SimCluster:
+    """Objects plus per-node usage along ``DIMS`` (numpy, for the stranded-GPU measure)."""
+
+    def __init__(self, workload: Workload) -> None:
+        self.nodes = [node_object(n) for n in workload.nodes]
+        self.node_index = {n.name: i for i, n in enumerate(workload.nodes)}
+        self.node_labels = {n.name: n.labels for n in workload.nodes}
+        self.allocatable = np.array(
+            [[n.allocatable.amount(d) for d in DIMS] for n in workload.nodes], dtype=np.int64
+        ).reshape(len(workload.nodes), len(DIMS))
+        self.used = np.zeros_like(self.allocatable)
+        self.queues: list[Obj] = [
+            {"metadata": {"name": c.DEFAULT_QUEUE}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+            *workload.queues,
+        ]
+        self.hypernodes = list(workload.hypernodes)
+        self.podgroups: dict[str, Obj] = {}
+        self.jobs: dict[str, JobState] = {}
+        self._pod_serial = 0
+
+    # --- objects ---------------------------------------------------------------------------------------
+
+    def admit(self, job: SimJob, now: float) -> JobState:
+        state = JobState(job)
+        spec: Obj = {
+            "minMember": job.min_available,
+            "queue": job.queue,
+            "minResources": (job.request * job.min_available).to_quantities(),
+        }
+        if job.priority_class:
+            spec["priorityClassName"] = job.priority_class
+        if job.network_topology:
+            spec["networkTopology"] = dict(job.network_topology)
+        self.podgroups[state.key] = {
+            "apiVersion": c.SCHEDULING_API_VERSION,
+            "kind": c.PODGROUP_KIND,
+            "metadata": {"name": job.name, "namespace": NAMESPACE, "creationTimestamp": timestamp(now)},
+            "spec": spec,
+            "status": {"phase": "Pending"},
+        }
+        for index in range(job.replicas):
+            self._new_pod(state, index, now)
+        self.jobs[state.key] = state
+        return state
+
+    def _new_pod(self, state: JobState, index: int, now: float) -> Obj:
+        self._pod_serial += 1
+        uid = f"pod-{self._pod_serial}"
+        pod: Obj = {
+            "metadata": {
+                "name": f"{state.job.name}-{index}-{self._pod_serial}",
+                "namespace": NAMESPACE,
+                "uid": uid,
+                "creationTimestamp": timestamp(now),
+                "annotations": {c.KUBE_GROUP_NAME_KEY: state.job.name, c.TASK_SPEC_KEY: "worker"},
+            },
+            "spec": {
+                "schedulerName": c.SCHEDULER_NAME,
+                "containers": [
+                    {"name": "main", "resources": {"requests": state.job.request.to_quantities()}}
+                ],
+                **({"priorityClassName": state.job.priority_class} if state.job.priority_class else {}),
+            },
+            "status": {"phase": "Pending"},
+        }
+        state.pods[uid] = pod
+        return pod
+
+    def write_status(self, update: PodGroupUpdate) -> None:
+        """What the binder would write: the next session compares against it, so nothing is re-sent."""
+        pg = self.podgroups.get(f"{update.namespace}/{update.name}")
+        if pg is None:
+            return
+        pg["status"] = {
+            "phase": update.phase.value,
+            "conditions": [
+                {
+                    "type": cond.type,
+                    "status": cond.status,
+                    "reason": cond.reason,
+                    "message": cond.message,
+                    "lastTransitionTime": cond.last_transition_time,
+                }
+                for cond in update.conditions
+            ],
+            "running": update.running,
+            "succeeded": update.succeeded,
+            "failed": update.failed,
+        }
+
+    def pods(self) -> Iterator[Obj]:
+        for state in self.jobs.values():
+            yield from state.pods.values()
+
+    # --- changes decided by a session ----------------------------------------------------------------
+
+    def _charge(self, node: str, state: JobState, sign: int) -> None:
+        row = self.node_index[node]
+        self.used[row] += sign * np.array([state.job.request.amount(d) for d in DIMS], dtype=np.int64)
+
+    def bind(self, job_key: str, uid: str, node: str, now: float) -> None:
+        state = self.jobs[job_key]
+        pod = state.pods[uid]
+        if pod["spec"].get("nodeName"):
+            raise RuntimeError(
+                f"pod {pod['metadata']['name']} bound twice ({pod['spec']['nodeName']}, {node})"
+            )
+        pod["spec"]["nodeName"] = node
+        pod["status"] = {"phase": "Running"}
+        state.finish_at[uid] = now + state.job.duration
+        self._charge(node, state, +1)
+        rack = self.node_labels[node].get("topology.volcano-py.io/rack")
+        if rack:
+            state.racks.add(rack)
+
+    def evict(self, job_key: str, uid: str, now: float) -> None:
+        """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape)."""
+        state = self.jobs[job_key]
+        pod = state.pods.pop(uid)
+        state.finish_at.pop(uid, None)
+        node = pod["spec"].get("nodeName")
+        if node:
+            self._charge(node, state, -1)
+        state.evictions += 1
+        self._new_pod(state, len(state.pods), now)
+
+    def finish_due(self, now: float) -> list[JobState]:
+        """Pods whose run time is over succeed; return the jobs that completed with them."""
+        done: list[JobState] = []
+        for state in list(self.jobs.values()):
+            for uid, end in list(state.finish_at.items()):
+                if end <= now:
+                    pod = state.pods[uid]
+                    pod["status"] = {"phase": "Succeeded"}
+                    del state.finish_at[uid]
+                    self._charge(pod["spec"]["nodeName"], state, -1)
+                    state.succeeded += 1
+            if state.succeeded >= state.job.replicas:
+                state.completed_at = now
+                done.append(state)
+                del self.jobs[state.key]
+                del self.podgroups[state.key]
+        return done
+
+    def next_finish(self) -> float | None:
+        ends = [end for state in self.jobs.values() for end in state.finish_at.values()]
+        return min(ends) if ends else None
