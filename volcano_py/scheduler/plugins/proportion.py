@@ -3,10 +3,13 @@
 Queue order: the smallest share of its deserved goes first. Overused: holding at least its deserved on
 every resource. Allocatable: one more task must stay within deserved on the resources it asks for.
 Enqueueable: ``minResources`` plus what the queue holds and has admitted must fit its real capability.
+Preemptive (reclaim): the queue stays within its deserved share; reclaimable: victims' queues hold more
+than they deserve and keep their guarantee.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from volcano_py.resources import Resource, format_quantity
@@ -167,6 +170,30 @@ class ProportionPlugin:
         attr = self.attrs.get(job.queue)
         if attr is not None:
             _add(attr.inqueue, job.min_request)
+
+    def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        """May ``queue`` reclaim for one more pod? Only while it stays within its deserved share."""
+        attr = self.attrs.get(queue.name)
+        return attr is not None and not self._over(queue, task.resreq, attr.allocated, attr.deserved)
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        """Of ``reclaimees``, those whose queue holds more than it deserves on a resource the pod uses and
+        keeps its guarantee without the pod, judged as if the ones before were already taken."""
+        held: dict[str, Vec] = {}
+        victims = []
+        for task in reclaimees:
+            attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
+            if attr is None:
+                continue
+            has = held.setdefault(attr.queue.name, dict(attr.allocated))
+            above = any(has.get(k, 0.0) > attr.deserved.get(k, 0.0) + 1e-6 for k in task.resreq)
+            keeps = all(
+                has.get(k, 0.0) - task.resreq.amount(k) >= g - 1e-6 for k, g in attr.queue.guarantee.items()
+            )
+            if above and keeps:
+                _add(has, task.resreq, -1)
+                victims.append(task)
+        return victims
 
     def _update(self, task: TaskInfo, sign: int) -> None:
         attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
