@@ -339,3 +339,33 @@ def test_a_queue_at_its_share_says_why_it_does_not_reclaim() -> None:
     message = outcome.result.explanations["default/a"].message
     expected = "reclaim: queue already holds its deserved share: queue 'qa' cpu: would hold 4, deserved is 2"
     assert expected in message
+
+
+PROPORTION_CONF = RECLAIM_CONF.replace("name: capacity", "name: proportion")
+
+
+def test_reclaim_with_the_proportion_plugin_restores_weighted_shares() -> None:
+    outcome = (
+        nodes(2)
+        .queue("qa")
+        .queue("qb")
+        .job("b1", queue="qb", cpu="4", running_on=["n0"])
+        .job("b2", queue="qb", cpu="4", running_on=["n1"], created=1)
+        .job("a", queue="qa", cpu="4", pending=1, created=2)
+        .run(PROPORTION_CONF)
+    )
+    assert outcome.evicted == {"b2-0"}
+    assert outcome.nominated == {"a-0": "n1"}
+
+
+def test_proportion_never_reclaims_from_a_queue_at_its_share() -> None:
+    outcome = (
+        nodes(2)
+        .queue("qa")
+        .queue("qb")
+        .job("a0", queue="qa", cpu="4", running_on=["n0"])
+        .job("b1", queue="qb", cpu="4", running_on=["n1"])
+        .job("a", queue="qa", cpu="4", pending=1, created=2)
+        .run(PROPORTION_CONF)
+    )
+    assert outcome.evicted == set()
