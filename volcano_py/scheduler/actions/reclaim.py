@@ -2,8 +2,8 @@
 
 Queues are taken in queue order, skipping overused and closed ones; their starving jobs in job order.
 Victims are the running pods of other queues that are reclaimable (``spec.reclaimable`` not false), not
-protected, and that every reclaimable plugin lets go — the queue-share plugin (``capacity``) keeps each
-victim queue at or above its deserved share and its guarantee. Pod by pod, the
+protected, and that every reclaimable plugin lets go — the queue-share plugin (``capacity`` or
+``proportion``) keeps each victim queue at or above its deserved share and its guarantee. Pod by pod, the
 reclaiming gang must stay allowed by ``preemptive`` (within deserved) and ``allocatable`` (within capability
 up the queue tree, after the simulated evictions). The gang is planned in one statement as in preempt and
 committed only when it becomes placeable as a whole.
@@ -49,7 +49,7 @@ class Reclaim:
     def execute(self, ssn: Session) -> None:
         self._layouts = {}
         if not any(ssn.points("preemptive")):
-            log.debug("reclaim skipped: no plugin implements preemptive (enable the capacity plugin)")
+            log.debug("reclaim skipped: no plugin implements preemptive (enable capacity or proportion)")
             return
         by_queue = starving_jobs(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
