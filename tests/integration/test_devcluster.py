@@ -8,6 +8,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -223,8 +224,16 @@ def test_repo_crds_are_established(cluster: DevCluster, crd: str) -> None:
     assert established and established[0]["status"] == "True"
 
 
+@dataclass
+class DevUp:
+    proc: subprocess.Popen[str]
+    run_dir: Path
+    stdout: list[str]
+    stderr: Path
+
+
 @pytest.fixture
-def dev_up(cluster: DevCluster, tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], Path, list[str]]]:
+def dev_up(cluster: DevCluster, tmp_path: Path) -> Iterator[DevUp]:
     """`volcano-py dev up --nodes 4 --gpus-per-node 8` in its own run dir, until it prints its export line."""
     run_dir = tmp_path / "run"
     command = [
@@ -238,9 +247,11 @@ def dev_up(cluster: DevCluster, tmp_path: Path) -> Iterator[tuple[subprocess.Pop
         "--gpus-per-node",
         "8",
     ]
-    proc = subprocess.Popen(
-        [*command, "--run-dir", str(run_dir)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-    )
+    errors = tmp_path / "dev-up.stderr"
+    with errors.open("w") as stderr:
+        proc = subprocess.Popen(
+            [*command, "--run-dir", str(run_dir)], stdout=subprocess.PIPE, stderr=stderr, text=True
+        )
     assert proc.stdout is not None
     lines: list[str] = []
     for line in proc.stdout:
@@ -248,19 +259,17 @@ def dev_up(cluster: DevCluster, tmp_path: Path) -> Iterator[tuple[subprocess.Pop
         if line.startswith("export KUBECONFIG="):
             break
     try:
-        yield proc, run_dir, lines
+        yield DevUp(proc, run_dir, lines, errors)
     finally:
         if proc.poll() is None:
             proc.terminate()
             proc.wait(timeout=60)
 
 
-def test_dev_up_gives_ready_gpu_nodes_and_dev_down_leaves_nothing(
-    cluster: DevCluster, dev_up: tuple[subprocess.Popen[str], Path, list[str]]
-) -> None:
-    proc, run_dir, lines = dev_up
+def test_dev_up_gives_ready_gpu_nodes_and_dev_down_leaves_nothing(cluster: DevCluster, dev_up: DevUp) -> None:
+    proc, run_dir, lines = dev_up.proc, dev_up.run_dir, dev_up.stdout
     exports = [line for line in lines if line.startswith("export KUBECONFIG=")]
-    assert exports, f"dev up printed no export line: {lines}"
+    assert exports, f"dev up printed no export line: {lines}\n{dev_up.stderr.read_text()}"
     kubeconfig = exports[0].removeprefix("export KUBECONFIG=")
     assert f"kubeconfig: {kubeconfig}" in lines
     kubectl = str(cluster.kubectl_binary)
@@ -292,7 +301,7 @@ def test_dev_up_gives_ready_gpu_nodes_and_dev_down_leaves_nothing(
         check=False,
     )
     assert down.returncode == 0, down.stderr
-    assert "stopped" in down.stdout
-    assert proc.wait(timeout=60) == 0
+    assert "stopped" in down.stdout, down.stdout
+    assert proc.wait(timeout=60) == 0, dev_up.stderr.read_text()
     for child in state.children:
         assert group_members(child.pid) == [], f"{child.name} left processes behind"

@@ -24,7 +24,8 @@ Fake pods finish through pod annotations (``stages``): ``COMPLETE_AFTER`` ("5s" 
 """
 
 from volcano_py.devcluster.build import BuildError, ToolchainMissing, ensure_binaries
-from volcano_py.devcluster.cluster import ClusterError, DevCluster, KubectlError
+from volcano_py.devcluster.cluster import DevCluster
+from volcano_py.devcluster.errors import ClusterError, KubectlError
 from volcano_py.devcluster.nodes import (
     GPU_RESOURCE,
     RACK_LABEL,

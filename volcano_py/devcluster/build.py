@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TextIO
 
 from volcano_py.devcluster import gomod
+from volcano_py.devcluster.cache import binary_paths, is_cached, missing, version_output
 from volcano_py.devcluster.versions import (
     COMPONENTS,
     ETCD,
@@ -37,7 +38,6 @@ from volcano_py.devcluster.versions import (
     MIN_GO,
     Component,
     cache_dir,
-    kwok_stage_dir,
     parse_go_version,
     reports_version,
 )
@@ -60,37 +60,6 @@ def format_elapsed(seconds: float) -> str:
     whole = int(seconds)
     minutes, secs = divmod(whole, 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
-def version_output(binary: Path, args: Sequence[str]) -> str:
-    try:
-        done = subprocess.run(
-            [str(binary), *args],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return done.stdout + done.stderr
-
-
-def is_cached(component: Component, cache: Path) -> bool:
-    """The binary exists, runs, and reports the pinned version (and kwok's stage files are beside it)."""
-    binary = component.binary(cache)
-    if not (binary.is_file() and os.access(binary, os.X_OK)):
-        return False
-    if component is KWOK and not all(
-        (kwok_stage_dir(cache) / Path(f).name).is_file() for f in KWOK_STAGE_FILES
-    ):
-        return False
-    return reports_version(component, version_output(binary, component.version_args))
-
-
-def missing(cache: Path, components: Sequence[Component] = COMPONENTS) -> list[Component]:
-    return [component for component in components if not is_cached(component, cache)]
 
 
 def go_environment() -> dict[str, str]:
@@ -282,10 +251,6 @@ def _build_lock(cache: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def binary_paths(cache: Path) -> dict[str, Path]:
-    return {component.name: component.binary(cache) for component in COMPONENTS}
 
 
 def ensure_binaries(cache: Path | None = None, *, out: TextIO | None = None) -> dict[str, Path]:

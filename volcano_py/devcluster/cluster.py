@@ -9,12 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import ssl
 import subprocess
 import tempfile
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -22,8 +19,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from volcano_py.devcluster import commands, credentials, processes, stages
+from volcano_py.devcluster import commands, credentials, processes, rest, stages
 from volcano_py.devcluster.build import ensure_binaries
+from volcano_py.devcluster.errors import ClusterError, KubectlError
 from volcano_py.devcluster.nodes import Topology, node_manifests
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.versions import kwok_stage_dir
@@ -33,17 +31,6 @@ log = get_logger(__name__)
 
 NODES_PER_KUBECTL = 100
 PARALLEL_KUBECTLS = 4
-
-
-class ClusterError(RuntimeError):
-    """The control plane failed to start or to do what was asked; the message says which part and why."""
-
-
-class KubectlError(subprocess.CalledProcessError):
-    def __str__(self) -> str:
-        return (
-            f"kubectl {' '.join(self.cmd[1:])} failed with exit code {self.returncode}: {self.stderr.strip()}"
-        )
 
 
 class DevCluster:
@@ -75,7 +62,7 @@ class DevCluster:
         self._token = ""
         self._ports: commands.Ports | None = None
         self._binaries: dict[str, Path] = {}
-        self._ssl: ssl.SSLContext | None = None
+        self._rest: rest.AdminApi | None = None
 
     # -- what users read -------------------------------------------------------------------------------------
 
@@ -173,7 +160,7 @@ class DevCluster:
         )
         deadline = time.monotonic() + self._startup_timeout
         self._spawn("etcd", commands.etcd_args(self._binaries["etcd"], self.layout, ports))
-        self._wait("etcd /health", deadline, lambda: _http_ok(f"{ports.etcd_url}/health"))
+        self._wait("etcd /health", deadline, lambda: rest.http_ok(f"{ports.etcd_url}/health"))
         self._spawn(
             "kube-apiserver", commands.apiserver_args(self._binaries["kube-apiserver"], self.layout, ports)
         )
@@ -220,48 +207,21 @@ class DevCluster:
 
     # -- talking to the API ----------------------------------------------------------------------------------
 
-    def _context(self) -> ssl.SSLContext:
-        if self._ssl is None:
-            self._ssl = ssl.create_default_context(cafile=str(self.layout.serving_cert))
-        return self._ssl
-
-    def _request(self, method: str, path: str, body: Any = None) -> tuple[int, Any]:
-        """One API call as the admin: (HTTP status, decoded JSON or text); status 0 if nothing answered."""
-        data = None if body is None else json.dumps(body).encode()
-        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
-        if data is not None:
-            headers["Content-Type"] = "application/json"
-        request = urllib.request.Request(self.server + path, data=data, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(request, context=self._context(), timeout=10) as response:
-                status, raw = int(response.status), response.read().decode()
-        except urllib.error.HTTPError as err:
-            status, raw = int(err.code), err.read().decode(errors="replace")
-        except (urllib.error.URLError, OSError):
-            return 0, None
-        try:
-            return status, json.loads(raw)
-        except ValueError:
-            return status, raw
+    def _api(self) -> rest.AdminApi:
+        if self._rest is None:
+            self._rest = rest.AdminApi(self.server, self._token, self.layout.serving_cert)
+        return self._rest
 
     def _get(self, path: str) -> Any | None:
-        """GET: the decoded body if the answer was 200, else None (404, not ready, no answer)."""
-        status, body = self._request("GET", path)
-        return body if status == 200 else None
+        return self._api().get(path)
 
     def get_json(self, path: str) -> Any:
         """GET an API path (e.g. ``/api/v1/nodes``) and decode it; ClusterError if that fails."""
-        status, body = self._request("GET", path)
-        if status != 200:
-            raise ClusterError(f"GET {path} answered {status or 'nothing'}: {_message(body)}")
-        return body
+        return self._api().get_json(path)
 
     def post_json(self, path: str, body: Any) -> Any:
         """POST an object (e.g. a Binding to ``.../pods/<name>/binding``); errors carry the API's reason."""
-        status, answer = self._request("POST", path, body)
-        if status not in (200, 201, 202):
-            raise ClusterError(f"POST {path} answered {status or 'nothing'}: {_message(answer)}")
-        return answer
+        return self._api().post_json(path, body)
 
     def _has_default_sa(self, namespace: str) -> bool:
         return self._get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default") is not None
@@ -399,17 +359,3 @@ class DevCluster:
                 timeout=timeout + 30,
             )
         return names
-
-
-def _message(body: Any) -> str:
-    if isinstance(body, dict) and "message" in body:
-        return str(body["message"])
-    return str(body)[:300]
-
-
-def _http_ok(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(url, timeout=2) as response:
-            return bool(response.status == 200)
-    except (urllib.error.URLError, OSError):
-        return False

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from volcano_py.devcluster import build, versions
+from volcano_py.devcluster import build, cache, versions
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.versions import ETCD, KUBE_APISERVER, KUBECTL, KWOK, Component
 
@@ -32,26 +32,26 @@ def test_reports_version_is_exact() -> None:
 
 def test_cached_binary_with_the_right_version_is_a_hit(tmp_path: Path) -> None:
     _fake_binary(tmp_path, KUBE_APISERVER, "Kubernetes v1.34.4")
-    assert build.is_cached(KUBE_APISERVER, tmp_path)
+    assert cache.is_cached(KUBE_APISERVER, tmp_path)
 
 
 def test_wrong_version_or_broken_or_missing_binary_is_a_miss(tmp_path: Path) -> None:
     _fake_binary(tmp_path, KUBE_APISERVER, "Kubernetes v1.33.0")
-    assert not build.is_cached(KUBE_APISERVER, tmp_path)
+    assert not cache.is_cached(KUBE_APISERVER, tmp_path)
     binary = _fake_binary(tmp_path, ETCD, "etcd Version: 3.6.16")
     binary.chmod(0o644)
-    assert not build.is_cached(ETCD, tmp_path)
-    assert not build.is_cached(KUBECTL, tmp_path)
+    assert not cache.is_cached(ETCD, tmp_path)
+    assert not cache.is_cached(KUBECTL, tmp_path)
 
 
 def test_kwok_without_its_stage_files_is_a_miss(tmp_path: Path) -> None:
     _fake_binary(tmp_path, KWOK, "kwok version v0.8.0")
-    assert not build.is_cached(KWOK, tmp_path)
+    assert not cache.is_cached(KWOK, tmp_path)
     stage_dir = versions.kwok_stage_dir(tmp_path)
     stage_dir.mkdir()
     for relative in versions.KWOK_STAGE_FILES:
         (stage_dir / Path(relative).name).write_text("kind: Stage\n")
-    assert build.is_cached(KWOK, tmp_path)
+    assert cache.is_cached(KWOK, tmp_path)
 
 
 def test_ensure_binaries_builds_nothing_when_all_are_cached(
@@ -71,7 +71,7 @@ def test_ensure_binaries_builds_nothing_when_all_are_cached(
     monkeypatch.setenv("PATH", "/nonexistent")  # no Go: any build attempt would fail loudly
     paths = build.ensure_binaries(tmp_path)
     assert paths["kube-apiserver"] == KUBE_APISERVER.binary(tmp_path)
-    assert build.missing(tmp_path) == []
+    assert cache.missing(tmp_path) == []
 
 
 def test_missing_go_says_what_to_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
