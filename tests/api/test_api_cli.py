@@ -7,7 +7,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from volcano_py.cli.main import main
+from volcano_py.cli.main import build_parser
+
+
+def main(argv: list[str]) -> int:
+    """``volcano-py ARGV`` without ``main``'s logging set-up, which would bind structlog to pytest's captured
+    stderr and break logging in later tests once that stream is closed."""
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -19,6 +19,7 @@ from pydantic import (
     ConfigDict,
     Field,
     PlainSerializer,
+    Strict,
     WithJsonSchema,
 )
 from pydantic.alias_generators import to_camel
@@ -249,8 +250,9 @@ Time = Annotated[
 ]
 
 # Go's int32 and int64 fields: the format lets the API server refuse out-of-range numbers, as Volcano's does.
-Int32 = Annotated[int, Field(json_schema_extra={"format": "int32"})]
-Int64 = Annotated[int, Field(json_schema_extra={"format": "int64"})]
+# Strict: YAML's `true` or "3" would be refused by the API server, so they are refused here too.
+Int32 = Annotated[int, Strict(), Field(json_schema_extra={"format": "int32"})]
+Int64 = Annotated[int, Strict(), Field(json_schema_extra={"format": "int64"})]
 
 # A free-form object the API server keeps as-is (pod templates, PVC specs).
 FreeForm = Annotated[

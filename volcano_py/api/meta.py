@@ -7,7 +7,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, StrictBool, StrictInt
 
 from volcano_py.api.common import Int64, Time, VolcanoModel, crd_default
 
@@ -19,8 +19,8 @@ class OwnerReference(VolcanoModel):
     kind: str
     name: str
     uid: str
-    controller: bool | None = None
-    block_owner_deletion: bool | None = None
+    controller: StrictBool | None = None
+    block_owner_deletion: StrictBool | None = None
 
 
 class ObjectMeta(VolcanoModel):
@@ -93,5 +93,5 @@ class NetworkTopologySpec(VolcanoModel):
     """How far (in HyperNode tiers) the pods of a job or group may spread."""
 
     mode: NetworkTopologyMode = crd_default(NetworkTopologyMode.HARD)
-    highest_tier_allowed: int | None = Field(default=None, ge=0)
+    highest_tier_allowed: StrictInt | None = Field(default=None, ge=0)
     highest_tier_name: str | None = Field(default=None, max_length=253)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import Field, StrictBool
 
 from volcano_py.api import constants
 from volcano_py.api.common import Int32, ResourceList, SubdomainName, Time, VolcanoModel, crd_default
@@ -125,7 +125,7 @@ class QueueAffinity(VolcanoModel):
 class QueueSpec(VolcanoModel):
     weight: Int32 = crd_default(1, ge=1, le=65535)
     capability: ResourceList = Field(default_factory=dict)
-    reclaimable: bool | None = None
+    reclaimable: StrictBool | None = None
     extend_clusters: list[Cluster] = Field(default_factory=list)
     guarantee: Guarantee = Field(default_factory=Guarantee)
     affinity: QueueAffinity | None = None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field
+from pydantic import Field, StrictInt
 
 from volcano_py.api import constants
 from volcano_py.api.common import Int64, SubdomainName, VolcanoModel
@@ -41,7 +41,7 @@ class MemberSpec(VolcanoModel):
 
 
 class HyperNodeSpec(VolcanoModel):
-    tier: int = Field(ge=0)
+    tier: StrictInt = Field(ge=0)
     tier_name: str | None = Field(default=None, max_length=253)
     members: list[MemberSpec] = Field(default_factory=list, min_length=1)
 
