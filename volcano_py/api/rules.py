@@ -1,4 +1,5 @@
-"""Admission checks for PodGroup, Queue, HyperNode and Command that need nothing but the object itself."""
+"""Admission checks for PodGroup, Queue, HyperNode and Command that need nothing but the object itself,
+and the checks every kind shares (object names, network-topology limits, label selectors)."""
 
 from __future__ import annotations
 
