@@ -57,15 +57,15 @@ def on_pod_seen(spec: JobSpec, old_phase: str | None, pod: PodView, task_pods: I
         return _request(pod, Event.POD_FAILED, pod.exit_code)
     if old_phase is None:
         return _request(pod, Event.POD_PENDING)
-    pods = list(task_pods)
+    # ``task_pods`` may be a lazy iterable: only these two checks read it, so most events never pay for it.
     if pod.phase == SUCCEEDED:
-        if old_phase != SUCCEEDED and task_completed(spec, pod.task, pods):
+        if old_phase != SUCCEEDED and task_completed(spec, pod.task, task_pods):
             return _request(pod, Event.TASK_COMPLETED)
         return _request(pod, Event.OUT_OF_SYNC)
     if pod.phase in (RUNNING, PENDING):
         if old_phase != pod.phase:
             return _request(pod, Event.POD_RUNNING if pod.phase == RUNNING else Event.POD_PENDING)
-        if task_failed(spec, pod.task, pods):
+        if task_failed(spec, pod.task, task_pods):
             return _request(pod, Event.TASK_FAILED)
     return _request(pod, Event.OUT_OF_SYNC)
 

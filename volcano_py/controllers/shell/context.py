@@ -13,12 +13,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.job.policies import Decision, Request
+from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
+from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.kinds import ResourceKind
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
 
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
@@ -82,6 +86,7 @@ class ControllerContext:
     pod_phases: dict[str, str] = field(default_factory=dict)  # pod uid -> last phase seen
     delayed: dict[JobKey, dict[str, DelayedAction]] = field(default_factory=dict)
     ttl_timers: dict[JobKey, asyncio.TimerHandle] = field(default_factory=dict)
+    specs: dict[str, tuple[int, JobSpec]] = field(default_factory=dict)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
 
     def job(self, key: JobKey) -> dict[str, Any] | None:
@@ -120,10 +125,33 @@ class ControllerContext:
         found = _values(self.indices.get(QUEUE_INDEX), name)
         return found[0] if found else None
 
+    def spec(self, body: Mapping[str, Any]) -> JobSpec:
+        """The parsed Job, cached per (uid, generation): pod events read it far more often than it changes."""
+        meta = body.get("metadata") or {}
+        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        cached = self.specs.get(uid)
+        if cached is not None and cached[0] == generation and not meta.get("deletionTimestamp"):
+            return cached[1]
+        parsed = parse_job(body)
+        self.specs[uid] = (generation, parsed)
+        return parsed
+
+    def cancel_recovered(self, key: JobKey, req: Request) -> None:
+        """Cancel the action delayed for ``req``'s pod if this event shows the pod recovered."""
+        delayed = self.delayed.get(key) or {}
+        entry = delayed.get(req.pod) if req.pod else None
+        if entry is not None and cancels_delayed(entry.decision, req):
+            _log.info("cancel delayed action", job=key[1], action=entry.decision.action, pod=req.pod)
+            entry.handle.cancel()
+            del delayed[req.pod]
+
     def remember_written(self, key: JobKey, body: dict[str, Any]) -> None:
         self.written_jobs[key] = body
 
     def cancel_timers(self, key: JobKey) -> None:
+        body = self.job(key)
+        if body is not None:
+            self.specs.pop(str(body["metadata"].get("uid", "")), None)
         for delayed in self.delayed.pop(key, {}).values():
             delayed.handle.cancel()
         ttl = self.ttl_timers.pop(key, None)

@@ -16,14 +16,13 @@ from volcano_py.api import constants as c
 from volcano_py.controllers import plainpod
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
-from volcano_py.controllers.job.policies import Request
+from volcano_py.controllers.job.policies import Request, decide
 from volcano_py.controllers.job.spec import (
     JOB_COMMAND_ACTIONS,
     QUEUE_COMMAND_ACTIONS,
     Action,
     Event,
     JobSpecError,
-    parse_job,
 )
 from volcano_py.controllers.shell.context import (
     COMMANDS,
@@ -111,6 +110,7 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
         if event["type"] == "DELETED":
             ctx.cancel_timers(key)
             ctx.written_jobs.pop(key, None)
+            ctx.specs.pop(str(body.metadata.uid), None)
             return
         written = ctx.written_jobs.get(key)
         if written is not None and written["metadata"].get("resourceVersion") == body.metadata.get(
@@ -134,13 +134,20 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             ctx.job_queue.add(key, on_pod_deleted(pod, known=known))
             return
         try:
-            spec = parse_job(job_body)
+            spec = ctx.spec(job_body)
         except JobSpecError:
             return
         old = ctx.pod_phases.get(pod.uid)
         ctx.pod_phases[pod.uid] = pod.phase
-        task_pods = [p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task]
-        ctx.job_queue.add(key, on_pod_seen(spec, old, pod, task_pods))
+        task_pods = (p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task)
+        req = on_pod_seen(spec, old, pod, task_pods)
+        ctx.cancel_recovered(key, req)
+        version = int((job_body.get("status") or {}).get("version") or 0)
+        decision = decide(spec, version, req)
+        if decision.action is Action.SYNC_JOB and not decision.delay_seconds:
+            # No policy cares about this event: a plain resync, which collapses with the ones queued.
+            req = Request(job_uid=spec.uid)
+        ctx.job_queue.add(key, req)
 
     @kopf.on.event(*_PODGROUPS, registry=registry)
     def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:

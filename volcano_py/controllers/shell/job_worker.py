@@ -18,7 +18,7 @@ from volcano_py.controllers.job.plan import Plan, plan_step
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
-from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError, parse_job
+from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
 from volcano_py.controllers.jobplugins import PluginSet
@@ -82,7 +82,7 @@ class JobWorker:
             self.ctx.cancel_timers(key)
             return
         try:
-            spec = parse_job(body)
+            spec = self.ctx.spec(body)
         except JobSpecError as exc:
             self.ctx.recorder.record(body, WARNING, "InvalidJob", str(exc))
             return
@@ -94,7 +94,7 @@ class JobWorker:
             self.ctx.recorder.record(body, WARNING, "PluginError", str(exc))
             return
         status = read_status(body)
-        self._cancel_recovered(key, req)
+        self.ctx.cancel_recovered(key, req)
         decision = policies.decide(spec, status.version, req)
         if decision.delay_seconds > 0:
             self._delay(key, body, decision)
@@ -137,20 +137,6 @@ class JobWorker:
         await self._apply_ttl(key, spec, plan.status)
 
     # --- delayed actions ------------------------------------------------------------------------------
-
-    def _cancel_recovered(self, key: JobKey, req: Request) -> None:
-        delayed = self.ctx.delayed.get(key) or {}
-        entry = delayed.get(req.pod) if req.pod else None
-        if entry is not None and policies.cancels_delayed(entry.decision, req):
-            _log.info(
-                "cancel delayed action",
-                job=key[1],
-                action=entry.decision.action,
-                pod=req.pod,
-                trigger=req.event,
-            )
-            entry.handle.cancel()
-            del delayed[req.pod]
 
     def _delay(self, key: JobKey, body: dict[str, Any], decision: Decision) -> None:
         per_job = self.ctx.delayed.setdefault(key, {})
