@@ -1,0 +1,279 @@
+"""End-to-end scheduling throughput on the local control plane; JSON on stdout, progress on stderr.
+
+A fresh DevCluster with ``--nodes`` KWOK nodes, the scheduler running as its own process (so its CPU and RSS
+are its own), and for each shape ``JOBSxSIZE`` (default 10000x1, 500x20, 20x500, 1x10000) ``JOBS*SIZE`` pods
+created through the API (gangs get a PodGroup with ``minMember = SIZE``; one-pod jobs are plain pods unless
+``--gang-singles``). A watch on the namespace timestamps each pod's bind as the client sees it.
+
+Reported per shape: pods/s from the first create to the last bind, create-to-bind latency p50/p99, the
+creation rate alone (the API server's ceiling here), and CPU seconds used meanwhile by the scheduler,
+kube-apiserver, etcd and kwok (where the time goes), plus the scheduler's peak RSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from volcano_py.devcluster import DevCluster
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import PODGROUPS, PODS
+
+REPO = Path(__file__).resolve().parent.parent
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def progress(message: str) -> None:
+    print(f"[bench_e2e] {message}", file=sys.stderr, flush=True)
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def wait_ready(port: int, process: subprocess.Popen[bytes], within: float = 120.0) -> None:
+    """Until the scheduler's /readyz answers 200 (caches synced): its start-up is not part of the measure."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the scheduler exited with code {process.returncode}; see --scheduler-log")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the scheduler was not ready within {within}s")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+def podgroup(name: str, size: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"minMember": size, "queue": "default"},
+    }
+
+
+def pod(name: str, group: str | None) -> dict[str, Any]:
+    annotations = {"scheduling.k8s.io/group-name": group} if group else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {
+            "schedulerName": "volcano",
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
+        },
+    }
+
+
+async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int,
+                    gang_singles: bool, concurrency: int) -> dict[str, Any]:  # fmt: skip
+    namespace = cluster.create_namespace(f"bench-{jobs}x{size}")
+    total = jobs * size
+    created: dict[str, float] = {}
+    bound: dict[str, float] = {}
+    all_bound = asyncio.Event()
+
+    async def watch() -> None:
+        path = PODS.collection_path(namespace)
+        query: dict[str, str | int] = {
+            "watch": "true",
+            "allowWatchBookmarks": "true",
+            "resourceVersion": "0",
+            "timeoutSeconds": 3600,
+        }
+        while True:
+            try:
+                async for event in client.stream(path, query, read_timeout=3600):
+                    obj = event.get("object", {})
+                    if event.get("type") == "ERROR":
+                        raise RuntimeError(f"watch error: {obj}")
+                    query["resourceVersion"] = obj.get("metadata", {}).get("resourceVersion", "0")
+                    if obj.get("spec", {}).get("nodeName"):
+                        name = obj["metadata"]["name"]
+                        bound.setdefault(name, time.time())
+                        if len(bound) >= total:
+                            all_bound.set()
+                            return
+            except Exception as exc:  # the measurement must survive a dropped watch: resume it
+                progress(f"watch dropped ({exc!r}); resuming")
+                await asyncio.sleep(0.2)
+
+    watcher = asyncio.create_task(watch())
+    await asyncio.sleep(0.5)
+    before = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    gang = size > 1 or gang_singles
+    work: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
+    for j in range(jobs):
+        for i in range(size):
+            work.put_nowait((j, i))
+
+    async def creator() -> None:
+        while not work.empty():
+            j, i = work.get_nowait()
+            group = f"job{j}" if gang else None
+            if gang and i == 0:
+                await client.create(PODGROUPS.collection_path(namespace), podgroup(f"job{j}", size))
+            name = f"job{j}-{i}"
+            while True:
+                try:
+                    await client.create(PODS.collection_path(namespace), pod(name, group))
+                    break
+                except ApiError as exc:
+                    if exc.status not in (429, 500, 503, 504):
+                        raise
+                    await asyncio.sleep(0.1)
+            created[name] = time.time()
+
+    # Members of one gang must not be created before its PodGroup: one creator per gang when gangs are large.
+    started = time.time()
+    if gang and size > 1:
+
+        async def gang_creator(j: int) -> None:
+            group = f"job{j}"
+            await client.create(PODGROUPS.collection_path(namespace), podgroup(group, size))
+            names = [f"job{j}-{i}" for i in range(size)]
+            slots = asyncio.Semaphore(max(1, concurrency // min(jobs, concurrency)))
+
+            async def one(name: str) -> None:
+                async with slots:
+                    await client.create(PODS.collection_path(namespace), pod(name, group))
+                    created[name] = time.time()
+
+            await asyncio.gather(*(one(n) for n in names))
+
+        gang_slots = asyncio.Semaphore(concurrency)
+
+        async def limited(j: int) -> None:
+            async with gang_slots:
+                await gang_creator(j)
+
+        await asyncio.gather(*(limited(j) for j in range(jobs)))
+    else:
+        await asyncio.gather(*(creator() for _ in range(concurrency)))
+    creates_done = time.time()
+    progress(f"{jobs}x{size}: {total} pods created in {creates_done - started:.1f}s")
+    try:
+        await asyncio.wait_for(all_bound.wait(), timeout=max(120.0, total / 20))
+    except TimeoutError:
+        progress(f"{jobs}x{size}: only {len(bound)}/{total} bound before the timeout")
+    watcher.cancel()
+    await asyncio.gather(watcher, return_exceptions=True)
+    after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    first_create = min(created.values())
+    last_bind = max(bound.values()) if bound else time.time()
+    latencies = [(bound[n] - created[n]) * 1000 for n in bound if n in created]
+    result = {
+        "shape": f"{jobs}x{size}",
+        "gang": gang,
+        "pods": total,
+        "bound": len(bound),
+        "seconds_first_create_to_last_bind": round(last_bind - first_create, 2),
+        "pods_per_second": round(len(bound) / max(1e-9, last_bind - first_create), 1),
+        "create_rate_pods_per_second": round(total / max(1e-9, creates_done - started), 1),
+        "create_to_bind_ms_p50": round(percentile(latencies, 0.50), 1),
+        "create_to_bind_ms_p99": round(percentile(latencies, 0.99), 1),
+        "cpu_seconds": {name: round(after[name] - before[name], 2) for name in pids},
+        "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
+    }
+    progress(json.dumps(result))
+    # Clear the namespace at once (grace 0) so the next shape starts from an empty cluster.
+    await client.delete(PODS.collection_path(namespace), {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                          "gracePeriodSeconds": 0})  # fmt: skip
+    await client.request("DELETE", PODGROUPS.collection_path(namespace))
+    cluster.kubectl("delete", "namespace", namespace, "--wait=false")
+    return result
+
+
+async def measure(
+    args: argparse.Namespace, cluster: DevCluster, pids: dict[str, int]
+) -> list[dict[str, Any]]:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    try:
+        results = []
+        for shape in args.shapes:
+            jobs, size = (int(x) for x in shape.lower().split("x"))
+            results.append(
+                await run_shape(client, cluster, pids, jobs, size, args.gang_singles, args.concurrency)
+            )
+        return results
+    finally:
+        await client.close()
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    with DevCluster() as cluster:
+        progress(f"creating {args.nodes} nodes")
+        began = time.monotonic()
+        cluster.create_nodes(args.nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=600)
+        progress(f"{args.nodes} nodes Ready in {time.monotonic() - began:.1f}s")
+        cluster.apply_crds(REPO / "crds")
+        (metrics_port,) = free_ports(1)
+        with open(args.scheduler_log, "wb") as log_file:
+            scheduler = subprocess.Popen(
+                [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
+                 "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
+                 "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
+                 "--schedule-period", str(args.schedule_period)],
+                stderr=log_file,
+            )  # fmt: skip
+            try:
+                wait_ready(metrics_port, scheduler)
+                state = json.loads((cluster.layout.root / "state.json").read_text())
+                children = {
+                    c["name"]: c["pid"] for c in state["children"] if c["name"] != "kube-controller-manager"
+                }
+                results = asyncio.run(measure(args, cluster, {"scheduler": scheduler.pid, **children}))
+            finally:
+                scheduler.terminate()
+                scheduler.wait(30)
+    return {
+        "benchmark": "e2e",
+        "nodes": args.nodes,
+        "schedule_period_s": args.schedule_period,
+        "create_concurrency": args.concurrency,
+        "cpus": os.cpu_count(),
+        "results": results,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--shapes", nargs="+", default=["10000x1", "500x20", "20x500", "1x10000"])
+    parser.add_argument("--gang-singles", action="store_true", help="give one-pod jobs a PodGroup too")
+    parser.add_argument("--concurrency", type=int, default=64, help="pod creates in flight")
+    parser.add_argument("--schedule-period", type=float, default=1.0)
+    parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
+    parser.add_argument("--scheduler-log-level", default="warning")
+    args = parser.parse_args()
+    print(json.dumps(run(args), indent=2))
+
+
+if __name__ == "__main__":
+    main()
