@@ -31,6 +31,8 @@ class TaskClass:
     affinity: Mapping[str, Any]
     tolerations: tuple[Mapping[str, Any], ...]
     host_ports: tuple[tuple[str, str, int], ...]
+    # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
+    items: tuple[tuple[str, int], ...] = ()
 
     @classmethod
     def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64]) -> TaskClass:
@@ -44,6 +46,7 @@ class TaskClass:
             affinity=task.affinity,
             tolerations=task.tolerations,
             host_ports=task.host_ports,
+            items=tuple(task.resreq.items()),
         )
 
     @property

@@ -12,6 +12,9 @@ from volcano_py.resources import QuantityError, Resource, total
 from .status import ALLOCATED_STATUSES, VALID_STATUSES, PodGroupPhase, TaskStatus, is_ready_status
 from .task import TaskInfo
 
+# Statuses counted by ``ready_task_num`` (Volcano's ReadyTaskNum).
+_READY = ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED}
+
 
 @dataclass(slots=True, eq=False)
 class JobInfo:
@@ -35,6 +38,8 @@ class JobInfo:
     shadow: bool = False
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
     by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
+    # Kept in step with ``by_status``: job order asks for readiness on every heap comparison.
+    ready_task_num: int = 0
 
     @classmethod
     def from_podgroup(
@@ -100,12 +105,14 @@ class JobInfo:
     def add_task(self, task: TaskInfo) -> None:
         self.tasks[task.uid] = task
         self.by_status.setdefault(task.status, {})[task.uid] = task
+        self.ready_task_num += task.status in _READY
 
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
         bucket = self.by_status.get(task.status)
         if bucket is not None:
             bucket.pop(task.uid, None)
+        self.ready_task_num += (status in _READY) - (task.status in _READY)
         task.status = status
         self.by_status.setdefault(status, {})[task.uid] = task
 
@@ -116,10 +123,6 @@ class JobInfo:
         return [t for s in statuses for t in self.by_status.get(s, {}).values()]
 
     # --- gang counters (Volcano's ReadyTaskNum, WaitingTaskNum, ValidTaskNum) ------------------------------
-
-    @property
-    def ready_task_num(self) -> int:
-        return self.count(*ALLOCATED_STATUSES, TaskStatus.SUCCEEDED)
 
     @property
     def waiting_task_num(self) -> int:

@@ -166,11 +166,15 @@ class Session:
     # --- nodes: predicates and scores, per equivalence class --------------------------------------------
 
     def task_class(self, task: TaskInfo) -> TaskClass:
+        klass: TaskClass | None = task.klass
+        if klass is not None:
+            return klass
         key = (task.namespace, task.class_key)
         klass = self._classes.get(key)
         if klass is None:
             klass = TaskClass.of(task, self.table.vector(task.resreq))
             self._classes[key] = klass
+        task.klass = klass
         return klass
 
     def is_dynamic(self, klass: TaskClass) -> bool:

@@ -82,6 +82,8 @@ class TaskInfo:
     tolerations: tuple[Mapping[str, Any], ...] = ()
     host_ports: tuple[tuple[str, str, int], ...] = ()
     class_key: Hashable = None
+    # The session's equivalence class for this task, set on first use (saves re-hashing ``class_key``).
+    klass: Any = field(default=None, repr=False)
     pod: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property

@@ -1,16 +1,20 @@
 """drf: dominant resource fairness between jobs. A job's share is its largest fraction of any cluster
-resource it holds; the job with the smaller share is served first, and shares move with every allocation."""
+resource it holds; the job with the smaller share is served first, and shares move with every allocation.
+Shares are kept as numpy vectors over the session's resource columns, updated in O(1) per pod."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import numpy as np
+import numpy.typing as npt
 
-from volcano_py.resources import Resource
+from volcano_py.resources import PODS, Resource
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
+
+Vector = npt.NDArray[np.float64]
 
 
 def dominant_share(allocated: Resource, total: Resource) -> float:
@@ -28,52 +32,40 @@ class DrfPlugin:
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known()
-        self.total = Resource()
-        self.allocated: dict[str, Resource] = {}
+        self.ssn: Session | None = None
+        self.inverse_total: Vector = np.zeros(0)
+        self.allocated: dict[str, Vector] = {}
         self.share: dict[str, float] = {}
 
     def on_session_open(self, ssn: Session) -> None:
-        self.total = ssn.total
+        self.ssn = ssn
+        total = ssn.table.allocatable.sum(axis=0).astype(np.float64)
+        # 1/total, zero where the cluster has none (and for the pod count, which is not a share).
+        self.inverse_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
+        self.inverse_total[ssn.table.index[PODS]] = 0.0
         for job in ssn.jobs.values():
-            self.allocated[job.uid] = job.allocated
-            self.share[job.uid] = dominant_share(self.allocated[job.uid], self.total)
+            vec = ssn.table.vector(job.allocated, pods=0).astype(np.float64)
+            self.allocated[job.uid] = vec
+            self.share[job.uid] = float((vec * self.inverse_total).max(initial=0.0))
 
     def on_session_close(self, ssn: Session) -> None:
         self.allocated.clear()
         self.share.clear()
+        self.ssn = None
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
         ls, rs = self.share.get(left.uid, 0.0), self.share.get(right.uid, 0.0)
         return (ls > rs) - (ls < rs)
 
     def _update(self, task: TaskInfo, sign: int) -> None:
-        uid = task.job_id or ""
-        if uid not in self.allocated:
+        vec = self.allocated.get(task.job_id or "")
+        if vec is None or self.ssn is None:
             return
-        self.allocated[uid] = self.allocated[uid] + task.resreq * sign
-        self.share[uid] = dominant_share(self.allocated[uid], self.total)
+        vec += sign * self.ssn.task_class(task).vec
+        self.share[task.job_id or ""] = float((vec * self.inverse_total).max(initial=0.0))
 
     def on_allocate(self, task: TaskInfo) -> None:
         self._update(task, 1)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         self._update(task, -1)
-
-    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
-        """Victims whose job, having lost them, still holds a dominant share at least that of the
-        preemptor's job having gained the preemptor (Volcano's rule): preemption evens shares out and never
-        inverts them. Volcano's default conf switches this off (``enablePreemptable: false``)."""
-        mine = self.allocated.get(preemptor.job_id or "")
-        if mine is None:
-            return None
-        theirs_after: dict[str, Resource] = {}
-        gainer = dominant_share(mine + preemptor.resreq, self.total)
-        victims = []
-        for task in preemptees:
-            uid = task.job_id or ""
-            if uid not in self.allocated:
-                continue
-            theirs_after[uid] = theirs_after.get(uid, self.allocated[uid]) - task.resreq
-            if gainer <= dominant_share(theirs_after[uid], self.total) + 1e-6:
-                victims.append(task)
-        return victims

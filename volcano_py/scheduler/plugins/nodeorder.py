@@ -4,7 +4,8 @@ look at cpu and memory; node affinity preference and PreferNoSchedule taints are
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from typing import Any
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from . import scoring
 from .matching import NodeLabels, SelectorError, untolerated
 
 log = get_logger(__name__)
+_SOFT = frozenset({"PreferNoSchedule"})
 _WEIGHTS = {
     "leastrequested.weight": 1,
     "mostrequested.weight": 0,
@@ -46,6 +48,7 @@ class NodeOrderPlugin:
         self.dims = np.zeros(0, dtype=np.int64)
         self.labels = NodeLabels([], [])
         self._static: dict[Hashable, FloatArray] = {}
+        self.soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]] = []
 
     def on_session_open(self, ssn: Session) -> None:
         self.dims = np.array(
@@ -53,6 +56,18 @@ class NodeOrderPlugin:
         )
         self.labels = NodeLabels([n.labels for n in ssn.nodes], [n.name for n in ssn.nodes])
         self._static = {}
+        # Nodes grouped by their PreferNoSchedule taints, so a class is checked once per distinct set.
+        groups: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
+        soft: dict[tuple[tuple[str, str, str], ...], tuple[Mapping[str, Any], ...]] = {}
+        for row, node in enumerate(ssn.nodes):
+            taints = tuple(t for t in node.taints if t.get("effect") in _SOFT)
+            if taints:
+                key = tuple(
+                    sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in taints)
+                )
+                groups.setdefault(key, []).append(row)
+                soft[key] = taints
+        self.soft_taints = [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
 
     def on_session_close(self, ssn: Session) -> None:
         self._static = {}
@@ -76,13 +91,9 @@ class NodeOrderPlugin:
                     log.warning("preferred node affinity ignored", error=str(err))
             out += self.weights["nodeaffinity.weight"] * scoring.normalize(raw)
         if self.weights["tainttoleration.weight"]:
-            raw = np.array(
-                [
-                    len(untolerated(node.taints, klass.tolerations, frozenset({"PreferNoSchedule"})))
-                    for node in ssn.nodes
-                ],
-                dtype=np.float64,
-            )
+            raw = np.zeros(n, dtype=np.float64)
+            for taints, rows in self.soft_taints:
+                raw[rows] = len(untolerated(taints, klass.tolerations, _SOFT))
             out += self.weights["tainttoleration.weight"] * scoring.normalize(raw, reverse=True)
         self._static[klass.key] = out
         return out

@@ -28,6 +28,12 @@ def _vec(resource: Resource | None) -> Vec:
     return {k: float(v) for k, v in (resource or {}).items()}
 
 
+def _pairs(task: TaskInfo) -> tuple[tuple[str, int], ...]:
+    """The task's request as pairs; its class caches them, which keeps per-pod bookkeeping cheap."""
+    klass = task.klass
+    return klass.items if klass is not None else tuple(task.resreq.items())
+
+
 @dataclass(slots=True)
 class _Attr:
     queue: QueueInfo
@@ -104,7 +110,8 @@ class ProportionPlugin:
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
         attr = self.attrs[queue.name]
-        return not self._over(queue, task.resreq, attr.allocated, attr.deserved)
+        base, limit = attr.allocated, attr.deserved
+        return all(base.get(k, 0.0) + v <= limit.get(k, 0.0) + 1e-6 for k, v in _pairs(task))
 
     def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str | None:
         attr = self.attrs[queue.name]
@@ -198,8 +205,10 @@ class ProportionPlugin:
     def _update(self, task: TaskInfo, sign: int) -> None:
         attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
         if attr is not None:
-            _add(attr.allocated, task.resreq, sign)
-            attr.share = share(attr.allocated, attr.deserved)
+            allocated = attr.allocated
+            for k, v in _pairs(task):
+                allocated[k] = allocated.get(k, 0.0) + sign * v
+            attr.share = share(allocated, attr.deserved)
 
     def on_allocate(self, task: TaskInfo) -> None:
         self._update(task, 1)
