@@ -53,15 +53,22 @@ async def load_api_client(
 ) -> k8s_client.ApiClient:
     """An ApiClient from ``kubeconfig``, else in-cluster config, else ``$KUBECONFIG`` / ``~/.kube/config``."""
     configuration = k8s_client.Configuration()
-    if kubeconfig:
-        await k8s_config.load_kube_config(
-            config_file=kubeconfig, context=context, client_configuration=configuration
-        )
-    else:
-        try:
-            k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
-        except k8s_config.ConfigException:
-            await k8s_config.load_kube_config(context=context, client_configuration=configuration)
+    try:
+        if kubeconfig:
+            await k8s_config.load_kube_config(
+                config_file=kubeconfig, context=context, client_configuration=configuration
+            )
+        else:
+            try:
+                k8s_config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            except k8s_config.ConfigException:
+                await k8s_config.load_kube_config(context=context, client_configuration=configuration)
+    except (k8s_config.ConfigException, OSError) as exc:
+        where = kubeconfig or "in-cluster config, $KUBECONFIG or ~/.kube/config"
+        raise ValueError(
+            f"cannot load Kubernetes credentials from {where}: {exc}; "
+            "pass --kubeconfig PATH to a valid kubeconfig"
+        ) from None
     # Watches hold one connection each; binds and status writes share the rest.
     configuration.connection_pool_maxsize = 256
     return k8s_client.ApiClient(configuration)

@@ -1,0 +1,87 @@
+"""The scheduler's configuration surface: command line, options validation, conf reload."""
+
+import argparse
+from pathlib import Path
+
+import pytest
+
+from volcano_py.cli.main import build_parser
+from volcano_py.cli.scheduler import options_from
+from volcano_py.scheduler.runner import ConfSource, SchedulerOptions
+from volcano_py.scheduler.session_adapter import default_core
+
+GOOD_CONF = """\
+actions: "enqueue, allocate"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+"""
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    return build_parser().parse_args(["scheduler", *argv])
+
+
+def test_defaults_match_volcano() -> None:
+    options = options_from(parse())
+    assert options.scheduler_names == ("volcano",)
+    assert options.schedule_period == 1.0
+    assert options.metrics_port == 8080
+    assert options.leader_elect is True
+    assert options.lease_namespace == "volcano-system"
+
+
+def test_flags_are_read() -> None:
+    options = options_from(
+        parse(
+            "--scheduler-name", "a", "--scheduler-name", "b", "--schedule-period", "0.5",
+            "--metrics-port", "9090", "--no-leader-elect", "--lease-namespace", "kube-system",
+        )
+    )  # fmt: skip
+    assert options.scheduler_names == ("a", "b")
+    assert (options.schedule_period, options.metrics_port, options.leader_elect) == (0.5, 9090, False)
+    assert options.lease_namespace == "kube-system"
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "flag"),
+    [
+        pytest.param({"schedule_period": 0}, "--schedule-period", id="zero-period"),
+        pytest.param({"scheduler_names": ()}, "--scheduler-name", id="no-name"),
+        pytest.param({"scheduler_names": ("",)}, "--scheduler-name", id="empty-name"),
+        pytest.param({"metrics_port": 70000}, "--metrics-port", id="port-out-of-range"),
+    ],
+)
+def test_bad_options_name_the_flag(kwargs: dict[str, object], flag: str) -> None:
+    with pytest.raises(ValueError, match=flag):
+        SchedulerOptions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_conf_file_is_reloaded_and_a_bad_edit_keeps_the_last_good_conf(tmp_path: Path) -> None:
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(GOOD_CONF)
+    source = ConfSource(str(path), default_core(("volcano",)))
+    assert source.conf.actions == ("enqueue", "allocate")
+    assert source.reload() is False  # unchanged
+    path.write_text(GOOD_CONF.replace('"enqueue, allocate"', '"enqueue, allocate, backfill"'))
+    assert source.reload() is True
+    assert source.conf.actions == ("enqueue", "allocate", "backfill")
+    path.write_text(GOOD_CONF.replace("gang", "no-such-plugin"))
+    assert source.reload() is False
+    assert source.conf.actions == ("enqueue", "allocate", "backfill")
+
+
+def test_bad_conf_at_start_up_is_an_error_naming_the_entry(tmp_path: Path) -> None:
+    path = tmp_path / "bad.conf"
+    path.write_text('actions: "enqueue, allocate, teleport"\ntiers: []\n')
+    with pytest.raises(ValueError, match="teleport"):
+        ConfSource(str(path), default_core(("volcano",)))
+    with pytest.raises(ValueError, match="cannot read"):
+        ConfSource(str(tmp_path / "missing.conf"), default_core(("volcano",)))
+
+
+def test_no_conf_file_means_volcanos_default() -> None:
+    source = ConfSource(None, default_core(("volcano",)))
+    assert source.conf.actions == ("enqueue", "allocate", "backfill")
+    assert source.reload() is False
