@@ -15,6 +15,7 @@ import argparse
 import asyncio
 import json
 import math
+import os
 import re
 import socket
 import subprocess
@@ -67,6 +68,12 @@ def _rss_kib(pid: int) -> tuple[int, int]:
     return (int(now.group(1)) if now else 0, int(peak.group(1)) if peak else 0)
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process: tells a busy controller from one waiting on others."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _pods_created(port: int) -> float:
     with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=30) as response:
         text = response.read().decode()
@@ -117,6 +124,7 @@ async def _measure(
             async with limit:
                 await client.create(JOBS.collection_path(NAMESPACE), _job(i, args.pods_per_job))
 
+        cpu_before = _cpu_seconds(controller.pid)
         started = time.monotonic()
         await asyncio.gather(*(submit(i) for i in range(args.jobs)))
         submitted = time.monotonic() - started
@@ -135,6 +143,7 @@ async def _measure(
             if running_at is None and running >= args.jobs:
                 running_at = time.monotonic() - started
         rss, peak = _rss_kib(controller.pid)
+        cpu = _cpu_seconds(controller.pid) - cpu_before
         return {
             "benchmark": "controller",
             "jobs": args.jobs,
@@ -147,6 +156,7 @@ async def _measure(
             "jobs_per_second_to_running": round(args.jobs / running_at, 2) if running_at else None,
             "jobs_running_at_end": running,
             "pods_created_at_end": created,
+            "controller_cpu_seconds": round(cpu, 1),
             "controller_rss_mib": round(rss / 1024, 1),
             "controller_peak_rss_mib": round(peak / 1024, 1),
         }

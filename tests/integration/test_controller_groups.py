@@ -60,6 +60,12 @@ async def test_closing_a_queue_with_a_running_job_goes_closing_then_closed(env: 
     try:
         await env.create_job(vcjob("qj", task("worker", 2, complete_after="4s"), queue=queue))
         await env.wait_phase("qj", "Running")
+
+        async def counted_running() -> bool:
+            status = (await env.api.get(QUEUES.object_path(queue))).get("status") or {}
+            return status.get("running") == 1 and status.get("state") == "Open"
+
+        await wait_for(f"queue {queue} to count its Running PodGroup", counted_running, 20)
         await env.command("CloseQueue", c.QUEUE_KIND, queue)
 
         async def state(wanted: str) -> bool:

@@ -40,6 +40,15 @@ async def test_master_and_three_workers_run_to_completed(env: Env) -> None:
     }
     assert [cond["status"] for cond in status["conditions"]] == ["Pending", "Running", "Completed"]
 
+    async def job_events() -> set[str] | None:
+        listed = await env.api.get(
+            f"/api/v1/namespaces/{env.ns}/events", fieldSelector="involvedObject.name=mw"
+        )
+        reasons = {e["reason"] for e in listed.get("items") or ()}
+        return reasons if {"Running", "Completed"} <= reasons else None
+
+    await wait_for("Running and Completed events on the Job", job_events, 20)
+
 
 async def test_exit_code_policy_restarts_the_job_and_counts_a_retry(env: Env) -> None:
     policies = [{"exitCode": 3, "action": "RestartJob"}]
@@ -173,3 +182,16 @@ async def test_svc_plugin_objects_live_as_long_as_the_job_runs(env: Env) -> None
         return False
 
     await wait_for("the plugin's Service to be released", service_gone, 30)
+
+
+async def test_pod_pending_too_long_aborts_the_job(env: Env) -> None:
+    stuck = task("worker", 2)
+    stuck["template"]["spec"]["nodeSelector"] = {"volcano-py.io/no-such-node": "true"}
+    policies = [{"event": "PodPending", "timeout": "3s", "action": "AbortJob"}]
+    await env.create_job(vcjob("pp", stuck, policies=policies, minAvailable=1))
+
+    async def pods_exist() -> bool:
+        return len(await env.pods("pp")) == 2
+
+    await wait_for("the pods to be created (and stay Pending)", pods_exist, 30)
+    await env.wait_phase("pp", "Aborted", seconds=30)
