@@ -4,6 +4,7 @@ and fail on cue, batch Jobs, namespace deletion, CRDs, and `dev up` / `dev down`
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
 import sys
 import uuid
@@ -25,6 +26,8 @@ from volcano_py.devcluster import (
     SPINE_LABEL,
     DevCluster,
 )
+from volcano_py.devcluster import cluster as cluster_module
+from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.processes import ClusterState, group_members
 
 pytestmark = pytest.mark.integration
@@ -222,6 +225,26 @@ def test_repo_crds_are_established(cluster: DevCluster, crd: str) -> None:
     found = json.loads(cluster.kubectl("get", "crd", crd, "-o", "json").stdout)
     established = [c for c in found["status"]["conditions"] if c["type"] == "Established"]
     assert established and established[0]["status"] == "True"
+
+
+def test_a_port_taken_meanwhile_is_retried_on_fresh_ports(
+    cluster: DevCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", 0))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        handed_out: list[list[int]] = []
+
+        def ports_with_a_taken_one(count: int) -> list[int]:
+            ports = [taken, *free_ports(count - 1)] if not handed_out else free_ports(count)
+            handed_out.append(ports)
+            return ports
+
+        monkeypatch.setattr(cluster_module, "free_ports", ports_with_a_taken_one)
+        with DevCluster() as second:
+            assert second.kubectl("get", "--raw", "/readyz").stdout == "ok"
+    assert len(handed_out) == 2  # etcd could not bind the first time; the second set worked
 
 
 @dataclass

@@ -31,6 +31,7 @@ log = get_logger(__name__)
 
 NODES_PER_KUBECTL = 100
 PARALLEL_KUBECTLS = 4
+PORT_ATTEMPTS = 3
 
 
 class DevCluster:
@@ -112,12 +113,24 @@ class DevCluster:
             raise ClusterError("the cluster is already started")
         began = time.monotonic()
         self._binaries = ensure_binaries(self._cache, out=self._out)
-        self._prepare_run_dir()
-        try:
-            self._launch()
-        except BaseException:
-            self.stop()
-            raise
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            self._prepare_run_dir()
+            try:
+                self._launch()
+                break
+            except ClusterError as err:
+                processes.stop_children(self._children)
+                self._children = []
+                # Free ports are picked, then bound by the child: another cluster starting at the same
+                # moment can win that race. Start over on fresh ports rather than fail the session.
+                if attempt < PORT_ATTEMPTS and "address already in use" in str(err):
+                    log.warning("devcluster.port-taken", attempt=attempt)
+                    continue
+                self.stop()
+                raise
+            except BaseException:
+                self.stop()
+                raise
         log.info("devcluster.ready", server=self.server, seconds=round(time.monotonic() - began, 1))
         return self
 
