@@ -21,8 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import structlog
 
@@ -33,10 +32,13 @@ from volcano_py.kube.leader import LeaderElector
 from volcano_py.log import get_logger
 from volcano_py.metrics import MetricsServer, SchedulerMetrics
 from volcano_py.scheduler.binder import Binder
-from volcano_py.scheduler.cache import ClusterState, SchedulerCache
-from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.cycle import ConfSource, Core, CycleOutcome
 
 _log = get_logger(__name__)
+
+# Longest a scheduler with nothing new to look at waits before running a cycle anyway.
+IDLE_RERUN_SECONDS = 10.0
 
 
 def default_identity() -> str:
@@ -70,79 +72,6 @@ class SchedulerOptions:
             )
         if self.bind_concurrency < 1:
             raise ValueError(f"bind_concurrency must be at least 1, got {self.bind_concurrency}")
-
-
-class Core(Protocol):
-    """The pure scheduling core as the runtime uses it (see ``session_adapter``)."""
-
-    def load_conf(self, text: str | None) -> Any:
-        """Parse and validate a conf (None: Volcano's default); raise ValueError naming the bad entry."""
-        ...
-
-    def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Unschedulable:
-    """A pod or PodGroup the session could not place, with the reason to show on it."""
-
-    obj: Mapping[str, Any]
-    reason: str
-    message: str
-
-
-@dataclass(frozen=True, slots=True)
-class CycleOutcome:
-    result: SessionResult
-    # Warnings that belong on objects (missing PodGroup/queue, unschedulable pods and PodGroups).
-    warnings: tuple[Unschedulable, ...] = ()
-    # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
-    unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
-
-
-class ConfSource:
-    """The conf file, re-read when its content changes; a bad edit is refused and the last good conf kept."""
-
-    def __init__(self, path: str | None, core: Core) -> None:
-        self.path = Path(path) if path else None
-        self.core = core
-        self._text = self._read()
-        self.conf = core.load_conf(self._text)  # a bad conf at start-up is fatal, with the reason
-
-    def _read(self) -> str | None:
-        if self.path is None:
-            return None
-        try:
-            return self.path.read_text()
-        except OSError as exc:
-            raise ValueError(f"--scheduler-conf {self.path}: cannot read it ({exc.strerror})") from None
-
-    def reload(self) -> bool:
-        """Re-read the file; True if a new conf took effect."""
-        if self.path is None:
-            return False
-        try:
-            text = self._read()
-        except ValueError as exc:
-            _log.warning("scheduler conf unreadable; keeping the previous one", error=str(exc))
-            return False
-        if text == self._text:
-            return False
-        self._text = text
-        try:
-            self.conf = self.core.load_conf(text)
-        except ValueError as exc:
-            _log.error(
-                "scheduler conf rejected; keeping the previous one", path=str(self.path), error=str(exc)
-            )
-            return False
-        _log.info("scheduler conf reloaded", path=str(self.path))
-        return True
-
-    async def watch(self, interval: float = 1.0) -> None:
-        while True:
-            await asyncio.sleep(interval)
-            self.reload()
 
 
 class _Once:
@@ -255,10 +184,20 @@ class Scheduler:
 
     async def _schedule_until(self, stop: asyncio.Event) -> None:
         period = self.options.schedule_period
+        last_generation = -1
+        last_run = 0.0
         while not stop.is_set():
             started = time.monotonic()
             try:
-                self.run_cycle()
+                # The core is deterministic: with nothing changed since a cycle that decided nothing, the next
+                # one would decide nothing again. Skip it, but not for long (time-based policies exist).
+                quiet = self.cache.generation == last_generation and started - last_run < IDLE_RERUN_SECONDS
+                if not quiet:
+                    last_generation = self.cache.generation
+                    last_run = started
+                    outcome = self.run_cycle()
+                    if outcome.result.binds or outcome.result.evictions:
+                        last_generation = -1
             except Exception:
                 # A bug or one malformed object must not end the process: log it and try next period.
                 _log.exception("scheduling cycle failed", cycle=self.cycles)

@@ -17,6 +17,7 @@ from volcano_py.api import constants as c
 from volcano_py.scheduler.cache import ClusterState
 from volcano_py.scheduler.conf import load_conf
 from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.cycle import CycleOutcome, Unschedulable
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
@@ -24,7 +25,6 @@ from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.snapshot import Snapshot, priority_values
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.registry import default_registry
-from volcano_py.scheduler.runner import CycleOutcome, Unschedulable
 
 Obj = dict[str, Any]
 
