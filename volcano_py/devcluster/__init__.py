@@ -11,7 +11,9 @@ Use it from Python::
         ns = cluster.create_namespace()                # waits for its default ServiceAccount
         cluster.kubectl("get", "nodes")                # our pinned kubectl, pointed at the cluster
         subprocess.run([...], env=cluster.env)         # KUBECONFIG set for child processes
-        # cluster.kubeconfig -> Path for kopf / kubernetes_asyncio
+        cluster.post_json(f"/api/v1/namespaces/{ns}/pods/p/binding", binding)   # raw API calls as admin
+        cluster.wait_for("pod p Running", lambda: ..., timeout=30)
+        # cluster.kubeconfig -> Path for kopf / kubernetes_asyncio; cluster.server, cluster.token
 
 or from a shell: ``volcano-py dev build`` (binaries only), ``volcano-py dev up --nodes 4 --gpus-per-node 8``
 (runs until Ctrl-C or ``volcano-py dev down``). In pytest, use the ``cluster`` and ``namespace`` fixtures of
