@@ -288,6 +288,11 @@ class Binder:
         self._pending_pg[key] = status
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
+        self.metrics.set_queue_resources("allocated", update.name, update.allocated)
+        if update.deserved is not None:
+            self.metrics.set_queue_resources("deserved", update.name, update.deserved)
+        if update.capability is not None:
+            self.metrics.set_queue_resources("capacity", update.name, update.capability)
         queue = self.cache.queue(update.name)
         if queue is None:
             return
@@ -296,11 +301,6 @@ class Binder:
             self._pending_queue.pop(update.name, None)
             return
         self._pending_queue[update.name] = body
-        self.metrics.set_queue_resources("allocated", update.name, update.allocated)
-        if update.deserved is not None:
-            self.metrics.set_queue_resources("deserved", update.name, update.deserved)
-        if update.capability is not None:
-            self.metrics.set_queue_resources("capacity", update.name, update.capability)
 
     async def _flush_statuses_forever(self) -> None:
         while True:
