@@ -9,6 +9,16 @@ import sys
 import structlog
 
 
+class _Stderr:
+    """Whatever ``sys.stderr`` is at write time: tests swap it, and a bound stream would go stale."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure(level: str | None = None, *, json: bool | None = None) -> None:
     """Configure structlog and the stdlib root logger once for the process.
 
@@ -33,10 +43,16 @@ def configure(level: str | None = None, *, json: bool | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),
         cache_logger_on_first_use=True,
     )
-    logging.basicConfig(level=numeric, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler(_Stderr())  # type: ignore[arg-type]
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    root.handlers[:] = [h for h in root.handlers if not getattr(h, "_volcano_py", False)]
+    handler._volcano_py = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(numeric)
 
 
 def get_logger(name: str) -> structlog.stdlib.BoundLogger:

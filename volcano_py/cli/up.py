@@ -1,0 +1,222 @@
+"""``volcano-py up``: the embedded default -- a local cluster, GPU nodes, our CRDs, controller and scheduler.
+
+Phases: (1) start the local control plane (building its binaries on first use) with KWOK GPU nodes in
+racks and spines, and the HyperNodes that describe them; (2) install the CRDs generated from our models;
+(3) run the controller and the scheduler in this process; (4) with ``--demo``, apply the examples and print
+a live table of jobs until every one reaches a final phase. ``kubectl`` then works against ``$KUBECONFIG``
+as on a real cluster. Ctrl-C stops everything and leaves no process behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from volcano_py.api import constants as c
+from volcano_py.api.crd import CRDS, render_crd
+from volcano_py.cli.dev import DEFAULT_RUN_DIR
+from volcano_py.cli.vcctl.render import table
+from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, Topology
+from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
+
+FINAL_PHASES = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
+# An example Job says which phase it must reach, so `up --demo` and its test can check the promise.
+EXPECTED_PHASE_ANNOTATION = "example.volcano-py.io/expected-phase"
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = subparsers.add_parser(
+        "up",
+        help="run everything locally: control plane, KWOK GPU nodes, CRDs, controller, scheduler",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--nodes", type=int, default=8, help="KWOK GPU nodes (default 8)")
+    parser.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default 8)")
+    parser.add_argument("--cpu", default="64", help="CPU per node (default 64)")
+    parser.add_argument("--memory", default="512Gi", help="memory per node (default 512Gi)")
+    parser.add_argument("--nodes-per-rack", type=int, default=4, help="tier-1 HyperNode size (default 4)")
+    parser.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="state, logs, kubeconfig")
+    parser.add_argument("--scheduler-conf", help="a volcano-scheduler.conf (default: the built-in one)")
+    parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
+    parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
+    parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
+    parser.set_defaults(func=run)
+
+
+def hypernodes_for(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Tier-1 HyperNodes per rack label and tier-2 ones per spine label (Volcano's topology CRD)."""
+    racks: dict[str, str] = {}
+    for node in nodes:
+        labels = node["metadata"].get("labels", {})
+        if RACK_LABEL in labels and SPINE_LABEL in labels:
+            racks[labels[RACK_LABEL]] = labels[SPINE_LABEL]
+    objects: list[dict[str, Any]] = []
+    for rack in sorted(racks):
+        objects.append(
+            {
+                "apiVersion": c.TOPOLOGY_API_VERSION,
+                "kind": c.HYPERNODE_KIND,
+                "metadata": {"name": rack},
+                "spec": {
+                    "tier": 1,
+                    "members": [
+                        {"type": "Node", "selector": {"labelMatch": {"matchLabels": {RACK_LABEL: rack}}}}
+                    ],
+                },
+            }
+        )
+    for spine in sorted(set(racks.values())):
+        members = [
+            {"type": "HyperNode", "selector": {"exactMatch": {"name": rack}}}
+            for rack in sorted(r for r, s in racks.items() if s == spine)
+        ]
+        objects.append(
+            {
+                "apiVersion": c.TOPOLOGY_API_VERSION,
+                "kind": c.HYPERNODE_KIND,
+                "metadata": {"name": spine},
+                "spec": {"tier": 2, "members": members},
+            }
+        )
+    return objects
+
+
+def job_table(jobs: Sequence[dict[str, Any]]) -> str:
+    rows = []
+    for job in sorted(jobs, key=lambda j: (j["metadata"]["namespace"], j["metadata"]["name"])):
+        status = job.get("status", {})
+        rows.append(
+            [
+                job["metadata"]["name"],
+                job.get("spec", {}).get("queue", c.DEFAULT_QUEUE),
+                status.get("state", {}).get("phase", "Pending"),
+                status.get("pending", 0),
+                status.get("running", 0),
+                status.get("succeeded", 0),
+                status.get("failed", 0),
+                status.get("retryCount", 0),
+            ]
+        )
+    return table(("JOB", "QUEUE", "PHASE", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES"), rows)
+
+
+def _start_cluster(args: argparse.Namespace) -> DevCluster:
+    run_dir = args.run_dir.resolve()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    cluster = DevCluster(run_dir)
+    began = time.monotonic()
+    cluster.start()
+    cluster.create_nodes(
+        args.nodes,
+        cpu=args.cpu,
+        memory=args.memory,
+        gpus=args.gpus_per_node,
+        topology=Topology(nodes_per_rack=args.nodes_per_rack),
+    )
+    with tempfile.TemporaryDirectory(prefix="volcano-py-crds-") as tmp:
+        for info in CRDS:
+            (Path(tmp) / f"{info.group}_{info.plural}.yaml").write_text(render_crd(info))
+        cluster.apply_crds(Path(tmp))
+    nodes = cluster.get_json("/api/v1/nodes")["items"]
+    hypernodes = hypernodes_for(nodes)
+    if hypernodes:
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(hypernodes))
+    took = time.monotonic() - began
+    print(f"volcano-py up: control plane, {args.nodes} GPU nodes and CRDs ready in {took:.1f}s")
+    return cluster
+
+
+async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, stop: asyncio.Event) -> None:
+    if not files:
+        print("volcano-py up --demo: no example manifests found (see --examples)", file=sys.stderr)
+        return
+    for path in files:
+        await asyncio.to_thread(cluster.kubectl, "apply", "-f", str(path))
+    print(f"submitted {len(files)} example files")
+    while not stop.is_set():
+        jobs = (await asyncio.to_thread(cluster.get_json, "/apis/batch.volcano.sh/v1alpha1/jobs"))["items"]
+        sys.stdout.write("\n" + job_table(jobs))
+        sys.stdout.flush()
+        phases = [j.get("status", {}).get("state", {}).get("phase", "") for j in jobs]
+        if jobs and all(p in FINAL_PHASES for p in phases):
+            print("all example jobs reached a final phase")
+            if exit_when_done:
+                stop.set()
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), timeout=3.0)
+
+
+async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
+    from volcano_py.controllers.operator import ControllerOptions, run_controller
+    from volcano_py.scheduler.runner import SchedulerOptions, run_scheduler
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    kubeconfig = str(cluster.kubeconfig)
+    controller = asyncio.ensure_future(
+        run_controller(ControllerOptions(kubeconfig=kubeconfig, leader_elect=False, metrics_port=0), stop)
+    )
+    scheduler = asyncio.ensure_future(
+        run_scheduler(
+            SchedulerOptions(
+                kubeconfig=kubeconfig,
+                scheduler_conf=args.scheduler_conf,
+                leader_elect=False,
+                metrics_port=0,
+            ),
+            stop,
+        )
+    )
+    print(f"export KUBECONFIG={kubeconfig}", flush=True)
+    print("controller and scheduler running; Ctrl-C stops everything", file=sys.stderr, flush=True)
+    tasks = [controller, scheduler]
+    if args.demo:
+        tasks.append(
+            asyncio.ensure_future(
+                _demo(cluster, args.example_files, args.exit_when_done, stop)
+            )
+        )
+    watcher = asyncio.ensure_future(stop.wait())
+    await asyncio.wait([controller, scheduler, watcher], return_when=asyncio.FIRST_COMPLETED)
+    stop.set()
+    results = await asyncio.gather(*tasks, return_exceptions=True)
+    watcher.cancel()
+    failures = [
+        r for r in results if isinstance(r, BaseException) and not isinstance(r, asyncio.CancelledError)
+    ]
+    if failures:
+        raise failures[0]
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.nodes < 1:
+        print(f"volcano-py up: --nodes {args.nodes}: must be at least 1", file=sys.stderr)
+        return 2
+    args.example_files = sorted(args.examples.glob("*.yaml")) if args.demo else []
+    try:
+        cluster = _start_cluster(args)
+    except (ToolchainMissing, BuildError, ClusterError) as err:
+        print(f"volcano-py up: {err}", file=sys.stderr)
+        return 1
+    try:
+        asyncio.run(_serve(cluster, args))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        cluster.stop()
+        print("volcano-py up: stopped", file=sys.stderr)
+    return 0
