@@ -43,10 +43,10 @@ def configure(level: str | None = None, *, json: bool | None = None) -> None:
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),
+        logger_factory=structlog.PrintLoggerFactory(file=_Stderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=True,
     )
-    handler = logging.StreamHandler(_Stderr())  # type: ignore[arg-type]
+    handler = logging.StreamHandler(_Stderr())
     handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     root.handlers[:] = [h for h in root.handlers if not getattr(h, "_volcano_py", False)]
