@@ -100,3 +100,27 @@ async def test_operator_killed_while_creating_100_pods_leaves_exactly_100(env: E
     assert first <= stopped_at <= 100
     job = await env.wait_phase("big", "Running")
     assert job["status"]["pending"] + job["status"]["running"] == 100
+
+
+async def test_closing_a_parent_queue_closes_its_children_and_opening_reopens_them(env: Env) -> None:
+    parent, child = f"p-{uuid.uuid4().hex[:6]}", f"c-{uuid.uuid4().hex[:6]}"
+    await env.ensure_queue(parent)
+    await env.ensure_queue(child, parent=parent)
+
+    async def states(wanted: tuple[str, str]) -> bool:
+        got = []
+        for name in (parent, child):
+            got.append(((await env.api.get(QUEUES.object_path(name))).get("status") or {}).get("state"))
+        return tuple(got) == wanted
+
+    try:
+        await wait_for("both queues Open", lambda: states(("Open", "Open")), 20)
+        await env.command("CloseQueue", c.QUEUE_KIND, parent)
+        await wait_for("parent and child Closed", lambda: states(("Closed", "Closed")), 20)
+        marked = (await env.api.get(QUEUES.object_path(child)))["metadata"]["annotations"]
+        assert marked["volcano.sh/closed-by-parent"] == "true"
+        await env.command("OpenQueue", c.QUEUE_KIND, parent)
+        await wait_for("parent and child Open again", lambda: states(("Open", "Open")), 20)
+    finally:
+        for name in (child, parent):
+            await env.api.delete(QUEUES.object_path(name))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from volcano_py.controllers.job.spec import Action
 from volcano_py.controllers.queue.state import (
     CLOSED_BY_PARENT_KEY,
@@ -59,7 +61,7 @@ class QueueWorker:
                 self.ctx.recorder.record(body, NORMAL, str(action), f"Queue {name} is {state.value}")
         if action is Action.OPEN_QUEUE and queue.closed_by_parent:
             await self._mark(name, False)
-        views[name] = views[name].__class__(queue.name, queue.parent, state, queue.closed_by_parent)
+        views[name] = replace(queue, state=state)
         for child, child_action, by_parent in hierarchy_actions(views.values()):
             if by_parent:
                 await self._mark(child, True)
