@@ -10,19 +10,15 @@ T = TypeVar("T")
 
 
 class _Entry(Generic[T]):
-    __slots__ = ("item", "less", "seq")
+    __slots__ = ("item", "less")
 
-    def __init__(self, item: T, less: Callable[[T, T], bool], seq: int) -> None:
+    def __init__(self, item: T, less: Callable[[T, T], bool]) -> None:
         self.item = item
         self.less = less
-        self.seq = seq
 
     def __lt__(self, other: _Entry[T]) -> bool:
-        if self.less(self.item, other.item):
-            return True
-        if self.less(other.item, self.item):
-            return False
-        return self.seq < other.seq
+        # The session's orders end in a unique tiebreak (creation time, then name), so one call decides.
+        return self.less(self.item, other.item)
 
 
 class OrderedQueue(Generic[T]):
@@ -30,14 +26,11 @@ class OrderedQueue(Generic[T]):
 
     def __init__(self, less: Callable[[T, T], bool], items: Iterable[T] = ()) -> None:
         self._less = less
-        self._seq = 0
-        self._heap: list[_Entry[T]] = []
-        for item in items:
-            self.push(item)
+        self._heap: list[_Entry[T]] = [_Entry(item, less) for item in items]
+        heapq.heapify(self._heap)
 
     def push(self, item: T) -> None:
-        self._seq += 1
-        heapq.heappush(self._heap, _Entry(item, self._less, self._seq))
+        heapq.heappush(self._heap, _Entry(item, self._less))
 
     def pop(self) -> T:
         return heapq.heappop(self._heap).item

@@ -23,6 +23,9 @@ class TaskClass:
     """The placement-relevant part of a pod spec, shared by every pod with the same ``class_key``."""
 
     key: Hashable
+    # Everything but the request: predicates and fixed scores depend only on this, so pods that differ
+    # only in size share them.
+    constraint: Hashable
     request: Resource
     vec: npt.NDArray[np.int64]
     namespace: str
@@ -38,6 +41,10 @@ class TaskClass:
     def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64]) -> TaskClass:
         return cls(
             key=(task.namespace, task.class_key),
+            constraint=(
+                task.namespace,
+                task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
+            ),
             request=task.resreq,
             vec=vec,
             namespace=task.namespace,

@@ -52,6 +52,8 @@ class NodeTable:
                     self.releasing[i] += vec
                 if task.status is TaskStatus.PIPELINED:
                     self.pipelined[i] += vec
+        # allocatable - used, kept in step by ``charge`` so placement reads it without recomputing.
+        self.free: IntArray = self.allocatable - self.used
 
     def __len__(self) -> int:
         return len(self.node_names)
@@ -74,9 +76,15 @@ class NodeTable:
     def to_resource(self, row: IntArray) -> Resource:
         return Resource({name: int(row[i]) for i, name in enumerate(self.names) if name != PODS})
 
+    def charge(self, row: int, vec: IntArray, sign: int = 1) -> None:
+        """Add (or with ``sign=-1`` take back) one request's use of a node."""
+        self.used[row] += sign * vec
+        self.free[row] -= sign * vec
+
     @property
     def idle(self) -> IntArray:
-        return self.allocatable - self.used
+        """What is free on each node now (read-only view; change it through ``charge``)."""
+        return self.free
 
     @property
     def future_idle(self) -> IntArray:

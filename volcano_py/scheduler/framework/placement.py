@@ -43,26 +43,51 @@ def class_runs(ssn: Session, tasks: Iterable[TaskInfo]) -> list[tuple[TaskClass,
 
 
 class Candidates:
-    """Nodes passing the predicates for one class, each with its score sequence for the next pods."""
+    """Nodes passing the predicates for one class, each with its score sequence for the next pods.
+
+    Only the ``wanted`` best nodes by first-pod score get a sequence: a node is first picked when its
+    first-pod score is the best still unpicked, so placing ``wanted`` pods never touches a node outside
+    that prefix (ties broken by node order, as argmax does). That keeps the scoring independent of
+    cluster size beyond one first-pod pass.
+    """
 
     def __init__(self, ssn: Session, klass: TaskClass, wanted: int) -> None:
         self.ssn = ssn
         self.klass = klass
         table = ssn.table
-        self.rows: IntArray = np.flatnonzero(ssn.predicate(klass).ok)
-        rows = self.rows
-        idle = table.allocatable[rows] - table.used[rows]
-        fit = table.fit_counts(klass.vec, idle)
-        depth = int(min(max(wanted, 1), fit.max() if fit.size else 0))
-        self.depth = depth
-        if depth:
-            extra = np.tile(np.arange(depth, dtype=np.int64), len(rows))
-            scores = ssn.node_scores(klass, np.repeat(rows, depth), extra).reshape(len(rows), depth)
-            # The m-th further pod only goes where m + 1 pods fit.
-            self.ladder: FloatArray = np.where(np.arange(depth) < fit[:, None], scores, _NONE)
+        ok = ssn.predicate(klass).ok
+        if ok.all():
+            self.all_rows: IntArray = np.arange(len(table), dtype=np.int64)
+            fit = table.fit_counts(klass.vec, table.free)
         else:
-            self.ladder = np.full((len(rows), 1), _NONE)
-        self.placed: IntArray = np.zeros(len(rows), dtype=np.int64)
+            self.all_rows = np.flatnonzero(ok)
+            fit = table.fit_counts(klass.vec, table.free[self.all_rows])
+        fitting = np.flatnonzero(fit > 0)
+        wanted = max(wanted, 1)
+        first: FloatArray | None = None
+        if fitting.size > wanted:
+            first = ssn.node_scores(klass, self.all_rows[fitting])
+            if wanted == 1:
+                order = np.array([int(np.argmax(first))])  # argmax keeps the first of equal scores
+            else:
+                order = np.sort(np.lexsort((fitting, -first))[:wanted])
+            first = first[order]
+            fitting = fitting[order]
+        self.rows: IntArray = self.all_rows[fitting]
+        fit = fit[fitting]
+        depth = int(min(wanted, fit.max())) if fit.size else 0
+        self.depth = depth
+        self.ladder: FloatArray
+        if depth == 1 and first is not None:
+            self.ladder = first[:, None].copy()
+        elif depth:
+            extra = np.tile(np.arange(depth, dtype=np.int64), len(self.rows))
+            scores = ssn.node_scores(klass, np.repeat(self.rows, depth), extra).reshape(len(self.rows), depth)
+            # The m-th further pod only goes where m + 1 pods fit.
+            self.ladder = np.where(np.arange(depth) < fit[:, None], scores, _NONE)
+        else:
+            self.ladder = np.full((len(self.rows), 1), _NONE)
+        self.placed: IntArray = np.zeros(len(self.rows), dtype=np.int64)
         self.now: FloatArray = self.ladder[:, 0].copy()
         self._later: FloatArray | None = None
 
@@ -70,7 +95,7 @@ class Candidates:
         """Scores of nodes where one more pod fits once releasing pods are gone (computed on demand)."""
         if self._later is None:
             table = self.ssn.table
-            rows = self.rows
+            rows = self.all_rows
             future = (
                 table.allocatable[rows] - table.used[rows] + table.releasing[rows] - table.pipelined[rows]
             )
@@ -79,35 +104,34 @@ class Candidates:
         return self._later
 
     def best(self) -> tuple[int, bool] | None:
-        """(index into rows, fits now) of the best node, preferring nodes where the pod fits now."""
-        if self.rows.size == 0:
+        """(table row, fits now) of the best node, preferring nodes where the pod fits now."""
+        if self.rows.size:
+            i = int(np.argmax(self.now))
+            if self.now[i] != _NONE:
+                return int(self.rows[i]), True
+        if self.all_rows.size == 0:
             return None
-        i = int(np.argmax(self.now))
-        if self.now[i] != _NONE:
-            return i, True
         later = self._later_scores()
         i = int(np.argmax(later))
         if later[i] != _NONE:
-            return i, False
+            return int(self.all_rows[i]), False
         return None
 
-    def took(self, i: int, now: bool) -> None:
-        """A pod went to ``rows[i]``: advance that node's ladder (or re-check it after a pipeline)."""
+    def took(self, row: int, now: bool) -> None:
+        """A pod went to ``row``: advance that node's sequence (or re-check it after a pipeline)."""
+        self._later = None if now else self._later
         if now:
+            i = int(np.searchsorted(self.rows, row))
             self.placed[i] += 1
             step = int(self.placed[i])
             self.now[i] = self.ladder[i, step] if step < self.depth else _NONE
-            self._later = None
             return
-        row = int(self.rows[i])
+        i = int(np.searchsorted(self.all_rows, row))
         table = self.ssn.table
         future = table.allocatable[row] - table.used[row] + table.releasing[row] - table.pipelined[row]
         later = self._later_scores()
-        later[i] = (
-            float(self.ssn.node_scores(self.klass, self.rows[i : i + 1])[0])
-            if np.all(future >= self.klass.vec)
-            else _NONE
-        )
+        fits = bool(np.all(future >= self.klass.vec))
+        later[i] = float(self.ssn.node_scores(self.klass, self.all_rows[i : i + 1])[0]) if fits else _NONE
 
 
 def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bool = True) -> Placed:
@@ -137,15 +161,14 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
             if choice is None:
                 ssn.fit_failures_of(job).add(len(run) - n, node_reasons(ssn, klass))
                 break
-            i, now = choice
-            row = int(candidates.rows[i])
+            row, now = choice
             if now:
                 stmt.allocate(task, row)
                 allocated += 1
             else:
                 stmt.pipeline(task, row)
                 pipelined += 1
-            candidates.took(i, now)
+            candidates.took(row, now)
             if until_ready and (was_ready or ssn.job_ready(job)):
                 return Placed(allocated, pipelined)
     return Placed(allocated, pipelined)

@@ -178,19 +178,19 @@ class Session:
         return klass
 
     def is_dynamic(self, klass: TaskClass) -> bool:
-        dynamic = self._dynamic.get(klass.key)
+        dynamic = self._dynamic.get(klass.constraint)
         if dynamic is None:
             dynamic = any(
                 fn.__self__.predicate_dynamic(klass)  # type: ignore[attr-defined]
                 for tier in self._points["predicate"]
                 for fn in tier
             )
-            self._dynamic[klass.key] = dynamic
+            self._dynamic[klass.constraint] = dynamic
         return dynamic
 
     def predicate(self, klass: TaskClass) -> ext.NodeVerdict:
         """All predicates ANDed over all nodes; cached per class unless a predicate says it can change."""
-        cached = self._static.get(klass.key)
+        cached = self._static.get(klass.constraint)
         if cached is not None:
             return cached
         ok: BoolArray = np.ones(len(self.table), dtype=np.bool_)
@@ -202,7 +202,7 @@ class Session:
                 failures.extend(verdict.failures)
         result = ext.NodeVerdict(ok, failures)
         if not self.is_dynamic(klass):
-            self._static[klass.key] = result
+            self._static[klass.constraint] = result
         return result
 
     def node_scores(self, klass: TaskClass, rows: IntArray, extra: IntArray | None = None) -> FloatArray:

@@ -65,7 +65,7 @@ class Statement:
         if task.status is not TaskStatus.PENDING:
             raise ValueError(f"cannot allocate {task.key}: it is {task.status.value}, not Pending")
         vec = self._vec(task)
-        self.ssn.table.used[row] += vec
+        self.ssn.table.charge(row, vec)
         self._place(task, row, TaskStatus.ALLOCATED)
         self.changes.append(_Change(Op.ALLOCATE, task, row, vec, TaskStatus.PENDING))
         self.ssn.fire("on_allocate", task)
@@ -121,7 +121,7 @@ class Statement:
                 self.ssn.fire("on_allocate", task)
                 continue
             if change.op is Op.ALLOCATE:
-                table.used[change.row] -= change.vec
+                table.charge(change.row, change.vec, -1)
             else:
                 table.pipelined[change.row] -= change.vec
             self.ssn.nodes[change.row].tasks.pop(task.uid, None)

@@ -14,7 +14,8 @@ MAX_NODE_SCORE = 100.0
 def _fractions(allocatable: IntArray, used: IntArray) -> FloatArray:
     alloc = allocatable.astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
-        frac = np.where(alloc > 0, used / np.where(alloc > 0, alloc, 1.0), 1.0)
+        # A node without the resource reads as empty until something asks for it, then as full.
+        frac = np.where(alloc > 0, used / np.where(alloc > 0, alloc, 1.0), np.where(used > 0, 1.0, 0.0))
     result: FloatArray = np.clip(frac, 0.0, 1.0)
     return result
 
