@@ -332,11 +332,19 @@ class DevCluster:
         return names
 
     def ready_nodes(self) -> set[str]:
+        """Nodes that are Ready and carry none of the node.kubernetes.io/* taints.
+
+        Admission taints every new node not-ready; KCM lifts the taint a few seconds after kwok reports
+        Ready. Until then a scheduler that honours taints would refuse the node, so that is not "ready".
+        """
         listing = self.get_json("/api/v1/nodes")
         ready = set()
         for node in listing.get("items", []):
             conditions = node.get("status", {}).get("conditions", [])
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions):
+            taints = node.get("spec", {}).get("taints", [])
+            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(
+                str(t.get("key", "")).startswith("node.kubernetes.io/") for t in taints
+            ):
                 ready.add(node["metadata"]["name"])
         return ready
 
