@@ -86,15 +86,17 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
     try:
         await asyncio.wait([operator, stopper, *workers], return_when=asyncio.FIRST_COMPLETED)
     finally:
+        # Our tasks first: Kopf waits for every task it did not see at its start before it returns.
+        for task in [*workers, stopper]:
+            task.cancel()
+        await asyncio.gather(*workers, stopper, return_exceptions=True)
         kopf_stop.set()
         try:
             await asyncio.wait_for(asyncio.shield(operator), timeout=10)
         except Exception as exc:  # the operator failed or would not stop: say so, and tear down anyway
             _log.warning("kopf operator ended abnormally", error=repr(exc))
             operator.cancel()
-        for task in [*workers, stopper]:
-            task.cancel()
-        await asyncio.gather(operator, *workers, stopper, return_exceptions=True)
+        await asyncio.gather(operator, return_exceptions=True)
         for key in list(ctx.delayed) + list(ctx.ttl_timers):
             ctx.cancel_timers(key)
     if operator.done() and not operator.cancelled() and operator.exception() and not stop.is_set():
