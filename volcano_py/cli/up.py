@@ -29,6 +29,24 @@ from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, Topology
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
 
+# The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them.
+UP_CONF = """\
+actions: "enqueue, allocate, preempt, reclaim, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+
 FINAL_PHASES = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 # An example Job says which phase it must reach, so `up --demo` and its test can check the promise.
 EXPECTED_PHASE_ANNOTATION = "example.volcano-py.io/expected-phase"
@@ -47,7 +65,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--memory", default="512Gi", help="memory per node (default 512Gi)")
     parser.add_argument("--nodes-per-rack", type=int, default=4, help="tier-1 HyperNode size (default 4)")
     parser.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="state, logs, kubeconfig")
-    parser.add_argument("--scheduler-conf", help="a volcano-scheduler.conf (default: the built-in one)")
+    parser.add_argument(
+        "--scheduler-conf", help="a volcano-scheduler.conf (default: Volcano's tiers + preempt, reclaim)"
+    )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
     parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
@@ -167,6 +187,11 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     kubeconfig = str(cluster.kubeconfig)
+    conf_path = args.scheduler_conf
+    if conf_path is None:
+        conf_file = args.run_dir.resolve() / "volcano-scheduler.conf"
+        await asyncio.to_thread(conf_file.write_text, UP_CONF)
+        conf_path = str(conf_file)
     controller = asyncio.ensure_future(
         run_controller(ControllerOptions(kubeconfig=kubeconfig, leader_elect=False, metrics_port=0), stop)
     )
@@ -174,7 +199,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
         run_scheduler(
             SchedulerOptions(
                 kubeconfig=kubeconfig,
-                scheduler_conf=args.scheduler_conf,
+                scheduler_conf=conf_path,
                 leader_elect=False,
                 metrics_port=0,
             ),
