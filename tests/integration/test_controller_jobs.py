@@ -138,6 +138,14 @@ async def test_scale_up_adds_pods(env: Env) -> None:
     ]
     pg = (await env.podgroups())[0]
     assert pg["spec"]["minTaskMember"] == {"worker": 4}
+    down = {"spec": {"minAvailable": 1, "tasks": [task("worker", 1)]}}
+    await env.api.patch(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{env.ns}/jobs/sc", down)
+
+    async def one_pod() -> list[str] | None:
+        names = sorted(p["metadata"]["name"] for p in await env.live_pods("sc"))
+        return names if names == ["sc-worker-0"] else None
+
+    await wait_for("scale down to worker-0 only", one_pod, 30)
 
 
 async def test_ttl_deletes_the_finished_job(env: Env) -> None:
