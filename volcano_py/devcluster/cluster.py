@@ -167,6 +167,8 @@ class DevCluster:
         self._children.append(child)
 
     def _launch(self) -> None:
+        # New ports, token and serving certificate on every launch: forget the client made for the last one.
+        self._rest = None
         etcd_client, etcd_peer, apiserver = free_ports(3)
         ports = self._ports = commands.Ports(
             etcd_client=etcd_client, etcd_peer=etcd_peer, apiserver=apiserver
