@@ -99,3 +99,18 @@ def test_scores_spread_pack_and_binpack() -> None:
     # A node the request would overflow scores zero.
     assert scoring.binpack(alloc, used, np.array([3000, 0], dtype=np.int64), weights)[0] == 0.0
     assert scoring.balanced(alloc, np.array([[4000, 4], [8000, 0]], dtype=np.int64)).tolist() == [100.0, 50.0]
+
+
+def test_node_sampling_follows_volcanos_formula_and_rotates() -> None:
+    from volcano_py.scheduler.framework.sampling import NodeSampling
+
+    sampling = NodeSampling()
+    assert [sampling.count(n) for n in (50, 1000, 5000, 20000)] == [50, 420, 500, 1000]
+    assert NodeSampling(percentage=100).count(5000) == 5000
+    feasible = np.arange(0, 1000, 2, dtype=np.int64)  # 500 feasible rows of 1,000
+    first = sampling.pick(feasible, 1000, 1)
+    second = sampling.pick(feasible, 1000, 1)
+    assert len(first) == 420 and feasible[first[0]] == 0
+    # The next search starts after the last node the previous one looked at, wrapping around.
+    assert feasible[second].min() == 0 and 840 in feasible[second]
+    assert len(sampling.pick(feasible, 1000, 450)) == 450

@@ -12,6 +12,7 @@ from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.placement import place_job
+from ..framework.sampling import NodeSampling
 from ..framework.session import Session
 from ..framework.status import PodGroupPhase
 from .ordering import OrderedQueue
@@ -21,9 +22,25 @@ class Allocate:
     name = "allocate"
 
     def __init__(self, arguments: Arguments) -> None:
-        # Accepted for Volcano confs; this implementation has no predicate error cache to switch.
-        arguments.check_known({"predicateErrorCacheEnable"})
+        # predicateErrorCacheEnable is accepted for Volcano confs; there is no such cache here to switch.
+        # The node-sampling knobs are Volcano's scheduler flags, settable here per conf.
+        arguments.check_known(
+            {
+                "predicateErrorCacheEnable",
+                "percentageOfNodesToFind",
+                "minPercentageOfNodesToFind",
+                "minNodesToFind",
+            }
+        )
         arguments.get_bool("predicateErrorCacheEnable", True)
+        defaults = NodeSampling()
+        self.sampling = NodeSampling(
+            percentage=arguments.get_int("percentageOfNodesToFind", defaults.percentage, minimum=0),
+            min_percentage=arguments.get_int(
+                "minPercentageOfNodesToFind", defaults.min_percentage, minimum=0
+            ),
+            min_nodes=arguments.get_int("minNodesToFind", defaults.min_nodes, minimum=1),
+        )
 
     def _candidates(self, ssn: Session) -> dict[str, list[JobInfo]]:
         by_queue: dict[str, list[JobInfo]] = {}
@@ -37,6 +54,9 @@ class Allocate:
         return by_queue
 
     def execute(self, ssn: Session) -> None:
+        ssn.sampling.percentage = self.sampling.percentage
+        ssn.sampling.min_percentage = self.sampling.min_percentage
+        ssn.sampling.min_nodes = self.sampling.min_nodes
         by_queue = self._candidates(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in by_queue.items()}

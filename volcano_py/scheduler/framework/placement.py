@@ -64,6 +64,7 @@ class Candidates:
             fit = table.fit_counts(klass.vec, table.free[self.all_rows])
         fitting = np.flatnonzero(fit > 0)
         wanted = max(wanted, 1)
+        fitting = fitting[ssn.sampling.pick(self.all_rows[fitting], len(table), wanted)]
         first: FloatArray | None = None
         if fitting.size > wanted:
             first = ssn.node_scores(klass, self.all_rows[fitting])

@@ -26,6 +26,7 @@ from .job import JobInfo
 from .node import NodeInfo, QueueInfo
 from .nodetable import BoolArray, FloatArray, IntArray, NodeTable
 from .registry import Plugin, Registry
+from .sampling import NodeSampling
 from .snapshot import Snapshot
 from .statement import Statement
 from .status import PodGroupPhase
@@ -62,6 +63,7 @@ class Session:
         self.fit_failures: dict[str, FitFailures] = {}
         self.timings: dict[str, float] = {}
         self.enqueue_enabled = "enqueue" in conf.actions
+        self.sampling = NodeSampling()
 
     # --- plugins ----------------------------------------------------------------------------------------
 
