@@ -138,9 +138,15 @@ async def test_watch_410_is_recovered_without_restart(
     running = await start_scheduler(name, before=short_watches)
     queues = running.scheduler.cache.informers["queues"]
     relists = queues.relists
-    # A resourceVersion from before the Queue CRD existed: the API server answers 410 Gone.
-    queues.resource_version = "1"
-    await wait_until(lambda: queues.relists > relists, "the queue informer to relist after 410", 20)
+
+    def reconnect_with_stale_version() -> bool:
+        # A resourceVersion from before the Queue CRD existed: the API server answers 410 Gone. Set again
+        # until a reconnect uses it (the closing bookmark of the current watch may advance it first).
+        if queues.relists == relists:
+            queues.resource_version = "1"
+        return queues.relists > relists
+
+    await wait_until(reconnect_with_stale_version, "the queue informer to relist after 410", 20)
     queue_name = f"q-{pool}"
     await api.create(
         QUEUES.collection_path(),

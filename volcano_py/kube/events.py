@@ -194,7 +194,7 @@ class EventRecorder:
                 await self.write(event)
             except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
                 _log.warning(
-                    "could not write event", reason=event.reason, object=event.ref.name, error=str(exc)
+                    "could not write event", reason=event.reason, object=event.ref.name, error=repr(exc)
                 )
             finally:
                 queue.task_done()

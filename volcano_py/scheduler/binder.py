@@ -225,7 +225,7 @@ class Binder:
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
-        _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=str(exc))
+        _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=repr(exc))
         if isinstance(exc, ApiError) and (exc.not_found or exc.conflict):
             # Gone, or already bound (e.g. by a previous leader whose bind the watch had not shown yet):
             # nothing to mark, and the watch will show where it runs.
@@ -238,7 +238,7 @@ class Binder:
                 patch.condition("PodScheduled", "False", "SchedulerError", message),
             )
         except (ApiError, *_NETWORK_ERRORS) as mark_exc:
-            _log.warning("could not mark the pod unscheduled", pod=key, error=str(mark_exc))
+            _log.warning("could not mark the pod unscheduled", pod=key, error=repr(mark_exc))
         pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
         self.recorder.record(pod, WARNING, "FailedScheduling", message)
 
@@ -260,7 +260,7 @@ class Binder:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
-                    _log.warning("eviction failed", pod=key, error=str(exc))
+                    _log.warning("eviction failed", pod=key, error=repr(exc))
                 return
         self._operation("evict", "success", started)
         self.metrics.evictions.labels(action).inc()
@@ -337,4 +337,4 @@ class Binder:
                 await patch.patch_status(self.client, QUEUES, name, None, body)
             except (ApiError, *_NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
-                    _log.warning("Queue status write failed; retried next cycle", queue=name, error=str(exc))
+                    _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))

@@ -3,7 +3,8 @@
 Phases of one cycle (all synchronous: the session never waits on the API):
 
 1. snapshot the cache (informer stores plus assumed binds and evictions in flight);
-2. build the core's Snapshot and run the session with the current conf;
+2. build the core's Snapshot and run the session with the current conf (in a worker thread, so the event
+   loop keeps serving watches and binds meanwhile; the session itself never waits on anything);
 3. hand the result to the binder, which records its promises in the cache before returning;
 4. report: events for pods and PodGroups that cannot be scheduled, and metrics.
 
@@ -129,12 +130,16 @@ class Scheduler:
 
     # --- one cycle -----------------------------------------------------------------------------------------
 
-    def run_cycle(self) -> CycleOutcome:
+    async def run_cycle(self) -> CycleOutcome:
         self.cycles += 1
         started = time.perf_counter()
         with structlog.contextvars.bound_contextvars(cycle=self.cycles):
             state = self.cache.snapshot()
-            outcome = self.core.run(state, self.conf.conf, datetime.now(UTC))
+            # The session is synchronous and never touches the API; it runs in a worker thread only so that
+            # a long one (thousands of jobs) does not freeze the watches, binds and events of the event loop.
+            # The cache is not read by it: the snapshot's lists are its own, and the informers replace
+            # objects rather than mutate them.
+            outcome = await asyncio.to_thread(self.core.run, state, self.conf.conf, datetime.now(UTC))
             self.binder.submit(outcome.result)
             self._report(outcome)
             elapsed_ms = (time.perf_counter() - started) * 1000
@@ -195,7 +200,7 @@ class Scheduler:
                 if not quiet:
                     last_generation = self.cache.generation
                     last_run = started
-                    outcome = self.run_cycle()
+                    outcome = await self.run_cycle()
                     if outcome.result.binds or outcome.result.evictions:
                         last_generation = -1
             except Exception:
