@@ -58,6 +58,7 @@ class JobWorker:
         self._retrying: set[JobKey] = set()
 
     async def handle(self, key: JobKey, req: Request) -> None:
+        self.ctx.metrics.queue_depth.set(self.ctx.job_queue.depth())
         try:
             await self._reconcile(key, req)
         except ApiError as exc:

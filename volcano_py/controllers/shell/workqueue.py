@@ -27,6 +27,7 @@ class KeyedQueue(Generic[K, R]):
         self._is_resync = is_resync
         self._loop: asyncio.AbstractEventLoop | None = None
         self.processed = 0
+        self._size = 0
 
     def add(self, key: K, request: R) -> None:
         queue = self._pending.get(key)
@@ -35,6 +36,7 @@ class KeyedQueue(Generic[K, R]):
         if queue and self._is_resync(request) and self._is_resync(queue[-1]):
             return
         queue.append(request)
+        self._size += 1
         if key not in self._active and len(queue) == 1:
             self._ready.put_nowait(key)
 
@@ -43,7 +45,8 @@ class KeyedQueue(Generic[K, R]):
         return loop.call_later(max(delay, 0.0), self.add, key, request)
 
     def depth(self) -> int:
-        return sum(len(q) for q in self._pending.values())
+        """Requests waiting (not counting the ones being handled)."""
+        return self._size
 
     async def _take(self) -> tuple[K, R]:
         while True:
@@ -52,6 +55,7 @@ class KeyedQueue(Generic[K, R]):
             if key in self._active or not queue:
                 continue
             self._active.add(key)
+            self._size -= 1
             return key, queue.popleft()
 
     def _done(self, key: K) -> None:
