@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 # Modules under volcano_py.cli, in the order their commands appear in --help.
-COMMANDS: tuple[str, ...] = ("dev", "crds", "validate", "scheduler", "controller", "sim", "up")
+COMMANDS: tuple[str, ...] = ("dev", "crds", "validate", "scheduler", "controller", "sim", "up", "deploy")
 
 
 def build_parser() -> argparse.ArgumentParser:
