@@ -71,7 +71,7 @@ def _yaml_files(directory: Path, what: str) -> list[Path]:
 
 
 def render_bundle(parts_dir: Path, crds_dir: Path) -> str:
-    """The bundle's text: CRDs first (nothing below depends on them, but custom resources applied later do)."""
+    """The bundle's text: the CRDs first, so custom resources in a later apply find their kinds."""
     documents: list[str] = []
     sources: Iterable[Path] = [*_yaml_files(crds_dir, "CRDs"), *_yaml_files(parts_dir, "deploy parts")]
     for path in sources:
