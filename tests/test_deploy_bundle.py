@@ -1,0 +1,224 @@
+"""``deploy/volcano-py.yaml``: committed as rendered, well-formed, least-privilege, runnable as written."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from volcano_py.cli.deploy import BundleError, render_bundle
+from volcano_py.cli.main import build_parser
+from volcano_py.cli.main import main as volcano_py_main
+from volcano_py.scheduler.conf import load_conf
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS, CRDS, BUNDLE = REPO / "deploy" / "parts", REPO / "crds", REPO / "deploy" / "volcano-py.yaml"
+NAMESPACE = "volcano-system"
+JSON = dict[str, Any]
+
+# The most each role may ever hold, per (apiGroup, resource). Widening a role means widening this list too,
+# in review, next to the reason.
+WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
+    "volcano-py-scheduler": {
+        ("", "nodes"): {"list", "watch"},
+        ("", "pods"): {"list", "watch", "delete"},
+        ("", "pods/binding"): {"create"},
+        ("", "pods/status"): {"patch"},
+        ("", "events"): {"create", "patch"},
+        ("scheduling.k8s.io", "priorityclasses"): {"list", "watch"},
+        ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "patch"},
+        ("scheduling.volcano.sh", "queues"): {"list", "watch", "create"},
+        ("scheduling.volcano.sh", "queues/status"): {"patch"},
+        ("topology.volcano.sh", "hypernodes"): {"list", "watch"},
+    },
+    "volcano-py-controller": {
+        ("batch.volcano.sh", "jobs"): {"list", "watch", "delete"},
+        ("batch.volcano.sh", "jobs/status"): {"update"},
+        ("bus.volcano.sh", "commands"): {"list", "watch", "delete"},
+        ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "create", "patch", "delete"},
+        ("scheduling.volcano.sh", "queues"): {"list", "watch", "patch"},
+        ("scheduling.volcano.sh", "queues/status"): {"patch"},
+        ("", "pods"): {"list", "watch", "create", "patch", "delete"},
+        ("", "persistentvolumeclaims"): {"get", "create"},
+        ("", "services"): {"get", "create", "update", "delete"},
+        ("", "configmaps"): {"get", "create", "update", "delete"},
+        ("", "secrets"): {"get", "create", "update", "delete"},
+        ("networking.k8s.io", "networkpolicies"): {"get", "create", "update", "delete"},
+        ("", "events"): {"create", "patch"},
+        ("scheduling.k8s.io", "priorityclasses"): {"get"},
+        ("apps", "replicasets"): {"get"},
+        ("apps", "statefulsets"): {"get"},
+        ("apps", "daemonsets"): {"get"},
+        ("batch", "jobs"): {"get"},
+        ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): {"create", "get", "update"},
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): {"create", "get", "update"},
+    },
+    "volcano-py-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
+    "volcano-py-controller-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
+}
+
+
+@pytest.fixture(scope="module")
+def objects() -> list[JSON]:
+    return [doc for doc in yaml.safe_load_all(BUNDLE.read_text(encoding="utf-8")) if doc is not None]
+
+
+def _one(objects: list[JSON], kind: str, name: str) -> JSON:
+    found = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    assert len(found) == 1, f"expected exactly one {kind} {name} in the bundle, found {len(found)}"
+    return found[0]
+
+
+def test_committed_bundle_is_the_render() -> None:
+    assert BUNDLE.read_text(encoding="utf-8") == render_bundle(PARTS, CRDS), (
+        "deploy/volcano-py.yaml is stale: run `volcano-py deploy render` and commit it"
+    )
+
+
+def test_render_check_exits_1_when_stale_and_0_once_rendered(tmp_path: Path) -> None:
+    output = tmp_path / "bundle.yaml"
+    argv = ["deploy", "render", "--parts", str(PARTS), "--crds", str(CRDS), "--output", str(output)]
+    assert volcano_py_main([*argv, "--check"]) == 1  # missing counts as stale
+    assert not output.exists(), "--check must write nothing"
+    assert volcano_py_main(argv) == 0
+    assert volcano_py_main([*argv, "--check"]) == 0
+    output.write_text(output.read_text() + "# edited by hand\n")
+    assert volcano_py_main([*argv, "--check"]) == 1
+
+
+def test_render_refuses_an_unnamed_object(tmp_path: Path) -> None:
+    (tmp_path / "bad.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {}\n")
+    with pytest.raises(BundleError, match=r"bad\.yaml: document 1 \(ConfigMap\) has no metadata\.name"):
+        render_bundle(tmp_path, CRDS)
+
+
+def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(objects: list[JSON]) -> None:
+    cluster_scoped = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
+    for obj in objects:
+        assert obj.get("apiVersion") and obj.get("kind") and obj["metadata"].get("name"), obj
+        if obj["kind"] not in cluster_scoped:
+            assert obj["metadata"].get("namespace") == NAMESPACE, f"{obj['kind']} {obj['metadata']['name']}"
+    crds = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "CustomResourceDefinition")
+    assert crds == sorted(
+        ["jobs.batch.volcano.sh", "commands.bus.volcano.sh", "podgroups.scheduling.volcano.sh",
+         "queues.scheduling.volcano.sh", "hypernodes.topology.volcano.sh"]
+    )  # fmt: skip
+    _one(objects, "Namespace", NAMESPACE)
+
+
+def test_rbac_stays_within_each_roles_whitelist(objects: list[JSON]) -> None:
+    roles = [o for o in objects if o["kind"] in ("ClusterRole", "Role")]
+    assert sorted(r["metadata"]["name"] for r in roles) == sorted(WHITELIST)
+    for role in roles:
+        allowed = WHITELIST[role["metadata"]["name"]]
+        for rule in role["rules"]:
+            for field in ("apiGroups", "resources", "verbs"):
+                assert "*" not in rule[field], f"{role['metadata']['name']}: wildcard in {field}"
+            for group in rule["apiGroups"]:
+                for resource in rule["resources"]:
+                    extra = set(rule["verbs"]) - allowed.get((group, resource), set())
+                    assert not extra, (
+                        f"{role['metadata']['name']} grants {extra} on {group or 'core'}/{resource}"
+                    )
+
+
+def test_leases_other_than_our_own_cannot_be_read_or_written(objects: list[JSON]) -> None:
+    for name, lease in (("volcano-py-scheduler-leader-election", "vc-scheduler"),
+                        ("volcano-py-controller-leader-election", "volcano-py-controller")):  # fmt: skip
+        for rule in _one(objects, "Role", name)["rules"]:
+            if set(rule["verbs"]) & {"get", "update"}:
+                assert rule.get("resourceNames") == [lease]
+
+
+def test_bindings_give_each_service_account_its_own_roles(objects: list[JSON]) -> None:
+    for binding in (o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+        name = binding["metadata"]["name"]
+        _one(objects, binding["roleRef"]["kind"], binding["roleRef"]["name"])
+        account = (
+            "volcano-py-scheduler" if name.startswith("volcano-py-scheduler") else "volcano-py-controller"
+        )
+        assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
+        _one(objects, "ServiceAccount", account)
+
+
+def _container(deployment: JSON) -> JSON:
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    assert len(containers) == 1
+    container: JSON = containers[0]
+    return container
+
+
+@pytest.mark.parametrize(
+    ("name", "command", "ready_path"),
+    [("volcano-py-scheduler", "scheduler", "/readyz"), ("volcano-py-controller", "controller", "/healthz")],
+)
+def test_deployment_runs_the_real_cli_safely(
+    objects: list[JSON], name: str, command: str, ready_path: str
+) -> None:
+    deployment = _one(objects, "Deployment", name)
+    spec, pod = deployment["spec"], deployment["spec"]["template"]["spec"]
+    assert spec["replicas"] == 1 and spec["strategy"] == {"type": "Recreate"}
+    assert pod["serviceAccountName"] == name
+    assert pod["securityContext"]["runAsNonRoot"] is True and pod["securityContext"]["runAsUser"] != 0
+    container = _container(deployment)
+    assert container["image"] == "ghcr.io/volcano-py/volcano-py:0.1.0"
+    assert container["securityContext"]["allowPrivilegeEscalation"] is False
+    assert container["resources"]["requests"] and container["resources"]["limits"]
+    # The args as the container gets them (the Dockerfile's ENTRYPOINT is `volcano-py`), through our parser.
+    args = [a.replace("$(POD_NAME)", "pod-0") for a in container["args"]]
+    assert args[0] == command
+    parsed = build_parser().parse_args(args)
+    assert parsed.leader_elect is True and parsed.lease_namespace == NAMESPACE and parsed.identity == "pod-0"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert parsed.metrics_port == ports["metrics"]
+    assert container["livenessProbe"]["httpGet"] == {"path": "/healthz", "port": "metrics"}
+    assert container["readinessProbe"]["httpGet"] == {"path": ready_path, "port": "metrics"}
+    # Each Role pins the Lease name the process will use.
+    role = _one(objects, "Role", f"{name}-leader-election")
+    assert [parsed.lease_name] in [r.get("resourceNames") for r in role["rules"]], shlex.join(args)
+
+
+def test_scheduler_reads_volcanos_conf_from_the_configmap(objects: list[JSON]) -> None:
+    deployment = _one(objects, "Deployment", "volcano-py-scheduler")
+    container = _container(deployment)
+    parsed = build_parser().parse_args([a.replace("$(POD_NAME)", "p") for a in container["args"]])
+    conf_path = Path(parsed.scheduler_conf)
+    mount = next(m for m in container["volumeMounts"] if Path(m["mountPath"]) == conf_path.parent)
+    assert "subPath" not in mount, (
+        "a subPath mount never sees ConfigMap updates, so conf reload would not work"
+    )
+    volume = next(v for v in deployment["spec"]["template"]["spec"]["volumes"] if v["name"] == mount["name"])
+    configmap = _one(objects, "ConfigMap", volume["configMap"]["name"])
+    assert configmap["metadata"]["name"] == "volcano-scheduler-configmap"
+    conf = load_conf(configmap["data"][conf_path.name])
+    assert conf.actions == ("enqueue", "allocate", "backfill")
+    first_tier = ["priority", "gang", "conformance"]
+    second_tier = ["overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"]
+    assert [[p.name for p in tier] for tier in conf.tiers] == [first_tier, second_tier]
+
+
+@pytest.mark.parametrize(
+    ("service", "port", "target"),
+    [
+        ("volcano-py-scheduler-metrics", 8080, "metrics"),
+        ("volcano-py-controller-metrics", 8081, "metrics"),
+        ("volcano-py-admission-service", 443, "webhook"),
+    ],
+)
+def test_services_reach_a_named_container_port(
+    objects: list[JSON], service: str, port: int, target: str
+) -> None:
+    svc = _one(objects, "Service", service)
+    [svc_port] = svc["spec"]["ports"]
+    assert (svc_port["port"], svc_port["targetPort"]) == (port, target)
+    selected = [
+        d for d in objects
+        if d["kind"] == "Deployment"
+        and svc["spec"]["selector"].items() <= d["spec"]["template"]["metadata"]["labels"].items()
+    ]  # fmt: skip
+    assert len(selected) == 1, f"{service} must select exactly one Deployment's pods"
+    assert target in {p["name"] for p in _container(selected[0])["ports"]}
