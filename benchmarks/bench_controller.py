@@ -30,7 +30,7 @@ from volcano_py.api import constants as c
 from volcano_py.controllers.shell.context import JOBS
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import QUEUES
+from volcano_py.kube.kinds import PODGROUPS, QUEUES
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"
@@ -100,6 +100,23 @@ def _wait_for_metrics(port: int, controller: subprocess.Popen[bytes], seconds: f
     raise RuntimeError(f"the controller served no metrics on port {port} within {seconds:.0f}s")
 
 
+async def _admit_all(client: KubeClient) -> None:
+    """Stand in for the scheduler's enqueue: every Pending PodGroup becomes Inqueue."""
+    listed = await client.get(PODGROUPS.collection_path(NAMESPACE))
+    pending = [
+        pg["metadata"]["name"]
+        for pg in listed.get("items") or ()
+        if (pg.get("status") or {}).get("phase") in (None, "", "Pending")
+    ]
+    limit = asyncio.Semaphore(32)
+
+    async def admit(name: str) -> None:
+        async with limit:
+            await client.patch(PODGROUPS.object_path(name, NAMESPACE), {"status": {"phase": "Inqueue"}})
+
+    await asyncio.gather(*(admit(name) for name in pending))
+
+
 async def _running(client: KubeClient) -> int:
     listed = await client.get(JOBS.collection_path(NAMESPACE))
     phases = [((j.get("status") or {}).get("state") or {}).get("phase") for j in listed.get("items") or ()]
@@ -133,6 +150,10 @@ async def _measure(
         running = created = 0
         while time.monotonic() < deadline and (pods_done_at is None or running_at is None):
             await asyncio.sleep(1.0)
+            if args.admit_only:
+                await _admit_all(client)
+                if pods_done_at is not None:
+                    break  # nothing binds the pods in this mode: no job ever runs
             try:
                 created = int(await asyncio.to_thread(_pods_created, port))
             except OSError:  # a busy controller answered late; take the next sample
@@ -146,6 +167,7 @@ async def _measure(
         cpu = _cpu_seconds(controller.pid) - cpu_before
         return {
             "benchmark": "controller",
+            "mode": "admit-only (no scheduler)" if args.admit_only else "with scheduler",
             "jobs": args.jobs,
             "pods_per_job": args.pods_per_job,
             "nodes": args.nodes,
@@ -173,6 +195,11 @@ def main() -> int:
     parser.add_argument("--nodes", type=int, default=0, help="fake nodes (default: enough for 400 pods each)")
     parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
     parser.add_argument("--logs", type=Path, help="write the controller's and scheduler's logs here")
+    parser.add_argument(
+        "--admit-only",
+        action="store_true",
+        help="no scheduler: admit PodGroups directly and measure the controller's pod creation alone",
+    )
     args = parser.parse_args()
     log.configure("warning", json=True)  # logs to stderr: stdout carries only the JSON result
     logs = args.logs
@@ -186,10 +213,14 @@ def main() -> int:
         cluster.create_namespace("volcano-system")
         port = _free_port()
         common = ["--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect"]
-        scheduler = subprocess.Popen(
-            [sys.executable, "-m", "volcano_py", "scheduler", *common, "--metrics-port", "0"],
-            stdout=subprocess.DEVNULL, stderr=_sink(logs, "scheduler.log"),
-        )  # fmt: skip
+        processes: list[subprocess.Popen[bytes]] = []
+        if not args.admit_only:
+            scheduler_argv = [sys.executable, "-m", "volcano_py", "scheduler", *common, "--metrics-port", "0"]
+            processes.append(
+                subprocess.Popen(
+                    scheduler_argv, stdout=subprocess.DEVNULL, stderr=_sink(logs, "scheduler.log")
+                )
+            )
         controller = subprocess.Popen(
             [sys.executable, "-m", "volcano_py", "controller", *common, "--metrics-port", str(port),
              "--metrics-host", "127.0.0.1"],
@@ -199,7 +230,7 @@ def main() -> int:
             _wait_for_metrics(port, controller)
             result = asyncio.run(_measure(cluster, args, controller, port))
         finally:
-            for proc in (controller, scheduler):
+            for proc in (controller, *processes):
                 proc.terminate()
                 try:
                     proc.wait(timeout=20)
