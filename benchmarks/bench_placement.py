@@ -177,7 +177,8 @@ def gang_heavy(nodes: int, seed: int = 11) -> tuple[Cluster, list[Gang]]:
 
 
 def likely_sizes(jobs: Sequence[Gang]) -> tuple[Resource, ...]:
-    """Distinct GPU requests; per GPU amount only the Pareto-smallest cpu/memory pairs (same measure)."""
+    """Distinct GPU requests, reduced per GPU amount to the Pareto-smallest and Pareto-largest cpu/memory
+    pairs: the smallest decide whether anything fits (stranded), the largest what big pods lose."""
     by_gpu: dict[int, set[tuple[int, int]]] = {}
     for g in jobs:
         for t in g.tasks:
@@ -188,7 +189,9 @@ def likely_sizes(jobs: Sequence[Gang]) -> tuple[Resource, ...]:
     out = []
     for gpu, pairs in sorted(by_gpu.items()):
         for cpu, mem in sorted(pairs):
-            if not any(c <= cpu and m <= mem and (c, m) != (cpu, mem) for c, m in pairs):
+            below = any(c <= cpu and m <= mem and (c, m) != (cpu, mem) for c, m in pairs)
+            above = any(c >= cpu and m >= mem and (c, m) != (cpu, mem) for c, m in pairs)
+            if not below or not above:
                 out.append(Resource({CPU: cpu, MEMORY: mem, GPU: gpu}))
     return tuple(out)
 

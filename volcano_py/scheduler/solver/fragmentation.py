@@ -6,8 +6,9 @@ stranded as a GPU too small for any request). Idle nodes strand nothing, since a
 request it can. The measure is a per-node number, so it adds up over a node class.
 
 A second, finer measure (``fragmented``) counts, for each likely request size, the free GPUs of a node that
-this size cannot use (beyond the copies of it that fit), summed over the sizes, idle nodes included. It
-keeps whole nodes whole for the large requests in the queue when nothing is strictly stranded yet.
+this size cannot use (beyond the copies of it that fit), summed over the sizes, idle nodes included, each
+size weighted by its scarcity (few node types can hold it). It keeps whole nodes whole for the large
+requests in the queue when nothing is strictly stranded yet.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import numpy.typing as npt
 from volcano_py.resources import GPU, Resource
 
 Vector = tuple[int, ...]
+# Cap on a size's scarcity weight, so one rare size cannot drown every other in the objective.
+MAX_WEIGHT = 16
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
 
@@ -42,6 +45,21 @@ class StrandedGpus:
                 continue
             self._sizes.append(pairs)
             self._size_gpu.append(request.amount(GPU))
+        self._weights: list[int] = [1] * len(self._sizes)
+
+    def weigh_by_scarcity(self, allocatable: IntArray, counts: IntArray) -> None:
+        """Weight each size by how few nodes could ever hold it (``allocatable`` rows, ``counts`` nodes each).
+
+        A size that fits only a few node types loses a large share of its capacity when one of them is
+        broken into, so fragmenting those nodes costs more: weight = (nodes fitting the most common size) /
+        (nodes fitting this size), between 1 and MAX_WEIGHT. Sizes no node can hold get weight 0.
+        """
+        fitting = []
+        for pairs in self._sizes:
+            ok = np.all(np.stack([allocatable[:, i] >= amount for i, amount in pairs], axis=1), axis=1)
+            fitting.append(int(counts[ok].sum()))
+        most = max(fitting, default=0)
+        self._weights = [0 if n == 0 else min(MAX_WEIGHT, max(1, round(most / n))) for n in fitting]
 
     def of(self, free: Vector, in_use: bool) -> int:
         """Milli-GPUs on this node that no likely request can use."""
@@ -67,9 +85,9 @@ class StrandedGpus:
         if gpus <= 0:
             return 0
         total = 0
-        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
+        for pairs, size_gpu, weight in zip(self._sizes, self._size_gpu, self._weights, strict=True):
             copies = min(free[i] // amount for i, amount in pairs)
-            total += gpus - min(gpus, copies * size_gpu)
+            total += weight * (gpus - min(gpus, copies * size_gpu))
         return total
 
     def of_rows(self, free: IntArray, in_use: BoolArray) -> tuple[IntArray, IntArray]:
@@ -81,12 +99,12 @@ class StrandedGpus:
         all_gpus = np.maximum(free[:, self._gpu], 0)
         any_fits = np.zeros(rows, dtype=bool)
         fragmented = np.zeros(rows, dtype=np.int64)
-        for pairs, size_gpu in zip(self._sizes, self._size_gpu, strict=True):
+        for pairs, size_gpu, weight in zip(self._sizes, self._size_gpu, self._weights, strict=True):
             copies = np.maximum(
                 np.min(np.stack([free[:, i] // amount for i, amount in pairs], axis=1), axis=1), 0
             )
             any_fits |= copies > 0
-            fragmented += all_gpus - np.minimum(all_gpus, copies * size_gpu)
+            fragmented += weight * (all_gpus - np.minimum(all_gpus, copies * size_gpu))
         stranded = np.where(in_use & ~any_fits, all_gpus, 0)
         return stranded, fragmented
 

@@ -55,6 +55,7 @@ class _Session:
         self.deadline = self.start + budget.time_ms / 1000.0
         self.view = ClusterView(problem)
         self.measure = StrandedGpus(self.view.dims, problem.likely_requests())
+        self.measure.weigh_by_scarcity(self.view.alloc_matrix(), self.view.sizes())
         self.stats: Counter[str] = Counter()
         self.allowed_rows: list[tuple[bool, ...]] = []
         self.model_s = 0.0  # time inside CP-SAT so far
