@@ -70,7 +70,10 @@ class JobWorker:
             level = _log.debug if exc.conflict else _log.warning
             level("job reconcile failed; retrying", job=f"{key[0]}/{key[1]}", error=str(exc), retry_in=delay)
             self.ctx.written_jobs.pop(key, None)
-            if key not in self._retrying:
+            if req.action is not None or req.event is not Event.OUT_OF_SYNC:
+                # A command or a policy-triggering event must not be lost to a failed write: retry it as is.
+                self.ctx.job_queue.add_after(delay, key, req)
+            elif key not in self._retrying:
                 self._retrying.add(key)
                 self.ctx.job_queue.add_after(delay, key, Request(event=Event.OUT_OF_SYNC))
             return
