@@ -194,3 +194,16 @@ def test_plan_without_hypernodes_reports_the_cluster() -> None:
 def test_bad_input_names_the_field(build: object, message: str) -> None:
     with pytest.raises(ProblemError, match=message):
         build()  # type: ignore[operator]
+
+
+def test_keeps_whole_the_only_node_a_queued_big_pod_fits() -> None:
+    # A 120-core 8-GPU pod is queued; only "big" can ever hold it. Binpack scores "big" fuller after a
+    # small pod (less memory) and breaks it; the solver puts the small pod on "mid" instead.
+    big = Resource.of(cpu=128, memory="256Gi", gpu=8)
+    mid = Resource.of(cpu=96, memory="512Gi", gpu=8)
+    b = ProblemBuilder().nodes("big", 1, big).nodes("mid", 1, mid)
+    b.gangs.append(Gang("small", (TaskClass("w", Resource.of(cpu=4, memory="64Gi", gpu=1), 1, 1),), 1))
+    b.sizes.extend([Resource.of(cpu=120, memory="200Gi", gpu=8), Resource.of(cpu=4, memory="64Gi", gpu=1)])
+    problem = b.obj()
+    assert greedy(problem).placed["small"].assignments[0].node == "big-0"
+    assert solve(problem, ROOMY).placed["small"].assignments[0].node == "mid-0"
