@@ -114,3 +114,35 @@ def test_node_sampling_follows_volcanos_formula_and_rotates() -> None:
     # The next search starts after the last node the previous one looked at, wrapping around.
     assert feasible[second].min() == 0 and 840 in feasible[second]
     assert len(sampling.pick(feasible, 1000, 450)) == 450
+
+
+def test_job_sort_key_orders_as_the_comparators_do() -> None:
+    import functools
+
+    from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class
+    from volcano_py.scheduler.conf import load_conf
+    from volcano_py.scheduler.framework.session import Session
+    from volcano_py.scheduler.framework.snapshot import Snapshot
+    from volcano_py.scheduler.registry import default_registry
+
+    pods = [make_pod(f"r{i}").req(cpu=i + 1).group(f"pg{i}").running("n").obj() for i in range(4)]
+    pods += [make_pod(f"p{i}").req(cpu=1).group(f"pg{i}").obj() for i in range(8)]
+    groups = [make_pg(f"pg{i}", 1 + i % 2).priority_class("hi" if i % 3 == 0 else "").obj() for i in range(8)]
+    snapshot = Snapshot.build(
+        nodes=[make_node("n", cpu=64).obj()],
+        pods=pods,
+        podgroups=groups,
+        priority_classes=[make_priority_class("hi", 100)],
+    )
+    ssn = Session(snapshot, load_conf(), default_registry(), now="2026-01-01T00:00:00Z")
+    ssn.open()
+    key = ssn.job_key()
+    assert key is not None
+    jobs = list(ssn.jobs.values())
+
+    def cmp(a: object, b: object) -> int:
+        return -1 if ssn.job_less(a, b) else (1 if ssn.job_less(b, a) else 0)  # type: ignore[arg-type]
+
+    assert [j.uid for j in sorted(jobs, key=key)] == [
+        j.uid for j in sorted(jobs, key=functools.cmp_to_key(cmp))
+    ]

@@ -59,7 +59,8 @@ class Allocate:
         ssn.sampling.min_nodes = self.sampling.min_nodes
         by_queue = self._candidates(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
-        jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in by_queue.items()}
+        key = ssn.job_key()
+        jobs = {q: OrderedQueue(ssn.job_less, js, key=key) for q, js in by_queue.items()}
         while queues:
             queue = queues.pop()
             waiting = jobs[queue.name]

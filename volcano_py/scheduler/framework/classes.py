@@ -7,7 +7,7 @@ scan of the nodes, not 256.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,8 @@ class TaskClass:
     host_ports: tuple[tuple[str, str, int], ...]
     # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
     items: tuple[tuple[str, int], ...] = ()
+    # Columns of the resources the class requests (the pod count always among them).
+    asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
     def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64]) -> TaskClass:
@@ -54,6 +56,7 @@ class TaskClass:
             tolerations=task.tolerations,
             host_ports=task.host_ports,
             items=tuple(task.resreq.items()),
+            asked=np.flatnonzero(vec),
         )
 
     @property

@@ -56,15 +56,18 @@ class Candidates:
         self.klass = klass
         table = ssn.table
         ok = ssn.predicate(klass).ok
+        asked = klass.asked
         if ok.all():
             self.all_rows: IntArray = np.arange(len(table), dtype=np.int64)
-            fit = table.fit_counts(klass.vec, table.free)
+            free = table.free[:, asked]
         else:
             self.all_rows = np.flatnonzero(ok)
-            fit = table.fit_counts(klass.vec, table.free[self.all_rows])
-        fitting = np.flatnonzero(fit > 0)
+            free = table.free[np.ix_(self.all_rows, asked)]
+        # Feasibility first (a comparison); pod counts only for the sampled nodes (a division).
+        fitting = np.flatnonzero(np.all(free >= klass.vec[asked], axis=1))
         wanted = max(wanted, 1)
         fitting = fitting[ssn.sampling.pick(self.all_rows[fitting], len(table), wanted)]
+        fit = table.fit_counts(klass.vec, table.free[self.all_rows[fitting]]) if wanted > 1 else None
         first: FloatArray | None = None
         if fitting.size > wanted:
             first = ssn.node_scores(klass, self.all_rows[fitting])
@@ -75,7 +78,10 @@ class Candidates:
             first = first[order]
             fitting = fitting[order]
         self.rows: IntArray = self.all_rows[fitting]
-        fit = fit[fitting]
+        if fit is None:
+            fit = np.ones(len(fitting), dtype=np.int64)
+        elif first is not None:
+            fit = fit[order]
         depth = int(min(wanted, fit.max())) if fit.size else 0
         self.depth = depth
         self.ladder: FloatArray

@@ -110,6 +110,22 @@ class Session:
             return result < 0
         return (left.created, left.uid) < (right.created, right.uid)
 
+    def job_key(self) -> Callable[[JobInfo], tuple[Any, ...]] | None:
+        """A sort key equal to ``job_less`` when every job-order plugin offers ``job_order_key`` (a value
+        whose order is its comparison's), else None; keys compare in C, comparators in Python."""
+        keys = []
+        for tier in self._points["job_order"]:
+            for fn in tier:
+                key = getattr(getattr(fn, "__self__", None), "job_order_key", None)
+                if key is None:
+                    return None
+                keys.append(key)
+
+        def job_key(job: JobInfo) -> tuple[Any, ...]:
+            return (*(key(job) for key in keys), job.created, job.uid)
+
+        return job_key
+
     def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
         result = ext.first_nonzero(self._points["task_order"], left, right)
         if result:

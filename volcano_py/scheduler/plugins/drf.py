@@ -4,6 +4,8 @@ Shares are kept as numpy vectors over the session's resource columns, updated in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -57,6 +59,9 @@ class DrfPlugin:
         ls, rs = self.share.get(left.uid, 0.0), self.share.get(right.uid, 0.0)
         return (ls > rs) - (ls < rs)
 
+    def job_order_key(self, job: JobInfo) -> float:
+        return self.share.get(job.uid, 0.0)
+
     def _update(self, task: TaskInfo, sign: int) -> None:
         vec = self.allocated.get(task.job_id or "")
         if vec is None or self.ssn is None:
@@ -69,3 +74,26 @@ class DrfPlugin:
 
     def on_deallocate(self, task: TaskInfo) -> None:
         self._update(task, -1)
+
+    def _share_of(self, vec: Vector) -> float:
+        return float((vec * self.inverse_total).max(initial=0.0))
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        """Victims whose job, having lost them, still holds a dominant share at least that of the
+        preemptor's job having gained the preemptor (Volcano's rule): preemption evens shares out and never
+        inverts them. Volcano's default conf switches this off (``enablePreemptable: false``)."""
+        mine = self.allocated.get(preemptor.job_id or "")
+        if mine is None or self.ssn is None:
+            return None
+        ssn = self.ssn
+        gainer = self._share_of(mine + ssn.task_class(preemptor).vec)
+        theirs_after: dict[str, Vector] = {}
+        victims = []
+        for task in preemptees:
+            uid = task.job_id or ""
+            if uid not in self.allocated:
+                continue
+            theirs_after[uid] = theirs_after.get(uid, self.allocated[uid]) - ssn.table.vector(task.resreq)
+            if gainer <= self._share_of(theirs_after[uid]) + 1e-6:
+                victims.append(task)
+        return victims

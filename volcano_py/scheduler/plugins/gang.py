@@ -46,6 +46,9 @@ class GangPlugin:
         lr, rr = left.is_ready(), right.is_ready()
         return 0 if lr == rr else (1 if lr else -1)
 
+    def job_order_key(self, job: JobInfo) -> int:
+        return 1 if job.is_ready() else 0
+
     def job_ready(self, job: JobInfo) -> bool:
         return job.is_ready()
 

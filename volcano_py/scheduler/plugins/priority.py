@@ -26,6 +26,9 @@ class PriorityPlugin:
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
         return (left.priority < right.priority) - (left.priority > right.priority)
 
+    def job_order_key(self, job: JobInfo) -> int:
+        return -job.priority
+
     def task_order(self, left: TaskInfo, right: TaskInfo) -> int:
         return (left.priority < right.priority) - (left.priority > right.priority)
 
