@@ -101,7 +101,8 @@ class CpsatPlugin:
         plan = solve(problem, budget)
         self.spent_ms += plan.solve_ms
         if job.uid in plan.unplaced:
-            ssn.fit_failures_of(job).add(len(pending), [plan.unplaced[job.uid].reason])
+            # Greedy counts the unplaced tasks itself when it takes over; only a hard gang stops here.
+            ssn.fit_failures_of(job).add(len(pending) if hard else 0, [plan.unplaced[job.uid].reason])
             return Placed(0, 0) if hard else None
         queue = ssn.queues[job.queue]
         allocated = 0
@@ -157,7 +158,9 @@ class CpsatPlugin:
         tasks: list[TaskClass] = []
         by_name: dict[str, list[TaskInfo]] = {}
         for c, ((role, _), (klass, members_of)) in enumerate(groups.items()):
-            name = f"{role or 'task'}#{c}"
+            name = role or "pods"
+            if name in by_name:  # one role, several pod shapes
+                name = f"{name}#{c}"
             need = min(role_need.get(role, 0), len(members_of))
             role_need[role] = role_need.get(role, 0) - need
             feasible = frozenset(f"n{k}" for k, key in enumerate(unique) if key[2 * width + c])

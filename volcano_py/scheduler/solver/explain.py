@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from volcano_py.resources import GPU, format_quantity
+from volcano_py.resources import GPU, PODS, format_quantity
 from volcano_py.scheduler.solver.problem import Gang
 from volcano_py.scheduler.topology import ROOT
 
@@ -11,7 +11,9 @@ def describe_tasks(gang: Gang) -> str:
     parts = []
     for task in gang.tasks:
         request = ", ".join(
-            f"{name} {format_quantity(name, value)}" for name, value in sorted(task.request.items())
+            f"{name} {format_quantity(name, value)}"
+            for name, value in sorted(task.request.items())
+            if name != PODS  # every pod takes one; saying so is noise
         )
         parts.append(f"{task.name} x{task.count} ({request})")
     return "; ".join(parts)
