@@ -95,3 +95,14 @@ def test_a_snapshot_serves_one_session() -> None:
     run_session(snapshot, load_conf(), "2026-01-01T00:00:00Z")
     with pytest.raises(ValueError, match="build a new one per session"):
         run_session(snapshot, load_conf(), "2026-01-01T00:00:01Z")
+
+
+@pytest.mark.parametrize(
+    "value", ["4", "500m", "1500m", "512Mi", "4Gi", "1Ki", "3Ti", "1.5", "2e3", "100M", "1m", "0", "7k"]
+)
+@pytest.mark.parametrize("name", ["cpu", "memory", "nvidia.com/gpu", "pods"])
+def test_fast_quantity_paths_agree_with_the_exact_parser(name: str, value: str) -> None:
+    from volcano_py.resources import to_canonical
+    from volcano_py.scheduler.framework.task import _canonical
+
+    assert _canonical(name, value) == to_canonical(name, value)

@@ -50,11 +50,13 @@ class PodGroupPhase(enum.Enum):
     def parse(cls, value: object) -> PodGroupPhase:
         if value in (None, ""):
             return cls.PENDING
-        for phase in cls:
-            if phase.value == value:
-                return phase
+        if isinstance(value, str) and value in _PHASES:
+            return cls(value)
         allowed = ", ".join(p.value for p in cls)
         raise ValueError(f"PodGroup status.phase {value!r} is not one of {allowed}")
+
+
+_PHASES = frozenset(p.value for p in PodGroupPhase)
 
 
 def task_status_of(pod: Mapping[str, Any]) -> TaskStatus:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
-from volcano_py.resources import QuantityError, Resource, to_canonical
+from volcano_py.resources import QuantityError, Resource, to_canonical, unit_scale
 
 from .status import TaskStatus, task_status_of
 
@@ -20,9 +20,20 @@ from .status import TaskStatus, task_status_of
 SYSTEM_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 
 
+_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
 @functools.lru_cache(maxsize=4096)
 def _canonical(name: str, value: str) -> int:
-    # Pods of one template repeat the same few quantities; parsing them once keeps snapshots cheap.
+    # Pods of one template repeat the same few quantities; parsing them once keeps snapshots cheap, and
+    # the common spellings ("4", "500m", "512Mi") skip the exact general parser.
+    scale = unit_scale(name)
+    if value.isdigit():
+        return int(value) * scale
+    if value[:-1].isdigit() and value.endswith("m"):
+        return -(-int(value[:-1]) * scale // 1000)  # rounded up, as the general parser does
+    if value[:-2].isdigit() and value[-2:] in _BINARY:
+        return int(value[:-2]) * _BINARY[value[-2:]] * scale
     return to_canonical(name, value)
 
 
