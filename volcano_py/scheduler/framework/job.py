@@ -14,6 +14,7 @@ from .task import TaskInfo
 
 # Statuses counted by ``ready_task_num`` (Volcano's ReadyTaskNum).
 _READY = ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED}
+_NOTHING = Resource()
 
 
 @dataclass(slots=True, eq=False)
@@ -177,6 +178,8 @@ class JobInfo:
     @property
     def allocated(self) -> Resource:
         """Requests of tasks holding resources (allocated, binding, bound, running)."""
+        if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
+            return _NOTHING  # most jobs in a big queue hold nothing yet; skip building a sum
         return total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
 
     @property

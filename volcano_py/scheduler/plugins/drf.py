@@ -45,10 +45,12 @@ class DrfPlugin:
         # 1/total, zero where the cluster has none (and for the pod count, which is not a share).
         self.inverse_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
         self.inverse_total[ssn.table.index[PODS]] = 0.0
+        zero = np.zeros(len(ssn.table.names), dtype=np.float64)
         for job in ssn.jobs.values():
-            vec = ssn.table.vector(job.allocated, pods=0).astype(np.float64)
+            held = job.allocated
+            vec = ssn.table.vector(held, pods=0).astype(np.float64) if held else zero.copy()
             self.allocated[job.uid] = vec
-            self.share[job.uid] = float((vec * self.inverse_total).max(initial=0.0))
+            self.share[job.uid] = float((vec * self.inverse_total).max(initial=0.0)) if held else 0.0
 
     def on_session_close(self, ssn: Session) -> None:
         self.allocated.clear()
