@@ -25,4 +25,11 @@ Extending it:
   return ``Placed`` after allocating through ``stmt``, or None to leave the job to ``placement.place_greedy``.
   ``ssn.table`` (numpy node state), ``ssn.task_class``, ``ssn.predicate`` and ``ssn.node_scores`` give it
   per-class feasibility and scores over all nodes.
+
+Performance model: pods with the same spec form a ``TaskClass``; predicates are cached per class
+constraints (request excluded), node scores are vectorised and, for a gang, computed once as a ladder
+(each node's 1st, 2nd, ... pod, via ``node_order``'s ``extra``) over the nodes the gang can reach, so
+each pod then costs an argmax. Like Volcano, only ``sampling.NodeSampling.count`` feasible nodes are
+scored per task on big clusters (allocate arguments ``percentageOfNodesToFind``,
+``minPercentageOfNodesToFind``, ``minNodesToFind``).
 """
