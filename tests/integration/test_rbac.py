@@ -10,6 +10,7 @@ through ``kube.client`` (all our requests decode errors there) and Kopf's throug
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
@@ -193,7 +194,7 @@ async def test_roles_are_enough_for_a_full_job(
                 f"/api/v1/namespaces/{namespace}/services/rbac",
                 f"/apis/networking.k8s.io/v1/namespaces/{namespace}/networkpolicies/rbac",
             ):
-                await wait_for(f"{path} to be released", lambda path=path: _gone(admin, path), 30)
+                await wait_for(f"{path} to be released", functools.partial(_gone, admin, path), 30)
             queue = await admin.get(QUEUES.object_path(c.DEFAULT_QUEUE))
             assert queue["status"].get("state") == "Open"
     finally:
@@ -262,7 +263,7 @@ CANNOT: list[tuple[str, tuple[str, ...]]] = [
 
 def _can(cluster: Any, user: str, *args: str) -> str:
     done = cluster.kubectl("auth", "can-i", *args, f"--as={user}", check=False)
-    return done.stdout.strip()
+    return str(done.stdout).strip()
 
 
 def test_no_wider_than_needed(cluster: Any) -> None:
