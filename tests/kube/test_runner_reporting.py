@@ -1,0 +1,70 @@
+"""What one cycle's outcome turns into: Events once per reason and message, and Volcano's gauges."""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from volcano_py.kube.client import KubeClient
+from volcano_py.scheduler.cycle import CycleOutcome, Unschedulable
+from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.runner import Scheduler, SchedulerOptions
+from volcano_py.scheduler.session_adapter import default_core
+
+POD = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "ns", "uid": "u1"}}
+
+
+@pytest.fixture
+async def scheduler() -> AsyncIterator[Scheduler]:
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration()))
+    options = SchedulerOptions(leader_elect=False, metrics_port=0)
+    yield Scheduler(options, client, default_core(options.scheduler_names))
+    await client.close()
+
+
+def queued(scheduler: Scheduler) -> list[Any]:
+    events = []
+    for queue in scheduler.recorder.queues:
+        while not queue.empty():
+            events.append(queue.get_nowait())
+    return events
+
+
+def outcome(message: str, pending: int = 3) -> CycleOutcome:
+    return CycleOutcome(
+        result=SessionResult(timings={"open": 0.001, "allocate": 0.002, "close": 0.001}),
+        warnings=(Unschedulable(POD, "FailedScheduling", message),),
+        unscheduled_tasks={"ns/pg": pending},
+    )
+
+
+async def test_a_waiting_pod_is_told_once_until_the_reason_changes(scheduler: Scheduler) -> None:
+    scheduler._report(outcome("0/8 nodes: insufficient nvidia.com/gpu"))
+    scheduler._report(outcome("0/8 nodes: insufficient nvidia.com/gpu"))
+    [event] = queued(scheduler)
+    assert (event.type, event.reason, event.ref.name) == ("Warning", "FailedScheduling", "p")
+    scheduler._report(outcome("0/8 nodes: insufficient cpu"))
+    assert [e.message for e in queued(scheduler)] == ["0/8 nodes: insufficient cpu"]
+
+
+async def test_a_pod_that_recovers_and_fails_again_is_told_again(scheduler: Scheduler) -> None:
+    scheduler._report(outcome("no room"))
+    scheduler._report(CycleOutcome(result=SessionResult()))
+    scheduler._report(outcome("no room"))
+    assert len(queued(scheduler)) == 2
+
+
+async def test_unschedulable_gauges_follow_the_outcome(scheduler: Scheduler) -> None:
+    scheduler._report(outcome("no room", pending=3))
+    text = scheduler.metrics.expose().decode()
+    assert 'volcano_unschedule_task_count{job_id="ns/pg"} 3.0' in text
+    assert "volcano_unschedule_job_count 1.0" in text
+    assert 'volcano_action_scheduling_latency_milliseconds_count{action="allocate"} 1.0' in text
+    assert (
+        'volcano_plugin_scheduling_latency_milliseconds_count{OnSession="OnSessionOpen",plugin="all"}' in text
+    )
+    scheduler._report(CycleOutcome(result=SessionResult()))
+    text = scheduler.metrics.expose().decode()
+    assert 'job_id="ns/pg"' not in text
+    assert "volcano_unschedule_job_count 0.0" in text
