@@ -146,12 +146,16 @@ async def test_roles_are_enough_for_a_full_job(
         cluster.kubectl("delete", "lease", lease, "-n", SYSTEM, "--ignore-not-found")
     scheduler_kc = _service_account_kubeconfig(cluster, "volcano-py-scheduler", tmp_path / "scheduler.kc")
     controller_kc = _service_account_kubeconfig(cluster, "volcano-py-controller", tmp_path / "controller.kc")
+    # The conf the Deployment mounts, so the shipped plugins run too.
+    configmap = yaml.safe_load((PARTS / "30-scheduler-configmap.yaml").read_text())
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(configmap["data"]["volcano-scheduler.conf"])
     stop_scheduler, stop_controller = asyncio.Event(), asyncio.Event()
     scheduler = asyncio.create_task(
         run_scheduler(
             SchedulerOptions(
-                kubeconfig=scheduler_kc, leader_elect=True, identity="rbac-scheduler",
-                lease_namespace=SYSTEM, lease_name=SCHEDULER_LEASE,
+                kubeconfig=scheduler_kc, scheduler_conf=str(conf), identity="rbac-scheduler",
+                leader_elect=True, lease_namespace=SYSTEM, lease_name=SCHEDULER_LEASE,
                 metrics_host="127.0.0.1", metrics_port=0, schedule_period=0.2,
             ),
             stop_scheduler,
