@@ -105,3 +105,8 @@ def test_bad_conf_fails_at_load_naming_the_entry(text: str, message: str) -> Non
     with pytest.raises(ConfError) as err:
         load_conf(text)
     assert message in str(err.value)
+
+
+def test_binpack_weight_for_unlisted_resource_is_refused() -> None:
+    with pytest.raises(ConfError, match=r"add example\.com/foo to binpack\.resources"):
+        load_conf(ONE + "binpack\n    arguments: {binpack.resources.example.com/foo: 2}")

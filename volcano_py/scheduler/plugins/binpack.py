@@ -8,7 +8,7 @@ import numpy as np
 
 from volcano_py.resources import CPU, GPU, MEMORY
 
-from ..framework.arguments import Arguments
+from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import FloatArray, IntArray
 from ..framework.session import Session
@@ -34,7 +34,10 @@ class BinpackPlugin:
         stray = sorted(key[len(_PREFIX) :] for key in arguments.values if key.startswith(_PREFIX))
         for name in stray:
             if name not in self.resource_weights:
-                raise_unlisted(name)
+                raise ConfError(
+                    f"plugin binpack: argument '{_PREFIX}{name}' weights a resource not listed in "
+                    f"binpack.resources; add {name} to binpack.resources"
+                )
         self.vector = np.zeros(0, dtype=np.float64)
 
     def on_session_open(self, ssn: Session) -> None:
@@ -54,12 +57,3 @@ class BinpackPlugin:
         score = scoring.binpack(table.allocatable[rows], used, klass.vec, self.vector)
         result: FloatArray = score * self.weight
         return result
-
-
-def raise_unlisted(name: str) -> None:
-    from ..framework.arguments import ConfError
-
-    raise ConfError(
-        f"plugin binpack: argument 'binpack.resources.{name}' weights a resource not listed in "
-        f"binpack.resources; add {name} to binpack.resources"
-    )
