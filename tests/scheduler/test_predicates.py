@@ -363,3 +363,26 @@ CASES = [
 @pytest.mark.parametrize("scenario", CASES)
 def test_predicate(scenario: Scenario) -> None:
     check(scenario)
+
+
+def test_only_pods_an_anti_affinity_term_matches_are_re_evaluated_per_placement() -> None:
+    from volcano_py.scheduler.conf import load_conf
+    from volcano_py.scheduler.framework.session import Session
+    from volcano_py.scheduler.framework.snapshot import Snapshot
+    from volcano_py.scheduler.registry import default_registry
+
+    guard = make_pod("guard").req(cpu=1).affinity(pod_term("podAntiAffinity", HOST, app="web"))
+    snapshot = Snapshot.build(
+        nodes=[make_node("a").obj()],
+        pods=[
+            guard.scheduler("default-scheduler").running("a").obj(),
+            make_pod("web").req(cpu=1).labels(app="web").group("pg").obj(),
+            make_pod("batch").req(cpu=1).labels(app="batch").group("pg").obj(),
+        ],
+        podgroups=[make_pg("pg", 1).obj()],
+    )
+    ssn = Session(snapshot, load_conf(), default_registry(), now="t")
+    ssn.open()
+    tasks = {t.name: t for t in ssn.jobs["default/pg"].tasks.values()}
+    assert ssn.is_dynamic(ssn.task_class(tasks["web"]))
+    assert not ssn.is_dynamic(ssn.task_class(tasks["batch"]))

@@ -3,7 +3,7 @@ pods are placed, so they are evaluated against the session's current placements.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
@@ -105,3 +105,18 @@ def host_port_failures(nodes: list[NodeInfo], klass: TaskClass) -> list[tuple[st
 
 def has_required_anti_affinity(task: TaskInfo) -> bool:
     return bool(_required(task.affinity, "podAntiAffinity"))
+
+
+def anti_affinity_terms(tasks: Iterable[TaskInfo]) -> list[tuple[str, Mapping[str, Any]]]:
+    """(owner namespace, term) of every required anti-affinity term among ``tasks``, distinct."""
+    seen: dict[Any, tuple[str, Mapping[str, Any]]] = {}
+    for task in tasks:
+        for term in _required(task.affinity, "podAntiAffinity"):
+            seen.setdefault((task.namespace, repr(term)), (task.namespace, term))
+    return list(seen.values())
+
+
+def repelled(klass: TaskClass, terms: list[tuple[str, Mapping[str, Any]]]) -> bool:
+    """Whether some pod's anti-affinity could rule nodes out for ``klass`` (its labels match a term)."""
+    me = _as_task(klass)
+    return any(_term_matches(term, owner, me) for owner, term in terms)

@@ -15,7 +15,13 @@ from ..framework.classes import TaskClass
 from ..framework.extension import BoolArray, NodeVerdict
 from ..framework.session import Session
 from .matching import NodeLabels, SelectorError, taint_text, tolerates, untolerated
-from .podaffinity import affinity_failures, has_required_anti_affinity, host_port_failures
+from .podaffinity import (
+    affinity_failures,
+    anti_affinity_terms,
+    has_required_anti_affinity,
+    host_port_failures,
+    repelled,
+)
 
 _HARD = frozenset({"NoSchedule", "NoExecute"})
 _CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -40,7 +46,7 @@ class PredicatesPlugin:
         for flag in ("predicate.CacheEnable", "predicate.ProportionalEnable"):
             arguments.get_bool(flag, False)
         self.labels = NodeLabels([], [])
-        self.any_anti_affinity = False
+        self.anti_terms: list[tuple[str, Mapping[str, Any]]] = []
         self.taint_groups: list[tuple[tuple[Mapping[str, Any], ...], np.ndarray[Any, Any]]] = []
         self.cordoned: BoolArray = np.zeros(0, dtype=np.bool_)
         self.not_ready: BoolArray = np.zeros(0, dtype=np.bool_)
@@ -58,15 +64,17 @@ class PredicatesPlugin:
         self.taint_groups = [(ssn.nodes[rows[0]].taints, np.array(rows)) for rows in groups.values()]
         self.cordoned = np.array([n.unschedulable for n in ssn.nodes], dtype=np.bool_)
         self.not_ready = np.array([not n.ready for n in ssn.nodes], dtype=np.bool_)
-        self.any_anti_affinity = any(
-            has_required_anti_affinity(t) for n in ssn.nodes for t in n.tasks.values()
-        ) or any(has_required_anti_affinity(t) for j in ssn.jobs.values() for t in j.pending_tasks)
+        # Pods placed this session may carry anti-affinity too, so pending ones count as well.
+        self.anti_terms = anti_affinity_terms(
+            [t for n in ssn.nodes for t in n.tasks.values() if has_required_anti_affinity(t)]
+            + [t for j in ssn.jobs.values() for t in j.pending_tasks if has_required_anti_affinity(t)]
+        )
 
     def on_session_close(self, ssn: Session) -> None:
         self.ssn = None
 
     def predicate_dynamic(self, klass: TaskClass) -> bool:
-        return bool(klass.host_ports) or klass.has_pod_affinity or self.any_anti_affinity
+        return bool(klass.host_ports) or klass.has_pod_affinity or repelled(klass, self.anti_terms)
 
     def predicate(self, ssn: Session, klass: TaskClass) -> NodeVerdict:
         n = len(ssn.nodes)
@@ -97,7 +105,7 @@ class PredicatesPlugin:
                 failures.append((f"have untolerated taint {taint_text(bad[0])}", fail))
         if klass.host_ports:
             failures.extend(host_port_failures(ssn.nodes, klass))
-        if klass.has_pod_affinity or self.any_anti_affinity:
+        if klass.has_pod_affinity or repelled(klass, self.anti_terms):
             failures.extend(affinity_failures(ssn.nodes, self.labels, klass))
         ok = np.ones(n, dtype=np.bool_)
         for _, fail in failures:
