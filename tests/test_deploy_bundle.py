@@ -96,6 +96,23 @@ def test_render_refuses_an_unnamed_object(tmp_path: Path) -> None:
         render_bundle(tmp_path, CRDS)
 
 
+def test_render_without_sources_says_where_to_run_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        "deploy",
+        "render",
+        "--parts",
+        str(tmp_path),
+        "--crds",
+        str(CRDS),
+        "--output",
+        str(tmp_path / "o"),
+    ]
+    assert volcano_py_main(argv) == 2
+    assert f"no *.yaml in {tmp_path} (deploy parts); run from the repository root" in capsys.readouterr().err
+
+
 def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(objects: list[JSON]) -> None:
     cluster_scoped = {"Namespace", "CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
     for obj in objects:

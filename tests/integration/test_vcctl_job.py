@@ -66,6 +66,11 @@ def test_run_list_view_delete(
     assert sorted(r[0] for r in rows[1:]) == ["flags", "fromfile"]
     assert vcctl(["job", "list", "-n", namespace, "--selector", "from", *kc]) == 0
     assert [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:]] == ["fromfile"]
+    assert vcctl(["job", "list", "-n", namespace, "-S", "other-scheduler", *kc]) == 0
+    assert capsys.readouterr().out == "No resources found\n"
+    assert vcctl(["job", "list", "--all-namespaces", "--selector", "flags", *kc]) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()]
+    assert rows[0][:2] == ["Namespace", "Name"] and [namespace, "flags"] in [r[:2] for r in rows[1:]]
 
     assert vcctl(["job", "view", "-N", "flags", "-n", namespace, *kc]) == 0
     view = capsys.readouterr().out

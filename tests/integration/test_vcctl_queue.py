@@ -74,6 +74,21 @@ def test_create_get_list_update_delete(
     assert capsys.readouterr().err == f"Error: queue {queue_name} not found\n"
 
 
+def test_create_a_child_queue(cluster: Any, queue_name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    kc = ["-k", str(cluster.kubeconfig)]
+    child = f"{queue_name}-child"
+    try:
+        assert vcctl(["queue", "create", "-n", queue_name, *kc]) == 0
+        assert vcctl(["queue", "create", "-n", child, "-p", queue_name, "-w", "2", *kc]) == 0
+        created = _queue(cluster, child)
+        assert created is not None and created["spec"]["parent"] == queue_name
+        capsys.readouterr()
+        assert vcctl(["queue", "get", "-n", child, *kc]) == 0
+        assert _row(capsys.readouterr().out, child)[:4] == [child, "2", "Open", queue_name]
+    finally:
+        cluster.kubectl("delete", "queue.scheduling.volcano.sh", child, "--ignore-not-found", "--wait=false")
+
+
 def test_operate_refuses_bad_input_before_writing(
     cluster: Any, queue_name: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
