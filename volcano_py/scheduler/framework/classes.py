@@ -6,7 +6,7 @@ scan of the nodes, not 256.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,12 +40,15 @@ class TaskClass:
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
-    def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64]) -> TaskClass:
+    def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = ()) -> TaskClass:
+        """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
+        there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
         return cls(
-            key=(task.namespace, task.class_key),
+            key=(task.namespace, task.class_key, labels),
             constraint=(
                 task.namespace,
                 task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
+                labels,
             ),
             request=task.resreq,
             vec=vec,
@@ -62,3 +65,17 @@ class TaskClass:
     @property
     def has_pod_affinity(self) -> bool:
         return bool(self.affinity.get("podAffinity") or self.affinity.get("podAntiAffinity"))
+
+
+def selector_label_keys(tasks: Iterable[TaskInfo]) -> tuple[str, ...]:
+    """Label keys that some required pod (anti-)affinity term among ``tasks`` selects on, sorted."""
+    keys: set[str] = set()
+    for task in tasks:
+        for kind in ("podAffinity", "podAntiAffinity"):
+            for term in (task.affinity.get(kind) or {}).get(
+                "requiredDuringSchedulingIgnoredDuringExecution"
+            ) or ():
+                selector = term.get("labelSelector") or {}
+                keys.update(selector.get("matchLabels") or {})
+                keys.update(e.get("key", "") for e in selector.get("matchExpressions") or ())
+    return tuple(sorted(keys))

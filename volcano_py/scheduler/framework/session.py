@@ -8,6 +8,7 @@ applies that point's combination rule from ``extension``. State changes go throu
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -18,7 +19,7 @@ from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
 from . import extension as ext
-from .classes import TaskClass
+from .classes import TaskClass, selector_label_keys
 from .conf import SchedulerConf
 from .decisions import Bind, Condition, Evict, Explanation
 from .explain import FitFailures
@@ -64,6 +65,12 @@ class Session:
         self.timings: dict[str, float] = {}
         self.enqueue_enabled = "enqueue" in conf.actions
         self.sampling = NodeSampling()
+        self.selector_keys = selector_label_keys(
+            itertools.chain(
+                (t for n in self.nodes for t in n.tasks.values()),
+                (t for job in self.jobs.values() for t in job.pending_tasks),
+            )
+        )
 
     # --- plugins ----------------------------------------------------------------------------------------
 
@@ -187,10 +194,11 @@ class Session:
         klass: TaskClass | None = task.klass
         if klass is not None:
             return klass
-        key = (task.namespace, task.class_key)
+        labels = tuple(task.labels.get(k) for k in self.selector_keys) if self.selector_keys else ()
+        key = (task.namespace, task.class_key, labels)
         klass = self._classes.get(key)
         if klass is None:
-            klass = TaskClass.of(task, self.table.vector(task.resreq))
+            klass = TaskClass.of(task, self.table.vector(task.resreq), labels)
             self._classes[key] = klass
         task.klass = klass
         return klass
