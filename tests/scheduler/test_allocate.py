@@ -242,6 +242,19 @@ CASES = [
     ),
     pytest.param(
         Scenario(
+            nodes=nodes(2, cpu=8),
+            pods=[
+                make_pod("old").req(cpu=8).group("old").running("n0").terminating().obj(),
+                *pods("g", 2, "gang", cpu=6),
+            ],
+            podgroups=[make_pg("old", 1, phase="Running").obj(), make_pg("gang", 2).obj()],
+            bind_count=0,
+            pipelined={"g0": "n1", "g1": "n0"},
+        ),
+        id="gang-half-on-idle-half-on-releasing-waits-whole",
+    ),
+    pytest.param(
+        Scenario(
             nodes=nodes(1, cpu=8),
             pods=[
                 make_pod("other").req(cpu=6).scheduler("default-scheduler").running("n0").obj(),

@@ -100,7 +100,9 @@ def finish(ssn: Session) -> SessionResult:
     allocated: dict[str, list[Resource]] = {}
     pending: dict[str, int] = {}
     for job in ssn.snapshot.jobs.values():
-        for task in job.tasks_in(TaskStatus.PIPELINED):
+        # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
+        # releasing pods; committed allocations are Binding by now.
+        for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
             pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
         allocated.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(*ALLOCATED_STATUSES))
         pending[job.queue] = pending.get(job.queue, 0) + job.count(TaskStatus.PENDING)

@@ -37,7 +37,8 @@ class Evict:
 
 @dataclass(frozen=True, slots=True)
 class Pipeline:
-    """A pod that will go to ``node`` once releasing pods there are gone (its nominated node)."""
+    """A pod nominated to ``node``: it fits there once releasing pods are gone, or it holds room there for
+    a gang that waits on releasing pods elsewhere. Not bound this cycle."""
 
     namespace: str
     name: str
