@@ -265,8 +265,13 @@ CANNOT: list[tuple[str, tuple[str, ...]]] = [
 ]
 
 
+# A ServiceAccount's token also carries these groups; bindings to them count, so the question includes them.
+SA_GROUPS = ("system:serviceaccounts", f"system:serviceaccounts:{SYSTEM}", "system:authenticated")
+
+
 def _can(cluster: Any, user: str, *args: str) -> str:
-    done = cluster.kubectl("auth", "can-i", *args, f"--as={user}", check=False)
+    groups = [f"--as-group={group}" for group in SA_GROUPS]
+    done = cluster.kubectl("auth", "can-i", *args, f"--as={user}", *groups, check=False)
     return str(done.stdout).strip()
 
 
