@@ -250,6 +250,7 @@ CASES = [
             podgroups=[make_pg("old", 1, phase="Running").obj(), make_pg("gang", 2).obj()],
             bind_count=0,
             pipelined={"g0": "n1", "g1": "n0"},
+            reasons={"gang": "NotEnoughResources"},
         ),
         id="gang-half-on-idle-half-on-releasing-waits-whole",
     ),

@@ -70,3 +70,20 @@ def test_scheduled_job_gets_no_explanation_and_a_scheduled_condition() -> None:
         )
     )
     assert result.explanations == {}
+
+
+def test_pipelined_gang_says_it_waits_for_releasing_pods() -> None:
+    result = check(
+        Scenario(
+            nodes=[make_node("n0", cpu=8).obj()],
+            pods=[
+                make_pod("old").req(cpu=8).group("old").running("n0").terminating().obj(),
+                make_pod("g").req(cpu=4).group("gang").obj(),
+            ],
+            podgroups=[make_pg("old", 1, phase="Running").obj(), make_pg("gang", 1).obj()],
+            pipelined={"g": "n0"},
+        )
+    )
+    update = next(u for u in result.podgroup_updates if u.name == "gang")
+    condition = next(c for c in update.conditions if c.type == "Unschedulable")
+    assert condition.message == "1/1 tasks in gang unschedulable: 1 pipelined onto resources being released"

@@ -98,9 +98,13 @@ class GangPlugin:
                 continue
             explanation = ssn.explanations.get(job.uid)
             unready = job.min_available - job.ready_task_num
+            waiting = job.waiting_task_num
+            detail = (
+                f"{waiting} pipelined onto resources being released" if waiting else "waiting for resources"
+            )
             message = (
                 explanation.message
                 if explanation
-                else f"{unready}/{len(job.tasks)} tasks in gang unschedulable: waiting for resources"
+                else f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {detail}"
             )
             ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, k.REASON_NOT_ENOUGH_RESOURCES, message)
