@@ -10,6 +10,7 @@ through ``kube.client`` (all our requests decode errors there) and Kopf's throug
 from __future__ import annotations
 
 import asyncio
+import base64
 import functools
 import logging
 from collections.abc import AsyncIterator, Iterator
@@ -28,6 +29,7 @@ from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import LEASES, PODS, QUEUES
 from volcano_py.scheduler.runner import SchedulerOptions, run_scheduler
+from volcano_py.webhooks.server import ADMISSION_API, install_configurations, remove_configurations
 
 pytestmark = pytest.mark.integration
 
@@ -238,6 +240,32 @@ async def _gone(admin: KubeClient, path: str) -> bool:
             return True
         raise
     return False
+
+
+async def test_controller_can_install_the_webhook_configurations(
+    cluster: Any, denials: Denials, admin: KubeClient, tmp_path: Path
+) -> None:
+    """The admission bootstrap (create, then replace on restart) works under the controller's token."""
+    _apply_rbac(cluster)
+    api = KubeClient(
+        await load_api_client(_service_account_kubeconfig(cluster, "volcano-py-controller", tmp_path / "kc"))
+    )
+    service = {"namespace": SYSTEM, "name": "volcano-py-admission-service", "port": 443}
+    # Selects no object, so the shared cluster's other tests never call this (absent) server.
+    nothing = {"matchLabels": {"volcano-py.io/rbac-test": "selects-nothing"}}
+    try:
+        for ca in (b"first start", b"restart"):
+            await install_configurations(
+                api, name="volcano-py", ca_bundle=ca, service=service, object_selector=nothing
+            )
+        validating = await admin.get(f"{ADMISSION_API}/validatingwebhookconfigurations/volcano-py")
+        assert {hook["clientConfig"]["caBundle"] for hook in validating["webhooks"]} == {
+            base64.b64encode(b"restart").decode()
+        }
+    finally:
+        await api.close()
+        await remove_configurations(admin, name="volcano-py")
+    assert denials.all() == []
 
 
 CANNOT: list[tuple[str, tuple[str, ...]]] = [
