@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from volcano_py.api import constants as k
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
@@ -94,7 +95,7 @@ class Session:
                 continue  # its pods are created only once enqueue admits it
             invalid: ext.Invalid | None = ext.first_failure(self._points["job_valid"], job)
             if invalid is not None:
-                self.set_condition(job, "Unschedulable", invalid.reason, invalid.message)
+                self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
                 self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
                 self.jobs.pop(job.uid)
 
