@@ -396,6 +396,25 @@ CASES = [
         id="too-few-pods-for-min-member",
     ),
     pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            pods=[make_pod(f"w{i}").req(cpu=1).group("pg", "worker").obj() for i in range(3)],
+            podgroups=[make_pg("pg", 3).task_min(ps=1, worker=2).obj()],
+            bind_count=0,
+            reasons={"pg": "NotEnoughPodsOfTask"},
+            explains={"pg": ["task ps lacks 1"]},
+        ),
+        id="missing-pods-of-a-task-role",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            podgroups=[make_pg("nomin", 4, phase="Pending").obj()],
+            phases={"nomin": "Inqueue"},
+        ),
+        id="podgroup-without-min-resources-is-admitted",
+    ),
+    pytest.param(
         Scenario(nodes=nodes(1), pods=[make_pod("solo").req(cpu=1).obj()], binds={"solo": "n0"}),
         id="pod-without-podgroup-gets-shadow-job",
     ),

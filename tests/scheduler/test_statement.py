@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.scheduler.builders import make_node, make_pg, make_pod
 from volcano_py.scheduler.conf import load_conf
@@ -137,3 +139,22 @@ def test_used_resources_match_the_sum_of_tasks_after_commit() -> None:
         stmt.commit()
     node = ssn.nodes[0]
     assert np.array_equal(ssn.table.used[0], ssn.table.vector(node.used, pods=len(node.tasks)))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.sampled_from(["allocate", "pipeline", "evict"]), st.integers(0, 1)), max_size=6)
+)
+def test_any_sequence_of_changes_discards_back_to_the_start(ops: list[tuple[str, int]]) -> None:
+    ssn = session()
+    before = state(ssn)
+    pending = list(ssn.jobs["default/pg"].pending_tasks)
+    running = [ssn.jobs["default/old"].tasks["uid-default-run"]]
+    with ssn.statement() as stmt:
+        for op, row in ops:
+            if op == "evict" and running:
+                stmt.evict(running.pop(), "test")
+            elif op in ("allocate", "pipeline") and pending:
+                getattr(stmt, op)(pending.pop(), row)
+        stmt.discard()
+    assert state(ssn) == before
