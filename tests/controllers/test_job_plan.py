@@ -221,3 +221,12 @@ def test_finished_job_sync_changes_nothing() -> None:
     status = JobStatus(phase=JobPhase.COMPLETED, version=1)
     plan = plan_step(spec, status, pods, None, step_for(status.phase, Action.SYNC_JOB), NOW)
     assert plan.delete == () and plan.status.version == 1 and not plan.phase_changed
+
+
+def test_restart_pod_deletes_only_that_pod() -> None:
+    spec = _job()
+    pods = _pods(*(PodBuilder("job", "worker", i).phase("Running") for i in range(3)))
+    step = step_for(JobPhase.RUNNING, Action.RESTART_POD, Target("worker", "job-worker-1"))
+    plan = plan_step(spec, JobStatus(phase=JobPhase.RUNNING), pods, "Running", step, NOW)
+    assert plan.delete == ("job-worker-1",) and plan.status.phase is JobPhase.RESTARTING
+    assert plan.status.counts.running == 2 and plan.status.counts.terminating == 1
