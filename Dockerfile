@@ -13,6 +13,6 @@ RUN useradd --uid 10001 --no-create-home --shell /usr/sbin/nologin volcano
 COPY --from=build /install /usr/local
 USER 10001
 ENV PYTHONUNBUFFERED=1 VOLCANO_PY_LOG_LEVEL=info
-EXPOSE 8080 8081 8443
+EXPOSE 8080 8081 9443
 ENTRYPOINT ["volcano-py"]
 CMD ["scheduler"]
