@@ -30,6 +30,15 @@ def pod_term(kind: str, topology: str, **labels: str) -> dict[str, Any]:
     return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
 
 
+def preferred(kind: str, topology: str, weight: int, **labels: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": labels}, "topologyKey": topology}
+    return {
+        kind: {
+            "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": weight, "podAffinityTerm": term}]
+        }
+    }
+
+
 def one(pod: Any, *nodes: Any, others: tuple[Any, ...] = (), groups: tuple[Any, ...] = ()) -> dict[str, Any]:
     """A one-pod job named pg plus optional already-running pods."""
     return {
@@ -356,6 +365,40 @@ CASES = [
             binds={"p": "b"},
         ),
         id="node-affinity-match-fields-name",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=[make_node("a").zone("z1").obj(), make_node("b").zone("z2").obj()],
+            pods=[
+                make_pod("cache").req(cpu=1).labels(app="cache").scheduler("other").running("b").obj(),
+                make_pod("p")
+                .req(cpu=1)
+                .affinity(preferred("podAffinity", ZONE, 80, app="cache"))
+                .group("pg")
+                .obj(),
+            ],
+            podgroups=[make_pg("pg").obj()],
+            binds={"p": "b"},
+        ),
+        id="preferred-pod-affinity-scored",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=[make_node("a").zone("z1").obj(), make_node("b").zone("z2").obj()],
+            pods=[
+                make_pod("noisy").req(cpu=1).labels(app="noisy").scheduler("other").running("a").obj(),
+                # b is busier, so resource scores alone would pick a.
+                make_pod("busy").req(cpu=4).scheduler("other").running("b").obj(),
+                make_pod("p")
+                .req(cpu=1)
+                .affinity(preferred("podAntiAffinity", ZONE, 80, app="noisy"))
+                .group("pg")
+                .obj(),
+            ],
+            podgroups=[make_pg("pg").obj()],
+            binds={"p": "b"},
+        ),
+        id="preferred-pod-anti-affinity-scored",
     ),
 ]
 

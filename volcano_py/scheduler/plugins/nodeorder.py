@@ -1,6 +1,7 @@
 """nodeorder: kube-scheduler's scores, weighted (``leastrequested.weight`` 1, ``mostrequested.weight`` 0,
-``balancedresource.weight`` 1, ``nodeaffinity.weight`` 1, ``tainttoleration.weight`` 1). Resource scores
-look at cpu and memory; node affinity preference and PreferNoSchedule taints are fixed per class."""
+``balancedresource.weight`` 1, ``nodeaffinity.weight`` 1, ``tainttoleration.weight`` 1,
+``podaffinity.weight`` 1). Resource scores look at cpu and memory; node affinity preference and
+PreferNoSchedule taints are fixed per class; preferred pod (anti-)affinity follows current placements."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from ..framework.extension import FloatArray, IntArray
 from ..framework.session import Session
 from . import scoring
 from .matching import NodeLabels, SelectorError, untolerated
+from .podaffinity import preferred_affinity_raw
 
 log = get_logger(__name__)
 _SOFT = frozenset({"PreferNoSchedule"})
@@ -28,10 +30,10 @@ _WEIGHTS = {
     "balancedresource.weight": 1,
     "nodeaffinity.weight": 1,
     "tainttoleration.weight": 1,
+    "podaffinity.weight": 1,
 }
-# Accepted from Volcano confs but not scored: the snapshot carries no images and no soft pod affinity.
+# Accepted from Volcano confs but not scored: the snapshot carries no images or spread constraints.
 _UNSCORED = (
-    "podaffinity.weight",
     "imagelocality.weight",
     "podtopologyspread.weight",
     "selectorspread.weight",
@@ -107,6 +109,12 @@ class NodeOrderPlugin:
         table = ssn.table
         score = self._fixed(ssn, klass)[rows]
         w = self.weights
+        if klass.has_pod_affinity and w["podaffinity.weight"]:
+            # Depends on where pods are now, so never cached; such classes are placed pod by pod.
+            raw = preferred_affinity_raw(ssn.nodes, self.labels, klass)[rows]
+            low, high = (float(raw.min()), float(raw.max())) if raw.size else (0.0, 0.0)
+            if high > low:
+                score = score + w["podaffinity.weight"] * (raw - low) * scoring.MAX_NODE_SCORE / (high - low)
         if not (w["leastrequested.weight"] or w["mostrequested.weight"] or w["balancedresource.weight"]):
             return score
         dims = self.dims

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..framework.classes import TaskClass
-from ..framework.extension import BoolArray
+from ..framework.extension import BoolArray, FloatArray
 from ..framework.node import NodeInfo
 from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo
@@ -120,3 +120,28 @@ def repelled(klass: TaskClass, terms: list[tuple[str, Mapping[str, Any]]]) -> bo
     """Whether some pod's anti-affinity could rule nodes out for ``klass`` (its labels match a term)."""
     me = _as_task(klass)
     return any(_term_matches(term, owner, me) for owner, term in terms)
+
+
+def _preferred(affinity: Mapping[str, Any], kind: str) -> list[Mapping[str, Any]]:
+    return list((affinity.get(kind) or {}).get("preferredDuringSchedulingIgnoredDuringExecution") or [])
+
+
+def preferred_affinity_raw(nodes: list[NodeInfo], labels: NodeLabels, klass: TaskClass) -> FloatArray:
+    """Per node, the weights of preferred pod affinity terms whose topology domain already holds a
+    matching pod, minus those of preferred anti-affinity terms (kube-scheduler's InterPodAffinity score,
+    before normalising)."""
+    raw = np.zeros(len(nodes), dtype=np.float64)
+    terms = [(1.0, t) for t in _preferred(klass.affinity, "podAffinity")]
+    terms += [(-1.0, t) for t in _preferred(klass.affinity, "podAntiAffinity")]
+    if not terms:
+        return raw
+    placed = list(_placed(nodes))
+    for sign, weighted in terms:
+        term = weighted.get("podAffinityTerm") or {}
+        key = term.get("topologyKey") or ""
+        domains = {
+            n.labels[key] for t, n in placed if key in n.labels and _term_matches(term, klass.namespace, t)
+        }
+        if domains:
+            raw += sign * float(weighted.get("weight", 0)) * labels.values_in(key, sorted(domains))
+    return raw
