@@ -8,7 +8,6 @@ and per-domain capacity are a few numpy operations even at 5,000 nodes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +47,14 @@ class ClusterView:
         leaf_of = tree.leaf_index() if tree else {}
         self.slots: list[Slot] = []
         self._index: dict[tuple[str, Vector, Vector, int], int] = {}
+        self._origins: dict[str, int] = {c.id: i for i, c in enumerate(problem.node_classes)}
+        # Columns over slots, kept in step with ``slots`` (rows past len(slots) are spare capacity).
+        width = len(self.dims)
+        self._free = np.zeros((16, width), dtype=np.int64)
+        self._alloc = np.zeros((16, width), dtype=np.int64)
+        self._size = np.zeros(16, dtype=np.int64)
+        self._leaf = np.zeros(16, dtype=np.int64)
+        self._origin = np.zeros(16, dtype=np.int64)
         for c in problem.node_classes:
             free = vector_of(c.free, self.dims)
             alloc = vector_of(c.allocatable, self.dims)
@@ -60,8 +67,6 @@ class ClusterView:
                 by_leaf.setdefault(leaf, []).append(node)
             for leaf_i in sorted(by_leaf):
                 self._add(c.id, free, alloc, leaf_i, by_leaf[leaf_i])
-        self._free: IntArray | None = None
-        self._alloc: IntArray | None = None
         self._domain_cache: dict[int, tuple[IntArray, list[str]]] = {}
 
     def _add(self, origin: str, free: Vector, alloc: Vector, leaf: int, nodes: list[str]) -> int:
@@ -71,36 +76,48 @@ class ClusterView:
             index = len(self.slots)
             self._index[key] = index
             self.slots.append(Slot(origin, free, alloc, leaf, []))
+            if index >= len(self._size):
+                self._grow()
+            self._free[index] = free
+            self._alloc[index] = alloc
+            self._size[index] = 0
+            self._leaf[index] = leaf
+            self._origin[index] = self._origins[origin]
         self.slots[index].nodes.extend(nodes)
-        self._free = None
+        self._size[index] += len(nodes)
         return index
+
+    def _grow(self) -> None:
+        extra = max(16, len(self._size))
+        self._free = np.concatenate([self._free, np.zeros((extra, len(self.dims)), dtype=np.int64)])
+        self._alloc = np.concatenate([self._alloc, np.zeros((extra, len(self.dims)), dtype=np.int64)])
+        self._size = np.concatenate([self._size, np.zeros(extra, dtype=np.int64)])
+        self._leaf = np.concatenate([self._leaf, np.zeros(extra, dtype=np.int64)])
+        self._origin = np.concatenate([self._origin, np.zeros(extra, dtype=np.int64)])
 
     def compact(self) -> None:
         """Drop slots emptied by earlier placements; call only between gangs (slot indices change)."""
-        if sum(1 for s in self.slots if not s.nodes) * 2 <= len(self.slots):
+        count = len(self.slots)
+        keep = np.flatnonzero(self._size[:count] > 0)
+        if (count - len(keep)) * 2 <= count:
             return
-        self.slots = [s for s in self.slots if s.nodes]
+        self.slots = [self.slots[i] for i in keep.tolist()]
         self._index = {(s.origin, s.free, s.alloc, s.leaf): i for i, s in enumerate(self.slots)}
-        self._free = None
-        self._alloc = None
+        self._free = self._free[keep]
+        self._alloc = self._alloc[keep]
+        self._size = self._size[keep]
+        self._leaf = self._leaf[keep]
+        self._origin = self._origin[keep]
 
-    # Arrays over slots -------------------------------------------------------------------------------
+    # Arrays over slots (read-only views; copy before keeping them across a placement) ---------------------
     def free_matrix(self) -> IntArray:
-        if self._free is None or len(self._free) != len(self.slots):
-            self._free = np.array([s.free for s in self.slots], dtype=np.int64).reshape(
-                len(self.slots), len(self.dims)
-            )
-        return self._free
+        return self._free[: len(self.slots)]
 
     def alloc_matrix(self) -> IntArray:
-        if self._alloc is None or len(self._alloc) != len(self.slots):
-            self._alloc = np.array([s.alloc for s in self.slots], dtype=np.int64).reshape(
-                len(self.slots), len(self.dims)
-            )
-        return self._alloc
+        return self._alloc[: len(self.slots)]
 
     def sizes(self) -> IntArray:
-        return np.array([len(s.nodes) for s in self.slots], dtype=np.int64)
+        return self._size[: len(self.slots)].copy()
 
     def fits(self, request: Vector, feasible: frozenset[str] | None, cap: int) -> IntArray:
         """Per slot, pods of ``request`` one node holds (0 where predicates fail), capped at ``cap``."""
@@ -113,10 +130,8 @@ class ClusterView:
             out = (free[:, mask] // req[mask]).min(axis=1)
             np.minimum(out, cap, out=out)
         if feasible is not None:
-            allowed = np.fromiter(
-                (s.origin in feasible for s in self.slots), dtype=bool, count=len(self.slots)
-            )
-            out[~allowed] = 0
+            allowed_ids = np.array([self._origins[o] for o in feasible if o in self._origins], dtype=np.int64)
+            out[~np.isin(self._origin[: len(self.slots)], allowed_ids)] = 0
         return out
 
     # Domains -----------------------------------------------------------------------------------------
@@ -131,8 +146,7 @@ class ClusterView:
             cached = (np.array([*per_leaf_list, -1], dtype=np.int64), names)
             self._domain_cache[tier] = cached
         per_leaf, names = cached
-        leaf_of_slot = np.fromiter((s.leaf for s in self.slots), dtype=np.int64, count=len(self.slots))
-        return per_leaf[leaf_of_slot], names
+        return per_leaf[self._leaf[: len(self.slots)]], names
 
     # Mutation ----------------------------------------------------------------------------------------
     def take(self, slot_index: int, count: int, used: Vector) -> list[str]:
@@ -141,11 +155,9 @@ class ClusterView:
         if count > len(slot.nodes):
             raise AssertionError(f"slot {slot_index} has {len(slot.nodes)} nodes, asked for {count}")
         taken, slot.nodes[:] = slot.nodes[:count], slot.nodes[count:]
+        self._size[slot_index] -= count
         after = tuple(f - u for f, u in zip(slot.free, used, strict=True))
         if min(after, default=0) < 0:
             raise AssertionError(f"placement overcommits slot {slot_index}: {slot.free} - {used}")
         self._add(slot.origin, after, slot.alloc, slot.leaf, taken)
         return taken
-
-    def nodes_of(self, indices: Sequence[int]) -> int:
-        return sum(len(self.slots[i].nodes) for i in indices)
