@@ -140,3 +140,29 @@ def test_unknown_argument_is_a_start_up_error() -> None:
     with pytest.raises(ConfError, match=r"cpsat\.budget"):
         snapshot = Snapshot.build(nodes=[node("n", 8)])
         run_session(snapshot, load_conf(bad, registry=registry), NOW, registry=registry)
+
+
+def test_roles_and_min_task_member_reach_the_solver() -> None:
+    # 12 GPUs free: 4 workers x 2 GPUs fit beside 2 CPU-only ps pods; minTaskMember asks for all of them.
+    nodes = [node("n0", 8), node("n1", 4)]
+    ps = [pod(f"ps{i}", "tf", 0) for i in range(2)]
+    workers = [pod(f"w{i}", "tf", 2) for i in range(4)]
+    for p in ps:
+        p["metadata"]["annotations"][k.TASK_SPEC_KEY] = "ps"
+    for p in workers:
+        p["metadata"]["annotations"][k.TASK_SPEC_KEY] = "worker"
+    group = podgroup("tf", 6)
+    group["spec"]["minTaskMember"] = {"ps": 2, "worker": 4}
+    result = run(nodes, ps + workers, [group], [])
+    assert sorted(b.name for b in result.binds) == ["ps0", "ps1", "w0", "w1", "w2", "w3"]
+
+
+def test_min_task_member_that_cannot_be_met_names_the_role() -> None:
+    nodes = [node("n0", 4)]
+    workers = [pod(f"w{i}", "tf", 2) for i in range(3)]
+    for p in workers:
+        p["metadata"]["annotations"][k.TASK_SPEC_KEY] = "worker"
+    group = podgroup("tf", 3, {"mode": "hard", "highestTierAllowed": 1})
+    result = run(nodes, workers, [group], [rack("r0", "n0")])
+    assert not result.binds
+    assert "worker x3 (cpu 1, nvidia.com/gpu 2)" in result.explanations["default/tf"].message
