@@ -202,12 +202,25 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
     }
     progress(json.dumps(result))
-    # Clear the namespace at once (grace 0) so the next shape starts from an empty cluster.
-    await client.delete(PODS.collection_path(namespace), {"apiVersion": "v1", "kind": "DeleteOptions",
-                                                          "gracePeriodSeconds": 0})  # fmt: skip
-    await client.request("DELETE", PODGROUPS.collection_path(namespace))
-    cluster.kubectl("delete", "namespace", namespace, "--wait=false")
+    await clear(client, cluster, namespace)
     return result
+
+
+async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None:
+    """Delete the shape's pods at once (grace 0) and wait until they are gone: the next shape starts clean."""
+    options = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
+    try:
+        await client.request("DELETE", PODS.collection_path(namespace), body=options, request_timeout=600)
+        await client.request("DELETE", PODGROUPS.collection_path(namespace), request_timeout=600)
+    except (ApiError, TimeoutError) as exc:
+        progress(f"clean-up of {namespace} incomplete ({exc!r}); waiting for it anyway")
+    deadline = time.monotonic() + 600
+    while time.monotonic() < deadline:
+        left = len((await client.get(PODS.collection_path(namespace), limit=1)).get("items") or [])
+        if not left:
+            break
+        await asyncio.sleep(2)
+    cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
 async def measure(
