@@ -8,7 +8,7 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
@@ -203,3 +203,24 @@ async def test_pod_pending_too_long_aborts_the_job(env: Env) -> None:
 
     await wait_for("the pods to be created (and stay Pending)", pods_exist, 30)
     await env.wait_phase("pp", "Aborted", seconds=30)
+
+
+async def test_preemption_restarts_without_consuming_max_retry(env: Env) -> None:
+    policies = [{"event": "PodEvicted", "action": "RestartJob"}]
+    await env.create_job(vcjob("pe", task("worker", 2), policies=policies, maxRetry=1))
+    await env.wait_phase("pe", "Running")
+    victim = f"/api/v1/namespaces/{env.ns}/pods/pe-worker-0"
+    # What a scheduler's preemption does: mark the pod as disrupted, then evict it.
+    condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
+                 "message": "preempted by a higher-priority job"}  # fmt: skip
+    await env.api.patch(f"{victim}/status", {"status": {"conditions": [condition]}}, STRATEGIC_MERGE_PATCH)
+    await env.api.delete(victim)
+
+    async def restarted() -> dict | None:
+        job = await env.job("pe")
+        status = (job or {}).get("status") or {}
+        done = status.get("version", 0) >= 1 and status.get("state", {}).get("phase") == "Running"
+        return status if done else None
+
+    status = await wait_for("the job restarted and running again", restarted, 60)
+    assert status["retryCount"] == 0  # maxRetry 1 would have failed the job had this counted
