@@ -45,10 +45,29 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
     parser.add_argument("--lease-name", default="vc-controller-manager", help="name of the leader Lease")
     parser.add_argument("--identity", help="this candidate's name in the Lease (default: host-pid)")
+    parser.add_argument(
+        "--webhook-port",
+        type=int,
+        default=9443,
+        help="serve the admission webhooks on this port (default 9443; 0 turns them off)",
+    )
+    parser.add_argument("--webhook-addr", default="0.0.0.0", help="address the webhook server listens on")
+    parser.add_argument(
+        "--webhook-service",
+        metavar="NAMESPACE/NAME",
+        help="the Service the API server calls the webhooks through (in a cluster); default: 127.0.0.1",
+    )
+    parser.add_argument(
+        "--webhook-cert-dir", help="where the generated webhook certificate is written (default: a temp dir)"
+    )
     parser.set_defaults(func=_run)
 
 
 def options_from(args: argparse.Namespace) -> ControllerOptions:
+    if not 0 <= args.webhook_port <= 65535:
+        raise ValueError(
+            f"--webhook-port must be a port (1-65535) or 0 to turn webhooks off, got {args.webhook_port}"
+        )
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     return ControllerOptions(
@@ -62,6 +81,10 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         identity=args.identity or "",
+        webhook_port=args.webhook_port or None,
+        webhook_addr=args.webhook_addr,
+        webhook_service=args.webhook_service,
+        webhook_cert_dir=args.webhook_cert_dir,
     )
 
 

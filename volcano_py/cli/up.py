@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import signal
+import socket
 import sys
 import tempfile
 import time
@@ -26,7 +27,14 @@ from volcano_py.api import constants as c
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.vcctl.render import table
-from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, Topology
+from volcano_py.devcluster import (
+    BuildError,
+    ClusterError,
+    DevCluster,
+    KubectlError,
+    ToolchainMissing,
+    Topology,
+)
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
 
 # The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them.
@@ -112,6 +120,13 @@ def hypernodes_for(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     return objects
 
 
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 def job_table(jobs: Sequence[dict[str, Any]]) -> str:
     rows = []
     for job in sorted(jobs, key=lambda j: (j["metadata"]["namespace"], j["metadata"]["name"])):
@@ -157,12 +172,31 @@ def _start_cluster(args: argparse.Namespace) -> DevCluster:
     return cluster
 
 
+def _has_queue(cluster: DevCluster, name: str) -> bool:
+    try:
+        queues = cluster.get_json(f"/apis/{c.SCHEDULING_API_VERSION}/queues")["items"]
+    except ClusterError:  # e.g. 429 while the API server (re)initialises storage for a new CRD
+        return False
+    return any(q["metadata"]["name"] == name for q in queues)
+
+
 async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, stop: asyncio.Event) -> None:
     if not files:
         print("volcano-py up --demo: no example manifests found (see --examples)", file=sys.stderr)
         return
     for path in files:
-        await asyncio.to_thread(cluster.kubectl, "apply", "-f", str(path))
+        # The admission webhooks start with the controller: retry while they come up.
+        for attempt in range(30):
+            try:
+                await asyncio.to_thread(cluster.kubectl, "apply", "-f", str(path))
+                break
+            except KubectlError as err:
+                if attempt == 29 or stop.is_set():
+                    raise
+                if "failed calling webhook" not in str(err):
+                    raise
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), timeout=1.0)
     print(f"submitted {len(files)} example files")
     while not stop.is_set():
         jobs = (await asyncio.to_thread(cluster.get_json, "/apis/batch.volcano.sh/v1alpha1/jobs"))["items"]
@@ -192,9 +226,6 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
         conf_file = args.run_dir.resolve() / "volcano-scheduler.conf"
         await asyncio.to_thread(conf_file.write_text, UP_CONF)
         conf_path = str(conf_file)
-    controller = asyncio.ensure_future(
-        run_controller(ControllerOptions(kubeconfig=kubeconfig, leader_elect=False, metrics_port=0), stop)
-    )
     scheduler = asyncio.ensure_future(
         run_scheduler(
             SchedulerOptions(
@@ -206,15 +237,29 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
             stop,
         )
     )
+    # The scheduler creates the default and root queues; once the controller's admission webhooks are
+    # installed, every Queue write goes through them, so let those two land first.
+    while not scheduler.done() and not await asyncio.to_thread(_has_queue, cluster, c.ROOT_QUEUE):
+        await asyncio.wait([scheduler], timeout=0.5)
+    controller = asyncio.ensure_future(
+        run_controller(
+            ControllerOptions(
+                kubeconfig=kubeconfig,
+                leader_elect=False,
+                metrics_port=0,
+                webhook_port=_free_port(),
+                webhook_addr="127.0.0.1",
+                webhook_hosts=("127.0.0.1",),
+                webhook_cert_dir=str(args.run_dir.resolve() / "webhook"),
+            ),
+            stop,
+        )
+    )
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
     print("controller and scheduler running; Ctrl-C stops everything", file=sys.stderr, flush=True)
     tasks = [controller, scheduler]
     if args.demo:
-        tasks.append(
-            asyncio.ensure_future(
-                _demo(cluster, args.example_files, args.exit_when_done, stop)
-            )
-        )
+        tasks.append(asyncio.ensure_future(_demo(cluster, args.example_files, args.exit_when_done, stop)))
     watcher = asyncio.ensure_future(stop.wait())
     await asyncio.wait([controller, scheduler, watcher], return_when=asyncio.FIRST_COMPLETED)
     stop.set()

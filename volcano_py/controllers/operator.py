@@ -13,7 +13,9 @@ import contextlib
 import logging
 import os
 import socket
+import tempfile
 import threading
+from pathlib import Path
 from typing import Any
 
 import kopf
@@ -27,6 +29,7 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.leader import LeaderElector
 from volcano_py.log import get_logger
+from volcano_py.webhooks.server import enable_admission
 
 _log = get_logger(__name__)
 
@@ -52,6 +55,36 @@ def _connection_info(client: KubeClient) -> kopf.ConnectionInfo:
     )
 
 
+def _enable_webhooks(
+    options: ControllerOptions,
+    registry: kopf.OperatorRegistry,
+    settings: kopf.OperatorSettings,
+    client: KubeClient,
+) -> None:
+    """Serve admission from this term's Kopf, with a certificate made now for the webhook's host names."""
+    port = options.webhook_port
+    assert port is not None
+    service: dict[str, Any] | None = None
+    hosts = list(options.webhook_hosts)
+    if options.webhook_service:
+        namespace, _, name = options.webhook_service.partition("/")
+        if not namespace or not name:
+            raise ValueError(f"--webhook-service {options.webhook_service!r}: write it as NAMESPACE/NAME")
+        service = {"namespace": namespace, "name": name, "port": 443}
+        hosts = [f"{name}.{namespace}.svc", f"{name}.{namespace}.svc.cluster.local", *hosts]
+    cert_dir = Path(options.webhook_cert_dir or tempfile.mkdtemp(prefix="volcano-py-webhook-"))
+    enable_admission(
+        registry,
+        settings,
+        client,
+        cert_dir=cert_dir,
+        port=port,
+        addr=options.webhook_addr,
+        hosts=hosts,
+        service=service,
+    )
+
+
 async def _run_term(options: ControllerOptions, client: KubeClient, metrics: ControllerMetrics,
                     stop: asyncio.Event) -> None:  # fmt: skip
     """One leadership term: Kopf plus our workers until ``stop`` is set."""
@@ -65,12 +98,16 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
     def login(**_: Any) -> kopf.ConnectionInfo:
         return _connection_info(client)
 
+    settings = kopf.OperatorSettings()
+    if options.webhook_port is not None:
+        _enable_webhooks(options, registry, settings, client)
     jobs, queues = JobWorker(ctx), QueueWorker(ctx)
     kopf_stop = asyncio.Event()
     namespaces = list(options.namespaces)
     operator = asyncio.ensure_future(
         kopf.operator(
             registry=registry,
+            settings=settings,
             standalone=True,
             clusterwide=not namespaces,
             namespaces=namespaces,

@@ -51,6 +51,14 @@ class ControllerOptions:
     lease_name: str = "volcano-py-controller"
     identity: str = ""  # default: hostname + pid
     create_concurrency: int = 64
+    # Admission webhooks (volcano_py.webhooks): off when ``webhook_port`` is None. ``webhook_service`` is
+    # the "namespace/name" of the Service in front of the server (in a cluster); without it the API server
+    # calls https://<first webhook host>:<port> (a controller beside the API server, as in `volcano-py up`).
+    webhook_port: int | None = None
+    webhook_addr: str = "0.0.0.0"
+    webhook_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
+    webhook_service: str | None = None
+    webhook_cert_dir: str | None = None
 
 
 @dataclass(slots=True)
