@@ -7,12 +7,12 @@ import pytest
 from volcano_py.scheduler.conf import ConfError, load_conf
 
 
-def test_default_conf_is_volcanos() -> None:
+def test_default_conf_is_volcanos_plus_cpsat() -> None:
     conf = load_conf()
     assert conf.actions == ("enqueue", "allocate", "backfill")
     assert [[p.name for p in tier] for tier in conf.tiers] == [
         ["priority", "gang", "conformance"],
-        ["overcommit", "drf", "predicates", "proportion", "nodeorder"],
+        ["overcommit", "drf", "predicates", "proportion", "nodeorder", "cpsat"],
     ]
     gang = conf.option("gang")
     assert gang is not None and not gang.enabled("enablePreemptable") and gang.enabled("enableJobReady")

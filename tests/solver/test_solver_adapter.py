@@ -13,7 +13,6 @@ from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.registry import default_registry
-from volcano_py.scheduler.solver.adapter import register
 
 NOW = "2026-01-01T00:00:00Z"
 CONF = """
@@ -88,7 +87,6 @@ def run(
     nodes: list[Obj], pods: list[Obj], podgroups: list[Obj], hypernodes: list[Obj], conf: str = CONF
 ) -> SessionResult:
     registry = default_registry()
-    register(registry)
     snapshot = Snapshot.build(nodes=nodes, pods=pods, podgroups=podgroups, hypernodes=hypernodes)
     return run_session(snapshot, load_conf(conf, registry=registry), NOW, registry=registry)
 
@@ -135,7 +133,6 @@ def test_gang_without_topology_avoids_fragmenting_gpus() -> None:
 
 def test_unknown_argument_is_a_start_up_error() -> None:
     registry = default_registry()
-    register(registry)
     bad = CONF.replace("cpsat.timeBudgetMs", "cpsat.budget")
     with pytest.raises(ConfError, match=r"cpsat\.budget"):
         snapshot = Snapshot.build(nodes=[node("n", 8)])

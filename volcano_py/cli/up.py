@@ -37,7 +37,8 @@ from volcano_py.devcluster import (
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
 
-# The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them.
+# The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them,
+# and CP-SAT gang placement.
 UP_CONF = """\
 actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:
@@ -53,6 +54,7 @@ tiers:
   - name: proportion
   - name: nodeorder
   - name: binpack
+  - name: cpsat
 """
 
 FINAL_PHASES = frozenset({"Completed", "Failed", "Aborted", "Terminated"})

@@ -18,6 +18,7 @@ from .plugins.overcommit import OvercommitPlugin
 from .plugins.predicates import PredicatesPlugin
 from .plugins.priority import PriorityPlugin
 from .plugins.proportion import ProportionPlugin
+from .solver.adapter import CpsatPlugin
 
 
 def default_registry() -> Registry:
@@ -37,4 +38,5 @@ def default_registry() -> Registry:
     registry.add_plugin("nodeorder", NodeOrderPlugin)
     registry.add_plugin("binpack", BinpackPlugin)
     registry.add_plugin("overcommit", OvercommitPlugin)
+    registry.add_plugin("cpsat", CpsatPlugin)
     return registry

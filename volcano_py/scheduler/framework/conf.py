@@ -18,7 +18,9 @@ from .arguments import ConfError
 from .extension import EXTENSION_POINTS
 from .registry import Registry
 
-# Volcano's built-in conf, used when none is given.
+# Volcano's built-in conf, used when none is given, plus our ``cpsat`` plugin: gangs and topology-bound jobs
+# are placed by the CP-SAT solver (time-boxed, greedy fallback). Leave ``cpsat`` out of a conf to get
+# Volcano's greedy placement exactly.
 DEFAULT_CONF = """\
 actions: "enqueue, allocate, backfill"
 tiers:
@@ -34,6 +36,7 @@ tiers:
   - name: predicates
   - name: proportion
   - name: nodeorder
+  - name: cpsat
 """
 
 # Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch

@@ -23,7 +23,6 @@ from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.classes import TaskClass as FrameworkClass
 from volcano_py.scheduler.framework.extension import Placed
 from volcano_py.scheduler.framework.job import JobInfo
-from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.framework.status import is_ready_status
@@ -87,6 +86,13 @@ class CpsatPlugin:
         pending = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
         if not pending or (job.min_available <= 1 and not job.network_topology and not self.single_pods):
             return None
+        if any(
+            t.host_ports or t.affinity.get("podAffinity") or t.affinity.get("podAntiAffinity")
+            for t in pending
+        ):
+            # Host ports and pod (anti-)affinity make a pod's fit depend on its gang mates' placement, which
+            # counts per node class cannot express; the greedy path checks them pod by pod.
+            return None
         try:
             topology = NetworkTopology.parse(job.network_topology) if job.network_topology else None
         except TopologyError as err:
@@ -101,9 +107,11 @@ class CpsatPlugin:
         plan = solve(problem, budget)
         self.spent_ms += plan.solve_ms
         if job.uid in plan.unplaced:
-            # Greedy counts the unplaced tasks itself when it takes over; only a hard gang stops here.
-            ssn.fit_failures_of(job).add(len(pending) if hard else 0, [plan.unplaced[job.uid].reason])
-            return Placed(0, 0) if hard else None
+            # Greedy explains the unplaced tasks itself when it takes over; only a hard gang stops here.
+            if not hard:
+                return None
+            ssn.fit_failures_of(job).add(len(pending), [plan.unplaced[job.uid].reason])
+            return Placed(0, 0)
         queue = ssn.queues[job.queue]
         allocated = 0
         for assignment in plan.placed[job.uid].assignments:
@@ -170,8 +178,3 @@ class CpsatPlugin:
         min_available = max(min_available, sum(t.min_member for t in tasks))
         gang = Gang(job.uid, tuple(tasks), min_available, job.priority, topology)
         return PlacementProblem(node_classes, (gang,), self.tree, self.likely), by_name
-
-
-def register(registry: Registry) -> None:
-    """Add the ``cpsat`` plugin to a registry (``default_registry`` needs this one line to offer it)."""
-    registry.add_plugin("cpsat", CpsatPlugin)
