@@ -214,7 +214,7 @@ def test_scheduler_reads_volcanos_conf_from_the_configmap(objects: list[JSON]) -
     conf = load_conf(configmap["data"][conf_path.name])
     assert conf.actions == ("enqueue", "allocate", "backfill")
     first_tier = ["priority", "gang", "conformance"]
-    second_tier = ["overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack"]
+    second_tier = ["overcommit", "drf", "predicates", "proportion", "nodeorder", "binpack", "cpsat"]
     assert [[p.name for p in tier] for tier in conf.tiers] == [first_tier, second_tier]
 
 
