@@ -207,19 +207,21 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
 
 
 async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None:
-    """Delete the shape's pods at once (grace 0) and wait until they are gone: the next shape starts clean."""
+    """Delete the shape's pods at once (grace 0) and wait until they are gone: the next shape starts clean.
+
+    One delete-collection of 10,000 pods outlives the API server's request timeout on 2 cores (504 after
+    deleting part of them), so it is repeated until the namespace is empty.
+    """
     options = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
-    try:
-        await client.request("DELETE", PODS.collection_path(namespace), body=options, request_timeout=600)
-        await client.request("DELETE", PODGROUPS.collection_path(namespace), request_timeout=600)
-    except (ApiError, TimeoutError) as exc:
-        progress(f"clean-up of {namespace} incomplete ({exc!r}); waiting for it anyway")
-    deadline = time.monotonic() + 600
+    deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
-        left = len((await client.get(PODS.collection_path(namespace), limit=1)).get("items") or [])
-        if not left:
+        try:
+            await client.request("DELETE", PODS.collection_path(namespace), body=options, request_timeout=120)
+        except (ApiError, TimeoutError) as exc:
+            progress(f"deleting the pods of {namespace}: {exc!r}; again")
+        if not (await client.get(PODS.collection_path(namespace), limit=1)).get("items"):
             break
-        await asyncio.sleep(2)
+    await client.request("DELETE", PODGROUPS.collection_path(namespace), request_timeout=120)
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
