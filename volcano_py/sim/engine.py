@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from volcano_py.resources import GPU, Resource
+from volcano_py.resources import GPU
 from volcano_py.scheduler.core import run_session
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.snapshot import Snapshot
@@ -57,15 +57,6 @@ class SimResult:
     end_time: float = 0.0
 
 
-def _likely_sizes(workload: Workload, limit: int = 8) -> list[Resource]:
-    """The most frequent pod shapes of the workload: what a GPU left free could be used for."""
-    counts: dict[Resource, int] = {}
-    for job in workload.jobs:
-        if job.request.amount(GPU) > 0:
-            counts[job.request] = counts.get(job.request, 0) + job.replicas
-    return [r for r, _ in sorted(counts.items(), key=lambda kv: -kv[1])[:limit]]
-
-
 class Simulator:
     def __init__(
         self,
@@ -84,7 +75,6 @@ class Simulator:
         self.horizon = horizon
         self.progress = progress
         self.cluster = SimCluster(workload)
-        self.stranded = StrandedGpus(list(DIMS), _likely_sizes(workload))
 
     def _align(self, t: float) -> float:
         return math.ceil(t / self.period - 1e-9) * self.period
@@ -168,8 +158,12 @@ class Simulator:
         cluster = self.cluster
         free = cluster.allocatable - cluster.used
         in_use = np.any(cluster.used > 0, axis=1)
-        stranded, _ = self.stranded.of_rows(free, in_use)
-        pending = sum(1 for s in cluster.jobs.values() if s.ready_at is None)
+        waiting = [s.job.request for s in cluster.jobs.values() if s.ready_at is None]
+        # Stranded while work waits: free GPUs on partly used nodes that none of the waiting pod shapes can
+        # use. With nothing waiting, free GPUs are idle, not stranded.
+        measure = StrandedGpus(list(DIMS), list(dict.fromkeys(waiting))) if waiting else None
+        stranded = measure.of_rows(free, in_use)[0] if measure else np.zeros(1, dtype=np.int64)
+        pending = len(waiting)
         return Sample(
             at=now,
             allocated_gpus=int(cluster.used[:, DIMS.index(GPU)].sum()),
