@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -163,3 +166,21 @@ def test_min_task_member_that_cannot_be_met_names_the_role() -> None:
     result = run(nodes, workers, [group], [rack("r0", "n0")])
     assert not result.binds
     assert "worker x3 (cpu 1, nvidia.com/gpu 2)" in result.explanations["default/tf"].message
+
+
+def test_a_solve_leaves_sigint_to_the_process(tmp_path: Path) -> None:
+    """CP-SAT must not reset SIGINT to its default: Ctrl-C has to reach our shutdown code after a solve."""
+    script = tmp_path / "solve_then_sigint.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import test_solver_adapter as t\n"
+        "signal.signal(signal.SIGINT, lambda *_: print('handled', flush=True))\n"
+        "t.test_gang_without_topology_avoids_fragmenting_gpus()\n"
+        "os.kill(os.getpid(), signal.SIGINT)\n"
+        "time.sleep(0.2)\n"
+        "print('alive', flush=True)\n"
+    )
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["handled", "alive"]

@@ -84,6 +84,9 @@ def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
+    # CP-SAT's own SIGINT catcher leaves SIGINT at SIG_DFL when a solve ends, so the next Ctrl-C would kill
+    # the scheduler outright, skipping its shutdown (and `volcano-py up`'s cluster teardown).
+    solver.parameters.catch_sigint_signal = False
     solver.parameters.random_seed = seed
     solver.parameters.max_time_in_seconds = max(time_limit_s, 0.001)
     status = solver.solve(model)
