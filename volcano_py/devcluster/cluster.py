@@ -6,6 +6,7 @@ an event loop to get a cluster. Talk to the cluster with anything that reads ``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -238,6 +239,9 @@ class DevCluster:
         """POST an object (e.g. a Binding to ``.../pods/<name>/binding``); errors carry the API's reason."""
         return self._api().post_json(path, body)
 
+    def _is_served(self, path: str) -> bool:
+        return self._get(path) is not None
+
     def _has_default_sa(self, namespace: str) -> bool:
         return self._get(f"/api/v1/namespaces/{namespace}/serviceaccounts/default") is not None
 
@@ -385,4 +389,13 @@ class DevCluster:
                 *names,
                 timeout=timeout + 30,
             )
+            # Established is not yet served: for a moment lists answer 429 "storage is (re)initializing".
+            for name in names:
+                crd = self.get_json(
+                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name.split('/')[-1]}"
+                )
+                spec = crd["spec"]
+                version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+                served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
+                self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)
         return names
