@@ -222,5 +222,5 @@ async def test_preemption_restarts_without_consuming_max_retry(env: Env) -> None
         done = status.get("version", 0) >= 1 and status.get("state", {}).get("phase") == "Running"
         return status if done else None
 
-    status = await wait_for("the job restarted and running again", restarted, 60)
+    status = await wait_for("the job restarted and running again", restarted, 120)
     assert status["retryCount"] == 0  # maxRetry 1 would have failed the job had this counted
