@@ -36,26 +36,15 @@ from volcano_py.devcluster import (
     Topology,
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
+from volcano_py.scheduler.framework.confs import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
 
-# The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them,
-# and CP-SAT gang placement.
-UP_CONF = """\
-actions: "enqueue, allocate, preempt, reclaim, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-  - name: cpsat
-"""
+# The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them
+# (gang then votes on victims, so a victim gang goes whole or not at all), and CP-SAT gang placement.
+UP_CONF = with_cpsat(
+    with_actions(VOLCANO_SHIPPED_CONF, "enqueue, allocate, preempt, reclaim, backfill").replace(
+        "  - name: gang\n    enablePreemptable: false\n", "  - name: gang\n"
+    )
+)
 
 FINAL_PHASES = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 # An example Job says which phase it must reach, so `up --demo` and its test can check the promise.

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from .framework.arguments import ConfError
-from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
+from .framework.conf import SchedulerConf, parse_conf
+from .framework.confs import DEFAULT_CONF
 from .framework.registry import Registry
 from .registry import default_registry
 

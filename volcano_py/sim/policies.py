@@ -7,27 +7,11 @@ the CP-SAT gang placement plugin added, so the two runs differ in placement alon
 from __future__ import annotations
 
 from volcano_py.scheduler.framework.conf import SchedulerConf, parse_conf
+from volcano_py.scheduler.framework.confs import VOLCANO_SHIPPED_CONF, with_cpsat
 from volcano_py.scheduler.registry import default_registry
 
-GREEDY_CONF = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
-
-CPSAT_CONF = GREEDY_CONF + "  - name: cpsat\n"
+GREEDY_CONF = VOLCANO_SHIPPED_CONF
+CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)
 
 POLICIES = {"greedy": GREEDY_CONF, "cpsat": CPSAT_CONF}
 

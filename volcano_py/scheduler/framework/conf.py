@@ -15,29 +15,9 @@ from typing import Any
 import yaml
 
 from .arguments import ConfError
+from .confs import DEFAULT_CONF  # Volcano's built-in conf plus cpsat, used when none is given
 from .extension import EXTENSION_POINTS
 from .registry import Registry
-
-# Volcano's built-in conf, used when none is given, plus our ``cpsat`` plugin: gangs and topology-bound jobs
-# are placed by the CP-SAT solver (time-boxed, greedy fallback). Leave ``cpsat`` out of a conf to get
-# Volcano's greedy placement exactly.
-DEFAULT_CONF = """\
-actions: "enqueue, allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: cpsat
-"""
 
 # Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch
 # it off; the others are accepted so Volcano confs load, and have nothing to switch here.
