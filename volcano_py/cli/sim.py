@@ -53,6 +53,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ob.add_argument("--pod-list", choices=sorted(OPENB_POD_LISTS), default="default")
     ob.add_argument("--max-jobs", type=int, help="replay only the first N pods")
     ob.add_argument("--gangs", action="store_true", help="turn 8-GPU pods into gangs of 2-4 such pods")
+    ob.add_argument(
+        "--arrival-scale",
+        type=float,
+        default=1.0,
+        help="multiply arrival times (e.g. 0.01 packs 100 days of arrivals into 1) to load the cluster",
+    )
     parser.set_defaults(func=run)
 
 
@@ -74,7 +80,16 @@ def _workload(args: argparse.Namespace) -> wl.Workload:
     for path in (node_csv, pod_csv):
         if not path.exists():
             raise SystemExit(f"volcano-py sim openb: {path} not found; --trace-dir must hold the openb CSVs")
-    return wl.openb(node_csv, pod_csv, max_jobs=args.max_jobs, gang_variant=args.gangs, seed=args.seed)
+    if args.arrival_scale <= 0:
+        raise SystemExit(f"volcano-py sim openb: --arrival-scale {args.arrival_scale}: must be > 0")
+    return wl.openb(
+        node_csv,
+        pod_csv,
+        max_jobs=args.max_jobs,
+        gang_variant=args.gangs,
+        seed=args.seed,
+        arrival_scale=args.arrival_scale,
+    )
 
 
 def run(args: argparse.Namespace) -> int:

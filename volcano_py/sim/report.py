@@ -73,16 +73,13 @@ def table(reports: dict[str, dict[str, Any]]) -> str:
     ]
     names = list(reports)
     width = max(len(label) for label, _ in rows) + 2
-    col = max(12, *(len(n) + 2 for n in names))
+
+    def cell(value: object) -> str:
+        return "-" if value is None else f"{value:,.2f}" if isinstance(value, float) else f"{value}"
+
+    texts = {key: [cell(reports[name].get(key)) for name in names] for _, key in rows}
+    col = max(12, *(len(n) + 2 for n in names), *(len(t) + 2 for ts in texts.values() for t in ts))
     lines = ["".ljust(width) + "".join(n.rjust(col) for n in names)]
     for label, key in rows:
-        cells = []
-        for name in names:
-            value = reports[name].get(key)
-            cells.append(
-                ("-" if value is None else f"{value:,.2f}" if isinstance(value, float) else f"{value}").rjust(
-                    col
-                )
-            )
-        lines.append(label.ljust(width) + "".join(cells))
+        lines.append(label.ljust(width) + "".join(t.rjust(col) for t in texts[key]))
     return "\n".join(lines) + "\n"
