@@ -23,6 +23,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
@@ -217,7 +219,7 @@ async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None
     while time.monotonic() < deadline:
         try:
             await client.request("DELETE", PODS.collection_path(namespace), body=options, request_timeout=120)
-        except (ApiError, TimeoutError) as exc:
+        except (ApiError, TimeoutError, aiohttp.ClientError) as exc:
             progress(f"deleting the pods of {namespace}: {exc!r}; again")
         if not (await client.get(PODS.collection_path(namespace), limit=1)).get("items"):
             break
