@@ -91,6 +91,10 @@ async def test_high_priority_pod_evicts_a_low_one_with_disruption_target(
 
         await wait_until(high_bound, "the high-priority pod bound in the freed room", 60)
         assert running.scheduler.metrics.evictions.labels("preempt")._value.get() >= 1
+        # While the victim was releasing, the preemptor was nominated to the node it then bound to.
+        await running.scheduler.binder.wait_idle()
+        high_pod = (await pods_by_name(api, namespace))["high"]
+        assert high_pod["status"].get("nominatedNodeName") == high_pod["spec"]["nodeName"], high_pod["status"]
     finally:
         for name in (low, high):
             with contextlib.suppress(ApiError):

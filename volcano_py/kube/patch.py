@@ -53,6 +53,15 @@ async def set_pod_condition(client: KubeClient, namespace: str, name: str, cond:
     )
 
 
+async def set_nominated_node(client: KubeClient, namespace: str, name: str, node: str) -> None:
+    """``status.nominatedNodeName``: where a pipelined (preemptor) pod will go once room frees there."""
+    await client.patch(
+        PODS.object_path(name, namespace, "status"),
+        {"status": {"nominatedNodeName": node}},
+        STRATEGIC_MERGE_PATCH,
+    )
+
+
 async def delete_pod(
     client: KubeClient, namespace: str, name: str, uid: str, grace_seconds: int | None = None
 ) -> None:

@@ -30,7 +30,14 @@ from volcano_py.log import get_logger
 from volcano_py.metrics import SchedulerMetrics
 from volcano_py.resources import Resource
 from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.scheduler.framework.decisions import Bind, Evict, PodGroupUpdate, QueueUpdate, SessionResult
+from volcano_py.scheduler.framework.decisions import (
+    Bind,
+    Evict,
+    Pipeline,
+    PodGroupUpdate,
+    QueueUpdate,
+    SessionResult,
+)
 
 _log = get_logger(__name__)
 
@@ -183,6 +190,11 @@ class Binder:
         for evict in result.evictions:
             self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
             self._spawn(self._evict(evict))
+        for pipelined in result.pipelined:
+            pod = self.cache.pod(f"{pipelined.namespace}/{pipelined.name}")
+            # Written once per node: the session repeats the nomination every cycle until the pod binds.
+            if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") != pipelined.node:
+                self._spawn(self._nominate(pipelined))
         for update in result.podgroup_updates:
             self._queue_podgroup_status(update)
         for queue in result.queue_updates:
@@ -241,6 +253,17 @@ class Binder:
             _log.warning("could not mark the pod unscheduled", pod=key, error=repr(mark_exc))
         pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
         self.recorder.record(pod, WARNING, "FailedScheduling", message)
+
+    async def _nominate(self, pipelined: Pipeline) -> None:
+        key = f"{pipelined.namespace}/{pipelined.name}"
+        async with self._status_slots:
+            try:
+                await patch.set_nominated_node(
+                    self.client, pipelined.namespace, pipelined.name, pipelined.node
+                )
+            except (ApiError, *_NETWORK_ERRORS) as exc:
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning("nominating a node failed", pod=key, node=pipelined.node, error=repr(exc))
 
     async def _evict(self, evict: Evict) -> None:
         key = f"{evict.namespace}/{evict.name}"

@@ -24,10 +24,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+import aiohttp
 import structlog
 
 from volcano_py.api import constants as c
-from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.leader import LeaderElector
 from volcano_py.log import get_logger
@@ -235,6 +236,18 @@ class Scheduler:
                 await self.binder.wait_idle()
                 await elector.release()
 
+    async def _ensure_default_queues(self, stop: asyncio.Event) -> None:
+        """Create ``root``/``default``, retrying: an admission webhook that is restarting must not kill us."""
+        delay = 0.5
+        while not stop.is_set():
+            try:
+                await self.cache.ensure_default_queues()
+                return
+            except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+                _log.warning("creating the default queues failed; retrying", error=str(exc), retry_in=delay)
+                await _sleep_or_stop(stop, delay)
+                delay = min(delay * 2, 10.0)
+
     async def run(self, stop: asyncio.Event, *, started: Callable[[], Awaitable[None]] | None = None) -> None:
         await self.server.start()
         try:
@@ -247,7 +260,7 @@ class Scheduler:
                 ]
                 await _race(self.cache.wait_synced(), stop)
                 if not stop.is_set():
-                    await self.cache.ensure_default_queues()
+                    await self._ensure_default_queues(stop)
                     _log.info(
                         "scheduler started",
                         names=list(self.options.scheduler_names),
