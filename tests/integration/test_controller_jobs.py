@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
@@ -211,8 +212,11 @@ async def test_preemption_restarts_without_consuming_max_retry(env: Env) -> None
     await env.wait_phase("pe", "Running")
     victim = f"/api/v1/namespaces/{env.ns}/pods/pe-worker-0"
     # What a scheduler's preemption does: mark the pod as disrupted, then evict it.
+    # With a transition time, as a scheduler writes it: without one, KCM's disruption controller takes the
+    # condition for a stale one and flips it to False before the pod is gone.
     condition = {"type": "DisruptionTarget", "status": "True", "reason": "PreemptionByScheduler",
-                 "message": "preempted by a higher-priority job"}  # fmt: skip
+                 "message": "preempted by a higher-priority job",
+                 "lastTransitionTime": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")}  # fmt: skip
     await env.api.patch(f"{victim}/status", {"status": {"conditions": [condition]}}, STRATEGIC_MERGE_PATCH)
     await env.api.delete(victim)
 
