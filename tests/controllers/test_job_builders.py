@@ -5,8 +5,9 @@ from __future__ import annotations
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
+from volcano_py.api.podspec import pod_request
 from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
-from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, pod_requests, spec_patch
+from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, spec_patch
 from volcano_py.controllers.job.spec import parse_job
 from volcano_py.resources import Resource
 
@@ -80,7 +81,7 @@ def test_pod_requests_count_init_containers_and_overhead() -> None:
         "initContainers": [{"resources": {"requests": {"cpu": "4"}}}],
         "overhead": {"memory": "100Mi"},
     }
-    assert pod_requests(pod_spec) == Resource.of(cpu="4", memory="1124Mi")
+    assert pod_request(pod_spec) == Resource.of(cpu="4", memory="1124Mi")
 
 
 def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:

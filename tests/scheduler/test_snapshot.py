@@ -106,3 +106,19 @@ def test_fast_quantity_paths_agree_with_the_exact_parser(name: str, value: str) 
     from volcano_py.scheduler.framework.task import _canonical
 
     assert _canonical(name, value) == to_canonical(name, value)
+
+
+def test_a_limit_without_a_request_counts_per_resource() -> None:
+    # A GPU given only as a limit is still requested, even when the container requests cpu explicitly.
+    pod = {
+        "metadata": {"name": "p", "namespace": "ns"},
+        "spec": {
+            "containers": [
+                {
+                    "name": "c",
+                    "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "4", "nvidia.com/gpu": 1}},
+                }
+            ]
+        },
+    }
+    assert TaskInfo.from_pod(pod).resreq == Resource.of(cpu="2", gpu=1)

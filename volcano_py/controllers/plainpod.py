@@ -12,7 +12,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.job.podgroup import pod_requests
+from volcano_py.api.podspec import pod_request
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -73,7 +73,7 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
     )
     pg_spec: dict[str, Any] = {
         "minMember": members,
-        "minResources": (pod_requests(spec) * members).to_quantities(),
+        "minResources": (pod_request(spec) * members).to_quantities(),
     }
     queue = (meta.get("annotations") or {}).get(c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
         c.QUEUE_NAME_ANNOTATION_KEY

@@ -11,31 +11,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.podspec import pod_request
 from volcano_py.controllers.job.podbuilder import owner_reference
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
 from volcano_py.resources import Resource
 
 
-def _container_requests(container: Mapping[str, Any]) -> Resource:
-    res = container.get("resources") or {}
-    # The API server defaults requests to limits; a template is not defaulted, so do it here.
-    quantities = dict(res.get("limits") or {})
-    quantities.update(res.get("requests") or {})
-    return Resource.parse(quantities)
-
-
-def pod_requests(pod_spec: Mapping[str, Any]) -> Resource:
-    """Effective requests of a pod: its containers' sum, at least each init container, plus overhead."""
-    total = Resource()
-    for container in pod_spec.get("containers") or ():
-        total = total + _container_requests(container)
-    for init in pod_spec.get("initContainers") or ():
-        total = total.max_with(_container_requests(init))
-    return total + Resource.parse(pod_spec.get("overhead") or {})
-
-
 def _task_requests(task: TaskSpec) -> Resource:
-    return pod_requests(task.template.get("spec") or {})
+    return pod_request(task.template.get("spec") or {})
 
 
 def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:

@@ -38,7 +38,9 @@ def _canonical(name: str, value: str) -> int:
 
 
 def _request_of(resources: Mapping[str, Any] | None) -> dict[str, int]:
-    requests = (resources or {}).get("requests") or (resources or {}).get("limits") or {}
+    # Per resource, as the API server defaults it: a limit with no request counts as the request.
+    requests = dict((resources or {}).get("limits") or {})
+    requests.update((resources or {}).get("requests") or {})
     out: dict[str, int] = {}
     for name, value in requests.items():
         try:
