@@ -39,7 +39,7 @@ from volcano_py.scheduler.solver import (
     solve,
 )
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     HyperNodeTree,

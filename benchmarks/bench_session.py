@@ -18,8 +18,7 @@ import time
 from typing import Any
 
 from volcano_py import log
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.snapshot import Snapshot
 
 Obj = dict[str, Any]

@@ -12,7 +12,7 @@ import yaml
 from volcano_py.cli.deploy import BundleError, render_bundle
 from volcano_py.cli.main import build_parser
 from volcano_py.cli.main import main as volcano_py_main
-from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.core import load_conf
 
 REPO = Path(__file__).resolve().parents[1]
 PARTS, CRDS, BUNDLE = REPO / "deploy" / "parts", REPO / "crds", REPO / "deploy" / "volcano-py.yaml"

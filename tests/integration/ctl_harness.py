@@ -16,7 +16,7 @@ from volcano_py.controllers.shell.context import COMMANDS, JOBS
 from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
-from volcano_py.scheduler.runner import SchedulerOptions, run_scheduler
+from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 
 JSON = dict[str, Any]
 

@@ -28,7 +28,7 @@ from volcano_py.controllers.shell.context import JOBS
 from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import LEASES, PODS, QUEUES
-from volcano_py.scheduler.runner import SchedulerOptions, run_scheduler
+from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 from volcano_py.webhooks.server import ADMISSION_API, install_configurations, remove_configurations
 
 pytestmark = pytest.mark.integration

@@ -16,8 +16,8 @@ import pytest
 
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS
-from volcano_py.scheduler.runner import Scheduler, SchedulerOptions
-from volcano_py.scheduler.session_adapter import default_core
+from volcano_py.scheduler.runtime.cycle import default_core
+from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
 
 pytestmark = pytest.mark.integration
 

@@ -22,7 +22,7 @@ from test_scheduler_binding import (  # type: ignore[import-not-found]
 
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
-from volcano_py.scheduler.runner import Scheduler
+from volcano_py.scheduler.runtime.runner import Scheduler
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name

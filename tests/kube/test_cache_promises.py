@@ -11,7 +11,7 @@ from kubernetes_asyncio import client as k8s_client
 
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.store import EventType
-from volcano_py.scheduler.cache import SchedulerCache
+from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 
 def pod(name: str, rv: str, *, uid: str = "u1", node: str = "", deleting: bool = False) -> dict[str, Any]:

@@ -7,10 +7,9 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 
 from volcano_py.kube.client import KubeClient
-from volcano_py.scheduler.cycle import CycleOutcome, Unschedulable
 from volcano_py.scheduler.framework.decisions import SessionResult
-from volcano_py.scheduler.runner import Scheduler, SchedulerOptions
-from volcano_py.scheduler.session_adapter import default_core
+from volcano_py.scheduler.runtime.cycle import CycleOutcome, Unschedulable, default_core
+from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
 
 POD = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "ns", "uid": "u1"}}
 

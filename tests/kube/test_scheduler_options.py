@@ -7,9 +7,8 @@ import pytest
 
 from volcano_py.cli.main import build_parser
 from volcano_py.cli.scheduler import options_from
-from volcano_py.scheduler.cycle import ConfSource
-from volcano_py.scheduler.runner import SchedulerOptions
-from volcano_py.scheduler.session_adapter import default_core
+from volcano_py.scheduler.runtime.cycle import ConfSource, default_core
+from volcano_py.scheduler.runtime.runner import SchedulerOptions
 
 GOOD_CONF = """\
 actions: "enqueue, allocate"

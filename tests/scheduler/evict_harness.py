@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 

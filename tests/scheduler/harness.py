@@ -7,8 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 

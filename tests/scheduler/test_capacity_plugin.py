@@ -5,10 +5,10 @@ from __future__ import annotations
 from tests.scheduler.evict_harness import NOW, Cluster
 from volcano_py.resources import Resource
 from volcano_py.scheduler.actions.victims import EVICTABLE
-from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import load_conf
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.plugins.capacity import CapacityPlugin
-from volcano_py.scheduler.registry import default_registry
 
 CAPACITY_CONF = """
 actions: "enqueue, allocate, backfill"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.scheduler.conf import ConfError, load_conf
+from volcano_py.scheduler.core import ConfError, load_conf
 
 
 def test_default_conf_is_volcanos_plus_cpsat() -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.extension import Placed
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.framework.statement import Statement
-from volcano_py.scheduler.registry import default_registry
 
 
 class LastNodePlacer:

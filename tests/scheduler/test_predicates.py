@@ -409,10 +409,10 @@ def test_predicate(scenario: Scenario) -> None:
 
 
 def test_only_pods_an_anti_affinity_term_matches_are_re_evaluated_per_placement() -> None:
-    from volcano_py.scheduler.conf import load_conf
+    from volcano_py.scheduler.builtin import default_registry
+    from volcano_py.scheduler.core import load_conf
     from volcano_py.scheduler.framework.session import Session
     from volcano_py.scheduler.framework.snapshot import Snapshot
-    from volcano_py.scheduler.registry import default_registry
 
     guard = make_pod("guard").req(cpu=1).affinity(pod_term("podAntiAffinity", HOST, app="web"))
     snapshot = Snapshot.build(

@@ -120,10 +120,10 @@ def test_job_sort_key_orders_as_the_comparators_do() -> None:
     import functools
 
     from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class
-    from volcano_py.scheduler.conf import load_conf
+    from volcano_py.scheduler.builtin import default_registry
+    from volcano_py.scheduler.core import load_conf
     from volcano_py.scheduler.framework.session import Session
     from volcano_py.scheduler.framework.snapshot import Snapshot
-    from volcano_py.scheduler.registry import default_registry
 
     pods = [make_pod(f"r{i}").req(cpu=i + 1).group(f"pg{i}").running("n").obj() for i in range(4)]
     pods += [make_pod(f"p{i}").req(cpu=1).group(f"pg{i}").obj() for i in range(8)]

@@ -88,8 +88,7 @@ def test_podgroup_with_bad_phase_is_refused() -> None:
 
 
 def test_a_snapshot_serves_one_session() -> None:
-    from volcano_py.scheduler.conf import load_conf
-    from volcano_py.scheduler.core import run_session
+    from volcano_py.scheduler.core import load_conf, run_session
 
     snapshot = Snapshot.build(nodes=[make_node("n").obj()])
     run_session(snapshot, load_conf(), "2026-01-01T00:00:00Z")

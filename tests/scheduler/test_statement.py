@@ -8,12 +8,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.scheduler.builders import make_node, make_pg, make_pod
-from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import load_conf
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.framework.statement import StatementClosed
 from volcano_py.scheduler.framework.status import TaskStatus
-from volcano_py.scheduler.registry import default_registry
 
 
 def session() -> Session:

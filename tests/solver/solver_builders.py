@@ -13,7 +13,7 @@ from volcano_py.scheduler.solver import (
     PlacementProblem,
     TaskClass,
 )
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     HyperNodeTree,

@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from volcano_py.api import constants as k
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
-from volcano_py.scheduler.registry import default_registry
 
 NOW = "2026-01-01T00:00:00Z"
 CONF = """

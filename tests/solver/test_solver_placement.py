@@ -15,7 +15,7 @@ from volcano_py.scheduler.solver import (
     greedy,
     solve,
 )
-from volcano_py.scheduler.topology import ROOT
+from volcano_py.scheduler.solver.hypernode_tree import ROOT
 
 ROOMY = SolverBudget(time_ms=5_000)
 
@@ -76,7 +76,7 @@ def test_hard_topology_by_tier_name() -> None:
     b = two_racks((8, 4), (8, 2))
     b.gang("ring", 16)
     gang = b.gangs.pop()
-    from volcano_py.scheduler.topology import NetworkTopology
+    from volcano_py.scheduler.solver.hypernode_tree import NetworkTopology
 
     b.gangs.append(
         Gang(gang.name, gang.tasks, gang.min_available, topology=NetworkTopology(highest_tier_name="spine"))

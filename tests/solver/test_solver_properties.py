@@ -16,7 +16,7 @@ from volcano_py.scheduler.solver import (
     greedy,
     solve,
 )
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     MemberSelector,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     ROOT,
     HyperNodeMember,
     HyperNodeSpec,

@@ -1,4 +1,4 @@
-"""``volcano-py scheduler``: the batch scheduler process (see ``volcano_py.scheduler.runner``)."""
+"""``volcano-py scheduler``: the batch scheduler process (see ``volcano_py.scheduler.runtime.runner``)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.scheduler.runner import SchedulerOptions, default_identity, run_scheduler
+from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
 
 
 def register(subparsers: Any) -> None:

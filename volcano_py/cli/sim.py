@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.framework.conf import parse_conf
-from volcano_py.scheduler.registry import default_registry
 from volcano_py.sim import workload as wl
 from volcano_py.sim.engine import Simulator, stderr_progress
 from volcano_py.sim.policies import POLICIES, conf_for

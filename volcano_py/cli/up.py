@@ -36,7 +36,7 @@ from volcano_py.devcluster import (
     Topology,
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
-from volcano_py.scheduler.framework.confs import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
+from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
 
 # The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them
 # (gang then votes on victims, so a victim gang goes whole or not at all), and CP-SAT gang placement.
@@ -205,7 +205,7 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     from volcano_py.controllers.operator import ControllerOptions, run_controller
-    from volcano_py.scheduler.runner import SchedulerOptions, run_scheduler
+    from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

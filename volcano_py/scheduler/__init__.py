@@ -1,8 +1,17 @@
-"""The Volcano-compatible scheduler.
+"""The Volcano-compatible scheduler, from a cluster mirror to ``pods/binding``.
 
-Layers, lowest first: ``framework`` (snapshot types, Session, Statement, extension points, conf parsing),
-``plugins`` and ``solver`` (policies over the framework), ``actions`` (enqueue, allocate, backfill, ...),
-then ``core`` (``run_session``: one scheduling cycle, snapshot in, decisions out) and ``registry`` (the
-explicit table of built-in actions and plugins). Everything up to ``core`` is pure: no I/O, no asyncio.
-The runtime (cache, binder, runner) feeds snapshots in and sends the decisions to the API.
+The pure core (no I/O, no asyncio), lowest layer first:
+
+* ``framework/``: the snapshot views (JobInfo, TaskInfo, NodeInfo, QueueInfo), Session, Statement, the typed
+  extension points, conf parsing and the confs volcano-py ships;
+* ``solver/``: CP-SAT gang placement by HyperNode domain over its own problem types, and the HyperNode tree
+  (``solver/hypernode_tree.py``) it places into;
+* ``plugins/``: policies over the framework's extension points, one module each (``cpsat`` adapts the solver);
+* ``actions/``: the steps of a cycle (enqueue, allocate, backfill, preempt, reclaim) and greedy placement;
+* ``builtin.py``: ``default_registry()``, the one table of built-in actions and plugins (register new ones
+  there); ``core.py``: ``load_conf`` and ``run_session`` (one cycle: snapshot in, decisions out).
+
+The runtime (``runtime/``) is the imperative shell: ``cache`` mirrors the cluster by list+watch, ``cycle``
+turns the mirror into a snapshot and runs the core, ``binder`` sends binds, evictions and status writes, and
+``runner`` is the process (periodic cycles, leader election, conf reload, metrics).
 """

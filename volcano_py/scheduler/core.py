@@ -1,4 +1,5 @@
-"""``run_session``: one scheduling cycle, snapshot in, decisions out.
+"""The pure core's entry points: ``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in
+registry of ``builtin``) and ``run_session`` (one scheduling cycle, snapshot in, decisions out).
 
 Phases: (1) open the session, instantiating the conf's plugins; (2) run the conf's actions in order;
 (3) turn what stopped each job into an explanation; (4) let plugins close (gang writes conditions);
@@ -9,20 +10,37 @@ in and only stamps condition transition times: no decision reads the wall clock.
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 from volcano_py.log import get_logger
 
+from .builtin import default_registry
+from .framework.arguments import ConfError
 from .framework.closing import finish
-from .framework.conf import SchedulerConf
+from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
 from .framework.decisions import Explanation, SessionResult
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
-from .registry import default_registry
+
+__all__ = ["DEFAULT_CONF", "ConfError", "SchedulerConf", "load_conf", "load_conf_file", "run_session"]
 
 log = get_logger(__name__)
 
 NOT_ENOUGH_RESOURCES = "NotEnoughResources"
+
+
+def load_conf(text: str | None = None, *, registry: Registry | None = None) -> SchedulerConf:
+    """Parse conf text (None: Volcano's default plus cpsat); raises ``ConfError`` naming the bad entry."""
+    return parse_conf(text, registry or default_registry())
+
+
+def load_conf_file(path: str | Path, *, registry: Registry | None = None) -> SchedulerConf:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfError(f"cannot read scheduler conf {path}: {err.strerror}") from None
+    return load_conf(text, registry=registry)
 
 
 def run_session(

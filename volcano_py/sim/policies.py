@@ -6,9 +6,8 @@ the CP-SAT gang placement plugin added, so the two runs differ in placement alon
 
 from __future__ import annotations
 
-from volcano_py.scheduler.framework.conf import SchedulerConf, parse_conf
-from volcano_py.scheduler.framework.confs import VOLCANO_SHIPPED_CONF, with_cpsat
-from volcano_py.scheduler.registry import default_registry
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF, SchedulerConf, parse_conf, with_cpsat
 
 GREEDY_CONF = VOLCANO_SHIPPED_CONF
 CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)

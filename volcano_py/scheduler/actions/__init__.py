@@ -1,1 +1,2 @@
-"""Actions: the steps of a scheduling cycle, run in the order the conf's ``actions`` string gives."""
+"""Actions: the steps of a scheduling cycle, run in the order the conf's ``actions`` string gives,
+and ``placement`` (greedy placement of one job, after any ``place_job`` plugin such as ``cpsat``)."""

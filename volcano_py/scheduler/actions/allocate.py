@@ -11,11 +11,11 @@ from __future__ import annotations
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
-from ..framework.placement import place_job
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
 from ..framework.status import PodGroupPhase
 from .ordering import OrderedQueue
+from .placement import place_job
 
 
 class Allocate:

@@ -4,7 +4,7 @@ Inputs (``snapshot``): ``Snapshot.build(nodes=, pods=, podgroups=, queues=, prio
 hypernodes=)`` from Kubernetes JSON dicts; ``TaskInfo.from_pod``, ``NodeInfo.from_node``,
 ``QueueInfo.from_queue``, ``JobInfo.from_podgroup``. Outputs (``decisions``): ``SessionResult`` with
 ``Bind``, ``Evict``, ``Pipeline``, ``PodGroupUpdate``, ``QueueUpdate``, ``Explanation``. The entry point
-is ``volcano_py.scheduler.core.run_session(snapshot, conf, now)``.
+is ``volcano_py.scheduler.core.run_session(snapshot, conf, now)``; conf text is parsed by ``core.load_conf``.
 
 Extending it:
 
@@ -15,14 +15,15 @@ Extending it:
   ``job_starving``, ``job_enqueueable``, ``job_enqueued``, ``allocatable``, ``overused``,
   ``preemptable``, ``reclaimable``, ``preemptive``, ``on_allocate``/``on_deallocate``, ``place_job``,
   ``on_session_open``/``on_session_close`` -- and optionally ``explain_allocatable``/``explain_enqueue``
-  (why it said no) and ``queue_deserved``. Register it with one line in ``scheduler/registry.py``.
+  (why it said no) and ``queue_deserved``. Register it with one line in ``scheduler/builtin.py``.
 * **An action** is a class with ``name``, a constructor taking ``Arguments`` (from the conf's
   ``configurations``) and ``execute(ssn)``; it changes state only through ``with ssn.statement() as stmt``
   (``allocate``/``pipeline``/``evict``, then ``commit``/``hold``/``discard``). Register it in
-  ``scheduler/registry.py``. Preempt/reclaim use ``ssn.preemptable``/``ssn.reclaimable`` (victims
+  ``scheduler/builtin.py``. Preempt/reclaim use ``ssn.preemptable``/``ssn.reclaimable`` (victims
   intersected per tier) and ``ssn.job_starving``.
 * **A solver** replaces greedy gang placement through a plugin implementing ``place_job(ssn, stmt, job)``:
-  return ``Placed`` after allocating through ``stmt``, or None to leave the job to ``placement.place_greedy``.
+  return ``Placed`` after allocating through ``stmt``, or None to leave the job to greedy placement
+  (``actions.placement.place_greedy``).
   ``ssn.table`` (numpy node state), ``ssn.task_class``, ``ssn.predicate`` and ``ssn.node_scores`` give it
   per-class feasibility and scores over all nodes.
 

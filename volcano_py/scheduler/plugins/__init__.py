@@ -1,1 +1,4 @@
-"""Plugins: policies over the framework's extension points, one module each, registered in ``registry``."""
+"""Plugins: policies over the framework's extension points, one module each.
+
+Each is registered in ``volcano_py.scheduler.builtin.default_registry``.
+"""

@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from volcano_py.resources import CPU, GPU, MEMORY
-from volcano_py.scheduler.solver.cluster import ClusterView
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, Vector
 from volcano_py.scheduler.solver.problem import Gang
+from volcano_py.scheduler.solver.slots import ClusterView
 
 # Beyond this many mixed patterns per class, only single-task patterns are offered (still exact per node).
 PATTERN_LIMIT = 96

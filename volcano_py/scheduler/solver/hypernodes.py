@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     LabelRequirement,

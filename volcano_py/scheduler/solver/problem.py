@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from volcano_py.resources import Resource
-from volcano_py.scheduler.topology import HyperNodeTree, NetworkTopology
+from volcano_py.scheduler.solver.hypernode_tree import HyperNodeTree, NetworkTopology
 
 
 class ProblemError(ValueError):

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from volcano_py.scheduler.solver.cluster import ClusterView, IntArray
 from volcano_py.scheduler.solver.domain import BINPACK_DIMS
 from volcano_py.scheduler.solver.fragmentation import BoolArray, StrandedGpus, Vector
+from volcano_py.scheduler.solver.slots import ClusterView, IntArray
 
 
 def binpack_scores(

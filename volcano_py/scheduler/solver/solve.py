@@ -17,10 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from volcano_py.log import get_logger
-from volcano_py.scheduler.solver import explain
-from volcano_py.scheduler.solver.cluster import ClusterView, IntArray
+from volcano_py.scheduler.solver import reasons
 from volcano_py.scheduler.solver.domain import Choice, GangDomain, build_domain, greedy_choice
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, Vector
+from volcano_py.scheduler.solver.hypernode_tree import ROOT, NetworkTopologyMode, resolve_highest_tier
 from volcano_py.scheduler.solver.model import solve_domain
 from volcano_py.scheduler.solver.problem import (
     Assignment,
@@ -33,7 +33,7 @@ from volcano_py.scheduler.solver.problem import (
     Unplaced,
 )
 from volcano_py.scheduler.solver.single import best_slot
-from volcano_py.scheduler.topology import ROOT, NetworkTopologyMode, resolve_highest_tier
+from volcano_py.scheduler.solver.slots import ClusterView, IntArray
 
 log = get_logger(__name__)
 
@@ -138,7 +138,7 @@ class _Session:
                 why = (
                     "no node passes its predicates" if passing.sum() == 0 else "no node has room for one pod"
                 )
-                return Unplaced(gang.name, f"task {task.name!r}: {why} [{explain.describe_tasks(gang)}]")
+                return Unplaced(gang.name, f"task {task.name!r}: {why} [{reasons.describe_tasks(gang)}]")
         hard = gang.topology is not None and gang.topology.mode is NetworkTopologyMode.HARD
         gpu_col = view.dims.index("nvidia.com/gpu") if "nvidia.com/gpu" in view.dims else -1
         gpu_free = (
@@ -182,12 +182,12 @@ class _Session:
             per_node_misses += len(order)
         if per_node_misses:
             return Unplaced(
-                gang.name, explain.per_node_reason(gang, tiers[-1] if hard else None, per_node_misses)
+                gang.name, reasons.per_node_reason(gang, tiers[-1] if hard else None, per_node_misses)
             )
         fit, where, miss_gpus = best_miss
         return Unplaced(
             gang.name,
-            explain.capacity_reason(
+            reasons.capacity_reason(
                 gang,
                 scope_tier=tiers[-1] if hard else None,
                 best_domain=where,

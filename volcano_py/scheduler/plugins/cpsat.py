@@ -27,16 +27,16 @@ from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.framework.status import is_ready_status
 from volcano_py.scheduler.framework.task import TaskInfo
-from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
-from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProblem, SolverBudget, TaskClass
-from volcano_py.scheduler.solver.solve import solve
-from volcano_py.scheduler.topology import (
+from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeTree,
     NetworkTopology,
     NetworkTopologyMode,
     TopologyError,
     build_tree,
 )
+from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProblem, SolverBudget, TaskClass
+from volcano_py.scheduler.solver.solve import solve
 
 log = get_logger(__name__)
 

@@ -14,8 +14,8 @@ import numpy as np
 import numpy.typing as npt
 
 from volcano_py.scheduler.solver.fragmentation import Vector, vector_of
+from volcano_py.scheduler.solver.hypernode_tree import ROOT, HyperNodeTree
 from volcano_py.scheduler.solver.problem import PlacementProblem
-from volcano_py.scheduler.topology import ROOT, HyperNodeTree
 
 IntArray = npt.NDArray[np.int64]
 

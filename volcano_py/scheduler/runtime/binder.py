@@ -29,7 +29,6 @@ from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
 from volcano_py.metrics import SchedulerMetrics
 from volcano_py.resources import Resource
-from volcano_py.scheduler.cache import SchedulerCache
 from volcano_py.scheduler.framework.decisions import (
     Bind,
     Evict,
@@ -38,6 +37,7 @@ from volcano_py.scheduler.framework.decisions import (
     QueueUpdate,
     SessionResult,
 )
+from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 _log = get_logger(__name__)
 

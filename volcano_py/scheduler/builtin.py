@@ -1,4 +1,10 @@
-"""The built-in actions and plugins. Add one by writing its module and one line here."""
+"""The built-in actions and plugins: the one place they are registered.
+
+A new plugin (or action) registers here: write its module under ``plugins/`` (or ``actions/``), import its
+class below and add one ``registry.add_plugin(name, Class)`` line to ``default_registry``. The name is the
+one a ``volcano-scheduler.conf`` uses in its ``tiers`` (or ``actions``); ``core.load_conf`` refuses names
+that are not registered here.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from .framework.registry import Registry
 from .plugins.binpack import BinpackPlugin
 from .plugins.capacity import CapacityPlugin
 from .plugins.conformance import ConformancePlugin
+from .plugins.cpsat import CpsatPlugin
 from .plugins.drf import DrfPlugin
 from .plugins.gang import GangPlugin
 from .plugins.nodeorder import NodeOrderPlugin
@@ -18,10 +25,10 @@ from .plugins.overcommit import OvercommitPlugin
 from .plugins.predicates import PredicatesPlugin
 from .plugins.priority import PriorityPlugin
 from .plugins.proportion import ProportionPlugin
-from .solver.adapter import CpsatPlugin
 
 
 def default_registry() -> Registry:
+    """A fresh registry of every built-in action and plugin (new plugins add their line here)."""
     registry = Registry()
     registry.add_action("enqueue", Enqueue)
     registry.add_action("allocate", Allocate)

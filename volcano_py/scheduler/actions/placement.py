@@ -16,16 +16,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .classes import TaskClass
-from .explain import node_reasons
-from .extension import Placed
-from .job import JobInfo
-from .nodetable import FloatArray, IntArray
-from .task import TaskInfo
+from ..framework.classes import TaskClass
+from ..framework.explain import node_reasons
+from ..framework.extension import Placed
+from ..framework.job import JobInfo
+from ..framework.nodetable import FloatArray, IntArray
+from ..framework.task import TaskInfo
 
 if TYPE_CHECKING:
-    from .session import Session
-    from .statement import Statement
+    from ..framework.session import Session
+    from ..framework.statement import Statement
 
 _NONE = -np.inf
 

@@ -1,30 +1,112 @@
-"""The runtime's view of the pure core: a ClusterState in, a session run, a CycleOutcome out.
+"""The runtime's view of the pure core: a ``ClusterState`` in, one session run, a ``CycleOutcome`` out.
 
-Kept apart from the runner so the runner can be driven by any ``Core`` and this file is the only place that
-knows the core's entry points. It also shields the process from one malformed object: the core refuses a bad
-PodGroup or pod with a ValueError naming it; here that object is left out of the cycle (and reported as a
-Warning Event on it) instead of stopping scheduling for everyone.
+``Core`` is what the runner needs from the pure core (parse a conf; turn a ``ClusterState`` into a
+``CycleOutcome``); ``DefaultCore`` implements it over ``core.run_session``, and this module is the only place
+in the runtime that knows the core's entry points. ``ConfSource`` holds the conf in force and re-reads its
+file when it changes.
+
+``DefaultCore`` also shields the process from one malformed object: the core refuses a bad PodGroup or pod
+with a ValueError naming it; here that object is left out of the cycle (and reported as a Warning Event on
+it) instead of stopping scheduling for everyone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import asyncio
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from pathlib import Path
+from typing import Any, Protocol
 
 from volcano_py.api import constants as c
-from volcano_py.scheduler.cache import ClusterState
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
-from volcano_py.scheduler.cycle import CycleOutcome, Unschedulable
+from volcano_py.log import get_logger
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.conf import SchedulerConf
+from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.snapshot import Snapshot, priority_values
 from volcano_py.scheduler.framework.task import TaskInfo
-from volcano_py.scheduler.registry import default_registry
+from volcano_py.scheduler.runtime.cache import ClusterState
+
+_log = get_logger(__name__)
+
+
+class Core(Protocol):
+    """The pure scheduling core as the runtime uses it (``DefaultCore`` below)."""
+
+    def load_conf(self, text: str | None) -> Any:
+        """Parse and validate a conf (None: Volcano's default); raise ValueError naming the bad entry."""
+        ...
+
+    def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Unschedulable:
+    """A pod or PodGroup the session could not place, with the reason to show on it."""
+
+    obj: Mapping[str, Any]
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class CycleOutcome:
+    result: SessionResult
+    # Warnings that belong on objects (missing PodGroup/queue, unschedulable pods and PodGroups).
+    warnings: tuple[Unschedulable, ...] = ()
+    # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
+    unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
+
+
+class ConfSource:
+    """The conf file, re-read when its content changes; a bad edit is refused and the last good conf kept."""
+
+    def __init__(self, path: str | None, core: Core) -> None:
+        self.path = Path(path) if path else None
+        self.core = core
+        self._text = self._read()
+        self.conf = core.load_conf(self._text)  # a bad conf at start-up is fatal, with the reason
+
+    def _read(self) -> str | None:
+        if self.path is None:
+            return None
+        try:
+            return self.path.read_text()
+        except OSError as exc:
+            raise ValueError(f"--scheduler-conf {self.path}: cannot read it ({exc.strerror})") from None
+
+    def reload(self) -> bool:
+        """Re-read the file; True if a new conf took effect."""
+        if self.path is None:
+            return False
+        try:
+            text = self._read()
+        except ValueError as exc:
+            _log.warning("scheduler conf unreadable; keeping the previous one", error=str(exc))
+            return False
+        if text == self._text:
+            return False
+        self._text = text
+        try:
+            self.conf = self.core.load_conf(text)
+        except ValueError as exc:
+            _log.error(
+                "scheduler conf rejected; keeping the previous one", path=str(self.path), error=str(exc)
+            )
+            return False
+        _log.info("scheduler conf reloaded", path=str(self.path))
+        return True
+
+    async def watch(self, interval: float = 1.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            self.reload()
+
 
 Obj = dict[str, Any]
 

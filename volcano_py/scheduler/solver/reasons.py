@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from volcano_py.resources import GPU, PODS, format_quantity
+from volcano_py.scheduler.solver.hypernode_tree import ROOT
 from volcano_py.scheduler.solver.problem import Gang
-from volcano_py.scheduler.topology import ROOT
 
 
 def describe_tasks(gang: Gang) -> str:

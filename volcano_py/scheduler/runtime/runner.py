@@ -33,9 +33,9 @@ from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.leader import LeaderElector
 from volcano_py.log import get_logger
 from volcano_py.metrics import MetricsServer, SchedulerMetrics
-from volcano_py.scheduler.binder import Binder
-from volcano_py.scheduler.cache import SchedulerCache
-from volcano_py.scheduler.cycle import ConfSource, Core, CycleOutcome
+from volcano_py.scheduler.runtime.binder import Binder
+from volcano_py.scheduler.runtime.cache import SchedulerCache
+from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome
 
 _log = get_logger(__name__)
 
@@ -318,7 +318,7 @@ async def run_scheduler(
 ) -> None:
     """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
     if core is None:
-        from volcano_py.scheduler.session_adapter import default_core
+        from volcano_py.scheduler.runtime.cycle import default_core
 
         core = default_core(options.scheduler_names)
     client = KubeClient(await load_api_client(options.kubeconfig))
