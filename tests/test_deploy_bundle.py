@@ -33,6 +33,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("scheduling.volcano.sh", "queues"): {"list", "watch", "create"},
         ("scheduling.volcano.sh", "queues/status"): {"patch"},
         ("topology.volcano.sh", "hypernodes"): {"list", "watch"},
+        ("nodeinfo.volcano.sh", "numatopologies"): {"list", "watch"},
     },
     "volcano-py-controller": {
         ("batch.volcano.sh", "jobs"): {"list", "watch", "delete"},
@@ -122,7 +123,8 @@ def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(obj
     crds = sorted(o["metadata"]["name"] for o in objects if o["kind"] == "CustomResourceDefinition")
     assert crds == sorted(
         ["jobs.batch.volcano.sh", "commands.bus.volcano.sh", "podgroups.scheduling.volcano.sh",
-         "queues.scheduling.volcano.sh", "hypernodes.topology.volcano.sh"]
+         "queues.scheduling.volcano.sh", "hypernodes.topology.volcano.sh",
+         "numatopologies.nodeinfo.volcano.sh"]
     )  # fmt: skip
     _one(objects, "Namespace", NAMESPACE)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from volcano_py.api.crd import CRDS
 from volcano_py.cli.main import build_parser
 
 
@@ -16,6 +17,7 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     code: int = args.func(args)
     return code
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,7 +113,7 @@ def test_crds_check_fails_on_a_stale_file(tmp_path: Path, capsys: pytest.Capture
 
 def test_crds_stdout_is_one_stream_of_all_crds(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["crds", "--stdout"]) == 0
-    assert capsys.readouterr().out.count("kind: CustomResourceDefinition") == 5
+    assert capsys.readouterr().out.count("kind: CustomResourceDefinition") == len(CRDS)
 
 
 def test_validate_refuses_duplicate_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -38,6 +38,12 @@ COMMAND_PLURAL: Final = "commands"
 HYPERNODE_KIND: Final = "HyperNode"
 HYPERNODE_PLURAL: Final = "hypernodes"
 
+NODEINFO_GROUP: Final = "nodeinfo.volcano.sh"
+NODEINFO_VERSION: Final = "v1alpha1"
+NODEINFO_API_VERSION: Final = f"{NODEINFO_GROUP}/{NODEINFO_VERSION}"
+NUMATOPOLOGY_KIND: Final = "Numatopology"
+NUMATOPOLOGY_PLURAL: Final = "numatopologies"
+
 # The name under which pods ask for us (``spec.schedulerName``); Volcano's default.
 SCHEDULER_NAME: Final = "volcano"
 
@@ -93,6 +99,52 @@ TASK_TOPOLOGY_TASK_ORDER_KEY: Final = "volcano.sh/task-topology-task-order"
 
 NETWORK_TOPOLOGY_MODE_KEY: Final = "volcano.sh/network-topology-mode"
 NETWORK_TOPOLOGY_HIGHEST_TIER_KEY: Final = "volcano.sh/network-topology-highest-tier"
+
+# --- devices: GPU sharing (deviceshare plugin, Volcano's gpushare and HAMi vGPU device plugins) ----------
+
+# GPU sharing by memory: a node reports its total GPU memory (MiB, all cards) and its card count in
+# ``status.capacity``; a pod asks for ``gpu-memory`` (MiB on one card) or ``gpu-number`` (whole idle cards)
+# in its limits.
+GPU_MEMORY_RESOURCE: Final = "volcano.sh/gpu-memory"
+GPU_NUMBER_RESOURCE: Final = "volcano.sh/gpu-number"
+# Pod annotations the scheduler writes at bind: the chosen card indices ("0" or "0,1") and when it chose.
+GPU_INDEX_KEY: Final = "volcano.sh/gpu-index"
+PREDICATE_TIME_KEY: Final = "volcano.sh/predicate-time"
+# Node annotation: comma-separated indices of cards the device plugin found unhealthy.
+GPU_UNHEALTHY_IDS_KEY: Final = "volcano.sh/gpu-unhealthy-ids"
+
+# vGPU (HAMi): per container, how many cards, and per card memory (MiB, or percent of the card) and cores (%).
+VGPU_NUMBER_RESOURCE: Final = "volcano.sh/vgpu-number"
+VGPU_MEMORY_RESOURCE: Final = "volcano.sh/vgpu-memory"
+VGPU_MEMORY_PERCENTAGE_RESOURCE: Final = "volcano.sh/vgpu-memory-percentage"
+VGPU_CORES_RESOURCE: Final = "volcano.sh/vgpu-cores"
+# Node annotation the vGPU device plugin writes: one "uuid,split count,memory MiB,type,healthy,mode" per card,
+# cards separated by ':'.
+VGPU_NODE_REGISTER_KEY: Final = "volcano.sh/node-vgpu-register"
+# Pod annotations written at bind: per container "uuid,type,memory,cores:" per card, containers by ';'.
+VGPU_IDS_KEY: Final = "volcano.sh/vgpu-ids-new"
+VGPU_DEVICES_TO_ALLOCATE_KEY: Final = "volcano.sh/devices-to-allocate"
+VGPU_NODE_KEY: Final = "volcano.sh/vgpu-node"
+VGPU_TIME_KEY: Final = "volcano.sh/vgpu-time"
+VGPU_BIND_TIME_KEY: Final = "volcano.sh/bind-time"
+VGPU_BIND_PHASE_KEY: Final = "volcano.sh/bind-phase"
+VGPU_BIND_PHASE_ALLOCATING: Final = "allocating"
+# Pod annotations choosing cards by type ("A100,V100"): only these, or none of these.
+VGPU_USE_TYPE_KEY: Final = "nvidia.com/use-gputype"
+VGPU_NOUSE_TYPE_KEY: Final = "nvidia.com/nouse-gputype"
+# The percentage resource means "a share of whichever card"; no node advertises it, it is never node capacity.
+DEVICE_ONLY_RESOURCES: Final = frozenset({VGPU_MEMORY_PERCENTAGE_RESOURCE})
+# The deviceshare plugin's SchedulePolicy values.
+DEVICE_POLICY_BINPACK: Final = "binpack"
+DEVICE_POLICY_SPREAD: Final = "spread"
+
+# --- numa-aware (nodeinfo.volcano.sh Numatopology) ---------------------------------------------------------
+
+# Numatopology ``spec.policies`` keys and the CPU manager policy the plugin needs; the task policy values are
+# ``batch.NumaPolicy`` (a Job task's ``topologyPolicy``, copied to this pod annotation: ``NUMA_POLICY_KEY``).
+CPU_MANAGER_POLICY: Final = "CPUManagerPolicy"
+TOPOLOGY_MANAGER_POLICY: Final = "TopologyManagerPolicy"
+CPU_MANAGER_STATIC: Final = "static"
 
 # --- queues -------------------------------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
 from volcano_py.api.common import CRD_DEFAULT
 from volcano_py.api.meta import KubeObject
+from volcano_py.api.nodeinfo import Numatopology
 from volcano_py.api.scheduling import PodGroup, Queue
 from volcano_py.api.topology import HyperNode
 
@@ -136,6 +137,16 @@ CRDS: tuple[CRDInfo, ...] = (
             PrinterColumn("NodeCount", "integer", ".status.nodeCount"),
             PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
         ),
+    ),
+    CRDInfo(
+        model=Numatopology,
+        group=constants.NODEINFO_GROUP,
+        version=constants.NODEINFO_VERSION,
+        kind=constants.NUMATOPOLOGY_KIND,
+        plural=constants.NUMATOPOLOGY_PLURAL,
+        singular="numatopology",
+        namespaced=False,
+        short_names=("numatopo",),
     ),
 )
 

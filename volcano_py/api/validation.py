@@ -21,6 +21,7 @@ from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.meta import KubeObject, ObjectMeta
+from volcano_py.api.nodeinfo import Numatopology, validate_numatopology
 from volcano_py.api.podspec import check_jdb_annotations, check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
@@ -47,6 +48,7 @@ KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
     (constants.SCHEDULING_API_VERSION, constants.QUEUE_KIND): Queue,
     (constants.BUS_API_VERSION, constants.COMMAND_KIND): Command,
     (constants.TOPOLOGY_API_VERSION, constants.HYPERNODE_KIND): HyperNode,
+    (constants.NODEINFO_API_VERSION, constants.NUMATOPOLOGY_KIND): Numatopology,
 }
 _OUR_GROUPS: Final = {api_version.split("/")[0]: api_version for api_version, _ in KINDS}
 
@@ -58,6 +60,7 @@ def _rules(obj: KubeObject) -> list[Problem]:
         Queue: validate_queue,
         Command: validate_command,
         HyperNode: validate_hypernode,
+        Numatopology: validate_numatopology,
     }
     return checks[type(obj)](obj)
 
