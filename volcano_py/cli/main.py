@@ -21,6 +21,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="A Kubernetes batch scheduler that speaks Volcano's APIs.",
     )
     parser.add_argument("--log-level", default=None, help="debug, info, warning or error (default: info)")
+    parser.add_argument(
+        "--log-format",
+        default=None,
+        choices=("auto", "json", "console"),
+        help="auto (default): readable lines at a terminal, JSON lines otherwise and in a pod",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"volcano_py.cli.{name}")
@@ -36,7 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from volcano_py import log
 
-    log.configure(args.log_level)
+    try:
+        log.configure(args.log_level, fmt=args.log_format)
+    except ValueError as err:
+        parser.error(f"--log-level/--log-format: {err}")
     code: int = args.func(args)
     return code
 

@@ -19,10 +19,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import yaml
 
+from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
@@ -137,6 +138,34 @@ def job_table(jobs: Sequence[dict[str, Any]]) -> str:
     return table(("JOB", "QUEUE", "PHASE", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES"), rows)
 
 
+class LiveTable:
+    """The demo's job table: redrawn in place at a terminal, printed only when it changed elsewhere.
+
+    In place means moving the cursor up over the previous table and clearing below it, which is right only if
+    nothing was written since; when a log line came in between, the table is drawn afresh below it instead.
+    """
+
+    def __init__(self, out: TextIO, *, tty: bool | None = None) -> None:
+        self.out = out
+        self.tty = out.isatty() if tty is None else tty
+        self._last = ""
+        self._log_writes = -1
+
+    def draw(self, text: str) -> None:
+        if not self.tty:
+            if text != self._last:
+                self.out.write("\n" + text)
+        elif self._last and log.writes() == self._log_writes:
+            # The table's lines plus the blank line above it; ESC[nF = up n lines, ESC[J = clear below.
+            lines = self._last.count("\n") + 1
+            self.out.write(f"\x1b[{lines}F\x1b[J\n" + text)
+        else:
+            self.out.write("\n" + text)
+        self.out.flush()
+        self._last = text
+        self._log_writes = log.writes()
+
+
 def _start_cluster(args: argparse.Namespace) -> DevCluster:
     run_dir = args.run_dir.resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -189,10 +218,10 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), timeout=1.0)
     print(f"submitted {len(files)} example files")
+    live = LiveTable(sys.stdout)
     while not stop.is_set():
         jobs = (await asyncio.to_thread(cluster.get_json, "/apis/batch.volcano.sh/v1alpha1/jobs"))["items"]
-        sys.stdout.write("\n" + job_table(jobs))
-        sys.stdout.flush()
+        live.draw(job_table(jobs))
         phases = [j.get("status", {}).get("state", {}).get("phase", "") for j in jobs]
         if jobs and all(p in FINAL_PHASES for p in phases):
             print("all example jobs reached a final phase")
