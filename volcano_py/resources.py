@@ -59,8 +59,12 @@ class QuantityError(ValueError):
 
 def parse_quantity(value: str | int | float) -> Fraction:
     """Parse a Kubernetes quantity exactly: ``"100m"`` -> 1/10, ``"4Gi"`` -> 4294967296, ``"1e3"`` -> 1000."""
-    if isinstance(value, bool):
-        raise QuantityError(f"quantity must be a string or number, not {value!r}")
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        # YAML can hand us anything (a list, a mapping, a boolean); none of them is a quantity.
+        raise QuantityError(
+            f"{value!r} is not a quantity (write one value like '500m', '2' or '4Gi', not a "
+            f"{type(value).__name__})"
+        )
     if isinstance(value, int):
         return Fraction(value)
     if isinstance(value, float):
@@ -133,10 +137,12 @@ class Resource(Mapping[str, int]):
         self._amounts: dict[str, int] = {k: v for k, v in (amounts or {}).items() if v}
 
     @classmethod
-    def parse(cls, quantities: Mapping[str, str | int | float] | None) -> Resource:
+    def parse(cls, quantities: Mapping[str, str | int | float | None] | None) -> Resource:
         """From a Kubernetes resource list such as ``{"cpu": "500m", "nvidia.com/gpu": 8}``."""
         out: dict[str, int] = {}
         for name, value in (quantities or {}).items():
+            if value is None:
+                continue  # ``cpu:`` with no value: the API server drops the null, so do we
             try:
                 out[name] = to_canonical(name, value)
             except QuantityError as err:

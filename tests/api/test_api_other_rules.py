@@ -145,7 +145,7 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queues", "metadata": {"name": "q"}},
-            "apiVersion: kind Queues is not served in scheduling.volcano.sh/v1beta1 "
+            "kind: 'Queues' is not a Volcano kind in scheduling.volcano.sh "
             "(use apiVersion scheduling.volcano.sh/v1beta1 with kind one of PodGroup, Queue)",
             id="wrong-kind",
         ),

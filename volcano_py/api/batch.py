@@ -8,12 +8,12 @@ are checked by ``volcano_py.api.podspec``.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BeforeValidator, Field
 
 from volcano_py.api import constants
-from volcano_py.api.bus import Action, Event
+from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Action, Event
 from volcano_py.api.common import (
     DNS1123_LABEL_RE,
     Duration,
@@ -68,12 +68,31 @@ class Iteration(StrEnum):
     ALL = "all"
 
 
+def _known(enum: type[Event] | type[Action], allowed: tuple[StrEnum, ...], what: str) -> Any:
+    """A before-validator naming, for a value that is no event/action at all, only what a user may write
+    (the enum also holds the controller's internal values, which ``check_policies`` refuses with their own
+    message)."""
+    values = {member.value for member in enum}
+    choices = ", ".join(member.value for member in allowed)
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str) and value not in values:
+            raise ValueError(f"{value!r} is not a policy {what} (use one of {choices})")
+        return value
+
+    return BeforeValidator(check)
+
+
+PolicyEvent = Annotated[Event, _known(Event, POLICY_EVENTS, "event")]
+PolicyAction = Annotated[Action, _known(Action, POLICY_ACTIONS, "action")]
+
+
 class LifecyclePolicy(VolcanoModel):
     """On ``event`` (or any of ``events``), or on a container exiting with ``exitCode``, do ``action``."""
 
-    action: Action | None = None
-    event: Event | None = None
-    events: list[Event] = Field(default_factory=list)
+    action: PolicyAction | None = None
+    event: PolicyEvent | None = None
+    events: list[PolicyEvent] = Field(default_factory=list)
     exit_code: Int32 | None = None
     timeout: Duration | None = None
 

@@ -173,7 +173,16 @@ Quantity = Annotated[
         }
     ),
 ]
-ResourceList = dict[str, Quantity]
+
+
+def _drop_nulls(value: Any) -> Any:
+    # ``cpu:`` left empty is a null, which the API server drops from a resource list; so do we.
+    if isinstance(value, dict):
+        return {key: item for key, item in value.items() if item is not None}
+    return value
+
+
+ResourceList = Annotated[dict[str, Quantity], BeforeValidator(_drop_nulls)]
 
 
 # --- durations and times --------------------------------------------------------------------------------

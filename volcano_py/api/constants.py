@@ -27,6 +27,19 @@ TOPOLOGY_GROUP: Final = "topology.volcano.sh"
 TOPOLOGY_VERSION: Final = "v1alpha1"
 TOPOLOGY_API_VERSION: Final = f"{TOPOLOGY_GROUP}/{TOPOLOGY_VERSION}"
 
+# Every kind Volcano serves, by apiVersion (its CRDs). ``volcano-py validate`` checks the ones we model
+# (``validation.KINDS``), reports the others as not checked, and refuses any other kind in these groups.
+VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
+    BATCH_API_VERSION: ("Job", "CronJob"),
+    SCHEDULING_API_VERSION: ("PodGroup", "Queue"),
+    BUS_API_VERSION: ("Command",),
+    TOPOLOGY_API_VERSION: ("HyperNode",),
+    "flow.volcano.sh/v1alpha1": ("JobFlow", "JobTemplate"),
+    "nodeinfo.volcano.sh/v1alpha1": ("Numatopology",),
+    "shard.volcano.sh/v1alpha1": ("NodeShard",),
+    "config.volcano.sh/v1alpha1": ("ColocationConfiguration",),
+}
+
 JOB_KIND: Final = "Job"
 JOB_PLURAL: Final = "jobs"
 PODGROUP_KIND: Final = "PodGroup"

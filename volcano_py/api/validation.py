@@ -30,9 +30,12 @@ from volcano_py.api.topology import HyperNode
 
 __all__ = [
     "KINDS",
+    "NOT_MODELLED",
+    "NOT_VOLCANO",
     "Problem",
     "check_policies",
     "parse_object",
+    "unchecked_reason",
     "unknown_fields",
     "validate_command",
     "validate_hypernode",
@@ -50,7 +53,9 @@ KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
     (constants.TOPOLOGY_API_VERSION, constants.HYPERNODE_KIND): HyperNode,
     (constants.NODEINFO_API_VERSION, constants.NUMATOPOLOGY_KIND): Numatopology,
 }
-_OUR_GROUPS: Final = {api_version.split("/")[0]: api_version for api_version, _ in KINDS}
+_GROUP_VERSIONS: Final = {api_version.split("/")[0]: api_version for api_version in constants.VOLCANO_KINDS}
+NOT_VOLCANO: Final = "not a Volcano kind, not checked"
+NOT_MODELLED: Final = "a Volcano kind volcano-py does not model yet, not checked"
 
 
 def _rules(obj: KubeObject) -> list[Problem]:
@@ -65,22 +70,60 @@ def _rules(obj: KubeObject) -> list[Problem]:
     return checks[type(obj)](obj)
 
 
+def _type_problems(obj: Mapping[str, Any]) -> list[Problem]:
+    """``apiVersion`` and ``kind``: both required strings (kubectl refuses a manifest without them)."""
+    api_version, kind = obj.get("apiVersion"), obj.get("kind")
+    problems: list[Problem] = []
+    if not isinstance(kind, str) or not kind:
+        problems.append(Problem("kind", f"is required, got {kind!r} (add e.g. 'kind: Job')"))
+    if not isinstance(api_version, str) or not api_version:
+        served = [v for v, kinds in constants.VOLCANO_KINDS.items() if kind in kinds]
+        example = served[0] if served else constants.BATCH_API_VERSION
+        problems.append(
+            Problem("apiVersion", f"is required, got {api_version!r} (add 'apiVersion: {example}')")
+        )
+    return problems
+
+
+def unchecked_reason(obj: Any) -> str | None:
+    """Why ``validate_object`` checks nothing in ``obj`` (a kind outside Volcano, or one we do not model yet),
+    or None when it checks it. A document with a missing apiVersion or kind is checked (and refused)."""
+    if not isinstance(obj, Mapping) or _type_problems(obj):
+        return None
+    api_version, kind = obj["apiVersion"], obj["kind"]
+    if (api_version, kind) in KINDS or (api_version, kind) == ("v1", "Pod"):
+        return None
+    group = api_version.split("/")[0]
+    if group not in _GROUP_VERSIONS:
+        return NOT_VOLCANO
+    if kind in constants.VOLCANO_KINDS.get(api_version, ()):
+        return NOT_MODELLED
+    return None  # an unknown kind or version in a Volcano group: refused by parse_object
+
+
 def parse_object(obj: Mapping[str, Any]) -> tuple[KubeObject | None, list[Problem]]:
     """The model for one of our kinds, or None with the problems that stopped it (None, [] if not ours)."""
-    api_version, kind = obj.get("apiVersion"), obj.get("kind")
-    model = KINDS.get((str(api_version), str(kind)))
+    if problems := _type_problems(obj):
+        return None, problems
+    api_version, kind = str(obj["apiVersion"]), str(obj["kind"])
+    model = KINDS.get((api_version, kind))
     if model is None:
-        group = str(api_version).split("/")[0]
-        if group in _OUR_GROUPS:
-            known = sorted(k for (v, k) in KINDS if v.startswith(group + "/"))
-            return None, [
-                Problem(
-                    "apiVersion",
-                    f"kind {kind} is not served in {api_version} "
-                    f"(use apiVersion {_OUR_GROUPS[group]} with kind one of {', '.join(known)})",
-                )
-            ]
-        return None, []
+        group = api_version.split("/")[0]
+        served = _GROUP_VERSIONS.get(group)
+        if served is None or kind in constants.VOLCANO_KINDS.get(api_version, ()):
+            return None, []
+        kinds = constants.VOLCANO_KINDS[served]
+        elsewhere = [v for v, names in constants.VOLCANO_KINDS.items() if kind in names]
+        if elsewhere:
+            message = f"{api_version} does not serve kind {kind} (use apiVersion {elsewhere[0]})"
+            field = "apiVersion"
+        else:
+            message = (
+                f"{kind!r} is not a Volcano kind in {group} "
+                f"(use apiVersion {served} with kind one of {', '.join(kinds)})"
+            )
+            field = "kind"
+        return None, [Problem(field, message)]
     try:
         return model.model_validate(obj), []
     except ValidationError as err:

@@ -1,8 +1,11 @@
 """``volcano-py validate FILE...``: check manifests offline, as the CRD schemas and Volcano's admission would.
 
-Exit 0 when every object is valid, 1 when any problem is found (one line each:
-``FILE: Kind/namespace/name: field.path: what is wrong (how to fix)``), 2 when a file cannot be read.
-Kinds that are not ours are skipped, except Pods, whose scheduling-relevant spec is checked.
+Exit 0 when every object is valid, 1 when any problem is found (one line each on stdout:
+``FILE: Kind/namespace/name: field.path: what is wrong (how to fix)``), 2 when a file cannot be read (missing,
+not UTF-8). A file with no objects is a problem, as ``kubectl apply`` refuses it.
+Kinds that are not Volcano's, and Volcano kinds not modelled yet, are named on stderr as not checked (Pods are
+checked: their scheduling-relevant spec). Queues are checked together, in file order, as ``kubectl apply``
+would create them: a child against the parent defined before it.
 """
 
 from __future__ import annotations
@@ -10,12 +13,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from volcano_py.api.validation import object_ref, validate_object
+from volcano_py.api.constants import QUEUE_KIND
+from volcano_py.api.queue_hierarchy import offline_hierarchy_problems
+from volcano_py.api.validation import object_ref, unchecked_reason, validate_object
 
 
 def register(subparsers: Any) -> None:
@@ -53,9 +59,18 @@ def _objects(doc: Any) -> list[Any]:
     return [doc]
 
 
-def check_text(text: str, source: str) -> tuple[int, list[str]]:
-    """(objects checked, problem lines) for one multi-document YAML text."""
-    lines: list[str] = []
+@dataclass
+class Report:
+    """What ``validate`` found: objects checked, problem lines (stdout) and not-checked notes (stderr)."""
+
+    checked: int = 0
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # (source, queue object) in file order, for the hierarchy checks across files.
+    queues: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+
+def _load(text: str, source: str) -> tuple[list[Any] | None, str | None]:
     try:
         documents = [obj for doc in yaml.load_all(text, Loader=_StrictLoader) for obj in _objects(doc)]
     except yaml.YAMLError as err:
@@ -63,15 +78,44 @@ def check_text(text: str, source: str) -> tuple[int, list[str]]:
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)
         fix = "" if problem.endswith(")") else " (fix the syntax)"
-        return 0, [f"{source}: {where}not valid YAML: {problem}{fix}"]
-    count = 0
+        return None, f"{source}: {where}not valid YAML: {problem}{fix}"
+    except RecursionError:
+        return None, f"{source}: not valid YAML: nested too deeply (flatten the document)"
+    return [doc for doc in documents if doc is not None], None
+
+
+def check_text(text: str, source: str, report: Report | None = None) -> Report:
+    """Check one multi-document YAML text, adding to ``report`` (a new one if None)."""
+    report = report if report is not None else Report()
+    documents, error = _load(text, source)
+    if error is not None or documents is None:
+        report.problems.append(error or f"{source}: not valid YAML")
+        return report
+    if not documents:
+        report.problems.append(
+            f"{source}: no objects (the file holds no YAML document; kubectl apply refuses it)"
+        )
+        return report
     for doc in documents:
-        if doc is None:
-            continue
-        count += 1
         ref = object_ref(doc)
-        lines += [f"{source}: {ref}: {problem}" for problem in validate_object(doc)]
-    return count, lines
+        reason = unchecked_reason(doc)
+        if reason is not None:
+            report.notes.append(f"{source}: {ref}: {reason}")
+            continue
+        report.checked += 1
+        found = validate_object(doc)
+        report.problems += [f"{source}: {ref}: {problem}" for problem in found]
+        if not found and isinstance(doc, dict) and doc.get("kind") == QUEUE_KIND:
+            report.queues.append((source, doc))
+    return report
+
+
+def finish(report: Report) -> Report:
+    """The checks across all files: the queue hierarchy (parents, depth, cycles, capability, shares)."""
+    problems, notes = offline_hierarchy_problems(report.queues)
+    report.problems += [f"{source}: {object_ref(queue)}: {problem}" for source, queue, problem in problems]
+    report.notes += [f"{source}: {object_ref(queue)}: {note}" for source, queue, note in notes]
+    return report
 
 
 def _expand(paths: list[str]) -> Iterator[str]:
@@ -83,23 +127,37 @@ def _expand(paths: list[str]) -> Iterator[str]:
             yield raw
 
 
+def _read(source: str) -> str:
+    data = sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes()
+    return data.decode("utf-8")
+
+
 def run(args: argparse.Namespace) -> int:
-    objects = 0
-    problems: list[str] = []
+    report = Report()
     unreadable = False
     for source in _expand(args.files):
+        name = "<stdin>" if source == "-" else source
         try:
-            text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+            text = _read(source)
         except OSError as err:
-            print(f"{source}: cannot read: {err.strerror or err}", file=sys.stderr)
+            print(f"{name}: unreadable: cannot read: {err.strerror or err}", file=sys.stderr)
             unreadable = True
             continue
-        count, lines = check_text(text, "<stdin>" if source == "-" else source)
-        objects += count
-        problems += lines
-    for line in problems:
+        except UnicodeDecodeError as err:
+            print(
+                f"{name}: unreadable: not UTF-8 text (byte {err.start}: {err.reason}; save it as UTF-8)",
+                file=sys.stderr,
+            )
+            unreadable = True
+            continue
+        check_text(text, name, report)
+    finish(report)
+    for line in report.problems:
         print(line)
-    print(f"{objects} object(s) checked, {len(problems)} problem(s)", file=sys.stderr)
+    for line in report.notes:
+        print(line, file=sys.stderr)
+    skipped = f", {len(report.notes)} not checked" if report.notes else ""
+    print(f"{report.checked} object(s) checked{skipped}, {len(report.problems)} problem(s)", file=sys.stderr)
     if unreadable:
         return 2
-    return 1 if problems else 0
+    return 1 if report.problems else 0

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from volcano_py.api import constants
 from volcano_py.api.problems import Problem
+from volcano_py.api.queue_hierarchy import Queues, children, queue_parent
 
-# Queue name -> Queue object as the API server returns it; the only cluster state admission reads.
-Queues = Mapping[str, Mapping[str, Any]]
+__all__ = ["Queues", "children", "denial", "queue_parent", "queue_state"]
 
 
 def denial(problems: Iterable[Problem]) -> str:
@@ -20,16 +19,3 @@ def denial(problems: Iterable[Problem]) -> str:
 def queue_state(queue: Mapping[str, Any]) -> str:
     state: str = (queue.get("status") or {}).get("state") or ""
     return state
-
-
-def queue_parent(queue: Mapping[str, Any]) -> str:
-    """A queue's parent; a queue that names none hangs under ``root`` (root itself has none)."""
-    name = queue["metadata"]["name"]
-    parent: str = (queue.get("spec") or {}).get("parent") or ""
-    if name == constants.ROOT_QUEUE:
-        return ""
-    return parent or constants.ROOT_QUEUE
-
-
-def children(queues: Queues, name: str) -> list[str]:
-    return sorted(other for other, queue in queues.items() if other != name and queue_parent(queue) == name)
