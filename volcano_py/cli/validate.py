@@ -144,8 +144,10 @@ def run(args: argparse.Namespace) -> int:
             unreadable = True
             continue
         except UnicodeDecodeError as err:
+            at_line = err.object[: err.start].count(b"\n") + 1
             print(
-                f"{name}: unreadable: not UTF-8 text (byte {err.start}: {err.reason}; save it as UTF-8)",
+                f"{name}: unreadable: not UTF-8 text (line {at_line}, "
+                f"byte {err.start}: {err.reason}; save it as UTF-8)",
                 file=sys.stderr,
             )
             unreadable = True

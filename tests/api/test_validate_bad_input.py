@@ -1,0 +1,264 @@
+"""``volcano-py validate`` on bad input as a new user writes it: each case refused with the field named (or
+accepted where the API server accepts it), never a traceback; exit codes 0 / 1 / 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from api_builders import make_job, make_queue, pod_template
+
+from volcano_py.cli.main import build_parser
+
+
+def validate(
+    tmp_path: Path, content: str | bytes, capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str]:
+    """Run ``volcano-py validate`` on one file with ``content``: (exit code, stdout, stderr)."""
+    path = tmp_path / "in.yaml"
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    args = build_parser().parse_args(["validate", str(path)])
+    code: int = args.func(args)
+    out, err = capsys.readouterr()
+    return code, out.replace(f"{path}: ", ""), err.replace(f"{path}: ", "")
+
+
+def docs(*objects: dict[str, Any]) -> str:
+    return yaml.safe_dump_all(objects, sort_keys=False)
+
+
+def with_resources(**resources: Any) -> dict[str, Any]:
+    template = pod_template()
+    template["spec"]["containers"][0]["resources"] = resources
+    return make_job("j").task("w", 1, template=template).obj()
+
+
+# --- files that are not manifests ---------------------------------------------------------------------------
+
+
+def test_a_file_that_is_not_utf8_is_unreadable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = validate(tmp_path, b"kind: Job\nmetadata: {name: \xff\xfe}\n", capsys)
+    assert (code, out) == (2, "")
+    assert "unreadable: not UTF-8 text (line 2, byte 27: invalid start byte; save it as UTF-8)" in err
+
+
+@pytest.mark.parametrize(
+    "content", ["", "---\n", "# only a comment\n"], ids=["empty", "separator", "comment"]
+)
+def test_an_empty_file_has_no_objects(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str
+) -> None:
+    code, out, _ = validate(tmp_path, content, capsys)
+    assert (code, out) == (1, "no objects (the file holds no YAML document; kubectl apply refuses it)\n")
+
+
+# --- kinds --------------------------------------------------------------------------------------------------
+
+
+def test_a_manifest_without_api_version_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = make_job("j").task("w").obj()
+    del job["apiVersion"]
+    code, out, _ = validate(tmp_path, docs(job), capsys)
+    assert (code, out) == (
+        1,
+        "Job/j: apiVersion: is required, got None (add 'apiVersion: batch.volcano.sh/v1alpha1')\n",
+    )
+
+
+def test_kinds_outside_volcano_are_named_as_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"}}
+    code, out, err = validate(tmp_path, docs(deployment, make_queue("q")), capsys)
+    assert (code, out) == (0, "")
+    assert err.splitlines() == [
+        "Deployment/ns/d: not a Volcano kind, not checked",
+        "1 object(s) checked, 1 not checked, 0 problem(s)",
+    ]
+
+
+def test_a_volcano_kind_not_modelled_yet_is_named_as_not_checked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    numa = {"apiVersion": "nodeinfo.volcano.sh/v1alpha1", "kind": "Numatopology", "metadata": {"name": "n"}}
+    code, out, err = validate(tmp_path, docs(numa), capsys)
+    assert (code, out) == (0, "")
+    assert "Numatopology/n: a Volcano kind volcano-py does not model yet, not checked" in err
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "expected"),
+    [
+        pytest.param(
+            "batch.volcano.sh/v1alpha1",
+            "Jobs",
+            "kind: 'Jobs' is not a Volcano kind in batch.volcano.sh "
+            "(use apiVersion batch.volcano.sh/v1alpha1 with kind one of Job, CronJob)",
+            id="unknown-kind",
+        ),
+        pytest.param(
+            "batch.volcano.sh/v1alpha1",
+            "Queue",
+            "apiVersion: batch.volcano.sh/v1alpha1 does not serve kind Queue "
+            "(use apiVersion scheduling.volcano.sh/v1beta1)",
+            id="kind-of-another-group",
+        ),
+        pytest.param(
+            "scheduling.volcano.sh/v1alpha1",
+            "Queue",
+            "apiVersion: scheduling.volcano.sh/v1alpha1 does not serve kind Queue "
+            "(use apiVersion scheduling.volcano.sh/v1beta1)",
+            id="old-version",
+        ),
+    ],
+)
+def test_an_unknown_kind_in_a_volcano_group_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], api_version: str, kind: str, expected: str
+) -> None:
+    obj = {"apiVersion": api_version, "kind": kind, "metadata": {"name": "x"}}
+    code, out, _ = validate(tmp_path, docs(obj), capsys)
+    assert (code, out) == (1, f"{kind}/x: {expected}\n")
+
+
+# --- quantities ---------------------------------------------------------------------------------------------
+
+
+def test_a_quantity_given_as_a_list_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = validate(tmp_path, docs(with_resources(requests={"memory": ["4Gi", "8Gi"]})), capsys)
+    assert (code, out) == (
+        1,
+        "Job/j: spec.tasks[0].template.spec.containers[0].resources.requests.memory: ['4Gi', '8Gi'] is not a "
+        "quantity (write one value like '500m', '2' or '4Gi', not a list)\n",
+    )
+
+
+def test_a_queue_quantity_given_as_a_list_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = validate(tmp_path, docs(make_queue("q", capability={"cpu": [1, 2]})), capsys)
+    assert (code, out) == (
+        1,
+        "Queue/q: spec.capability.cpu: [1, 2] is not a quantity; use forms like '500m', '2', '4Gi'\n",
+    )
+
+
+EMPTY_QUANTITIES = """\
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: j}
+spec:
+  tasks:
+    - name: w
+      replicas: 1
+      template:
+        spec:
+          containers:
+            - name: c
+              image: busybox
+              resources:
+                requests:
+                  cpu:
+                  memory: 1Gi
+---
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: q}
+spec:
+  capability:
+    cpu:
+    memory: 4Gi
+"""
+
+
+def test_an_empty_quantity_is_dropped_as_the_api_server_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = validate(tmp_path, EMPTY_QUANTITIES, capsys)
+    assert (code, out) == (0, "")
+
+
+# --- lifecycle policies -------------------------------------------------------------------------------------
+
+
+def test_an_unknown_task_policy_action_offers_only_what_a_user_may_write(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = make_job("j").task("w", 1, policies=[{"event": "PodFailed", "action": "Retry"}]).obj()
+    code, out, _ = validate(tmp_path, docs(job), capsys)
+    assert (code, out) == (
+        1,
+        "Job/j: spec.tasks[0].policies[0].action: 'Retry' is not a policy action (use one of AbortJob, "
+        "RestartJob, RestartTask, RestartPod, RestartPartition, TerminateJob, CompleteJob, ResumeJob)\n",
+    )
+
+
+# --- queue hierarchy across the files given -----------------------------------------------------------------
+
+PARENT = make_queue("org", capability={"cpu": 8}, deserved={"cpu": 4}, guarantee={"resource": {"cpu": 2}})
+
+
+@pytest.mark.parametrize(
+    ("queues", "expected"),
+    [
+        pytest.param(
+            [PARENT, make_queue("team", parent="org", capability={"cpu": 16})],
+            "Queue/team: spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue 'org' "
+            "(lower it to at most 8)",
+            id="child-capability-over-parent",
+        ),
+        pytest.param(
+            [
+                PARENT,
+                make_queue("a", parent="org", deserved={"cpu": 1}, guarantee={"resource": {"cpu": 1}}),
+                make_queue("b", parent="org", deserved={"cpu": 2}, guarantee={"resource": {"cpu": 2}}),
+            ],
+            "Queue/b: spec.guarantee.resource.cpu: children of queue 'org' would together have guarantee 3 "
+            "of cpu, more than its 2 (lower the children's guarantee.resource.cpu or raise that of queue "
+            "'org')",
+            id="guarantees-over-parent",
+        ),
+        pytest.param(
+            [make_queue("a", parent="b"), make_queue("b", parent="a")],
+            "Queue/b: spec.parent: 'a' would make a cycle (b -> a -> b); choose a parent that is not a "
+            "descendant of 'b'",
+            id="cycle",
+        ),
+        pytest.param(
+            [make_queue("team", parent="org"), PARENT],
+            "Queue/team: spec.parent: parent queue 'org' comes after this queue in the files, so kubectl "
+            "apply would create this one first and Volcano would refuse it (put 'org' first)",
+            id="parent-after-child",
+        ),
+        pytest.param(
+            [make_queue("l1"), *(make_queue(f"l{i}", parent=f"l{i - 1}") for i in range(2, 7))],
+            "Queue/l6: spec.parent: queue 'l6' would be 6 levels below root "
+            "(root -> l1 -> l2 -> l3 -> l4 -> l5 -> l6); Volcano allows at most 5 "
+            "(attach it to a queue higher in the tree)",
+            id="too-deep",
+        ),
+    ],
+)
+def test_queue_hierarchy_is_checked_across_the_queues_given(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], queues: list[dict[str, Any]], expected: str
+) -> None:
+    code, out, _ = validate(tmp_path, docs(*queues), capsys)
+    assert code == 1
+    assert expected in out.splitlines()
+
+
+def test_a_parent_not_given_is_a_note_not_a_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = validate(tmp_path, docs(make_queue("team", parent="org")), capsys)
+    assert (code, out) == (0, "")
+    assert (
+        "Queue/team: parent queue 'org' is not among the valid queues given; its place in the hierarchy was "
+        "not checked (it must exist on the cluster)"
+    ) in err
