@@ -27,19 +27,6 @@ TOPOLOGY_GROUP: Final = "topology.volcano.sh"
 TOPOLOGY_VERSION: Final = "v1alpha1"
 TOPOLOGY_API_VERSION: Final = f"{TOPOLOGY_GROUP}/{TOPOLOGY_VERSION}"
 
-# Every kind Volcano serves, by apiVersion (its CRDs). ``volcano-py validate`` checks the ones we model
-# (``validation.KINDS``), reports the others as not checked, and refuses any other kind in these groups.
-VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
-    BATCH_API_VERSION: ("Job", "CronJob"),
-    SCHEDULING_API_VERSION: ("PodGroup", "Queue"),
-    BUS_API_VERSION: ("Command",),
-    TOPOLOGY_API_VERSION: ("HyperNode",),
-    "flow.volcano.sh/v1alpha1": ("JobFlow", "JobTemplate"),
-    "nodeinfo.volcano.sh/v1alpha1": ("Numatopology",),
-    "shard.volcano.sh/v1alpha1": ("NodeShard",),
-    "config.volcano.sh/v1alpha1": ("ColocationConfiguration",),
-}
-
 JOB_KIND: Final = "Job"
 JOB_PLURAL: Final = "jobs"
 PODGROUP_KIND: Final = "PodGroup"
@@ -56,6 +43,19 @@ NODEINFO_VERSION: Final = "v1alpha1"
 NODEINFO_API_VERSION: Final = f"{NODEINFO_GROUP}/{NODEINFO_VERSION}"
 NUMATOPOLOGY_KIND: Final = "Numatopology"
 NUMATOPOLOGY_PLURAL: Final = "numatopologies"
+
+# Every kind Volcano serves, by apiVersion (its CRDs). ``volcano-py validate`` checks the ones we model
+# (``validation.KINDS``), reports the others as not checked, and refuses any other kind in these groups.
+VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
+    BATCH_API_VERSION: (JOB_KIND, "CronJob"),
+    SCHEDULING_API_VERSION: (PODGROUP_KIND, QUEUE_KIND),
+    BUS_API_VERSION: (COMMAND_KIND,),
+    TOPOLOGY_API_VERSION: (HYPERNODE_KIND,),
+    "flow.volcano.sh/v1alpha1": ("JobFlow", "JobTemplate"),
+    NODEINFO_API_VERSION: (NUMATOPOLOGY_KIND,),
+    "shard.volcano.sh/v1alpha1": ("NodeShard",),
+    "config.volcano.sh/v1alpha1": ("ColocationConfiguration",),
+}
 
 # The name under which pods ask for us (``spec.schedulerName``); Volcano's default.
 SCHEDULER_NAME: Final = "volcano"
