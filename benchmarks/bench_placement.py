@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from volcano_py import log
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.topology import MemberType
 from volcano_py.resources import CPU, GPU, MEMORY, Resource
 from volcano_py.scheduler.solver import (
     Gang,
@@ -44,9 +46,7 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeSpec,
     HyperNodeTree,
     MemberSelector,
-    MemberType,
     NetworkTopology,
-    NetworkTopologyMode,
     build_tree,
 )
 

@@ -6,9 +6,11 @@ from typing import Any
 
 from ctl_builders import JobBuilder, PodBuilder
 
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bus import Action
 from volcano_py.controllers.job.plan import plan_step
 from volcano_py.controllers.job.podview import PodView, read_pod
-from volcano_py.controllers.job.spec import Action, JobPhase, JobSpec, parse_job
+from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.job.state import Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status
 

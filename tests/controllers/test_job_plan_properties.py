@@ -6,9 +6,11 @@ from ctl_builders import JobBuilder, PodBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bus import Action
 from volcano_py.controllers.job.plan import plan_step
 from volcano_py.controllers.job.podview import read_pod
-from volcano_py.controllers.job.spec import Action, JobPhase, parse_job
+from volcano_py.controllers.job.spec import parse_job
 from volcano_py.controllers.job.state import step_for
 from volcano_py.controllers.job.status import JobStatus
 

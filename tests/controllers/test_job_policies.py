@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from ctl_builders import JobBuilder, PodBuilder, policy
 
+from volcano_py.api.bus import Action, Event
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed, decide, superseded
-from volcano_py.controllers.job.spec import Action, Event, parse_job
+from volcano_py.controllers.job.spec import parse_job
 
 SPEC = parse_job(
     JobBuilder()

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 from ctl_builders import JobBuilder, policy
 
-from volcano_py.controllers.job.spec import Action, Event, JobSpecError, parse_duration, parse_job
+from volcano_py.api.bus import Action, Event
+from volcano_py.controllers.job.spec import JobSpecError, parse_duration, parse_job
 
 
 def test_defaults_follow_volcanos_webhook() -> None:

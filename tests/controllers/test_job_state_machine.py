@@ -7,7 +7,9 @@ from dataclasses import replace
 import pytest
 from ctl_builders import JobBuilder
 
-from volcano_py.controllers.job.spec import Action, JobPhase, JobSpec, parse_job
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bus import Action
+from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.job.state import (
     RETAIN_NONE,
     RETAIN_SOFT,

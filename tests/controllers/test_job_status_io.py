@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from volcano_py.controllers.job.spec import JobPhase
+from volcano_py.api.batch import JobPhase
 from volcano_py.controllers.job.status import Counts, JobStatus, read_status, status_to_dict, transition
 
 

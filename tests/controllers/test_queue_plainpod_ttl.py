@@ -9,8 +9,9 @@ import pytest
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
+from volcano_py.api.bus import Action
 from volcano_py.controllers import plainpod
-from volcano_py.controllers.job.spec import Action, parse_job
+from volcano_py.controllers.job.spec import parse_job
 from volcano_py.controllers.job.status import read_status
 from volcano_py.controllers.queue.state import (
     QueueActionError,

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from volcano_py.cli.up import EXPECTED_PHASE_ANNOTATION, FINAL_PHASES
+from volcano_py.api.batch import FINAL_PHASES
+from volcano_py.cli.up import EXPECTED_PHASE_ANNOTATION
 from volcano_py.devcluster import DevCluster, ensure_binaries
 
 REPO = Path(__file__).resolve().parents[2]

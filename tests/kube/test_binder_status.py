@@ -1,8 +1,8 @@
 """Which status writes the binder sends: only real changes, with stable transition times."""
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import Condition, PodGroupUpdate
-from volcano_py.scheduler.framework.status import PodGroupPhase
 from volcano_py.scheduler.runtime.binder import allocated_patch, podgroup_status, same_podgroup_status
 
 UNSCHEDULABLE = Condition("Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.topology import MemberType
 from volcano_py.resources import GPU, Resource
 from volcano_py.scheduler.solver import (
     Gang,
@@ -18,9 +20,7 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeSpec,
     HyperNodeTree,
     MemberSelector,
-    MemberType,
     NetworkTopology,
-    NetworkTopologyMode,
     build_tree,
     resolve_highest_tier,
 )

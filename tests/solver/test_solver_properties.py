@@ -6,6 +6,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from solver_builders import stranded_after, violations
 
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.topology import MemberType
 from volcano_py.resources import Resource
 from volcano_py.scheduler.solver import (
     Gang,
@@ -20,9 +22,7 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     MemberSelector,
-    MemberType,
     NetworkTopology,
-    NetworkTopologyMode,
     build_tree,
 )
 

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.topology import MemberType
 from volcano_py.scheduler.solver.hypernode_tree import (
     ROOT,
     HyperNodeMember,
     HyperNodeSpec,
     LabelRequirement,
     MemberSelector,
-    MemberType,
     NetworkTopology,
-    NetworkTopologyMode,
     TopologyError,
     build_tree,
     resolve_highest_tier,

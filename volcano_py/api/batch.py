@@ -40,8 +40,14 @@ class JobPhase(StrEnum):
     FAILED = "Failed"
 
 
-# Phases a Job never leaves by itself.
-FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED, JobPhase.ABORTED})
+# Phases after which a Job is finished: its ``ttlSecondsAfterFinished`` starts (Volcano's ``isJobFinished``).
+# Aborted is not one of them: an aborted Job can be resumed.
+FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
+# Phases a Job stays in until someone acts on it (finished, or aborted and waiting for a resume).
+FINAL_PHASES = FINISHED_PHASES | {JobPhase.ABORTED}
+
+# ``spec.maxRetry`` when the Job leaves it out (Volcano's webhook and CRD default).
+DEFAULT_MAX_RETRY = 3
 
 
 class JobEvent(StrEnum):
@@ -152,7 +158,7 @@ class JobSpec(VolcanoModel):
     plugins: dict[str, list[str]] = Field(default_factory=dict)
     running_estimate: Duration | None = None
     queue: SubdomainName = crd_default(constants.DEFAULT_QUEUE)
-    max_retry: Int32 = crd_default(3, ge=0)
+    max_retry: Int32 = crd_default(DEFAULT_MAX_RETRY, ge=0)
     ttl_seconds_after_finished: Int32 | None = Field(default=None, ge=0)
     priority_class_name: SubdomainName | None = None
     min_success: Int32 | None = Field(default=None, ge=1)

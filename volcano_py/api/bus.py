@@ -70,16 +70,16 @@ POLICY_ACTIONS: Final = (
     Action.COMPLETE_JOB,
     Action.RESUME_JOB,
 )
-# What a Command may ask of a Job or a Queue (vcctl's verbs).
-COMMAND_ACTIONS: Final = (
+# What a Command may ask of a Job, of a Queue, and of either (vcctl's verbs).
+JOB_COMMAND_ACTIONS: Final = (
     Action.ABORT_JOB,
     Action.RESTART_JOB,
     Action.RESUME_JOB,
     Action.TERMINATE_JOB,
     Action.COMPLETE_JOB,
-    Action.OPEN_QUEUE,
-    Action.CLOSE_QUEUE,
 )
+QUEUE_COMMAND_ACTIONS: Final = (Action.OPEN_QUEUE, Action.CLOSE_QUEUE)
+COMMAND_ACTIONS: Final = JOB_COMMAND_ACTIONS + QUEUE_COMMAND_ACTIONS
 
 
 class Command(KubeObject):

@@ -25,6 +25,7 @@ import yaml
 
 from volcano_py import log
 from volcano_py.api import constants as c
+from volcano_py.api.batch import FINAL_PHASES, JobPhase
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.vcctl.render import table
@@ -47,7 +48,6 @@ UP_CONF = with_cpsat(
     )
 )
 
-FINAL_PHASES = frozenset({"Completed", "Failed", "Aborted", "Terminated"})
 # An example Job says which phase it must reach, so `up --demo` and its test can check the promise.
 EXPECTED_PHASE_ANNOTATION = "example.volcano-py.io/expected-phase"
 
@@ -127,7 +127,7 @@ def job_table(jobs: Sequence[dict[str, Any]]) -> str:
             [
                 job["metadata"]["name"],
                 job.get("spec", {}).get("queue", c.DEFAULT_QUEUE),
-                status.get("state", {}).get("phase", "Pending"),
+                status.get("state", {}).get("phase", JobPhase.PENDING.value),
                 status.get("pending", 0),
                 status.get("running", 0),
                 status.get("succeeded", 0),

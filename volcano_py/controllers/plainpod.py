@@ -13,6 +13,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.podspec import pod_request
+from volcano_py.api.scheduling import PodGroupPhase
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -94,5 +95,5 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
             "annotations": annotations,
         },
         "spec": pg_spec,
-        "status": {"phase": "Pending"},
+        "status": {"phase": PodGroupPhase.PENDING.value},
     }

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from volcano_py.controllers.job.spec import FINISHED_PHASES, JobSpec
+from volcano_py.api.batch import FINISHED_PHASES
+from volcano_py.controllers.job.spec import JobSpec
 from volcano_py.controllers.job.status import JobStatus
 
 

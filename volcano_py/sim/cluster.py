@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
 from volcano_py.scheduler.framework.decisions import PodGroupUpdate
 
@@ -76,7 +77,11 @@ class SimCluster:
         ).reshape(len(workload.nodes), len(DIMS))
         self.used = np.zeros_like(self.allocatable)
         self.queues: list[Obj] = [
-            {"metadata": {"name": c.DEFAULT_QUEUE}, "spec": {"weight": 1}, "status": {"state": "Open"}},
+            {
+                "metadata": {"name": c.DEFAULT_QUEUE},
+                "spec": {"weight": 1},
+                "status": {"state": QueueState.OPEN.value},
+            },
             *workload.queues,
         ]
         self.hypernodes = list(workload.hypernodes)
@@ -102,7 +107,7 @@ class SimCluster:
             "kind": c.PODGROUP_KIND,
             "metadata": {"name": job.name, "namespace": NAMESPACE, "creationTimestamp": timestamp(now)},
             "spec": spec,
-            "status": {"phase": "Pending"},
+            "status": {"phase": PodGroupPhase.PENDING.value},
         }
         for index in range(job.replicas):
             self._new_pod(state, index, now)
@@ -127,7 +132,7 @@ class SimCluster:
                 ],
                 **({"priorityClassName": state.job.priority_class} if state.job.priority_class else {}),
             },
-            "status": {"phase": "Pending"},
+            "status": {"phase": PodGroupPhase.PENDING.value},
         }
         state.pods[uid] = pod
         return pod

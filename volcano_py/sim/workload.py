@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import CPU, GPU, MEMORY, Resource
 
 
@@ -171,7 +172,7 @@ def _queue(name: str) -> dict[str, object]:
         "kind": "Queue",
         "metadata": {"name": name},
         "spec": {"weight": 1, "reclaimable": True},
-        "status": {"state": "Open"},
+        "status": {"state": QueueState.OPEN.value},
     }
 
 

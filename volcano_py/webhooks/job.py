@@ -15,6 +15,7 @@ from typing import Any, Final
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
 from volcano_py.controllers.jobplugins import argument_problems, with_default_plugins
 from volcano_py.webhooks.common import Queues, children, queue_state
@@ -105,7 +106,7 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
         ]
     problems: list[Problem] = []
     state = queue_state(queue)
-    if state != "Open":
+    if state != QueueState.OPEN:
         problems.append(
             Problem(
                 "spec.queue",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import QuantityError, parse_quantity
 
 JSON = dict[str, Any]
@@ -111,7 +112,7 @@ def command_for(target: JSON, *, action: str, namespace: str) -> JSON:
 def queue_object(*, name: str, weight: int, state: str, parent: str | None = None) -> JSON:
     if weight < 1:
         raise UsageError(f"--weight: must be a positive integer, got {weight}")
-    if state not in ("Open", "Closed"):
+    if state not in (QueueState.OPEN, QueueState.CLOSED):
         raise UsageError(f"--state: must be Open or Closed, got {state!r}")
     spec: JSON = {"weight": weight}
     if parent:

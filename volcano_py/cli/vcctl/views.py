@@ -7,6 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.cli.vcctl.render import age, table
 
 JSON = dict[str, Any]
@@ -23,7 +25,7 @@ def _replicas(job: JSON) -> int:
 
 
 def _phase(job: JSON) -> str:
-    return str(job.get("status", {}).get("state", {}).get("phase", "") or "Pending")
+    return str(job.get("status", {}).get("state", {}).get("phase", "") or JobPhase.PENDING.value)
 
 
 def job_rows(jobs: Sequence[JSON], *, all_namespaces: bool) -> list[list[object]]:
@@ -110,7 +112,7 @@ def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: da
         )
         return "\n".join(lines) + "\n"
     pg_meta, pg_status = podgroup["metadata"], podgroup.get("status", {})
-    pg_phase = pg_status.get("phase", "Pending")
+    pg_phase = pg_status.get("phase", PodGroupPhase.PENDING.value)
     lines.append(
         f"PodGroup {pg_meta['name']}: phase {pg_phase}, queue {podgroup.get('spec', {}).get('queue', '')}"
     )
@@ -123,9 +125,9 @@ def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: da
     if unschedulable:
         latest = max(unschedulable, key=lambda cond: str(cond.get("lastTransitionTime", "")))
         lines.append(f"Why pending: {latest.get('message') or latest.get('reason', '')}")
-    elif pg_phase in ("Running", "Completed"):
+    elif pg_phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
         lines.append("Not pending: the scheduler placed this job.")
-    elif pg_phase == "Pending":
+    elif pg_phase == PodGroupPhase.PENDING:
         lines.append(
             "Waiting for enqueue: the queue or the cluster cannot yet take the job's minResources, "
             "or the scheduler has not run a session since it was created."

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from volcano_py.api.bus import Event
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
 from volcano_py.controllers.job.policies import Request
-from volcano_py.controllers.job.spec import Event, JobSpec
+from volcano_py.controllers.job.spec import JobSpec
 
 DEFAULT_TASK_MAX_RETRY = 3
 

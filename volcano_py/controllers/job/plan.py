@@ -10,13 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
 from volcano_py.controllers.job.state import Op, Step
 from volcano_py.controllers.job.status import CountBuilder, JobStatus, transition
 
 # PodGroup phases in which the scheduler has admitted the group, so its pods may be created.
-ADMITTED_PODGROUP_PHASES = frozenset({"Inqueue", "Running", "Unknown", "Completed"})
+ADMITTED_PODGROUP_PHASES = frozenset(
+    {PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING, PodGroupPhase.UNKNOWN, PodGroupPhase.COMPLETED}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +78,7 @@ def plan_sync(
 ) -> Plan:
     """Volcano's SyncJob: pods only once the PodGroup is admitted; counts from what exists or is created."""
     base = replace(status, min_available=spec.min_available)
-    if podgroup_phase is None or podgroup_phase in ("", "Pending"):
+    if podgroup_phase is None or podgroup_phase in ("", PodGroupPhase.PENDING):
         # Not admitted yet: counts stay as observed last time, only the phase rule runs.
         new_status, changed = _finish(spec, status, base, step, now)
         return Plan(status=new_status, phase_changed=changed)

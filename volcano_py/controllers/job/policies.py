@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from volcano_py.controllers.job.spec import Action, Event, JobSpec, LifecyclePolicy
+from volcano_py.api.bus import Action, Event
+from volcano_py.controllers.job.spec import JobSpec, LifecyclePolicy
 
 _INTERNAL_EVENTS = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED, Event.POD_RUNNING})
 _INTERNAL_ACTIONS = frozenset(

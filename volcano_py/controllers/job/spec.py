@@ -8,79 +8,23 @@ Job fails with an error naming the field instead of a ``KeyError`` deep inside a
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, TypeVar
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import DEFAULT_MAX_RETRY
+from volcano_py.api.bus import POLICY_ACTIONS, Action, Event
+from volcano_py.api.common import parse_duration as api_parse_duration
 
-DEFAULT_MAX_RETRY = 3
 _E = TypeVar("_E", bound=StrEnum)
 
-
-class JobPhase(StrEnum):
-    PENDING = "Pending"
-    ABORTING = "Aborting"
-    ABORTED = "Aborted"
-    RUNNING = "Running"
-    RESTARTING = "Restarting"
-    COMPLETING = "Completing"
-    COMPLETED = "Completed"
-    TERMINATING = "Terminating"
-    TERMINATED = "Terminated"
-    FAILED = "Failed"
-
-
-FINISHED_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
-
-
-class Event(StrEnum):
-    """``bus.volcano.sh/v1alpha1`` events a policy can match, plus the controller's internal ones."""
-
-    ANY = "*"
-    POD_FAILED = "PodFailed"
-    POD_EVICTED = "PodEvicted"
-    POD_PENDING = "PodPending"
-    POD_RUNNING = "PodRunning"
-    JOB_UNKNOWN = "Unknown"
-    TASK_COMPLETED = "TaskCompleted"
-    TASK_FAILED = "TaskFailed"
-    OUT_OF_SYNC = "OutOfSync"
-    COMMAND_ISSUED = "CommandIssued"
-
-
-class Action(StrEnum):
-    ABORT_JOB = "AbortJob"
-    RESTART_JOB = "RestartJob"
-    RESTART_TASK = "RestartTask"
-    RESTART_POD = "RestartPod"
-    TERMINATE_JOB = "TerminateJob"
-    COMPLETE_JOB = "CompleteJob"
-    RESUME_JOB = "ResumeJob"
-    SYNC_JOB = "SyncJob"
-    ENQUEUE_JOB = "EnqueueJob"
-    SYNC_QUEUE = "SyncQueue"
-    OPEN_QUEUE = "OpenQueue"
-    CLOSE_QUEUE = "CloseQueue"
-
-
-JOB_COMMAND_ACTIONS = frozenset(
-    {Action.ABORT_JOB, Action.RESUME_JOB, Action.RESTART_JOB, Action.TERMINATE_JOB, Action.COMPLETE_JOB}
-)
-QUEUE_COMMAND_ACTIONS = frozenset({Action.OPEN_QUEUE, Action.CLOSE_QUEUE})
-POLICY_ACTIONS = frozenset(
-    {
-        Action.ABORT_JOB,
-        Action.RESTART_JOB,
-        Action.RESTART_TASK,
-        Action.RESTART_POD,
-        Action.TERMINATE_JOB,
-        Action.COMPLETE_JOB,
-        Action.RESUME_JOB,
-    }
-)
+# Policy actions and events Volcano accepts that this controller does not carry out; refused by name.
+_UNSUPPORTED_ACTIONS = {
+    Action.RESTART_PARTITION: "partitions (spec.tasks[].partitionPolicy) are not supported"
+}
+_UNSUPPORTED_EVENTS = {Event.JOB_UPDATED: "the controller raises no event when a Job's spec is updated"}
 
 
 class JobSpecError(ValueError):
@@ -156,23 +100,15 @@ class JobSpec:
         return next((t for t in self.tasks if t.name == name), None)
 
 
-_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
-_DURATION_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
-
-
 def parse_duration(text: str, *, field_name: str) -> float:
-    """A Go ``time.Duration`` string (``"90s"``, ``"1m30s"``, ``"500ms"``) in seconds."""
-    pos, total = 0, 0.0
-    text = text.strip()
-    while pos < len(text):
-        match = _DURATION_PART.match(text, pos)
-        if match is None:
-            raise JobSpecError(f"{field_name}: {text!r} is not a duration; write e.g. '30s', '5m' or '1h30m'")
-        total += float(match.group(1)) * _DURATION_UNITS[match.group(2)]
-        pos = match.end()
-    if not text:
-        raise JobSpecError(f"{field_name}: empty duration; write e.g. '30s'")
-    return total
+    """A Go ``time.Duration`` string (``"90s"``, ``"1m30s"``, ``"500ms"``) in seconds, never negative."""
+    try:
+        seconds = api_parse_duration(text).total_seconds()
+    except ValueError as err:
+        raise JobSpecError(f"{field_name}: {err}") from None
+    if seconds < 0:
+        raise JobSpecError(f"{field_name}: {text!r} is negative; write e.g. '30s'")
+    return seconds
 
 
 def _int(value: Any, field_name: str, *, minimum: int = 0) -> int:
@@ -191,6 +127,13 @@ def _enum(kind: type[_E], value: Any, field_name: str) -> _E:
         raise JobSpecError(f"{field_name}: unknown value {value!r}; use one of {allowed}") from None
 
 
+def _event(value: Any, field_name: str) -> Event:
+    event = _enum(Event, value, field_name)
+    if event in _UNSUPPORTED_EVENTS:
+        raise JobSpecError(f"{field_name}: {event} is not supported: {_UNSUPPORTED_EVENTS[event]}")
+    return event
+
+
 def parse_policies(raw: Sequence[Mapping[str, Any]] | None, where: str) -> tuple[LifecyclePolicy, ...]:
     out: list[LifecyclePolicy] = []
     for i, item in enumerate(raw or ()):
@@ -198,9 +141,11 @@ def parse_policies(raw: Sequence[Mapping[str, Any]] | None, where: str) -> tuple
         action = _enum(Action, item.get("action"), f"{path}.action")
         if action not in POLICY_ACTIONS:
             raise JobSpecError(f"{path}.action: {action} is internal; use one of {sorted(POLICY_ACTIONS)}")
-        events = [_enum(Event, e, f"{path}.events") for e in item.get("events") or ()]
+        if action in _UNSUPPORTED_ACTIONS:
+            raise JobSpecError(f"{path}.action: {action} is not supported: {_UNSUPPORTED_ACTIONS[action]}")
+        events = [_event(e, f"{path}.events") for e in item.get("events") or ()]
         if item.get("event"):
-            events.append(_enum(Event, item["event"], f"{path}.event"))
+            events.append(_event(item["event"], f"{path}.event"))
         exit_code = item.get("exitCode")
         if exit_code is not None:
             exit_code = _int(exit_code, f"{path}.exitCode", minimum=-(2**31))

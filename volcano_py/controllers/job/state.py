@@ -12,8 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bus import Action
 from volcano_py.controllers.job.podview import FAILED, SUCCEEDED
-from volcano_py.controllers.job.spec import Action, JobPhase, JobSpec
+from volcano_py.controllers.job.spec import JobSpec
 from volcano_py.controllers.job.status import JobStatus
 
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from volcano_py.api.batch import JobPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, UNKNOWN, PodView
-from volcano_py.controllers.job.spec import JobPhase
 
 
 @dataclass(frozen=True, slots=True)

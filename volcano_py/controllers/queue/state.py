@@ -8,19 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.job.spec import Action
+from volcano_py.api.bus import Action
+from volcano_py.api.scheduling import PodGroupPhase, QueueState
 
 CLOSED_BY_PARENT_KEY = "volcano.sh/closed-by-parent"
-
-
-class QueueState(StrEnum):
-    OPEN = "Open"
-    CLOSING = "Closing"
-    CLOSED = "Closed"
-    UNKNOWN = "Unknown"
 
 
 class QueueActionError(ValueError):
@@ -105,12 +98,12 @@ def hierarchy_actions(queues: Iterable[QueueView]) -> list[tuple[str, Action, bo
     return sorted(out)
 
 
-PODGROUP_PHASE_FIELDS = {
-    "Pending": "pending",
-    "Running": "running",
-    "Inqueue": "inqueue",
-    "Unknown": "unknown",
-    "Completed": "completed",
+PODGROUP_PHASE_FIELDS: dict[str, str] = {
+    PodGroupPhase.PENDING: "pending",
+    PodGroupPhase.RUNNING: "running",
+    PodGroupPhase.INQUEUE: "inqueue",
+    PodGroupPhase.UNKNOWN: "unknown",
+    PodGroupPhase.COMPLETED: "completed",
 }
 
 
@@ -118,7 +111,7 @@ def podgroup_counts(phases: Iterable[str]) -> dict[str, int]:
     """Queue status counters: PodGroups of the queue per phase (an unset phase counts as Pending)."""
     counts = dict.fromkeys(PODGROUP_PHASE_FIELDS.values(), 0)
     for phase in phases:
-        field = PODGROUP_PHASE_FIELDS.get(phase or "Pending")
+        field = PODGROUP_PHASE_FIELDS.get(phase or PodGroupPhase.PENDING)
         if field:
             counts[field] += 1
     return counts

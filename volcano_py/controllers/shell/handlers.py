@@ -13,17 +13,13 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers import plainpod
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
 from volcano_py.controllers.job.policies import Request, decide
-from volcano_py.controllers.job.spec import (
-    JOB_COMMAND_ACTIONS,
-    QUEUE_COMMAND_ACTIONS,
-    Action,
-    Event,
-    JobSpecError,
-)
+from volcano_py.controllers.job.spec import JobSpecError
 from volcano_py.controllers.shell.context import (
     COMMANDS,
     JOB_INDEX,
@@ -154,7 +150,7 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
         owner = _job_owner(body.metadata)
         phase = body.status.get("phase")
         if owner is not None:
-            unknown = phase == "Unknown" and event["type"] != "DELETED"
+            unknown = phase == PodGroupPhase.UNKNOWN and event["type"] != "DELETED"
             ctx.job_queue.add(
                 (namespace or "", owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC)
             )

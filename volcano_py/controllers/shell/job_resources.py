@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podbuilder import build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
 from volcano_py.controllers.job.spec import JobSpec
@@ -90,4 +91,4 @@ class JobResources:
         if patch is not None:
             await self.ctx.client.patch(PODGROUPS.object_path(spec.podgroup_name, spec.namespace), patch)
         phase = (current.get("status") or {}).get("phase")
-        return str(phase) if phase else "Pending"
+        return str(phase) if phase else PodGroupPhase.PENDING.value

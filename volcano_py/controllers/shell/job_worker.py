@@ -13,12 +13,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bus import Action, Event
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
-from volcano_py.controllers.job.spec import Action, Event, JobPhase, JobSpec, JobSpecError
+from volcano_py.controllers.job.spec import JobSpec, JobSpecError
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
 from volcano_py.controllers.jobplugins import PluginSet
@@ -125,7 +128,7 @@ class JobWorker:
                 controlled.update(plugin_set.controlled_resources())
             pg_phase = await self.resources.ensure_podgroup(spec)
             podgroup = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
-            if podgroup is not None and pg_phase in (None, "Pending"):
+            if podgroup is not None and pg_phase in (None, PodGroupPhase.PENDING):
                 self.resources.report_podgroup(body, spec, podgroup)
         pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
         plan = plan_step(spec, status, pods, pg_phase, step, now)

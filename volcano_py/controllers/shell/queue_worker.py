@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from volcano_py.controllers.job.spec import Action
+from volcano_py.api.bus import Action
 from volcano_py.controllers.queue.state import (
     CLOSED_BY_PARENT_KEY,
     QueueActionError,

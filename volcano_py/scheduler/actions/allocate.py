@@ -8,12 +8,13 @@ The job and queue go back into their heaps, so shares updated by the allocation 
 
 from __future__ import annotations
 
+from volcano_py.api.scheduling import PodGroupPhase
+
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 from .ordering import OrderedQueue
 from .placement import place_job
 

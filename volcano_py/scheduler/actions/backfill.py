@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from volcano_py.api.scheduling import PodGroupPhase
+
 from ..framework.arguments import Arguments
 from ..framework.explain import node_reasons
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 
 
 class Backfill:

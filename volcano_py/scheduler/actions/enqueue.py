@@ -7,13 +7,13 @@ admission gate that keeps a cluster from filling with half-started gangs.
 from __future__ import annotations
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 
 from ..framework.arguments import Arguments
 from ..framework.decisions import Explanation
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 from .ordering import OrderedQueue
 
 NOT_INQUEUEABLE = "NotInqueueable"

@@ -13,13 +13,13 @@ priority. Preemption never crosses queues: that is reclaim's job.
 
 from __future__ import annotations
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 from ..framework.task import TaskInfo
 from .gangplan import GangPlan, VictimLayout
 from .ordering import OrderedQueue

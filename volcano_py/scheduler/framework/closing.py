@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, total
 
 from .decisions import Condition, Pipeline, PodGroupUpdate, QueueUpdate, SessionResult
 from .job import JobInfo
-from .status import ALLOCATED_STATUSES, PodGroupPhase, TaskStatus
+from .status import ALLOCATED_STATUSES, TaskStatus
 
 if TYPE_CHECKING:
     from .session import Session

@@ -8,9 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
-
-from .status import PodGroupPhase
 
 
 @dataclass(frozen=True, slots=True)

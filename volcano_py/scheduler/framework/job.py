@@ -7,9 +7,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import QuantityError, Resource, total
 
-from .status import ALLOCATED_STATUSES, VALID_STATUSES, PodGroupPhase, TaskStatus, is_ready_status
+from .status import ALLOCATED_STATUSES, VALID_STATUSES, TaskStatus, is_ready_status, parse_podgroup_phase
 from .task import TaskInfo
 
 # Statuses counted by ``ready_task_num`` (Volcano's ReadyTaskNum).
@@ -66,7 +67,7 @@ class JobInfo:
         except QuantityError as err:
             raise ValueError(f"{where}: spec.minResources: {err}") from None
         try:
-            phase = PodGroupPhase.parse(status.get("phase"))
+            phase = parse_podgroup_phase(status.get("phase"))
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
         priority_class = spec.get("priorityClassName") or ""

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
 from .status import OCCUPYING_STATUSES, TaskStatus
@@ -88,13 +89,13 @@ class QueueInfo:
     reclaimable: bool = True
     priority: int = 0
     parent: str = ""
-    state: str = "Open"
+    state: str = QueueState.OPEN.value
     created: str = ""
     allocated_status: Resource = field(default_factory=Resource)
 
     @property
     def open(self) -> bool:
-        return self.state in ("", "Open")
+        return self.state in ("", QueueState.OPEN)
 
     @classmethod
     def from_queue(cls, queue: Mapping[str, Any]) -> QueueInfo:
@@ -124,7 +125,7 @@ class QueueInfo:
             reclaimable=spec.get("reclaimable", True) is not False,
             priority=int(spec.get("priority") or 0),
             parent=spec.get("parent") or "",
-            state=status.get("state") or "Open",
+            state=status.get("state") or QueueState.OPEN.value,
             created=metadata.get("creationTimestamp") or "",
             allocated_status=resources("status.allocated", status.get("allocated")),
         )

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
@@ -31,7 +32,6 @@ from .registry import Plugin, Registry
 from .sampling import NodeSampling
 from .snapshot import Snapshot
 from .statement import Statement
-from .status import PodGroupPhase
 from .task import TaskInfo
 
 log = get_logger(__name__)

@@ -1,10 +1,15 @@
-"""Volcano's task statuses and PodGroup phases, and the status of a pod as the scheduler sees it."""
+"""Volcano's task statuses, and the status of a pod and a PodGroup as the scheduler reads them.
+
+``PodGroupPhase`` is the api's (``volcano_py.api.scheduling``), re-read here from the raw body.
+"""
 
 from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
 from typing import Any, Final
+
+from volcano_py.api.scheduling import PodGroupPhase
 
 
 class TaskStatus(enum.Enum):
@@ -37,26 +42,17 @@ def is_ready_status(status: TaskStatus) -> bool:
     return status in ALLOCATED_STATUSES or status is TaskStatus.SUCCEEDED
 
 
-class PodGroupPhase(enum.Enum):
-    """Volcano's ``PodGroupPhase``."""
-
-    PENDING = "Pending"
-    INQUEUE = "Inqueue"
-    RUNNING = "Running"
-    UNKNOWN = "Unknown"
-    COMPLETED = "Completed"
-
-    @classmethod
-    def parse(cls, value: object) -> PodGroupPhase:
-        if value in (None, ""):
-            return cls.PENDING
-        if isinstance(value, str) and value in _PHASES:
-            return cls(value)
-        allowed = ", ".join(p.value for p in cls)
-        raise ValueError(f"PodGroup status.phase {value!r} is not one of {allowed}")
-
-
 _PHASES = frozenset(p.value for p in PodGroupPhase)
+
+
+def parse_podgroup_phase(value: object) -> PodGroupPhase:
+    """A PodGroup's ``status.phase``; none yet means Pending, as a new PodGroup is."""
+    if value in (None, ""):
+        return PodGroupPhase.PENDING
+    if isinstance(value, str) and value in _PHASES:
+        return PodGroupPhase(value)
+    allowed = ", ".join(p.value for p in PodGroupPhase)
+    raise ValueError(f"PodGroup status.phase {value!r} is not one of {allowed}")
 
 
 def task_status_of(pod: Mapping[str, Any]) -> TaskStatus:

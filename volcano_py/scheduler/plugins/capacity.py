@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
@@ -18,7 +19,6 @@ from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 from ..framework.task import TaskInfo
 from .capacity_ledger import QuotaLedger
 from .capacity_math import QueueQuota, build_tree

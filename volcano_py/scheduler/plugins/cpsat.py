@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.arguments import Arguments
@@ -30,7 +31,6 @@ from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeTree,
     NetworkTopology,
-    NetworkTopologyMode,
     TopologyError,
     build_tree,
 )

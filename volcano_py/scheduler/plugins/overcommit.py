@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, format_quantity
 
 from ..framework.arguments import Arguments
 from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 
 DEFAULT_FACTOR = 1.2
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, format_quantity
 
 from ..framework.arguments import Arguments
@@ -19,7 +20,6 @@ from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
-from ..framework.status import PodGroupPhase
 from ..framework.task import TaskInfo
 from .shares import QueueDemand, Vec, leq, real_capability, share, water_fill
 

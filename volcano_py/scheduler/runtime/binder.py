@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import aiohttp
 
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
@@ -99,7 +100,7 @@ def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -
 def same_podgroup_status(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     a, b = a or {}, b or {}
     return (
-        (a.get("phase") or "Pending") == (b.get("phase") or "Pending")
+        (a.get("phase") or PodGroupPhase.PENDING) == (b.get("phase") or PodGroupPhase.PENDING)
         and _comparable_conditions(a.get("conditions")) == _comparable_conditions(b.get("conditions"))
         and all(int(a.get(k) or 0) == int(b.get(k) or 0) for k in ("running", "succeeded", "failed"))
     )

@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import QueueState
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
@@ -217,7 +218,7 @@ class SchedulerCache:
                 continue
             try:
                 await self.client.patch(
-                    QUEUES.object_path(name, None, "status"), {"status": {"state": "Open"}}
+                    QUEUES.object_path(name, None, "status"), {"status": {"state": QueueState.OPEN.value}}
                 )
             except ApiError as exc:
                 _log.warning("could not open the new queue", queue=name, error=str(exc))

@@ -12,22 +12,19 @@ A PodGroup's ``networkTopology`` (mode ``hard``/``soft`` with ``highestTierAllow
 
 from __future__ import annotations
 
-import enum
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
+
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.topology import MemberType
 
 ROOT: Final = "<cluster>"
 
 
 class TopologyError(ValueError):
     """A HyperNode set or a networkTopology spec that cannot be used as written."""
-
-
-class NetworkTopologyMode(enum.Enum):
-    HARD = "hard"
-    SOFT = "soft"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +57,7 @@ class NetworkTopology:
         """From the YAML/JSON shape: ``{"mode": "hard", "highestTierAllowed": 1}``."""
         raw_mode = spec.get("mode", "hard")
         try:
-            mode = NetworkTopologyMode(raw_mode)
+            mode = NetworkTopologyMode(str(raw_mode))
         except ValueError:
             raise TopologyError(f"networkTopology.mode is {raw_mode!r}; use 'hard' or 'soft'") from None
         tier = spec.get("highestTierAllowed")
@@ -70,11 +67,6 @@ class NetworkTopology:
         if name is not None and not isinstance(name, str):
             raise TopologyError(f"networkTopology.highestTierName is {name!r}; it must be a string")
         return cls(mode=mode, highest_tier_allowed=tier, highest_tier_name=name or None)
-
-
-class MemberType(enum.Enum):
-    NODE = "Node"
-    HYPERNODE = "HyperNode"
 
 
 @dataclass(frozen=True, slots=True)

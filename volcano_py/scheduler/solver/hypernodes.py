@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from volcano_py.api.topology import MemberType
 from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeMember,
     HyperNodeSpec,
     LabelRequirement,
     MemberSelector,
-    MemberType,
     TopologyError,
 )
 

@@ -16,11 +16,12 @@ from collections import Counter
 import numpy as np
 import numpy.typing as npt
 
+from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.log import get_logger
 from volcano_py.scheduler.solver import reasons
 from volcano_py.scheduler.solver.domain import Choice, GangDomain, build_domain, greedy_choice
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, Vector
-from volcano_py.scheduler.solver.hypernode_tree import ROOT, NetworkTopologyMode, resolve_highest_tier
+from volcano_py.scheduler.solver.hypernode_tree import ROOT, resolve_highest_tier
 from volcano_py.scheduler.solver.model import solve_domain
 from volcano_py.scheduler.solver.problem import (
     Assignment,
