@@ -407,6 +407,30 @@ CASES = [
         id="missing-pods-of-a-task-role",
     ),
     pytest.param(
+        # Volcano's task-start-dependency shape: minAvailable 1 below the roles' sum (1+5+5), and only the
+        # first task's pod exists yet (the controller creates the others once it runs). The per-role check is
+        # skipped, as Volcano's CheckTaskValid/Ready/Pipelined do, so the first pod starts.
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            pods=[make_pod("nginx1-0").req(cpu="100m").group("pg", "nginx1").obj()],
+            podgroups=[make_pg("pg", 1).task_min(nginx1=1, nginx2=5, nginx3=5).obj()],
+            binds={"nginx1-0": "n0"},
+            reasons={"pg": "Scheduled"},
+        ),
+        id="depends-on-chain-starts-its-first-task",
+    ),
+    pytest.param(
+        # The MPI shape: minAvailable 3 below 1+10; the workers exist, the master waits for them.
+        Scenario(
+            nodes=nodes(2, cpu=8),
+            pods=[make_pod(f"w{i}").req(cpu=1).group("pg", "mpiworker").obj() for i in range(10)],
+            podgroups=[make_pg("pg", 3).task_min(mpimaster=1, mpiworker=10).obj()],
+            bind_count=10,
+            reasons={"pg": "Scheduled"},
+        ),
+        id="mpi-workers-start-before-their-master",
+    ),
+    pytest.param(
         Scenario(
             nodes=nodes(1, cpu=8),
             podgroups=[make_pg("nomin", 4, phase="Pending").obj()],

@@ -144,11 +144,22 @@ class JobInfo:
             counts[task.role] = counts.get(task.role, 0) + 1
         return counts
 
+    @property
+    def role_minimums(self) -> Mapping[str, int]:
+        """The per-role minimums gang checks enforce: ``minTaskMember``, or none at all when the job's
+        ``minAvailable`` is below their sum. As in Volcano, such a job (a ``dependsOn`` chain, whose later
+        tasks' pods do not exist yet) is held only to ``minAvailable``; enforcing every role would wait
+        forever for pods the controller creates only after the first ones run."""
+        if self.min_available < sum(self.min_task_member.values()):
+            return {}
+        return self.min_task_member
+
     def roles_short(
         self, *, include_pipelined: bool = False, include_pending: bool = False
     ) -> dict[str, int]:
-        """Per task role with a ``minTaskMember``, how many members it lacks (only roles that lack some)."""
-        if not self.min_task_member:
+        """Per task role with an enforced minimum (``role_minimums``), how many members it lacks."""
+        minimums = self.role_minimums
+        if not minimums:
             return {}
         counts = self._per_role(
             t
@@ -159,7 +170,7 @@ class JobInfo:
         )
         return {
             role: need - counts.get(role, 0)
-            for role, need in sorted(self.min_task_member.items())
+            for role, need in sorted(minimums.items())
             if counts.get(role, 0) < need
         }
 

@@ -161,7 +161,7 @@ class CpsatPlugin:
             if is_ready_status(task.status):
                 ready_by_role[task.role] = ready_by_role.get(task.role, 0) + 1
         role_need = {
-            role: max(0, need - ready_by_role.get(role, 0)) for role, need in job.min_task_member.items()
+            role: max(0, need - ready_by_role.get(role, 0)) for role, need in job.role_minimums.items()
         }
         tasks: list[TaskClass] = []
         by_name: dict[str, list[TaskInfo]] = {}
