@@ -29,6 +29,9 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("", "pods/status"): {"patch"},
         ("", "events"): {"create", "patch"},
         ("scheduling.k8s.io", "priorityclasses"): {"list", "watch"},
+        # The pdb plugin spares victims a budget protects; resourcequota holds enqueue within a quota.
+        ("policy", "poddisruptionbudgets"): {"list", "watch"},
+        ("", "resourcequotas"): {"list", "watch"},
         ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "patch"},
         ("scheduling.volcano.sh", "queues"): {"list", "watch", "create"},
         ("scheduling.volcano.sh", "queues/status"): {"patch"},

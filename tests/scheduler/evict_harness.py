@@ -85,6 +85,8 @@ class Cluster:
     pods: list[Obj] = field(default_factory=list)
     podgroups: list[Obj] = field(default_factory=list)
     queues: list[Obj] = field(default_factory=list)
+    pdbs: list[Obj] = field(default_factory=list)
+    resource_quotas: list[Obj] = field(default_factory=list)
     priority_classes: list[Obj] = field(
         default_factory=lambda: [
             {"metadata": {"name": "low"}, "value": 10},
@@ -152,6 +154,7 @@ class Cluster:
         created: int = 0,
         namespace: str = "default",
         pod_annotations: dict[str, str] | None = None,
+        pod_labels: dict[str, str] | None = None,
         preemption_policy: str | None = None,
         min_resources: bool = False,
         pod_priority: str | None = None,
@@ -202,6 +205,7 @@ class Cluster:
                         "namespace": namespace,
                         "uid": f"{namespace}-{name}-{i}",
                         "annotations": annotations,
+                        "labels": dict(pod_labels or {}),
                         "creationTimestamp": _minute(created),
                     },
                     "spec": pod_spec,
@@ -220,6 +224,8 @@ class Cluster:
             podgroups=self.podgroups,
             queues=self.queues,
             priority_classes=self.priority_classes,
+            pdbs=self.pdbs,
+            resource_quotas=self.resource_quotas,
         )
 
     def run(self, conf: str = PREEMPT_CONF) -> Outcome:

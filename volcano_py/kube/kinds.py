@@ -49,6 +49,10 @@ PODGROUPS: Final = ResourceKind(
 QUEUES: Final = ResourceKind(
     c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.QUEUE_PLURAL, c.QUEUE_KIND, namespaced=False
 )
+PODDISRUPTIONBUDGETS: Final = ResourceKind(
+    "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True
+)
+RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota", namespaced=True)
 HYPERNODES: Final = ResourceKind(
     c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL, c.HYPERNODE_KIND, namespaced=False
 )

@@ -4,6 +4,9 @@ A new plugin (or action) registers here: write its module under ``plugins/`` (or
 class below and add one ``registry.add_plugin(name, Class)`` line to ``default_registry``. The name is the
 one a ``volcano-scheduler.conf`` uses in its ``tiers`` (or ``actions``); ``core.load_conf`` refuses names
 that are not registered here.
+
+Volcano's scheduler registry also holds names that are not run here; each is registered as refused with why,
+so a conf naming it fails at load with that reason (``deviceshare`` and ``numa-aware`` are another issue's).
 """
 
 from __future__ import annotations
@@ -11,20 +14,59 @@ from __future__ import annotations
 from .actions.allocate import Allocate
 from .actions.backfill import Backfill
 from .actions.enqueue import Enqueue
+from .actions.gangnames import GangPreempt, GangReclaim
 from .actions.preempt import Preempt
 from .actions.reclaim import Reclaim
 from .framework.registry import Registry
 from .plugins.binpack import BinpackPlugin
 from .plugins.capacity import CapacityPlugin
+from .plugins.cdp import CdpPlugin
 from .plugins.conformance import ConformancePlugin
 from .plugins.cpsat import CpsatPlugin
 from .plugins.drf import DrfPlugin
 from .plugins.gang import GangPlugin
+from .plugins.networktopology import NetworkTopologyAwarePlugin
+from .plugins.nodegroup import NodeGroupPlugin
 from .plugins.nodeorder import NodeOrderPlugin
 from .plugins.overcommit import OvercommitPlugin
+from .plugins.pdb import PdbPlugin
 from .plugins.predicates import PredicatesPlugin
 from .plugins.priority import PriorityPlugin
 from .plugins.proportion import ProportionPlugin
+from .plugins.resourcequota import ResourceQuotaPlugin
+from .plugins.sla import SlaPlugin
+
+# Volcano's names that are refused at conf load, with the reason a user reads.
+REFUSED_ACTIONS = {
+    "shuffle": (
+        "rebalancing by evicting running pods (with the rescheduling plugin's lowNodeUtilization) is not "
+        "implemented; remove it from actions"
+    ),
+}
+REFUSED_PLUGINS = {
+    "rescheduling": (
+        "descheduling by node utilization needs the shuffle action, which is not implemented; remove it"
+    ),
+    "tdm": (
+        "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
+        "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented; remove it"
+    ),
+    "extender": (
+        "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented; remove it"
+    ),
+    "usage": (
+        "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
+        "read; remove it"
+    ),
+    "task-topology": (
+        "task affinity by job annotations (volcano.sh/task-topology-affinity, -anti-affinity, "
+        "-task-order) is not implemented; use pod (anti-)affinity on the task templates instead"
+    ),
+    "resource-strategy-fit": (
+        "per-resource MostAllocated/LeastAllocated scoring (and sra) is not implemented; use binpack "
+        "(binpack.resources) or nodeorder's leastrequested/mostrequested weights"
+    ),
+}
 
 
 def default_registry() -> Registry:
@@ -35,6 +77,8 @@ def default_registry() -> Registry:
     registry.add_action("backfill", Backfill)
     registry.add_action("preempt", Preempt)
     registry.add_action("reclaim", Reclaim)
+    registry.add_action("gangpreempt", GangPreempt)
+    registry.add_action("gangreclaim", GangReclaim)
     registry.add_plugin("gang", GangPlugin)
     registry.add_plugin("priority", PriorityPlugin)
     registry.add_plugin("conformance", ConformancePlugin)
@@ -46,4 +90,14 @@ def default_registry() -> Registry:
     registry.add_plugin("binpack", BinpackPlugin)
     registry.add_plugin("overcommit", OvercommitPlugin)
     registry.add_plugin("cpsat", CpsatPlugin)
+    registry.add_plugin("network-topology-aware", NetworkTopologyAwarePlugin)
+    registry.add_plugin("sla", SlaPlugin)
+    registry.add_plugin("cdp", CdpPlugin)
+    registry.add_plugin("pdb", PdbPlugin)
+    registry.add_plugin("resourcequota", ResourceQuotaPlugin)
+    registry.add_plugin("nodegroup", NodeGroupPlugin)
+    for name, reason in REFUSED_ACTIONS.items():
+        registry.refuse_action(name, reason)
+    for name, reason in REFUSED_PLUGINS.items():
+        registry.refuse_plugin(name, reason)
     return registry

@@ -16,7 +16,7 @@ from __future__ import annotations
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 
-from ..framework.arguments import Arguments
+from ..framework.arguments import Arguments, ConfError
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
@@ -51,11 +51,43 @@ def starving_jobs(ssn: Session) -> dict[str, list[JobInfo]]:
     return by_queue
 
 
+# Volcano's preempt arguments that only narrow its search for candidate nodes: the gang plan here weighs every
+# node at once (see gangplan), a superset of any narrowed search, so these are accepted and validated.
+_CANDIDATE_NODE_KNOBS = (
+    "minCandidateNodesPercentage",
+    "minCandidateNodesAbsolute",
+    "maxCandidateNodesAbsolute",
+)
+
+
+def check_victim_action_arguments(arguments: Arguments, extra: tuple[str, ...] = ()) -> None:
+    """The arguments preempt, reclaim and their gang* names share: Volcano's, accepted where honoured,
+    refused by name where not."""
+    arguments.check_known(
+        {
+            "predicateErrorCacheEnable",
+            "enableTopologyAwarePreemption",
+            "topologyAwarePreemptWorkerNum",
+            *extra,
+        }
+        | set(_CANDIDATE_NODE_KNOBS)
+    )
+    arguments.get_bool("predicateErrorCacheEnable", True)  # no predicate error cache here to switch
+    for knob in _CANDIDATE_NODE_KNOBS:
+        arguments.get_int(knob, 0, minimum=0)
+    arguments.get_int("topologyAwarePreemptWorkerNum", 1, minimum=1)
+    if arguments.get_bool("enableTopologyAwarePreemption", False):
+        raise ConfError(
+            f"{arguments.owner}: enableTopologyAwarePreemption is not supported: victims are chosen node by "
+            "node by the gang plan, not by HyperNode domain; remove it"
+        )
+
+
 class Preempt:
     name = "preempt"
 
     def __init__(self, arguments: Arguments) -> None:
-        arguments.check_known()
+        check_victim_action_arguments(arguments)
         self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:

@@ -23,7 +23,7 @@ from ..framework.session import Session
 from ..framework.task import TaskInfo
 from .gangplan import GangPlan, VictimLayout
 from .ordering import OrderedQueue
-from .preempt import starving_jobs
+from .preempt import check_victim_action_arguments, starving_jobs
 from .victims import (
     EVICTABLE,
     build_units,
@@ -43,7 +43,7 @@ class Reclaim:
     name = "reclaim"
 
     def __init__(self, arguments: Arguments) -> None:
-        arguments.check_known()
+        check_victim_action_arguments(arguments)
         self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:

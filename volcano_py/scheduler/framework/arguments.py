@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import timedelta
 from typing import Any
+
+from volcano_py.api.common import parse_duration
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -80,6 +83,18 @@ class Arguments:
         if not isinstance(raw, str | int | float) or isinstance(raw, bool):
             raise self._fail(key, "a string")
         return str(raw)
+
+    def get_duration(self, key: str, default: timedelta | None) -> timedelta | None:
+        """A Go duration string (``"1h2m3s"``, ``"90s"``); must be positive."""
+        if key not in self.values:
+            return default
+        try:
+            value = parse_duration(self.get_str(key, ""))
+        except ValueError:
+            raise self._fail(key, "a positive duration such as '30s', '10m' or '1h30m'") from None
+        if value <= timedelta(0):
+            raise self._fail(key, "a positive duration such as '30s', '10m' or '1h30m'")
+        return value
 
     def get_list(self, key: str, default: Iterable[str] = ()) -> list[str]:
         """A comma-separated list, as in ``binpack.resources: nvidia.com/gpu, example.com/foo``."""

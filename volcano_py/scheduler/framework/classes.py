@@ -34,19 +34,24 @@ class TaskClass:
     affinity: Mapping[str, Any]
     tolerations: tuple[Mapping[str, Any], ...]
     host_ports: tuple[tuple[str, str, int], ...]
+    # The queue of the pod's job: queue-scoped predicates and scores (nodegroup) differ per queue.
+    queue: str = ""
     # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @classmethod
-    def of(cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = ()) -> TaskClass:
+    def of(
+        cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = (), queue: str = ""
+    ) -> TaskClass:
         """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
         there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
         return cls(
-            key=(task.namespace, task.class_key, labels),
+            key=(task.namespace, queue, task.class_key, labels),
             constraint=(
                 task.namespace,
+                queue,
                 task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
                 labels,
             ),
@@ -58,6 +63,7 @@ class TaskClass:
             affinity=task.affinity,
             tolerations=task.tolerations,
             host_ports=task.host_ports,
+            queue=queue,
             items=tuple(task.resreq.items()),
             asked=np.flatnonzero(vec),
         )

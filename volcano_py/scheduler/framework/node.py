@@ -92,6 +92,9 @@ class QueueInfo:
     state: str = QueueState.OPEN.value
     created: str = ""
     allocated_status: Resource = field(default_factory=Resource)
+    # spec.affinity: nodeGroupAffinity / nodeGroupAntiAffinity (read by the nodegroup plugin)
+    affinity: Mapping[str, Any] = field(default_factory=dict)
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def open(self) -> bool:
@@ -128,4 +131,6 @@ class QueueInfo:
             state=status.get("state") or QueueState.OPEN.value,
             created=metadata.get("creationTimestamp") or "",
             allocated_status=resources("status.allocated", status.get("allocated")),
+            affinity=dict(spec.get("affinity") or {}),
+            annotations=dict(metadata.get("annotations") or {}),
         )

@@ -196,10 +196,12 @@ class Session:
         if klass is not None:
             return klass
         labels = tuple(task.labels.get(k) for k in self.selector_keys) if self.selector_keys else ()
-        key = (task.namespace, task.class_key, labels)
+        job = self.jobs.get(task.job_id or "")
+        queue = job.queue if job is not None else ""
+        key = (task.namespace, queue, task.class_key, labels)
         klass = self._classes.get(key)
         if klass is None:
-            klass = TaskClass.of(task, self.table.vector(task.resreq), labels)
+            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue)
             self._classes[key] = klass
         task.klass = klass
         return klass

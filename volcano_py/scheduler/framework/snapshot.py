@@ -52,6 +52,9 @@ class Snapshot:
     queues: dict[str, QueueInfo]
     priority_classes: dict[str, int] = field(default_factory=dict)
     hypernodes: tuple[Obj, ...] = ()
+    # PodDisruptionBudgets and ResourceQuotas as the API returns them (the pdb and resourcequota plugins).
+    pdbs: tuple[Obj, ...] = ()
+    resource_quotas: tuple[Obj, ...] = ()
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
@@ -65,6 +68,8 @@ class Snapshot:
         queues: Iterable[Obj] = (),
         priority_classes: Iterable[Obj] = (),
         hypernodes: Iterable[Obj] = (),
+        pdbs: Iterable[Obj] = (),
+        resource_quotas: Iterable[Obj] = (),
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
     ) -> Snapshot:
         """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
@@ -115,6 +120,8 @@ class Snapshot:
             queues=queue_map,
             priority_classes=prio,
             hypernodes=tuple(hypernodes),
+            pdbs=tuple(pdbs),
+            resource_quotas=tuple(resource_quotas),
             orphans=orphans,
         )
 

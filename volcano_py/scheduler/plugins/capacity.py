@@ -14,7 +14,7 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
-from ..framework.arguments import Arguments
+from ..framework.arguments import Arguments, ConfError
 from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
@@ -43,7 +43,27 @@ class CapacityPlugin:
     name = "capacity"
 
     def __init__(self, arguments: Arguments) -> None:
-        arguments.check_known()
+        # Volcano's capacity arguments: its DRA quota switches (off here: DRA claims are not allocated, so
+        # there is nothing to count), and ancestorReclaimLevel (reclaim from an ancestor's other subtrees
+        # only up to some level), which is not implemented.
+        arguments.check_known(
+            {
+                "capacity.DynamicResourceAllocationEnable",
+                "capacity.DRAConsumableCapacityEnable",
+                "ancestorReclaimLevel",
+            }
+        )
+        for flag in ("capacity.DynamicResourceAllocationEnable", "capacity.DRAConsumableCapacityEnable"):
+            if arguments.get_bool(flag, False):
+                raise ConfError(
+                    f"plugin capacity: {flag}: true is not supported: DRA claims are not allocated here, "
+                    "so there is no DRA usage to hold to a queue's quota; remove it"
+                )
+        if "ancestorReclaimLevel" in arguments.values:
+            raise ConfError(
+                "plugin capacity: ancestorReclaimLevel is not supported: reclaim here takes from any queue "
+                "over its deserved share, at any level of the tree; remove it"
+            )
         self.ssn: Session | None = None
         self.ledger: QuotaLedger | None = None
         self._refusals: dict[str, str] = {}

@@ -13,7 +13,7 @@ import numpy as np
 from volcano_py.log import get_logger
 from volcano_py.resources import CPU, MEMORY
 
-from ..framework.arguments import Arguments
+from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import FloatArray, IntArray
 from ..framework.session import Session
@@ -32,12 +32,13 @@ _WEIGHTS = {
     "tainttoleration.weight": 1,
     "podaffinity.weight": 1,
 }
-# Accepted from Volcano confs but not scored: the snapshot carries no images or spread constraints.
-_UNSCORED = (
-    "imagelocality.weight",
-    "podtopologyspread.weight",
-    "selectorspread.weight",
-)
+# Volcano's scores not computed here (the snapshot carries no images or spread constraints): a weight of 0
+# says as much and is accepted; any other weight is refused, since it could not be honoured.
+_UNSCORED = {
+    "imagelocality.weight": "image locality is not scored (the scheduler does not track node images)",
+    "podtopologyspread.weight": "pod topology spread is not scored",
+    "selectorspread.weight": "selector spread is not scored",
+}
 
 
 class NodeOrderPlugin:
@@ -46,8 +47,12 @@ class NodeOrderPlugin:
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known(list(_WEIGHTS) + list(_UNSCORED))
         self.weights = {key: arguments.get_int(key, default, minimum=0) for key, default in _WEIGHTS.items()}
-        for key in _UNSCORED:
-            arguments.get_int(key, 0, minimum=0)
+        for key, why in _UNSCORED.items():
+            if arguments.get_int(key, 0, minimum=0):
+                raise ConfError(
+                    f"plugin nodeorder: {key}: {arguments.values[key]!r} is not supported: {why}; "
+                    "set it to 0 or remove it"
+                )
         self.dims = np.zeros(0, dtype=np.int64)
         self.labels = NodeLabels([], [])
         self._static: dict[Hashable, FloatArray] = {}

@@ -12,7 +12,8 @@ import numpy as np
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
-from ..framework.extension import BoolArray, NodeVerdict
+from ..framework.extension import BoolArray, Invalid, NodeVerdict
+from ..framework.job import JobInfo
 from ..framework.session import Session
 from .matching import NodeLabels, SelectorError, taint_text, tolerates, untolerated
 from .podaffinity import (
@@ -25,26 +26,52 @@ from .podaffinity import (
 
 _HARD = frozenset({"NoSchedule", "NoExecute"})
 _CORDON_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
-# Volcano's predicates arguments: accepted so its confs load; the features they enable are not ours.
-_VOLCANO_FLAGS = (
-    "predicate.CacheEnable",
-    "predicate.ProportionalEnable",
-    "predicate.VGPUEnable",
-    "predicate.GPUSharingEnable",
-    "predicate.GPUNumberEnable",
-)
+# Volcano's predicate switches (all default true there) that turn off a check this plugin makes.
+_SWITCHES = {
+    "predicate.NodeAffinityEnable": "node_affinity",
+    "predicate.NodePortsEnable": "node_ports",
+    "predicate.TaintTolerationEnable": "taints",
+    "predicate.PodAffinityEnable": "pod_affinity",
+}
+# Volcano's checks this scheduler does not make; false (or unset) is what happens here, true is refused.
+_NO_VOLUMES = "volumes are not modelled (no PVCs, StorageClasses or CSINodes are read)"
+_NOT_MODELLED = {
+    "predicate.NodeVolumeLimitsEnable": _NO_VOLUMES,
+    "predicate.VolumeZoneEnable": _NO_VOLUMES,
+    "predicate.VolumeBindingEnable": _NO_VOLUMES,
+    "predicate.PodTopologySpreadEnable": "pod topology spread constraints are not checked",
+    "predicate.ProportionalEnable": "proportional cpu/memory reservation per GPU is not implemented",
+    "predicate.GPUSharingEnable": "GPU sharing belongs to the deviceshare plugin",
+    "predicate.VGPUEnable": "GPU sharing belongs to the deviceshare plugin",
+    "predicate.GPUNumberEnable": "GPU sharing belongs to the deviceshare plugin",
+}
+DRA_FLAG = "predicate.DynamicResourceAllocationEnable"
+DRA_REASON = "DynamicResourceAllocation"
 
 
 class PredicatesPlugin:
+    """Arguments: the ``_SWITCHES`` above (default true); ``predicate.CacheEnable`` (a cache of Volcano's,
+    nothing to switch here); ``predicate.DynamicResourceAllocationEnable``: with it, a job with a pod that
+    claims resources through DRA (``spec.resourceClaims``) is refused with that reason instead of being
+    placed as if it claimed nothing, as it would be with the switch off."""
+
     name = "predicates"
 
     def __init__(self, arguments: Arguments) -> None:
-        arguments.check_known(_VOLCANO_FLAGS, prefixes=("predicate.resources",))
-        for flag in ("predicate.GPUSharingEnable", "predicate.VGPUEnable", "predicate.GPUNumberEnable"):
+        arguments.check_known(
+            {*_SWITCHES, *_NOT_MODELLED, DRA_FLAG, "predicate.CacheEnable"}, prefixes=("predicate.resources",)
+        )
+        for flag, why in _NOT_MODELLED.items():
             if arguments.get_bool(flag, False):
-                raise ConfError(f"plugin predicates: {flag} (GPU sharing) is not supported; remove it")
-        for flag in ("predicate.CacheEnable", "predicate.ProportionalEnable"):
-            arguments.get_bool(flag, False)
+                raise ConfError(f"plugin predicates: {flag}: true is not supported: {why}; remove it")
+        if any(key.startswith("predicate.resources") for key in arguments.values):
+            raise ConfError(
+                "plugin predicates: predicate.resources* (proportional reservation) is not supported; "
+                "remove it"
+            )
+        arguments.get_bool("predicate.CacheEnable", False)
+        self.enabled = {attr: arguments.get_bool(flag, True) for flag, attr in _SWITCHES.items()}
+        self.dra = arguments.get_bool(DRA_FLAG, False)
         self.labels = NodeLabels([], [])
         self.anti_terms: list[tuple[str, Mapping[str, Any]]] = []
         self.taint_groups: list[tuple[tuple[Mapping[str, Any], ...], np.ndarray[Any, Any]]] = []
@@ -74,7 +101,21 @@ class PredicatesPlugin:
         self.ssn = None
 
     def predicate_dynamic(self, klass: TaskClass) -> bool:
-        return bool(klass.host_ports) or klass.has_pod_affinity or repelled(klass, self.anti_terms)
+        return (self.enabled["node_ports"] and bool(klass.host_ports)) or (
+            self.enabled["pod_affinity"] and (klass.has_pod_affinity or repelled(klass, self.anti_terms))
+        )
+
+    def job_valid(self, job: JobInfo) -> Invalid | None:
+        if not self.dra:
+            return None
+        for task in job.pending_tasks:
+            if (task.pod.get("spec") or {}).get("resourceClaims"):
+                return Invalid(
+                    DRA_REASON,
+                    f"pod {task.name} claims resources through DRA (spec.resourceClaims), which volcano-py "
+                    "does not allocate",
+                )
+        return None
 
     def predicate(self, ssn: Session, klass: TaskClass) -> NodeVerdict:
         n = len(ssn.nodes)
@@ -84,7 +125,7 @@ class PredicatesPlugin:
         if self.not_ready.any():
             failures.append(("are not Ready", self.not_ready))
         try:
-            if klass.node_selector:
+            if klass.node_selector and self.enabled["node_affinity"]:
                 text = ",".join(f"{k}={v}" for k, v in sorted(klass.node_selector.items()))
                 failures.append(
                     (f"do not match nodeSelector {text}", ~self.labels.equals(klass.node_selector))
@@ -92,20 +133,20 @@ class PredicatesPlugin:
             required = (klass.affinity.get("nodeAffinity") or {}).get(
                 "requiredDuringSchedulingIgnoredDuringExecution"
             )
-            if required is not None:
+            if required is not None and self.enabled["node_affinity"]:
                 terms = required.get("nodeSelectorTerms") or []
                 failures.append(("do not match required node affinity", ~self.labels.terms(terms)))
         except SelectorError as err:
             failures.append((f"cannot be matched: {err}", np.ones(n, dtype=np.bool_)))
-        for taints, rows in self.taint_groups:
+        for taints, rows in self.taint_groups if self.enabled["taints"] else ():
             bad = untolerated(taints, klass.tolerations, _HARD)
             if bad:
                 fail = np.zeros(n, dtype=np.bool_)
                 fail[rows] = True
                 failures.append((f"have untolerated taint {taint_text(bad[0])}", fail))
-        if klass.host_ports:
+        if klass.host_ports and self.enabled["node_ports"]:
             failures.extend(host_port_failures(ssn.nodes, klass))
-        if klass.has_pod_affinity or repelled(klass, self.anti_terms):
+        if self.enabled["pod_affinity"] and (klass.has_pod_affinity or repelled(klass, self.anti_terms)):
             failures.extend(affinity_failures(ssn.nodes, self.labels, klass))
         ok = np.ones(n, dtype=np.bool_)
         for _, fail in failures:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
@@ -26,10 +26,12 @@ from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
     HYPERNODES,
     NODES,
+    PODDISRUPTIONBUDGETS,
     PODGROUPS,
     PODS,
     PRIORITY_CLASSES,
     QUEUES,
+    RESOURCEQUOTAS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType, Obj
@@ -49,6 +51,9 @@ class ClusterState:
     priority_classes: list[Obj]
     hypernodes: list[Obj]
     generation: int
+    # Read by the pdb and resourcequota plugins; empty when a test or tool builds a state without them.
+    pdbs: list[Obj] = field(default_factory=list)
+    resource_quotas: list[Obj] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -88,6 +93,8 @@ class SchedulerCache:
             "queues": self._informer(QUEUES),
             "priorityclasses": self._informer(PRIORITY_CLASSES),
             "hypernodes": self._informer(HYPERNODES, optional=True),
+            "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
+            "resourcequotas": self._informer(RESOURCEQUOTAS),
         }
 
     def _informer(self, kind: ResourceKind, extra: Any = None, *, optional: bool = False) -> Informer:
@@ -191,6 +198,8 @@ class SchedulerCache:
             priority_classes=stores["priorityclasses"].values(),
             hypernodes=stores["hypernodes"].values(),
             generation=self.generation,
+            pdbs=stores["poddisruptionbudgets"].values(),
+            resource_quotas=stores["resourcequotas"].values(),
         )
 
     # --- start-up -------------------------------------------------------------------------------------------

@@ -167,6 +167,8 @@ def _build(
         queues=queues,
         priority_classes=priority_classes,
         hypernodes=state.hypernodes,
+        pdbs=state.pdbs,
+        resource_quotas=state.resource_quotas,
         scheduler_names=scheduler_names,
     )
 

@@ -1,0 +1,208 @@
+"""Volcano's scheduler catalogue: its shipped confs load, each name in its registry works or is refused with a
+reason, and the arguments Volcano's plugins take are accepted where honoured and refused by name where not."""
+
+from __future__ import annotations
+
+import pytest
+
+from volcano_py.scheduler.conf import ConfError, load_conf
+from volcano_py.scheduler.registry import default_registry
+
+# The same content as the three confs Volcano's Helm chart ships (installer/helm/chart/volcano/config/).
+HELM_DEFAULT = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+"""
+HELM_CI = """\
+actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+  - name: sla
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+    arguments:
+      predicate.DynamicResourceAllocationEnable: true
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+"""
+HELM_AGENT = HELM_DEFAULT  # agent-scheduler.conf has the same content as volcano-scheduler.conf
+
+
+@pytest.mark.parametrize("text", [HELM_DEFAULT, HELM_CI, HELM_AGENT], ids=["default", "ci", "agent"])
+def test_volcano_helm_confs_load(text: str) -> None:
+    conf = load_conf(text)
+    assert conf.plugin_names()[:3] == ["priority", "gang", "conformance"]
+
+
+def test_ci_conf_runs_its_plugins() -> None:
+    conf = load_conf(HELM_CI)
+    assert conf.actions == ("enqueue", "allocate", "backfill", "reclaim", "preempt")
+    assert {"sla", "network-topology-aware"} <= set(conf.plugin_names())
+
+
+# Volcano's registry (pkg/scheduler/plugins/factory.go, actions/factory.go), less deviceshare and numa-aware.
+WORKING_PLUGINS = [
+    "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
+    "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resourcequota", "sla",
+]  # fmt: skip
+REFUSED_PLUGINS = ["extender", "rescheduling", "resource-strategy-fit", "task-topology", "tdm", "usage"]
+WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
+REFUSED_ACTIONS = ["shuffle"]
+
+
+def _one_plugin(name: str) -> str:
+    return f'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: {name}\n'
+
+
+@pytest.mark.parametrize("name", WORKING_PLUGINS)
+def test_registry_plugin_loads(name: str) -> None:
+    assert load_conf(_one_plugin(name)).plugin_names() == [name]
+
+
+@pytest.mark.parametrize("name", REFUSED_PLUGINS)
+def test_registry_plugin_refused_with_reason(name: str) -> None:
+    with pytest.raises(ConfError, match=rf"plugin '{name}' is not supported by volcano-py: .+; "):
+        load_conf(_one_plugin(name))
+
+
+@pytest.mark.parametrize("name", WORKING_ACTIONS)
+def test_registry_action_loads(name: str) -> None:
+    text = f'actions: "{name}"\ntiers:\n- plugins:\n  - name: gang\n'
+    assert load_conf(text).actions == (name,)
+
+
+def test_shuffle_refused_with_reason() -> None:
+    with pytest.raises(ConfError, match=r"actions: 'shuffle' is not supported by volcano-py: .*rescheduling"):
+        load_conf('actions: "enqueue, allocate, shuffle"\ntiers:\n- plugins:\n  - name: gang\n')
+    with pytest.raises(ConfError, match=r"configurations\[0\]: 'shuffle' is not supported"):
+        load_conf(
+            'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n'
+            "configurations:\n- name: shuffle\n  arguments: {}\n"
+        )
+
+
+def test_every_volcano_name_is_accounted_for() -> None:
+    registry = default_registry()
+    assert set(WORKING_PLUGINS) <= set(registry.plugins)
+    assert set(REFUSED_PLUGINS) == set(registry.refused_plugins)
+    assert set(WORKING_ACTIONS) <= set(registry.actions)
+    assert set(REFUSED_ACTIONS) == set(registry.refused_actions)
+
+
+def _with_args(plugin: str, args: dict[str, object]) -> str:
+    body = "".join(f"      {key}: {value!r}\n" for key, value in args.items())
+    return f'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: {plugin}\n    arguments:\n{body}'
+
+
+# (plugin, arguments, None when accepted / a substring of the refusal)
+ARGUMENTS = [
+    ("predicates", {"predicate.NodeAffinityEnable": False, "predicate.PodAffinityEnable": True}, None),
+    ("predicates", {"predicate.NodePortsEnable": False, "predicate.TaintTolerationEnable": False}, None),
+    ("predicates", {"predicate.DynamicResourceAllocationEnable": True, "predicate.CacheEnable": True}, None),
+    (
+        "predicates",
+        {"predicate.VolumeBindingEnable": False, "predicate.PodTopologySpreadEnable": False},
+        None,
+    ),
+    (
+        "predicates",
+        {"predicate.VolumeBindingEnable": True},
+        "predicate.VolumeBindingEnable: true is not supported",
+    ),
+    (
+        "predicates",
+        {"predicate.PodTopologySpreadEnable": True},
+        "topology spread constraints are not checked",
+    ),
+    ("predicates", {"predicate.GPUSharingEnable": True}, "deviceshare"),
+    ("predicates", {"predicate.ProportionalEnable": True}, "proportional"),
+    ("nodeorder", {"leastrequested.weight": 2, "podaffinity.weight": 3, "imagelocality.weight": 0}, None),
+    ("nodeorder", {"imagelocality.weight": 1}, "imagelocality.weight: 1 is not supported: image locality"),
+    ("nodeorder", {"podtopologyspread.weight": 2}, "podtopologyspread.weight"),
+    ("binpack", {"binpack.weight": 10, "binpack.cpu": 2, "binpack.resources": "nvidia.com/gpu"}, None),
+    ("overcommit", {"overcommit-factor": 1.5}, None),
+    ("overcommit", {"overcommit-factor": "x"}, "overcommit-factor' must be a number"),
+    ("sla", {"sla-waiting-time": "1h2m3s"}, None),
+    ("sla", {"sla-waiting-time": "soon"}, "sla-waiting-time' must be a positive duration"),
+    ("nodegroup", {"strict": False, "enablePreferredOrder": True}, None),
+    ("capacity", {"capacity.DynamicResourceAllocationEnable": False}, None),
+    ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, "DRA claims are not allocated"),
+    ("capacity", {"ancestorReclaimLevel": 2}, "ancestorReclaimLevel is not supported"),
+    ("network-topology-aware", {"weight": 1, "hypernode.binpack.cpu": 1, "cpsat.timeBudgetMs": 50}, None),
+    ("network-topology-aware", {"hypernode.binpack.normal-pod.enable": False}, None),
+    ("network-topology-aware", {"weight": 0}, "'weight' must be an integer >= 1"),
+    (
+        "network-topology-aware",
+        {"hypernode.binpack.memory": 3},
+        "hypernode.binpack.memory: 3 is not supported",
+    ),
+    ("network-topology-aware", {"hypernode.binpack.normal-pod.fading": 0.5}, "normal-pod.fading: 0.5"),
+    ("cdp", {"cooldown": "1m"}, "unknown argument(s) cooldown"),
+]
+
+
+@pytest.mark.parametrize(("plugin", "args", "refusal"), ARGUMENTS)
+def test_plugin_arguments(plugin: str, args: dict[str, object], refusal: str | None) -> None:
+    text = _with_args(plugin, args)
+    if refusal is None:
+        load_conf(text)
+        return
+    with pytest.raises(ConfError) as err:
+        load_conf(text)
+    assert refusal in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("action", "args", "refusal"),
+    [
+        ("preempt", {"minCandidateNodesPercentage": 10, "predicateErrorCacheEnable": True}, None),
+        (
+            "preempt",
+            {"enableTopologyAwarePreemption": True},
+            "enableTopologyAwarePreemption is not supported",
+        ),
+        ("gangpreempt", {"maxDomains": 4, "allowWholeBundle": True}, None),
+        ("gangreclaim", {"allowWholeBundle": False}, "allowWholeBundle: false is not supported"),
+        ("reclaim", {"maxDomains": 4}, "unknown argument(s) maxDomains"),
+    ],
+)
+def test_action_arguments(action: str, args: dict[str, object], refusal: str | None) -> None:
+    body = "".join(f"    {key}: {value!r}\n" for key, value in args.items())
+    text = (
+        f'actions: "{action}"\ntiers:\n- plugins:\n  - name: gang\n'
+        f"configurations:\n- name: {action}\n  arguments:\n{body}"
+    )
+    if refusal is None:
+        load_conf(text)
+        return
+    with pytest.raises(ConfError) as err:
+        load_conf(text)
+    assert refusal in str(err.value)
+
+
+def test_cpsat_and_its_volcano_name_together_refused() -> None:
+    text = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: cpsat\n  - name: network-topology-aware\n'
+    with pytest.raises(ConfError, match="keep only one"):
+        load_conf(text)

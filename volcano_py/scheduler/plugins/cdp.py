@@ -1,0 +1,66 @@
+"""cdp (cooldown protection): a running pod is no preemption or reclaim victim until it has run for its
+``volcano.sh/cooldown-time`` (pod label, else annotation; a Go duration such as "600s"), counted from its
+``PodScheduled`` condition. Pods without the key, or not yet Running, are offered as usual."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from volcano_py.api import constants as k
+from volcano_py.api.common import parse_duration
+from volcano_py.log import get_logger
+
+from ..actions.victims import timestamp
+from ..framework.arguments import Arguments
+from ..framework.session import Session
+from ..framework.task import TaskInfo
+
+log = get_logger(__name__)
+
+
+def cooling_until(pod: Mapping[str, Any]) -> float | None:
+    """When the pod's cooldown ends (seconds since the epoch), or None when it has none running."""
+    metadata = pod.get("metadata") or {}
+    text = (metadata.get("labels") or {}).get(k.COOLDOWN_TIME_KEY)
+    if text is None:
+        text = (metadata.get("annotations") or {}).get(k.COOLDOWN_TIME_KEY)
+    if text is None:
+        return None
+    try:
+        cooldown = parse_duration(str(text))
+    except ValueError:
+        log.warning("cdp: unreadable cooldown time ignored", pod=metadata.get("name"), value=text)
+        return None
+    status = pod.get("status") or {}
+    if status.get("phase") != "Running":
+        return None
+    for condition in status.get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
+            return timestamp(str(condition.get("lastTransitionTime") or "")) + cooldown.total_seconds()
+    return None
+
+
+class CdpPlugin:
+    name = "cdp"
+
+    def __init__(self, arguments: Arguments) -> None:
+        arguments.check_known()
+        self.now = 0.0
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.now = timestamp(ssn.now)
+
+    def _victims(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+        out = []
+        for task in candidates:
+            until = cooling_until(task.pod)
+            if until is None or until <= self.now:
+                out.append(task)
+        return out
+
+    def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        return self._victims(preemptees)
+
+    def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
+        return self._victims(reclaimees)
