@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.scheduler.conf import ConfError, load_conf
-from volcano_py.scheduler.registry import default_registry
+from volcano_py.scheduler.builtin import default_registry
+from volcano_py.scheduler.core import ConfError, load_conf
 
 # The same content as the three confs Volcano's Helm chart ships (installer/helm/chart/volcano/config/).
 HELM_DEFAULT = """\

@@ -10,8 +10,7 @@ import pytest
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
 from tests.scheduler.evict_harness import PREEMPT_CONF, Cluster
 from tests.scheduler.harness import NOW, Scenario, check, run
-from volcano_py.scheduler.conf import load_conf
-from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 

@@ -20,7 +20,7 @@ tree, packing into the lowest-tier domain that fits (see docs/solver.md). This i
 from __future__ import annotations
 
 from ..framework.arguments import Arguments, ConfError
-from ..solver.adapter import CpsatPlugin
+from .cpsat import CpsatPlugin
 
 WEIGHT = "weight"
 BINPACK_PREFIX = "hypernode.binpack."
