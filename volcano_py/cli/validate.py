@@ -1,4 +1,5 @@
-"""``volcano-py validate FILE...``: check manifests offline, as the CRD schemas and Volcano's admission would.
+"""``volcano-py validate FILE...``: check manifests offline, as the CRD schemas and Volcano's admission would,
+and scheduler confs (a ``volcano-scheduler.conf``, or a ConfigMap holding one) as the scheduler loads them.
 
 Exit 0 when every object is valid, 1 when any problem is found (one line each on stdout:
 ``FILE: Kind/namespace/name: field.path: what is wrong (how to fix)``), 2 when a file cannot be read (missing,
@@ -23,10 +24,13 @@ from volcano_py.api.constants import QUEUE_KIND
 from volcano_py.api.queue_hierarchy import offline_hierarchy_problems
 from volcano_py.api.validation import object_ref, unchecked_reason, validate_object
 
+from .validate_conf import conf_problem, held_confs, is_scheduler_conf
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
-        "validate", help="check Volcano manifests (Job, PodGroup, Queue, Command, HyperNode, Pod) offline"
+        "validate",
+        help="check Volcano manifests (Job, PodGroup, Queue, Command, HyperNode, Pod) and scheduler confs",
     )
     parser.add_argument("files", nargs="+", metavar="FILE", help="YAML files or directories ('-' for stdin)")
     parser.set_defaults(func=run)
@@ -97,6 +101,20 @@ def check_text(text: str, source: str, report: Report | None = None) -> Report:
         )
         return report
     for doc in documents:
+        if is_scheduler_conf(doc):
+            report.checked += 1
+            problem = conf_problem(text if len(documents) == 1 else yaml.safe_dump(doc))
+            if problem is not None:
+                report.problems.append(f"{source}: scheduler conf: {problem}")
+            continue
+        confs = held_confs(doc)
+        if confs:
+            report.checked += 1
+            for key, conf in sorted(confs.items()):
+                problem = conf_problem(conf)
+                if problem is not None:
+                    report.problems.append(f"{source}: {object_ref(doc)}: data[{key}]: {problem}")
+            continue
         ref = object_ref(doc)
         reason = unchecked_reason(doc)
         if reason is not None:

@@ -1,0 +1,61 @@
+"""``volcano-py validate`` on scheduler confs: a conf file or a ConfigMap holding one, with the scheduler's
+own load messages and the manifests' exit codes (0 loads, 1 refused, 2 unreadable)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.scheduler.test_catalogue import HELM_CI
+from volcano_py.cli.main import build_parser
+
+
+def main(argv: list[str]) -> int:
+    args = build_parser().parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+def _configmap(conf: str) -> str:
+    return yaml.safe_dump(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "volcano-scheduler-configmap", "namespace": "volcano-system"},
+            "data": {"volcano-scheduler.conf": conf},
+        }
+    )
+
+
+def test_volcanos_ci_conf_file_loads(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(HELM_CI)
+    assert main(["validate", str(path)]) == 0
+    assert "1 object(s) checked, 0 problem(s)" in capsys.readouterr().err
+
+
+def test_refused_plugin_in_a_configmap_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "cm.yaml"
+    path.write_text(_configmap(HELM_CI.replace("name: sla", "name: usage")))
+    assert main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [
+        f"{path}: ConfigMap/volcano-system/volcano-scheduler-configmap: data[volcano-scheduler.conf]: "
+        "tiers[0].plugins[3]: plugin 'usage' is not supported by volcano-py: node load thresholds and scoring "
+        "need a metrics source (Prometheus), which volcano-py does not read; remove it"
+    ]
+
+
+def test_bad_argument_in_a_conf_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(HELM_CI.replace("predicate.DynamicResourceAllocationEnable: true", "predicate.Typo: true"))
+    assert main(["validate", str(path)]) == 1
+    assert "plugin predicates: unknown argument(s) predicate.Typo" in capsys.readouterr().out
+
+
+def test_shipped_configmap_and_missing_conf(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    shipped = Path(__file__).resolve().parents[2] / "deploy" / "parts" / "30-scheduler-configmap.yaml"
+    assert main(["validate", str(shipped)]) == 0
+    assert main(["validate", str(tmp_path / "absent.conf")]) == 2
