@@ -43,14 +43,16 @@ def test_refused_plugin_in_a_configmap_is_named(tmp_path: Path, capsys: pytest.C
     out = capsys.readouterr().out.strip().splitlines()
     assert out == [
         f"{path}: ConfigMap/volcano-system/volcano-scheduler-configmap: data[volcano-scheduler.conf]: "
-        "tiers[0].plugins[3]: plugin 'usage' is not supported by volcano-py: node load thresholds and scoring "
-        "need a metrics source (Prometheus), which volcano-py does not read; remove it"
+        "tiers[0].plugins[3]: plugin 'usage' is not supported by volcano-py: node load thresholds and "
+        "scoring need a metrics source (Prometheus), which volcano-py does not read; remove it"
     ]
 
 
 def test_bad_argument_in_a_conf_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "volcano-scheduler.conf"
-    path.write_text(HELM_CI.replace("predicate.DynamicResourceAllocationEnable: true", "predicate.Typo: true"))
+    path.write_text(
+        HELM_CI.replace("predicate.DynamicResourceAllocationEnable: true", "predicate.Typo: true")
+    )
     assert main(["validate", str(path)]) == 1
     assert "plugin predicates: unknown argument(s) predicate.Typo" in capsys.readouterr().out
 
