@@ -68,6 +68,22 @@ def test_validate_reports_one_line_per_problem_and_exits_one(
     ]
 
 
+def test_validate_refuses_a_pod_asking_whole_and_shared_gpus(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulerName: volcano\n  containers:\n"
+        "  - name: c\n    resources:\n      limits: {volcano.sh/gpu-number: 1, volcano.sh/gpu-memory: 2000}\n"
+    )
+    assert main(["validate", str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        f"{path}: Pod/p: spec.containers[0].resources.limits.volcano.sh/gpu-memory: asks for a shared GPU "
+        "while spec.containers[0].resources.limits.volcano.sh/gpu-number asks for whole GPUs "
+        "(volcano.sh/gpu-number); a pod gets either whole GPUs or a share of one (drop one of them)"
+    ]
+
+
 def test_validate_reports_yaml_syntax_errors_with_the_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -10,6 +10,7 @@ import pytest
 from kubernetes_asyncio import client as k8s_client
 
 from volcano_py.kube.client import KubeClient
+from volcano_py.kube.patch import binding_body
 from volcano_py.kube.store import EventType
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
@@ -52,6 +53,26 @@ async def test_assumed_bind_shows_until_the_watch_confirms(cache: SchedulerCache
     watch(cache, EventType.MODIFIED, pod("a", "2", node="node-3"))
     assert cache.assumed_node("ns/a") is None
     assert node_of(cache, "a") == "node-3"
+
+
+async def test_assumed_bind_carries_the_chosen_gpu_cards(cache: SchedulerCache) -> None:
+    # The next session must count the card as taken before the watch shows the bound pod.
+    watch(cache, EventType.ADDED, pod("a", "1"))
+    cache.assume("ns/a", "u1", "node-3", {"volcano.sh/gpu-index": "1"})
+    (seen,) = cache.snapshot().pods
+    assert seen["metadata"]["annotations"] == {"volcano.sh/gpu-index": "1"}
+    assert "annotations" not in cache.informers["pods"].store.get("ns/a")["metadata"]
+
+
+def test_binding_body_carries_annotations() -> None:
+    body = binding_body("ns", "a", "u1", "node-3", {"volcano.sh/gpu-index": "0"})
+    assert body["metadata"] == {
+        "name": "a",
+        "namespace": "ns",
+        "uid": "u1",
+        "annotations": {"volcano.sh/gpu-index": "0"},
+    }
+    assert "annotations" not in binding_body("ns", "a", "u1", "node-3")["metadata"]
 
 
 async def test_failed_bind_rolls_back(cache: SchedulerCache) -> None:

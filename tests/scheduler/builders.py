@@ -46,6 +46,10 @@ class _Builder:
         self._body["metadata"].setdefault("labels", {})[key] = value
         return self
 
+    def annotate(self, key: str, value: str) -> Self:
+        self._body["metadata"].setdefault("annotations", {})[key] = value
+        return self
+
     def created(self, timestamp: str) -> Self:
         self._body["metadata"]["creationTimestamp"] = timestamp
         return self
@@ -55,6 +59,12 @@ class PodBuilder(_Builder):
     def req(self, cpu: Any = None, memory: Any = None, gpu: Any = None, **extra: Any) -> Self:
         container = self._body["spec"]["containers"][0]
         container["resources"] = {"requests": _quantities(cpu, memory, gpu, extra)}
+        return self
+
+    def limits(self, **quantities: Any) -> Self:
+        """Limits only (as device requests are written): ``limits(**{"volcano.sh/gpu-memory": 4000})``."""
+        container = self._body["spec"]["containers"][0]
+        container.setdefault("resources", {})["limits"] = {n: str(v) for n, v in quantities.items()}
         return self
 
     def group(self, podgroup: str, task: str | None = None) -> Self:

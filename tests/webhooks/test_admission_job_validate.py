@@ -150,6 +150,37 @@ def test_create_is_rejected_with_the_field_and_fix(body: dict[str, Any], expecte
     assert _create(body) == [expected]
 
 
+def _gpu_task(limits: dict[str, str]) -> dict[str, Any]:
+    return task("w", template={"spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}})
+
+
+@pytest.mark.parametrize(
+    ("limits", "expected"),
+    [
+        pytest.param(
+            {"nvidia.com/gpu": "1", "volcano.sh/gpu-memory": "4000"},
+            "spec.tasks[0].template.spec.containers[0].resources.limits.volcano.sh/gpu-memory: asks for a "
+            "shared GPU while spec.tasks[0].template.spec.containers[0].resources.limits.nvidia.com/gpu asks "
+            "for whole GPUs (nvidia.com/gpu); a pod gets either whole GPUs or a share of one "
+            "(drop one of them)",
+            id="whole-and-shared",
+        ),
+        pytest.param(
+            {"volcano.sh/vgpu-number": "1", "volcano.sh/vgpu-cores": "150"},
+            "spec.tasks[0].template.spec.containers[0].resources.limits.volcano.sh/vgpu-cores: '150' is a "
+            "percentage of one GPU (use at most 100)",
+            id="vgpu-cores-over-100",
+        ),
+    ],
+)
+def test_gpu_requests_that_cannot_be_placed_are_refused(limits: dict[str, str], expected: str) -> None:
+    assert _create(job(tasks=[_gpu_task(limits)], minAvailable=1)) == [expected]
+
+
+def test_a_shared_gpu_job_is_admitted() -> None:
+    assert _create(job(tasks=[_gpu_task({"volcano.sh/gpu-memory": "4000"})], minAvailable=1)) == []
+
+
 def test_every_problem_is_reported_in_one_denial() -> None:
     body = job(queue="closed", minAvailable=9, plugins={"nope": []})
     assert denial(validate_job_create(body, QUEUES)) == (

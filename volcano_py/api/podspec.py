@@ -14,7 +14,7 @@ from typing import Any, Final
 from volcano_py.api import constants
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.problems import Problem, join_path
-from volcano_py.resources import QuantityError, Resource, parse_quantity
+from volcano_py.resources import GPU, QuantityError, Resource, parse_quantity
 
 TOLERATION_OPERATORS: Final = ("Exists", "Equal")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -40,6 +40,7 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
     names: set[str] = set()
     for field in ("initContainers", "containers"):
         problems += _check_containers(spec.get(field), join_path(path, field), names)
+    problems += _check_gpu_kinds(spec, path)
     problems += _check_string_map(spec.get("nodeSelector"), join_path(path, "nodeSelector"))
     problems += _check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
     problems += _check_affinity(spec.get("affinity"), join_path(path, "affinity"))
@@ -84,6 +85,75 @@ def _check_containers(containers: Any, path: str, names: set[str]) -> list[Probl
         else:
             names.add(name)
         problems += _check_resources(container.get("resources"), join_path(here, "resources"))
+    return problems
+
+
+_WHOLE_GPUS = (GPU, constants.GPU_NUMBER_RESOURCE)
+_SHARED_GPUS = (
+    constants.GPU_MEMORY_RESOURCE,
+    constants.VGPU_NUMBER_RESOURCE,
+    constants.VGPU_MEMORY_RESOURCE,
+    constants.VGPU_MEMORY_PERCENTAGE_RESOURCE,
+    constants.VGPU_CORES_RESOURCE,
+)
+_PERCENTAGES = (constants.VGPU_MEMORY_PERCENTAGE_RESOURCE, constants.VGPU_CORES_RESOURCE)
+
+
+def _gpu_asks(spec: Mapping[str, Any], path: str) -> list[tuple[str, str, Any]]:
+    """(resource name, field path, value) of every GPU resource a container asks for."""
+    asks: list[tuple[str, str, Any]] = []
+    for field in ("initContainers", "containers"):
+        containers = spec.get(field)
+        if not isinstance(containers, list):
+            continue
+        for i, container in enumerate(containers):
+            resources = container.get("resources") if isinstance(container, Mapping) else None
+            if not isinstance(resources, Mapping):
+                continue
+            for part in ("limits", "requests"):
+                values = resources.get(part)
+                if not isinstance(values, Mapping):
+                    continue
+                for name, value in values.items():
+                    if name in _WHOLE_GPUS or name in _SHARED_GPUS:
+                        where = join_path(path, field, i, "resources", part, str(name))
+                        asks.append((str(name), where, value))
+    return asks
+
+
+def _check_gpu_kinds(spec: Mapping[str, Any], path: str) -> list[Problem]:
+    """A pod gets whole GPUs or a share of one, from one device plugin: mixing them cannot be placed."""
+    asks = _gpu_asks(spec, path)
+    problems: list[Problem] = []
+    whole = next(((n, p) for n, p, _ in asks if n in _WHOLE_GPUS), None)
+    shared = next(((n, p) for n, p, _ in asks if n in _SHARED_GPUS), None)
+    if whole and shared:
+        problems.append(
+            Problem(
+                shared[1],
+                f"asks for a shared GPU while {whole[1]} asks for whole GPUs ({whole[0]}); "
+                "a pod gets either whole GPUs or a share of one (drop one of them)",
+            )
+        )
+    share_memory = next((p for n, p, _ in asks if n == constants.GPU_MEMORY_RESOURCE), None)
+    vgpu = next((p for n, p, _ in asks if n.startswith("volcano.sh/vgpu-")), None)
+    if share_memory and vgpu:
+        problems.append(
+            Problem(
+                vgpu,
+                f"asks for a vGPU while {share_memory} asks for gpushare memory; a node runs one of the two "
+                "device plugins (use volcano.sh/vgpu-* or volcano.sh/gpu-memory, not both)",
+            )
+        )
+    for name, where, value in asks:
+        if name not in _PERCENTAGES:
+            continue
+        try:
+            amount = parse_quantity(value)
+        except QuantityError:
+            continue  # reported by the resources check
+        if amount > 100:
+            problems.append(Problem(where, f"{value!r} is a percentage of one GPU (use at most 100)"))
     return problems
 
 

@@ -6,6 +6,7 @@ pod conditions use a strategic merge patch so only the condition of that type is
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -27,10 +28,16 @@ def condition(type_: str, status: str, reason: str, message: str, *, at: str | N
     }
 
 
-def binding_body(namespace: str, name: str, uid: str, node: str) -> dict[str, Any]:
+def binding_body(
+    namespace: str, name: str, uid: str, node: str, annotations: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     meta: dict[str, Any] = {"name": name, "namespace": namespace}
     if uid:
         meta["uid"] = uid  # a pod deleted and recreated under the same name must not receive our bind
+    if annotations:
+        # The API server copies a Binding's annotations onto the pod as it sets nodeName, in one write, so
+        # the device plugin never sees the pod on the node without its chosen GPU cards.
+        meta["annotations"] = dict(annotations)
     return {
         "apiVersion": "v1",
         "kind": "Binding",
@@ -39,9 +46,16 @@ def binding_body(namespace: str, name: str, uid: str, node: str) -> dict[str, An
     }
 
 
-async def bind_pod(client: KubeClient, namespace: str, name: str, uid: str, node: str) -> None:
+async def bind_pod(
+    client: KubeClient,
+    namespace: str,
+    name: str,
+    uid: str,
+    node: str,
+    annotations: Mapping[str, str] | None = None,
+) -> None:
     await client.create(
-        PODS.object_path(name, namespace, "binding"), binding_body(namespace, name, uid, node)
+        PODS.object_path(name, namespace, "binding"), binding_body(namespace, name, uid, node, annotations)
     )
 
 

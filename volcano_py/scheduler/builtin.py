@@ -6,7 +6,7 @@ one a ``volcano-scheduler.conf`` uses in its ``tiers`` (or ``actions``); ``core.
 that are not registered here.
 
 Volcano's scheduler registry also holds names that are not run here; each is registered as refused with why,
-so a conf naming it fails at load with that reason (``deviceshare`` and ``numa-aware`` are another issue's).
+so a conf naming it fails at load with that reason.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .plugins.capacity import CapacityPlugin
 from .plugins.cdp import CdpPlugin
 from .plugins.conformance import ConformancePlugin
 from .plugins.cpsat import CpsatPlugin
+from .plugins.deviceshare import DeviceSharePlugin
 from .plugins.drf import DrfPlugin
 from .plugins.gang import GangPlugin
 from .plugins.networktopology import NetworkTopologyAwarePlugin
@@ -96,6 +97,7 @@ def default_registry() -> Registry:
     registry.add_plugin("pdb", PdbPlugin)
     registry.add_plugin("resourcequota", ResourceQuotaPlugin)
     registry.add_plugin("nodegroup", NodeGroupPlugin)
+    registry.add_plugin("deviceshare", DeviceSharePlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

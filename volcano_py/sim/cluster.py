@@ -7,7 +7,7 @@ folded in: ``enqueue`` still gates ``allocate``, since allocate only places Inqu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -169,9 +169,13 @@ class SimCluster:
         row = self.node_index[node]
         self.used[row] += sign * np.array([state.job.request.amount(d) for d in DIMS], dtype=np.int64)
 
-    def bind(self, job_key: str, uid: str, node: str, now: float) -> None:
+    def bind(
+        self, job_key: str, uid: str, node: str, now: float, annotations: Mapping[str, str] | None = None
+    ) -> None:
         state = self.jobs[job_key]
         pod = state.pods[uid]
+        if annotations:
+            pod["metadata"]["annotations"].update(annotations)
         if pod["spec"].get("nodeName"):
             raise RuntimeError(
                 f"pod {pod['metadata']['name']} bound twice ({pod['spec']['nodeName']}, {node})"

@@ -144,7 +144,7 @@ class Simulator:
         for job_key, binds in decided.binds_by_job().items():
             state = cluster.jobs[job_key]
             for bind in binds:
-                cluster.bind(job_key, bind.uid, bind.node, now)
+                cluster.bind(job_key, bind.uid, bind.node, now, bind.annotations)
             bound = len(state.finish_at) + state.succeeded
             if state.ready_at is None and bound >= state.job.min_available:
                 state.ready_at = now

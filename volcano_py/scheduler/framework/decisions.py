@@ -14,13 +14,15 @@ from volcano_py.resources import Resource
 
 @dataclass(frozen=True, slots=True)
 class Bind:
-    """Bind pod ``namespace/name`` to ``node``. ``job`` is the PodGroup key ``namespace/name``."""
+    """Bind pod ``namespace/name`` to ``node``. ``job`` is the PodGroup key ``namespace/name``.
+    ``annotations`` go on the pod with the bind (the GPU cards chosen for it, for the device plugin)."""
 
     namespace: str
     name: str
     uid: str
     node: str
     job: str
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from typing import Any
 from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
+from .devices import NodeGpus, device_request, held_by, hold, node_gpus
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -27,6 +28,18 @@ class NodeInfo:
     unschedulable: bool = False
     ready: bool = True
     tasks: dict[str, TaskInfo] = field(default_factory=dict)
+    # Per-GPU bookkeeping when the node's device plugin reports shared GPUs (deviceshare), else None.
+    gpus: NodeGpus | None = None
+
+    def add_task(self, task: TaskInfo) -> None:
+        """Charge a pod already on the node, including the GPU cards its annotations say it holds."""
+        self.tasks[task.uid] = task
+        if self.gpus is not None:
+            request = device_request(task.pod)
+            if not request.empty:
+                held = held_by(self.gpus, task.pod, request)
+                if held is not None:
+                    hold(self.gpus, task.uid, held)
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
@@ -40,6 +53,9 @@ class NodeInfo:
             raise ValueError(f"node {name}: status.allocatable: {err}") from None
         if allocatable.amount(PODS) == 0:
             allocatable = allocatable + {PODS: DEFAULT_MAX_PODS}
+        annotations = metadata.get("annotations") or {}
+        capacity = status.get("allocatable") or status.get("capacity") or {}
+        gpus = node_gpus(capacity, annotations) if annotations or capacity else None
         conditions = status.get("conditions") or []
         ready = all(c.get("status") == "True" for c in conditions if c.get("type") == "Ready")
         return cls(
@@ -49,6 +65,7 @@ class NodeInfo:
             taints=tuple(spec.get("taints") or ()),
             unschedulable=bool(spec.get("unschedulable")),
             ready=ready,
+            gpus=gpus,
         )
 
     def _sum(self, statuses: frozenset[TaskStatus]) -> Resource:

@@ -94,7 +94,7 @@ class Snapshot:
             task = TaskInfo.from_pod(pod, priority_classes=prio)
             node = by_name.get(task.node_name) if task.node_name else None
             if node is not None and task.status in OCCUPYING_STATUSES:
-                node.tasks[task.uid] = task
+                node.add_task(task)
             if task.scheduler_name not in ours:
                 continue
             if task.job_id is None:

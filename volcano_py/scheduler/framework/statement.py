@@ -143,7 +143,14 @@ class Statement:
             task = change.task
             if change.op is Op.ALLOCATE:
                 self._set_status(task, TaskStatus.BINDING)
-                bind = Bind(task.namespace, task.name, task.uid, task.node_name, task.job_id or "")
+                bind = Bind(
+                    task.namespace,
+                    task.name,
+                    task.uid,
+                    task.node_name,
+                    task.job_id or "",
+                    dict(task.bind_annotations),
+                )
                 self.ssn.binds.append(bind)
                 out.append(bind)
             elif change.op is Op.EVICT:

@@ -16,6 +16,17 @@ from volcano_py.resources import QuantityError, Resource, to_canonical, unit_sca
 
 from .status import TaskStatus, task_status_of
 
+_DEVICE_RESOURCES = frozenset(
+    {
+        k.GPU_MEMORY_RESOURCE,
+        k.GPU_NUMBER_RESOURCE,
+        k.VGPU_NUMBER_RESOURCE,
+        k.VGPU_MEMORY_RESOURCE,
+        k.VGPU_MEMORY_PERCENTAGE_RESOURCE,
+        k.VGPU_CORES_RESOURCE,
+    }
+)
+
 # Pods whose priority class is one of these are system-critical: never victims (conformance).
 SYSTEM_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
 
@@ -98,6 +109,8 @@ class TaskInfo:
     # The session's equivalence class for this task, set on first use (saves re-hashing ``class_key``).
     klass: Any = field(default=None, repr=False)
     pod: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    # Annotations a plugin wants written on the pod with its bind (deviceshare's chosen GPU cards).
+    bind_annotations: dict[str, str] = field(default_factory=dict, repr=False)
 
     @property
     def key(self) -> str:
@@ -142,6 +155,17 @@ class TaskInfo:
         affinity = dict(spec.get("affinity") or {})
         tolerations = tuple(spec.get("tolerations") or ())
         has_pod_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        device_key: Hashable = None
+        if any(name in _DEVICE_RESOURCES for name in resreq):
+            # Shared GPUs are placed per container and may be limited to card types: pods that differ there
+            # place differently. A percentage of "whichever card" is no node capacity, so not a request.
+            device_key = (
+                _freeze([(c.get("resources") or {}) for c in spec.get("containers") or ()]),
+                annotations.get(k.VGPU_USE_TYPE_KEY),
+                annotations.get(k.VGPU_NOUSE_TYPE_KEY),
+            )
+            if any(name in k.DEVICE_ONLY_RESOURCES for name in resreq):
+                resreq = Resource({n: v for n, v in resreq.items() if n not in k.DEVICE_ONLY_RESOURCES})
         class_key = (
             resreq,
             _freeze(node_selector),
@@ -150,6 +174,7 @@ class TaskInfo:
             host_ports,
             # Self-(anti-)affinity depends on the pod's own labels, so they split classes only then.
             _freeze(labels) if has_pod_affinity else None,
+            device_key,
         )
         return cls(
             uid=metadata.get("uid") or f"{namespace}/{name}",

@@ -93,6 +93,9 @@ class CpsatPlugin:
             # Host ports and pod (anti-)affinity make a pod's fit depend on its gang mates' placement, which
             # counts per node class cannot express; the greedy path checks them pod by pod.
             return None
+        if any(ssn.is_dynamic(ssn.task_class(t)) for t in pending):
+            # A plugin says fit changes as pods land (shared GPU cards): the greedy path re-checks per pod.
+            return None
         try:
             topology = NetworkTopology.parse(job.network_topology) if job.network_topology else None
         except TopologyError as err:

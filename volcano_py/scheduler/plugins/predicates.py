@@ -41,9 +41,15 @@ _NOT_MODELLED = {
     "predicate.VolumeBindingEnable": _NO_VOLUMES,
     "predicate.PodTopologySpreadEnable": "pod topology spread constraints are not checked",
     "predicate.ProportionalEnable": "proportional cpu/memory reservation per GPU is not implemented",
-    "predicate.GPUSharingEnable": "GPU sharing belongs to the deviceshare plugin",
-    "predicate.VGPUEnable": "GPU sharing belongs to the deviceshare plugin",
-    "predicate.GPUNumberEnable": "GPU sharing belongs to the deviceshare plugin",
+    "predicate.GPUSharingEnable": (
+        "GPU sharing belongs to the deviceshare plugin (set deviceshare.GPUSharingEnable there)"
+    ),
+    "predicate.VGPUEnable": (
+        "GPU sharing belongs to the deviceshare plugin (set deviceshare.VGPUEnable there)"
+    ),
+    "predicate.GPUNumberEnable": (
+        "GPU sharing belongs to the deviceshare plugin (set deviceshare.GPUNumberEnable there)"
+    ),
 }
 DRA_FLAG = "predicate.DynamicResourceAllocationEnable"
 DRA_REASON = "DynamicResourceAllocation"

@@ -186,7 +186,7 @@ class Binder:
     def submit(self, result: SessionResult) -> None:
         for job, binds in result.binds_by_job().items():
             for bind in binds:
-                self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node)
+                self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
             self._spawn(self._bind_gang(job, binds))
         for evict in result.evictions:
             self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
@@ -214,7 +214,9 @@ class Binder:
         started = time.monotonic()
         async with self._bind_slots:
             try:
-                await patch.bind_pod(self.client, bind.namespace, bind.name, bind.uid, bind.node)
+                await patch.bind_pod(
+                    self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
+                )
             except (ApiError, *_NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
                 await self._bind_failed(bind, key, exc)

@@ -14,7 +14,7 @@ The cache never decides anything: the scheduling core reads its :class:`ClusterS
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -60,14 +60,20 @@ class ClusterState:
 class _Assumed:
     uid: str
     node: str
+    # What the bind writes on the pod with the node (the chosen GPU cards), so the next snapshot counts them.
+    annotations: Mapping[str, str] = field(default_factory=dict)
 
 
 def _uid(obj: Obj) -> str:
     return str(obj.get("metadata", {}).get("uid", ""))
 
 
-def _with_node(pod: Obj, node: str) -> Obj:
-    return {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
+def _with_node(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
+    bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
+    if annotations:
+        meta = pod.get("metadata") or {}
+        bound["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
+    return bound
 
 
 def _terminating(pod: Obj) -> Obj:
@@ -147,9 +153,9 @@ class SchedulerCache:
 
     # --- promises -----------------------------------------------------------------------------------------
 
-    def assume(self, pod_key: str, uid: str, node: str) -> None:
+    def assume(self, pod_key: str, uid: str, node: str, annotations: Mapping[str, str] | None = None) -> None:
         """Count the pod as bound to ``node`` from now on (its bind is being sent)."""
-        self._assumed[pod_key] = _Assumed(uid, node)
+        self._assumed[pod_key] = _Assumed(uid, node, dict(annotations or {}))
         self.generation += 1
 
     def forget(self, pod_key: str) -> None:
@@ -182,7 +188,7 @@ class SchedulerCache:
             key = f"{meta.get('namespace')}/{meta.get('name')}"
             assumed = self._assumed.get(key)
             if assumed is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
-                pod = _with_node(pod, assumed.node)
+                pod = _with_node(pod, assumed.node, assumed.annotations)
             if key in self._evicting and not meta.get("deletionTimestamp"):
                 pod = _terminating(pod)
             result.append(pod)
