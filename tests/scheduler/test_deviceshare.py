@@ -304,3 +304,86 @@ def test_pod_request_sums_containers_and_reads_percentage_default() -> None:
 def test_bad_arguments_are_refused_at_load(args: dict[str, str], message: str) -> None:
     with pytest.raises(ConfError, match=message):
         run(Scenario(nodes=[share_node("n1").obj()], conf=_conf(**args)))
+
+
+# --- the cpsat placer counts cards, not node totals ---------------------------------------------------------
+
+CPSAT = """
+actions: "allocate"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins:
+  - name: predicates
+  - name: deviceshare
+    arguments: {deviceshare.GPUSharingEnable: true}
+  - name: binpack
+  - name: cpsat
+    arguments: {cpsat.timeBudgetMs: 5000}
+"""
+
+
+def _crowded(name: str) -> list[Any]:
+    # Every card of this node has 6000 MiB free: 24000 in total, room for three 8000 MiB pods by the
+    # node's numbers, for none by its cards.
+    return [
+        share_pod(f"{name}-old{i}", memory=10000).running(name).annotate(k.GPU_INDEX_KEY, str(i)).obj()
+        for i in range(4)
+    ]
+
+
+@pytest.mark.parametrize("conf", [pytest.param(CPSAT, id="cpsat"), pytest.param(SHARE, id="greedy")])
+def test_a_gang_of_eight_half_gpu_pods_packs_onto_four_cards(conf: str) -> None:
+    gang = [make_pod(f"w{i}").req(cpu=1).limits(**{MEM: 8000}).group("gang").obj() for i in range(8)]
+    result = check(
+        Scenario(
+            nodes=[share_node("crowded").obj(), share_node("idle").obj()],
+            pods=[*_crowded("crowded"), *gang],
+            podgroups=[
+                make_pg("gang", min_member=8).obj(),
+                *(make_pg(f"crowded-old{i}").obj() for i in range(4)),
+            ],
+            conf=conf,
+            bind_count=8,
+        )
+    )
+    assert {b.node for b in result.binds} == {"idle"}
+    assert sorted(_index(result).values()) == ["0", "0", "1", "1", "2", "2", "3", "3"]
+
+
+def test_cpsat_leaves_a_gang_that_no_cards_can_hold_pending() -> None:
+    gang = [make_pod(f"w{i}").req(cpu=1).limits(**{MEM: 8000}).group("gang").obj() for i in range(3)]
+    check(
+        Scenario(
+            nodes=[share_node("crowded").obj()],
+            pods=[*_crowded("crowded"), *gang],
+            podgroups=[
+                make_pg("gang", min_member=3).obj(),
+                *(make_pg(f"crowded-old{i}").obj() for i in range(4)),
+            ],
+            conf=CPSAT,
+            bind_count=0,
+            explains={"gang": [f"have no GPU with 8000 MiB of {MEM} free"]},
+        )
+    )
+
+
+def test_cpsat_uses_exactly_the_card_room_when_totals_say_more() -> None:
+    # crowded: one card with 8000 MiB free, three with 6000 (26000 in total: three pods by the numbers, one
+    # by the cards); small: two idle cards (four pods). Five pods fit only as one + four.
+    used = [8000, 10000, 10000, 10000]
+    old = [
+        share_pod(f"old{i}", memory=m).running("crowded").annotate(k.GPU_INDEX_KEY, str(i)).obj()
+        for i, m in enumerate(used)
+    ]
+    gang = [make_pod(f"w{i}").req(cpu=1).limits(**{MEM: 8000}).group("gang").obj() for i in range(5)]
+    result = check(
+        Scenario(
+            nodes=[share_node("crowded").obj(), share_node("small", cards=2).obj()],
+            pods=[*old, *gang],
+            podgroups=[make_pg("gang", min_member=5).obj(), *(make_pg(f"old{i}").obj() for i in range(4))],
+            conf=CPSAT,
+            bind_count=5,
+        )
+    )
+    placed = sorted((b.node, b.annotations[k.GPU_INDEX_KEY]) for b in result.binds)
+    assert placed == [("crowded", "0"), ("small", "0"), ("small", "0"), ("small", "1"), ("small", "1")]

@@ -405,3 +405,29 @@ def bind_annotations(gpus: NodeGpus, node: str, choice: Choice, now_ns: int) -> 
         k.VGPU_BIND_TIME_KEY: seconds,
         k.VGPU_BIND_PHASE_KEY: k.VGPU_BIND_PHASE_ALLOCATING,
     }
+
+
+def _copy(gpus: NodeGpus) -> NodeGpus:
+    cards = {
+        i: Card(c.index, c.memory, c.uuid, c.type, c.split, dict(c.holders), c.used_memory, c.used_cores)
+        for i, c in gpus.cards.items()
+    }
+    return NodeGpus(gpus.kind, cards, gpus.mode)
+
+
+def slots(gpus: NodeGpus, request: DeviceRequest, policy: str, cap: int) -> int:
+    """How many pods of ``request`` the cards can take one after another (at most ``cap``)."""
+    if request.empty or cap <= 0:
+        return cap
+    if gpus.kind is DeviceKind.GPUSHARE and request.memory and not request.number:
+        # Identical pods on first-fit cards: each card takes what fits in its free memory.
+        return min(cap, sum(c.free_memory // request.memory for c in gpus.cards.values()))
+    trial = _copy(gpus)
+    count = 0
+    while count < cap:
+        choice = choose(trial, request, policy)
+        if isinstance(choice, NoFit) or not choice.cards:
+            break
+        hold(trial, f"slot-{count}", choice)
+        count += 1
+    return count

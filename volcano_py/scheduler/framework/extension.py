@@ -179,6 +179,15 @@ class JobPlacer(Protocol):
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None: ...
 
 
+@runtime_checkable
+class DeviceCapacity(Protocol):
+    """How many more pods of ``klass`` each node's devices can hold (at most ``cap``), or None when the class
+    asks for no device. A count placer (cpsat) reads it for a pod's fit that per-node totals cannot express
+    (shared GPU cards); the greedy path needs none, as it re-checks the device predicate pod by pod."""
+
+    def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None: ...
+
+
 # --- combination rules, each written once ------------------------------------------------------------------
 
 Tiers = Sequence[Sequence[Callable[..., Any]]]

@@ -22,7 +22,7 @@ from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.classes import TaskClass as FrameworkClass
-from volcano_py.scheduler.framework.extension import Placed
+from volcano_py.scheduler.framework.extension import DeviceCapacity, Placed, Predicate
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
@@ -39,6 +39,8 @@ from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProble
 from volcano_py.scheduler.solver.solve import solve
 
 log = get_logger(__name__)
+# Synthetic resource columns: pods of one class that a node's shared GPU cards can still hold.
+SLOTS_PREFIX = "deviceshare.volcano-py/slots-"
 
 
 def _resource(names: Sequence[str], row: np.ndarray) -> Resource:
@@ -93,8 +95,8 @@ class CpsatPlugin:
             # Host ports and pod (anti-)affinity make a pod's fit depend on its gang mates' placement, which
             # counts per node class cannot express; the greedy path checks them pod by pod.
             return None
-        if any(ssn.is_dynamic(ssn.task_class(t)) for t in pending):
-            # A plugin says fit changes as pods land (shared GPU cards): the greedy path re-checks per pod.
+        slots = self._device_slots(ssn, pending)
+        if slots is None:
             return None
         try:
             topology = NetworkTopology.parse(job.network_topology) if job.network_topology else None
@@ -105,7 +107,7 @@ class CpsatPlugin:
         if hard and self.tree_error:
             ssn.fit_failures_of(job).add(len(pending), [f"HyperNodes are invalid: {self.tree_error}"])
             return Placed(0, 0)
-        problem, tasks_by_class = self._problem(ssn, job, pending, topology)
+        problem, tasks_by_class = self._problem(ssn, job, pending, topology, slots)
         budget = SolverBudget(time_ms=max(self.budget_ms - self.spent_ms, 0.0), max_domains=self.max_domains)
         plan = solve(problem, budget)
         self.spent_ms += plan.solve_ms
@@ -130,8 +132,37 @@ class CpsatPlugin:
         log.debug("cpsat placed", job=job.uid, pods=allocated, hypernode=plan.placed[job.uid].hypernode)
         return Placed(allocated, 0)
 
+    def _device_slots(self, ssn: Session, pending: list[TaskInfo]) -> dict[object, np.ndarray] | None:
+        """Per task class asking for shared GPU cards, how many of its pods each node's cards hold; None
+        when a class's fit changes as pods land for another reason, or when two classes share cards (their
+        counts are not independent): then the greedy path places the job pod by pod."""
+        device = next((p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)), None)
+        others = [p for _, p in ssn.plugins if isinstance(p, Predicate) and not isinstance(p, DeviceCapacity)]
+        counts: dict[object, int] = {}
+        klasses: dict[object, FrameworkClass] = {}
+        for task in pending:
+            klass = ssn.task_class(task)
+            counts[klass.key] = counts.get(klass.key, 0) + 1
+            klasses[klass.key] = klass
+        out: dict[object, np.ndarray] = {}
+        for key, klass in klasses.items():
+            if not ssn.is_dynamic(klass):
+                continue
+            if any(p.predicate_dynamic(klass) for p in others):
+                return None
+            column = device.device_slots(ssn, klass, counts[key]) if device is not None else None
+            if column is None:
+                return None
+            out[key] = column
+        return out if len(out) <= 1 else None
+
     def _problem(
-        self, ssn: Session, job: JobInfo, pending: list[TaskInfo], topology: NetworkTopology | None
+        self,
+        ssn: Session,
+        job: JobInfo,
+        pending: list[TaskInfo],
+        topology: NetworkTopology | None,
+        slots: dict[object, np.ndarray],
     ) -> tuple[PlacementProblem, dict[str, list[TaskInfo]]]:
         table = ssn.table
         groups: dict[tuple[str, object], tuple[FrameworkClass, list[TaskInfo]]] = {}
@@ -139,22 +170,30 @@ class CpsatPlugin:
             klass = ssn.task_class(task)
             groups.setdefault((task.role, klass.key), (klass, []))[1].append(task)
         klasses = [klass for klass, _ in groups.values()]
-        ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
+        # A node's shared GPU cards hold a whole number of pods each, whatever the node's total says: the
+        # count is one more resource column (as free and as allocatable), asked once per pod of its class.
+        names = list(table.names) + [f"{SLOTS_PREFIX}{i}" for i in range(len(slots))]
+        slot_column = {key: len(table.names) + i for i, key in enumerate(slots)}
         idle = np.maximum(table.allocatable - table.used, 0)
+        allocatable = table.allocatable
+        if slots:
+            extra = np.stack(list(slots.values()), axis=1)
+            idle = np.concatenate([idle, extra], axis=1)
+            allocatable = np.concatenate([allocatable, extra], axis=1)
+        # For a shared-GPU class this is "one more pod fits now"; how many is its slot column.
+        ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
         rows = np.flatnonzero(ok.any(axis=1))
-        keys = np.concatenate([idle, table.allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[
-            rows
-        ]
+        keys = np.concatenate([idle, allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[rows]
         unique, inverse = np.unique(keys, axis=0, return_inverse=True)
         members: list[list[str]] = [[] for _ in range(len(unique))]
         for row, k in zip(rows.tolist(), inverse.ravel().tolist(), strict=True):
             members[k].append(table.node_names[row])
-        width = len(table.names)
+        width = len(names)
         node_classes = tuple(
             NodeClass(
                 f"n{k}",
-                _resource(table.names, key[:width]),
-                _resource(table.names, key[width : 2 * width]),
+                _resource(names, key[:width]),
+                _resource(names, key[width : 2 * width]),
                 tuple(members[k]),
             )
             for k, key in enumerate(unique)
@@ -175,7 +214,12 @@ class CpsatPlugin:
             need = min(role_need.get(role, 0), len(members_of))
             role_need[role] = role_need.get(role, 0) - need
             feasible = frozenset(f"n{k}" for k, key in enumerate(unique) if key[2 * width + c])
-            tasks.append(TaskClass(name, _resource(table.names, klass.vec), len(members_of), need, feasible))
+            vec = klass.vec
+            if slots:
+                vec = np.concatenate([vec, np.zeros(len(slots), dtype=np.int64)])
+                if klass.key in slot_column:
+                    vec[slot_column[klass.key]] = 1
+            tasks.append(TaskClass(name, _resource(names, vec), len(members_of), need, feasible))
             by_name[name] = list(members_of)
         min_available = min(max(1, job.min_available - job.ready_task_num), len(pending))
         min_available = max(min_available, sum(t.min_member for t in tasks))

@@ -31,6 +31,7 @@ from ..framework.devices import (
     held_by,
     hold,
     release,
+    slots,
 )
 from ..framework.extension import FloatArray, IntArray, NodeVerdict
 from ..framework.session import Session
@@ -170,6 +171,19 @@ class DeviceSharePlugin:
             ok[rows] = False
             failures.append((reason, mask))
         return NodeVerdict(ok, failures)
+
+    def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None:
+        request = self.request_of(klass)
+        if request.empty:
+            return None
+        kind = DeviceKind.VGPU if request.vgpu else DeviceKind.GPUSHARE
+        out: IntArray = np.zeros(len(ssn.nodes), dtype=np.int64)
+        if request.memory > self.largest:
+            return out
+        for row, node in enumerate(ssn.nodes):
+            if node.gpus is not None and node.gpus.kind is kind:
+                out[row] = slots(node.gpus, request, self.policy, cap)
+        return out
 
     def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
         scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
