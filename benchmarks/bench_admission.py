@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from volcano_py.controllers.jobplugins import build_plugins
-from volcano_py.controllers.jobplugins.ssh import KeyPair
+from volcano_py.jobplugins import build_plugins
+from volcano_py.jobplugins.ssh import KeyPair
 from volcano_py.webhooks.job import mutate_job, validate_job_create
 from volcano_py.webhooks.queue import validate_queue_write
 

@@ -19,7 +19,7 @@ import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from fractions import Fraction
-from typing import Final
+from typing import Any, Final
 
 CPU: Final = "cpu"
 MEMORY: Final = "memory"
@@ -104,9 +104,77 @@ def to_canonical(name: str, value: str | int | float) -> int:
     """A quantity of resource ``name`` in its canonical integer unit, rounded up.
 
     Cached: a cluster repeats a handful of quantity strings ("8", "96", "768Gi") across thousands of
-    pods and nodes, and every snapshot reads them again, so exact parsing happens once per distinct string.
+    pods and nodes, and every snapshot reads them again, so parsing happens once per distinct string; and the
+    common spellings ("4", "500m", "512Mi") skip the exact general parser even then.
     """
+    if isinstance(value, str):
+        fast = _fast_canonical(name, value)
+        if fast is not None:
+            return fast
+    return canonical_exact(name, value)
+
+
+def canonical_exact(name: str, value: str | int | float) -> int:
+    """``to_canonical`` by the general parser alone: no cache, no fast path (the reference for both)."""
     return math.ceil(parse_quantity(value) * unit_scale(name))
+
+
+def _fast_canonical(name: str, value: str) -> int | None:
+    # Plain ASCII digits with no suffix, a milli suffix or a binary suffix: exact integer arithmetic
+    # without building a Fraction. Anything else (decimals, exponents, signs) is left to the exact parser.
+    if not value.isascii():
+        return None
+    if value.isdigit():
+        return int(value) * unit_scale(name)
+    if value[-1:] == "m" and value[:-1].isdigit():
+        return -(-int(value[:-1]) * unit_scale(name) // 1000)  # rounded up, as the exact parser does
+    if value[-2:] in _BINARY_SUFFIX and value[:-2].isdigit():
+        return int(value[:-2]) * _BINARY_SUFFIX[value[-2:]] * unit_scale(name)
+    return None
+
+
+def amount_of(name: str, value: object) -> int:
+    """One entry of a Kubernetes resource list in canonical units; an error names the resource."""
+    try:
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            parse_quantity(value)  # type: ignore[arg-type]  # raises, saying what was written instead
+        return to_canonical(name, value)
+    except QuantityError as err:
+        raise QuantityError(f"resource {name!r}: {err}") from None
+
+
+def container_request(container: Mapping[str, Any]) -> Resource:
+    """What one container asks for; like Kubernetes, a limit with no request counts as the request."""
+    return Resource(_request_amounts(container.get("resources")))
+
+
+def pod_request(spec: Mapping[str, Any]) -> Resource:
+    """What a pod asks of a node: its containers summed, at least its largest init container, + overhead.
+
+    The one reading of a pod's request, used by the scheduler's snapshot (for every pod, every cycle), the
+    controllers' PodGroup ``minResources`` and admission.
+    """
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or ():
+        for name, value in _request_amounts(container.get("resources")).items():
+            total[name] = total.get(name, 0) + value
+    for container in spec.get("initContainers") or ():
+        for name, value in _request_amounts(container.get("resources")).items():
+            total[name] = max(total.get(name, 0), value)
+    for name, value in (spec.get("overhead") or {}).items():
+        if value is not None:
+            total[name] = total.get(name, 0) + amount_of(name, value)
+    return Resource(total)
+
+
+def _request_amounts(resources: Mapping[str, Any] | None) -> dict[str, int]:
+    # Per resource, as the API server defaults it: a limit with no request counts as the request.
+    if not resources:
+        return {}
+    requests = dict(resources.get("limits") or {})
+    requests.update(resources.get("requests") or {})
+    # ``cpu:`` with no value: the API server drops the null, so do we.
+    return {name: amount_of(name, value) for name, value in requests.items() if value is not None}
 
 
 def format_quantity(name: str, amount: int) -> str:
@@ -139,15 +207,10 @@ class Resource(Mapping[str, int]):
     @classmethod
     def parse(cls, quantities: Mapping[str, str | int | float | None] | None) -> Resource:
         """From a Kubernetes resource list such as ``{"cpu": "500m", "nvidia.com/gpu": 8}``."""
-        out: dict[str, int] = {}
-        for name, value in (quantities or {}).items():
-            if value is None:
-                continue  # ``cpu:`` with no value: the API server drops the null, so do we
-            try:
-                out[name] = to_canonical(name, value)
-            except QuantityError as err:
-                raise QuantityError(f"resource {name!r}: {err}") from None
-        return cls(out)
+        # ``cpu:`` with no value: the API server drops the null, so do we.
+        return cls(
+            {name: amount_of(name, value) for name, value in (quantities or {}).items() if value is not None}
+        )
 
     @classmethod
     def of(

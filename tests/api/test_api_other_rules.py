@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 from api_builders import make_hypernode, make_job, make_podgroup, make_queue, pod_template
 
-from volcano_py.api.podspec import check_pod_spec, pod_request
+from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.validation import object_ref, validate_object
-from volcano_py.resources import Resource
+from volcano_py.resources import Resource, pod_request
 
 
 def problems(doc: Any) -> list[str]:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
-from volcano_py.api.podspec import pod_request
 from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, spec_patch
 from volcano_py.controllers.job.spec import parse_job
-from volcano_py.resources import Resource
+from volcano_py.resources import Resource, pod_request
 
 
 def test_pod_carries_volcanos_labels_and_annotations() -> None:

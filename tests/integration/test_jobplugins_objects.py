@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from volcano_py.api import constants
-from volcano_py.controllers.jobplugins import ApplyPolicy, build_plugins
-from volcano_py.controllers.jobplugins.helpers import owner_reference
 from volcano_py.devcluster import DevCluster
+from volcano_py.jobplugins import ApplyPolicy, build_plugins
+from volcano_py.jobplugins.helpers import owner_reference
 
 pytestmark = pytest.mark.integration
 

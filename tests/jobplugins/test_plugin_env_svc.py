@@ -5,7 +5,7 @@ from __future__ import annotations
 from plugin_builders import env_of, make_job, make_pod
 
 from volcano_py.api import constants
-from volcano_py.controllers.jobplugins import ApplyPolicy, ObjectRef, build_plugins
+from volcano_py.jobplugins import ApplyPolicy, ObjectRef, build_plugins
 
 
 def test_env_sets_both_task_index_variables_in_every_container_and_init_container() -> None:

@@ -8,7 +8,7 @@ import pytest
 from plugin_builders import env_of, make_job, make_pod
 
 from volcano_py.api import constants
-from volcano_py.controllers.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, build_plugins
+from volcano_py.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, build_plugins
 
 
 def _pod(job: dict, task: str, index: int) -> dict:

@@ -5,14 +5,14 @@ from __future__ import annotations
 import pytest
 from plugin_builders import make_job
 
-from volcano_py.controllers.jobplugins import (
+from volcano_py.jobplugins import (
     JobPluginError,
     argument_problems,
     build_plugins,
     plugin_problems,
     with_default_plugins,
 )
-from volcano_py.controllers.jobplugins.mpi import MpiPlugin
+from volcano_py.jobplugins.mpi import MpiPlugin
 
 
 def test_plugins_run_in_registry_order_whatever_the_job_lists() -> None:

@@ -8,8 +8,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from plugin_builders import fixed_keys, make_job, make_pod
 
-from volcano_py.controllers.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, build_plugins
-from volcano_py.controllers.jobplugins.ssh import generate_rsa_key_pair
+from volcano_py.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, build_plugins
+from volcano_py.jobplugins.ssh import generate_rsa_key_pair
 
 
 def _secret_data(job: dict) -> dict[str, str]:

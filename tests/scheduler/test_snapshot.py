@@ -101,10 +101,9 @@ def test_a_snapshot_serves_one_session() -> None:
 )
 @pytest.mark.parametrize("name", ["cpu", "memory", "nvidia.com/gpu", "pods"])
 def test_fast_quantity_paths_agree_with_the_exact_parser(name: str, value: str) -> None:
-    from volcano_py.resources import to_canonical
-    from volcano_py.scheduler.framework.task import _canonical
+    from volcano_py.resources import canonical_exact, to_canonical
 
-    assert _canonical(name, value) == to_canonical(name, value)
+    assert to_canonical(name, value) == canonical_exact(name, value)
 
 
 def test_a_limit_without_a_request_counts_per_resource() -> None:

@@ -14,7 +14,7 @@ from typing import Any, Final
 from volcano_py.api import constants
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.problems import Problem, join_path
-from volcano_py.resources import GPU, QuantityError, Resource, parse_quantity
+from volcano_py.resources import GPU, QuantityError, parse_quantity
 
 TOLERATION_OPERATORS: Final = ("Exists", "Equal")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -351,21 +351,3 @@ def check_jdb_annotations(
                 )
             )
     return problems
-
-
-def container_request(container: Mapping[str, Any]) -> Resource:
-    """What one container asks for; like Kubernetes, a limit with no request counts as the request."""
-    resources = container.get("resources") or {}
-    requests = dict(resources.get("limits") or {})
-    requests.update(resources.get("requests") or {})
-    return Resource.parse(requests)
-
-
-def pod_request(spec: Mapping[str, Any]) -> Resource:
-    """A pod's effective request: its containers' sum, at least its largest init container, plus overhead."""
-    total = Resource()
-    for container in spec.get("containers") or []:
-        total = total + container_request(container)
-    for init in spec.get("initContainers") or []:
-        total = total.max_with(container_request(init))
-    return total + Resource.parse(spec.get("overhead"))

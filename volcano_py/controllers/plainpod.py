@@ -12,8 +12,8 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.podspec import pod_request
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.resources import pod_request
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:

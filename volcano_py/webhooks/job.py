@@ -17,7 +17,7 @@ from volcano_py.api.batch import Job
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
-from volcano_py.controllers.jobplugins import argument_problems, with_default_plugins
+from volcano_py.jobplugins import argument_problems, with_default_plugins
 from volcano_py.webhooks.common import Queues, children, queue_state
 from volcano_py.webhooks.patch import PatchOp
 

@@ -11,10 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.podspec import pod_request
 from volcano_py.controllers.job.podbuilder import owner_reference
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
-from volcano_py.resources import Resource
+from volcano_py.resources import Resource, pod_request
 
 
 def _task_requests(task: TaskSpec) -> Resource:

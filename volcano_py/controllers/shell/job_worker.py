@@ -24,11 +24,11 @@ from volcano_py.controllers.job.policies import Decision, Request
 from volcano_py.controllers.job.spec import JobSpec, JobSpecError
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
-from volcano_py.controllers.jobplugins import PluginSet
 from volcano_py.controllers.shell.context import JOBS, ControllerContext, DelayedAction, JobKey
 from volcano_py.controllers.shell.job_resources import JobResources
 from volcano_py.controllers.shell.plugins import JobPluginError, JobPlugins
 from volcano_py.controllers.ttl import seconds_left
+from volcano_py.jobplugins import PluginSet
 from volcano_py.kube.client import JSON_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import PODGROUPS, PODS

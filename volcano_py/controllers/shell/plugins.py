@@ -1,6 +1,6 @@
 """Job plugins (``spec.plugins``: svc, ssh, env, mpi, pytorch, ...) wired into the Job worker.
 
-The plugins themselves are pure (``controllers.jobplugins``); this module builds them once per Job
+The plugins themselves are pure (``volcano_py.jobplugins``); this module builds them once per Job
 generation (the ssh plugin makes a key pair, which must not change while the Job lives), applies the objects
 they ask for, and deletes them when the Job finishes, as Volcano's ``pluginOnJobAdd`` / ``OnJobDelete`` do.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from volcano_py.controllers.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, PluginSet, build_plugins
+from volcano_py.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, PluginSet, build_plugins
 from volcano_py.kube.client import ApiError, KubeClient
 
 _PLURALS = {

@@ -6,13 +6,12 @@ scheduling-relevant part of its spec. The session evaluates predicates and score
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
-from volcano_py.resources import QuantityError, Resource, to_canonical, unit_scale
+from volcano_py.resources import QuantityError, Resource, pod_request
 
 from .status import TaskStatus, task_status_of
 
@@ -29,50 +28,6 @@ _DEVICE_RESOURCES = frozenset(
 
 # Pods whose priority class is one of these are system-critical: never victims (conformance).
 SYSTEM_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
-
-
-_BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-
-
-@functools.lru_cache(maxsize=4096)
-def _canonical(name: str, value: str) -> int:
-    # Pods of one template repeat the same few quantities; parsing them once keeps snapshots cheap, and
-    # the common spellings ("4", "500m", "512Mi") skip the exact general parser.
-    scale = unit_scale(name)
-    if value.isdigit():
-        return int(value) * scale
-    if value[:-1].isdigit() and value.endswith("m"):
-        return -(-int(value[:-1]) * scale // 1000)  # rounded up, as the general parser does
-    if value[:-2].isdigit() and value[-2:] in _BINARY:
-        return int(value[:-2]) * _BINARY[value[-2:]] * scale
-    return to_canonical(name, value)
-
-
-def _request_of(resources: Mapping[str, Any] | None) -> dict[str, int]:
-    # Per resource, as the API server defaults it: a limit with no request counts as the request.
-    requests = dict((resources or {}).get("limits") or {})
-    requests.update((resources or {}).get("requests") or {})
-    out: dict[str, int] = {}
-    for name, value in requests.items():
-        try:
-            out[name] = _canonical(name, str(value))
-        except QuantityError as err:
-            raise QuantityError(f"resource {name!r}: {err}") from None
-    return out
-
-
-def pod_request(spec: Mapping[str, Any]) -> Resource:
-    """What a pod asks of a node: its containers summed, at least its largest init container, + overhead."""
-    total: dict[str, int] = {}
-    for container in spec.get("containers") or ():
-        for name, value in _request_of(container.get("resources")).items():
-            total[name] = total.get(name, 0) + value
-    for container in spec.get("initContainers") or ():
-        for name, value in _request_of(container.get("resources")).items():
-            total[name] = max(total.get(name, 0), value)
-    for name, value in (spec.get("overhead") or {}).items():
-        total[name] = total.get(name, 0) + _canonical(name, str(value))
-    return Resource(total)
 
 
 def _freeze(value: Any) -> Hashable:

@@ -14,9 +14,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import append_env, containers, domain_name, replicas, tasks
-from volcano_py.controllers.jobplugins.types import JSON, ManagedObject, ObjectRef
+from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
+from volcano_py.jobplugins.helpers import append_env, containers, domain_name, replicas, tasks
+from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 TF_CONFIG_ENV = "TF_CONFIG"
 ROLES = ("ps", "worker", "chief", "evaluator")  # the order TF_CONFIG lists them in

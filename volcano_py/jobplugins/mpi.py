@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import append_env, containers, find_task, open_port, task_hosts
-from volcano_py.controllers.jobplugins.types import JSON, ManagedObject, ObjectRef
+from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
+from volcano_py.jobplugins.helpers import append_env, containers, find_task, open_port, task_hosts
+from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 MPI_HOST_ENV = "MPI_HOST"
 PORT_NAME = "mpijob-port"

@@ -6,9 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import parse_flags
-from volcano_py.controllers.jobplugins.helpers import append_env, containers
-from volcano_py.controllers.jobplugins.types import JSON, ManagedObject, ObjectRef
+from volcano_py.jobplugins.flags import parse_flags
+from volcano_py.jobplugins.helpers import append_env, containers
+from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 TASK_INDEX_ENV = "VC_TASK_INDEX"
 TASK_VK_INDEX_ENV = "VK_TASK_INDEX"

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.controllers.jobplugins.types import JSON
+from volcano_py.jobplugins.types import JSON
 
 
 def job_name(job: Mapping[str, Any]) -> str:

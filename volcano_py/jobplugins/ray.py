@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import (
+from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
+from volcano_py.jobplugins.helpers import (
     containers,
     find_task,
     first_host,
@@ -27,7 +27,7 @@ from volcano_py.controllers.jobplugins.helpers import (
     open_port,
     owned_metadata,
 )
-from volcano_py.controllers.jobplugins.types import (
+from volcano_py.jobplugins.types import (
     JSON,
     ApplyPolicy,
     JobPluginError,

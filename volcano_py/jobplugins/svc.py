@@ -13,8 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags
-from volcano_py.controllers.jobplugins.helpers import (
+from volcano_py.jobplugins.flags import Flag, parse_flags
+from volcano_py.jobplugins.helpers import (
     add_volume,
     append_env,
     containers,
@@ -26,7 +26,7 @@ from volcano_py.controllers.jobplugins.helpers import (
     task_hosts,
     tasks,
 )
-from volcano_py.controllers.jobplugins.types import JSON, ApplyPolicy, ManagedObject, ObjectRef
+from volcano_py.jobplugins.types import JSON, ApplyPolicy, ManagedObject, ObjectRef
 
 CONFIG_MAP_MOUNT_PATH = "/etc/volcano"
 FLAGS = (

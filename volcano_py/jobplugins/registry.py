@@ -7,16 +7,16 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from volcano_py.controllers.jobplugins.env import EnvPlugin
-from volcano_py.controllers.jobplugins.hcclrank import HcclRankPlugin
-from volcano_py.controllers.jobplugins.helpers import find_task
-from volcano_py.controllers.jobplugins.mpi import MpiPlugin
-from volcano_py.controllers.jobplugins.pytorch import PytorchPlugin
-from volcano_py.controllers.jobplugins.ray import RayPlugin
-from volcano_py.controllers.jobplugins.ssh import KeyPair, SshPlugin, generate_rsa_key_pair
-from volcano_py.controllers.jobplugins.svc import SvcPlugin
-from volcano_py.controllers.jobplugins.tensorflow import TensorflowPlugin
-from volcano_py.controllers.jobplugins.types import JSON, JobPlugin, JobPluginError, ManagedObject, ObjectRef
+from volcano_py.jobplugins.env import EnvPlugin
+from volcano_py.jobplugins.hcclrank import HcclRankPlugin
+from volcano_py.jobplugins.helpers import find_task
+from volcano_py.jobplugins.mpi import MpiPlugin
+from volcano_py.jobplugins.pytorch import PytorchPlugin
+from volcano_py.jobplugins.ray import RayPlugin
+from volcano_py.jobplugins.ssh import KeyPair, SshPlugin, generate_rsa_key_pair
+from volcano_py.jobplugins.svc import SvcPlugin
+from volcano_py.jobplugins.tensorflow import TensorflowPlugin
+from volcano_py.jobplugins.types import JSON, JobPlugin, JobPluginError, ManagedObject, ObjectRef
 
 Builder = Callable[[Sequence[str]], JobPlugin]
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import (
+from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
+from volcano_py.jobplugins.helpers import (
     append_env,
     containers,
     find_task,
@@ -23,7 +23,7 @@ from volcano_py.controllers.jobplugins.helpers import (
     open_port,
     replicas,
 )
-from volcano_py.controllers.jobplugins.types import JSON, JobPluginError, ManagedObject, ObjectRef
+from volcano_py.jobplugins.types import JSON, JobPluginError, ManagedObject, ObjectRef
 
 PORT_NAME = "pytorchjob-port"
 WAIT_CONTAINER = "wait-for-master"

@@ -3,7 +3,8 @@
 A Job names its plugins in ``spec.plugins`` (plugin name -> list of Volcano-style arguments, e.g.
 ``{pytorch: ["--master=master", "--worker=worker", "--port=23456"], svc: []}``). Known plugins: env, svc, ssh,
 mpi, pytorch, tensorflow, ray, hcclrank; each module's docstring lists its arguments and Volcano's defaults.
-Everything here is pure: no API calls, no clock; the only randomness is the ssh key pair, injectable.
+Everything here is pure: no API calls, no clock; the only randomness is the ssh key pair, injectable. It is a
+leaf under both ``controllers`` (which run the plugins) and ``webhooks`` (which check their arguments).
 
 How the Job controller calls them
 ---------------------------------
@@ -32,7 +33,7 @@ The admission webhook uses ``with_default_plugins`` (svc for tensorflow/mpi/pyto
 master). ``plugin_problems`` lists every problem at once, for tools that do not run those rules.
 """
 
-from volcano_py.controllers.jobplugins.registry import (
+from volcano_py.jobplugins.registry import (
     KNOWN_PLUGINS,
     PLUGIN_BUILDERS,
     PluginSet,
@@ -42,7 +43,7 @@ from volcano_py.controllers.jobplugins.registry import (
     plugin_problems,
     with_default_plugins,
 )
-from volcano_py.controllers.jobplugins.types import (
+from volcano_py.jobplugins.types import (
     ApplyPolicy,
     JobPlugin,
     JobPluginError,

@@ -20,8 +20,8 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.controllers.jobplugins.helpers import (
+from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
+from volcano_py.jobplugins.helpers import (
     add_volume,
     job_name,
     job_namespace,
@@ -29,7 +29,7 @@ from volcano_py.controllers.jobplugins.helpers import (
     task_host_names,
     tasks,
 )
-from volcano_py.controllers.jobplugins.types import (
+from volcano_py.jobplugins.types import (
     JSON,
     ApplyPolicy,
     JobPluginError,

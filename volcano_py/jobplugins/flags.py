@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from volcano_py.controllers.jobplugins.types import JobPluginError
+from volcano_py.jobplugins.types import JobPluginError
 
 FlagValue = str | int | bool
 

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.controllers.jobplugins.flags import Flag, parse_flags
-from volcano_py.controllers.jobplugins.helpers import containers, find_task, replicas
-from volcano_py.controllers.jobplugins.types import JSON, ManagedObject, ObjectRef
+from volcano_py.jobplugins.flags import Flag, parse_flags
+from volcano_py.jobplugins.helpers import containers, find_task, replicas
+from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 RANK_ANNOTATION = "hccl/rankIndex"
 FLAGS = (Flag("master", "master"), Flag("worker", "worker"))
