@@ -9,28 +9,17 @@ This module finds the candidates and groups them into units; ``gangplan`` builds
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from ..framework.job import JobInfo
 from ..framework.nodetable import IntArray
 from ..framework.session import Session
 from ..framework.status import ALLOCATED_STATUSES, TaskStatus
-from ..framework.task import TaskInfo
+from ..framework.task import TaskInfo, timestamp
 
 # Pods a plan may evict: they run (or are bound) and were not placed by this very session.
 EVICTABLE = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
-
-
-@functools.lru_cache(maxsize=65536)
-def timestamp(created: str) -> float:
-    """Seconds since the epoch of a creationTimestamp; 0 when absent or unreadable."""
-    try:
-        return datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return 0.0
 
 
 def never_preempts(job: JobInfo) -> bool:

@@ -6,8 +6,10 @@ scheduling-relevant part of its spec. The session evaluates predicates and score
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as k
@@ -28,6 +30,15 @@ _DEVICE_RESOURCES = frozenset(
 
 # Pods whose priority class is one of these are system-critical: never victims (conformance).
 SYSTEM_CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})
+
+
+@functools.lru_cache(maxsize=65536)
+def timestamp(created: str) -> float:
+    """Seconds since the epoch of a creationTimestamp; 0 when absent or unreadable."""
+    try:
+        return datetime.fromisoformat(created.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return 0.0
 
 
 def _freeze(value: Any) -> Hashable:

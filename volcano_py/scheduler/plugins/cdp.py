@@ -11,10 +11,9 @@ from volcano_py.api import constants as k
 from volcano_py.api.common import parse_duration
 from volcano_py.log import get_logger
 
-from ..actions.victims import timestamp
 from ..framework.arguments import Arguments
 from ..framework.session import Session
-from ..framework.task import TaskInfo
+from ..framework.task import TaskInfo, timestamp
 
 log = get_logger(__name__)
 
