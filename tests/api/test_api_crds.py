@@ -77,12 +77,24 @@ def test_only_volcanos_defaults_are_declared() -> None:
     for info in CRDS:
         schema = build_crd(info)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         declared.update(_defaults(schema, info.kind))
+    job_spec = {
+        ".queue": "default",
+        ".maxRetry": 3,
+        ".networkTopology.mode": "hard",
+        ".tasks[].partitionPolicy.minPartitions": 0,
+        ".tasks[].partitionPolicy.networkTopology.mode": "hard",
+    }
+    # A flow's patch is partial: only what a user writes inside a block he adds is defaulted there.
+    patch = {k: v for k, v in job_spec.items() if k not in (".queue", ".maxRetry")}
     assert declared == {
-        "Job.spec.queue": "default",
-        "Job.spec.maxRetry": 3,
-        "Job.spec.networkTopology.mode": "hard",
-        "Job.spec.tasks[].partitionPolicy.minPartitions": 0,
-        "Job.spec.tasks[].partitionPolicy.networkTopology.mode": "hard",
+        **{f"Job.spec{k}": v for k, v in job_spec.items()},
+        **{f"JobTemplate.spec{k}": v for k, v in job_spec.items()},
+        **{f"CronJob.spec.jobTemplate.spec{k}": v for k, v in job_spec.items()},
+        **{f"JobFlow.spec.flows[].patch.jobSpec{k}": v for k, v in patch.items()},
+        "CronJob.spec.concurrencyPolicy": "Allow",
+        "CronJob.spec.suspend": False,
+        "CronJob.spec.successfulJobsHistoryLimit": 3,
+        "CronJob.spec.failedJobsHistoryLimit": 1,
         "PodGroup.spec.queue": "default",
         "PodGroup.spec.networkTopology.mode": "hard",
         "PodGroup.spec.subGroupPolicy[].subGroupSize": 1,
@@ -101,6 +113,9 @@ def test_only_volcanos_defaults_are_declared() -> None:
         ("Queue", "Cluster", ["q", "queue-v1beta1"], True),
         ("Command", "Namespaced", None, False),
         ("HyperNode", "Cluster", ["hn"], True),
+        ("CronJob", "Namespaced", ["cronvcjob", "cronvj"], True),
+        ("JobFlow", "Namespaced", ["jf"], True),
+        ("JobTemplate", "Namespaced", ["jt"], True),
     ],
 )
 def test_names_scope_and_subresources_are_volcanos(

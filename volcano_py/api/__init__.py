@@ -11,6 +11,8 @@ from volcano_py.api import constants
 from volcano_py.api.batch import Job, JobPhase, LifecyclePolicy, TaskSpec
 from volcano_py.api.bus import Action, Command, Event
 from volcano_py.api.nodeinfo import Numatopology
+from volcano_py.api.cron import ConcurrencyPolicy, CronJob
+from volcano_py.api.flow import FlowPhase, JobFlow, JobTemplate, RetainPolicy
 from volcano_py.api.problems import Problem
 from volcano_py.api.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
 from volcano_py.api.topology import HyperNode
@@ -18,10 +20,15 @@ from volcano_py.api.topology import HyperNode
 __all__ = [
     "Action",
     "Command",
+    "ConcurrencyPolicy",
+    "CronJob",
     "Event",
+    "FlowPhase",
     "HyperNode",
     "Job",
+    "JobFlow",
     "JobPhase",
+    "JobTemplate",
     "LifecyclePolicy",
     "Numatopology",
     "PodGroup",
@@ -29,6 +36,7 @@ __all__ = [
     "Problem",
     "Queue",
     "QueueState",
+    "RetainPolicy",
     "TaskSpec",
     "constants",
 ]

@@ -27,6 +27,10 @@ TOPOLOGY_GROUP: Final = "topology.volcano.sh"
 TOPOLOGY_VERSION: Final = "v1alpha1"
 TOPOLOGY_API_VERSION: Final = f"{TOPOLOGY_GROUP}/{TOPOLOGY_VERSION}"
 
+FLOW_GROUP: Final = "flow.volcano.sh"
+FLOW_VERSION: Final = "v1alpha1"
+FLOW_API_VERSION: Final = f"{FLOW_GROUP}/{FLOW_VERSION}"
+
 JOB_KIND: Final = "Job"
 JOB_PLURAL: Final = "jobs"
 PODGROUP_KIND: Final = "PodGroup"
@@ -37,6 +41,12 @@ COMMAND_KIND: Final = "Command"
 COMMAND_PLURAL: Final = "commands"
 HYPERNODE_KIND: Final = "HyperNode"
 HYPERNODE_PLURAL: Final = "hypernodes"
+CRONJOB_KIND: Final = "CronJob"
+CRONJOB_PLURAL: Final = "cronjobs"
+JOBFLOW_KIND: Final = "JobFlow"
+JOBFLOW_PLURAL: Final = "jobflows"
+JOBTEMPLATE_KIND: Final = "JobTemplate"
+JOBTEMPLATE_PLURAL: Final = "jobtemplates"
 
 NODEINFO_GROUP: Final = "nodeinfo.volcano.sh"
 NODEINFO_VERSION: Final = "v1alpha1"
@@ -114,6 +124,20 @@ TASK_TOPOLOGY_TASK_ORDER_KEY: Final = "volcano.sh/task-topology-task-order"
 
 NETWORK_TOPOLOGY_MODE_KEY: Final = "volcano.sh/network-topology-mode"
 NETWORK_TOPOLOGY_HIGHEST_TIER_KEY: Final = "volcano.sh/network-topology-highest-tier"
+# HyperNode label: which discovery source made it (``label``, ``ufm``); discovery owns only its own.
+NETWORK_TOPOLOGY_SOURCE_KEY: Final = "volcano.sh/network-topology-source"
+
+# --- flow.volcano.sh/v1alpha1 -------------------------------------------------------------------------------
+
+# Label and annotation on a Job made by a JobFlow: "<namespace>.<name>" of the template and of the flow.
+CREATED_BY_JOB_TEMPLATE_KEY: Final = "volcano.sh/createdByJobTemplate"
+CREATED_BY_JOB_FLOW_KEY: Final = "volcano.sh/createdByJobFlow"
+
+# --- the controller's own configuration (Volcano's chart) --------------------------------------------------
+
+VOLCANO_SYSTEM_NAMESPACE: Final = "volcano-system"
+CONTROLLER_CONFIGMAP: Final = "volcano-controller-configmap"
+CONTROLLER_CONFIG_KEY: Final = "volcano-controller.conf"
 
 # --- devices: GPU sharing (deviceshare plugin, Volcano's gpushare and HAMi vGPU device plugins) ----------
 

@@ -20,6 +20,8 @@ from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
 from volcano_py.api.common import CRD_DEFAULT
+from volcano_py.api.cron import CronJob
+from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.meta import KubeObject
 from volcano_py.api.nodeinfo import Numatopology
 from volcano_py.api.scheduling import PodGroup, Queue
@@ -147,6 +149,43 @@ CRDS: tuple[CRDInfo, ...] = (
         singular="numatopology",
         namespaced=False,
         short_names=("numatopo",),
+    ),
+    CRDInfo(
+        model=CronJob,
+        group=constants.BATCH_GROUP,
+        version=constants.BATCH_VERSION,
+        kind=constants.CRONJOB_KIND,
+        plural=constants.CRONJOB_PLURAL,
+        singular="cronjob",
+        namespaced=True,
+        short_names=("cronvcjob", "cronvj"),
+        status_subresource=True,
+    ),
+    CRDInfo(
+        model=JobFlow,
+        group=constants.FLOW_GROUP,
+        version=constants.FLOW_VERSION,
+        kind=constants.JOBFLOW_KIND,
+        plural=constants.JOBFLOW_PLURAL,
+        singular="jobflow",
+        namespaced=True,
+        short_names=("jf",),
+        status_subresource=True,
+        columns=(
+            PrinterColumn("Status", "string", ".status.state.phase"),
+            PrinterColumn("Age", "date", ".metadata.creationTimestamp"),
+        ),
+    ),
+    CRDInfo(
+        model=JobTemplate,
+        group=constants.FLOW_GROUP,
+        version=constants.FLOW_VERSION,
+        kind=constants.JOBTEMPLATE_KIND,
+        plural=constants.JOBTEMPLATE_PLURAL,
+        singular="jobtemplate",
+        namespaced=True,
+        short_names=("jt",),
+        status_subresource=True,
     ),
 )
 

@@ -18,6 +18,9 @@ from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
 from volcano_py.api.crd import crd_for, openapi_schema
+from volcano_py.api.cron import CronJob
+from volcano_py.api.flow import JobFlow, JobTemplate
+from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.meta import KubeObject, ObjectMeta
@@ -52,6 +55,9 @@ KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
     (constants.BUS_API_VERSION, constants.COMMAND_KIND): Command,
     (constants.TOPOLOGY_API_VERSION, constants.HYPERNODE_KIND): HyperNode,
     (constants.NODEINFO_API_VERSION, constants.NUMATOPOLOGY_KIND): Numatopology,
+    (constants.BATCH_API_VERSION, constants.CRONJOB_KIND): CronJob,
+    (constants.FLOW_API_VERSION, constants.JOBFLOW_KIND): JobFlow,
+    (constants.FLOW_API_VERSION, constants.JOBTEMPLATE_KIND): JobTemplate,
 }
 _GROUP_VERSIONS: Final = {api_version.split("/")[0]: api_version for api_version in constants.VOLCANO_KINDS}
 NOT_VOLCANO: Final = "not a Volcano kind, not checked"
@@ -66,6 +72,9 @@ def _rules(obj: KubeObject) -> list[Problem]:
         Command: validate_command,
         HyperNode: validate_hypernode,
         Numatopology: validate_numatopology,
+        CronJob: validate_cronjob,
+        JobFlow: validate_jobflow,
+        JobTemplate: validate_jobtemplate,
     }
     return checks[type(obj)](obj)
 

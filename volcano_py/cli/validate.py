@@ -20,7 +20,8 @@ from typing import Any
 
 import yaml
 
-from volcano_py.api.constants import QUEUE_KIND
+from volcano_py.api.constants import FLOW_API_VERSION, QUEUE_KIND
+from volcano_py.api.flow_rules import templates_missing_across
 from volcano_py.api.queue_hierarchy import offline_hierarchy_problems
 from volcano_py.api.validation import object_ref, unchecked_reason, validate_object
 
@@ -72,6 +73,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # (source, queue object) in file order, for the hierarchy checks across files.
     queues: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # (source, JobFlow or JobTemplate), for the flows' templates across files.
+    flows: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
 
 
 def _load(text: str, source: str) -> tuple[list[Any] | None, str | None]:
@@ -125,14 +128,20 @@ def check_text(text: str, source: str, report: Report | None = None) -> Report:
         report.problems += [f"{source}: {ref}: {problem}" for problem in found]
         if not found and isinstance(doc, dict) and doc.get("kind") == QUEUE_KIND:
             report.queues.append((source, doc))
+        if not found and isinstance(doc, dict) and doc.get("apiVersion") == FLOW_API_VERSION:
+            report.flows.append((source, doc))
     return report
 
 
 def finish(report: Report) -> Report:
-    """The checks across all files: the queue hierarchy (parents, depth, cycles, capability, shares)."""
+    """The checks across all files: the queue hierarchy (parents, depth, cycles, capability, shares), and
+    the JobTemplates the JobFlows name."""
     problems, notes = offline_hierarchy_problems(report.queues)
     report.problems += [f"{source}: {object_ref(queue)}: {problem}" for source, queue, problem in problems]
     report.notes += [f"{source}: {object_ref(queue)}: {note}" for source, queue, note in notes]
+    sources = {id(doc): source for source, doc in report.flows}
+    for doc, problem in templates_missing_across([doc for _, doc in report.flows]):
+        report.problems.append(f"{sources[id(doc)]}: {object_ref(doc)}: {problem}")
     return report
 
 

@@ -1,0 +1,192 @@
+"""Admission rules for JobFlow, JobTemplate and CronJob that need nothing but the object itself.
+
+A JobFlow must be a DAG over its own steps (Volcano's webhook refuses a cycle or a target that is not a step);
+the JobTemplates it names must exist, which only the cluster (the webhook) or the set of files being
+validated can tell, so ``missing_templates`` takes the names known. A CronJob's schedule and time zone must
+parse, and its name leave room for the ``-<minutes since epoch>`` suffix of the Jobs it creates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from volcano_py.api import constants
+from volcano_py.api.batch import Job, JobSpec
+from volcano_py.api.cron import CronJob, ScheduleError, load_zone, parse_schedule
+from volcano_py.api.flow import JobFlow, JobTemplate
+from volcano_py.api.job_rules import validate_job
+from volcano_py.api.meta import ObjectMeta
+from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.rules import object_name_problems
+
+# Volcano names a Job after the flow and the step: "<flow>-<step>", and a Job name fits in 63 characters.
+MAX_JOB_NAME = 63
+# A CronJob's Jobs are "<cronjob>-<minutes since the epoch>": 52 + 1 + up to 10 digits.
+MAX_CRONJOB_NAME = 52
+
+
+def flow_job_name(flow_name: str, step: str) -> str:
+    """The name of the Job a JobFlow creates for one step (Volcano's)."""
+    return f"{flow_name}-{step}"
+
+
+def _job_spec_problems(spec: JobSpec, prefix: str) -> list[Problem]:
+    """The Job admission rules on a spec that is not yet a Job, with paths under ``prefix``."""
+    job = Job(metadata=ObjectMeta(name="template"), spec=spec)
+    out: list[Problem] = []
+    for problem in validate_job(job):
+        if problem.path.startswith("metadata"):
+            continue
+        path = problem.path.removeprefix("spec")
+        out.append(Problem(f"{prefix}{path}", problem.message))
+    return out
+
+
+def validate_jobtemplate(template: JobTemplate) -> list[Problem]:
+    return object_name_problems(template.metadata) + _job_spec_problems(template.spec, "spec")
+
+
+def find_cycle(edges: dict[str, list[str]]) -> list[str] | None:
+    """One dependency cycle as a path (first == last), or None when ``edges`` is a DAG."""
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for nxt in edges.get(node, ()):
+            if state.get(nxt) == 1:
+                return [*path[path.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt)) is not None:
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in edges:
+        if node not in state and (found := visit(node)) is not None:
+            return found
+    return None
+
+
+def validate_jobflow(flow: JobFlow) -> list[Problem]:
+    problems = object_name_problems(flow.metadata)
+    flows = flow.spec.flows
+    if not flows:
+        problems.append(Problem("spec.flows", "is empty (add at least one step naming a JobTemplate)"))
+    seen: dict[str, int] = {}
+    for i, step in enumerate(flows):
+        here = join_path("spec", "flows", i, "name")
+        if step.name in seen:
+            problems.append(
+                Problem(
+                    here,
+                    f"{step.name!r} is also spec.flows[{seen[step.name]}] (each step runs once; "
+                    "remove the duplicate)",
+                )
+            )
+        else:
+            seen[step.name] = i
+        job_name = flow_job_name(flow.name, step.name)
+        if flow.name and len(job_name) > MAX_JOB_NAME:
+            problems.append(
+                Problem(
+                    here,
+                    f"the Job {job_name!r} would be longer than {MAX_JOB_NAME} characters "
+                    "(shorten the JobFlow or JobTemplate name)",
+                )
+            )
+    edges: dict[str, list[str]] = {}
+    for i, step in enumerate(flows):
+        edges.setdefault(step.name, [])
+        for j, target in enumerate(step.targets()):
+            if target not in seen:
+                known = ", ".join(sorted(seen)) or "none"
+                problems.append(
+                    Problem(
+                        join_path("spec", "flows", i, "dependsOn", "targets", j),
+                        f"{target!r} is not a step of this flow (name one of: {known})",
+                    )
+                )
+            else:
+                edges[step.name].append(target)
+    cycle = find_cycle(edges)
+    if cycle is not None:
+        first = seen[cycle[0]]
+        problems.append(
+            Problem(
+                join_path("spec", "flows", first, "dependsOn", "targets"),
+                f"the flow is not a DAG: {' -> '.join(cycle)} depend on each other in a cycle "
+                "(remove one of these dependencies)",
+            )
+        )
+    return problems
+
+
+def missing_templates(flow: JobFlow, known: Collection[str]) -> list[Problem]:
+    """Steps whose JobTemplate (same namespace, same name) is not among ``known``."""
+    return [
+        Problem(
+            join_path("spec", "flows", i, "name"),
+            f"no JobTemplate {step.name!r} in namespace {flow.namespace or 'default'} "
+            "(create the JobTemplate first, or fix the name)",
+        )
+        for i, step in enumerate(flow.spec.flows)
+        if step.name not in known
+    ]
+
+
+def validate_cronjob(cronjob: CronJob) -> list[Problem]:
+    problems = object_name_problems(cronjob.metadata)
+    name = cronjob.metadata.name or ""
+    if len(name) > MAX_CRONJOB_NAME:
+        problems.append(
+            Problem(
+                "metadata.name",
+                f"{name!r} is longer than {MAX_CRONJOB_NAME} characters (shorten it: "
+                "its Jobs add a '-<minutes>' suffix and must fit in 63)",
+            )
+        )
+    spec = cronjob.spec
+    zone_ok = True
+    try:
+        load_zone(spec.time_zone)
+    except ScheduleError as err:
+        zone_ok = False
+        problems.append(Problem("spec.timeZone", str(err)))
+    try:
+        parse_schedule(spec.schedule, spec.time_zone if zone_ok else None)
+    except ScheduleError as err:
+        problems.append(Problem("spec.schedule", str(err)))
+    problems += _job_spec_problems(spec.job_template.spec, "spec.jobTemplate.spec")
+    return problems
+
+
+def templates_missing_across(objects: Collection[object]) -> list[tuple[object, Problem]]:
+    """For a set of manifests checked together: each JobFlow step whose JobTemplate none of them defines.
+
+    Only when the set defines JobTemplates at all: a flow checked alone may well use templates that are
+    already in the cluster (the admission webhook checks those).
+    """
+    templates: set[tuple[str, str]] = set()
+    flows: list[tuple[object, JobFlow]] = []
+    for obj in objects:
+        if not isinstance(obj, dict) or obj.get("apiVersion") != constants.FLOW_API_VERSION:
+            continue
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        namespace = str((meta or {}).get("namespace") or "")
+        if obj.get("kind") == constants.JOBTEMPLATE_KIND:
+            templates.add((namespace, str((meta or {}).get("name") or "")))
+        elif obj.get("kind") == constants.JOBFLOW_KIND:
+            try:
+                flows.append((obj, JobFlow.model_validate(obj)))
+            except ValueError:
+                continue  # its own problems are reported by validate_object
+    if not templates:
+        return []
+    out: list[tuple[object, Problem]] = []
+    for obj, flow in flows:
+        # A manifest without a namespace lands in whatever namespace it is applied to: it matches any.
+        known = {name for ns, name in templates if not ns or not flow.namespace or ns == flow.namespace}
+        out += [(obj, problem) for problem in missing_templates(flow, known)]
+    return out
