@@ -127,7 +127,8 @@ def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(obj
     assert crds == sorted(
         ["jobs.batch.volcano.sh", "commands.bus.volcano.sh", "podgroups.scheduling.volcano.sh",
          "queues.scheduling.volcano.sh", "hypernodes.topology.volcano.sh",
-         "numatopologies.nodeinfo.volcano.sh"]
+         "numatopologies.nodeinfo.volcano.sh", "cronjobs.batch.volcano.sh", "jobflows.flow.volcano.sh",
+         "jobtemplates.flow.volcano.sh"]
     )  # fmt: skip
     _one(objects, "Namespace", NAMESPACE)
 

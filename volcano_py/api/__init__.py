@@ -10,9 +10,9 @@ that were set); check one with ``validation.validate_object(obj)`` (a list of ``
 from volcano_py.api import constants
 from volcano_py.api.batch import Job, JobPhase, LifecyclePolicy, TaskSpec
 from volcano_py.api.bus import Action, Command, Event
-from volcano_py.api.nodeinfo import Numatopology
 from volcano_py.api.cron import ConcurrencyPolicy, CronJob
 from volcano_py.api.flow import FlowPhase, JobFlow, JobTemplate, RetainPolicy
+from volcano_py.api.nodeinfo import Numatopology
 from volcano_py.api.problems import Problem
 from volcano_py.api.scheduling import PodGroup, PodGroupPhase, Queue, QueueState
 from volcano_py.api.topology import HyperNode
