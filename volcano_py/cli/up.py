@@ -1,10 +1,11 @@
 """``volcano-py up``: the embedded default -- a local cluster, GPU nodes, our CRDs, controller and scheduler.
 
 Phases: (1) start the local control plane (building its binaries on first use) with KWOK GPU nodes in
-racks and spines, and the HyperNodes that describe them; (2) install the CRDs generated from our models;
-(3) run the controller and the scheduler in this process; (4) with ``--demo``, apply the examples and print
-a live table of jobs until every one reaches a final phase. ``kubectl`` then works against ``$KUBECONFIG``
-as on a real cluster. Ctrl-C stops everything and leaves no process behind.
+racks and spines, the ``volcano-system`` namespace, and the HyperNodes that describe the racks; (2) install
+the CRDs generated from our models; (3) run the controller and the scheduler in this process; (4) with
+``--demo``, apply the examples and print a live table of jobs until every one reaches a final phase.
+``kubectl`` then works against ``$KUBECONFIG`` as on a real cluster. Ctrl-C stops everything and leaves
+no process behind.
 """
 
 from __future__ import annotations
@@ -183,6 +184,9 @@ def _start_cluster(args: argparse.Namespace) -> DevCluster:
         for info in CRDS:
             (Path(tmp) / f"{info.group}_{info.plural}.yaml").write_text(render_crd(info))
         cluster.apply_crds(Path(tmp))
+    # Volcano installs into volcano-system and its examples put ConfigMaps there (the controller's
+    # HyperNode discovery config among them): the local cluster has it as a real install does.
+    cluster.create_namespace(c.VOLCANO_SYSTEM_NAMESPACE)
     nodes = cluster.get_json("/api/v1/nodes")["items"]
     hypernodes = hypernodes_for(nodes)
     if hypernodes:

@@ -60,6 +60,7 @@ def node_manifests(
     prefix: str = "node-",
     cpu: str = "32",
     memory: str = "256Gi",
+    ephemeral_storage: str = "1Ti",
     pods: int = 110,
     gpus: int = 8,
     labels: Mapping[str, str] | None = None,
@@ -69,7 +70,9 @@ def node_manifests(
     """``count`` Node objects named ``{prefix}{start}``, ``{prefix}{start + 1}``, ...
 
     ``status.capacity`` and ``allocatable`` are set on create; KWOK keeps them when it initialises the node.
-    ``gpus=0`` leaves ``nvidia.com/gpu`` out altogether, as on a real CPU-only node.
+    ``gpus=0`` leaves ``nvidia.com/gpu`` out altogether, as on a real CPU-only node. ``ephemeral-storage`` is
+    there because every kubelet reports its node's disk, and manifests that request it (Volcano's
+    PaddlePaddle example asks 22Gi) must fit as they would on a real node.
     """
     if count < 0:
         raise ValueError(f"count={count}: must be >= 0")
@@ -79,8 +82,14 @@ def node_manifests(
         raise ValueError(f"gpus={gpus}: must be >= 0")
     _check_quantity("cpu", cpu)
     _check_quantity("memory", memory)
+    _check_quantity("ephemeral_storage", ephemeral_storage)
     layout = topology or Topology()
-    resources: dict[str, str] = {"cpu": cpu, "memory": memory, "pods": str(pods)}
+    resources: dict[str, str] = {
+        "cpu": cpu,
+        "memory": memory,
+        "ephemeral-storage": ephemeral_storage,
+        "pods": str(pods),
+    }
     if gpus:
         resources[GPU_RESOURCE] = str(gpus)
     manifests: list[dict[str, object]] = []

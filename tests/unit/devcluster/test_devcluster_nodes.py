@@ -26,7 +26,13 @@ def test_nodes_carry_capacity_and_gpus_and_are_managed_by_kwok() -> None:
     assert [n["metadata"]["name"] for n in nodes] == ["gpu-0", "gpu-1"]  # type: ignore[index]
     for node in nodes:
         status: dict[str, Any] = node["status"]  # type: ignore[assignment]
-        expected = {"cpu": "64", "memory": "512Gi", "pods": "50", GPU_RESOURCE: "8"}
+        expected = {
+            "cpu": "64",
+            "memory": "512Gi",
+            "ephemeral-storage": "1Ti",
+            "pods": "50",
+            GPU_RESOURCE: "8",
+        }
         assert status["capacity"] == expected
         assert status["allocatable"] == expected
         assert node["metadata"]["annotations"]["kwok.x-k8s.io/node"] == "fake"  # type: ignore[index]
