@@ -108,6 +108,30 @@ class Schedule:
             raise ScheduleError(f"{self.expression!r} never fires (no such date: {err})") from None
         return found.astimezone(UTC)
 
+    def missed(self, after: datetime, until: datetime, *, cap: int = 100) -> tuple[datetime | None, int]:
+        """The latest run time in ``(after, until]`` and how many there are (counting stops past ``cap``)."""
+        if self.every is not None:
+            first = self.next_after(after)
+            if first > until:
+                return None, 0
+            count = (until - first) // self.every + 1
+            return first + (count - 1) * self.every, count
+        latest: datetime | None = None
+        count = 0
+        when = self.next_after(after)
+        while when <= until:
+            latest, count = when, count + 1
+            if count > cap:
+                return self._latest_until(until), count
+            when = self.next_after(when)
+        return latest, count
+
+    def _latest_until(self, until: datetime) -> datetime:
+        found: datetime = croniter(self.expression, until.astimezone(self.zone)).get_prev(datetime)
+        # get_prev is strictly before its base; ``until`` itself may be a run time.
+        exact = self.next_after(found)
+        return (exact if exact <= until else found).astimezone(UTC)
+
 
 def load_zone(name: str | None) -> tzinfo:
     """The IANA zone ``name`` (UTC when None); ScheduleError for an unknown or malformed one."""

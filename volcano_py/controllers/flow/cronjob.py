@@ -1,0 +1,230 @@
+"""The CronJob controller's decisions, without I/O and with the time passed in.
+
+One sync, as Volcano's (and Kubernetes') CronJob controller does it: forget finished Jobs from ``active`` and
+keep ``successfulJobsHistoryLimit`` / ``failedJobsHistoryLimit`` of them; unless suspended, find the most
+recent run time missed since ``lastScheduleTime`` (or creation), no older than ``startingDeadlineSeconds``;
+apply ``concurrencyPolicy`` (Forbid skips while a run is active, Replace deletes it first); create the Job.
+
+Restarts are safe because everything is derived from the API: ``active`` is rebuilt from the Jobs the CronJob
+owns, and a run's Job name is the CronJob's name plus its scheduled time (minutes since the epoch, as
+Volcano), so re-creating a run after a crash hits AlreadyExists instead of starting it twice, and
+``lastScheduleTime`` says which run was the last one made.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.common import format_time
+from volcano_py.api.cron import ConcurrencyPolicy, CronJob, Schedule, ScheduleError, load_zone, parse_schedule
+
+JSON = dict[str, Any]
+
+FINISHED = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
+# Kubernetes' margin past the run time before the resync, so a slightly early timer does not miss it.
+NEXT_SCHEDULE_DELTA = timedelta(milliseconds=100)
+TOO_MANY_MISSED = 100
+
+
+@dataclass(frozen=True, slots=True)
+class CronEvent:
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(slots=True)
+class CronPlan:
+    create: JSON | None = None
+    delete: list[str] = field(default_factory=list)
+    status: JSON | None = (
+        None  # the new status, or None when it is unchanged; the created Job's ref has no uid
+    )
+    events: list[CronEvent] = field(default_factory=list)
+    requeue_after: float | None = None  # seconds until the next run time (plus a margin)
+
+
+def job_name(cronjob_name: str, scheduled: datetime, schedule: Schedule | None = None) -> str:
+    """``<cronjob>-<minutes since the epoch>`` (Volcano's). A schedule that fires more than once a minute
+    (``@every 10s``) would give two runs one name, so those count seconds instead."""
+    stamp = int(scheduled.timestamp())
+    if schedule is not None and schedule.every is not None and schedule.every < timedelta(minutes=1):
+        return f"{cronjob_name}-{stamp}"
+    return f"{cronjob_name}-{stamp // 60}"
+
+
+def _phase(job: Mapping[str, Any]) -> str:
+    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
+
+
+def _finished(job: Mapping[str, Any]) -> bool:
+    return _phase(job) in FINISHED
+
+
+def _created(job: Mapping[str, Any]) -> str:
+    return str((job.get("metadata") or {}).get("creationTimestamp") or "")
+
+
+def _ref(job: Mapping[str, Any]) -> JSON:
+    meta = job.get("metadata") or {}
+    ref = {
+        "apiVersion": c.BATCH_API_VERSION,
+        "kind": c.JOB_KIND,
+        "namespace": meta.get("namespace"),
+        "name": meta.get("name"),
+        "uid": meta.get("uid"),
+        "resourceVersion": meta.get("resourceVersion"),
+    }
+    return {k: v for k, v in ref.items() if v}
+
+
+def _parse_time(text: Any) -> datetime | None:
+    if not text:
+        return None
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def build_job(
+    cron_body: Mapping[str, Any], cronjob: CronJob, scheduled: datetime, schedule: Schedule
+) -> JSON:
+    meta = cron_body["metadata"]
+    template = cron_body["spec"].get("jobTemplate") or {}
+    template_meta = template.get("metadata") or {}
+    annotations = dict(template_meta.get("annotations") or {})
+    # RFC 3339 in the CronJob's zone, as Volcano writes it.
+    annotations[c.CRONJOB_SCHEDULED_TIMESTAMP_KEY] = scheduled.astimezone(schedule.zone).isoformat()
+    return {
+        "apiVersion": c.BATCH_API_VERSION,
+        "kind": c.JOB_KIND,
+        "metadata": {
+            "name": job_name(cronjob.name, scheduled, schedule),
+            "namespace": meta["namespace"],
+            "labels": dict(template_meta.get("labels") or {}),
+            "annotations": annotations,
+            "ownerReferences": [
+                {
+                    "apiVersion": c.BATCH_API_VERSION,
+                    "kind": c.CRONJOB_KIND,
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": dict(template.get("spec") or {}),
+    }
+
+
+def _oldest_beyond(jobs: Sequence[Mapping[str, Any]], keep: int) -> list[str]:
+    ordered = sorted(jobs, key=lambda j: (_created(j) or "~", str(j["metadata"]["name"])))
+    excess = len(ordered) - keep
+    return [str(j["metadata"]["name"]) for j in ordered[: max(excess, 0)]]
+
+
+def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], now: datetime) -> CronPlan:
+    """One sync of one CronJob at ``now``; ``jobs`` are the Jobs it owns (controller reference)."""
+    cronjob = CronJob.model_validate(cron_body)
+    plan = CronPlan()
+    if cronjob.metadata.deletion_timestamp is not None:
+        return plan
+    spec = cronjob.spec
+    old: JSON = dict(cron_body.get("status") or {})
+    status: JSON = dict(old)
+
+    # 1. Finished Jobs: out of active, last success time, history limits.
+    succeeded = [j for j in jobs if _phase(j) == JobPhase.COMPLETED]
+    failed = [j for j in jobs if _phase(j) == JobPhase.FAILED]
+    finish_times = [
+        t
+        for j in succeeded
+        if (t := _parse_time(((j.get("status") or {}).get("state") or {}).get("lastTransitionTime")))
+    ]
+    last_success = _parse_time(old.get("lastSuccessfulTime"))
+    if finish_times and (last_success is None or max(finish_times) > last_success):
+        status["lastSuccessfulTime"] = format_time(max(finish_times))
+    plan.delete += _oldest_beyond(succeeded, spec.successful_jobs_history_limit)
+    plan.delete += _oldest_beyond(failed, spec.failed_jobs_history_limit)
+
+    # 2. Active: the owned Jobs still running, oldest first (rebuilt, so a lost status write loses nothing).
+    running = sorted(
+        (j for j in jobs if not _finished(j)), key=lambda j: (_created(j), j["metadata"]["name"])
+    )
+    active = [_ref(j) for j in running]
+    status["active"] = active
+
+    def finish() -> CronPlan:
+        cleaned = {k: v for k, v in status.items() if v}
+        if cleaned != {k: v for k, v in old.items() if v}:
+            plan.status = cleaned
+        return plan
+
+    if spec.suspend:
+        return finish()
+    try:
+        load_zone(spec.time_zone)
+    except ScheduleError as err:
+        plan.events.append(
+            CronEvent("Warning", "UnknownTimeZone", f"spec.timeZone: {err}; no Job is created")
+        )
+        return finish()
+    try:
+        schedule = parse_schedule(spec.schedule, spec.time_zone)
+    except ScheduleError as err:
+        plan.events.append(
+            CronEvent("Warning", "InvalidSchedule", f"spec.schedule: {err}; no Job is created")
+        )
+        return finish()
+
+    # 3. The most recent run time not yet made.
+    created = cronjob.metadata.creation_timestamp or now
+    last = _parse_time(old.get("lastScheduleTime"))
+    earliest = last or created
+    if spec.starting_deadline_seconds is not None:
+        earliest = max(earliest, now - timedelta(seconds=spec.starting_deadline_seconds))
+    scheduled, missed = schedule.missed(earliest, now, cap=TOO_MANY_MISSED)
+    if missed > TOO_MANY_MISSED:
+        plan.events.append(
+            CronEvent(
+                "Warning",
+                "TooManyMissedTimes",
+                "too many missed start times; set or decrease .spec.startingDeadlineSeconds "
+                "or check clock skew",
+            )
+        )
+    if scheduled is None or (last is not None and scheduled == last):
+        # Nothing due: wake up at the next run time (after ``earliest`` there is none up to now).
+        following = schedule.next_after(earliest if scheduled is None else scheduled)
+        plan.requeue_after = (following - now + NEXT_SCHEDULE_DELTA).total_seconds()
+        return finish()
+    plan.requeue_after = (schedule.next_after(scheduled) - now + NEXT_SCHEDULE_DELTA).total_seconds()
+    name = job_name(cronjob.name, scheduled, schedule)
+    if any(ref.get("name") == name for ref in active):
+        return finish()
+
+    # 4. Concurrency.
+    if active and spec.concurrency_policy is ConcurrencyPolicy.FORBID:
+        plan.events.append(
+            CronEvent(
+                "Warning", "ForbidConcurrent", "Skipping job creation because another job is already running"
+            )
+        )
+        return finish()
+    if active and spec.concurrency_policy is ConcurrencyPolicy.REPLACE:
+        plan.events.append(CronEvent("Warning", "ReplaceConcurrent", "Replacing active job for CronJob"))
+        plan.delete += [str(ref["name"]) for ref in active]
+        status["active"] = []
+
+    # 5. The run.
+    plan.create = build_job(cron_body, cronjob, scheduled, schedule)
+    status["active"] = [*status["active"], _ref(plan.create)]
+    status["lastScheduleTime"] = format_time(scheduled)
+    return finish()
