@@ -63,10 +63,12 @@ def created(plan: Any) -> list[str]:
         pytest.param({}, ["f-a"], "Pending", id="start-the-roots"),
         pytest.param({"f-a": "Running"}, [], "Running", id="wait-for-target"),
         pytest.param({"f-a": "Completed"}, ["f-b", "f-c"], "Running", id="fan-out"),
-        pytest.param({"f-a": "Completed", "f-b": "Completed", "f-c": "Running"}, [], "Running", id="join-waits"),
+        pytest.param({"f-a": "Completed", "f-b": "Completed", "f-c": "Running"}, [], "Running",
+                     id="join-waits"),
         pytest.param({"f-a": "Completed", "f-b": "Completed", "f-c": "Completed"}, ["f-d"], "Running",
                      id="join"),
-        pytest.param({"f-a": "Completed", "f-b": "Failed", "f-c": "Running"}, [], "Failed", id="a-step-fails"),
+        pytest.param({"f-a": "Completed", "f-b": "Failed", "f-c": "Running"}, [], "Failed",
+                     id="a-step-fails"),
     ],
 )  # fmt: skip
 def test_diamond_runs_in_dependency_order(
@@ -143,7 +145,7 @@ def test_status_is_not_rewritten_when_nothing_changed() -> None:
     assert history == [{"startTimestamp": "2026-05-01T12:00:00Z", "state": "Running"}]
 
 
-# --- CronJob --------------------------------------------------------------------------------------------------
+# --- CronJob ------------------------------------------------------------------------------------------
 
 
 def cron(
