@@ -1,0 +1,179 @@
+"""HyperNodes from node labels (Volcano's ``networkTopologyDiscovery`` source ``label``), without I/O.
+
+The controller reads key ``volcano-controller.conf`` of ConfigMap
+``volcano-system/volcano-controller-configmap``::
+
+    networkTopologyDiscovery:
+      - source: label
+        enabled: true
+        config:
+          networkTopologyTypes:
+            rack-topology:                       # at most 20 characters
+              - nodeLabel: topology.example.com/spine    # highest tier first
+              - nodeLabel: topology.example.com/rack
+              - nodeLabel: kubernetes.io/hostname        # the nodes themselves: the last entry is skipped
+
+Each label value becomes one HyperNode of its tier (the last label listed before the hostname is tier 1 and
+has the nodes as members, the one above it is tier 2 and has the tier-1 HyperNodes as members, ...). A node
+missing a label stops its chain there. Discovered HyperNodes carry ``volcano.sh/network-topology-source:
+label`` and their ``<label>: <value>``; reconciling creates, updates and deletes exactly those, never a
+HyperNode written by hand. Names are Volcano's ``hypernode-<type>-tier<n>-<suffix>``; where Volcano draws a
+random suffix we hash the label and value, so the same topology gets the same names after a restart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from volcano_py.api import constants as c
+from volcano_py.api.topology import MemberType
+
+JSON = dict[str, Any]
+LABEL_SOURCE = "label"
+MAX_TYPE_NAME = 20
+
+
+@dataclass(frozen=True, slots=True)
+class LabelDiscovery:
+    """Per topology type, its labels from tier 1 upwards (the hostname entry already dropped)."""
+
+    types: Mapping[str, tuple[str, ...]]
+
+
+@dataclass(slots=True)
+class DiscoveryConfig:
+    label: LabelDiscovery | None = None
+    problems: list[str] = field(default_factory=list)  # what was refused, with the fix
+
+
+def parse_config(text: str | None) -> DiscoveryConfig:
+    """The label source's settings from the ConfigMap's ``volcano-controller.conf``; problems say what was
+    ignored and why (a source we cannot run, a malformed type)."""
+    out = DiscoveryConfig()
+    if not text:
+        return out
+    try:
+        doc = yaml.safe_load(text) or {}
+    except yaml.YAMLError as err:
+        out.problems.append(f"{c.CONTROLLER_CONFIG_KEY} is not valid YAML ({err}); fix the ConfigMap")
+        return out
+    sources = doc.get("networkTopologyDiscovery") if isinstance(doc, dict) else None
+    if not isinstance(sources, list):
+        return out
+    for i, source in enumerate(sources):
+        if not isinstance(source, dict) or not source.get("enabled"):
+            continue
+        name = source.get("source")
+        if name != LABEL_SOURCE:
+            out.problems.append(
+                f"networkTopologyDiscovery[{i}].source {name!r} is not supported by volcano-py "
+                "(only 'label' discovers HyperNodes here; disable it or describe the topology with "
+                "node labels)"
+            )
+            continue
+        types = ((source.get("config") or {}).get("networkTopologyTypes")) or {}
+        parsed: dict[str, tuple[str, ...]] = {}
+        for type_name, entries in types.items() if isinstance(types, dict) else ():
+            labels = [str(e.get("nodeLabel", "")) for e in entries or () if isinstance(e, dict)]
+            where = f"networkTopologyDiscovery[{i}].config.networkTopologyTypes.{type_name}"
+            if len(str(type_name)) > MAX_TYPE_NAME:
+                out.problems.append(
+                    f"{where}: the name is longer than {MAX_TYPE_NAME} characters (shorten it)"
+                )
+            elif len(set(labels)) != len(labels) or not all(labels):
+                out.problems.append(f"{where}: labels repeat or are empty (list each nodeLabel once)")
+            elif len(labels) < 2:
+                out.problems.append(f"{where}: needs a topology label above the hostname label (add one)")
+            else:
+                # Listed top-down and ending with the hostname label, which names the nodes themselves.
+                parsed[str(type_name)] = tuple(reversed(labels[:-1]))
+        out.label = LabelDiscovery(parsed)
+    return out
+
+
+def _clean(text: str) -> str:
+    return "".join(ch.lower() if ch.isalpha() else ch if ch.isdigit() or ch in ".-" else "-" for ch in text)
+
+
+def hypernode_name(type_name: str, tier: int, label: str, value: str) -> str:
+    suffix = hashlib.sha256(f"{label}={value}".encode()).hexdigest()[:5]
+    return f"hypernode-{_clean(type_name)}-tier{tier}-{suffix}"
+
+
+def discover(nodes: Iterable[Mapping[str, Any]], config: LabelDiscovery,
+             existing: Iterable[Mapping[str, Any]] = ()) -> list[JSON]:  # fmt: skip
+    """The HyperNodes the node labels describe, as API objects sorted by name. ``existing`` discovered
+    HyperNodes keep their names (one made by Volcano, with its random suffix, is adopted, not replaced)."""
+    names_in_use: dict[tuple[str, str], str] = {}
+    for hn in sorted(existing, key=lambda h: str(h["metadata"]["name"])):
+        labels = hn["metadata"].get("labels") or {}
+        if labels.get(c.NETWORK_TOPOLOGY_SOURCE_KEY) != LABEL_SOURCE:
+            continue
+        for key, value in labels.items():
+            if key != c.NETWORK_TOPOLOGY_SOURCE_KEY:
+                names_in_use.setdefault((key, value), str(hn["metadata"]["name"]))
+    found: dict[str, JSON] = {}
+    members: dict[str, set[str]] = {}
+    by_label: dict[tuple[str, str], str] = {}
+    for node in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
+        labels = node["metadata"].get("labels") or {}
+        for type_name in sorted(config.types):
+            member = str(node["metadata"]["name"])
+            for tier, key in enumerate(config.types[type_name], start=1):
+                if key not in labels:
+                    break
+                value = str(labels[key])
+                name = by_label.get((key, value)) or names_in_use.get((key, value))
+                name = name or hypernode_name(type_name, tier, key, value)
+                by_label[(key, value)] = name
+                if name not in found:
+                    found[name] = {
+                        "apiVersion": c.TOPOLOGY_API_VERSION,
+                        "kind": c.HYPERNODE_KIND,
+                        "metadata": {"name": name,
+                                     "labels": {c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE, key: value}},
+                        "spec": {"tier": tier, "tierName": key},
+                    }  # fmt: skip
+                    members[name] = set()
+                members[name].add(member)
+                member = name
+    for name, obj in found.items():
+        kind = MemberType.NODE if obj["spec"]["tier"] == 1 else MemberType.HYPERNODE
+        obj["spec"]["members"] = [
+            {"type": kind.value, "selector": {"exactMatch": {"name": m}}} for m in sorted(members[name])
+        ]
+    return [found[name] for name in sorted(found)]
+
+
+@dataclass(slots=True)
+class Reconcile:
+    create: list[JSON] = field(default_factory=list)
+    update: list[JSON] = field(default_factory=list)  # existing object with the discovered spec and labels
+    delete: list[str] = field(default_factory=list)
+
+
+def reconcile(discovered: Iterable[JSON], existing: Iterable[Mapping[str, Any]]) -> Reconcile:
+    """What to write so the label-sourced HyperNodes are exactly ``discovered``; others are left alone."""
+    mine = {
+        str(h["metadata"]["name"]): h
+        for h in existing
+        if (h["metadata"].get("labels") or {}).get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
+    }
+    out = Reconcile()
+    for want in discovered:
+        name = str(want["metadata"]["name"])
+        have = mine.pop(name, None)
+        if have is None:
+            out.create.append(want)
+            continue
+        labels = {**(have["metadata"].get("labels") or {}), **want["metadata"]["labels"]}
+        if have.get("spec") != want["spec"] or labels != (have["metadata"].get("labels") or {}):
+            updated = {**have, "metadata": {**have["metadata"], "labels": labels}, "spec": want["spec"]}
+            out.update.append(updated)
+    out.delete = sorted(mine)
+    return out
