@@ -22,6 +22,7 @@ class Scenario:
     podgroups: Sequence[Obj] = ()
     queues: Sequence[Obj] = ()
     priority_classes: Sequence[Obj] = ()
+    numatopologies: Sequence[Obj] = ()
     conf: str | None = None
     # pod name -> node name, exactly the set of binds expected (None: don't check)
     binds: Mapping[str, str] | None = None
@@ -42,6 +43,7 @@ def run(scenario: Scenario) -> SessionResult:
         podgroups=scenario.podgroups,
         queues=scenario.queues,
         priority_classes=scenario.priority_classes,
+        numatopologies=scenario.numatopologies,
     )
     return run_session(snapshot, load_conf(scenario.conf), NOW)
 

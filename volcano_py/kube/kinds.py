@@ -56,6 +56,9 @@ RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota"
 HYPERNODES: Final = ResourceKind(
     c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL, c.HYPERNODE_KIND, namespaced=False
 )
+NUMATOPOLOGIES: Final = ResourceKind(
+    c.NODEINFO_GROUP, c.NODEINFO_VERSION, c.NUMATOPOLOGY_PLURAL, c.NUMATOPOLOGY_KIND, namespaced=False
+)
 
 
 def object_key(obj: dict[str, object]) -> str:

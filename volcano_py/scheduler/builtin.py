@@ -29,6 +29,7 @@ from .plugins.gang import GangPlugin
 from .plugins.networktopology import NetworkTopologyAwarePlugin
 from .plugins.nodegroup import NodeGroupPlugin
 from .plugins.nodeorder import NodeOrderPlugin
+from .plugins.numaaware import NumaAwarePlugin
 from .plugins.overcommit import OvercommitPlugin
 from .plugins.pdb import PdbPlugin
 from .plugins.predicates import PredicatesPlugin
@@ -98,6 +99,7 @@ def default_registry() -> Registry:
     registry.add_plugin("resourcequota", ResourceQuotaPlugin)
     registry.add_plugin("nodegroup", NodeGroupPlugin)
     registry.add_plugin("deviceshare", DeviceSharePlugin)
+    registry.add_plugin("numa-aware", NumaAwarePlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

@@ -55,6 +55,8 @@ class Snapshot:
     # PodDisruptionBudgets and ResourceQuotas as the API returns them (the pdb and resourcequota plugins).
     pdbs: tuple[Obj, ...] = ()
     resource_quotas: tuple[Obj, ...] = ()
+    # Numatopology objects (nodeinfo.volcano.sh), one per node, for the numa-aware plugin.
+    numatopologies: tuple[Obj, ...] = ()
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
@@ -70,6 +72,7 @@ class Snapshot:
         hypernodes: Iterable[Obj] = (),
         pdbs: Iterable[Obj] = (),
         resource_quotas: Iterable[Obj] = (),
+        numatopologies: Iterable[Obj] = (),
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
     ) -> Snapshot:
         """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
@@ -122,6 +125,7 @@ class Snapshot:
             hypernodes=tuple(hypernodes),
             pdbs=tuple(pdbs),
             resource_quotas=tuple(resource_quotas),
+            numatopologies=tuple(numatopologies),
             orphans=orphans,
         )
 

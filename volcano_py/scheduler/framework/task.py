@@ -132,6 +132,11 @@ class TaskInfo:
             )
             if any(name in k.DEVICE_ONLY_RESOURCES for name in resreq):
                 resreq = Resource({n: v for n, v in resreq.items() if n not in k.DEVICE_ONLY_RESOURCES})
+        numa_policy = annotations.get(k.NUMA_POLICY_KEY)
+        if numa_policy:
+            # numa-aware places by whole CPUs per container and by QoS (limits), and by the policy itself.
+            containers = [(c.get("resources") or {}) for c in spec.get("containers") or ()]
+            device_key = (device_key, numa_policy, _freeze(containers))
         class_key = (
             resreq,
             _freeze(node_selector),

@@ -26,6 +26,7 @@ from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
     HYPERNODES,
     NODES,
+    NUMATOPOLOGIES,
     PODDISRUPTIONBUDGETS,
     PODGROUPS,
     PODS,
@@ -54,6 +55,8 @@ class ClusterState:
     # Read by the pdb and resourcequota plugins; empty when a test or tool builds a state without them.
     pdbs: list[Obj] = field(default_factory=list)
     resource_quotas: list[Obj] = field(default_factory=list)
+    # Read by the numa-aware plugin (nodeinfo.volcano.sh Numatopology, one per node).
+    numatopologies: list[Obj] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -99,6 +102,7 @@ class SchedulerCache:
             "queues": self._informer(QUEUES),
             "priorityclasses": self._informer(PRIORITY_CLASSES),
             "hypernodes": self._informer(HYPERNODES, optional=True),
+            "numatopologies": self._informer(NUMATOPOLOGIES, optional=True),
             "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
             "resourcequotas": self._informer(RESOURCEQUOTAS),
         }
@@ -206,6 +210,7 @@ class SchedulerCache:
             generation=self.generation,
             pdbs=stores["poddisruptionbudgets"].values(),
             resource_quotas=stores["resourcequotas"].values(),
+            numatopologies=stores["numatopologies"].values(),
         )
 
     # --- start-up -------------------------------------------------------------------------------------------

@@ -169,6 +169,7 @@ def _build(
         hypernodes=state.hypernodes,
         pdbs=state.pdbs,
         resource_quotas=state.resource_quotas,
+        numatopologies=state.numatopologies,
         scheduler_names=scheduler_names,
     )
 
