@@ -43,17 +43,18 @@ def _task(name: str) -> TaskInfo:
     return TaskInfo(name, "default", name, None, "", Resource(), 0, TaskStatus.RUNNING)
 
 
-def test_victims_intersect_within_tier_and_first_tier_with_victims_decides() -> None:
+def test_a_victim_needs_every_plugins_consent_across_tiers() -> None:
     a, b, c = _task("a"), _task("b"), _task("c")
-    tiers = [
-        [lambda p, ts: [a, b], lambda p, ts: [b, c]],
-        [lambda p, ts: [c]],
-    ]
-    assert ext.intersect_victims(tiers, a, [a, b, c]) == [b]
-    empty_first = [[lambda p, ts: None], [lambda p, ts: [c]]]
-    assert ext.intersect_victims(empty_first, a, [a, b, c]) == [c]
+    across = [[lambda p, ts: [a, b]], [lambda p, ts: [b, c]]]
+    assert ext.all_consent(across, a, [a, b, c]) == [b]
+    # Unlike Volcano's "first tier naming victims decides", a lower tier can still refuse them.
+    lower_vetoes = [[lambda p, ts: [a, b], lambda p, ts: [b, c]], [lambda p, ts: [c]]]
+    assert ext.all_consent(lower_vetoes, a, [a, b, c]) == []
+    abstain_first = [[lambda p, ts: None], [lambda p, ts: [c]]]
+    assert ext.all_consent(abstain_first, a, [a, b, c]) == [c]
     vetoed = [[lambda p, ts: [a], lambda p, ts: []]]
-    assert ext.intersect_victims(vetoed, a, [a]) == []
+    assert ext.all_consent(vetoed, a, [a]) == []
+    assert ext.all_consent([[lambda p, ts: None]], a, [a]) == []  # nobody judged: no victims
 
 
 def test_water_fill_splits_by_weight_and_returns_unwanted_share() -> None:

@@ -82,7 +82,7 @@ class Allocate:
             pending = [t for t in job.pending_tasks if not t.best_effort]
             if not pending:
                 continue
-            reason = ssn.explain("explain_allocatable", queue, pending[0])
+            reason = ssn.explain_allocatable(queue, pending[0])
             ssn.fit_failures_of(job).add(len(pending), [reason or f"queue {queue.name} is overused"])
 
     def _allocate_job(self, ssn: Session, job: JobInfo) -> bool:

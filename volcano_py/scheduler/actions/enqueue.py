@@ -49,8 +49,6 @@ class Enqueue:
             job.phase = PodGroupPhase.INQUEUE
             return
         else:
-            message = (
-                ssn.explain("explain_enqueue", job) or "the queue or the cluster cannot take minResources"
-            )
+            message = ssn.explain_enqueue(job) or "the queue or the cluster cannot take minResources"
         ssn.explanations[job.uid] = Explanation(job.uid, NOT_INQUEUEABLE, message)
         ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, NOT_INQUEUEABLE, message)

@@ -24,7 +24,16 @@ from ..framework.nodetable import IntArray
 from ..framework.session import Session
 from ..framework.statement import Statement
 from ..framework.task import TaskInfo
-from .victims import EVICTABLE, VictimUnit, gang_met, permitted_victims, to_place
+from .victims import (
+    EVICTABLE,
+    Permits,
+    VictimUnit,
+    build_units,
+    gang_met,
+    note,
+    permitted_by_job,
+    to_place,
+)
 
 # Units considered per node, most preferred first; a node with more victims than this offers its first ones.
 MAX_UNITS_PER_NODE = 32
@@ -118,14 +127,14 @@ class GangPlan:
         layout: VictimLayout,
         *,
         reason: str,
-        point: str,
+        permits: Permits,
         admit: Callable[[TaskInfo], bool],
     ) -> None:
         self.ssn = ssn
         self.stmt = stmt
         self.job = job
         self.reason = reason
-        self.point = point
+        self.permits = permits
         self.admit = admit
         self.evicted: list[TaskInfo] = []
         self.layout = layout
@@ -165,7 +174,7 @@ class GangPlan:
                 evicted: list[TaskInfo] = []
                 for unit in units:
                     live = [t for t in unit.tasks if t.status in EVICTABLE]
-                    if len(permitted_victims(self.ssn, self.point, task, live)) != len(live):
+                    if len(self.permits(task, live)) != len(live):
                         self._retire(unit)
                         attempt.discard()
                         break
@@ -223,3 +232,42 @@ class GangPlan:
             if self.active[best, j] and (unit := lay.unit_at[best][j]) is not None
         ]
         return int(lay.row_ids[best]), chosen
+
+
+def evict_for_gang(
+    ssn: Session,
+    job: JobInfo,
+    layouts: dict[tuple[str, int], VictimLayout],
+    key: tuple[str, int],
+    *,
+    permits: Permits,
+    candidates: Callable[[], list[TaskInfo]],
+    admit: Callable[[TaskInfo], bool],
+    reason: str,
+    too_little: str,
+    no_plan: str,
+) -> list[TaskInfo] | None:
+    """Preempt's and reclaim's one step for a starving gang: evict what ``permits`` lets go so that the whole
+    gang becomes placeable, in one statement committed only then. Returns the evicted pods, or None with a
+    note on the job (``too_little`` when the victims could never free enough, ``no_plan`` when no set did).
+
+    Victims under one ``key`` (a queue, a priority level) serve every gang there: the layout is built once
+    from ``candidates()`` and kept in ``layouts``; the plan re-asks the plugins for each unit before evicting
+    it, so a stale unit is refused, never wrongly taken.
+    """
+    layout = layouts.get(key)
+    if layout is None:
+        permitted = permitted_by_job(permits, to_place(ssn, job)[0], candidates())
+        layout = layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
+    if not layout.enough_for(ssn, job):
+        note(ssn, job, too_little)
+        return None
+    with ssn.statement() as stmt:
+        plan = GangPlan(ssn, stmt, job, layout, reason=reason, permits=permits, admit=admit)
+        if plan.run():
+            stmt.commit()
+            layout.refresh({t.job_id or t.uid for t in plan.evicted})
+            return plan.evicted
+        stmt.discard()
+    note(ssn, job, no_plan)
+    return None

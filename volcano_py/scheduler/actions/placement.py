@@ -160,9 +160,7 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
                 if choice is None:
                     reasons = node_reasons(ssn, klass)
                 else:
-                    reasons = [
-                        ssn.explain("explain_allocatable", queue, task) or f"queue {queue.name} is full"
-                    ]
+                    reasons = [ssn.explain_allocatable(queue, task) or f"queue {queue.name} is full"]
                 ssn.fit_failures_of(job).add(len(run) - n, reasons)
                 break
             if choice is None:
@@ -183,7 +181,7 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
 
 def place_job(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
     """Plugins implementing ``place_job`` first (tier order); the greedy placement when none takes it."""
-    for tier in ssn.points("place_job"):
+    for tier in ssn.points.place_job:
         for placer in tier:
             placed: Placed | None = placer(ssn, stmt, job)
             if placed is not None:

@@ -21,16 +21,12 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
-from .gangplan import GangPlan, VictimLayout
+from .gangplan import VictimLayout, evict_for_gang
 from .ordering import OrderedQueue
 from .victims import (
     EVICTABLE,
-    build_units,
     by_preference,
     never_preempts,
-    note,
-    permitted_by_job,
-    permitted_victims,
     protected,
     to_place,
 )
@@ -108,11 +104,6 @@ class Preempt:
                 self._within_job(ssn, ssn.queues[job.queue], job)
 
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
-        preemptor = to_place(ssn, job)[0]
-        # Victims of one queue and priority level serve every preemptor there; the plan re-asks the
-        # plugins for each unit before evicting it, so a stale unit is refused, never wrongly taken.
-        key = (job.queue, job.priority)
-
         def candidates() -> list[TaskInfo]:
             return by_preference(
                 (
@@ -125,31 +116,22 @@ class Preempt:
                 ssn,
             )
 
-        layout = self._layouts.get(key)
-        if layout is None:
-            permitted = permitted_by_job(ssn, "preemptable", preemptor, candidates())
-            layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
-        if not layout.enough_for(ssn, job):
-            note(ssn, job, f"preempt: lower-priority pods in queue {job.queue} cannot free enough for it")
+        evicted = evict_for_gang(
+            ssn,
+            job,
+            self._layouts,
+            (job.queue, job.priority),  # victims of one queue and priority level serve every preemptor there
+            permits=ssn.preemptable,
+            candidates=candidates,
+            admit=lambda t: ssn.allocatable(queue, t),
+            reason=REASON,
+            too_little=f"preempt: lower-priority pods in queue {job.queue} cannot free enough for it",
+            no_plan=f"preempt: no lower-priority pods in queue {job.queue} make room for the whole gang",
+        )
+        if evicted is None:
             return False
-        with ssn.statement() as stmt:
-            plan = GangPlan(
-                ssn,
-                stmt,
-                job,
-                layout,
-                reason=REASON,
-                point="preemptable",
-                admit=lambda t: ssn.allocatable(queue, t),
-            )
-            if plan.run():
-                stmt.commit()
-                layout.refresh({t.job_id or t.uid for t in plan.evicted})
-                log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
-                return True
-            stmt.discard()
-        note(ssn, job, f"preempt: no lower-priority pods in queue {job.queue} make room for the whole gang")
-        return False
+        log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in evicted])
+        return True
 
     def _within_job(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> None:
         """A pending pod replaces a running, lower-priority pod of its own job on that pod's node."""
@@ -160,7 +142,7 @@ class Preempt:
             lower = [r for r in running if r.priority < task.priority and r.status in EVICTABLE]
             if not lower:
                 continue
-            for victim in permitted_victims(ssn, "preemptable", task, lower):
+            for victim in ssn.preemptable(task, lower):
                 if self._swap(ssn, queue, task, victim):
                     break
 

@@ -21,15 +21,13 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
-from .gangplan import GangPlan, VictimLayout
+from .gangplan import VictimLayout, evict_for_gang
 from .ordering import OrderedQueue
 from .preempt import check_victim_action_arguments, starving_jobs
 from .victims import (
     EVICTABLE,
-    build_units,
     by_preference,
     note,
-    permitted_by_job,
     protected,
     to_place,
 )
@@ -48,7 +46,7 @@ class Reclaim:
 
     def execute(self, ssn: Session) -> None:
         self._layouts = {}
-        if not any(ssn.points("preemptive")):
+        if not any(ssn.points.preemptive):
             log.debug("reclaim skipped: no plugin implements preemptive (enable capacity or proportion)")
             return
         by_queue = starving_jobs(ssn)
@@ -69,11 +67,9 @@ class Reclaim:
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
         preemptor = to_place(ssn, job)[0]
         if not ssn.preemptive(queue, preemptor):
-            why = ssn.explain("explain_preemptive", queue, preemptor) or f"queue {queue.name} may not reclaim"
+            why = ssn.explain_preemptive(queue, preemptor) or f"queue {queue.name} may not reclaim"
             note(ssn, job, f"reclaim: {why}")
             return False
-        # Victims seen from one queue serve all its jobs; the plan re-asks the plugins per unit.
-        key = (job.queue, 0)
 
         def candidates() -> list[TaskInfo]:
             return by_preference(
@@ -89,28 +85,19 @@ class Reclaim:
                 ssn,
             )
 
-        layout = self._layouts.get(key)
-        if layout is None:
-            permitted = permitted_by_job(ssn, "reclaimable", preemptor, candidates())
-            layout = self._layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
-        if not layout.enough_for(ssn, job):
-            note(ssn, job, "reclaim: other queues hold too little above their deserved share for the gang")
+        evicted = evict_for_gang(
+            ssn,
+            job,
+            self._layouts,
+            (job.queue, 0),  # victims seen from one queue serve all its jobs
+            permits=ssn.reclaimable,
+            candidates=candidates,
+            admit=lambda t: self._admit(ssn, queue, t),
+            reason=REASON,
+            too_little="reclaim: other queues hold too little above their deserved share for the gang",
+            no_plan="reclaim: no set of pods other queues may give up makes room for the whole gang",
+        )
+        if evicted is None:
             return False
-        with ssn.statement() as stmt:
-            plan = GangPlan(
-                ssn,
-                stmt,
-                job,
-                layout,
-                reason=REASON,
-                point="reclaimable",
-                admit=lambda t: self._admit(ssn, queue, t),
-            )
-            if plan.run():
-                stmt.commit()
-                layout.refresh({t.job_id or t.uid for t in plan.evicted})
-                log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in plan.evicted])
-                return True
-            stmt.discard()
-        note(ssn, job, "reclaim: no set of pods other queues may give up makes room for the whole gang")
-        return False
+        log.info("reclaimed", job=job.uid, queue=queue.name, victims=[t.key for t in evicted])
+        return True

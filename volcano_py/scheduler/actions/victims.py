@@ -9,7 +9,7 @@ This module finds the candidates and groups them into units; ``gangplan`` builds
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..framework.job import JobInfo
@@ -117,38 +117,16 @@ def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
     return sorted(tasks, key=key)
 
 
-def permitted_victims(
-    ssn: Session, point: str, actor: TaskInfo, candidates: Sequence[TaskInfo]
-) -> list[TaskInfo]:
-    """The candidates every plugin implementing ``point`` (preemptable or reclaimable) lets go, each plugin
-    judging what the ones before it let through; no implementer at all means no victims.
-
-    Volcano lets the first tier that names any victim decide, so a quota plugin in a lower tier can be
-    bypassed; here a victim needs every plugin's consent.
-    """
-    remaining = list(candidates)
-    judged = False
-    for tier in ssn.points(point):
-        for fn in tier:
-            chosen: list[TaskInfo] | None = fn(actor, remaining)
-            if chosen is None:
-                continue
-            judged = True
-            keep = {t.uid for t in chosen}
-            remaining = [t for t in remaining if t.uid in keep]
-            if not remaining:
-                return []
-    return remaining if judged else []
+# The victim rule of one action, asked of the session: ``ssn.preemptable`` or ``ssn.reclaimable``.
+Permits = Callable[[TaskInfo, Sequence[TaskInfo]], list[TaskInfo]]
 
 
-def permitted_by_job(
-    ssn: Session, point: str, actor: TaskInfo, candidates: Sequence[TaskInfo]
-) -> list[TaskInfo]:
-    """``permitted_victims`` asked one victim job at a time, so that a plugin judging candidates together
-    (a queue giving up one pod, then another) weighs each job's pods only against each other; what a
-    whole plan may take is checked again as the plan is built."""
+def permitted_by_job(permits: Permits, actor: TaskInfo, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+    """``permits`` asked one victim job at a time, so that a plugin judging candidates together (a queue
+    giving up one pod, then another) weighs each job's pods only against each other; what a whole plan may
+    take is checked again as the plan is built."""
     by_job: dict[str, list[TaskInfo]] = {}
     for task in candidates:
         by_job.setdefault(task.job_id or task.uid, []).append(task)
-    allowed = {t.uid for tasks in by_job.values() for t in permitted_victims(ssn, point, actor, tasks)}
+    allowed = {t.uid for tasks in by_job.values() for t in permits(actor, tasks)}
     return [t for t in candidates if t.uid in allowed]

@@ -10,17 +10,20 @@ Extending it:
 
 * **A plugin** is a class with ``name`` and a constructor taking ``Arguments`` (validate them there; raise
   ``ConfError`` naming the key). It implements extension points by having the methods of the Protocols
-  in ``extension`` -- ``job_order``, ``queue_order``, ``task_order``, ``predicate`` (+
-  ``predicate_dynamic``), ``node_order``, ``job_valid``, ``job_ready``, ``job_pipelined``,
+  in ``extension`` -- ``job_order`` (+ optional ``job_order_key``), ``queue_order``, ``task_order``,
+  ``predicate`` (+ ``predicate_dynamic``), ``node_order``, ``job_valid``, ``job_ready``, ``job_pipelined``,
   ``job_starving``, ``job_enqueueable``, ``job_enqueued``, ``allocatable``, ``overused``,
   ``preemptable``, ``reclaimable``, ``preemptive``, ``on_allocate``/``on_deallocate``, ``place_job``,
-  ``on_session_open``/``on_session_close`` -- and optionally ``explain_allocatable``/``explain_enqueue``
-  (why it said no) and ``queue_deserved``. Register it with one line in ``scheduler/builtin.py``.
+  ``explain_allocatable``/``explain_enqueue``/``explain_preemptive`` (why it said no), ``queue_deserved``,
+  ``on_session_open``/``on_session_close``. ``extension.EXTENSION_POINTS`` is the one declared list; the
+  session keeps the implementers in ``ssn.points`` (one typed attribute per point). A new point is a
+  Protocol, an entry there and a ``Points`` attribute. Register the plugin with one line in
+  ``scheduler/builtin.py``.
 * **An action** is a class with ``name``, a constructor taking ``Arguments`` (from the conf's
   ``configurations``) and ``execute(ssn)``; it changes state only through ``with ssn.statement() as stmt``
   (``allocate``/``pipeline``/``evict``, then ``commit``/``hold``/``discard``). Register it in
-  ``scheduler/builtin.py``. Preempt/reclaim use ``ssn.preemptable``/``ssn.reclaimable`` (victims
-  intersected per tier) and ``ssn.job_starving``.
+  ``scheduler/builtin.py``. Preempt/reclaim share ``actions.gangplan.evict_for_gang`` with the victim rule
+  ``ssn.preemptable``/``ssn.reclaimable`` (a victim needs every implementing plugin's consent).
 * **A solver** replaces greedy gang placement through a plugin implementing ``place_job(ssn, stmt, job)``:
   return ``Placed`` after allocating through ``stmt``, or None to leave the job to greedy placement
   (``actions.placement.place_greedy``).

@@ -114,10 +114,9 @@ def finish(ssn: Session) -> SessionResult:
             updates.append(update)
     queues = []
     for name, queue in sorted(ssn.queues.items()):
-        deserved = None
-        for _, plugin in ssn.plugins:
-            fn = getattr(plugin, "queue_deserved", None)
-            if fn is not None:
+        deserved = None  # the last plugin's answer wins
+        for tier in ssn.points.queue_deserved:
+            for fn in tier:
                 deserved = fn(queue)
         queues.append(
             QueueUpdate(

@@ -69,7 +69,7 @@ DEFAULT_CONF = with_cpsat(_VOLCANO_BUILTIN_CONF)
 # Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch
 # it off; the others are accepted so Volcano confs load, and have nothing to switch here.
 _FLAGS: frozenset[str] = frozenset(
-    {ep.flag for ep in EXTENSION_POINTS.values() if ep.flag}
+    {ep.flag for ep in EXTENSION_POINTS if ep.flag}
     | {
         "enableHierarchy",
         "enableNamespaceOrder",

@@ -1,8 +1,9 @@
 """Volcano's extension points as typed Protocols, and the rule that combines each across plugin tiers.
 
-A plugin implements an extension point by having the method the Protocol names; the session finds them
-by type at open. Each combination rule is written once below, and ``EXTENSION_POINTS`` declares which rule
-and which conf flag (``enableXxx``) each point uses.
+A plugin implements an extension point by having the method its Protocol declares; the session finds the
+implementers by Protocol at open and keeps them in ``Points``, one typed attribute per point, so mypy checks
+every call. ``EXTENSION_POINTS`` is the one declared list (Protocol, method, conf flag ``enableXxx``); nothing
+is discovered outside it. Each combination rule is written once below.
 """
 
 from __future__ import annotations
@@ -10,10 +11,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
+
+from volcano_py.resources import Resource
 
 from .job import JobInfo
 from .node import QueueInfo
@@ -77,6 +80,14 @@ class SessionClose(Protocol):
 @runtime_checkable
 class JobOrder(Protocol):
     def job_order(self, left: JobInfo, right: JobInfo) -> int: ...
+
+
+@runtime_checkable
+class JobOrderKey(Protocol):
+    """Optional beside ``job_order``: a sort key whose order is ``job_order``'s (keys compare in C). Used only
+    when every job-order plugin offers one."""
+
+    def job_order_key(self, job: JobInfo) -> Any: ...
 
 
 @runtime_checkable
@@ -188,12 +199,45 @@ class DeviceCapacity(Protocol):
     def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None: ...
 
 
+@runtime_checkable
+class ExplainAllocatable(Protocol):
+    """Why ``allocatable`` said no for ``task`` in ``queue``, in words (None or "": nothing to add)."""
+
+    def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str | None: ...
+
+
+@runtime_checkable
+class ExplainEnqueue(Protocol):
+    """Why ``job_enqueueable`` said no for ``job``, in words."""
+
+    def explain_enqueue(self, job: JobInfo) -> str | None: ...
+
+
+@runtime_checkable
+class ExplainPreemptive(Protocol):
+    """Why ``preemptive`` said no for ``task`` of ``queue``, in words."""
+
+    def explain_preemptive(self, queue: QueueInfo, task: TaskInfo) -> str | None: ...
+
+
+@runtime_checkable
+class QueueDeserved(Protocol):
+    """A queue's deserved share, for its status and ``volcano_queue_deserved_*`` (the last plugin's wins)."""
+
+    def queue_deserved(self, queue: QueueInfo) -> Resource | None: ...
+
+
 # --- combination rules, each written once ------------------------------------------------------------------
 
-Tiers = Sequence[Sequence[Callable[..., Any]]]
+P = ParamSpec("P")
+T = TypeVar("T")
+R = TypeVar("R")
+# Implementations of one point, tier by tier (bound methods of the plugins, in conf order).
+Tiers = list[list[T]]
+Victims = Callable[[TaskInfo, Sequence[TaskInfo]], list[TaskInfo] | None]
 
 
-def first_nonzero(tiers: Tiers, left: Any, right: Any) -> int:
+def first_nonzero(tiers: Sequence[Sequence[Callable[[T, T], int]]], left: T, right: T) -> int:
     """Order: the first plugin (tier by tier) that tells the two apart decides."""
     for tier in tiers:
         for fn in tier:
@@ -203,32 +247,34 @@ def first_nonzero(tiers: Tiers, left: Any, right: Any) -> int:
     return 0
 
 
-def all_pass(tiers: Tiers, *args: Any) -> bool:
+def all_pass(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, **kwargs: P.kwargs) -> bool:
     """Every plugin must agree (predicates, job ready, allocatable)."""
-    return all(fn(*args) for tier in tiers for fn in tier)
+    return all(fn(*args, **kwargs) for tier in tiers for fn in tier)
 
 
-def any_true(tiers: Tiers, *args: Any) -> bool:
+def any_true(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, **kwargs: P.kwargs) -> bool:
     """One plugin saying yes is enough (overused)."""
-    return any(fn(*args) for tier in tiers for fn in tier)
+    return any(fn(*args, **kwargs) for tier in tiers for fn in tier)
 
 
-def first_failure(tiers: Tiers, *args: Any) -> Any:
+def first_failure(
+    tiers: Sequence[Sequence[Callable[P, R | None]]], *args: P.args, **kwargs: P.kwargs
+) -> R | None:
     """The first non-None answer, or None (job valid)."""
     for tier in tiers:
         for fn in tier:
-            result = fn(*args)
+            result = fn(*args, **kwargs)
             if result is not None:
                 return result
     return None
 
 
-def vote_by_tier(tiers: Tiers, *args: Any) -> bool:
+def vote_by_tier(tiers: Sequence[Sequence[Callable[P, Vote]]], *args: P.args, **kwargs: P.kwargs) -> bool:
     """Any REJECT refuses; otherwise the first tier with a PERMIT allows; all abstaining allows."""
     for tier in tiers:
         permitted = False
         for fn in tier:
-            vote: Vote = fn(*args)
+            vote = fn(*args, **kwargs)
             if vote is Vote.REJECT:
                 return False
             permitted = permitted or vote is Vote.PERMIT
@@ -237,68 +283,135 @@ def vote_by_tier(tiers: Tiers, *args: Any) -> bool:
     return True
 
 
-def first_tier_all(tiers: Tiers, *args: Any) -> bool:
+def first_tier_all(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, **kwargs: P.kwargs) -> bool:
     """The first tier with any implementer decides, all of its plugins agreeing; no implementer: False."""
     for tier in tiers:
         if tier:
-            return all(fn(*args) for fn in tier)
+            return all(fn(*args, **kwargs) for fn in tier)
     return False
 
 
-def intersect_victims(tiers: Tiers, actor: TaskInfo, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
-    """Victims: intersected within a tier; the first tier that names any decides."""
+def all_consent(
+    tiers: Sequence[Sequence[Victims]], actor: TaskInfo, candidates: Sequence[TaskInfo]
+) -> list[TaskInfo]:
+    """The victim rule (preemptable, reclaimable): the candidates every implementing plugin lets go, each
+    plugin judging what the ones before it let through; no implementer at all means no victims.
+
+    Volcano lets the first tier that names any victim decide, so a quota plugin in a lower tier can be
+    bypassed; here a victim needs every plugin's consent.
+    """
+    remaining = list(candidates)
+    judged = False
     for tier in tiers:
-        victims: list[TaskInfo] | None = None
         for fn in tier:
-            chosen: list[TaskInfo] | None = fn(actor, candidates)
+            chosen = fn(actor, remaining)
             if chosen is None:
                 continue
-            if not chosen:
-                victims = []
-                break
-            if victims is None:
-                victims = list(chosen)
-            else:
-                keep = {t.uid for t in chosen}
-                victims = [t for t in victims if t.uid in keep]
-        if victims:
-            return victims
-    return []
+            judged = True
+            keep = {t.uid for t in chosen}
+            remaining = [t for t in remaining if t.uid in keep]
+            if not remaining:
+                return []
+    return remaining if judged else []
 
 
-def broadcast(tiers: Tiers, *args: Any) -> None:
+def reasons(tiers: Sequence[Sequence[Callable[P, str | None]]], *args: P.args, **kwargs: P.kwargs) -> str:
+    """Every explaining plugin's words, joined by '; ' (explain_*)."""
+    return "; ".join(r for tier in tiers for fn in tier if (r := fn(*args, **kwargs)))
+
+
+def broadcast(tiers: Sequence[Sequence[Callable[P, None]]], *args: P.args, **kwargs: P.kwargs) -> None:
     """Tell every plugin (job enqueued, events)."""
     for tier in tiers:
         for fn in tier:
-            fn(*args)
+            fn(*args, **kwargs)
 
 
 @dataclass(frozen=True, slots=True)
 class ExtensionPoint:
     protocol: type[Any]
-    method: str
-    flag: str | None
+    method: str  # the Protocol's method, and the ``Points`` attribute holding its implementations
+    flag: str | None  # the conf flag that turns it off per plugin; None: always on
 
 
-# Extension point -> (Protocol, method, conf flag that can turn it off per plugin).
-EXTENSION_POINTS: dict[str, ExtensionPoint] = {
-    "job_order": ExtensionPoint(JobOrder, "job_order", "enableJobOrder"),
-    "queue_order": ExtensionPoint(QueueOrder, "queue_order", "enableQueueOrder"),
-    "task_order": ExtensionPoint(TaskOrder, "task_order", "enableTaskOrder"),
-    "predicate": ExtensionPoint(Predicate, "predicate", "enablePredicate"),
-    "node_order": ExtensionPoint(NodeOrder, "node_order", "enableNodeOrder"),
-    "job_valid": ExtensionPoint(JobValid, "job_valid", None),
-    "job_ready": ExtensionPoint(JobReady, "job_ready", "enableJobReady"),
-    "job_pipelined": ExtensionPoint(JobPipelined, "job_pipelined", "enableJobPipelined"),
-    "job_starving": ExtensionPoint(JobStarving, "job_starving", "enableJobStarving"),
-    "job_enqueueable": ExtensionPoint(JobEnqueueable, "job_enqueueable", "enableJobEnqueued"),
-    "job_enqueued": ExtensionPoint(JobEnqueued, "job_enqueued", "enableJobEnqueued"),
-    "allocatable": ExtensionPoint(Allocatable, "allocatable", "enableAllocatable"),
-    "overused": ExtensionPoint(Overused, "overused", "enableOverused"),
-    "preemptable": ExtensionPoint(Preemptable, "preemptable", "enablePreemptable"),
-    "reclaimable": ExtensionPoint(Reclaimable, "reclaimable", "enableReclaimable"),
-    "preemptive": ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
-    "on_allocate": ExtensionPoint(EventHandler, "on_allocate", None),
-    "on_deallocate": ExtensionPoint(EventHandler, "on_deallocate", None),
-    "place_job": ExtensionPoint(JobPlacer, "place_job", None),
-}
+# The declared extension points: Protocol, method, the conf flag that can turn it off per plugin.
+EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
+    ExtensionPoint(JobOrder, "job_order", "enableJobOrder"),
+    ExtensionPoint(QueueOrder, "queue_order", "enableQueueOrder"),
+    ExtensionPoint(TaskOrder, "task_order", "enableTaskOrder"),
+    ExtensionPoint(Predicate, "predicate", "enablePredicate"),
+    ExtensionPoint(Predicate, "predicate_dynamic", "enablePredicate"),
+    ExtensionPoint(NodeOrder, "node_order", "enableNodeOrder"),
+    ExtensionPoint(JobValid, "job_valid", None),
+    ExtensionPoint(JobReady, "job_ready", "enableJobReady"),
+    ExtensionPoint(JobPipelined, "job_pipelined", "enableJobPipelined"),
+    ExtensionPoint(JobStarving, "job_starving", "enableJobStarving"),
+    ExtensionPoint(JobEnqueueable, "job_enqueueable", "enableJobEnqueued"),
+    ExtensionPoint(JobEnqueued, "job_enqueued", "enableJobEnqueued"),
+    ExtensionPoint(Allocatable, "allocatable", "enableAllocatable"),
+    ExtensionPoint(Overused, "overused", "enableOverused"),
+    ExtensionPoint(Preemptable, "preemptable", "enablePreemptable"),
+    ExtensionPoint(Reclaimable, "reclaimable", "enableReclaimable"),
+    ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
+    ExtensionPoint(EventHandler, "on_allocate", None),
+    ExtensionPoint(EventHandler, "on_deallocate", None),
+    ExtensionPoint(JobPlacer, "place_job", None),
+    ExtensionPoint(ExplainAllocatable, "explain_allocatable", None),
+    ExtensionPoint(ExplainEnqueue, "explain_enqueue", None),
+    ExtensionPoint(ExplainPreemptive, "explain_preemptive", None),
+    ExtensionPoint(QueueDeserved, "queue_deserved", None),
+)
+
+
+@dataclass(slots=True)
+class Points:
+    """Per extension point, the enabled implementations tier by tier, typed so that mypy checks each call.
+
+    ``job_order_keys`` is every job-order plugin's ``job_order_key``, or None unless all of them offer one.
+    """
+
+    job_order: Tiers[Callable[[JobInfo, JobInfo], int]]
+    queue_order: Tiers[Callable[[QueueInfo, QueueInfo], int]]
+    task_order: Tiers[Callable[[TaskInfo, TaskInfo], int]]
+    predicate: Tiers[Callable[[Session, TaskClass], NodeVerdict]]
+    predicate_dynamic: Tiers[Callable[[TaskClass], bool]]
+    node_order: Tiers[Callable[[Session, TaskClass, IntArray, IntArray], FloatArray]]
+    job_valid: Tiers[Callable[[JobInfo], Invalid | None]]
+    job_ready: Tiers[Callable[[JobInfo], bool]]
+    job_pipelined: Tiers[Callable[[JobInfo], Vote]]
+    job_starving: Tiers[Callable[[JobInfo], bool]]
+    job_enqueueable: Tiers[Callable[[JobInfo], Vote]]
+    job_enqueued: Tiers[Callable[[JobInfo], None]]
+    allocatable: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
+    overused: Tiers[Callable[[QueueInfo], bool]]
+    preemptable: Tiers[Victims]
+    reclaimable: Tiers[Victims]
+    preemptive: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
+    on_allocate: Tiers[Callable[[TaskInfo], None]]
+    on_deallocate: Tiers[Callable[[TaskInfo], None]]
+    place_job: Tiers[Callable[[Session, Statement, JobInfo], Placed | None]]
+    explain_allocatable: Tiers[Callable[[QueueInfo, TaskInfo], str | None]]
+    explain_enqueue: Tiers[Callable[[JobInfo], str | None]]
+    explain_preemptive: Tiers[Callable[[QueueInfo, TaskInfo], str | None]]
+    queue_deserved: Tiers[Callable[[QueueInfo], Resource | None]]
+    job_order_keys: list[Callable[[JobInfo], Any]] | None = None
+
+    @classmethod
+    def collect(cls, plugins: Sequence[tuple[int, Any, Callable[[str | None], bool]]], tiers: int) -> Points:
+        """From (tier, plugin, is-flag-enabled) in conf order: each declared point's implementers."""
+        found: dict[str, Any] = {}
+        for point in EXTENSION_POINTS:
+            by_tier: list[list[Any]] = [[] for _ in range(tiers)]
+            for tier, plugin, enabled in plugins:
+                if isinstance(plugin, point.protocol) and enabled(point.flag):
+                    by_tier[tier].append(getattr(plugin, point.method))
+            found[point.method] = by_tier
+        ordering = [
+            plugin
+            for tier, plugin, enabled in plugins
+            if isinstance(plugin, JobOrder) and enabled("enableJobOrder")
+        ]
+        keys: list[Callable[[JobInfo], Any]] = [
+            p.job_order_key for p in ordering if isinstance(p, JobOrderKey)
+        ]
+        return cls(**found, job_order_keys=keys if len(keys) == len(ordering) else None)

@@ -1,8 +1,9 @@
 """Session: one scheduling cycle's state, the plugins of the conf, and the extension points they fill.
 
-Plugins are instantiated fresh per session from the registry. At open the session finds, per extension
-point, the enabled plugins implementing it (by Protocol), grouped by tier; each ``Session`` method below
-applies that point's combination rule from ``extension``. State changes go through ``Statement``.
+Plugins are instantiated fresh per session from the registry. At open the session finds, per declared
+extension point, the enabled plugins implementing it (by Protocol), grouped by tier, into ``ssn.points``
+(one typed attribute per point); each ``Session`` method below applies that point's combination rule from
+``extension``. State changes go through ``Statement``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ class Session:
         self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
-        self._points: dict[str, list[list[Callable[..., Any]]]] = {}
+        self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
         self._classes: dict[Hashable, TaskClass] = {}
         self._static: dict[Hashable, ext.NodeVerdict] = {}
         self._dynamic: dict[Hashable, bool] = {}
@@ -79,21 +80,18 @@ class Session:
         for t, tier in enumerate(self.conf.tiers):
             for option in tier:
                 self.plugins.append((t, self.registry.plugin(option.name, option.arguments)))
-        for point, spec in ext.EXTENSION_POINTS.items():
-            tiers: list[list[Callable[..., Any]]] = [[] for _ in self.conf.tiers]
-            for (t, plugin), option in zip(
-                self.plugins, (o for tier in self.conf.tiers for o in tier), strict=True
-            ):
-                if isinstance(plugin, spec.protocol) and option.enabled(spec.flag):
-                    tiers[t].append(getattr(plugin, spec.method))
-            self._points[point] = tiers
+        options = [option for tier in self.conf.tiers for option in tier]
+        self.points = ext.Points.collect(
+            [(t, plugin, option.enabled) for (t, plugin), option in zip(self.plugins, options, strict=True)],
+            len(self.conf.tiers),
+        )
         for _, plugin in self.plugins:
             if isinstance(plugin, ext.SessionOpen):
                 plugin.on_session_open(self)
         for job in list(self.jobs.values()):
             if self.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue  # its pods are created only once enqueue admits it
-            invalid: ext.Invalid | None = ext.first_failure(self._points["job_valid"], job)
+            invalid = ext.first_failure(self.points.job_valid, job)
             if invalid is not None:
                 self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
                 self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
@@ -104,16 +102,13 @@ class Session:
             if isinstance(plugin, ext.SessionClose):
                 plugin.on_session_close(self)
 
-    def points(self, name: str) -> list[list[Callable[..., Any]]]:
-        return self._points[name]
-
     def plugin(self, name: str) -> Plugin | None:
         return next((p for _, p in self.plugins if p.name == name), None)
 
     # --- ordering ---------------------------------------------------------------------------------------
 
     def job_less(self, left: JobInfo, right: JobInfo) -> bool:
-        result = ext.first_nonzero(self._points["job_order"], left, right)
+        result = ext.first_nonzero(self.points.job_order, left, right)
         if result:
             return result < 0
         return (left.created, left.uid) < (right.created, right.uid)
@@ -121,13 +116,9 @@ class Session:
     def job_key(self) -> Callable[[JobInfo], tuple[Any, ...]] | None:
         """A sort key equal to ``job_less`` when every job-order plugin offers ``job_order_key`` (a value
         whose order is its comparison's), else None; keys compare in C, comparators in Python."""
-        keys = []
-        for tier in self._points["job_order"]:
-            for fn in tier:
-                key = getattr(getattr(fn, "__self__", None), "job_order_key", None)
-                if key is None:
-                    return None
-                keys.append(key)
+        keys = self.points.job_order_keys
+        if keys is None:
+            return None
 
         def job_key(job: JobInfo) -> tuple[Any, ...]:
             return (*(key(job) for key in keys), job.created, job.uid)
@@ -135,13 +126,13 @@ class Session:
         return job_key
 
     def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
-        result = ext.first_nonzero(self._points["task_order"], left, right)
+        result = ext.first_nonzero(self.points.task_order, left, right)
         if result:
             return result < 0
         return (left.created, left.name) < (right.created, right.name)
 
     def queue_less(self, left: QueueInfo, right: QueueInfo) -> bool:
-        result = ext.first_nonzero(self._points["queue_order"], left, right)
+        result = ext.first_nonzero(self.points.queue_order, left, right)
         if result:
             return result < 0
         return (left.created, left.name) < (right.created, right.name)
@@ -155,39 +146,47 @@ class Session:
     # --- yes/no questions -------------------------------------------------------------------------------
 
     def job_ready(self, job: JobInfo) -> bool:
-        return ext.all_pass(self._points["job_ready"], job)
+        return ext.all_pass(self.points.job_ready, job)
 
     def job_pipelined(self, job: JobInfo) -> bool:
-        return ext.vote_by_tier(self._points["job_pipelined"], job)
+        return ext.vote_by_tier(self.points.job_pipelined, job)
 
     def job_starving(self, job: JobInfo) -> bool:
-        return ext.first_tier_all(self._points["job_starving"], job)
+        return ext.first_tier_all(self.points.job_starving, job)
 
     def job_enqueueable(self, job: JobInfo) -> bool:
-        return ext.vote_by_tier(self._points["job_enqueueable"], job)
+        return ext.vote_by_tier(self.points.job_enqueueable, job)
 
     def job_enqueued(self, job: JobInfo) -> None:
-        ext.broadcast(self._points["job_enqueued"], job)
+        ext.broadcast(self.points.job_enqueued, job)
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return ext.all_pass(self._points["allocatable"], queue, task)
+        return ext.all_pass(self.points.allocatable, queue, task)
 
     def overused(self, queue: QueueInfo) -> bool:
-        return ext.any_true(self._points["overused"], queue)
+        return ext.any_true(self.points.overused, queue)
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return ext.all_pass(self._points["preemptive"], queue, task)
+        return ext.all_pass(self.points.preemptive, queue, task)
 
     def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
-        return ext.intersect_victims(self._points["preemptable"], preemptor, preemptees)
+        """Of ``preemptees``, those every preemptable plugin lets ``preemptor`` evict (the victim rule)."""
+        return ext.all_consent(self.points.preemptable, preemptor, preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo]:
-        return ext.intersect_victims(self._points["reclaimable"], reclaimer, reclaimees)
+        """Of ``reclaimees``, those every reclaimable plugin lets ``reclaimer`` evict (the victim rule)."""
+        return ext.all_consent(self.points.reclaimable, reclaimer, reclaimees)
 
-    def explain(self, method: str, *args: Any) -> str:
-        """Ask plugins that can say why (``explain_allocatable``, ``explain_enqueue``); joined by '; '."""
-        reasons = [getattr(p, method)(*args) for _, p in self.plugins if hasattr(p, method)]
-        return "; ".join(r for r in reasons if r)
+    # --- why plugins said no, in words ------------------------------------------------------------------
+
+    def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str:
+        return ext.reasons(self.points.explain_allocatable, queue, task)
+
+    def explain_enqueue(self, job: JobInfo) -> str:
+        return ext.reasons(self.points.explain_enqueue, job)
+
+    def explain_preemptive(self, queue: QueueInfo, task: TaskInfo) -> str:
+        return ext.reasons(self.points.explain_preemptive, queue, task)
 
     # --- nodes: predicates and scores, per equivalence class --------------------------------------------
 
@@ -209,11 +208,7 @@ class Session:
     def is_dynamic(self, klass: TaskClass) -> bool:
         dynamic = self._dynamic.get(klass.constraint)
         if dynamic is None:
-            dynamic = any(
-                fn.__self__.predicate_dynamic(klass)  # type: ignore[attr-defined]
-                for tier in self._points["predicate"]
-                for fn in tier
-            )
+            dynamic = ext.any_true(self.points.predicate_dynamic, klass)
             self._dynamic[klass.constraint] = dynamic
         return dynamic
 
@@ -224,9 +219,9 @@ class Session:
             return cached
         ok: BoolArray = np.ones(len(self.table), dtype=np.bool_)
         failures: list[tuple[str, BoolArray]] = []
-        for tier in self._points["predicate"]:
+        for tier in self.points.predicate:
             for fn in tier:
-                verdict: ext.NodeVerdict = fn(self, klass)
+                verdict = fn(self, klass)
                 ok &= verdict.ok
                 failures.extend(verdict.failures)
         result = ext.NodeVerdict(ok, failures)
@@ -240,7 +235,7 @@ class Session:
         if extra is None:
             extra = np.zeros(len(rows), dtype=np.int64)
         scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
-        for tier in self._points["node_order"]:
+        for tier in self.points.node_order:
             for fn in tier:
                 scores += fn(self, klass, rows, extra)
         return scores
@@ -262,8 +257,11 @@ class Session:
         if stmt.open:
             stmt.discard()
 
-    def fire(self, point: str, task: TaskInfo) -> None:
-        ext.broadcast(self._points[point], task)
+    def on_allocate(self, task: TaskInfo) -> None:
+        ext.broadcast(self.points.on_allocate, task)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        ext.broadcast(self.points.on_deallocate, task)
 
     def node_of(self, task: TaskInfo) -> int:
         return self.table.node_index[task.node_name]

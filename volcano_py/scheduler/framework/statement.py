@@ -68,7 +68,7 @@ class Statement:
         self.ssn.table.charge(row, vec)
         self._place(task, row, TaskStatus.ALLOCATED)
         self.changes.append(_Change(Op.ALLOCATE, task, row, vec, TaskStatus.PENDING))
-        self.ssn.fire("on_allocate", task)
+        self.ssn.on_allocate(task)
 
     def pipeline(self, task: TaskInfo, row: int) -> None:
         """Nominate the node at ``row`` for ``task``: it fits once releasing pods there are gone."""
@@ -79,7 +79,7 @@ class Statement:
         self.ssn.table.pipelined[row] += vec
         self._place(task, row, TaskStatus.PIPELINED)
         self.changes.append(_Change(Op.PIPELINE, task, row, vec, TaskStatus.PENDING))
-        self.ssn.fire("on_allocate", task)
+        self.ssn.on_allocate(task)
 
     def evict(self, task: TaskInfo, reason: str, preemptor: TaskInfo | None = None) -> None:
         """Mark a running task as releasing; its node's future idle grows by its request."""
@@ -94,7 +94,7 @@ class Statement:
         self.changes.append(
             _Change(Op.EVICT, task, row, vec, previous, reason, preemptor.key if preemptor else None)
         )
-        self.ssn.fire("on_deallocate", task)
+        self.ssn.on_deallocate(task)
 
     def _set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         job = self.ssn.jobs.get(task.job_id or "")
@@ -118,7 +118,7 @@ class Statement:
             if change.op is Op.EVICT:
                 table.releasing[change.row] -= change.vec
                 self._set_status(task, change.previous)
-                self.ssn.fire("on_allocate", task)
+                self.ssn.on_allocate(task)
                 continue
             if change.op is Op.ALLOCATE:
                 table.charge(change.row, change.vec, -1)
@@ -127,7 +127,7 @@ class Statement:
             self.ssn.nodes[change.row].tasks.pop(task.uid, None)
             task.node_name = ""
             self._set_status(task, change.previous)
-            self.ssn.fire("on_deallocate", task)
+            self.ssn.on_deallocate(task)
         self.changes.clear()
         self.open = False
 

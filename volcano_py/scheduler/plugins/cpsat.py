@@ -124,7 +124,7 @@ class CpsatPlugin:
             for _ in range(assignment.count):
                 task = tasks_by_class[assignment.task].pop(0)
                 if not ssn.allocatable(queue, task):
-                    reason = ssn.explain("explain_allocatable", queue, task) or f"queue {queue.name} is full"
+                    reason = ssn.explain_allocatable(queue, task) or f"queue {queue.name} is full"
                     ssn.fit_failures_of(job).add(len(pending) - allocated, [reason])
                     return Placed(allocated, 0)
                 stmt.allocate(task, row)
