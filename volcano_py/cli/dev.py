@@ -11,7 +11,7 @@ from types import FrameType
 from typing import Any
 
 from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, ensure_binaries
-from volcano_py.devcluster.nodes import node_manifests
+from volcano_py.devcluster.nodes import GpuSharing, node_manifests
 from volcano_py.devcluster.processes import stop_recorded
 
 DEFAULT_RUN_DIR = ".devcluster"
@@ -34,6 +34,13 @@ def register(subparsers: Any) -> None:
     )
     up.add_argument("--nodes", type=int, default=4, help="fake nodes to create (default 4)")
     up.add_argument("--gpus-per-node", type=int, default=8, help="nvidia.com/gpu per node (default 8)")
+    up.add_argument(
+        "--gpu-sharing",
+        choices=("gpushare", "vgpu"),
+        help="also advertise the GPUs as shareable: gpushare (volcano.sh/gpu-memory, gpu-number) or vgpu "
+        "(volcano.sh/vgpu-*, node-vgpu-register), for the deviceshare plugin",
+    )
+    up.add_argument("--gpu-memory", type=int, default=16384, help="MiB per GPU with --gpu-sharing (16384)")
     up.add_argument("--cpu", default="32", help="CPU per node (default 32)")
     up.add_argument("--memory", default="256Gi", help="memory per node (default 256Gi)")
     up.add_argument("--pods", type=int, default=110, help="pods per node (default 110)")
@@ -84,6 +91,11 @@ def _up(args: argparse.Namespace) -> int:
         except ValueError as err:
             print(f"volcano-py dev up: {flag}: {err}", file=sys.stderr)
             return 2
+    try:
+        sharing = GpuSharing(args.gpu_sharing, args.gpu_memory) if args.gpu_sharing else None
+    except ValueError as err:
+        print(f"volcano-py dev up: --gpu-memory: {err}", file=sys.stderr)
+        return 2
     run_dir = args.run_dir.resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -92,7 +104,12 @@ def _up(args: argparse.Namespace) -> int:
     try:
         cluster.start()
         cluster.create_nodes(
-            args.nodes, cpu=args.cpu, memory=args.memory, pods=args.pods, gpus=args.gpus_per_node
+            args.nodes,
+            cpu=args.cpu,
+            memory=args.memory,
+            pods=args.pods,
+            gpus=args.gpus_per_node,
+            gpu_sharing=sharing,
         )
         print(f"control plane ready in {time.monotonic() - began:.1f}s: {cluster.server}, {args.nodes} nodes")
         print(f"kubeconfig: {cluster.kubeconfig}")

@@ -33,6 +33,7 @@ from volcano_py.devcluster.nodes import (
     RACK_LABEL,
     SPINE_LABEL,
     ZONE_LABEL,
+    GpuSharing,
     Topology,
     node_manifests,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "BuildError",
     "ClusterError",
     "DevCluster",
+    "GpuSharing",
     "KubectlError",
     "ToolchainMissing",
     "Topology",

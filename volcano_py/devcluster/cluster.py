@@ -23,7 +23,7 @@ from typing import Any, TextIO
 from volcano_py.devcluster import commands, credentials, processes, rest, stages
 from volcano_py.devcluster.build import ensure_binaries
 from volcano_py.devcluster.errors import ClusterError, KubectlError
-from volcano_py.devcluster.nodes import Topology, node_manifests
+from volcano_py.devcluster.nodes import GpuSharing, Topology, node_manifests
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.versions import kwok_stage_dir
 from volcano_py.log import get_logger
@@ -298,6 +298,7 @@ class DevCluster:
         topology: Topology | None = None,
         start: int = 0,
         timeout: float | None = None,
+        gpu_sharing: GpuSharing | None = None,
     ) -> list[str]:
         """Create fake nodes (see ``nodes.node_manifests``) and wait until they are all ready.
 
@@ -314,6 +315,7 @@ class DevCluster:
             labels=labels,
             topology=topology,
             start=start,
+            gpu_sharing=gpu_sharing,
         )
         names = [str(m["metadata"]["name"]) for m in manifests]  # type: ignore[index]
         if not names:

@@ -12,6 +12,7 @@ import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from volcano_py.api import constants as k
 from volcano_py.resources import parse_quantity
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -27,6 +28,44 @@ TYPE_VALUE = "kwok"
 # Node InternalIPs are 10.192.0.0/12 + index: apart from the pod (10.244/16) and service (10.96/16) ranges.
 NODE_IP_BASE = ipaddress.IPv4Address("10.192.0.1")
 MAX_NODES = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSharing:
+    """Make the node's GPUs shareable, as a GPU-sharing device plugin would report them.
+
+    ``gpushare``: Volcano's gpushare plugin's capacity, ``volcano.sh/gpu-memory`` (all cards, MiB) and
+    ``volcano.sh/gpu-number``. ``vgpu``: HAMi's ``volcano.sh/vgpu-number`` (cards x ``split``),
+    ``vgpu-memory``, ``vgpu-cores`` (100 per card) and the ``volcano.sh/node-vgpu-register`` annotation
+    with one healthy card entry each.
+    """
+
+    mode: str = "gpushare"
+    memory_mib: int = 16384
+    split: int = 10
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("gpushare", "vgpu"):
+            raise ValueError(f"GpuSharing.mode={self.mode!r}: use gpushare or vgpu")
+        if self.memory_mib < 1 or self.split < 1:
+            raise ValueError("GpuSharing.memory_mib and .split must be at least 1")
+
+    def resources(self, gpus: int) -> dict[str, str]:
+        if self.mode == "gpushare":
+            return {k.GPU_MEMORY_RESOURCE: str(gpus * self.memory_mib), k.GPU_NUMBER_RESOURCE: str(gpus)}
+        return {
+            k.VGPU_NUMBER_RESOURCE: str(gpus * self.split),
+            k.VGPU_MEMORY_RESOURCE: str(gpus * self.memory_mib),
+            k.VGPU_CORES_RESOURCE: str(gpus * 100),
+        }
+
+    def annotations(self, node: str, gpus: int) -> dict[str, str]:
+        if self.mode != "vgpu":
+            return {}
+        cards = ":".join(
+            f"GPU-{node}-{i},{self.split},{self.memory_mib},NVIDIA-KWOK,true,hami-core" for i in range(gpus)
+        )
+        return {k.VGPU_NODE_REGISTER_KEY: cards + ":"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,13 +105,15 @@ def node_manifests(
     labels: Mapping[str, str] | None = None,
     topology: Topology | None = None,
     start: int = 0,
+    gpu_sharing: GpuSharing | None = None,
 ) -> list[dict[str, object]]:
     """``count`` Node objects named ``{prefix}{start}``, ``{prefix}{start + 1}``, ...
 
     ``status.capacity`` and ``allocatable`` are set on create; KWOK keeps them when it initialises the node.
     ``gpus=0`` leaves ``nvidia.com/gpu`` out altogether, as on a real CPU-only node. ``ephemeral-storage`` is
     there because every kubelet reports its node's disk, and manifests that request it (Volcano's
-    PaddlePaddle example asks 22Gi) must fit as they would on a real node.
+    PaddlePaddle example asks 22Gi) must fit as they would on a real node. ``gpu_sharing`` adds what a
+    GPU-sharing device plugin reports for the node's ``gpus`` cards.
     """
     if count < 0:
         raise ValueError(f"count={count}: must be >= 0")
@@ -92,6 +133,8 @@ def node_manifests(
     }
     if gpus:
         resources[GPU_RESOURCE] = str(gpus)
+        if gpu_sharing is not None:
+            resources.update(gpu_sharing.resources(gpus))
     manifests: list[dict[str, object]] = []
     for index in range(start, start + count):
         name = f"{prefix}{index}"
@@ -118,6 +161,7 @@ def node_manifests(
                     "annotations": {
                         KWOK_NODE_ANNOTATION: KWOK_NODE_VALUE,
                         "node.alpha.kubernetes.io/ttl": "0",
+                        **(gpu_sharing.annotations(name, gpus) if gpu_sharing and gpus else {}),
                     },
                 },
                 "status": {

@@ -11,6 +11,7 @@ from volcano_py.devcluster.nodes import (
     RACK_LABEL,
     SPINE_LABEL,
     ZONE_LABEL,
+    GpuSharing,
     Topology,
     node_manifests,
 )
@@ -93,3 +94,24 @@ def test_bad_values_name_the_field(kwargs: dict[str, Any], field: str) -> None:
 def test_topology_sizes_must_be_positive() -> None:
     with pytest.raises(ValueError, match="nodes_per_rack=0"):
         Topology(nodes_per_rack=0)
+
+
+def test_shared_gpu_nodes_are_read_by_the_scheduler_as_cards() -> None:
+    # What the fake node advertises is exactly what deviceshare's bookkeeping reads.
+    from volcano_py.scheduler.framework.node import NodeInfo
+
+    (share,) = node_manifests(1, gpus=4, gpu_sharing=GpuSharing("gpushare", memory_mib=16000))
+    gpus = NodeInfo.from_node(share).gpus
+    assert gpus is not None and [c.memory for c in gpus.cards.values()] == [16000] * 4
+    (vgpu,) = node_manifests(1, prefix="v-", gpus=2, gpu_sharing=GpuSharing("vgpu", memory_mib=8000, split=5))
+    gpus = NodeInfo.from_node(vgpu).gpus
+    assert gpus is not None
+    assert [(c.uuid, c.split, c.memory) for c in gpus.cards.values()] == [
+        ("GPU-v-0-0", 5, 8000),
+        ("GPU-v-0-1", 5, 8000),
+    ]
+
+
+def test_gpu_sharing_refuses_unknown_modes() -> None:
+    with pytest.raises(ValueError, match="use gpushare or vgpu"):
+        GpuSharing("mig")
