@@ -3,7 +3,8 @@
 import aiohttp
 import pytest
 
-from volcano_py.metrics import MetricsServer, SchedulerMetrics
+from volcano_py.kube.health import MetricsServer
+from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
 
 async def fetch(port: int, path: str) -> tuple[int, str]:

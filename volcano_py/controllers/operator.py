@@ -23,11 +23,12 @@ import kopf
 from volcano_py.controllers.shell.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.shell.handlers import build_registry
 from volcano_py.controllers.shell.job_worker import JobWorker
-from volcano_py.controllers.shell.metrics import ControllerMetrics, MetricsEndpoint
+from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.queue_worker import QueueWorker
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
-from volcano_py.kube.leader import LeaderElector
+from volcano_py.kube.health import MetricsServer
+from volcano_py.kube.leader import LeaderElector, run_while_leading
 from volcano_py.log import get_logger
 from volcano_py.webhooks.server import enable_admission
 
@@ -210,44 +211,23 @@ async def _lead_or_stand_by(options: ControllerOptions, stop_event: asyncio.Even
     api_client = await load_api_client(options.kubeconfig)
     client = KubeClient(api_client)
     metrics = ControllerMetrics()
-    endpoint = MetricsEndpoint(metrics, host=options.metrics_host, port=options.metrics_port)
+    endpoint = MetricsServer(
+        metrics, host=options.metrics_host, port=options.metrics_port, component="controller"
+    )
     await endpoint.start()
     identity = options.identity or f"{socket.gethostname()}-{os.getpid()}"
+
+    async def term(term_stop: asyncio.Event) -> None:
+        await _run_term(options, client, metrics, term_stop)
+
     try:
-        while not stop_event.is_set():
-            if not options.leader_elect:
-                await _run_term(options, client, metrics, stop_event)
-                return
-            elector = LeaderElector(
-                client, namespace=options.lease_namespace, name=options.lease_name, identity=identity
-            )
-            acquire = asyncio.ensure_future(elector.acquire())
-            stopped = asyncio.ensure_future(stop_event.wait())
-            await asyncio.wait([acquire, stopped], return_when=asyncio.FIRST_COMPLETED)
-            if stop_event.is_set():
-                acquire.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await acquire
-                return
-            stopped.cancel()
-            term_stop = asyncio.Event()
-
-            async def lose(elector: LeaderElector = elector, term_stop: asyncio.Event = term_stop) -> None:
-                hold = asyncio.ensure_future(elector.hold())
-                outer = asyncio.ensure_future(stop_event.wait())
-                try:
-                    await asyncio.wait([hold, outer], return_when=asyncio.FIRST_COMPLETED)
-                finally:
-                    hold.cancel()
-                    outer.cancel()
-                    term_stop.set()
-
-            async with asyncio.TaskGroup() as group:
-                group.create_task(lose())
-                group.create_task(_run_term(options, client, metrics, term_stop))
-            await elector.release()
-            if not stop_event.is_set():
-                _log.warning("lost the controller lease; standing by")
+        if not options.leader_elect:
+            await term(stop_event)
+            return
+        elector = LeaderElector(
+            client, namespace=options.lease_namespace, name=options.lease_name, identity=identity
+        )
+        await run_while_leading(elector, stop_event, term)
     finally:
         await endpoint.stop()
         await client.close()

@@ -1,4 +1,5 @@
-"""Lease-based leader election (coordination.k8s.io/v1), so one scheduler binds and standbys wait.
+"""Lease-based leader election (coordination.k8s.io/v1), so one scheduler binds and one controller
+reconciles while standbys wait; ``run_while_leading`` is the loop both processes run their terms in.
 
 The rules are client-go's: a lease is free when its holder is empty or when it has not changed for
 ``leaseDurationSeconds`` *as measured by our own monotonic clock since we last saw it change* (so clock skew
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -226,3 +227,61 @@ class LeaderElector:
             _log.info("released leadership", lease=f"{self.namespace}/{self.name}")
         except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
             _log.warning("could not release the lease; standbys wait for it to expire", error=str(exc))
+
+
+async def run_unless_stopped(work: Awaitable[None], stop: asyncio.Event) -> bool:
+    """Run ``work`` unless ``stop`` is set first (then cancel it); True if it finished."""
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(stop.wait())
+    done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    for pending in (task, stopper):
+        if pending not in done:
+            pending.cancel()
+    await asyncio.gather(task, stopper, return_exceptions=True)
+    if task in done:
+        task.result()
+        return True
+    return False
+
+
+async def run_while_leading(
+    elector: LeaderElector,
+    stop: asyncio.Event,
+    term: Callable[[asyncio.Event], Awaitable[None]],
+    *,
+    before_release: Callable[[], Awaitable[None]] | None = None,
+) -> None:
+    """Until ``stop``: win the lease, run ``term(term_stop)`` while holding it, then give it up.
+
+    ``term_stop`` is set when ``stop`` is or when a renewal fails (another candidate may lead now), and
+    ``term`` must return soon after. Losing the lease means standing by for it again; on ``stop`` the lease
+    is released (after ``before_release``, e.g. letting in-flight binds finish) so a standby takes over at
+    once instead of waiting for it to expire. Both the scheduler and the controller run their terms here.
+    """
+    while not stop.is_set():
+        if not await run_unless_stopped(elector.acquire(), stop):
+            return
+        term_stop = asyncio.Event()
+
+        async def watch(term_stop: asyncio.Event = term_stop) -> None:
+            hold = asyncio.ensure_future(elector.hold())
+            outer = asyncio.ensure_future(stop.wait())
+            try:
+                await asyncio.wait([hold, outer], return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                hold.cancel()
+                outer.cancel()
+                await asyncio.gather(hold, outer, return_exceptions=True)
+                term_stop.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await term(term_stop)
+        finally:
+            watcher.cancel()
+            await asyncio.gather(watcher, return_exceptions=True)
+        if stop.is_set() and before_release is not None:
+            await before_release()
+        await elector.release()  # nothing to give up once the lease is lost
+        if not stop.is_set():
+            _log.warning("lost the lease; standing by", lease=f"{elector.namespace}/{elector.name}")

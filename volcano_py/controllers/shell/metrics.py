@@ -1,10 +1,9 @@
-"""The controller's Prometheus metrics under Volcano's names, served on ``/metrics`` (port 8081)."""
+"""The controller's Prometheus metrics under Volcano's names, served on ``/metrics`` (port 8081) by
+``kube.health.MetricsServer``."""
 
 from __future__ import annotations
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from volcano_py.log import get_logger
 
@@ -62,35 +61,3 @@ class ControllerMetrics:
     def expose(self) -> bytes:
         data: bytes = generate_latest(self.registry)
         return data
-
-
-class MetricsEndpoint:
-    """``/metrics`` and ``/healthz`` on ``host:port`` (port 0: let the OS pick, then read ``port``)."""
-
-    def __init__(self, metrics: ControllerMetrics, *, host: str = "0.0.0.0", port: int = 8081) -> None:
-        self.metrics = metrics
-        self.host = host
-        self.port = port
-        self._runner: web.AppRunner | None = None
-
-    async def _metrics(self, _request: web.Request) -> web.Response:
-        return web.Response(body=self.metrics.expose(), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def _healthz(self, _request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/healthz", self._healthz)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
-        if self._runner.addresses:
-            self.port = int(self._runner.addresses[0][1])
-        _log.info("controller metrics listening", host=self.host, port=self.port)
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None

@@ -28,7 +28,6 @@ from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
-from volcano_py.metrics import SchedulerMetrics
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import (
     Bind,
@@ -39,6 +38,7 @@ from volcano_py.scheduler.framework.decisions import (
     SessionResult,
 )
 from volcano_py.scheduler.runtime.cache import SchedulerCache
+from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
 _log = get_logger(__name__)
 

@@ -30,12 +30,13 @@ import structlog
 from volcano_py.api import constants as c
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
-from volcano_py.kube.leader import LeaderElector
+from volcano_py.kube.health import MetricsServer
+from volcano_py.kube.leader import LeaderElector, run_unless_stopped, run_while_leading
 from volcano_py.log import get_logger
-from volcano_py.metrics import MetricsServer, SchedulerMetrics
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
-from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome
+from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
+from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
 _log = get_logger(__name__)
 
@@ -116,7 +117,11 @@ class Scheduler:
             else None
         )
         self.server = MetricsServer(
-            self.metrics, host=options.metrics_host, port=options.metrics_port, ready=self.ready
+            self.metrics,
+            host=options.metrics_host,
+            port=options.metrics_port,
+            ready=self.ready,
+            component="scheduler",
         )
         self.cycles = 0
         self._said = _Once()
@@ -213,28 +218,9 @@ class Scheduler:
         if self.elector is None:
             await self._schedule_until(stop)
             return
-        elector = self.elector
-        while not stop.is_set():
-            if not await _race(elector.acquire(), stop):
-                return
-            lost = asyncio.Event()
-
-            async def hold(lost: asyncio.Event = lost) -> None:
-                await elector.hold()
-                lost.set()
-
-            holder = asyncio.create_task(hold())
-            either = asyncio.Event()
-            relay = asyncio.create_task(_first_of(either, stop, lost))
-            try:
-                await self._schedule_until(either)
-            finally:
-                holder.cancel()
-                relay.cancel()
-                await asyncio.gather(holder, relay, return_exceptions=True)
-            if stop.is_set():
-                await self.binder.wait_idle()
-                await elector.release()
+        await run_while_leading(
+            self.elector, stop, self._schedule_until, before_release=self.binder.wait_idle
+        )
 
     async def _ensure_default_queues(self, stop: asyncio.Event) -> None:
         """Create ``root``/``default``, retrying: an admission webhook that is restarting must not kill us."""
@@ -258,7 +244,7 @@ class Scheduler:
                     group.create_task(self.binder.run()),
                     group.create_task(self.conf.watch()),
                 ]
-                await _race(self.cache.wait_synced(), stop)
+                await run_unless_stopped(self.cache.wait_synced(), stop)
                 if not stop.is_set():
                     await self._ensure_default_queues(stop)
                     _log.info(
@@ -284,31 +270,6 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
         return
 
 
-async def _race(work: Awaitable[None], stop: asyncio.Event) -> bool:
-    """Run ``work`` unless ``stop`` is set first; True if it finished."""
-    task = asyncio.ensure_future(work)
-    stopper = asyncio.create_task(stop.wait())
-    done, _ = await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
-    for pending in (task, stopper):
-        if pending not in done:
-            pending.cancel()
-    await asyncio.gather(task, stopper, return_exceptions=True)
-    if task in done:
-        task.result()
-        return True
-    return False
-
-
-async def _first_of(target: asyncio.Event, *events: asyncio.Event) -> None:
-    waits = [asyncio.create_task(e.wait()) for e in events]
-    try:
-        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
-        target.set()
-    finally:
-        for w in waits:
-            w.cancel()
-
-
 async def run_scheduler(
     options: SchedulerOptions,
     stop: asyncio.Event,
@@ -318,8 +279,6 @@ async def run_scheduler(
 ) -> None:
     """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
     if core is None:
-        from volcano_py.scheduler.runtime.cycle import default_core
-
         core = default_core(options.scheduler_names)
     client = KubeClient(await load_api_client(options.kubeconfig))
     try:

@@ -1,4 +1,4 @@
-"""The scheduler's Prometheus metrics under Volcano's names, and the small HTTP server that exposes them.
+"""The scheduler's Prometheus metrics under Volcano's names (served by ``kube.health.MetricsServer``).
 
 Names, types, labels and buckets follow Volcano's ``pkg/scheduler/metrics`` so existing dashboards and alerts
 work unchanged. Each :class:`SchedulerMetrics` owns its registry: two schedulers in one test process (leader
@@ -7,11 +7,9 @@ and standby) do not collide, and a test reads exactly the numbers its own schedu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 
-from aiohttp import web
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
-from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 from volcano_py import resources
 from volcano_py.log import get_logger
@@ -143,52 +141,3 @@ class SchedulerMetrics:
     def expose(self) -> bytes:
         data: bytes = generate_latest(self.registry)
         return data
-
-
-class MetricsServer:
-    """``/metrics`` (Prometheus text), ``/healthz`` (process alive) and ``/readyz`` (``ready()`` says so)."""
-
-    def __init__(
-        self,
-        metrics: SchedulerMetrics,
-        *,
-        host: str = "0.0.0.0",
-        port: int = 8080,
-        ready: Callable[[], bool] = lambda: True,
-    ) -> None:
-        self.metrics = metrics
-        self.host = host
-        self.port = port
-        self.ready = ready
-        self._runner: web.AppRunner | None = None
-
-    async def _metrics(self, _request: web.Request) -> web.Response:
-        return web.Response(body=self.metrics.expose(), headers={"Content-Type": CONTENT_TYPE_LATEST})
-
-    async def _healthz(self, _request: web.Request) -> web.Response:
-        return web.Response(text="ok")
-
-    async def _readyz(self, _request: web.Request) -> web.Response:
-        if self.ready():
-            return web.Response(text="ok")
-        return web.Response(status=503, text="not ready: caches not synced or not the leader")
-
-    async def start(self) -> None:
-        app = web.Application()
-        app.router.add_get("/metrics", self._metrics)
-        app.router.add_get("/healthz", self._healthz)
-        app.router.add_get("/readyz", self._readyz)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port)
-        await site.start()
-        # With port 0 the OS picked one: report the real one.
-        addresses = self._runner.addresses
-        if addresses:
-            self.port = int(addresses[0][1])
-        _log.info("metrics server listening", host=self.host, port=self.port)
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
