@@ -120,3 +120,22 @@ def test_a_limit_without_a_request_counts_per_resource() -> None:
         },
     }
     assert TaskInfo.from_pod(pod).resreq == Resource.of(cpu="2", gpu=1)
+
+
+@pytest.mark.parametrize(
+    ("state", "reported"),
+    [("pending", True), ("running", False), ("bound", False), ("Succeeded", False), ("Failed", False)],
+)
+def test_only_a_pending_pod_of_a_missing_podgroup_is_reported(state: str, reported: bool) -> None:
+    # A completed job's PodGroup is deleted with the job while its finished pods stay: those pods must not get
+    # a FailedScheduling event each cycle (the events grew with the cluster's history).
+    pod = make_pod("p").req(cpu=1).group("gone")
+    if state == "running":
+        pod = pod.running("n")
+    elif state == "bound":
+        pod = pod.running("n").phase("Pending")
+    elif state != "pending":
+        pod = pod.running("n").phase(state)
+    snapshot = Snapshot.build(nodes=[make_node("n", cpu=8).obj()], pods=[pod.obj()])
+    assert [o.reason for o in snapshot.orphans] == (["PodGroup default/gone not found"] if reported else [])
+    assert not snapshot.jobs

@@ -78,9 +78,9 @@ class Snapshot:
         """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
 
         Pods of other schedulers and terminating pods count on their nodes (terminating ones as
-        releasing). A pod of ours naming a PodGroup that does not exist becomes an ``Orphan``; a pod of
-        ours naming none gets a one-pod shadow job in the ``default`` queue. A ``default`` queue is assumed
-        when none is given, as Volcano creates one at start.
+        releasing). A pending pod of ours naming a PodGroup that does not exist becomes an ``Orphan``; a
+        pod of ours naming none gets a one-pod shadow job in the ``default`` queue. A ``default`` queue is
+        assumed when none is given, as Volcano creates one at start.
         """
         ours = frozenset(scheduler_names)
         prio, _default = priority_values(priority_classes)
@@ -110,7 +110,11 @@ class Snapshot:
                 continue
             owner = jobs.get(task.job_id)
             if owner is None:
-                orphans.append(Orphan(task, f"PodGroup {task.job_id} not found"))
+                # Only a pod still waiting for a node is ours to report: a bound, running or finished pod of a
+                # deleted PodGroup (a completed job's group is deleted by its owner) needs no scheduling, and
+                # an event on each of them every cycle and every restart grows with the cluster's history.
+                if task.status is TaskStatus.PENDING:
+                    orphans.append(Orphan(task, f"PodGroup {task.job_id} not found"))
                 continue
             owner.add_task(task)
         for job in jobs.values():
