@@ -27,12 +27,14 @@ from volcano_py.devcluster import (
     DevCluster,
 )
 from volcano_py.devcluster import cluster as cluster_module
+from volcano_py.devcluster.cluster import COMPONENTS
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.processes import ClusterState, group_members
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
+CLI = (sys.executable, "-m", "volcano_py.cli.main")
 
 
 def _pod(name: str, *, node: str | None = None, annotations: dict[str, str] | None = None) -> dict[str, Any]:
@@ -116,6 +118,33 @@ def test_pod_bound_through_the_binding_subresource_runs(cluster: DevCluster, nam
     assert pod["status"]["containerStatuses"][0]["ready"] is True
     assert pod["status"]["podIP"].startswith("10.244.")
     assert pod["status"]["hostIP"] == "10.192.0.2"  # node-1's own InternalIP
+
+
+def test_each_component_restarts_in_place_and_the_cluster_keeps_its_state(
+    cluster: DevCluster, namespace: str
+) -> None:
+    cluster.kubectl("create", "configmap", "kept", "-n", namespace, "--from-literal=written=before")
+    for component in ("etcd", "kube-apiserver"):
+        old = cluster.pid(component)
+        cluster.restart(component, hard=True, down_seconds=1)
+        assert cluster.pid(component) != old
+        assert cluster.running, f"a component stopped while {component} restarted"
+        kept = cluster.get_json(f"/api/v1/namespaces/{namespace}/configmaps/kept")
+        assert kept["data"] == {"written": "before"}, f"lost after restarting {component}"
+    cluster.restart("kube-controller-manager", hard=True)
+    cluster.create_namespace()  # waits for KCM to make its default ServiceAccount: KCM works again
+    cluster.restart("kwok")
+    _create(cluster, namespace, _pod("after-kwok", node="node-3"))
+    assert _wait_phase(cluster, namespace, "after-kwok", "Running")["spec"]["nodeName"] == "node-3"
+    assert cluster.running
+    state = ClusterState.read(cluster.layout.root)
+    assert state is not None
+    assert {c.name: c.pid for c in state.children} == {name: cluster.pid(name) for name in COMPONENTS}
+
+
+def test_restarting_an_unknown_component_names_the_choices(cluster: DevCluster) -> None:
+    with pytest.raises(ValueError, match="'kubelet' is not one of etcd, kube-apiserver"):
+        cluster.restart("kubelet")
 
 
 def test_complete_after_succeeds_after_that_long_and_plain_pods_keep_running(
@@ -318,6 +347,27 @@ def test_dev_up_gives_ready_gpu_nodes_and_dev_down_leaves_nothing(cluster: DevCl
 
     state = ClusterState.read(run_dir)
     assert state is not None and len(state.children) == 4
+    apiserver = next(c.pid for c in state.children if c.name == "kube-apiserver")
+    restarted = subprocess.run(
+        [*CLI, "dev", "restart", "kube-apiserver", "--hard", "--run-dir", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert restarted.returncode == 0, restarted.stderr
+    assert restarted.stdout.startswith("restarted kube-apiserver: pid "), restarted.stdout
+    assert proc.poll() is None, f"dev up exited on a requested restart: {dev_up.stderr.read_text()}"
+    state = ClusterState.read(run_dir)
+    assert state is not None
+    assert next(c.pid for c in state.children if c.name == "kube-apiserver") != apiserver
+    after = subprocess.run(
+        [kubectl, f"--kubeconfig={kubeconfig}", "get", "nodes", "-o", "name"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert after.stdout.split() == [f"node/node-{i}" for i in range(4)]
     down = subprocess.run(
         [sys.executable, "-m", "volcano_py.cli.main", "dev", "down", "--run-dir", str(run_dir)],
         capture_output=True,

@@ -10,7 +10,15 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from volcano_py.devcluster import BuildError, ClusterError, DevCluster, ToolchainMissing, ensure_binaries
+from volcano_py.devcluster import (
+    BuildError,
+    ClusterError,
+    DevCluster,
+    ToolchainMissing,
+    ensure_binaries,
+    restarts,
+)
+from volcano_py.devcluster.cluster import COMPONENTS
 from volcano_py.devcluster.nodes import GpuSharing, node_manifests
 from volcano_py.devcluster.processes import stop_recorded
 
@@ -56,6 +64,18 @@ def register(subparsers: Any) -> None:
     down.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="as given to `dev up`")
     down.set_defaults(func=_down)
 
+    restart = commands.add_parser(
+        "restart",
+        help="restart one component of a running `dev up` in place (the others keep running)",
+    )
+    restart.add_argument("component", choices=COMPONENTS, help="which process to restart")
+    restart.add_argument(
+        "--down-seconds", type=float, default=0.0, help="keep it stopped this long first (default 0)"
+    )
+    restart.add_argument("--hard", action="store_true", help="SIGKILL it (a crash) instead of SIGTERM")
+    restart.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="as given to `dev up`")
+    restart.set_defaults(func=_restart)
+
     build = commands.add_parser("build", help="build (or find cached) control-plane binaries, nothing else")
     build.set_defaults(func=_build)
 
@@ -99,6 +119,8 @@ def _up(args: argparse.Namespace) -> int:
     run_dir = args.run_dir.resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    restart_requested: list[bool] = []
+    signal.signal(restarts.SIGNAL, lambda signum, frame: restart_requested.append(True))
     cluster = DevCluster(run_dir)
     began = time.monotonic()
     try:
@@ -115,8 +137,15 @@ def _up(args: argparse.Namespace) -> int:
         print(f"kubeconfig: {cluster.kubeconfig}")
         print(f"export KUBECONFIG={cluster.kubeconfig}", flush=True)
         print("Ctrl-C or `volcano-py dev down` stops it.", file=sys.stderr, flush=True)
-        while cluster.running:
-            time.sleep(1)
+        while True:
+            # A restart asked for with `dev restart` stops a component on purpose: serve it before checking
+            # that everything runs, so the supervisor never mistakes it for a crash.
+            if restart_requested:
+                restart_requested.clear()
+                _serve_restart(cluster, run_dir)
+            if not cluster.running:
+                break
+            time.sleep(0.2)
         print(f"a control-plane process exited; logs are in {cluster.layout.logs}", file=sys.stderr)
         return 1
     except (KeyboardInterrupt, _Terminated):
@@ -126,8 +155,48 @@ def _up(args: argparse.Namespace) -> int:
         return 1
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(restarts.SIGNAL, signal.SIG_IGN)
         cluster.stop()
         print("control plane stopped", file=sys.stderr)
+
+
+def _serve_restart(cluster: DevCluster, run_dir: Path) -> None:
+    try:
+        request = restarts.take_request(run_dir)
+    except ClusterError as err:
+        print(f"volcano-py dev up: {err}", file=sys.stderr)
+        return
+    if request is None:
+        return
+    try:
+        seconds = cluster.restart(request.component, down_seconds=request.down_seconds, hard=request.hard)
+    except ClusterError as err:
+        restarts.answer(run_dir, restarts.RestartResult(request.id, request.component, error=str(err)))
+        return
+    print(f"restarted {request.component} ({seconds:.1f}s down)", file=sys.stderr, flush=True)
+    restarts.answer(
+        run_dir,
+        restarts.RestartResult(
+            request.id, request.component, cluster.pid(request.component), round(seconds, 2)
+        ),
+    )
+
+
+def _restart(args: argparse.Namespace) -> int:
+    try:
+        request = restarts.new_request(args.component, down_seconds=args.down_seconds, hard=args.hard)
+        result = restarts.request_restart(args.run_dir.resolve(), request)
+    except ValueError as err:
+        print(f"volcano-py dev restart: {err}", file=sys.stderr)
+        return 2
+    except ClusterError as err:
+        print(f"volcano-py dev restart: {err}", file=sys.stderr)
+        return 1
+    if result.error:
+        print(f"volcano-py dev restart: {result.error}", file=sys.stderr)
+        return 1
+    print(f"restarted {result.component}: pid {result.pid}, {result.seconds:.1f}s down")
+    return 0
 
 
 def _down(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -33,6 +34,11 @@ log = get_logger(__name__)
 NODES_PER_KUBECTL = 100
 PARALLEL_KUBECTLS = 4
 PORT_ATTEMPTS = 3
+# The four processes, in start order (stopping goes the other way).
+COMPONENTS: tuple[str, ...] = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
+# How long a restarted client (KCM, kwok) must stay up to count as started: neither serves a health endpoint
+# here, and a bad start (a flag, a lost kubeconfig) makes them exit within a second.
+CLIENT_SETTLE_SECONDS = 1.0
 
 
 class DevCluster:
@@ -61,6 +67,9 @@ class DevCluster:
         self._startup_timeout = startup_timeout
         self._out = out
         self._children: list[processes.Child] = []
+        # argv and environment of each child, to start it again in place (``restart``).
+        self._commands: dict[str, tuple[list[str], dict[str, str] | None]] = {}
+        self._starter = threading.get_ident()
         self._token = ""
         self._ports: commands.Ports | None = None
         self._binaries: dict[str, Path] = {}
@@ -113,6 +122,7 @@ class DevCluster:
         if self._children:
             raise ClusterError("the cluster is already started")
         began = time.monotonic()
+        self._starter = threading.get_ident()
         self._binaries = ensure_binaries(self._cache, out=self._out)
         for attempt in range(1, PORT_ATTEMPTS + 1):
             self._prepare_run_dir()
@@ -165,7 +175,77 @@ class DevCluster:
 
     def _spawn(self, name: str, argv: list[str], env: dict[str, str] | None = None) -> None:
         child = processes.spawn(name, argv, self.layout.logs, env=env, die_with_parent=self._die_with_parent)
+        self._commands[name] = (argv, env)
         self._children.append(child)
+
+    # -- one component at a time -----------------------------------------------------------------------------
+
+    def pid(self, component: str) -> int:
+        """The pid (and process group) of one running component."""
+        return self._child(component).process.pid
+
+    def _child(self, component: str) -> processes.Child:
+        for child in self._children:
+            if child.name == component:
+                return child
+        if component not in COMPONENTS:
+            raise ValueError(f"component {component!r} is not one of {', '.join(COMPONENTS)}")
+        raise ClusterError("the cluster is not started; call start() first")
+
+    def restart(
+        self, component: str, *, down_seconds: float = 0.0, hard: bool = False, timeout: float = 60.0
+    ) -> float:
+        """Stop one component and start it again in place, with the same flags, ports, data and certificates.
+
+        The others keep running: clients see the API (or etcd behind it) gone for a while and must recover by
+        themselves. ``hard`` kills with SIGKILL (a crash) instead of SIGTERM (a rolling restart);
+        ``down_seconds`` keeps the component stopped that long before starting it again. Returns once it
+        serves again (etcd /health, apiserver /readyz; KCM and kwok once they stay up), with the seconds it
+        was gone. ClusterError, with its log's last lines, when it does not come back.
+        """
+        child = self._child(component)
+        if self._die_with_parent and threading.get_ident() != self._starter:
+            # Linux's parent-death signal follows the thread that spawned: a child started from a short-lived
+            # worker thread would be killed when that thread ends.
+            raise ClusterError(
+                "restart() must run on the thread that called start() (or build the DevCluster with "
+                "die_with_parent=False)"
+            )
+        index = self._children.index(child)
+        argv, env = self._commands[component]
+        stopped = time.monotonic()
+        if hard:
+            processes.kill_group(child.process.pid, reap=child.process.poll)
+        else:
+            processes.stop_group(child.process.pid, reap=child.process.poll)
+        try:
+            child.process.wait(timeout=10)
+        except subprocess.TimeoutExpired as err:
+            raise ClusterError(f"{component} (pid {child.process.pid}) did not exit when stopped") from err
+        if down_seconds > 0:
+            time.sleep(down_seconds)
+        log.info("devcluster.restart", component=component, hard=hard, down_seconds=down_seconds)
+        self._children[index] = processes.spawn(
+            component, argv, self.layout.logs, env=env, die_with_parent=self._die_with_parent
+        )
+        deadline = time.monotonic() + timeout
+        ports = self._ports
+        assert ports is not None  # a started cluster has ports
+        if component == "etcd":
+            self._wait(
+                "etcd /health after a restart", deadline, lambda: rest.http_ok(f"{ports.etcd_url}/health")
+            )
+        elif component == "kube-apiserver":
+            self._wait(
+                "kube-apiserver /readyz after a restart", deadline, lambda: self._get("/readyz") is not None
+            )
+        else:
+            settled = time.monotonic() + CLIENT_SETTLE_SECONDS
+            self._wait(
+                f"{component} to stay up after a restart", deadline, lambda: time.monotonic() > settled
+            )
+        self._write_state()
+        return time.monotonic() - stopped
 
     def _launch(self) -> None:
         # New ports, token and serving certificate on every launch: forget the client made for the last one.
@@ -197,6 +277,9 @@ class DevCluster:
             deadline,
             lambda: self._has_default_sa("default"),
         )
+        self._write_state()
+
+    def _write_state(self) -> None:
         processes.ClusterState(
             supervisor_pid=os.getpid(),
             supervisor_argv0=(processes.cmdline(os.getpid()) or [""])[0],

@@ -125,6 +125,15 @@ def stop_group(pgid: int, *, grace_seconds: float = 10.0, reap: Callable[[], obj
     return False
 
 
+def kill_group(pgid: int, *, reap: Callable[[], object] = lambda: None) -> bool:
+    """SIGKILL the process group at once (a crash, not a shutdown); True once none is left."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except ProcessLookupError:
+        return True
+    return _wait_gone(pgid, 5.0, reap)
+
+
 def stop_children(children: Sequence[Child], *, grace_seconds: float = 10.0) -> None:
     """Stop in reverse start order: clients (kwok, KCM) before the apiserver, the apiserver before etcd."""
     for child in reversed(children):

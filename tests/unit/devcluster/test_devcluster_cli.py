@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
 import pytest
 
 from volcano_py.cli.main import main
+from volcano_py.devcluster import restarts
 
 
 @pytest.mark.parametrize(
@@ -39,3 +42,33 @@ def test_dev_build_without_go_explains_what_to_install(
     monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["dev", "build"]) == 2
     assert "https://go.dev/dl/" in capsys.readouterr().err
+
+
+def test_dev_restart_without_a_dev_up_says_how_to_start_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["dev", "restart", "kwok", "--run-dir", str(tmp_path)]) == 1
+    assert "no `volcano-py dev up` is running" in capsys.readouterr().err
+
+
+def test_dev_restart_refuses_a_negative_down_time_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["dev", "restart", "etcd", "--down-seconds", "-1", "--run-dir", str(tmp_path)]) == 2
+    assert "--down-seconds must be >= 0" in capsys.readouterr().err
+
+
+def test_dev_restart_refuses_an_unknown_component_listing_the_known_ones(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        main(["dev", "restart", "kubelet"])
+    choices = "choose from 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kwok'"
+    assert choices in capsys.readouterr().err
+
+
+def test_a_restart_request_is_taken_once_by_the_supervisor(tmp_path: Path) -> None:
+    request = restarts.new_request("kube-apiserver", down_seconds=2, hard=True)
+    (tmp_path / restarts.REQUEST_FILE).write_text(json.dumps(dataclasses.asdict(request)))
+    assert restarts.take_request(tmp_path) == request
+    assert restarts.take_request(tmp_path) is None
