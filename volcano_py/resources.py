@@ -143,11 +143,6 @@ def amount_of(name: str, value: object) -> int:
         raise QuantityError(f"resource {name!r}: {err}") from None
 
 
-def container_request(container: Mapping[str, Any]) -> Resource:
-    """What one container asks for; like Kubernetes, a limit with no request counts as the request."""
-    return Resource(_request_amounts(container.get("resources")))
-
-
 def pod_request(spec: Mapping[str, Any]) -> Resource:
     """What a pod asks of a node: its containers summed, at least its largest init container, + overhead.
 

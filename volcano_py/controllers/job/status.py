@@ -6,7 +6,7 @@ has just created or deleted), never incremented, so a lost event or a restart ca
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -109,13 +109,6 @@ class CountBuilder:
             unknown=self._by_phase[UNKNOWN],
             tasks={t: dict(p) for t, p in sorted(self._tasks.items())},
         )
-
-
-def count_pods(pods: Iterable[PodView]) -> Counts:
-    builder = CountBuilder()
-    for pod in pods:
-        builder.add(pod)
-    return builder.build()
 
 
 def transition(

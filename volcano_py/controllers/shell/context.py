@@ -33,7 +33,6 @@ JOB_INDEX = "vc_jobs"
 POD_INDEX = "vc_job_pods"
 PODGROUP_INDEX = "vc_podgroups"
 QUEUE_INDEX = "vc_queues"
-INDEX_NAMES = (JOB_INDEX, POD_INDEX, PODGROUP_INDEX, QUEUE_INDEX)
 
 JobKey = tuple[str, str]  # (namespace, name)
 

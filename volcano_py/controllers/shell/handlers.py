@@ -1,8 +1,10 @@
 """Kopf registrations: indexes (the caches) and event handlers that turn watch events into work requests.
 
-Handlers only classify and enqueue; all writes happen in the Job and Queue workers, one key at a time.
-Commands are deleted (with a uid precondition) before they are enqueued, as Volcano does, so two operator
-instances or a redelivered event can never run one Command twice.
+One registration function per controller. Most handlers only classify and enqueue; the writes happen in
+the Job and Queue workers, one key at a time. Two handlers do I/O themselves and say so: Commands are deleted
+(with a uid precondition) before they are enqueued, as Volcano does, so two operator instances or a
+redelivered event can never run one Command twice; and a plain pod's PodGroup is created where the pod is
+seen.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers import plainpod
@@ -61,10 +64,21 @@ def _job_owner(meta: Any) -> str | None:
 
 
 def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
+    """Every controller's Kopf registrations, one function per controller below."""
     registry = kopf.OperatorRegistry()
-    scheduler_names = set(ctx.options.scheduler_names)
+    for register in (
+        register_caches,
+        register_job_controller,
+        register_queue_controller,
+        register_command_controller,
+        register_plain_pod_podgroups,
+    ):
+        register(registry, ctx)
+    return registry
 
-    # --- caches ---------------------------------------------------------------------------------------
+
+def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
+    """The caches (Kopf indexes) every controller reads, and the start-up that hands them over."""
 
     @kopf.index(*_JOBS, id=JOB_INDEX, registry=registry)
     def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
@@ -98,7 +112,9 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             ctx.indices[name] = kwargs[name]
         ctx.ready.set()
 
-    # --- Job controller -------------------------------------------------------------------------------
+
+def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
+    """Job, its pods and its PodGroup: classify the event and enqueue the Job (no I/O here)."""
 
     @kopf.on.event(*_JOBS, registry=registry)
     def job_event(event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any) -> None:
@@ -156,7 +172,9 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             )
         ctx.queue_queue.add(str(body.spec.get("queue") or c.DEFAULT_QUEUE), Action.SYNC_QUEUE.value)
 
-    # --- Queue controller -----------------------------------------------------------------------------
+
+def register_queue_controller(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
+    """Queue events: enqueue a sync; a deleted queue's gauges are dropped (no I/O here)."""
 
     @kopf.on.event(*_QUEUES, registry=registry)
     def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
@@ -167,7 +185,10 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             with contextlib.suppress(KeyError):  # never reported for this queue
                 gauge.remove(name)
 
-    # --- Command controller ---------------------------------------------------------------------------
+
+def register_command_controller(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
+    """Commands. Does I/O: deletes the Command (uid precondition) before enqueueing its action, so that
+    it runs at most once."""
 
     @kopf.on.event(*_COMMANDS, registry=registry)
     async def command_event(
@@ -194,7 +215,7 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
             job = ctx.job(key)
             if job is not None:
                 ctx.recorder.record(
-                    job, NORMAL, "CommandIssued",
+                    job, NORMAL, JobEvent.COMMAND_ISSUED,
                     f"Start to execute command {action}, and clean it up to make sure executed not more "
                     "than once.",
                 )  # fmt: skip
@@ -206,7 +227,11 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
                 "ignored command", command=f"{namespace}/{name}", action=raw_action, target_kind=kind
             )
 
-    # --- PodGroups for plain pods ---------------------------------------------------------------------
+
+def register_plain_pod_podgroups(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
+    """PodGroups for plain pods. Does I/O: reads the pod's owner, creates its PodGroup, annotates the
+    pod."""
+    scheduler_names = set(ctx.options.scheduler_names)
 
     def wants_group(body: kopf.Body, **_: Any) -> bool:
         return plainpod.needs_podgroup(body, scheduler_names)
@@ -247,5 +272,3 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
         except ApiError as exc:
             if not exc.not_found:
                 raise
-
-    return registry

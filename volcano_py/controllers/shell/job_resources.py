@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import JobEvent
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podbuilder import build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
@@ -33,7 +34,7 @@ class JobResources:
                         self.ctx.recorder.record(
                             body,
                             WARNING,
-                            "PVCError",
+                            JobEvent.PVC_ERROR,
                             f"pvc {vol.claim_name} is not found; the job waits for it",
                         )
                     raise
@@ -69,7 +70,7 @@ class JobResources:
         if latest.get("type") != c.PODGROUP_CONDITION_SCHEDULED:
             message = f"PodGroup {spec.namespace}:{spec.name} {str(latest.get('type', '')).lower()}, "
             self.ctx.recorder.record(
-                body, WARNING, "PodGroupPending", message + f"reason: {latest.get('message', '')}"
+                body, WARNING, JobEvent.PODGROUP_PENDING, message + f"reason: {latest.get('message', '')}"
             )
 
     async def ensure_podgroup(self, spec: JobSpec) -> str | None:

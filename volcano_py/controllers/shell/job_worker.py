@@ -13,7 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import JobEvent, JobPhase
 from volcano_py.api.bus import Action, Event
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
@@ -98,7 +98,7 @@ class JobWorker:
         try:
             plugin_set = self.plugins.plugins(body)
         except JobPluginError as exc:
-            self.ctx.recorder.record(body, WARNING, "PluginError", str(exc))
+            self.ctx.recorder.record(body, WARNING, JobEvent.PLUGIN_ERROR, str(exc))
             return
         status = read_status(body)
         self.ctx.cancel_recovered(key, req)
@@ -108,7 +108,7 @@ class JobWorker:
             return
         if decision.action is not Action.SYNC_JOB:
             self.ctx.recorder.record(
-                body, NORMAL, "ExecuteAction", f"Start to execute action {decision.action}"
+                body, NORMAL, JobEvent.EXECUTE_ACTION, f"Start to execute action {decision.action}"
             )
         now = now_rfc3339()
         if status.phase is None:
@@ -164,7 +164,7 @@ class JobWorker:
         self.ctx.recorder.record(
             body,
             NORMAL,
-            "ExecuteAction",
+            JobEvent.EXECUTE_ACTION,
             f"Execute action {decision.action} after {decision.delay_seconds:g}s",
         )
 

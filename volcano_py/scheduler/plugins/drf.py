@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from volcano_py.resources import PODS, Resource
+from volcano_py.resources import PODS
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
@@ -17,16 +17,6 @@ from ..framework.session import Session
 from ..framework.task import TaskInfo
 
 Vector = npt.NDArray[np.float64]
-
-
-def dominant_share(allocated: Resource, total: Resource) -> float:
-    """max over resources of allocated / total (resources the cluster lacks are ignored)."""
-    share = 0.0
-    for name, amount in allocated.items():
-        cap = total.amount(name)
-        if cap > 0:
-            share = max(share, amount / cap)
-    return share
 
 
 class DrfPlugin:

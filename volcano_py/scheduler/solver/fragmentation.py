@@ -111,12 +111,3 @@ class StrandedGpus:
 
 def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:
     return tuple(resource.amount(name) for name in dims)
-
-
-def stranded_total(
-    nodes: Sequence[tuple[Resource, Resource]], likely: Sequence[Resource], dims: Sequence[str] | None = None
-) -> int:
-    """Stranded milli-GPUs over ``(free, allocatable)`` pairs, one per node."""
-    names = list(dims) if dims is not None else sorted({n for free, alloc in nodes for n in (*free, *alloc)})
-    measure = StrandedGpus(names, likely)
-    return sum(measure.of(vector_of(free, names), free != alloc) for free, alloc in nodes)
