@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from volcano_py.api.batch import FINAL_PHASES
+from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.up import EXPECTED_PHASE_ANNOTATION
 from volcano_py.devcluster import DevCluster, ensure_binaries
 
@@ -62,19 +63,32 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
         while time.monotonic() < deadline:
             jobs = _kubectl(kubectl, kubeconfig, "get", "vcjob", "-A")["items"]
             pods = _kubectl(kubectl, kubeconfig, "get", "pods", "-A")["items"]
-            status = {
-                f"Job/{j['metadata']['name']}": j.get("status", {}).get("state", {}).get("phase", "")
-                for j in jobs
-                if _expected(j)
-            } | {
-                f"Pod/{p['metadata']['name']}": p.get("status", {}).get("phase", "")
-                for p in pods
-                if _expected(p)
-            }
+            flows = _kubectl(kubectl, kubeconfig, "get", "jobflows", "-A")["items"]
+            status = (
+                {
+                    f"Job/{j['metadata']['name']}": j.get("status", {}).get("state", {}).get("phase", "")
+                    for j in jobs
+                    if _expected(j)
+                }
+                | {
+                    f"Pod/{p['metadata']['name']}": p.get("status", {}).get("phase", "")
+                    for p in pods
+                    if _expected(p)
+                }
+                | {
+                    f"JobFlow/{f['metadata']['name']}": f.get("status", {}).get("state", {}).get("phase", "")
+                    for f in flows
+                    if _expected(f)
+                }
+            )
             expected = {f"Job/{j['metadata']['name']}": _expected(j) for j in jobs if _expected(j)} | {
                 f"Pod/{p['metadata']['name']}": _expected(p) for p in pods if _expected(p)
             }
-            wrong = {k: v for k, v in status.items() if v in FINAL_PHASES and v != expected[k]}
+            wrong = {
+                k: v
+                for k, v in status.items()
+                if v in FINAL_PHASES | FLOW_FINISHED_PHASES and v != expected[k]
+            }
             assert not wrong, f"examples ended in the wrong phase: {wrong} (expected {expected})"
             if expected and status == expected:
                 break
@@ -92,6 +106,7 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
         ):
             assert f"Job/{example}" in names
         assert "Pod/plain-pod" in names
+        assert "JobFlow/pipeline" in names
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -25,6 +25,10 @@ class FlowPhase(StrEnum):
     TERMINATING = "Terminating"
 
 
+# Phases a flow never leaves by itself.
+FLOW_FINISHED_PHASES = frozenset({FlowPhase.SUCCEED, FlowPhase.FAILED})
+
+
 class RetainPolicy(StrEnum):
     """What happens to a flow's Jobs once the flow has succeeded."""
 

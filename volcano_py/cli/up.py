@@ -28,6 +28,7 @@ from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINAL_PHASES, JobPhase
 from volcano_py.api.crd import CRDS, render_crd
+from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import (
@@ -225,9 +226,16 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
     live = LiveTable(sys.stdout)
     while not stop.is_set():
         jobs = (await asyncio.to_thread(cluster.get_json, "/apis/batch.volcano.sh/v1alpha1/jobs"))["items"]
+        flows = (await asyncio.to_thread(cluster.get_json, f"/apis/{c.FLOW_API_VERSION}/jobflows"))["items"]
         live.draw(job_table(jobs))
         phases = [j.get("status", {}).get("state", {}).get("phase", "") for j in jobs]
-        if jobs and all(p in FINAL_PHASES for p in phases):
+        # A flow's later steps have no Job yet while the earlier ones run: wait for the flows too.
+        flow_phases = [f.get("status", {}).get("state", {}).get("phase", "") for f in flows]
+        if (
+            jobs
+            and all(p in FINAL_PHASES for p in phases)
+            and all(p in FLOW_FINISHED_PHASES for p in flow_phases)
+        ):
             print("all example jobs reached a final phase")
             if exit_when_done:
                 stop.set()

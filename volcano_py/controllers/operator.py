@@ -21,10 +21,12 @@ from typing import Any
 import kopf
 
 from volcano_py.controllers.shell.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.shell.flows import FlowControllers
 from volcano_py.controllers.shell.handlers import build_registry
 from volcano_py.controllers.shell.job_worker import JobWorker
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.queue_worker import QueueWorker
+from volcano_py.controllers.shell.topology import TopologyDiscovery
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
@@ -94,6 +96,9 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
     recorder = EventRecorder(client, component="volcano-py-controller")
     ctx = ControllerContext(options=options, client=client, recorder=recorder, metrics=metrics)
     registry = build_registry(ctx)
+    flows, topology = FlowControllers(ctx), TopologyDiscovery(ctx)
+    flows.register(registry)
+    topology.register(registry)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -119,6 +124,8 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         asyncio.ensure_future(recorder.run()),
         asyncio.ensure_future(ctx.job_queue.run(jobs.handle, options.workers)),
         asyncio.ensure_future(ctx.queue_queue.run(queues.handle, 2)),
+        asyncio.ensure_future(flows.run()),
+        asyncio.ensure_future(topology.run()),
     ]
     stopper = asyncio.ensure_future(stop.wait())
     try:
@@ -137,6 +144,7 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         await asyncio.gather(operator, return_exceptions=True)
         for key in list(ctx.delayed) + list(ctx.ttl_timers):
             ctx.cancel_timers(key)
+        flows.stop()
     if operator.done() and not operator.cancelled() and operator.exception() and not stop.is_set():
         raise RuntimeError("the Kopf operator stopped") from operator.exception()
 

@@ -1,6 +1,8 @@
 """``vcctl``: Volcano's command-line tool, same commands and flags, plus ``vcctl job why``.
 
-``job run/list/view/suspend/resume/delete/why`` and ``queue create/delete/operate/list/get``. Suspend and
+``job run/list/view/suspend/resume/delete/why``, ``queue create/delete/operate/list/get``, ``jobflow`` and
+``jobtemplate create/list/get/delete/describe``, ``cronjob list/get/suspend/resume``, ``pod list`` and
+``version``; Volcano's one-verb tools (``vsub``, ``vjobs``, ...) are in ``aliases``. Suspend and
 resume create ``bus.volcano.sh`` Commands (AbortJob / ResumeJob) exactly as Volcano's vcctl does, so the
 controller, not the CLI, changes the Job.
 """
@@ -13,7 +15,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from volcano_py.cli.vcctl.commands import HANDLERS, CommandError
+from volcano_py.cli.vcctl.commands import HANDLERS, CommandError, Handler
 from volcano_py.cli.vcctl.objects import UsageError
 
 
@@ -103,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="group", required=True)
     _job_parsers(sub)
     _queue_parsers(sub)
+    flows.register(sub)
     version = sub.add_parser("version", help="print the version of vcctl")
     version.set_defaults(verb="version")
     return parser
@@ -110,7 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    handler = HANDLERS[(args.group, args.verb)]
+    return run(HANDLERS.get((args.group, args.verb)) or flows.HANDLERS[(args.group, args.verb)], args)
+
+
+def run(handler: Handler, args: argparse.Namespace) -> int:
+    """Run one verb; a usage or API error is one line on stderr and exit status 1."""
     if getattr(args, "kubeconfig", None) and not os.path.exists(args.kubeconfig):
         args.kubeconfig = None
     try:
@@ -119,6 +126,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"Error: {err}", file=sys.stderr)
         return 1
 
+
+# Imported last: its parsers reuse _common above.
+from volcano_py.cli.vcctl import flows  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -62,7 +62,7 @@ def _phase(job: Mapping[str, Any]) -> str:
     return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
 
 
-def _finished(job: Mapping[str, Any]) -> bool:
+def is_finished(job: Mapping[str, Any]) -> bool:
     return _phase(job) in FINISHED
 
 
@@ -70,7 +70,8 @@ def _created(job: Mapping[str, Any]) -> str:
     return str((job.get("metadata") or {}).get("creationTimestamp") or "")
 
 
-def _ref(job: Mapping[str, Any]) -> JSON:
+def job_ref(job: Mapping[str, Any]) -> JSON:
+    """The ObjectReference ``status.active`` holds for a Job."""
     meta = job.get("metadata") or {}
     ref = {
         "apiVersion": c.BATCH_API_VERSION,
@@ -156,9 +157,9 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
 
     # 2. Active: the owned Jobs still running, oldest first (rebuilt, so a lost status write loses nothing).
     running = sorted(
-        (j for j in jobs if not _finished(j)), key=lambda j: (_created(j), j["metadata"]["name"])
+        (j for j in jobs if not is_finished(j)), key=lambda j: (_created(j), j["metadata"]["name"])
     )
-    active = [_ref(j) for j in running]
+    active = [job_ref(j) for j in running]
     status["active"] = active
 
     def finish() -> CronPlan:
@@ -225,6 +226,6 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
 
     # 5. The run.
     plan.create = build_job(cron_body, cronjob, scheduled, schedule)
-    status["active"] = [*status["active"], _ref(plan.create)]
+    status["active"] = [*status["active"], job_ref(plan.create)]
     status["lastScheduleTime"] = format_time(scheduled)
     return finish()

@@ -1,0 +1,341 @@
+"""The JobFlow, JobTemplate and CronJob controllers' shell: Kopf indexes and events in, planned writes out.
+
+Event handlers only enqueue the owning flow or CronJob; one worker per kind runs ``plan_jobflow`` /
+``plan_cronjob`` (``controllers/flow``) on what the indexes hold and performs the plan: create Jobs
+(AlreadyExists means a previous sync or a previous controller made it, which is fine: names are
+deterministic), delete Jobs, record events, patch status. A CronJob is re-synced at its next run time by a
+timer. Jobs this controller just created are remembered until the watch delivers them, so a sync that comes
+first still counts them (a Forbid CronJob never sees an empty ``active`` right after a run started).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+import kopf
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronjob
+from volcano_py.controllers.flow.jobflow import plan_jobflow
+from volcano_py.controllers.shell.context import JOBS, ControllerContext
+from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import ResourceKind
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+JSON = dict[str, Any]
+Key = tuple[str, str]  # (namespace, name)
+Clock = Callable[[], datetime]
+
+JOBFLOWS = ResourceKind(c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True)
+JOBTEMPLATES = ResourceKind(
+    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
+)
+CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
+
+FLOW_INDEX = "vc_jobflows"
+TEMPLATE_INDEX = "vc_jobtemplates"  # by namespace
+CRON_INDEX = "vc_cronjobs"
+OWNED_INDEX = "vc_flow_owned_jobs"  # by (namespace, owner kind, owner name)
+INDEXES = (FLOW_INDEX, TEMPLATE_INDEX, CRON_INDEX, OWNED_INDEX)
+# How long a Job we created is counted before the watch shows it (it normally takes milliseconds).
+CREATED_MEMORY_SECONDS = 60.0
+# A sync that failed on an API error is retried after this long.
+RETRY_SECONDS = 2.0
+
+
+def _plain(body: Any) -> JSON:
+    return {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec", "status") if k in body}
+
+
+def _owner(meta: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(kind, name) of a JobFlow or CronJob controlling this object."""
+    for ref in meta.get("ownerReferences") or ():
+        if not ref.get("controller"):
+            continue
+        if (ref.get("apiVersion"), ref.get("kind")) in (
+            (c.FLOW_API_VERSION, c.JOBFLOW_KIND),
+            (c.BATCH_API_VERSION, c.CRONJOB_KIND),
+        ):
+            return str(ref["kind"]), str(ref["name"])
+    return None
+
+
+def _slim_job(body: Any) -> JSON:
+    meta = body["metadata"]
+    keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations",
+            "ownerReferences", "deletionTimestamp")  # fmt: skip
+    return {"metadata": {k: meta[k] for k in keep if k in meta}, "status": dict(body.get("status") or {})}
+
+
+def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> JSON:
+    """A JSON merge patch turning ``old`` into ``new`` (keys that went away become null)."""
+    patch: JSON = {}
+    for key in old:
+        if key not in new:
+            patch[key] = None
+    for key, value in new.items():
+        before = old.get(key)
+        if isinstance(value, dict) and isinstance(before, dict):
+            sub = merge_patch(before, value)
+            if sub:
+                patch[key] = sub
+        elif value != before:
+            patch[key] = value
+    return patch
+
+
+def _values(index: Mapping[Any, Iterable[Any]] | None, key: Any) -> list[Any]:
+    if index is None:
+        return []
+    store = index.get(key)
+    return list(store) if store is not None else []
+
+
+class FlowControllers:
+    """Registers the handlers into a Kopf registry and runs the two workers."""
+
+    def __init__(self, ctx: ControllerContext, *, clock: Clock | None = None) -> None:
+        self.ctx = ctx
+        self.clock: Clock = clock or (lambda: datetime.now(UTC))
+        self.flows: KeyedQueue[Key, str] = KeyedQueue(is_resync=lambda _r: True)
+        self.crons: KeyedQueue[Key, str] = KeyedQueue(is_resync=lambda _r: True)
+        self.templates: KeyedQueue[Key, str] = KeyedQueue(is_resync=lambda _r: True)
+        self.indices: dict[str, Mapping[Any, Iterable[Any]]] = {}
+        self.timers: dict[Key, asyncio.TimerHandle] = {}
+        # (namespace, job name) -> (monotonic time created, slim Job) until the index has that uid.
+        self.created: dict[Key, tuple[float, JSON]] = {}
+
+    # --- registration (Kopf handlers: they read the event and enqueue, nothing else) ---------------------
+
+    def register(self, registry: kopf.OperatorRegistry) -> None:
+        flows = (c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL)
+        templates = (c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL)
+        crons = (c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL)
+        jobs = (c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL)
+
+        @kopf.index(*flows, id=FLOW_INDEX, registry=registry)
+        def index_flow(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+            return {(namespace or "", name): _plain(body)}
+
+        @kopf.index(*templates, id=TEMPLATE_INDEX, registry=registry)
+        def index_template(body: kopf.Body, namespace: str | None, **_: Any) -> dict[Any, Any]:
+            return {namespace or "": _plain(body)}
+
+        @kopf.index(*crons, id=CRON_INDEX, registry=registry)
+        def index_cron(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+            return {(namespace or "", name): _plain(body)}
+
+        @kopf.index(*jobs, id=OWNED_INDEX, registry=registry)
+        def index_owned(body: kopf.Body, namespace: str | None, **_: Any) -> dict[Any, Any]:
+            owner = _owner(body.metadata)
+            return {} if owner is None else {(namespace or "", *owner): _slim_job(body)}
+
+        @kopf.on.startup(registry=registry)
+        def capture_flow_indices(**kwargs: Any) -> None:
+            for name in INDEXES:
+                self.indices[name] = kwargs[name]
+
+        @kopf.on.event(*flows, registry=registry)
+        async def flow_event(event: kopf.RawEvent, namespace: str | None, name: str, **_: Any) -> None:
+            if event["type"] != "DELETED":
+                self.flows.add((namespace or "", name), "sync")
+
+        @kopf.on.event(*templates, registry=registry)
+        async def template_event(event: kopf.RawEvent, namespace: str | None, name: str, **_: Any) -> None:
+            # A flow may be waiting for this template to appear.
+            ns = namespace or ""
+            for flow in self._namespace_flows(ns):
+                if any(step.get("name") == name for step in (flow.get("spec") or {}).get("flows") or ()):
+                    self.flows.add((ns, flow["metadata"]["name"]), "sync")
+            if event["type"] != "DELETED":
+                self.templates.add((ns, name), "sync")
+
+        @kopf.on.event(*crons, registry=registry)
+        async def cron_event(event: kopf.RawEvent, namespace: str | None, name: str, **_: Any) -> None:
+            key = (namespace or "", name)
+            if event["type"] == "DELETED":
+                timer = self.timers.pop(key, None)
+                if timer is not None:
+                    timer.cancel()
+                return
+            self.crons.add(key, "sync")
+
+        @kopf.on.event(*jobs, registry=registry)
+        async def owned_job_event(namespace: str | None, body: kopf.Body, **_: Any) -> None:
+            ns = namespace or ""
+            owner = _owner(body.metadata)
+            if owner is not None:
+                (self.flows if owner[0] == c.JOBFLOW_KIND else self.crons).add((ns, owner[1]), "sync")
+            marked = (body.metadata.labels or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY)
+            if marked and marked.startswith(f"{ns}."):
+                self.templates.add((ns, marked[len(ns) + 1 :]), "sync")
+
+    def _namespace_flows(self, namespace: str) -> list[JSON]:
+        index = self.indices.get(FLOW_INDEX) or {}
+        return [flow for (ns, _), store in index.items() if ns == namespace for flow in store]
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.flows.run(self._guard(self.sync_flow, self.flows), 4))
+            group.create_task(self.crons.run(self._guard(self.sync_cron, self.crons), 4))
+            group.create_task(self.templates.run(self._guard(self.sync_template, self.templates), 1))
+
+    def stop(self) -> None:
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+
+    def _guard(self, sync: Callable[[Key], Any], queue: KeyedQueue[Key, str]) -> Callable[[Key, str], Any]:
+        async def handle(key: Key, _request: str) -> None:
+            try:
+                await sync(key)
+            except ApiError as exc:
+                _log.warning("sync failed; retrying", key=f"{key[0]}/{key[1]}", error=str(exc))
+                queue.add_after(RETRY_SECONDS, key, "sync")
+
+        return handle
+
+    # --- shared ------------------------------------------------------------------------------------------
+
+    def _owned(self, namespace: str, kind: str, name: str) -> dict[str, JSON]:
+        """The Jobs ``kind/name`` controls: the index's, plus ones we created that it does not show yet."""
+        jobs = {
+            j["metadata"]["name"]: j for j in _values(self.indices.get(OWNED_INDEX), (namespace, kind, name))
+        }
+        now = time.monotonic()
+        for key, (at, job) in list(self.created.items()):
+            if now - at > CREATED_MEMORY_SECONDS or key[1] in jobs:
+                del self.created[key]
+            elif key[0] == namespace and _owner(job["metadata"]) == (kind, name):
+                jobs[key[1]] = job
+        return jobs
+
+    async def _create_job(self, body: JSON) -> JSON | None:
+        """Create a Job; the existing one when its name is taken (an earlier sync made it)."""
+        meta = body["metadata"]
+        try:
+            created = await self.ctx.client.create(JOBS.collection_path(meta["namespace"]), body)
+        except ApiError as exc:
+            if not exc.conflict:
+                raise
+            try:
+                existing: JSON = await self.ctx.client.get(JOBS.object_path(meta["name"], meta["namespace"]))
+            except ApiError as again:
+                if again.not_found:
+                    return None
+                raise
+            return existing
+        self.created[(meta["namespace"], meta["name"])] = (time.monotonic(), _slim_job(created))
+        return created
+
+    async def _delete_job(self, namespace: str, name: str) -> None:
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        try:
+            await self.ctx.client.delete(JOBS.object_path(name, namespace), options)
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+        self.created.pop((namespace, name), None)
+
+    async def _patch_status(self, kind: ResourceKind, body: JSON, status: JSON) -> None:
+        patch = merge_patch(body.get("status") or {}, status)
+        if patch:
+            meta = body["metadata"]
+            await self.ctx.client.patch(kind.object_path(meta["name"], meta["namespace"], "status"),
+                                        {"status": patch})  # fmt: skip
+
+    # --- JobFlow -----------------------------------------------------------------------------------------
+
+    async def sync_flow(self, key: Key) -> None:
+        found = _values(self.indices.get(FLOW_INDEX), key)
+        if not found or found[0]["metadata"].get("deletionTimestamp"):
+            return
+        body: JSON = found[0]
+        namespace, name = key
+        templates = {t["metadata"]["name"]: t for t in _values(self.indices.get(TEMPLATE_INDEX), namespace)}
+        jobs = self._owned(namespace, c.JOBFLOW_KIND, name)
+        plan = plan_jobflow(body, templates, jobs, self.clock())
+        for job in plan.create:
+            made = await self._create_job(job)
+            if made is not None:
+                self.ctx.recorder.record(
+                    body, "Normal", "Created", f"create a job named {job['metadata']['name']}!"
+                )
+        for job_name in plan.delete:
+            await self._delete_job(namespace, job_name)
+        for event in plan.events:
+            self.ctx.recorder.record(body, event.type, event.reason, event.message)
+        if plan.status is not None:
+            await self._patch_status(JOBFLOWS, body, plan.status)
+        if plan.create:
+            # The new Jobs are not in the status yet; count them once the watch brings their first phase.
+            self.flows.add_after(1.0, key, "sync")
+
+    # --- JobTemplate: which Jobs were made from it (Volcano's status.jobDependsOnList) ------------------
+
+    async def sync_template(self, key: Key) -> None:
+        namespace, name = key
+        template = next(
+            (
+                t
+                for t in _values(self.indices.get(TEMPLATE_INDEX), namespace)
+                if t["metadata"]["name"] == name
+            ),
+            None,
+        )
+        if template is None:
+            return
+        mark = f"{namespace}.{name}"
+        index = self.indices.get(OWNED_INDEX) or {}
+        made = sorted(
+            j["metadata"]["name"]
+            for (ns, kind, _), store in index.items()
+            if ns == namespace and kind == c.JOBFLOW_KIND
+            for j in store
+            if (j["metadata"].get("labels") or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY) == mark
+        )
+        status = {"jobDependsOnList": made} if made else {}
+        await self._patch_status(JOBTEMPLATES, template, status)
+
+    # --- CronJob -----------------------------------------------------------------------------------------
+
+    async def sync_cron(self, key: Key) -> None:
+        found = _values(self.indices.get(CRON_INDEX), key)
+        if not found:
+            return
+        body: JSON = found[0]
+        namespace, name = key
+        jobs = list(self._owned(namespace, c.CRONJOB_KIND, name).values())
+        plan = plan_cronjob(body, jobs, self.clock())
+        for event in plan.events:
+            self.ctx.recorder.record(body, event.type, event.reason, event.message)
+        for job_name in plan.delete:
+            await self._delete_job(namespace, job_name)
+            self.ctx.recorder.record(body, "Normal", "SuccessfulDelete", f"Deleted job {job_name}")
+        status = plan.status
+        if plan.create is not None:
+            made = await self._create_job(plan.create)
+            job_name = plan.create["metadata"]["name"]
+            active = [ref for ref in (status or {}).get("active", []) if ref.get("name") != job_name]
+            if (
+                made is not None
+                and _owner(made["metadata"]) == (c.CRONJOB_KIND, name)
+                and not is_finished(made)
+            ):
+                active.append(job_ref(made))
+                self.ctx.recorder.record(body, "Normal", "SuccessfulCreate", f"Created job {job_name}")
+            status = {**(status or {}), "active": active}
+        if status is not None:
+            await self._patch_status(CRONJOBS, body, {k: v for k, v in status.items() if v})
+        if plan.requeue_after is not None:
+            old = self.timers.pop(key, None)
+            if old is not None:
+                old.cancel()
+            self.timers[key] = self.crons.add_after(plan.requeue_after, key, "sync")

@@ -1,0 +1,127 @@
+"""HyperNode discovery's shell: node labels and the controller ConfigMap in, HyperNode writes out.
+
+Nodes and label-sourced HyperNodes are Kopf indexes; any node label change (or a discovered HyperNode
+deleted by hand) queues one ``discover`` run, so a burst of node events makes one run. The ConfigMap is read
+with one GET per run and re-read every ``POLL_SECONDS`` (watching ConfigMaps would mean reading every
+ConfigMap of the cluster). The decisions are ``controllers/hypernode/discovery``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import kopf
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.hypernode.discovery import LABEL_SOURCE, discover, parse_config, reconcile
+from volcano_py.controllers.shell.context import ControllerContext
+from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import HYPERNODES
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+JSON = dict[str, Any]
+NODE_INDEX = "vc_node_labels"
+DISCOVERED_INDEX = "vc_discovered_hypernodes"
+POLL_SECONDS = 30.0
+# Node events come in bursts (a rack relabelled, nodes joining): wait this long and run once.
+DEBOUNCE_SECONDS = 0.5
+CONFIGMAP_PATH = f"/api/v1/namespaces/{c.VOLCANO_SYSTEM_NAMESPACE}/configmaps/{c.CONTROLLER_CONFIGMAP}"
+_KEY = "discover"
+
+
+class TopologyDiscovery:
+    def __init__(self, ctx: ControllerContext, *, configmap_path: str = CONFIGMAP_PATH) -> None:
+        self.ctx = ctx
+        self.configmap_path = configmap_path
+        self.queue: KeyedQueue[str, str] = KeyedQueue(is_resync=lambda _r: True)
+        self.indices: dict[str, Mapping[Any, Iterable[Any]]] = {}
+        self._last_problems: list[str] = []
+        self._labels: dict[str, dict[str, str]] = {}  # node name -> labels last seen
+
+    def register(self, registry: kopf.OperatorRegistry) -> None:
+        hypernodes = (c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL)
+
+        @kopf.index("", "v1", "nodes", id=NODE_INDEX, registry=registry)
+        def index_node(name: str, labels: kopf.Labels, **_: Any) -> dict[Any, Any]:
+            return {name: {"metadata": {"name": name, "labels": dict(labels)}}}
+
+        @kopf.index(*hypernodes, id=DISCOVERED_INDEX, registry=registry,
+                    labels={c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE})  # fmt: skip
+        def index_discovered(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
+            return {name: {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in body}}
+
+        @kopf.on.startup(registry=registry)
+        def capture_topology_indices(**kwargs: Any) -> None:
+            for index in (NODE_INDEX, DISCOVERED_INDEX):
+                self.indices[index] = kwargs[index]
+
+        @kopf.on.event("", "v1", "nodes", registry=registry)
+        async def node_event(event: kopf.RawEvent, name: str, labels: kopf.Labels, **_: Any) -> None:
+            if event["type"] == "DELETED":
+                self._labels.pop(name, None)
+            else:
+                current = dict(labels)
+                if self._labels.get(name) == current:
+                    return  # status heartbeats: the topology cannot have changed
+                self._labels[name] = current
+            self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
+
+        @kopf.on.event(*hypernodes, registry=registry, labels={c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE})
+        async def discovered_event(event: kopf.RawEvent, **_: Any) -> None:
+            if event["type"] == "DELETED":
+                self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
+
+    async def run(self) -> None:
+        await self.queue.run(self._handle, 1)
+
+    async def _handle(self, _key: str, _request: str) -> None:
+        try:
+            await self.sync()
+        except ApiError as exc:
+            _log.warning("hypernode discovery failed; retrying", error=str(exc))
+            self.queue.add_after(2.0, _KEY, "sync")
+
+    def _all(self, index: str) -> list[JSON]:
+        return [item for store in (self.indices.get(index) or {}).values() for item in store]
+
+    async def sync(self) -> None:
+        # Poll the ConfigMap: the next run comes even when no node changes.
+        self.queue.add_after(POLL_SECONDS, _KEY, "sync")
+        try:
+            configmap = await self.ctx.client.get(self.configmap_path)
+        except ApiError as exc:
+            if exc.not_found or exc.status == 403:
+                return  # no discovery configured
+            raise
+        config = parse_config((configmap.get("data") or {}).get(c.CONTROLLER_CONFIG_KEY))
+        if config.problems != self._last_problems:
+            for problem in config.problems:
+                self.ctx.recorder.record(configmap, "Warning", "InvalidDiscoveryConfig", problem)
+                _log.warning("hypernode discovery config", problem=problem)
+            self._last_problems = config.problems
+        if config.label is None:
+            return
+        existing = self._all(DISCOVERED_INDEX)
+        wanted = discover(self._all(NODE_INDEX), config.label, existing)
+        plan = reconcile(wanted, existing)
+        for body in plan.create:
+            try:
+                await self.ctx.client.create(HYPERNODES.collection_path(), body)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+        for body in plan.update:
+            await self.ctx.client.replace(HYPERNODES.object_path(body["metadata"]["name"]), body)
+        for name in plan.delete:
+            try:
+                await self.ctx.client.delete(HYPERNODES.object_path(name))
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        if plan.create or plan.update or plan.delete:
+            _log.info("hypernodes discovered", created=len(plan.create), updated=len(plan.update),
+                      deleted=len(plan.delete))  # fmt: skip
