@@ -81,9 +81,11 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
                     if _expected(f)
                 }
             )
-            expected = {f"Job/{j['metadata']['name']}": _expected(j) for j in jobs if _expected(j)} | {
-                f"Pod/{p['metadata']['name']}": _expected(p) for p in pods if _expected(p)
-            }
+            expected = (
+                {f"Job/{j['metadata']['name']}": _expected(j) for j in jobs if _expected(j)}
+                | {f"Pod/{p['metadata']['name']}": _expected(p) for p in pods if _expected(p)}
+                | {f"JobFlow/{f['metadata']['name']}": _expected(f) for f in flows if _expected(f)}
+            )
             wrong = {
                 k: v
                 for k, v in status.items()

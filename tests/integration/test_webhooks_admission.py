@@ -23,6 +23,7 @@ from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.webhooks.server import (
     ApiQueues,
+    ApiTemplates,
     configure_server,
     install_configurations,
     register,
@@ -65,7 +66,7 @@ class AdmissionServer(threading.Thread):
     async def _main(self) -> None:
         client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
         registry = kopf.OperatorRegistry()
-        register(registry, queues=ApiQueues(client))
+        register(registry, queues=ApiQueues(client), templates=ApiTemplates(client))
 
         @kopf.on.login(registry=registry)
         def login(**kwargs: Any) -> kopf.ConnectionInfo | None:
@@ -443,3 +444,46 @@ def test_operator_outage_blocks_only_volcano_kinds_and_fails_fast(
     finally:
         for kind in ("mutatingwebhookconfiguration", "validatingwebhookconfiguration"):
             cluster.kubectl("delete", kind, f"volcano-py-dead-{RUN}", check=False)
+
+
+# --- JobFlow, JobTemplate, CronJob ----------------------------------------------------------------------
+
+
+def test_flows_and_cronjobs_are_refused_with_the_field_named(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    tasks = [
+        {"name": "w", "replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}
+    ]
+    template = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate",
+                "metadata": {"name": "prep", "namespace": namespace}, "spec": {"tasks": tasks}}  # fmt: skip
+    assert _create(cluster, template)[0] == 0
+
+    def flow(name: str, *steps: dict[str, Any]) -> dict[str, Any]:
+        meta = {"name": name, "namespace": namespace}
+        return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": meta,
+                "spec": {"flows": list(steps)}}  # fmt: skip
+
+    code, err = _create(
+        cluster, flow("unknown", {"name": "prep"}, {"name": "train", "dependsOn": {"targets": ["prep"]}})
+    )
+    assert code != 0
+    assert _denied("validatejobflow.volcano.sh", "spec.flows[1].name: no JobTemplate 'train'") in err
+    code, err = _create(cluster, flow("cycle", {"name": "prep", "dependsOn": {"targets": ["prep"]}}))
+    assert (
+        _denied("validatejobflow.volcano.sh", "spec.flows[0].dependsOn.targets: the flow is not a DAG") in err
+    )
+    assert _create(cluster, flow("fine", {"name": "prep"}))[0] == 0
+    cron = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "CronJob",
+        "metadata": {"name": "bad", "namespace": namespace},
+        "spec": {
+            "schedule": "every day",
+            "timeZone": "Mars/Olympus",
+            "jobTemplate": {"spec": {"tasks": tasks}},
+        },
+    }
+    code, err = _create(cluster, cron)  # fmt: skip
+    assert _denied("validatecronjob.volcano.sh", "spec.timeZone: unknown time zone 'Mars/Olympus'") in err
+    assert "spec.schedule: 'every day' has 2 fields" in err

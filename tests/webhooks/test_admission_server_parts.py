@@ -37,6 +37,9 @@ def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_pol
         ("mutatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE",)),
         ("validatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE", "UPDATE", "DELETE")),
         ("validatepodgroup.volcano.sh", "scheduling.volcano.sh", "podgroups", ("CREATE",)),
+        ("validatejobflow.volcano.sh", "flow.volcano.sh", "jobflows", ("CREATE", "UPDATE")),
+        ("validatejobtemplate.volcano.sh", "flow.volcano.sh", "jobtemplates", ("CREATE", "UPDATE")),
+        ("validatecronjob.volcano.sh", "batch.volcano.sh", "cronjobs", ("CREATE", "UPDATE")),
     }
     for hook in [*mutating["webhooks"], *validating["webhooks"]]:
         assert hook["timeoutSeconds"] == 5
@@ -45,7 +48,10 @@ def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_pol
         assert base64.b64decode(hook["clientConfig"]["caBundle"]) == b"CA"
     urls = sorted(hook["clientConfig"]["url"] for hook in validating["webhooks"])
     assert urls == [
+        "https://127.0.0.1:9443/validate-cronjob",
         "https://127.0.0.1:9443/validate-job",
+        "https://127.0.0.1:9443/validate-jobflow",
+        "https://127.0.0.1:9443/validate-jobtemplate",
         "https://127.0.0.1:9443/validate-podgroup",
         "https://127.0.0.1:9443/validate-queue",
     ]
@@ -100,7 +106,10 @@ def test_register_adds_one_handler_per_webhook_id() -> None:
     registry = kopf.OperatorRegistry()
     register(registry, queues=_NoQueues())
     ids = sorted(handler.id for handler in registry._webhooks.get_all_handlers())
-    assert ids == ["mutate-job", "mutate-queue", "validate-job", "validate-podgroup", "validate-queue"]
+    assert ids == [
+        "mutate-job", "mutate-queue", "validate-cronjob", "validate-job", "validate-jobflow",
+        "validate-jobtemplate", "validate-podgroup", "validate-queue",
+    ]  # fmt: skip
 
 
 def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path: Path) -> None:
@@ -113,6 +122,6 @@ def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path
     assert settings.admission.managed is None
     assert (tmp_path / "ca.crt").read_bytes() == cert.ca_pem
     assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600
-    assert len(registry._webhooks.get_all_handlers()) == 5
+    assert len(registry._webhooks.get_all_handlers()) == 8
     startup = [handler.id for handler in registry._activities.get_all_handlers()]
     assert "install-webhook-configurations" in startup

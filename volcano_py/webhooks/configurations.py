@@ -79,6 +79,33 @@ WEBHOOKS: Final = (
         constants.PODGROUP_PLURAL,
         ("CREATE",),
     ),
+    Webhook(
+        "validate-jobflow",
+        "validatejobflow.volcano.sh",
+        "validating",
+        constants.FLOW_GROUP,
+        constants.FLOW_VERSION,
+        constants.JOBFLOW_PLURAL,
+        ("CREATE", "UPDATE"),
+    ),
+    Webhook(
+        "validate-jobtemplate",
+        "validatejobtemplate.volcano.sh",
+        "validating",
+        constants.FLOW_GROUP,
+        constants.FLOW_VERSION,
+        constants.JOBTEMPLATE_PLURAL,
+        ("CREATE", "UPDATE"),
+    ),
+    Webhook(
+        "validate-cronjob",
+        "validatecronjob.volcano.sh",
+        "validating",
+        constants.BATCH_GROUP,
+        constants.BATCH_VERSION,
+        constants.CRONJOB_PLURAL,
+        ("CREATE", "UPDATE"),
+    ),
 )
 
 

@@ -34,6 +34,7 @@ from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.log import get_logger
 from volcano_py.webhooks.common import Queues, denial
 from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
+from volcano_py.webhooks.flow import validate_flow_object
 from volcano_py.webhooks.job import mutate_job, validate_job_create, validate_job_update
 from volcano_py.webhooks.patch import PatchOp, apply_patch
 from volcano_py.webhooks.podgroup import validate_podgroup_create
@@ -51,6 +52,24 @@ class QueueSource(Protocol):
     """Where admission reads the queues from; called once per request that needs them."""
 
     async def queues(self) -> Queues: ...
+
+
+class TemplateSource(Protocol):
+    """Where JobFlow admission reads the JobTemplate names of a namespace from."""
+
+    async def templates(self, namespace: str) -> set[str]: ...
+
+
+class ApiTemplates:
+    """JobTemplate names listed from the API server per JobFlow admission."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+
+    async def templates(self, namespace: str) -> set[str]:
+        path = f"/apis/{constants.FLOW_API_VERSION}/namespaces/{namespace}/{constants.JOBTEMPLATE_PLURAL}"
+        listing = await self._client.get(path)
+        return {item["metadata"]["name"] for item in listing.get("items", [])}
 
 
 class ApiQueues:
@@ -81,8 +100,11 @@ def _apply_later(patch: kopf.Patch, ops: list[PatchOp]) -> None:
         patch.fns.append(transform)
 
 
-def register(registry: kopf.OperatorRegistry, *, queues: QueueSource) -> None:
-    """Register the Job, Queue and PodGroup admission handlers into ``registry``."""
+def register(
+    registry: kopf.OperatorRegistry, *, queues: QueueSource, templates: TemplateSource | None = None
+) -> None:
+    """Register the admission handlers into ``registry``; without ``templates`` a JobFlow's JobTemplates
+    are not looked up."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -114,12 +136,26 @@ def register(registry: kopf.OperatorRegistry, *, queues: QueueSource) -> None:
         problems = validate_podgroup_create(_plain(body), await queues.queues())
         _reject_if(problems, kind="PodGroup", name=name, operation=operation)
 
+    async def validate_flow_handler(
+        body: kopf.Body, operation: str, name: str, namespace: str | None, **_: Any
+    ) -> None:
+        plain = _plain(body)
+        known = None
+        if templates is not None and plain.get("kind") == constants.JOBFLOW_KIND:
+            known = await templates.templates(namespace or "default")
+        _reject_if(
+            validate_flow_object(plain, known), kind=str(plain.get("kind")), name=name, operation=operation
+        )
+
     handlers: dict[str, Callable[..., Any]] = {
         "mutate-job": mutate_job_handler,
         "validate-job": validate_job_handler,
         "mutate-queue": mutate_queue_handler,
         "validate-queue": validate_queue_handler,
         "validate-podgroup": validate_podgroup_handler,
+        "validate-jobflow": validate_flow_handler,
+        "validate-jobtemplate": validate_flow_handler,
+        "validate-cronjob": validate_flow_handler,
     }
     for webhook in WEBHOOKS:
         decorator = kopf.on.mutate if webhook.type == "mutating" else kopf.on.validate
@@ -237,7 +273,7 @@ def enable_admission(
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
     the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
     """
-    register(registry, queues=ApiQueues(client))
+    register(registry, queues=ApiQueues(client), templates=ApiTemplates(client))
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
 
