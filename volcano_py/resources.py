@@ -163,13 +163,24 @@ def pod_request(spec: Mapping[str, Any]) -> Resource:
 
 
 def _request_amounts(resources: Mapping[str, Any] | None) -> dict[str, int]:
-    # Per resource, as the API server defaults it: a limit with no request counts as the request.
+    # Per resource, as the API server defaults it: a limit with no request counts as the request. Read for
+    # every pod of every cycle, so the common case (cached quantity strings) takes no detour.
     if not resources:
         return {}
-    requests = dict(resources.get("limits") or {})
-    requests.update(resources.get("requests") or {})
-    # ``cpu:`` with no value: the API server drops the null, so do we.
-    return {name: amount_of(name, value) for name, value in requests.items() if value is not None}
+    limits = resources.get("limits")
+    requests = resources.get("requests")
+    merged = dict(limits) if limits else {}
+    if requests:
+        merged.update(requests)
+    out: dict[str, int] = {}
+    for name, value in merged.items():
+        if value is None:
+            continue  # ``cpu:`` with no value: the API server drops the null, so do we
+        try:
+            out[name] = to_canonical(name, value)
+        except (QuantityError, TypeError):  # TypeError: a list or mapping where a quantity belongs
+            out[name] = amount_of(name, value)  # raises, naming the resource
+    return out
 
 
 def format_quantity(name: str, amount: int) -> str:

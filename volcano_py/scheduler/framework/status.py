@@ -42,15 +42,16 @@ def is_ready_status(status: TaskStatus) -> bool:
     return status in ALLOCATED_STATUSES or status is TaskStatus.SUCCEEDED
 
 
-_PHASES = frozenset(p.value for p in PodGroupPhase)
+_PHASES: Final = {p.value: p for p in PodGroupPhase}  # a dict lookup: read for every PodGroup, every cycle
 
 
 def parse_podgroup_phase(value: object) -> PodGroupPhase:
     """A PodGroup's ``status.phase``; none yet means Pending, as a new PodGroup is."""
-    if value in (None, ""):
+    if value is None or value == "":
         return PodGroupPhase.PENDING
-    if isinstance(value, str) and value in _PHASES:
-        return PodGroupPhase(value)
+    phase = _PHASES.get(value) if isinstance(value, str) else None
+    if phase is not None:
+        return phase
     allowed = ", ".join(p.value for p in PodGroupPhase)
     raise ValueError(f"PodGroup status.phase {value!r} is not one of {allowed}")
 
