@@ -165,10 +165,15 @@ async def test_why_explains_a_pending_job_and_a_placed_one(
     assert lines[0] == f"Job {env.ns}/huge: phase Pending"
     assert lines[1].startswith("PodGroup huge-") and "queue default" in lines[1]
     assert "cpu" in out.lower()
+    # The what-if: no number of nodes like these helps, since none can hold one 64-CPU pod.
+    assert "What would make it run" in out
+    assert "No node in the cluster is large enough for one of its pods" in out
 
     await env.create_job(vcjob("small", task("worker", 1)))
     await env.wait_phase("small", "Running")
     assert await _vcctl("job", "why", "-N", "small", "-n", env.ns, *kc) == 0
-    assert _printed(capsys).splitlines()[-1] == "Not pending: the scheduler placed this job."
+    placed = _printed(capsys).splitlines()
+    assert "Not pending: the scheduler placed this job." in placed
+    assert placed[-1] == "  Nothing: it is not waiting (its gang already holds minAvailable tasks)"
     assert await _vcctl("job", "why", "nothing", "-n", env.ns, *kc) == 1
     assert capsys.readouterr().err == f"Error: job or podgroup {env.ns}/nothing not found\n"

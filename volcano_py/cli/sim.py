@@ -10,8 +10,9 @@ from typing import Any
 
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.framework.conf import parse_conf
+from volcano_py.sim import html
 from volcano_py.sim import workload as wl
-from volcano_py.sim.engine import Simulator, stderr_progress
+from volcano_py.sim.engine import SimResult, Simulator, stderr_progress
 from volcano_py.sim.policies import POLICIES, conf_for
 from volcano_py.sim.report import summary, table
 
@@ -40,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--period", type=float, default=1.0, help="schedule period in simulated seconds")
     parser.add_argument("--horizon", type=float, help="stop after this many simulated seconds")
     parser.add_argument("--json", dest="json_out", action="store_true", help="print the JSON report")
+    parser.add_argument(
+        "--report",
+        type=Path,
+        help="also write a self-contained HTML page with plots (wait CDF, GPU allocation and stranded GPUs "
+        "over time, each policy side by side)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     syn = parser.add_argument_group("synthetic")
     syn.add_argument("--nodes", type=int, default=64)
@@ -99,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         confs = {name: conf_for(name) for name in (args.policy or ["greedy", "cpsat"])}
     reports: dict[str, dict[str, Any]] = {}
+    results: dict[str, SimResult] = {}
     for name, conf in confs.items():
         print(
             f"== {workload.name}: {len(workload.jobs)} jobs on {len(workload.nodes)} nodes, {name}",
@@ -108,6 +116,11 @@ def run(args: argparse.Namespace) -> int:
             workload, conf, period=args.period, horizon=args.horizon, progress=stderr_progress
         ).run()
         reports[name] = summary(result)
+        results[name] = result
+    if args.report:
+        page = html.render(results, title=f"volcano-py sim: {workload.name}")
+        args.report.write_text(page, encoding="utf-8")
+        print(f"wrote {args.report}", file=sys.stderr)
     if args.json_out:
         print(json.dumps(reports, indent=2))
     else:

@@ -68,6 +68,18 @@ def _job_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         if verb == "why":
             p.add_argument("name", nargs="?", default="", help="the name of job")
             p.add_argument("-N", "--name", dest="name_flag", default="", help="the name of job")
+            p.add_argument(
+                "--scheduler-conf",
+                default="",
+                help="the volcano-scheduler.conf for what-if sessions (default: the deployed ConfigMap "
+                "volcano-system/volcano-scheduler-configmap, else the built-in default)",
+            )
+            p.add_argument(
+                "--whatif-seconds",
+                type=float,
+                default=5.0,
+                help="time budget of the what-would-make-it-run search (0: skip it)",
+            )
         else:
             p.add_argument("-N", "--name", default="", help="the name of job")
 

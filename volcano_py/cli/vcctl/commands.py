@@ -12,9 +12,11 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
-from volcano_py.cli.vcctl import objects, views
+from volcano_py.cli.vcctl import objects, views, whatif
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, ResourceKind
+from volcano_py.scheduler.conf import ConfError
+from volcano_py.whatif import Budget
 
 JSON = dict[str, Any]
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
@@ -209,9 +211,21 @@ async def job_why(args: argparse.Namespace) -> int:
             if podgroup
             else []
         )
+        sys.stdout.write(views.why(job, podgroup, events, _now()))
+        if podgroup is not None and args.whatif_seconds > 0:
+            try:
+                answer, source = await whatif.what_if(
+                    client,
+                    podgroup,
+                    job,
+                    conf_path=args.scheduler_conf or None,
+                    budget=Budget(seconds=args.whatif_seconds),
+                )
+            except ConfError as err:
+                raise objects.UsageError(str(err)) from None
+            sys.stdout.write(views.what_would_make_it_run(answer, source))
     finally:
         await client.close()
-    sys.stdout.write(views.why(job, podgroup, events, _now()))
     return 0
 
 

@@ -10,6 +10,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.cli.vcctl.render import age, table
+from volcano_py.whatif import WhatIf
 
 JSON = dict[str, Any]
 
@@ -138,6 +139,13 @@ def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: da
     if recent:
         lines.append("Recent scheduling events:")
         lines.extend(event_lines(recent[-5:], now))
+    return "\n".join(lines) + "\n"
+
+
+def what_would_make_it_run(answer: WhatIf, conf_source: str) -> str:
+    """The what-if section of ``job why``: each change a what-if session proved lets the job run now."""
+    lines = [f"What would make it run (each proved by a what-if session with {conf_source}):"]
+    lines.extend(f"  {line}" for line in answer.text().splitlines())
     return "\n".join(lines) + "\n"
 
 

@@ -1,0 +1,196 @@
+"""What would make a pending job run: each answer is what a what-if session proved, shown as text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
+from volcano_py.scheduler.conf import load_conf
+from volcano_py.whatif import AddNodes, Budget, ClusterObjects, EndJobs, RaiseCapability, what_would_make_it_run
+
+NOW = "2026-01-01T00:00:00Z"
+Obj = dict[str, Any]
+
+
+def gang(name: str, size: int, gpus: int, *, on: Sequence[str] = (), queue: str = "default",
+         priority: str = "", phase: str = "Inqueue") -> list[Obj]:  # fmt: skip
+    """A PodGroup of ``size`` pods of ``gpus`` GPUs; running on ``on`` (one pod per entry) or pending."""
+    pg = make_pg(name, min_member=size, phase="Running" if on else phase).queue(queue)
+    if priority:
+        pg = pg.priority_class(priority)
+    out = [pg.obj()]
+    for i in range(size):
+        pod = make_pod(f"{name}-{i}").req(cpu="1", gpu=gpus).group(name)
+        if priority:
+            pod = pod.priority(100 if priority == "high" else 1, priority)
+        if on:
+            pod = pod.running(on[i])
+        out.append(pod.obj())
+    return out
+
+
+def objects(nodes: Sequence[Obj], *jobs: list[Obj], queues: Sequence[Obj] = (), **extra: Any) -> ClusterObjects:
+    flat = [o for job in jobs for o in job]
+    return ClusterObjects(
+        nodes=tuple(nodes),
+        pods=tuple(o for o in flat if o["kind"] == "Pod"),
+        podgroups=tuple(o for o in flat if o["kind"] == "PodGroup"),
+        queues=(make_queue("root").obj(), make_queue("default").obj(), *queues),
+        priority_classes=(make_priority_class("high", 100), make_priority_class("low", 1)),
+        **extra,
+    )
+
+
+def gpu_nodes(count: int, gpus: int = 8) -> list[Obj]:
+    return [make_node(f"n{i}", cpu="64", memory="256Gi", gpu=gpus).obj() for i in range(count)]
+
+
+@dataclass
+class Case:
+    objs: ClusterObjects
+    job: str = "default/want"
+    runs_now: bool = False
+    # Each expected suggestion as the substrings its text must hold, in order of the answer.
+    suggestions: Sequence[Sequence[str]] = ()
+    text: Sequence[str] = ()
+    budget: Budget = field(default_factory=Budget)
+
+
+CASES = [
+    pytest.param(
+        Case(objects(gpu_nodes(1), gang("want", 1, 8)), runs_now=True,
+             text=["Nothing: a session on the current state schedules it"]),
+        id="room-already",
+    ),
+    pytest.param(
+        Case(
+            objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
+                    gang("b", 2, 4, on=["n1", "n1"], priority="low"), gang("want", 1, 8, priority="high")),
+            suggestions=[["free 8 nvidia.com/gpu on node n0 by ending or preempting default/a"],
+                         ["nothing short of 1 more node like n"]],
+        ),
+        id="end-the-one-job-on-one-node",
+    ),
+    pytest.param(
+        Case(
+            objects(gpu_nodes(2), gang("small", 1, 6, on=["n0"], priority="low"),
+                    gang("big", 1, 8, on=["n1"], priority="low"), gang("want", 1, 4, priority="high")),
+            suggestions=[["free 6 nvidia.com/gpu on node n0 by ending or preempting default/small"], ["1 more"]],
+        ),
+        id="the-smallest-job-that-makes-room",
+    ),
+    pytest.param(
+        Case(
+            objects(gpu_nodes(2), gang("run", 1, 8, on=["n0"], queue="team"), gang("want", 1, 8, queue="team"),
+                    queues=[make_queue("team").capability(cpu="64", gpu=8).obj()]),
+            suggestions=[["raise queue team's capability by 8 nvidia.com/gpu (to 16 nvidia.com/gpu, 64 cpu)"],
+                         ["by ending or preempting default/run"]],
+        ),
+        id="queue-capability-is-the-limit",
+    ),
+    pytest.param(
+        Case(
+            objects(gpu_nodes(1), gang("want", 3, 8)),
+            suggestions=[["nothing short of 2 more nodes like n0"]],
+        ),
+        id="gang-bigger-than-the-cluster",
+    ),
+    pytest.param(
+        Case(
+            objects(gpu_nodes(1), gang("want", 1, 8, queue="shut", phase="Pending"),
+                    queues=[make_queue("shut").state("Closed").obj()]),
+            suggestions=[["open queue shut"]],
+        ),
+        id="closed-queue",
+    ),
+    pytest.param(
+        # Ending "a" alone frees n0, but the higher-priority "rival" would take it first: both must go.
+        Case(
+            objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
+                    gang("b", 1, 8, on=["n1"], priority="low"), gang("rival", 1, 8, priority="high"),
+                    gang("want", 1, 8, priority="low")),
+            suggestions=[["free 16 nvidia.com/gpu on the cluster by ending or preempting default/a, default/b"],
+                         ["nothing short of 2 more nodes like n"]],
+        ),
+        id="a-rival-takes-the-first-freed-node",
+    ),
+    pytest.param(
+        Case(objects(gpu_nodes(1), gang("want", 3, 8)), budget=Budget(sessions=1),
+             text=["No single change found", "search stopped at its budget: 1 what-if sessions"]),
+        id="budget-bounds-the-search",
+    ),
+    pytest.param(
+        Case(objects(gpu_nodes(1), gang("want", 1, 8)), job="default/ghost",
+             text=["PodGroup default/ghost is not in the cluster"]),
+        id="unknown-job",
+    ),
+    pytest.param(
+        Case(objects(gpu_nodes(1), gang("want", 1, 8, on=["n0"])), text=["Nothing: it is not waiting"]),
+        id="running-job",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_what_would_make_it_run(case: Case) -> None:
+    answer = what_would_make_it_run(case.objs, case.job, load_conf(), now=NOW, budget=case.budget)
+    assert answer.runs_now is case.runs_now
+    texts = [s.text() for s in answer.suggestions]
+    assert len(texts) == len(case.suggestions), texts
+    for got, needles in zip(texts, case.suggestions, strict=True):
+        for needle in needles:
+            assert needle in got, got
+    for needle in case.text:
+        assert needle in answer.text(), answer.text()
+
+
+def test_every_suggestion_really_schedules_the_job() -> None:
+    """Applying a suggestion to the objects and running one session binds the whole gang."""
+    from volcano_py.scheduler.core import run_session
+    from volcano_py.scheduler.framework.snapshot import Snapshot
+
+    objs = objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
+                   gang("b", 2, 4, on=["n1", "n1"], priority="low"), gang("want", 2, 8, priority="high"))  # fmt: skip
+    answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
+    ends = [c for s in answer.suggestions for c in s.changes if isinstance(c, EndJobs)]
+    assert ends and set(ends[0].jobs) == {"default/a", "default/b"}
+    gone = {f"{j.split('/')[1]}-{i}" for j in ends[0].jobs for i in range(2)}
+    snapshot = Snapshot.build(
+        nodes=objs.nodes,
+        pods=[p for p in objs.pods if p["metadata"]["name"] not in gone],
+        podgroups=[g for g in objs.podgroups if f"default/{g['metadata']['name']}" not in ends[0].jobs],
+        queues=objs.queues,
+        priority_classes=objs.priority_classes,
+    )
+    result = run_session(snapshot, load_conf(), NOW)
+    assert sorted(b.name for b in result.binds) == ["want-0", "want-1"]
+    assert not any(isinstance(c, RaiseCapability) for s in answer.suggestions for c in s.changes)
+    assert any(isinstance(c, AddNodes) and c.count == 2 for s in answer.suggestions for c in s.changes)
+
+
+def test_a_job_whose_pods_do_not_exist_yet_is_tried_with_the_pods_it_would_have() -> None:
+    pg = make_pg("want", min_member=2, phase="Pending").obj()
+    pods = [make_pod(f"want-{i}").req(cpu="1", gpu=8).group("want").obj() for i in range(2)]
+    objs = ClusterObjects(nodes=tuple(gpu_nodes(1)), podgroups=(pg,), queues=(make_queue("default").obj(),))
+    bare = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
+    assert "Its pods do not exist yet" in bare.text()
+    answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW, extra_pods=pods)
+    assert [s.text() for s in answer.suggestions] == ["nothing short of 1 more node like n0"]
+
+
+def test_new_nodes_join_a_rack_for_a_job_bound_to_one() -> None:
+    rack = {
+        "apiVersion": "topology.volcano.sh/v1alpha1",
+        "kind": "HyperNode",
+        "metadata": {"name": "rack-a"},
+        "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"regexMatch": {"pattern": "^n"}}}]},
+    }
+    want = gang("want", 2, 8)
+    want[0]["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 1}
+    objs = objects(gpu_nodes(1), gang("a", 1, 8, on=["n0"], priority="low"), want, hypernodes=(rack,))
+    answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
+    assert [s.text() for s in answer.suggestions] == ["nothing short of 2 more nodes like n0"]

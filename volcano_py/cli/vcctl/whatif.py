@@ -1,0 +1,73 @@
+"""``vcctl job why``'s second half: read the cluster once and ask the what-if core what would make it run."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.kinds import HYPERNODES, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
+from volcano_py.scheduler.conf import load_conf, load_conf_file
+from volcano_py.scheduler.framework.conf import SchedulerConf
+from volcano_py.whatif import Budget, ClusterObjects, WhatIf, what_would_make_it_run
+from volcano_py.whatif.jobpods import missing_pods
+
+JSON = dict[str, Any]
+# Where `kubectl apply -f deploy/volcano-py.yaml` puts the scheduler's conf (deploy/parts/30-*.yaml).
+CONF_NAMESPACE = "volcano-system"
+CONF_MAP = "volcano-scheduler-configmap"
+CONF_KEY = "volcano-scheduler.conf"
+
+
+async def _items(client: KubeClient, kind: ResourceKind, *, optional: bool = False) -> tuple[JSON, ...]:
+    try:
+        answer = await client.get(kind.collection_path())
+    except ApiError as err:
+        if optional and err.not_found:
+            return ()  # e.g. the HyperNode CRD is not installed
+        raise
+    return tuple(answer.get("items", []))
+
+
+async def read_objects(client: KubeClient) -> ClusterObjects:
+    return ClusterObjects(
+        nodes=await _items(client, NODES),
+        pods=await _items(client, PODS),
+        podgroups=await _items(client, PODGROUPS),
+        queues=await _items(client, QUEUES),
+        priority_classes=await _items(client, PRIORITY_CLASSES),
+        hypernodes=await _items(client, HYPERNODES, optional=True),
+    )
+
+
+async def scheduler_conf(client: KubeClient, path: str | None) -> tuple[SchedulerConf, str]:
+    """The conf to run what-ifs with, and where it came from: ``path``, the deployed ConfigMap, or the
+    built-in default."""
+    if path:
+        return load_conf_file(path), path
+    try:
+        cm = await client.get(f"/api/v1/namespaces/{CONF_NAMESPACE}/configmaps/{CONF_MAP}")
+        text = (cm.get("data") or {}).get(CONF_KEY)
+        if text:
+            return load_conf(text), f"ConfigMap {CONF_NAMESPACE}/{CONF_MAP}"
+    except ApiError:
+        pass  # not deployed with the bundle (e.g. `volcano-py up`), or not allowed to read it
+    return load_conf(None), "the built-in default conf"
+
+
+async def what_if(
+    client: KubeClient,
+    podgroup: JSON,
+    job: JSON | None,
+    *,
+    conf_path: str | None,
+    budget: Budget,
+) -> tuple[WhatIf, str]:
+    objects = await read_objects(client)
+    conf, source = await scheduler_conf(client, conf_path)
+    meta = podgroup["metadata"]
+    key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    extra = missing_pods(job, key, objects.pods, created=now)
+    answer = what_would_make_it_run(objects, key, conf, now=now, extra_pods=extra, budget=budget)
+    return answer, source

@@ -1,0 +1,27 @@
+"""What would make a pending job run: changes proved by what-if sessions (pure core: no I/O)."""
+
+from .model import (
+    AddNodes,
+    Budget,
+    Change,
+    ClusterObjects,
+    EndJobs,
+    OpenQueue,
+    RaiseCapability,
+    Suggestion,
+    WhatIf,
+)
+from .search import what_would_make_it_run
+
+__all__ = [
+    "AddNodes",
+    "Budget",
+    "Change",
+    "ClusterObjects",
+    "EndJobs",
+    "OpenQueue",
+    "RaiseCapability",
+    "Suggestion",
+    "WhatIf",
+    "what_would_make_it_run",
+]
