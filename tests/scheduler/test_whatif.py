@@ -194,3 +194,21 @@ def test_new_nodes_join_a_rack_for_a_job_bound_to_one() -> None:
     objs = objects(gpu_nodes(1), gang("a", 1, 8, on=["n0"], priority="low"), want, hypernodes=(rack,))
     answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
     assert [s.text() for s in answer.suggestions] == ["nothing short of 2 more nodes like n0"]
+
+
+def test_a_volcano_job_waiting_for_enqueue_gets_its_pods_from_the_controllers_builder() -> None:
+    from volcano_py.whatif.jobpods import missing_pods
+
+    template = {"spec": {"containers": [{"name": "c", "image": "x",
+                                         "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}]}}
+    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
+           "metadata": {"name": "train", "namespace": "default", "uid": "u1"},
+           "spec": {"minAvailable": 2, "tasks": [{"name": "worker", "replicas": 2, "template": template}]}}  # fmt: skip
+    pg = make_pg("train-u1", min_member=2, phase="Pending").obj()
+    objs = ClusterObjects(nodes=tuple(gpu_nodes(1)), podgroups=(pg,), queues=(make_queue("default").obj(),))
+    pods = missing_pods(job, "default/train-u1", objs.pods, created=NOW)
+    assert [p["metadata"]["name"] for p in pods] == ["train-worker-0", "train-worker-1"]
+    answer = what_would_make_it_run(objs, "default/train-u1", load_conf(), now=NOW, extra_pods=pods)
+    assert [s.text() for s in answer.suggestions] == ["nothing short of 1 more node like n0"]
+    # Once the controller has made them, the real pods are used instead.
+    assert missing_pods(job, "default/train-u1", (*objs.pods, *pods), created=NOW) == []
