@@ -12,7 +12,9 @@ import sys
 from collections.abc import Sequence
 
 # Modules under volcano_py.cli, in the order their commands appear in --help.
-COMMANDS: tuple[str, ...] = ("dev", "crds", "validate", "scheduler", "controller", "sim", "up", "deploy")
+COMMANDS: tuple[str, ...] = (
+    "dev", "crds", "validate", "scheduler", "controller", "dashboard", "sim", "up", "deploy",
+)  # fmt: skip
 
 
 def build_parser() -> argparse.ArgumentParser:

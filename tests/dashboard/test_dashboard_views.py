@@ -1,0 +1,87 @@
+"""What the dashboard shows, from API objects: queue bars, job rows with the scheduler's words, GPU grid."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from volcano_py.dashboard import render, views
+
+NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
+
+
+def _cluster() -> views.Cluster:
+    nodes = [make_node(f"n{i}", cpu="64", memory="256Gi", gpu=8).label("rack", "r0" if i < 2 else "r1").obj()
+             for i in range(3)]  # fmt: skip
+    pods = [
+        make_pod("run-0").req(cpu="4", gpu=4).group("run").running("n0").obj(),
+        make_pod("run-1").req(cpu="4", gpu=8).group("run").running("n1").obj(),
+        make_pod("wait-0").req(cpu="4", gpu=8).group("wait").obj(),
+    ]
+    waiting = make_pg("wait", phase="Inqueue").queue("team").obj()
+    waiting["status"]["conditions"] = [{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
+                                        "message": "1/1 tasks unschedulable: 3 nodes insufficient nvidia.com/gpu",
+                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]  # fmt: skip
+    queues = [
+        make_queue("root").obj(),
+        make_queue("default").obj(),
+        {**make_queue("team", weight=3).capability(gpu=16).obj(), "spec": {
+            "weight": 3, "parent": "root", "capability": {"nvidia.com/gpu": "16"}}},
+    ]  # fmt: skip
+    racks = [{"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": r},
+              "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": r}}}}]}}
+             for r in ("r0", "r1")]  # fmt: skip
+    return views.Cluster(
+        nodes=nodes,
+        pods=pods,
+        podgroups=[make_pg("run", min_member=2, phase="Running").queue("team").obj(), waiting],
+        queues=queues,
+        hypernodes=racks,
+    )
+
+
+def test_queue_rows_nest_children_and_carry_their_numbers() -> None:
+    cluster = _cluster()
+    snapshot = views.snapshot_of(cluster)
+    rows = views.queue_rows(
+        cluster, snapshot, {"team": snapshot.queues["team"].guarantee + {"nvidia.com/gpu": 8000}}
+    )
+    assert [(r.name, r.depth) for r in rows] == [("root", 0), ("default", 1), ("team", 1)]
+    team = rows[2]
+    assert (team.weight, team.pending_jobs, team.running_jobs) == (3, 1, 1)
+    gpu = team.bars[0]
+    assert (gpu.text(gpu.allocated), gpu.text(gpu.deserved), gpu.text(gpu.capability)) == ("12", "8", "16")
+    assert team.overused
+    html = render.queues_table(rows)
+    assert re.search(r'data-queue="team" data-resource="nvidia.com/gpu" data-allocated="12" '
+                     r'data-deserved="8" data-capability="16"', html)  # fmt: skip
+    # The root's bar sums its subtree.
+    assert rows[0].bars[0].allocated == 12000
+
+
+def test_job_rows_show_waiting_jobs_first_with_the_schedulers_reason() -> None:
+    rows = views.job_rows(_cluster(), NOW)
+    assert [(r.name, r.kind, r.phase, r.running, r.tasks) for r in rows] == [
+        ("wait", "PodGroup", "Inqueue", 0, 1),
+        ("run", "PodGroup", "Running", 2, 2),
+    ]
+    assert rows[0].reason == "1/1 tasks unschedulable: 3 nodes insufficient nvidia.com/gpu"
+    assert "3 nodes insufficient nvidia.com/gpu" in render.jobs_table(rows)
+
+
+def test_gpu_grid_counts_free_used_and_stranded_per_rack() -> None:
+    cluster = _cluster()
+    snapshot = views.snapshot_of(cluster)
+    cells = {c.name: c for c in views.node_cells(snapshot)}
+    # n0 has 4 of 8 GPUs free, but the only waiting pod needs 8: those 4 are stranded. n2 is idle: free.
+    assert (cells["n0"].used, cells["n0"].free, cells["n0"].stranded) == (4, 4, 4)
+    assert (cells["n1"].used, cells["n1"].free) == (8, 0)
+    assert (cells["n2"].free, cells["n2"].stranded) == (8, 0)
+    groups = views.node_groups(list(cells.values()), snapshot)
+    assert [(g.name, [n.name for n in g.cells()]) for g in groups] == [("r0", ["n0", "n1"]), ("r1", ["n2"])]
+    totals = views.gpu_totals(list(cells.values()))
+    html = render.gpu_grid(groups, totals)
+    assert 'id="gpu-free">12<' in html
+    assert html.count('<i class="stranded">') == 4 + 1  # and the legend's swatch
+    assert re.search(r'data-group="r0" data-free="4"', html)

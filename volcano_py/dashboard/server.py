@@ -1,0 +1,316 @@
+"""The dashboard's web server (aiohttp): server-rendered pages, a JSON API, and server-sent events.
+
+Pages: ``/`` (health, GPU totals, queues, waiting jobs), ``/queues``, ``/jobs``, ``/jobs/{ns}/{name}`` (the
+``vcctl job why`` text and the what-if), ``/nodes`` (GPUs by HyperNode), ``/health``, and
+``/events/{ns}/{kind}/{name}``. ``?fragment=1`` returns only ``<main>``'s content, which is what
+``/static/app.js`` swaps in when ``/stream`` says something changed. ``/api/overview.json`` and
+``/api/whatif/{ns}/{name}.json`` serve the same numbers to scripts. Read-only: nothing here writes to the API.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from datetime import UTC, datetime
+from importlib import resources
+from typing import Any
+
+from aiohttp import web
+
+from volcano_py.api import constants as c
+from volcano_py.cli.vcctl import views as vcctl_views
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import EVENTS
+from volcano_py.log import get_logger
+
+from . import render, views
+from .state import DashboardState
+
+_log = get_logger(__name__)
+STATIC_TYPES = {".css": "text/css", ".js": "text/javascript"}
+OVERVIEW_JOBS = 50
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+class Dashboard:
+    def __init__(self, state: DashboardState) -> None:
+        self.state = state
+        self.app = web.Application()
+        routes = self.app.router
+        routes.add_get("/", self.overview)
+        routes.add_get("/queues", self.queues)
+        routes.add_get("/jobs", self.jobs)
+        routes.add_get("/jobs/{namespace}/{name}", self.job)
+        routes.add_get("/nodes", self.nodes)
+        routes.add_get("/health", self.health)
+        routes.add_get("/events/{namespace}/{kind}/{name}", self.events)
+        routes.add_get("/stream", self.stream)
+        routes.add_get("/static/{file}", self.static)
+        routes.add_get("/api/overview.json", self.overview_json)
+        routes.add_get("/api/whatif/{namespace}/{name}.json", self.whatif_json)
+        routes.add_get("/healthz", self.healthz)
+        self._static: dict[str, bytes] = {}
+
+    # --- plumbing ---------------------------------------------------------------------------------------
+
+    def _page(self, request: web.Request, title: str, main: str) -> web.Response:
+        if request.query.get("fragment"):
+            return web.Response(text=main, content_type="text/html")
+        return web.Response(text=render.layout(title, main, path=request.path), content_type="text/html")
+
+    async def static(self, request: web.Request) -> web.Response:
+        name = request.match_info["file"]
+        suffix = name[name.rfind(".") :] if "." in name else ""
+        if "/" in name or suffix not in STATIC_TYPES:
+            raise web.HTTPNotFound()
+        body = self._static.get(name)
+        if body is None:
+            try:
+                body = resources.files("volcano_py.dashboard").joinpath("static", name).read_bytes()
+            except FileNotFoundError:
+                raise web.HTTPNotFound() from None
+            self._static[name] = body
+        return web.Response(
+            body=body, content_type=STATIC_TYPES[suffix], headers={"Cache-Control": "max-age=60"}
+        )
+
+    async def healthz(self, _request: web.Request) -> web.Response:
+        return web.Response(text="ok")
+
+    async def stream(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events: ``change`` whenever the generation moves; a comment every 15 s keeps proxies
+        from closing an idle stream."""
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "X-Accel-Buffering": "no",
+            }
+        )
+        await response.prepare(request)
+        seen = self.state.generation
+        with contextlib.suppress(ConnectionResetError, asyncio.CancelledError):
+            await response.write(b"retry: 2000\n\n")
+            while True:
+                current = await self.state.wait_change(seen, wait=15.0)
+                if current == seen:
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                seen = current
+                await response.write(f"event: change\ndata: {current}\n\n".encode())
+        return response
+
+    # --- pages ------------------------------------------------------------------------------------------
+
+    def _queue_rows(self) -> list[views.QueueRow]:
+        derived = self.state.derived()
+        return views.queue_rows(derived.cluster, derived.snapshot, self.state.deserved)
+
+    async def overview(self, request: web.Request) -> web.Response:
+        now = _now()
+        derived = self.state.derived()
+        jobs = views.job_rows(derived.cluster, now)
+        waiting = [j for j in jobs if j.pending]
+        main = (
+            "<h1>Overview</h1>"
+            + render.totals_line(views.gpu_totals(derived.cells))
+            + render.health_block(self.state.health(now))
+            + "<h2>Queues</h2>"
+            + render.queues_table(self._queue_rows())
+            + f"<h2>Waiting jobs ({len(waiting)})</h2>"
+            + render.jobs_table(waiting, limit=OVERVIEW_JOBS)
+        )
+        return self._page(request, "Overview", main)
+
+    async def queues(self, request: web.Request) -> web.Response:
+        return self._page(request, "Queues", "<h1>Queues</h1>" + render.queues_table(self._queue_rows()))
+
+    async def jobs(self, request: web.Request) -> web.Response:
+        rows = views.job_rows(self.state.derived().cluster, _now())
+        return self._page(request, "Jobs", f"<h1>Jobs ({len(rows)})</h1>" + render.jobs_table(rows))
+
+    async def nodes(self, request: web.Request) -> web.Response:
+        derived = self.state.derived()
+        main = "<h1>GPUs by HyperNode</h1>" + render.gpu_grid(
+            views.node_groups(derived.cells, derived.snapshot), views.gpu_totals(derived.cells)
+        )
+        return self._page(request, "GPUs", main)
+
+    async def health(self, request: web.Request) -> web.Response:
+        main = "<h1>Scheduler</h1>" + render.health_block(self.state.health(_now()))
+        main += f"<p>What-if sessions run with {render.e(self.state.conf_source)}.</p>"
+        return self._page(request, "Scheduler", main)
+
+    def _find_job(
+        self, namespace: str, name: str
+    ) -> tuple[views.JobRow, dict[str, Any] | None, dict[str, Any] | None]:
+        cluster = self.state.derived().cluster
+        row = next(
+            (r for r in views.job_rows(cluster, _now()) if r.namespace == namespace and r.name == name), None
+        )
+        if row is None:
+            raise web.HTTPNotFound(text=f"no Job or PodGroup {namespace}/{name}")
+        job = next(
+            (
+                j
+                for j in cluster.jobs
+                if j["metadata"].get("namespace") == namespace and j["metadata"].get("name") == name
+            ),
+            None,
+        ) if row.kind == c.JOB_KIND else None  # fmt: skip
+        podgroup = next(
+            (
+                pg
+                for pg in cluster.podgroups
+                if pg["metadata"].get("namespace") == namespace and pg["metadata"].get("name") == row.podgroup
+            ),
+            None,
+        )
+        return row, job, podgroup
+
+    async def job(self, request: web.Request) -> web.Response:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        row, job, podgroup = self._find_job(namespace, name)
+        now = _now()
+        why_text = vcctl_views.why(job, podgroup, [], now)
+        if podgroup is not None and row.pending:
+            answer = await self.state.what_if(f"{namespace}/{row.podgroup}", job)
+            text = vcctl_views.what_would_make_it_run(answer, self.state.conf_source)
+            whatif_html = f'<pre id="whatif-text">{render.e(text)}</pre>'
+        else:
+            whatif_html = "<p>Not waiting.</p>"
+        pods = [
+            (
+                p["metadata"]["name"],
+                (p.get("status") or {}).get("phase", ""),
+                (p.get("spec") or {}).get("nodeName", ""),
+            )
+            for p in self.state.derived().cluster.pods
+            if p["metadata"].get("namespace") == namespace
+            and (p["metadata"].get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY) == row.podgroup
+        ]
+        return self._page(request, row.key, render.job_page(row, why_text, whatif_html, sorted(pods)))
+
+    async def events(self, request: web.Request) -> web.Response:
+        namespace = request.match_info["namespace"]
+        kind, name = request.match_info["kind"], request.match_info["name"]
+        selector = f"involvedObject.kind={kind},involvedObject.name={name}"
+        try:
+            answer = await self.state.client.get(EVENTS.collection_path(namespace), fieldSelector=selector)
+        except ApiError as err:
+            raise web.HTTPBadGateway(text=f"events of {kind} {namespace}/{name}: {err.message}") from None
+        now = _now()
+        items = sorted(
+            answer.get("items", []), key=lambda ev: str(ev.get("lastTimestamp") or ev.get("eventTime") or "")
+        )
+        rows = [
+            (
+                views.age_text(ev.get("lastTimestamp") or ev.get("eventTime"), now),
+                str(ev.get("type", "")),
+                str(ev.get("reason", "")),
+                str(ev.get("message", "")),
+            )
+            for ev in reversed(items)
+        ]
+        return self._page(request, f"events {name}", render.events_page(f"{kind} {namespace}/{name}", rows))
+
+    # --- JSON -------------------------------------------------------------------------------------------
+
+    async def overview_json(self, _request: web.Request) -> web.Response:
+        now = _now()
+        derived = self.state.derived()
+        totals = views.gpu_totals(derived.cells)
+        health = self.state.health(now)
+        body = {
+            "generation": derived.generation,
+            "gpus": {
+                "total": totals.gpus,
+                "used": totals.used,
+                "free": totals.free,
+                "stranded": totals.stranded,
+            },
+            "queues": [
+                {
+                    "name": q.name,
+                    "parent": q.parent,
+                    "weight": q.weight,
+                    "pending_jobs": q.pending_jobs,
+                    "running_jobs": q.running_jobs,
+                    "resources": {
+                        b.resource: {
+                            "allocated": b.text(b.allocated),
+                            "deserved": b.text(b.deserved),
+                            "capability": b.text(b.capability),
+                        }
+                        for b in q.bars
+                    },
+                }
+                for q in self._queue_rows()
+            ],
+            "jobs": [
+                {
+                    "key": j.key,
+                    "kind": j.kind,
+                    "queue": j.queue,
+                    "phase": j.phase,
+                    "running": j.running,
+                    "tasks": j.tasks,
+                    "reason": j.reason,
+                }
+                for j in views.job_rows(derived.cluster, now)
+            ],
+            "health": {
+                "leader": health.leader,
+                "binds_per_second": health.binds_per_second,
+                "cycle_ms": health.cycle_ms,
+                "errors": [list(err) for err in health.errors],
+            },
+        }
+        return web.json_response(body)
+
+    async def whatif_json(self, request: web.Request) -> web.Response:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        row, job, podgroup = self._find_job(namespace, name)
+        if podgroup is None:
+            raise web.HTTPNotFound(text=f"{namespace}/{name} has no PodGroup yet")
+        answer = await self.state.what_if(f"{namespace}/{row.podgroup}", job)
+        return web.json_response(
+            {
+                "job": row.key,
+                "podgroup": answer.job,
+                "runs_now": answer.runs_now,
+                "suggestions": [s.text() for s in answer.suggestions],
+                "text": answer.text(),
+                "sessions": answer.sessions,
+                "seconds": round(answer.seconds, 3),
+            }
+        )
+
+
+async def serve(state: DashboardState, *, host: str, port: int, stop: asyncio.Event,
+                started: asyncio.Future[int] | None = None) -> None:  # fmt: skip
+    """Mirror the cluster and serve until ``stop`` is set; ``started`` gets the bound port."""
+    dashboard = Dashboard(state)
+    runner = web.AppRunner(dashboard.app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
+    mirror = asyncio.ensure_future(state.run())
+    try:
+        await site.start()
+        bound = int(runner.addresses[0][1]) if runner.addresses else port
+        _log.info("dashboard listening", url=f"http://{host}:{bound}/")
+        if started is not None and not started.done():
+            started.set_result(bound)
+        waiter = asyncio.ensure_future(stop.wait())
+        await asyncio.wait([mirror, waiter], return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        if mirror.done() and not mirror.cancelled():
+            mirror.result()  # the mirror died: raise why
+    finally:
+        mirror.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await mirror
+        await runner.cleanup()

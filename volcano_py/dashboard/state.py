@@ -1,0 +1,302 @@
+"""The dashboard's mirror of the cluster: watches, a generation number, and what is derived from them.
+
+Informers (the scheduler's own list+watch code) keep every kind the pages show. Each change bumps
+``generation`` and wakes the server-sent-event streams. Derived state is computed lazily, once per
+generation: the ``Cluster`` rows, and in a worker thread the queues' deserved shares (from one session of
+the scheduler's conf over the current objects, as the scheduler itself computes them) and the what-if
+answers the job pages ask for. Binds per second are counted from the pod watch (a pod of ours gaining a
+node); the scheduling cycle time comes from the scheduler's ``/metrics`` when its URL is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections import deque
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import aiohttp
+
+from volcano_py.api import constants as c
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import (
+    EVENTS,
+    HYPERNODES,
+    LEASES,
+    NODES,
+    PODGROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    QUEUES,
+    ResourceKind,
+)
+from volcano_py.kube.store import Delta, EventType
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+from volcano_py.scheduler.core import run_session
+from volcano_py.scheduler.framework.conf import SchedulerConf
+from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.whatif import Budget, ClusterObjects, WhatIf, what_would_make_it_run
+from volcano_py.whatif.jobpods import missing_pods
+
+from . import views
+
+_log = get_logger(__name__)
+JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+Obj = dict[str, Any]
+# A what-if answer is reused this long (live updates re-render the job page on every change).
+WHATIF_TTL = 15.0
+
+
+def _stamp(now: datetime) -> str:
+    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    generation: int
+    cluster: views.Cluster
+    snapshot: Snapshot
+    cells: list[views.NodeCell]
+
+
+class DashboardState:
+    def __init__(
+        self,
+        client: KubeClient,
+        conf: SchedulerConf,
+        *,
+        conf_source: str,
+        lease_namespace: str = "volcano-system",
+        lease_name: str = "vc-scheduler",
+        metrics_url: str | None = None,
+        whatif_seconds: float = 5.0,
+        scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,),
+    ) -> None:
+        self.client = client
+        self.conf = conf
+        self.conf_source = conf_source
+        self.metrics_url = metrics_url
+        self.whatif_budget = Budget(seconds=whatif_seconds)
+        self.scheduler_names = scheduler_names
+        self.generation = 0
+        self.changed = asyncio.Condition()
+        self.binds: deque[float] = deque()
+        self.cycle_ms: float | None = None
+        self.deserved: dict[str, Resource] = {}
+        self._deserved_generation = -1
+        self._derived: Derived | None = None
+        self._whatif: dict[str, tuple[float, WhatIf]] = {}
+        self.informers: dict[str, Informer] = {
+            "nodes": self._informer(NODES),
+            "pods": self._informer(PODS, self._on_pod),
+            "podgroups": self._informer(PODGROUPS),
+            "queues": self._informer(QUEUES),
+            "jobs": self._informer(JOBS, optional=True),
+            "priorityclasses": self._informer(PRIORITY_CLASSES),
+            "hypernodes": self._informer(HYPERNODES, optional=True),
+            "lease": self._informer(
+                LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
+            ),
+            "warnings": self._informer(EVENTS, field_selector="type=Warning"),
+        }
+
+    def _informer(self, kind: ResourceKind, extra: Any = None, **options: Any) -> Informer:
+        def handle(delta: Delta) -> None:
+            self.generation += 1
+            if extra is not None:
+                extra(delta)
+
+        return Informer(self.client, kind, handle, **options)
+
+    def _on_pod(self, delta: Delta) -> None:
+        if delta.type is not EventType.MODIFIED or delta.old is None or delta.new is None:
+            return
+        spec = delta.new.get("spec") or {}
+        bound_now = spec.get("nodeName") and not (delta.old.get("spec") or {}).get("nodeName")
+        if bound_now and spec.get("schedulerName") in self.scheduler_names:
+            self.binds.append(time.monotonic())
+
+    # --- running ----------------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        async with asyncio.TaskGroup() as group:
+            for informer in self.informers.values():
+                group.create_task(informer.run())
+            group.create_task(self._notify())
+            group.create_task(self._deserved_loop())
+            if self.metrics_url:
+                group.create_task(self._scrape())
+
+    async def wait_synced(self) -> None:
+        await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+
+    async def _notify(self, interval: float = 0.2) -> None:
+        """Wake the event streams when the generation moved (at most every ``interval`` seconds)."""
+        seen = self.generation
+        while True:
+            await asyncio.sleep(interval)
+            if self.generation != seen:
+                seen = self.generation
+                async with self.changed:
+                    self.changed.notify_all()
+
+    async def wait_change(self, after: int, *, wait: float) -> int:
+        """The generation once it differs from ``after`` (or the same after ``wait`` seconds)."""
+        if self.generation != after:
+            return self.generation
+        async with self.changed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.changed.wait(), wait)
+        return self.generation
+
+    async def _deserved_loop(self, interval: float = 2.0) -> None:
+        """The queues' deserved shares from one session per change (at most every ``interval`` seconds)."""
+        while True:
+            await asyncio.sleep(interval)
+            if self.generation == self._deserved_generation:
+                continue
+            generation = self.generation
+            derived = self.derived()
+            try:
+                shares = await asyncio.to_thread(self._shares, derived.cluster)
+            except Exception:
+                _log.exception("deserved shares could not be computed")
+                continue
+            self.deserved = shares
+            moved = self.generation != generation
+            self.generation += 1  # the queue page shows them: let the streams know
+            # Not recomputed for its own bump; objects that changed meanwhile get a fresh session next time.
+            self._deserved_generation = generation if moved else self.generation
+
+    def _shares(self, cluster: views.Cluster) -> dict[str, Resource]:
+        result = run_session(views.snapshot_of(cluster), self.conf, _stamp(datetime.now(UTC)))
+        return {u.name: u.deserved for u in result.queue_updates if u.deserved is not None}
+
+    async def _scrape(self, interval: float = 5.0) -> None:
+        """Mean cycle time over each scrape interval, from Volcano's e2e latency histogram."""
+        assert self.metrics_url
+        last: tuple[float, float] | None = None
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
+            while True:
+                try:
+                    async with session.get(self.metrics_url) as response:
+                        text = await response.text()
+                    now = _latency_totals(text)
+                    if now is not None and last is not None and now[1] > last[1]:
+                        self.cycle_ms = (now[0] - last[0]) / (now[1] - last[1])
+                    last = now or last
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    _log.debug("scheduler metrics unreachable", url=self.metrics_url, error=str(exc))
+                await asyncio.sleep(interval)
+
+    # --- what the pages read ----------------------------------------------------------------------------
+
+    def values(self, name: str) -> list[Obj]:
+        return self.informers[name].store.values()
+
+    def derived(self) -> Derived:
+        if self._derived is not None and self._derived.generation == self.generation:
+            return self._derived
+        generation = self.generation
+        cluster = views.Cluster(
+            nodes=self.values("nodes"),
+            pods=self.values("pods"),
+            podgroups=self.values("podgroups"),
+            queues=self.values("queues"),
+            jobs=self.values("jobs"),
+            hypernodes=self.values("hypernodes"),
+            priority_classes=self.values("priorityclasses"),
+            scheduler_names=self.scheduler_names,
+        )
+        snapshot = _safe_snapshot(cluster)
+        self._derived = Derived(generation, cluster, snapshot, views.node_cells(snapshot))
+        return self._derived
+
+    def health(self, now: datetime) -> views.Health:
+        cutoff = time.monotonic() - 60.0
+        while self.binds and self.binds[0] < cutoff:
+            self.binds.popleft()
+        leases = self.values("lease")
+        leader, age = views.leader_of(leases[0] if leases else None, now)
+        ours = [
+            ev
+            for ev in self.values("warnings")
+            if ((ev.get("source") or {}).get("component") or ev.get("reportingComponent")) == c.SCHEDULER_NAME
+        ]
+        return views.Health(
+            leader=leader,
+            lease_age=age,
+            binds_per_second=len(self.binds) / 60.0,
+            cycle_ms=self.cycle_ms,
+            errors=views.warning_rows(ours, now),
+        )
+
+    async def what_if(self, podgroup_key: str, job: Obj | None) -> WhatIf:
+        """The what-if for one PodGroup, computed in a worker thread and reused for ``WHATIF_TTL``."""
+        cached = self._whatif.get(podgroup_key)
+        if cached is not None and time.monotonic() - cached[0] < WHATIF_TTL:
+            return cached[1]
+        cluster = self.derived().cluster
+        objects = ClusterObjects(
+            nodes=tuple(cluster.nodes),
+            pods=tuple(cluster.pods),
+            podgroups=tuple(cluster.podgroups),
+            queues=tuple(cluster.queues),
+            priority_classes=tuple(cluster.priority_classes),
+            hypernodes=tuple(cluster.hypernodes),
+        )
+        now = _stamp(datetime.now(UTC))
+        extra = missing_pods(job, podgroup_key, objects.pods, created=now)
+        answer = await asyncio.to_thread(
+            what_would_make_it_run,
+            objects,
+            podgroup_key,
+            self.conf,
+            now=now,
+            extra_pods=extra,
+            scheduler_names=self.scheduler_names,
+            budget=self.whatif_budget,
+        )
+        self._whatif[podgroup_key] = (time.monotonic(), answer)
+        return answer
+
+
+def _safe_snapshot(cluster: views.Cluster) -> Snapshot:
+    try:
+        return views.snapshot_of(cluster)
+    except ValueError:
+        # One malformed object must not blank the dashboard: build from the objects that parse, as the
+        # scheduler does (it reports the bad ones as Warning events, which the health page shows).
+        from volcano_py.scheduler.cache import ClusterState
+        from volcano_py.scheduler.session_adapter import build_snapshot
+
+        state = ClusterState(
+            nodes=list(cluster.nodes),
+            pods=list(cluster.pods),
+            podgroups=list(cluster.podgroups),
+            queues=list(cluster.queues),
+            priority_classes=list(cluster.priority_classes),
+            hypernodes=list(cluster.hypernodes),
+            generation=0,
+        )
+        snapshot, _warnings = build_snapshot(state, cluster.scheduler_names)
+        return snapshot
+
+
+def _latency_totals(text: str) -> tuple[float, float] | None:
+    """(sum, count) of ``volcano_e2e_scheduling_latency_milliseconds`` in Prometheus text."""
+    found: dict[str, float] = {}
+    for line in text.splitlines():
+        for suffix in ("_sum", "_count"):
+            name = f"volcano_e2e_scheduling_latency_milliseconds{suffix}"
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                with contextlib.suppress(ValueError):
+                    found[suffix] = float(line.rsplit(" ", 1)[1])
+    if "_sum" in found and "_count" in found:
+        return found["_sum"], found["_count"]
+    return None

@@ -1,0 +1,31 @@
+// volcano-py dashboard: live updates. The server sends a "change" event (server-sent events, fed by the
+// API server's watches) when what the pages show has changed; this re-fetches the current page's <main>
+// and swaps it in. One fetch at a time; a change during a fetch triggers one more.
+(function () {
+  "use strict";
+  var live = document.getElementById("live");
+  var busy = false, again = false;
+  function mark(text, on) {
+    if (!live) return;
+    live.textContent = text;
+    live.className = on ? "on" : "";
+  }
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    var url = location.pathname + (location.search ? location.search + "&" : "?") + "fragment=1";
+    fetch(url, {cache: "no-store"}).then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var main = document.getElementById("main");
+        if (main) main.innerHTML = html;
+        mark("live · updated " + new Date().toLocaleTimeString(), true);
+      })
+      .catch(function () { mark("update failed; retrying", false); })
+      .finally(function () { busy = false; if (again) { again = false; refresh(); } });
+  }
+  if (!window.EventSource) { mark("no live updates in this browser", false); return; }
+  var source = new EventSource("/stream");
+  source.addEventListener("open", function () { mark("live", true); });
+  source.addEventListener("change", refresh);
+  source.addEventListener("error", function () { mark("reconnecting…", false); });
+})();
