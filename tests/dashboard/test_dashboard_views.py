@@ -12,26 +12,45 @@ NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
 
 
 def _cluster() -> views.Cluster:
-    nodes = [make_node(f"n{i}", cpu="64", memory="256Gi", gpu=8).label("rack", "r0" if i < 2 else "r1").obj()
-             for i in range(3)]  # fmt: skip
+    nodes = [
+        make_node(f"n{i}", cpu="64", memory="256Gi", gpu=8).label("rack", "r0" if i < 2 else "r1").obj()
+        for i in range(3)
+    ]
     pods = [
         make_pod("run-0").req(cpu="4", gpu=4).group("run").running("n0").obj(),
         make_pod("run-1").req(cpu="4", gpu=8).group("run").running("n1").obj(),
         make_pod("wait-0").req(cpu="4", gpu=8).group("wait").obj(),
     ]
     waiting = make_pg("wait", phase="Inqueue").queue("team").obj()
-    waiting["status"]["conditions"] = [{"type": "Unschedulable", "status": "True", "reason": "NotEnoughResources",
-                                        "message": "1/1 tasks unschedulable: 3 nodes insufficient nvidia.com/gpu",
-                                        "lastTransitionTime": "2026-01-01T00:00:00Z"}]  # fmt: skip
+    waiting["status"]["conditions"] = [
+        {
+            "type": "Unschedulable",
+            "status": "True",
+            "reason": "NotEnoughResources",
+            "message": "1/1 tasks unschedulable: 3 nodes insufficient nvidia.com/gpu",
+            "lastTransitionTime": "2026-01-01T00:00:00Z",
+        }
+    ]
     queues = [
         make_queue("root").obj(),
         make_queue("default").obj(),
-        {**make_queue("team", weight=3).capability(gpu=16).obj(), "spec": {
-            "weight": 3, "parent": "root", "capability": {"nvidia.com/gpu": "16"}}},
-    ]  # fmt: skip
-    racks = [{"apiVersion": "topology.volcano.sh/v1alpha1", "kind": "HyperNode", "metadata": {"name": r},
-              "spec": {"tier": 1, "members": [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": r}}}}]}}
-             for r in ("r0", "r1")]  # fmt: skip
+        {
+            **make_queue("team", weight=3).capability(gpu=16).obj(),
+            "spec": {"weight": 3, "parent": "root", "capability": {"nvidia.com/gpu": "16"}},
+        },
+    ]
+    racks = [
+        {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": r},
+            "spec": {
+                "tier": 1,
+                "members": [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": r}}}}],
+            },
+        }
+        for r in ("r0", "r1")
+    ]
     return views.Cluster(
         nodes=nodes,
         pods=pods,
@@ -54,8 +73,11 @@ def test_queue_rows_nest_children_and_carry_their_numbers() -> None:
     assert (gpu.text(gpu.allocated), gpu.text(gpu.deserved), gpu.text(gpu.capability)) == ("12", "8", "16")
     assert team.overused
     html = render.queues_table(rows)
-    assert re.search(r'data-queue="team" data-resource="nvidia.com/gpu" data-allocated="12" '
-                     r'data-deserved="8" data-capability="16"', html)  # fmt: skip
+    assert re.search(
+        r'data-queue="team" data-resource="nvidia.com/gpu" data-allocated="12" '
+        r'data-deserved="8" data-capability="16"',
+        html,
+    )
     # The root's bar sums its subtree.
     assert rows[0].bars[0].allocated == 12000
 

@@ -10,14 +10,29 @@ import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
 from volcano_py.scheduler.conf import load_conf
-from volcano_py.whatif import AddNodes, Budget, ClusterObjects, EndJobs, RaiseCapability, what_would_make_it_run
+from volcano_py.whatif import (
+    AddNodes,
+    Budget,
+    ClusterObjects,
+    EndJobs,
+    RaiseCapability,
+    what_would_make_it_run,
+)
 
 NOW = "2026-01-01T00:00:00Z"
 Obj = dict[str, Any]
 
 
-def gang(name: str, size: int, gpus: int, *, on: Sequence[str] = (), queue: str = "default",
-         priority: str = "", phase: str = "Inqueue") -> list[Obj]:  # fmt: skip
+def gang(
+    name: str,
+    size: int,
+    gpus: int,
+    *,
+    on: Sequence[str] = (),
+    queue: str = "default",
+    priority: str = "",
+    phase: str = "Inqueue",
+) -> list[Obj]:
     """A PodGroup of ``size`` pods of ``gpus`` GPUs; running on ``on`` (one pod per entry) or pending."""
     pg = make_pg(name, min_member=size, phase="Running" if on else phase).queue(queue)
     if priority:
@@ -33,7 +48,9 @@ def gang(name: str, size: int, gpus: int, *, on: Sequence[str] = (), queue: str 
     return out
 
 
-def objects(nodes: Sequence[Obj], *jobs: list[Obj], queues: Sequence[Obj] = (), **extra: Any) -> ClusterObjects:
+def objects(
+    nodes: Sequence[Obj], *jobs: list[Obj], queues: Sequence[Obj] = (), **extra: Any
+) -> ClusterObjects:
     flat = [o for job in jobs for o in job]
     return ClusterObjects(
         nodes=tuple(nodes),
@@ -62,33 +79,55 @@ class Case:
 
 CASES = [
     pytest.param(
-        Case(objects(gpu_nodes(1), gang("want", 1, 8)), runs_now=True,
-             text=["Nothing: a session on the current state schedules it"]),
+        Case(
+            objects(gpu_nodes(1), gang("want", 1, 8)),
+            runs_now=True,
+            text=["Nothing: a session on the current state schedules it"],
+        ),
         id="room-already",
     ),
     pytest.param(
         Case(
-            objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
-                    gang("b", 2, 4, on=["n1", "n1"], priority="low"), gang("want", 1, 8, priority="high")),
-            suggestions=[["free 8 nvidia.com/gpu on node n0 by ending or preempting default/a"],
-                         ["nothing short of 1 more node like n"]],
+            objects(
+                gpu_nodes(2),
+                gang("a", 1, 8, on=["n0"], priority="low"),
+                gang("b", 2, 4, on=["n1", "n1"], priority="low"),
+                gang("want", 1, 8, priority="high"),
+            ),
+            suggestions=[
+                ["free 8 nvidia.com/gpu on node n0 by ending or preempting default/a"],
+                ["nothing short of 1 more node like n"],
+            ],
         ),
         id="end-the-one-job-on-one-node",
     ),
     pytest.param(
         Case(
-            objects(gpu_nodes(2), gang("small", 1, 6, on=["n0"], priority="low"),
-                    gang("big", 1, 8, on=["n1"], priority="low"), gang("want", 1, 4, priority="high")),
-            suggestions=[["free 6 nvidia.com/gpu on node n0 by ending or preempting default/small"], ["1 more"]],
+            objects(
+                gpu_nodes(2),
+                gang("small", 1, 6, on=["n0"], priority="low"),
+                gang("big", 1, 8, on=["n1"], priority="low"),
+                gang("want", 1, 4, priority="high"),
+            ),
+            suggestions=[
+                ["free 6 nvidia.com/gpu on node n0 by ending or preempting default/small"],
+                ["1 more"],
+            ],
         ),
         id="the-smallest-job-that-makes-room",
     ),
     pytest.param(
         Case(
-            objects(gpu_nodes(2), gang("run", 1, 8, on=["n0"], queue="team"), gang("want", 1, 8, queue="team"),
-                    queues=[make_queue("team").capability(cpu="64", gpu=8).obj()]),
-            suggestions=[["raise queue team's capability by 8 nvidia.com/gpu (to 16 nvidia.com/gpu, 64 cpu)"],
-                         ["by ending or preempting default/run"]],
+            objects(
+                gpu_nodes(2),
+                gang("run", 1, 8, on=["n0"], queue="team"),
+                gang("want", 1, 8, queue="team"),
+                queues=[make_queue("team").capability(cpu="64", gpu=8).obj()],
+            ),
+            suggestions=[
+                ["raise queue team's capability by 8 nvidia.com/gpu (to 16 nvidia.com/gpu, 64 cpu)"],
+                ["by ending or preempting default/run"],
+            ],
         ),
         id="queue-capability-is-the-limit",
     ),
@@ -101,8 +140,11 @@ CASES = [
     ),
     pytest.param(
         Case(
-            objects(gpu_nodes(1), gang("want", 1, 8, queue="shut", phase="Pending"),
-                    queues=[make_queue("shut").state("Closed").obj()]),
+            objects(
+                gpu_nodes(1),
+                gang("want", 1, 8, queue="shut", phase="Pending"),
+                queues=[make_queue("shut").state("Closed").obj()],
+            ),
             suggestions=[["open queue shut"]],
         ),
         id="closed-queue",
@@ -110,22 +152,34 @@ CASES = [
     pytest.param(
         # Ending "a" alone frees n0, but the higher-priority "rival" would take it first: both must go.
         Case(
-            objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
-                    gang("b", 1, 8, on=["n1"], priority="low"), gang("rival", 1, 8, priority="high"),
-                    gang("want", 1, 8, priority="low")),
-            suggestions=[["free 16 nvidia.com/gpu on the cluster by ending or preempting default/a, default/b"],
-                         ["nothing short of 2 more nodes like n"]],
+            objects(
+                gpu_nodes(2),
+                gang("a", 1, 8, on=["n0"], priority="low"),
+                gang("b", 1, 8, on=["n1"], priority="low"),
+                gang("rival", 1, 8, priority="high"),
+                gang("want", 1, 8, priority="low"),
+            ),
+            suggestions=[
+                ["free 16 nvidia.com/gpu on the cluster by ending or preempting default/a, default/b"],
+                ["nothing short of 2 more nodes like n"],
+            ],
         ),
         id="a-rival-takes-the-first-freed-node",
     ),
     pytest.param(
-        Case(objects(gpu_nodes(1), gang("want", 3, 8)), budget=Budget(sessions=1),
-             text=["No single change found", "search stopped at its budget: 1 what-if sessions"]),
+        Case(
+            objects(gpu_nodes(1), gang("want", 3, 8)),
+            budget=Budget(sessions=1),
+            text=["No single change found", "search stopped at its budget: 1 what-if sessions"],
+        ),
         id="budget-bounds-the-search",
     ),
     pytest.param(
-        Case(objects(gpu_nodes(1), gang("want", 1, 8)), job="default/ghost",
-             text=["PodGroup default/ghost is not in the cluster"]),
+        Case(
+            objects(gpu_nodes(1), gang("want", 1, 8)),
+            job="default/ghost",
+            text=["PodGroup default/ghost is not in the cluster"],
+        ),
         id="unknown-job",
     ),
     pytest.param(
@@ -153,8 +207,12 @@ def test_every_suggestion_really_schedules_the_job() -> None:
     from volcano_py.scheduler.core import run_session
     from volcano_py.scheduler.framework.snapshot import Snapshot
 
-    objs = objects(gpu_nodes(2), gang("a", 1, 8, on=["n0"], priority="low"),
-                   gang("b", 2, 4, on=["n1", "n1"], priority="low"), gang("want", 2, 8, priority="high"))  # fmt: skip
+    objs = objects(
+        gpu_nodes(2),
+        gang("a", 1, 8, on=["n0"], priority="low"),
+        gang("b", 2, 4, on=["n1", "n1"], priority="low"),
+        gang("want", 2, 8, priority="high"),
+    )
     answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
     ends = [c for s in answer.suggestions for c in s.changes if isinstance(c, EndJobs)]
     assert ends and set(ends[0].jobs) == {"default/a", "default/b"}
@@ -199,11 +257,19 @@ def test_new_nodes_join_a_rack_for_a_job_bound_to_one() -> None:
 def test_a_volcano_job_waiting_for_enqueue_gets_its_pods_from_the_controllers_builder() -> None:
     from volcano_py.whatif.jobpods import missing_pods
 
-    template = {"spec": {"containers": [{"name": "c", "image": "x",
-                                         "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}]}}
-    job = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
-           "metadata": {"name": "train", "namespace": "default", "uid": "u1"},
-           "spec": {"minAvailable": 2, "tasks": [{"name": "worker", "replicas": 2, "template": template}]}}  # fmt: skip
+    template = {
+        "spec": {
+            "containers": [
+                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}
+            ]
+        }
+    }
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": "u1"},
+        "spec": {"minAvailable": 2, "tasks": [{"name": "worker", "replicas": 2, "template": template}]},
+    }
     pg = make_pg("train-u1", min_member=2, phase="Pending").obj()
     objs = ClusterObjects(nodes=tuple(gpu_nodes(1)), podgroups=(pg,), queues=(make_queue("default").obj(),))
     pods = missing_pods(job, "default/train-u1", objs.pods, created=NOW)

@@ -15,8 +15,10 @@ def _result(name: str, delays: list[float], allocated: list[int]) -> SimResult:
     return SimResult(
         workload=name,
         total_gpus=16_000,
-        samples=[Sample(at=float(i * 10), allocated_gpus=a, stranded_gpus=1000, pending_jobs=2)
-                 for i, a in enumerate(allocated)],  # fmt: skip
+        samples=[
+            Sample(at=float(i * 10), allocated_gpus=a, stranded_gpus=1000, pending_jobs=2)
+            for i, a in enumerate(allocated)
+        ],
         queueing_delay=delays,
         completion_time=[d + 5 for d in delays],
     )
@@ -24,7 +26,10 @@ def _result(name: str, delays: list[float], allocated: list[int]) -> SimResult:
 
 def test_the_page_draws_each_policy_in_each_plot_and_fetches_nothing() -> None:
     page = render(
-        {"greedy": _result("w", [1.0, 3.0, 9.0], [0, 8000, 16000]), "cpsat": _result("w", [1.0, 2.0], [8000])},
+        {
+            "greedy": _result("w", [1.0, 3.0, 9.0], [0, 8000, 16000]),
+            "cpsat": _result("w", [1.0, 2.0], [8000]),
+        },
         title="sim",
     )
     for plot in ("wait-cdf", "gpu-allocation", "stranded-gpus", "pending-jobs"):
@@ -39,8 +44,12 @@ def test_the_page_draws_each_policy_in_each_plot_and_fetches_nothing() -> None:
 
 def test_wait_cdf_rises_to_one_at_the_longest_wait() -> None:
     assert wait_cdf(_result("w", [9.0, 1.0, 3.0, 3.0], [0])) == [
-        (0.0, 0.0), (1.0, 0.25), (3.0, 0.5), (3.0, 0.75), (9.0, 1.0),
-    ]  # fmt: skip
+        (0.0, 0.0),
+        (1.0, 0.25),
+        (3.0, 0.5),
+        (3.0, 0.75),
+        (9.0, 1.0),
+    ]
     assert wait_cdf(_result("w", [], [0])) == []
 
 
@@ -60,8 +69,10 @@ def test_thinning_keeps_the_ends_and_the_peaks() -> None:
 
 def test_cli_writes_the_report(tmp_path: Path) -> None:
     out = tmp_path / "report.html"
-    assert main(["sim", "synthetic", "--nodes", "4", "--jobs", "6", "--policy", "greedy",
-                 "--report", str(out)]) == 0  # fmt: skip
+    assert (
+        main(["sim", "synthetic", "--nodes", "4", "--jobs", "6", "--policy", "greedy", "--report", str(out)])
+        == 0
+    )
     page = out.read_text()
     assert page.count("<svg") == 4
     assert 'data-series="greedy"' in page
