@@ -69,6 +69,18 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): {"create", "get", "update"},
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): {"create", "get", "update"},
     },
+    # Read-only: the dashboard watches what it shows and never writes.
+    "volcano-py-dashboard": {
+        ("", "nodes"): {"list", "watch"},
+        ("", "pods"): {"list", "watch"},
+        ("", "events"): {"list", "watch"},
+        ("scheduling.k8s.io", "priorityclasses"): {"list", "watch"},
+        ("scheduling.volcano.sh", "podgroups"): {"list", "watch"},
+        ("scheduling.volcano.sh", "queues"): {"list", "watch"},
+        ("batch.volcano.sh", "jobs"): {"list", "watch"},
+        ("topology.volcano.sh", "hypernodes"): {"list", "watch"},
+    },
+    "volcano-py-dashboard-leases": {("coordination.k8s.io", "leases"): {"list", "watch"}},
     "volcano-py-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
     "volcano-py-controller-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
 }
@@ -169,8 +181,10 @@ def test_bindings_give_each_service_account_its_own_roles(objects: list[JSON]) -
     for binding in (o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
         name = binding["metadata"]["name"]
         _one(objects, binding["roleRef"]["kind"], binding["roleRef"]["name"])
-        account = (
-            "volcano-py-scheduler" if name.startswith("volcano-py-scheduler") else "volcano-py-controller"
+        account = next(
+            a
+            for a in ("volcano-py-scheduler", "volcano-py-dashboard", "volcano-py-controller")
+            if name.startswith(a) or a == "volcano-py-controller"
         )
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
         _one(objects, "ServiceAccount", account)
@@ -253,3 +267,24 @@ def test_services_reach_a_named_container_port(
     ]  # fmt: skip
     assert len(selected) == 1, f"{service} must select exactly one Deployment's pods"
     assert target in {p["name"] for p in _container(selected[0])["ports"]}
+
+
+def test_dashboard_is_read_only_and_runs_the_real_cli(objects: list[JSON]) -> None:
+    for name in ("volcano-py-dashboard", "volcano-py-dashboard-leases"):
+        role = next(
+            o for o in objects if o["kind"] in ("ClusterRole", "Role") and o["metadata"]["name"] == name
+        )
+        for rule in role["rules"]:
+            assert set(rule["verbs"]) <= {"get", "list", "watch"}, f"{name} may write: {rule}"
+    deployment = _one(objects, "Deployment", "volcano-py-dashboard")
+    pod = deployment["spec"]["template"]["spec"]
+    assert pod["serviceAccountName"] == "volcano-py-dashboard"
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    container = _container(deployment)
+    parsed = build_parser().parse_args(container["args"])
+    assert parsed.command == "dashboard"
+    ports = {p["name"]: p["containerPort"] for p in container["ports"]}
+    assert parsed.port == ports["http"] and parsed.host == "0.0.0.0"
+    mounts = {m["mountPath"] for m in container["volumeMounts"]}
+    assert parsed.scheduler_conf.rsplit("/", 1)[0] in mounts
+    _one(objects, "Service", "volcano-py-dashboard")
