@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import subprocess
+import urllib.request
 import sys
 import time
 from pathlib import Path
@@ -41,7 +42,7 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
     log = (tmp_path / "up.log").open("w")
     proc = subprocess.Popen(
         [sys.executable, "-m", "volcano_py", "--log-level", "warning", "up", "--demo", "--nodes", "8",
-         "--run-dir", str(tmp_path / "run"), "--examples", str(REPO / "examples")],
+         "--run-dir", str(tmp_path / "run"), "--examples", str(REPO / "examples"), "--dashboard-port", "0"],
         stdout=subprocess.PIPE, stderr=log, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )  # fmt: skip
     try:
@@ -57,6 +58,8 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
             if line.startswith("export KUBECONFIG="):
                 kubeconfig = line.split("=", 1)[1].strip()
         assert kubeconfig, "volcano-py up never printed its export KUBECONFIG line"
+        dashboard = proc.stdout.readline().strip()
+        assert dashboard.startswith("dashboard: http://127.0.0.1:"), dashboard
 
         deadline = time.monotonic() + 300
         status: dict[str, str] = {}
@@ -109,6 +112,12 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
             assert f"Job/{example}" in names
         assert "Pod/plain-pod" in names
         assert "JobFlow/pipeline" in names
+        # The dashboard up printed lists the same jobs.
+        url = dashboard.split(" ", 1)[1]
+        with urllib.request.urlopen(url + "api/overview.json", timeout=30) as answer:
+            overview = json.load(answer)
+        listed = {j["key"].split("/", 1)[1] for j in overview["jobs"] if j["kind"] == "Job"}
+        assert {"gang-job", "mpi-job", "topology-job"} <= listed, listed
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -70,6 +70,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--scheduler-conf", help="a volcano-scheduler.conf (default: Volcano's tiers + preempt, reclaim)"
     )
+    parser.add_argument(
+        "--dashboard-port", type=int, default=8090, help="port of the web dashboard (default 8090; 0: any)"
+    )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
     parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
@@ -246,6 +249,7 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     from volcano_py.controllers.operator import ControllerOptions, run_controller
+    from volcano_py.dashboard import DashboardOptions, run_dashboard
     from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 
     stop = asyncio.Event()
@@ -258,13 +262,15 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
         conf_file = args.run_dir.resolve() / "volcano-scheduler.conf"
         await asyncio.to_thread(conf_file.write_text, UP_CONF)
         conf_path = str(conf_file)
+    metrics_port = _free_port()
     scheduler = asyncio.ensure_future(
         run_scheduler(
             SchedulerOptions(
                 kubeconfig=kubeconfig,
                 scheduler_conf=conf_path,
                 leader_elect=False,
-                metrics_port=0,
+                metrics_host="127.0.0.1",
+                metrics_port=metrics_port,
             ),
             stop,
         )
@@ -287,9 +293,30 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
             stop,
         )
     )
+    dashboard_port: asyncio.Future[int] = loop.create_future()
+    dashboard = asyncio.ensure_future(
+        run_dashboard(
+            DashboardOptions(
+                kubeconfig=kubeconfig,
+                port=args.dashboard_port,
+                scheduler_conf=conf_path,
+                scheduler_metrics=f"http://127.0.0.1:{metrics_port}/metrics",
+            ),
+            stop,
+            dashboard_port,
+        )
+    )
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
-    print("controller and scheduler running; Ctrl-C stops everything", file=sys.stderr, flush=True)
+    started: list[asyncio.Future[Any]] = [dashboard_port, dashboard]
+    await asyncio.wait(started, return_when=asyncio.FIRST_COMPLETED)
     tasks = [controller, scheduler]
+    if dashboard_port.done():
+        print(f"dashboard: http://127.0.0.1:{dashboard_port.result()}/", flush=True)
+        tasks.append(dashboard)
+    else:
+        # Not fatal: the cluster is still usable without it (e.g. the port is taken; see --dashboard-port).
+        print(f"volcano-py up: the dashboard did not start: {dashboard.exception()}", file=sys.stderr)
+    print("controller and scheduler running; Ctrl-C stops everything", file=sys.stderr, flush=True)
     if args.demo:
         tasks.append(asyncio.ensure_future(_demo(cluster, args.example_files, args.exit_when_done, stop)))
     watcher = asyncio.ensure_future(stop.wait())
