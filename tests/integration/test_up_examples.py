@@ -6,9 +6,9 @@ import json
 import os
 import signal
 import subprocess
-import urllib.request
 import sys
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
