@@ -1,0 +1,224 @@
+"""The dashboard in a real browser (headless Chromium) against the real control plane, as a person sees it.
+
+The operator and the scheduler run in-process for the test's namespace (the ``env`` fixture), the dashboard
+too; Chromium renders each page (scripts run) and the test reads the DOM it produced: the waiting job's
+reason and what would make it run, the queue's bar numbers, the GPU grid's free count (checked against the
+API), and the simulator's report with its plots. Screenshots go to ``.artifacts/dashboard/`` (gitignored).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+from html import unescape
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ctl_harness import Env, env, task, vcjob, wait_for
+
+from volcano_py.api import constants as c
+from volcano_py.cli.main import main as volcano_py
+from volcano_py.controllers.shell.context import JOBS
+from volcano_py.dashboard import DashboardOptions, run_dashboard
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import NODES, PODS, QUEUES
+from volcano_py.resources import GPU, Resource
+
+pytestmark = pytest.mark.integration
+__all__ = ["env"]
+REPO = Path(__file__).resolve().parents[2]
+ARTIFACTS = REPO / ".artifacts" / "dashboard"
+BROWSER_FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--window-size=1400,1100",
+)
+
+
+def _chromium() -> str:
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found:
+        return found
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail("CI=true and no chromium: .ci/run installs the Debian package `chromium`", pytrace=False)
+    pytest.skip("no chromium on PATH (apt-get install -y chromium)")
+
+
+class Browser:
+    """One headless Chromium per call, each with a fresh profile: dump the rendered DOM, or screenshot."""
+
+    def __init__(self, binary: str, profile: Path) -> None:
+        self.binary, self.profile = binary, profile
+        self.runs = 0
+
+    async def _run(self, *args: str) -> str:
+        self.runs += 1
+        profile = self.profile / f"p{self.runs}"
+        cmd = [self.binary, *BROWSER_FLAGS, f"--user-data-dir={profile}", *args]
+        done = await asyncio.to_thread(subprocess.run, cmd, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, f"chromium failed ({done.returncode}): {done.stderr[-2000:]}"
+        return done.stdout
+
+    async def dom(self, url: str) -> str:
+        # The virtual-time budget lets the page's scripts run (and the live stream connect) before the dump.
+        return await self._run("--virtual-time-budget=2000", "--dump-dom", url)
+
+    async def screenshot(self, url: str, name: str) -> Path:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{name}.png"
+        await self._run("--virtual-time-budget=2000", f"--screenshot={path}", url)
+        assert path.stat().st_size > 10_000, f"{path} looks blank"
+        return path
+
+
+def _text(html: str) -> str:
+    """The page's visible text, roughly as a person reads it (tags dropped, entities decoded)."""
+    html = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html, flags=re.S)
+    return re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", html)))
+
+
+async def _api_free_gpus(env: Env) -> int:
+    """Free whole GPUs as the API says: each node's allocatable minus the pods holding it."""
+    nodes = (await env.api.get(NODES.collection_path()))["items"]
+    pods = (await env.api.get(PODS.collection_path()))["items"]
+    used: dict[str, int] = {}
+    for pod in pods:
+        node = (pod.get("spec") or {}).get("nodeName")
+        if not node or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
+        for container in pod["spec"].get("containers") or ():
+            requests = (container.get("resources") or {}).get("requests") or {}
+            used[node] = used.get(node, 0) + Resource.parse({GPU: requests.get(GPU, 0)}).amount(GPU)
+    free = 0
+    for node in nodes:
+        gpus = Resource.parse({GPU: node["status"].get("allocatable", {}).get(GPU, 0)}).amount(GPU)
+        free += max(0, gpus - used.get(node["metadata"]["name"], 0)) // 1000
+    return free
+
+
+def _gpu_task(name: str, gpus: int) -> dict[str, Any]:
+    body = task(name, 1)
+    body["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1", GPU: str(gpus)}}
+    return body
+
+
+async def test_what_a_person_sees_in_the_dashboard(env: Env, tmp_path: Path) -> None:
+    browser = Browser(_chromium(), tmp_path / "chromium")
+    queue = f"dash-{env.ns}"[:60]
+    await env.api.create(
+        QUEUES.collection_path(),
+        {
+            "apiVersion": c.SCHEDULING_API_VERSION,
+            "kind": c.QUEUE_KIND,
+            "metadata": {"name": queue},
+            "spec": {"weight": 1, "reclaimable": True, "capability": {"cpu": "16", GPU: "8"}},
+        },
+    )
+    try:
+        await env.create_job(vcjob("holds", _gpu_task("w", 8), queue=queue))
+        await env.wait_phase("holds", "Running")
+        await env.create_job(vcjob("waits", _gpu_task("w", 8), queue=queue))
+        stop = asyncio.Event()
+        started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        options = DashboardOptions(kubeconfig=env.kubeconfig, port=0, whatif_seconds=10)
+        dashboard = asyncio.create_task(run_dashboard(options, stop, started))
+        try:
+            port = await asyncio.wait_for(started, 30)
+            base = f"http://127.0.0.1:{port}"
+            await _check_pages(env, browser, base, queue)
+        finally:
+            stop.set()
+            await asyncio.wait_for(dashboard, 30)
+    finally:
+        # Leave no queue behind for later tests: its jobs first (an admission rule keeps non-empty queues).
+        for name in ("waits", "holds"):
+            with contextlib.suppress(ApiError):
+                await env.api.delete(JOBS.object_path(name, env.ns))
+        with contextlib.suppress(ApiError):
+            await wait_for("the test's PodGroups to go", lambda: _no_podgroups(env), 60)
+            await env.api.delete(QUEUES.object_path(queue))
+    await _check_sim_report(browser, tmp_path)
+
+
+async def _no_podgroups(env: Env) -> bool:
+    return not await env.podgroups()
+
+
+async def _check_pages(env: Env, browser: Browser, base: str, queue: str) -> None:
+    # 1. The waiting job: the scheduler's reason, and the what-if's answer, on its page.
+    async def job_page() -> str | None:
+        html = await browser.dom(f"{base}/jobs/{env.ns}/waits")
+        text = _text(html)
+        return text if "Why pending:" in text and "What would make it run" in text else None
+
+    text = await wait_for("the waiting job's page to show the scheduler's reason", job_page, 90)
+    assert f"queue {queue}" in text
+    reason = re.search(r"Why pending: (.*?) What would make it run", text)
+    assert reason and "nvidia.com/gpu" in reason.group(1), text
+    assert f"raise queue {queue}'s capability by 8 nvidia.com/gpu" in text, text
+    assert f"by ending or preempting {env.ns}/holds-" in text, text
+    await browser.screenshot(f"{base}/jobs/{env.ns}/waits", "job-waits")
+
+    # 2. The queue's bar: 8 GPUs allocated against a capability of 8.
+    html = await browser.dom(f"{base}/queues")
+    row = re.search(
+        rf'<div class="barrow" data-queue="{re.escape(queue)}" data-resource="{GPU}"[^>]*>.*?</div>',
+        html,
+        re.S,
+    )
+    assert row is not None, html[:3000]
+    assert 'data-allocated="8"' in row.group(0) and 'data-capability="8"' in row.group(0)
+    assert re.search(r"8 / [\d-]+ / 8", _text(row.group(0))), row.group(0)
+    await browser.screenshot(f"{base}/queues", "queues")
+
+    # 3. The GPU grid's free count is the API's (polled: other tests' pods may still be going away).
+    async def grid_matches() -> tuple[int, int] | None:
+        shown = re.search(r'id="gpu-free">(\d+)<', await browser.dom(f"{base}/nodes"))
+        expected = await _api_free_gpus(env)
+        return (int(shown.group(1)), expected) if shown and int(shown.group(1)) == expected else None
+
+    await wait_for("the GPU grid's free count to match the API", grid_matches, 30)
+    await browser.screenshot(f"{base}/nodes", "gpus")
+    await browser.screenshot(f"{base}/", "overview")
+
+
+async def _check_sim_report(browser: Browser, tmp_path: Path) -> None:
+    report = tmp_path / "report.html"
+    code = await asyncio.to_thread(
+        volcano_py,
+        [
+            "sim",
+            "synthetic",
+            "--nodes",
+            "8",
+            "--jobs",
+            "12",
+            "--policy",
+            "greedy",
+            "--policy",
+            "cpsat",
+            "--report",
+            str(report),
+        ],
+    )
+    assert code == 0
+    dom = await browser.dom(report.as_uri())
+    plots = re.findall(r'<svg[^>]*data-plot="([^"]+)".*?</svg>', dom, re.S)
+    assert plots == ["wait-cdf", "gpu-allocation", "stranded-gpus", "pending-jobs"]
+    for svg in re.findall(r"<svg.*?</svg>", dom, re.S):
+        assert re.findall(r'data-series="([^"]+)"', svg) == ["greedy", "cpsat"]
+        assert all(len(pts.split()) >= 2 for pts in re.findall(r'points="([^"]*)"', svg)), "an empty line"
+    await browser.screenshot(report.as_uri(), "sim-report")
