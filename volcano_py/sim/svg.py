@@ -131,8 +131,9 @@ def line_chart(
             f'<polyline class="series" data-series="{escape(name)}" fill="none" stroke="{colour}" '
             f'stroke-width="1.8" points="{coords}"/>'
         )
-        lx = left + 8 + i * 110
-        parts.append(f'<rect x="{lx}" y="{top + 6}" width="12" height="4" fill="{colour}"/>')
-        parts.append(f'<text x="{lx + 16}" y="{top + 12}" class="legend">{escape(name)}</text>')
+        # Legend in the title row, right-aligned, so it never covers a line.
+        lx = width - right - (len(drawn) - i) * 96
+        parts.append(f'<rect x="{lx}" y="12" width="12" height="4" fill="{colour}"/>')
+        parts.append(f'<text x="{lx + 16}" y="18" class="legend">{escape(name)}</text>')
     parts.append("</svg>")
     return "\n".join(parts)

@@ -1,0 +1,248 @@
+"""The dashboard's page load and update latency at 1,000 nodes and 5,000 pods; prints one JSON object.
+
+The dashboard's mirror is filled as its watches would fill it (every object goes through the informers'
+stores and handlers), then served over real HTTP on localhost:
+
+* ``first_paint_ms``: per page, a cold load (first request after a change: the view is rebuilt) and the
+  median of warm loads, each the time to the last byte of the whole HTML;
+* ``update_ms``: a pod is bound (as the pod watch would report it); from then until the server-sent
+  ``change`` event arrived AND the re-fetched GPU page shows the node's new usage -- what a browser tab
+  waits before it shows the change.
+
+The API server's own watch delay is not included (it is the same for any client; ``bench_e2e`` measures
+it). ``baseline_ms`` is one scheduler snapshot of the same objects in the same run, so the ratios hold
+across machines. Targets (issue 21): first paint < 1 s, updates < 2 s.
+
+Usage: python benchmarks/bench_dashboard.py [--nodes 1000] [--pods 5000] [--updates 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import statistics
+import time
+from typing import Any
+
+import aiohttp
+from aiohttp import web
+
+from volcano_py import log
+from volcano_py.dashboard.server import Dashboard
+from volcano_py.dashboard.state import DashboardState
+from volcano_py.dashboard.views import Cluster, snapshot_of
+from volcano_py.kube.store import EventType
+from volcano_py.scheduler.conf import load_conf
+
+Obj = dict[str, Any]
+GPU = "nvidia.com/gpu"
+PAGES = ("/", "/queues", "/jobs", "/nodes")
+
+
+def _node(i: int) -> Obj:
+    name = f"node-{i:05d}"
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "resourceVersion": "1",
+            "labels": {"kubernetes.io/hostname": name, "rack": f"rack-{i // 8:03d}"},
+        },
+        "spec": {},
+        "status": {
+            "allocatable": {"cpu": "96", "memory": "768Gi", GPU: "8", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+def _pod(i: int, job: int, node: str | None, gpus: int) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": f"job-{job:04d}-{i}",
+            "namespace": "bench",
+            "uid": f"pod-{job}-{i}",
+            "resourceVersion": "1",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+            "annotations": {"scheduling.k8s.io/group-name": f"pg-{job:04d}"},
+        },
+        "spec": {
+            "schedulerName": "volcano",
+            **({"nodeName": node} if node else {}),
+            "containers": [
+                {"name": "c", "resources": {"requests": {"cpu": "4", "memory": "32Gi", GPU: str(gpus)}}}
+            ],
+        },
+        "status": {"phase": "Running" if node else "Pending"},
+    }
+
+
+def _podgroup(job: int, size: int, queue: str, running: bool) -> Obj:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {
+            "name": f"pg-{job:04d}",
+            "namespace": "bench",
+            "resourceVersion": "1",
+            "creationTimestamp": "2026-01-01T00:00:00Z",
+        },
+        "spec": {"minMember": size, "queue": queue},
+        "status": {
+            "phase": "Running" if running else "Inqueue",
+            **(
+                {}
+                if running
+                else {
+                    "conditions": [
+                        {
+                            "type": "Unschedulable",
+                            "status": "True",
+                            "reason": "NotEnoughResources",
+                            "message": f"{size}/{size} tasks unschedulable: insufficient nvidia.com/gpu",
+                            "lastTransitionTime": "2026-01-01T00:00:00Z",
+                        }
+                    ]
+                }
+            ),
+        },
+    }
+
+
+def objects(nodes: int, pods: int) -> dict[str, list[Obj]]:
+    """``nodes`` nodes in racks of 8; ``pods`` pods in gangs of 4 over 4 queues; the first ~80% bound."""
+    node_objs = [_node(i) for i in range(nodes)]
+    pod_objs, groups = [], []
+    queues = [f"team-{q}" for q in range(4)]
+    slot = 0  # (node, gpu) slots filled so far, 1 GPU per pod
+    for job in range(pods // 4):
+        running = job < pods // 4 * 0.8 and slot + 4 <= nodes * 8
+        for i in range(4):
+            node = node_objs[(slot + i) // 8]["metadata"]["name"] if running else None
+            pod_objs.append(_pod(i, job, node, 1))
+        slot += 4 if running else 0
+        groups.append(_podgroup(job, 4, queues[job % 4], running))
+    queue_objs = [
+        {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "Queue",
+            "metadata": {"name": n, "resourceVersion": "1"},
+            "spec": {"weight": 1 + k},
+        }
+        for k, n in enumerate(["root", "default", *queues])
+    ]
+    return {"nodes": node_objs, "pods": pod_objs, "podgroups": groups, "queues": queue_objs}
+
+
+def fill(state: DashboardState, objs: dict[str, list[Obj]]) -> None:
+    for kind, items in objs.items():
+        informer = state.informers[kind]
+        for delta in informer.store.replace(items):
+            informer._dispatch(delta)
+
+
+async def _get(session: aiohttp.ClientSession, url: str) -> tuple[float, str]:
+    began = time.perf_counter()
+    async with session.get(url) as response:
+        body = await response.text()
+        assert response.status == 200, (url, response.status, body[:300])
+    return (time.perf_counter() - began) * 1000, body
+
+
+async def measure(nodes: int, pods: int, updates: int) -> dict[str, Any]:
+    objs = objects(nodes, pods)
+    began = time.perf_counter()
+    snapshot_of(
+        Cluster(nodes=objs["nodes"], pods=objs["pods"], podgroups=objs["podgroups"], queues=objs["queues"])
+    )
+    baseline_ms = (time.perf_counter() - began) * 1000
+    state = DashboardState(None, load_conf(None), conf_source="the built-in default conf")  # type: ignore[arg-type]
+    fill(state, objs)
+    runner = web.AppRunner(Dashboard(state).app, access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = runner.addresses[0][1]
+    base = f"http://127.0.0.1:{port}"
+    background = [asyncio.create_task(state._notify()), asyncio.create_task(state._deserved_loop())]
+    first_paint: dict[str, dict[str, float]] = {}
+    update_ms: list[float] = []
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:
+        for page in PAGES:
+            state.generation += 1  # a change: the next load rebuilds the view, as after a watch event
+            cold, body = await _get(session, base + page)
+            warm = [(await _get(session, base + page))[0] for _ in range(5)]
+            first_paint[page] = {
+                "cold": round(cold, 1),
+                "warm_median": round(statistics.median(warm), 1),
+                "bytes": len(body),
+            }
+        pending = [p for p in objs["pods"] if not p["spec"].get("nodeName")]
+        async with session.get(base + "/stream") as stream:
+            for n in range(updates):
+                pod = pending[n]
+                node = objs["nodes"][-(n + 1)]["metadata"]["name"]
+                bound = {
+                    **pod,
+                    "metadata": {**pod["metadata"], "resourceVersion": str(100 + n)},
+                    "spec": {**pod["spec"], "nodeName": node},
+                    "status": {"phase": "Running"},
+                }
+                began = time.perf_counter()
+                informer = state.informers["pods"]
+                informer._dispatch(informer.store.apply(EventType.MODIFIED, bound))
+                while True:  # the next "change" event
+                    line = (await stream.content.readline()).decode()
+                    if line.startswith("event: change"):
+                        break
+                while True:  # the page a browser re-fetches then shows the node's new usage
+                    _, body = await _get(session, base + "/nodes?fragment=1")
+                    used = re.search(rf'data-node="{node}" data-free="\d+" data-used="(\d+)"', body)
+                    if used and used.group(1) == "1":
+                        break
+                update_ms.append((time.perf_counter() - began) * 1000)
+    for task in background:
+        task.cancel()
+    await runner.cleanup()
+    worst_paint = max(v["cold"] for v in first_paint.values())
+    return {
+        "benchmark": "dashboard",
+        "nodes": nodes,
+        "pods": pods,
+        "baseline_ms": round(baseline_ms, 1),
+        "first_paint_ms": first_paint,
+        "first_paint_worst_ms": worst_paint,
+        "first_paint_worst_over_baseline": round(worst_paint / baseline_ms, 2),
+        "update_ms": {
+            "median": round(statistics.median(update_ms), 1),
+            "max": round(max(update_ms), 1),
+            "samples": len(update_ms),
+        },
+        "update_median_over_baseline": round(statistics.median(update_ms) / baseline_ms, 2),
+        "targets": {"first_paint_ms": 1000, "update_ms": 2000},
+        "meets_targets": worst_paint < 1000 and max(update_ms) < 2000,
+        "loadavg": [round(x, 2) for x in os.getloadavg()],
+        "cpus": os.cpu_count(),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--nodes", type=int, default=1000)
+    parser.add_argument("--pods", type=int, default=5000)
+    parser.add_argument("--updates", type=int, default=10)
+    args = parser.parse_args()
+    log.configure("warning")
+    print(json.dumps(asyncio.run(measure(args.nodes, args.pods, args.updates)), indent=2))
+
+
+if __name__ == "__main__":
+    main()
