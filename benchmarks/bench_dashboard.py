@@ -35,7 +35,7 @@ from volcano_py.dashboard.server import Dashboard
 from volcano_py.dashboard.state import DashboardState
 from volcano_py.dashboard.views import Cluster, snapshot_of
 from volcano_py.kube.store import EventType
-from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.core import load_conf
 
 Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
-from volcano_py.scheduler.conf import load_conf
+from volcano_py.scheduler.core import load_conf
 from volcano_py.whatif import (
     AddNodes,
     Budget,

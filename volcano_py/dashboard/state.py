@@ -272,8 +272,8 @@ def _safe_snapshot(cluster: views.Cluster) -> Snapshot:
     except ValueError:
         # One malformed object must not blank the dashboard: build from the objects that parse, as the
         # scheduler does (it reports the bad ones as Warning events, which the health page shows).
-        from volcano_py.scheduler.cache import ClusterState
-        from volcano_py.scheduler.session_adapter import build_snapshot
+        from volcano_py.scheduler.runtime.cache import ClusterState
+        from volcano_py.scheduler.runtime.cycle import build_snapshot
 
         state = ClusterState(
             nodes=list(cluster.nodes),

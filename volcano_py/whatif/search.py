@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import GPU, PODS, Resource, total
 from volcano_py.scheduler.core import run_session
 from volcano_py.scheduler.framework.conf import SchedulerConf
@@ -27,9 +28,9 @@ from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.snapshot import Snapshot
-from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, PodGroupPhase
+from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, parse_podgroup_phase
+from volcano_py.scheduler.solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree
 from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
-from volcano_py.scheduler.topology import ROOT, HyperNodeTree, TopologyError, build_tree
 
 from .model import (
     AddNodes,
@@ -104,7 +105,7 @@ class _Trials:
 
     def _pending(self, objs: ClusterObjects) -> bool:
         return any(
-            self._is_target(pg) and PodGroupPhase.parse((pg.get("status") or {}).get("phase"))
+            self._is_target(pg) and parse_podgroup_phase((pg.get("status") or {}).get("phase"))
             is PodGroupPhase.PENDING
             for pg in objs.podgroups
         )

@@ -15,7 +15,7 @@ from volcano_py.api import constants as c
 from volcano_py.cli.vcctl import objects, views, whatif
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, ResourceKind
-from volcano_py.scheduler.conf import ConfError
+from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.whatif import Budget
 
 JSON = dict[str, Any]

@@ -7,7 +7,7 @@ from typing import Any
 
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import HYPERNODES, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
-from volcano_py.scheduler.conf import load_conf, load_conf_file
+from volcano_py.scheduler.core import load_conf, load_conf_file
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.whatif import Budget, ClusterObjects, WhatIf, what_would_make_it_run
 from volcano_py.whatif.jobpods import missing_pods
