@@ -154,8 +154,9 @@ class DashboardState:
                 await asyncio.wait_for(self.changed.wait(), wait)
         return self.generation
 
-    async def _deserved_loop(self, interval: float = 2.0) -> None:
-        """The queues' deserved shares from one session per change (at most every ``interval`` seconds)."""
+    async def _deserved_loop(self, interval: float = 5.0) -> None:
+        """The queues' deserved shares from one session per change (at most every ``interval`` seconds:
+        shares move slowly, and the session competes with page renders for the CPU)."""
         while True:
             await asyncio.sleep(interval)
             if self.generation == self._deserved_generation:
@@ -167,11 +168,12 @@ class DashboardState:
             except Exception:
                 _log.exception("deserved shares could not be computed")
                 continue
-            self.deserved = shares
-            moved = self.generation != generation
-            self.generation += 1  # the queue page shows them: let the streams know
-            # Not recomputed for its own bump; objects that changed meanwhile get a fresh session next time.
-            self._deserved_generation = generation if moved else self.generation
+            self._deserved_generation = generation
+            if shares != self.deserved:
+                self.deserved = shares
+                self.generation += 1  # the queue bars show them: let the streams know
+                if generation == self._deserved_generation and self.generation == generation + 1:
+                    self._deserved_generation = self.generation  # nothing else changed meanwhile
 
     def _shares(self, cluster: views.Cluster) -> dict[str, Resource]:
         result = run_session(views.snapshot_of(cluster), self.conf, _stamp(datetime.now(UTC)))

@@ -53,7 +53,10 @@ def amount_text(name: str, amount: int) -> str:
     if name == MEMORY:
         gib = amount / 2**30
         return f"{gib:,.0f}Gi" if gib == int(gib) else f"{gib:,.1f}Gi"
-    return format_quantity(name, amount)
+    text = format_quantity(name, amount)
+    if text.endswith("m"):  # a milli amount (a share of 92.571 GPUs): one decimal reads better
+        return f"{amount / 1000:,.1f}"
+    return text
 
 
 def age_text(created: str | None, now: datetime) -> str:
@@ -137,6 +140,9 @@ def queue_rows(cluster: Cluster, snapshot: Snapshot, deserved: Mapping[str, Reso
         capability = Resource.parse(spec.get("capability") or {}) if spec.get("capability") else None
         held = subtree(name)
         mine = deserved.get(name)
+        if children.get(name) and (mine is None or mine.is_zero()) and deserved:
+            # A parent the plugin gives no share of its own (proportion is flat): its children's sum.
+            mine = total(deserved.get(ch, Resource()) for ch in _descendants(name, children))
         bars = tuple(
             Bar(
                 resource=r,
@@ -168,6 +174,17 @@ def queue_rows(cluster: Cluster, snapshot: Snapshot, deserved: Mapping[str, Reso
     for top in sorted(children.get("", ())):
         walk(top, 0)
     return rows
+
+
+def _descendants(name: str, children: Mapping[str, list[str]]) -> list[str]:
+    out: list[str] = []
+    stack = list(children.get(name, ()))
+    while stack:
+        child = stack.pop()
+        if child not in out:
+            out.append(child)
+            stack.extend(children.get(child, ()))
+    return out
 
 
 # --- jobs ------------------------------------------------------------------------------------------------

@@ -23,9 +23,14 @@
       .catch(function () { mark("update failed; retrying", false); })
       .finally(function () { busy = false; if (again) { again = false; refresh(); } });
   }
-  if (!window.EventSource) { mark("no live updates in this browser", false); return; }
-  var source = new EventSource("/stream");
-  source.addEventListener("open", function () { mark("live", true); });
-  source.addEventListener("change", refresh);
-  source.addEventListener("error", function () { mark("reconnecting…", false); });
+  function connect() {
+    if (!window.EventSource) { mark("no live updates in this browser", false); return; }
+    var source = new EventSource("/stream");
+    source.addEventListener("open", function () { mark("live", true); });
+    source.addEventListener("change", refresh);
+    source.addEventListener("error", function () { mark("reconnecting…", false); });
+  }
+  // After the page has loaded: the stream never ends, so it must not hold up the load event.
+  if (document.readyState === "complete") connect();
+  else window.addEventListener("load", function () { setTimeout(connect, 0); });
 })();
