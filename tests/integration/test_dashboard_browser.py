@@ -112,7 +112,10 @@ async def _api_free_gpus(env: Env) -> int:
 
 def _gpu_task(name: str, gpus: int) -> dict[str, Any]:
     body = task(name, 1)
-    body["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "1", GPU: str(gpus)}}
+    body["template"]["spec"]["containers"][0]["resources"] = {
+        "requests": {"cpu": "1", GPU: str(gpus)},
+        "limits": {GPU: str(gpus)},  # an extended resource needs its limit
+    }
     return body
 
 
@@ -170,7 +173,8 @@ async def _check_pages(env: Env, browser: Browser, base: str, queue: str) -> Non
     reason = re.search(r"Why pending: (.*?) What would make it run", text)
     assert reason and "nvidia.com/gpu" in reason.group(1), text
     assert f"raise queue {queue}'s capability by 8 nvidia.com/gpu" in text, text
-    assert f"by ending or preempting {env.ns}/holds-" in text, text
+    # The victim is named as the user named it: the Volcano Job, not its PodGroup.
+    assert re.search(rf"by ending or preempting {re.escape(env.ns)}/holds( |$)", text), text
     await browser.screenshot(f"{base}/jobs/{env.ns}/waits", "job-waits")
 
     # 2. The queue's bar: 8 GPUs allocated against a capability of 8.

@@ -294,9 +294,9 @@ async def serve(state: DashboardState, *, host: str, port: int, stop: asyncio.Ev
                 started: asyncio.Future[int] | None = None) -> None:  # fmt: skip
     """Mirror the cluster and serve until ``stop`` is set; ``started`` gets the bound port."""
     dashboard = Dashboard(state)
-    runner = web.AppRunner(dashboard.app, access_log=None)
+    runner = web.AppRunner(dashboard.app, access_log=None, shutdown_timeout=1.0)
     await runner.setup()
-    site = web.TCPSite(runner, host, port, shutdown_timeout=1.0)
+    site = web.TCPSite(runner, host, port)
     mirror = asyncio.ensure_future(state.run())
     try:
         await site.start()

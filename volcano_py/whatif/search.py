@@ -522,7 +522,16 @@ def _end_jobs(
             break
     freed = total(r for uid in best for r in holdings[uid].values())
     where = sorted({node for uid in best for node in holdings[uid]})
-    return EndJobs(tuple(sorted(best)), freed, _where(where, tree), (main,))
+    return EndJobs(tuple(sorted(_shown(view, uid) for uid in best)), freed, _where(where, tree), (main,))
+
+
+def _shown(view: Snapshot, uid: str) -> str:
+    """A job as a person names it: the Volcano Job owning the PodGroup, else the PodGroup."""
+    job = view.jobs[uid]
+    for ref in (job.podgroup.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
+            return f"{job.namespace}/{ref['name']}"
+    return uid
 
 
 def _where(nodes: list[str], tree: HyperNodeTree | None) -> str:
