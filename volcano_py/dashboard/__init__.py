@@ -35,9 +35,9 @@ async def run_dashboard(
     options: DashboardOptions, stop: asyncio.Event, started: asyncio.Future[int] | None = None
 ) -> None:
     """Serve the dashboard until ``stop`` is set; ``started`` receives the port once it listens."""
-    from volcano_py.cli.vcctl.whatif import scheduler_conf
     from volcano_py.kube.client import KubeClient, load_api_client
 
+    from .inputs import scheduler_conf
     from .server import serve
     from .state import DashboardState
 

@@ -18,10 +18,10 @@ from typing import Any
 from aiohttp import web
 
 from volcano_py.api import constants as c
-from volcano_py.cli.vcctl import views as vcctl_views
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import EVENTS
 from volcano_py.log import get_logger
+from volcano_py.whatif.why import what_would_make_it_run, why_lines
 
 from . import render, views
 from .state import DashboardState
@@ -174,11 +174,10 @@ class Dashboard:
     async def job(self, request: web.Request) -> web.Response:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
         row, job, podgroup = self._find_job(namespace, name)
-        now = _now()
-        why_text = vcctl_views.why(job, podgroup, [], now)
+        why_text = "\n".join(why_lines(job, podgroup)) + "\n"
         if podgroup is not None and row.pending:
             answer = await self.state.what_if(f"{namespace}/{row.podgroup}", job)
-            text = vcctl_views.what_would_make_it_run(answer, self.state.conf_source)
+            text = what_would_make_it_run(answer, self.state.conf_source)
             whatif_html = f'<pre id="whatif-text">{render.e(text)}</pre>'
         else:
             whatif_html = "<p>Not waiting.</p>"

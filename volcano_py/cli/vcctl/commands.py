@@ -12,11 +12,13 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
-from volcano_py.cli.vcctl import objects, views, whatif
+from volcano_py.cli.vcctl import objects, views
+from volcano_py.dashboard import inputs
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, ResourceKind
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.whatif import Budget
+from volcano_py.whatif.why import what_would_make_it_run
 
 JSON = dict[str, Any]
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
@@ -214,7 +216,7 @@ async def job_why(args: argparse.Namespace) -> int:
         sys.stdout.write(views.why(job, podgroup, events, _now()))
         if podgroup is not None and args.whatif_seconds > 0:
             try:
-                answer, source = await whatif.what_if(
+                answer, source = await inputs.what_if(
                     client,
                     podgroup,
                     job,
@@ -223,7 +225,7 @@ async def job_why(args: argparse.Namespace) -> int:
                 )
             except ConfError as err:
                 raise objects.UsageError(str(err)) from None
-            sys.stdout.write(views.what_would_make_it_run(answer, source))
+            sys.stdout.write(what_would_make_it_run(answer, source))
     finally:
         await client.close()
     return 0

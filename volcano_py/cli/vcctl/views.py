@@ -7,10 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.batch import JobPhase
-from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.cli.vcctl.render import age, table
-from volcano_py.whatif import WhatIf
+from volcano_py.whatif.why import job_phase, why_lines
 
 JSON = dict[str, Any]
 
@@ -25,8 +23,7 @@ def _replicas(job: JSON) -> int:
     return sum(int(task.get("replicas", 0)) for task in job.get("spec", {}).get("tasks", []))
 
 
-def _phase(job: JSON) -> str:
-    return str(job.get("status", {}).get("state", {}).get("phase", "") or JobPhase.PENDING.value)
+_phase = job_phase
 
 
 def job_rows(jobs: Sequence[JSON], *, all_namespaces: bool) -> list[list[object]]:
@@ -101,51 +98,12 @@ def event_lines(events: Sequence[JSON], now: datetime) -> list[str]:
 
 
 def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: datetime) -> str:
-    """The explanation of a pending job: its phase, then what the scheduler wrote on its PodGroup."""
-    lines: list[str] = []
-    if job is not None:
-        lines.append(
-            f"Job {job['metadata'].get('namespace', '')}/{job['metadata']['name']}: phase {_phase(job)}"
-        )
-    if podgroup is None:
-        lines.append(
-            "No PodGroup yet: the job controller has not created it (is `volcano-py controller` running?)"
-        )
-        return "\n".join(lines) + "\n"
-    pg_meta, pg_status = podgroup["metadata"], podgroup.get("status", {})
-    pg_phase = pg_status.get("phase", PodGroupPhase.PENDING.value)
-    lines.append(
-        f"PodGroup {pg_meta['name']}: phase {pg_phase}, queue {podgroup.get('spec', {}).get('queue', '')}"
-    )
-    conditions = pg_status.get("conditions", [])
-    unschedulable = [
-        cond
-        for cond in conditions
-        if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE and cond.get("status") == "True"
-    ]
-    if unschedulable:
-        latest = max(unschedulable, key=lambda cond: str(cond.get("lastTransitionTime", "")))
-        lines.append(f"Why pending: {latest.get('message') or latest.get('reason', '')}")
-    elif pg_phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
-        lines.append("Not pending: the scheduler placed this job.")
-    elif pg_phase == PodGroupPhase.PENDING:
-        lines.append(
-            "Waiting for enqueue: the queue or the cluster cannot yet take the job's minResources, "
-            "or the scheduler has not run a session since it was created."
-        )
-    else:
-        lines.append("No Unschedulable condition: the scheduler has not reported a reason yet.")
+    """The explanation of a pending job: its phase, what the scheduler wrote on its PodGroup, its events."""
+    lines = why_lines(job, podgroup)
     recent = [e for e in events if e.get("reason") in ("Unschedulable", "FailedScheduling")]
-    if recent:
+    if podgroup is not None and recent:
         lines.append("Recent scheduling events:")
         lines.extend(event_lines(recent[-5:], now))
-    return "\n".join(lines) + "\n"
-
-
-def what_would_make_it_run(answer: WhatIf, conf_source: str) -> str:
-    """The what-if section of ``job why``: each change a what-if session proved lets the job run now."""
-    lines = [f"What would make it run (each proved by a what-if session with {conf_source}):"]
-    lines.extend(f"  {line}" for line in answer.text().splitlines())
     return "\n".join(lines) + "\n"
 
 

@@ -1,4 +1,5 @@
-"""``vcctl job why``'s second half: read the cluster once and ask the what-if core what would make it run."""
+"""Reading what a what-if needs from the API once (``vcctl job why``) and the conf what-ifs run with (both
+``vcctl job why`` and the dashboard)."""
 
 from __future__ import annotations
 
