@@ -278,3 +278,26 @@ def test_a_volcano_job_waiting_for_enqueue_gets_its_pods_from_the_controllers_bu
     assert [s.text() for s in answer.suggestions] == ["nothing short of 1 more node like n0"]
     # Once the controller has made them, the real pods are used instead.
     assert missing_pods(job, "default/train-u1", (*objs.pods, *pods), created=NOW) == []
+
+
+def test_a_victim_is_named_by_the_volcano_job_that_owns_its_podgroup() -> None:
+    run = gang("run-u1", 1, 8, on=["n0"], queue="team")
+    run[0]["metadata"]["ownerReferences"] = [
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "name": "run",
+            "uid": "u1",
+            "controller": True,
+        }
+    ]
+    objs = objects(
+        gpu_nodes(2),
+        run,
+        gang("want", 1, 8, queue="team"),
+        queues=[make_queue("team").capability(cpu="64", gpu=8).obj()],
+    )
+    answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
+    assert [s.text() for s in answer.suggestions][1] == (
+        "free 8 nvidia.com/gpu on node n0 by ending or preempting default/run"
+    )

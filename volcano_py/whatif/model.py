@@ -76,15 +76,16 @@ class EndJobs:
     """End (delete or preempt) ``jobs``; they hold ``freed`` in ``domain`` (a HyperNode, a node, or the
     cluster)."""
 
-    jobs: tuple[str, ...]
+    jobs: tuple[str, ...]  # PodGroup keys
     freed: Resource
     domain: str
     names: tuple[str, ...] = ()
+    shown: tuple[str, ...] = ()  # as a person names them (a Volcano Job rather than its PodGroup)
 
     def text(self) -> str:
         return (
             f"free {describe(self.freed, self.names)} on {self.domain} "
-            f"by ending or preempting {', '.join(self.jobs)}"
+            f"by ending or preempting {', '.join(self.shown or self.jobs)}"
         )
 
 

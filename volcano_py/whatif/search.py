@@ -522,7 +522,9 @@ def _end_jobs(
             break
     freed = total(r for uid in best for r in holdings[uid].values())
     where = sorted({node for uid in best for node in holdings[uid]})
-    return EndJobs(tuple(sorted(_shown(view, uid) for uid in best)), freed, _where(where, tree), (main,))
+    best.sort()
+    shown = tuple(_shown(view, uid) for uid in best)
+    return EndJobs(tuple(best), freed, _where(where, tree), (main,), shown)
 
 
 def _shown(view: Snapshot, uid: str) -> str:
