@@ -29,9 +29,11 @@ from .victims import (
     Permits,
     VictimUnit,
     build_units,
+    by_preference,
     gang_met,
     note,
     permitted_by_job,
+    protected,
     to_place,
 )
 
@@ -241,7 +243,7 @@ def evict_for_gang(
     key: tuple[str, int],
     *,
     permits: Permits,
-    candidates: Callable[[], list[TaskInfo]],
+    victim_jobs: Callable[[], Iterable[JobInfo]],
     admit: Callable[[TaskInfo], bool],
     reason: str,
     too_little: str,
@@ -252,12 +254,21 @@ def evict_for_gang(
     note on the job (``too_little`` when the victims could never free enough, ``no_plan`` when no set did).
 
     Victims under one ``key`` (a queue, a priority level) serve every gang there: the layout is built once
-    from ``candidates()`` and kept in ``layouts``; the plan re-asks the plugins for each unit before evicting
-    it, so a stale unit is refused, never wrongly taken.
+    from the evictable pods of ``victim_jobs()`` and kept in ``layouts``; the plan re-asks the plugins for
+    each unit before evicting it, so a stale unit is refused, never wrongly taken.
     """
     layout = layouts.get(key)
     if layout is None:
-        permitted = permitted_by_job(permits, to_place(ssn, job)[0], candidates())
+        candidates = by_preference(
+            (
+                task
+                for other in victim_jobs()
+                for task in other.tasks_in(*EVICTABLE)
+                if task.node_name and not protected(task)
+            ),
+            ssn,
+        )
+        permitted = permitted_by_job(permits, to_place(ssn, job)[0], candidates)
         layout = layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
     if not layout.enough_for(ssn, job):
         note(ssn, job, too_little)

@@ -104,25 +104,17 @@ class Preempt:
                 self._within_job(ssn, ssn.queues[job.queue], job)
 
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
-        def candidates() -> list[TaskInfo]:
-            return by_preference(
-                (
-                    task
-                    for other in ssn.jobs.values()
-                    if other.queue == job.queue and other.uid != job.uid and other.priority < job.priority
-                    for task in other.tasks_in(*EVICTABLE)
-                    if task.node_name and not protected(task)
-                ),
-                ssn,
-            )
-
         evicted = evict_for_gang(
             ssn,
             job,
             self._layouts,
             (job.queue, job.priority),  # victims of one queue and priority level serve every preemptor there
             permits=ssn.preemptable,
-            candidates=candidates,
+            victim_jobs=lambda: (
+                other
+                for other in ssn.jobs.values()
+                if other.queue == job.queue and other.uid != job.uid and other.priority < job.priority
+            ),
             admit=lambda t: ssn.allocatable(queue, t),
             reason=REASON,
             too_little=f"preempt: lower-priority pods in queue {job.queue} cannot free enough for it",

@@ -25,10 +25,7 @@ from .gangplan import VictimLayout, evict_for_gang
 from .ordering import OrderedQueue
 from .preempt import check_victim_action_arguments, starving_jobs
 from .victims import (
-    EVICTABLE,
-    by_preference,
     note,
-    protected,
     to_place,
 )
 
@@ -71,27 +68,19 @@ class Reclaim:
             note(ssn, job, f"reclaim: {why}")
             return False
 
-        def candidates() -> list[TaskInfo]:
-            return by_preference(
-                (
-                    task
-                    for other in ssn.jobs.values()
-                    if other.queue != job.queue
-                    and other.queue in ssn.queues
-                    and ssn.queues[other.queue].reclaimable
-                    for task in other.tasks_in(*EVICTABLE)
-                    if task.node_name and not protected(task)
-                ),
-                ssn,
-            )
-
         evicted = evict_for_gang(
             ssn,
             job,
             self._layouts,
             (job.queue, 0),  # victims seen from one queue serve all its jobs
             permits=ssn.reclaimable,
-            candidates=candidates,
+            victim_jobs=lambda: (
+                other
+                for other in ssn.jobs.values()
+                if other.queue != job.queue
+                and other.queue in ssn.queues
+                and ssn.queues[other.queue].reclaimable
+            ),
             admit=lambda t: self._admit(ssn, queue, t),
             reason=REASON,
             too_little="reclaim: other queues hold too little above their deserved share for the gang",
