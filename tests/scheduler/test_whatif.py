@@ -139,6 +139,26 @@ CASES = [
         id="gang-bigger-than-the-cluster",
     ),
     pytest.param(
+        # Two queues of equal weight each want 16 of 24 GPUs: each deserves 12, so neither may take the
+        # free node. Weight 2 gives a 16; ending a's own running job also fits it; so does one more node.
+        Case(
+            objects(
+                gpu_nodes(3),
+                gang("a-run", 1, 8, on=["n0"], queue="a"),
+                gang("b-run", 1, 8, on=["n1"], queue="b"),
+                gang("b-more", 1, 8, queue="b"),
+                gang("want", 1, 8, queue="a"),
+                queues=[make_queue("a").obj(), make_queue("b").obj()],
+            ),
+            suggestions=[
+                ["raise queue a's weight from 1 to 2"],
+                ["free 8 nvidia.com/gpu on node n0 by ending or preempting default/a-run"],
+                ["nothing short of 1 more node like n"],
+            ],
+        ),
+        id="queue-held-to-its-deserved-share",
+    ),
+    pytest.param(
         Case(
             objects(
                 gpu_nodes(1),

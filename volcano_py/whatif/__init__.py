@@ -8,6 +8,7 @@ from .model import (
     EndJobs,
     OpenQueue,
     RaiseCapability,
+    RaiseWeight,
     Suggestion,
     WhatIf,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "EndJobs",
     "OpenQueue",
     "RaiseCapability",
+    "RaiseWeight",
     "Suggestion",
     "WhatIf",
     "what_would_make_it_run",

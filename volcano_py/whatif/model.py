@@ -64,6 +64,18 @@ class RaiseCapability:
 
 
 @dataclass(frozen=True, slots=True)
+class RaiseWeight:
+    """Raise queue ``queue``'s ``spec.weight`` (its share of the cluster under proportion) to ``to``."""
+
+    queue: str
+    was: int
+    to: int
+
+    def text(self) -> str:
+        return f"raise queue {self.queue}'s weight from {self.was} to {self.to}"
+
+
+@dataclass(frozen=True, slots=True)
 class OpenQueue:
     queue: str
 
@@ -101,7 +113,7 @@ class AddNodes:
         return f"{self.count} more {noun} like {self.like}"
 
 
-Change = RaiseCapability | OpenQueue | EndJobs | AddNodes
+Change = RaiseCapability | RaiseWeight | OpenQueue | EndJobs | AddNodes
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from .model import (
     EndJobs,
     OpenQueue,
     RaiseCapability,
+    RaiseWeight,
     Suggestion,
     WhatIf,
 )
@@ -50,6 +51,8 @@ Clock = Callable[[], float]
 _VICTIM_SETS = 3
 # Victims added one by one beyond the arithmetic estimate before a domain is given up.
 _EXTEND = 2
+# Victim sets tried before ending jobs is given up (leaving the budget to the other kinds of change).
+_END_TRIALS = 12
 
 
 class _OutOfBudget(Exception):
@@ -68,6 +71,8 @@ class _Trials:
     started: float = 0.0
     sessions: int = 0
     last_pipelined: bool = False
+    # The first session's decisions (the cluster as it is): its queues' deserved shares guide the search.
+    baseline: SessionResult | None = None
 
     def runs(self, objs: ClusterObjects) -> bool:
         """Whether a session over ``objs`` brings the job to ``minAvailable``.
@@ -88,6 +93,8 @@ class _Trials:
         result = self._run(snapshot)
         job = snapshot.jobs.get(self.job)
         self.last_pipelined = any(p.job == self.job for p in result.pipelined)
+        if self.baseline is None:
+            self.baseline = result
         return job is not None and job.is_ready()
 
     def _session(self, objs: ClusterObjects, extra: tuple[Obj, ...]) -> SessionResult:
@@ -105,8 +112,8 @@ class _Trials:
 
     def _pending(self, objs: ClusterObjects) -> bool:
         return any(
-            self._is_target(pg) and parse_podgroup_phase((pg.get("status") or {}).get("phase"))
-            is PodGroupPhase.PENDING
+            self._is_target(pg)
+            and parse_podgroup_phase((pg.get("status") or {}).get("phase")) is PodGroupPhase.PENDING
             for pg in objs.podgroups
         )
 
@@ -293,6 +300,7 @@ def _pick_victims(
     need: Resource,
     main: str,
     priority: int,
+    queue: str,
 ) -> list[str]:
     """Victims for ``domain`` in the order to try: lower priority first; the smallest job that covers the
     remaining shortfall of ``main``, else the largest."""
@@ -304,8 +312,14 @@ def _pick_victims(
     }
     pool = {uid: amount for uid, amount in held.items() if amount > 0}
     order: list[str] = []
-    for lower in (True, False):
-        tier = {uid: a for uid, a in pool.items() if (view.jobs[uid].priority < priority) == lower}
+    # Lower-priority jobs first; within those, jobs of the target's own queue (ending them also frees the
+    # queue's share and capability).
+    for lower, same in ((True, True), (True, False), (False, True), (False, False)):
+        tier = {
+            uid: a
+            for uid, a in pool.items()
+            if (view.jobs[uid].priority < priority) == lower and (view.jobs[uid].queue == queue) == same
+        }
         while tier:
             covering = [uid for uid, a in tier.items() if a >= deficit]
             pick = (
@@ -318,16 +332,38 @@ def _pick_victims(
     return order
 
 
-def _covering_prefix(order: list[str], domain: _Domain, holdings: dict[str, dict[str, Resource]],
-                     nodes: dict[str, NodeInfo], need: Resource, main: str) -> int:  # fmt: skip
+def _covering_prefix(
+    order: list[str],
+    domain: _Domain,
+    holdings: dict[str, dict[str, Resource]],
+    nodes: dict[str, NodeInfo],
+    need: Resource,
+    main: str,
+    share: tuple[set[str], int],
+) -> int:
+    """How many of ``order`` to end so the domain has room for the job and, when its queue is over its
+    deserved share by ``share[1]``, the queue's own jobs among them (``share[0]``) give back that much."""
     free = total(nodes[n].idle for n in domain.nodes if n in nodes).amount(main)
+    same, over = share
     count = 0
     for uid in order:
-        if free >= need.amount(main):
+        if free >= need.amount(main) and over <= 0:
             break
         free += sum(r.amount(main) for node, r in holdings[uid].items() if node in domain.nodes)
+        if uid in same:
+            over -= sum(r.amount(main) for r in holdings[uid].values())
         count += 1
     return max(count, 1)
+
+
+def _share_over(view: Snapshot, target: JobInfo, need: Resource, main: str, trials: _Trials) -> int:
+    """By how much of ``main`` the job's queue would exceed its deserved share with the job placed."""
+    baseline = trials.baseline
+    update = next((u for u in baseline.queue_updates if u.name == target.queue), None) if baseline else None
+    if update is None or update.deserved is None:
+        return 0
+    allocated = _queue_allocated(view, target.queue).amount(main)
+    return max(0, allocated + need.amount(main) - update.deserved.amount(main))
 
 
 # --- the search ------------------------------------------------------------------------------------------
@@ -402,6 +438,11 @@ def _search(
     queue_only = bool(capped) and trials.runs(relaxed)
     if queue_only:
         found.append(Suggestion((*pre, *_queue_changes(base, view, capped, need, trials, None))))
+    if not queue_only:
+        weight = _raise_weight(relaxed, view, target.queue, trials)
+        if weight is not None:
+            caps = _queue_changes(base, view, capped, need, trials, weight)
+            found.append(Suggestion((*pre, *caps, weight)))
     nodes = {n.name: n for n in view.nodes}
     tree = _tree(view)
     end = _end_jobs(relaxed, view, target, tree, nodes, need, main, trials)
@@ -422,7 +463,39 @@ def _tree(view: Snapshot) -> HyperNodeTree | None:
         return None
 
 
+def _set_weight(weight: int) -> Callable[[Obj], None]:
+    def edit(queue: Obj) -> None:
+        queue.setdefault("spec", {})["weight"] = weight
+
+    return edit
+
+
+# Weights tried go up to this multiple of the queue's own before the search gives up on the weight.
+_WEIGHT_FACTOR = 64
+
+
+def _raise_weight(objs: ClusterObjects, view: Snapshot, queue: str, trials: _Trials) -> RaiseWeight | None:
+    """The smallest weight that lets the job run when its queue is held to its share (proportion):
+    one session at the largest weight tried, then a bisection."""
+    info = view.queues.get(queue)
+    if info is None:
+        return None
+    low, high = info.weight, info.weight * _WEIGHT_FACTOR
+    if not trials.runs(_edit_queues(objs, {queue: _set_weight(high)})):
+        return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        try:
+            works = trials.runs(_edit_queues(objs, {queue: _set_weight(mid)}))
+        except _OutOfBudget:
+            break
+        low, high = (low, mid) if works else (mid, high)
+    return RaiseWeight(queue, info.weight, high)
+
+
 def _apply(objs: ClusterObjects, view: Snapshot, change: Change, has_tree: bool) -> ClusterObjects:
+    if isinstance(change, RaiseWeight):
+        return _edit_queues(objs, {change.queue: _set_weight(change.to)})
     if isinstance(change, EndJobs):
         return _without_jobs(objs, view, change.jobs)
     if isinstance(change, AddNodes):
@@ -478,11 +551,15 @@ def _end_jobs(
     if not holdings:
         return None
     plans: list[tuple[int, int, list[str], _Domain]] = []
+    share = (
+        {uid for uid in holdings if view.jobs[uid].queue == target.queue},
+        _share_over(view, target, need, main, trials),
+    )
     for domain in _domains(view, tree, need):
-        order = _pick_victims(domain, nodes, holdings, view, need, main, target.priority)
+        order = _pick_victims(domain, nodes, holdings, view, need, main, target.priority, target.queue)
         if not order:
             continue
-        count = _covering_prefix(order, domain, holdings, nodes, need, main)
+        count = _covering_prefix(order, domain, holdings, nodes, need, main, share)
         chosen = order[:count]
         estimate = sum(r.amount(main) for uid in chosen for r in holdings[uid].values())
         plans.append((estimate, len(chosen), order, domain))
@@ -490,7 +567,7 @@ def _end_jobs(
     proved: list[list[str]] = []
     tried: set[frozenset[str]] = set()
     for _freed, count, order, _domain in plans:
-        if len(proved) >= _VICTIM_SETS:
+        if len(proved) >= _VICTIM_SETS or (len(tried) >= _END_TRIALS and not proved):
             break
         for extra in range(_EXTEND + 1):
             chosen = order[: count + extra]
