@@ -19,17 +19,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
 from volcano_py.cli.main import main as volcano_py
 from volcano_py.controllers.shell.context import JOBS
 from volcano_py.dashboard import DashboardOptions, run_dashboard
+from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import NODES, PODS, QUEUES
 from volcano_py.resources import GPU, Resource
 
 pytestmark = pytest.mark.integration
+SYSTEM = "volcano-system"
+DASHBOARD_SA = f"system:serviceaccount:{SYSTEM}:volcano-py-dashboard"
+RBAC_KINDS = ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 __all__ = ["env"]
 REPO = Path(__file__).resolve().parents[2]
 ARTIFACTS = REPO / ".artifacts" / "dashboard"
@@ -119,8 +124,42 @@ def _gpu_task(name: str, gpus: int) -> dict[str, Any]:
     return body
 
 
-async def test_what_a_person_sees_in_the_dashboard(env: Env, tmp_path: Path) -> None:
+def _dashboard_kubeconfig(cluster: Any, path: Path) -> str:
+    """The deployed RBAC of the dashboard applied, and a kubeconfig holding its ServiceAccount's token: the
+    dashboard runs with exactly the read-only rights its Deployment gets."""
+    parts = [REPO / "deploy" / "parts" / name for name in ("00-namespace.yaml", "42-dashboard.yaml")]
+    docs = [d for p in parts for d in yaml.safe_load_all(p.read_text()) if d and d["kind"] in RBAC_KINDS]
+    cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
+    made = cluster.kubectl("create", "token", "volcano-py-dashboard", "-n", SYSTEM, "--duration=1h")
+    token = made.stdout.strip()
+    config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
+    for user in config["users"]:
+        user["user"] = {"token": token}
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+@pytest.fixture
+def denials(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """RBAC refusals of the dashboard's ServiceAccount seen by our client, where every API error decodes."""
+    seen: list[str] = []
+    decode = kube_client._error_from
+
+    def recording(status: int, raw: bytes) -> ApiError:
+        err = decode(status, raw)
+        if status in (401, 403) and DASHBOARD_SA in err.message:
+            seen.append(f"{status}: {err.message}")
+        return err
+
+    monkeypatch.setattr(kube_client, "_error_from", recording)
+    return seen
+
+
+async def test_what_a_person_sees_in_the_dashboard(
+    cluster: Any, env: Env, tmp_path: Path, denials: list[str]
+) -> None:
     browser = Browser(_chromium(), tmp_path / "chromium")
+    kubeconfig = _dashboard_kubeconfig(cluster, tmp_path / "dashboard.kubeconfig")
     queue = f"dash-{env.ns}"[:60]
     await env.api.create(
         QUEUES.collection_path(),
@@ -137,12 +176,15 @@ async def test_what_a_person_sees_in_the_dashboard(env: Env, tmp_path: Path) -> 
         await env.create_job(vcjob("waits", _gpu_task("w", 8), queue=queue))
         stop = asyncio.Event()
         started: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        options = DashboardOptions(kubeconfig=env.kubeconfig, port=0, whatif_seconds=10)
+        options = DashboardOptions(kubeconfig=kubeconfig, port=0, whatif_seconds=10)
         dashboard = asyncio.create_task(run_dashboard(options, stop, started))
         try:
             port = await asyncio.wait_for(started, 30)
             base = f"http://127.0.0.1:{port}"
             await _check_pages(env, browser, base, queue)
+            # The events page lists what the API says about the job (the link on its page leads here).
+            events = _text(await browser.dom(f"{base}/events/{env.ns}/Job/waits"))
+            assert f"Events of Job {env.ns}/waits" in events
         finally:
             stop.set()
             await asyncio.wait_for(dashboard, 30)
@@ -154,6 +196,9 @@ async def test_what_a_person_sees_in_the_dashboard(env: Env, tmp_path: Path) -> 
         with contextlib.suppress(ApiError):
             await wait_for("the test's PodGroups to go", lambda: _no_podgroups(env), 60)
             await env.api.delete(QUEUES.object_path(queue))
+    # The read-only RBAC of deploy/parts/42-dashboard.yaml was enough for everything above (the conf's
+    # ConfigMap is the one read it may be refused: the Deployment mounts it instead).
+    assert [d for d in denials if "configmaps" not in d] == []
     await _check_sim_report(browser, tmp_path)
 
 
