@@ -19,6 +19,7 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.flow import FlowPhase
 from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronjob
 from volcano_py.controllers.flow.jobflow import plan_jobflow
 from volcano_py.controllers.shell.context import JOBS, ControllerContext
@@ -274,9 +275,20 @@ class FlowControllers:
             self.ctx.recorder.record(body, event.type, event.reason, event.message)
         if plan.status is not None:
             await self._patch_status(JOBFLOWS, body, plan.status)
+            self._count_phase(namespace, body, plan.status)
         if plan.create:
             # The new Jobs are not in the status yet; count them once the watch brings their first phase.
             self.flows.add_after(1.0, key, "sync")
+
+    def _count_phase(self, namespace: str, body: JSON, status: JSON) -> None:
+        before = ((body.get("status") or {}).get("state") or {}).get("phase")
+        after = (status.get("state") or {}).get("phase")
+        if after == before:
+            return
+        if after == FlowPhase.SUCCEED:
+            self.ctx.metrics.jobflow_succeeded.labels(namespace).inc()
+        elif after == FlowPhase.FAILED:
+            self.ctx.metrics.jobflow_failed.labels(namespace).inc()
 
     # --- JobTemplate: which Jobs were made from it (Volcano's status.jobDependsOnList) ------------------
 

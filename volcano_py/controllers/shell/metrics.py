@@ -49,6 +49,14 @@ class ControllerMetrics:
         self.pods_created = Counter(
             "controller_pods_created", "Pods created by the Job controller", namespace=_NAMESPACE, registry=r
         )
+        self.jobflow_succeeded = Counter(
+            "jobflow_succeed_phase_count", "Number of jobflow succeed phase",
+            ["jobflow_namespace"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        self.jobflow_failed = Counter(
+            "jobflow_failed_phase_count", "Number of jobflow failed phase",
+            ["jobflow_namespace"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
         self.queue_depth = Gauge(
             "controller_work_queue_depth", "Requests waiting in the Job controller's work queue",
             namespace=_NAMESPACE, registry=r,
