@@ -37,11 +37,13 @@ def test_flags_are_read() -> None:
         parse(
             "--scheduler-name", "a", "--scheduler-name", "b", "--schedule-period", "0.5",
             "--metrics-port", "9090", "--no-leader-elect", "--lease-namespace", "kube-system",
+            "--bind-concurrency", "4",
         )
     )  # fmt: skip
     assert options.scheduler_names == ("a", "b")
     assert (options.schedule_period, options.metrics_port, options.leader_elect) == (0.5, 9090, False)
     assert options.lease_namespace == "kube-system"
+    assert options.bind_concurrency == 4
 
 
 @pytest.mark.parametrize(
@@ -51,6 +53,7 @@ def test_flags_are_read() -> None:
         pytest.param({"scheduler_names": ()}, "--scheduler-name", id="no-name"),
         pytest.param({"scheduler_names": ("",)}, "--scheduler-name", id="empty-name"),
         pytest.param({"metrics_port": 70000}, "--metrics-port", id="port-out-of-range"),
+        pytest.param({"bind_concurrency": 0}, "--bind-concurrency", id="no-binds"),
     ],
 )
 def test_bad_options_name_the_flag(kwargs: dict[str, object], flag: str) -> None:

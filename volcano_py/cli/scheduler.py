@@ -44,6 +44,12 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
     parser.add_argument("--lease-name", default="vc-scheduler", help="name of the leader Lease")
     parser.add_argument("--identity", help="this candidate's name in the Lease (default: host_pid_random)")
+    parser.add_argument(
+        "--bind-concurrency",
+        type=int,
+        default=64,
+        help="bind requests in flight at once, over all gangs (default 64)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -59,6 +65,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         identity=args.identity or default_identity(),
+        bind_concurrency=args.bind_concurrency,
     )
 
 

@@ -188,6 +188,8 @@ class JobWorker:
                     return  # created before a restart, or by a retry: the name is the identity
                 raise
         self.ctx.metrics.pods_created.inc()
+        # Per pod, so at debug only: a Job's progress; the chaos suite times its mid-creation kills from it.
+        _log.debug("pod created", pod=f"{spec.namespace}/{pod['metadata']['name']}")
         created_at = (created.get("metadata") or {}).get("creationTimestamp")
         job_created = self._job_created.get(spec.uid)
         if created_at and job_created:

@@ -223,6 +223,8 @@ class Binder:
                 return False
         self._operation("bind", "success", started)
         self.metrics.bound_pods.inc()
+        # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from.
+        _log.debug("bound", pod=key, node=bind.node)
         pod = self.cache.pod(key)
         created = _parse_time(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
         if created is not None:

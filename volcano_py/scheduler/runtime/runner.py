@@ -74,7 +74,7 @@ class SchedulerOptions:
                 f"--metrics-port must be within 0..65535 (0 picks a free port), got {self.metrics_port}"
             )
         if self.bind_concurrency < 1:
-            raise ValueError(f"bind_concurrency must be at least 1, got {self.bind_concurrency}")
+            raise ValueError(f"--bind-concurrency must be at least 1, got {self.bind_concurrency}")
 
 
 class _Once:

@@ -1,0 +1,603 @@
+"""The chaos run: a steady workload, faults injected one at a time, invariants read back from the API.
+
+Phases: (1) set up -- priority classes, the scheduler conf (Volcano's tiers with preempt and reclaim), the
+fault proxy, then the scheduler and the controller as child processes that reach the API through the proxy;
+(2) submit the workload steadily in the background, a few jobs in flight; (3) for each fault, in a shuffled
+order: inject it, submit a one-pod probe Job at once, measure the time to the probe's bind (recovery to the
+next bind), restore, then read the API twice one settle apart and check the invariants; (4) once every Job is
+submitted and finished, check everything again on the quiet cluster (final phases, work kept, PodGroup and
+Queue status).
+
+Recovery is measured from the moment the fault begins, so it includes any time the component or the API was
+gone. ``DevCluster.restart`` blocks this loop while the API server or etcd is down, which is harmless: the
+proxy runs in its own thread, and nothing here can reach the API then anyway.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import random
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import aiohttp
+
+from volcano_py.api import constants as c
+from volcano_py.api.batch import FINISHED_PHASES, JobPhase
+from volcano_py.chaos import invariants as inv
+from volcano_py.chaos.processes import Component, LogLine
+from volcano_py.chaos.proxy import FaultProxy
+from volcano_py.chaos.workload import (
+    HIGH_PRIORITY,
+    LOW_PRIORITY,
+    JobPlan,
+    job_manifest,
+    plan_jobs,
+    priority_class,
+)
+from volcano_py.cli.up import UP_CONF
+from volcano_py.devcluster import DevCluster, credentials
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
+
+T = TypeVar("T")
+JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+FAULT_KINDS: tuple[str, ...] = (
+    "scheduler-kill-cycle",
+    "scheduler-kill-bind",
+    "controller-kill-create",
+    "apiserver-restart",
+    "etcd-restart",
+    "watch-cut",
+    "webhook-down",
+    "slow-api",
+)
+_RETRIED = (aiohttp.ClientError, ConnectionError, TimeoutError, OSError)
+ADMISSION = "/apis/admissionregistration.k8s.io/v1"
+WEBHOOK_CONFIGURATION = "volcano-py"  # the controller's default configuration name
+OTHER_SCHEDULER = "chaos-other"  # pods of a scheduler nobody runs here; bound by nodeName directly
+
+
+@dataclass(slots=True)
+class ChaosConfig:
+    work_dir: Path
+    jobs: int = 40
+    in_flight: int = 6  # workload Jobs submitted and not yet finished, at most
+    rounds: int = 1  # each fault kind this many times
+    faults: tuple[str, ...] = FAULT_KINDS
+    seed: int = 1
+    max_gang: int = 64
+    schedule_period: float = 0.5
+    settle_seconds: float = 3.0  # between the two readings that find stuck gangs: several cycles
+    quiet_seconds: float = 2.0  # before each fault
+    outage_seconds: float = 4.0  # how long the webhook stays unreachable and the API stays slow
+    recovery_timeout: float = 90.0
+    finish_timeout: float = 300.0
+    sentinels: int = (
+        2  # high-priority 2-pod Jobs that run the whole time (their PodGroups' status is checked)
+    )
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.faults) - set(FAULT_KINDS))
+        if unknown:
+            raise ValueError(f"unknown fault kinds {unknown}; known: {', '.join(FAULT_KINDS)}")
+        if self.rounds < 0 or self.jobs < 0 or self.in_flight < 1:
+            raise ValueError("rounds and jobs must be >= 0 and in_flight >= 1")
+
+
+@dataclass(slots=True)
+class FaultRecord:
+    kind: str
+    at_s: float  # since the run began
+    recovery_s: float | None  # fault start -> the probe's bind; None if it never bound
+    landed: str  # what the fault hit (pods bound of the gang at a mid-bind kill, ...)
+    violations: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Report:
+    faults: list[FaultRecord] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    final_violations: list[str] = field(default_factory=list)
+    jobs_submitted: int = 0
+    jobs_expected: dict[str, str] = field(default_factory=dict)
+    work_lost: int = 0
+    submit_refusals: int = 0
+    evictions: int = 0
+    pods_bound: int = 0
+    proxy: dict[str, int] = field(default_factory=dict)
+    wall_s: float = 0.0
+    load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    component_starts: dict[str, int] = field(default_factory=dict)
+    component_crashes: dict[str, int] = field(default_factory=dict)
+
+    def summary(self) -> dict[str, Any]:
+        by_kind: dict[str, dict[str, Any]] = {}
+        for kind in sorted({f.kind for f in self.faults}):
+            records = [f for f in self.faults if f.kind == kind]
+            times = sorted(f.recovery_s for f in records if f.recovery_s is not None)
+            by_kind[kind] = {
+                "injected": len(records),
+                "recovered": len(times),
+                "recovery_p50_s": _percentile(times, 0.5),
+                "recovery_p99_s": _percentile(times, 0.99),
+                "recovery_max_s": times[-1] if times else None,
+                "violations": sum(len(f.violations) for f in records),
+                "landed": [f.landed for f in records],
+            }
+        return {
+            "faults": by_kind,
+            "faults_injected": len(self.faults),
+            "invariant_violations": len(self.violations) + len(self.final_violations),
+            "violations": self.violations + self.final_violations,
+            "work_lost": self.work_lost,
+            "jobs_submitted": self.jobs_submitted,
+            "pods_bound": self.pods_bound,
+            "evictions": self.evictions,
+            "submit_refusals": self.submit_refusals,
+            "proxy": self.proxy,
+            "component_starts": self.component_starts,
+            "component_crashes": self.component_crashes,
+            "wall_s": round(self.wall_s, 1),
+            "load_average": [round(x, 2) for x in self.load_average],
+        }
+
+    def to_json(self) -> str:
+        return json.dumps({"summary": self.summary(), "records": [asdict(f) for f in self.faults]}, indent=2)
+
+
+def _percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    index = min(len(values) - 1, max(0, round(q * (len(values) - 1))))
+    return round(values[index], 2)
+
+
+class ChaosRun:
+    def __init__(
+        self, cluster: DevCluster, config: ChaosConfig, progress: Callable[[str], None] = lambda _: None
+    ) -> None:
+        self.cluster = cluster
+        self.config = config
+        self.say = progress
+        self.rng = random.Random(config.seed)
+        self.report = Report()
+        self.namespace = ""
+        self.client: KubeClient | None = None
+        self.proxy: FaultProxy | None = None
+        self.scheduler: Component | None = None
+        self.controller: Component | None = None
+        self.plans: dict[str, JobPlan] = {}
+        self.finished: set[str] = set()
+        self._seen: set[tuple[str, str]] = set()
+        self._probes = 0
+        self._began = time.monotonic()
+
+    # -- API helpers ----------------------------------------------------------------------------------------
+
+    @property
+    def api(self) -> KubeClient:
+        assert self.client is not None
+        return self.client
+
+    async def _retry(self, call: Callable[[], Awaitable[T]], what: str, within: float = 120.0) -> T:
+        """``call`` until it answers: the API may be restarting, slow, or its webhook away."""
+        deadline = time.monotonic() + within
+        while True:
+            try:
+                return await call()
+            except ApiError as err:
+                if (err.status < 500 and err.status != 429) or time.monotonic() > deadline:
+                    raise
+            except _RETRIED:
+                if time.monotonic() > deadline:
+                    raise
+            await asyncio.sleep(0.3)
+
+    async def _list(self, kind: ResourceKind, namespace: str | None = None, **query: str) -> list[Any]:
+        path = kind.collection_path(namespace)
+        listing = await self._retry(lambda: self.api.get(path, **query), f"list {kind.plural}")
+        items: list[Any] = listing.get("items", [])
+        return items
+
+    async def read(self) -> inv.ApiState:
+        ns = self.namespace
+        return inv.ApiState(
+            pods=await self._list(PODS, ns),
+            podgroups=await self._list(PODGROUPS, ns),
+            jobs=await self._list(JOBS, ns),
+            queues=await self._list(QUEUES),
+            nodes=await self._list(NODES),
+            events=await self._list(EVENTS, ns),
+        )
+
+    async def submit(self, plan: JobPlan) -> None:
+        """Create the Job, retrying while the API or the webhook is away (each refusal is counted)."""
+        manifest = job_manifest(plan, self.namespace)
+        path = JOBS.collection_path(self.namespace)
+        deadline = time.monotonic() + self.config.recovery_timeout * 2
+        while True:
+            try:
+                await self.api.create(path, manifest)
+                break
+            except ApiError as err:
+                if err.conflict:
+                    break  # created by an attempt whose answer was lost
+                if (err.status < 500 and err.status != 429) or time.monotonic() > deadline:
+                    raise
+                self.report.submit_refusals += 1
+            except _RETRIED:
+                if time.monotonic() > deadline:
+                    raise
+                self.report.submit_refusals += 1
+            await asyncio.sleep(0.5)
+        self.plans[plan.name] = plan
+        self.report.jobs_submitted += 1
+
+    # -- set-up ---------------------------------------------------------------------------------------------
+
+    async def setup(self) -> None:
+        config = self.config
+        config.work_dir.mkdir(parents=True, exist_ok=True)
+        self.client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
+        self.namespace = await asyncio.to_thread(self.cluster.create_namespace, f"chaos-{config.seed}")
+        for name in (LOW_PRIORITY, HIGH_PRIORITY):
+            with contextlib.suppress(ApiError):
+                await self.api.create(PRIORITY_CLASSES.collection_path(), priority_class(name))
+        pki = self.cluster.layout.pki
+        self.proxy = FaultProxy(
+            self.cluster.server,
+            ca_file=self.cluster.layout.serving_cert,
+            cert_file=pki / "apiserver.crt",
+            key_file=pki / "apiserver.key",
+            seed=config.seed,
+        ).start()
+        kubeconfig = config.work_dir / "kubeconfig-via-proxy"
+        kubeconfig.write_text(
+            credentials.kubeconfig(self.proxy.url, self.cluster.token, self.cluster.layout.serving_cert)
+        )
+        conf = config.work_dir / "volcano-scheduler.conf"
+        conf.write_text(UP_CONF)
+        scheduler_metrics, controller_metrics, webhook = free_ports(3)
+        python = [sys.executable, "-m", "volcano_py"]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        self.scheduler = Component(
+            "scheduler",
+            [*python, "--log-level", "debug", "scheduler", "--kubeconfig", str(kubeconfig),
+             "--scheduler-conf", str(conf), "--no-leader-elect",
+             "--schedule-period", str(config.schedule_period),
+             # A few binds in flight, as with a gang much larger than the default 64: a kill can land
+             # between a gang's binds, not only after all of them were sent.
+             "--bind-concurrency", "4",
+             "--metrics-host", "127.0.0.1", "--metrics-port", str(scheduler_metrics)],
+            config.work_dir / "scheduler.log",
+            env,
+        )  # fmt: skip
+        self.controller = Component(
+            "controller",
+            [*python, "--log-level", "debug", "controller", "--kubeconfig", str(kubeconfig),
+             "--no-leader-elect",
+             "--metrics-host", "127.0.0.1", "--metrics-port", str(controller_metrics),
+             "--webhook-port", str(webhook), "--webhook-addr", "127.0.0.1",
+             "--webhook-cert-dir", str(config.work_dir / "webhook")],
+            config.work_dir / "controller.log",
+            env,
+        )  # fmt: skip
+        self.scheduler.start()
+        # The scheduler creates the default queues; the controller's webhooks then admit Queue writes.
+        await self._wait(self._has_default_queue, "the scheduler's default queue", 90)
+        self.controller.start()
+        await self._wait(self._webhooks_installed, "the controller's webhook configurations", 90)
+        sentinels = [
+            JobPlan(f"sentinel-{i}", 2, priority=HIGH_PRIORITY, outcome=JobPhase.RUNNING)
+            for i in range(config.sentinels)
+        ]
+        for plan in sentinels:
+            await self.submit(plan)
+
+    async def _has_default_queue(self) -> bool:
+        try:
+            await self.api.get(QUEUES.object_path(c.DEFAULT_QUEUE))
+            return True
+        except (ApiError, *_RETRIED):
+            return False
+
+    async def _webhooks_installed(self) -> bool:
+        try:
+            await self.api.get(f"{ADMISSION}/validatingwebhookconfigurations/{WEBHOOK_CONFIGURATION}")
+            return True
+        except (ApiError, *_RETRIED):
+            return False
+
+    async def _wait(self, check: Callable[[], Awaitable[Any]], what: str, within: float) -> Any:
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            value = await check()
+            if value:
+                return value
+            await asyncio.sleep(0.1)
+        raise TimeoutError(f"timed out after {within:.0f}s waiting for {what}")
+
+    # -- the workload ---------------------------------------------------------------------------------------
+
+    async def _track_finished(self) -> None:
+        for job in await self._list(JOBS, self.namespace):
+            phase = ((job.get("status") or {}).get("state") or {}).get("phase")
+            if phase in FINISHED_PHASES:
+                self.finished.add(job["metadata"]["name"])
+
+    def _in_flight(self) -> int:
+        return sum(
+            1 for name, p in self.plans.items() if name not in self.finished and p.outcome != "Running"
+        )
+
+    async def submit_workload(self, plans: list[JobPlan]) -> None:
+        """Keep ``in_flight`` workload Jobs unfinished until every plan is submitted."""
+        queue = list(plans)
+        while queue:
+            await self._track_finished()
+            while queue and self._in_flight() < self.config.in_flight:
+                await self.submit(queue.pop(0))
+            await asyncio.sleep(0.5)
+
+    # -- faults ---------------------------------------------------------------------------------------------
+
+    async def _probe(self, started: float) -> float | None:
+        """Submit a one-pod Job and return seconds from ``started`` until its pod is bound."""
+        self._probes += 1
+        plan = JobPlan(f"probe-{self._probes:03d}", 1, priority=HIGH_PRIORITY, seconds=1.0, gpus=0)
+        await self.submit(plan)
+        selector = f"{c.JOB_NAME_KEY}={plan.name}"
+        deadline = started + self.config.recovery_timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ApiError, *_RETRIED):
+                pods = (await self.api.get(PODS.collection_path(self.namespace), labelSelector=selector))[
+                    "items"
+                ]
+                if any((p.get("spec") or {}).get("nodeName") for p in pods):
+                    return round(time.monotonic() - started, 2)
+            await asyncio.sleep(0.1)
+        return None
+
+    async def _gang_bound(self, job: str) -> int:
+        selector = f"{c.JOB_NAME_KEY}={job}"
+        pods = await self._list(PODS, self.namespace, labelSelector=selector)
+        return sum(1 for p in pods if (p.get("spec") or {}).get("nodeName"))
+
+    async def _pods_of(self, job: str) -> int:
+        return len(await self._list(PODS, self.namespace, labelSelector=f"{c.JOB_NAME_KEY}={job}"))
+
+    async def inject(self, kind: str) -> FaultRecord:
+        assert self.scheduler is not None and self.controller is not None and self.proxy is not None
+        at = round(time.monotonic() - self._began, 1)
+        landed = ""
+        violations: list[str] = []
+        if kind == "scheduler-kill-cycle":
+            # Right after a cycle decided binds and handed them to the binder (its "cycle" line), or, if no
+            # cycle binds anything meanwhile, at a random moment.
+            fired = self.scheduler.kill_on(lambda line: line.get("event") == "cycle")
+            await self.submit(
+                JobPlan(f"cyclekill-{self._probes + 1:03d}", 4, priority=HIGH_PRIORITY, seconds=3.0)
+            )
+            if await asyncio.to_thread(fired.wait, 10.0):
+                started = time.monotonic()
+                self.scheduler.wait()
+                landed = f"after a cycle of {self.scheduler.fired_line_field('binds')} binds"
+            else:
+                self.scheduler.disarm()
+                await asyncio.sleep(self.rng.uniform(0, self.config.schedule_period))
+                started = time.monotonic()
+                self.scheduler.kill()
+                landed = "a random moment (no cycle bound anything for 10s)"
+            self.scheduler.start()
+        elif kind == "scheduler-kill-bind":
+            gang = JobPlan(f"bindkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
+            prefix = f"{self.namespace}/{gang.name}-"
+
+            def first_bind(line: LogLine) -> bool:
+                return line.get("event") == "bound" and str(line.get("pod", "")).startswith(prefix)
+
+            fired = self.scheduler.kill_on(first_bind)
+            await self.submit(gang)
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.scheduler.wait()
+                bound = await self._gang_bound(gang.name)
+                landed = f"{bound} of {gang.size} bound at the kill"
+            else:
+                self.scheduler.disarm()
+                started = time.monotonic()
+                self.scheduler.kill()
+                landed = "the gang was not bound in time; killed anyway"
+            self.scheduler.start()
+        elif kind == "controller-kill-create":
+            gang = JobPlan(f"createkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
+            prefix = f"{self.namespace}/{gang.name}-"
+
+            def first_create(line: LogLine) -> bool:
+                return line.get("event") == "pod created" and str(line.get("pod", "")).startswith(prefix)
+
+            fired = self.controller.kill_on(first_create)
+            await self.submit(gang)
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.controller.wait()
+                landed = f"{await self._pods_of(gang.name)} of {gang.size} pods created at the kill"
+            else:
+                self.controller.disarm()
+                started = time.monotonic()
+                self.controller.kill()
+                landed = "no pod of the gang created in time; killed anyway"
+            self.controller.start()
+        elif kind == "apiserver-restart":
+            started = time.monotonic()
+            seconds = self.cluster.restart("kube-apiserver", hard=True)
+            landed = f"API server gone {seconds:.1f}s"
+        elif kind == "etcd-restart":
+            started = time.monotonic()
+            seconds = self.cluster.restart("etcd", hard=True, down_seconds=2.0)
+            landed = f"etcd gone {seconds:.1f}s"
+        elif kind == "watch-cut":
+            started = time.monotonic()
+            cut = await asyncio.to_thread(self.proxy.cut_watches)
+            self.proxy.gone(4)
+            await asyncio.sleep(1.0)
+            cut += await asyncio.to_thread(self.proxy.cut_watches)
+            landed = f"{cut} watches reset, the next 4 answered 410 Gone"
+        elif kind == "webhook-down":
+            started = time.monotonic()
+            self.controller.kill()
+            violations += await self._other_scheduler_unaffected()
+            refused = await self._job_refused()
+            landed = f"webhook down {self.config.outage_seconds:.0f}s; a Job create {refused}"
+            await asyncio.sleep(max(0.0, self.config.outage_seconds - (time.monotonic() - started)))
+            self.controller.start()
+        elif kind == "slow-api":
+            started = time.monotonic()
+            self.proxy.misbehave(latency=0.2, error_rate=0.15)
+            before = self.proxy.stats.injected_errors
+            await asyncio.sleep(self.config.outage_seconds)
+            self.proxy.misbehave()
+            landed = f"{self.proxy.stats.injected_errors - before} answers 429/5xx, 200 ms added each"
+        else:
+            raise ValueError(f"unknown fault kind {kind!r}")
+        recovery = await self._probe(started)
+        violations += await self.check_after_fault()
+        record = FaultRecord(kind, at, recovery, landed, violations)
+        self.say(f"{kind}: recovered in {recovery}s ({landed}); {len(violations)} violations")
+        return record
+
+    async def _other_scheduler_unaffected(self) -> list[str]:
+        """With our webhook unreachable, a pod of another scheduler is still admitted and runs."""
+        name = f"other-{self._probes + 1:03d}"
+        node = sorted(n["metadata"]["name"] for n in await self._list(NODES))[0]
+        pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name},
+               "spec": {"schedulerName": OTHER_SCHEDULER, "nodeName": node, "restartPolicy": "Never",
+                        "containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
+        try:
+            await self.api.create(PODS.collection_path(self.namespace), pod)
+        except ApiError as err:
+            return [str(inv.Violation("other scheduler's pod refused", name, str(err)))]
+
+        async def running() -> bool:
+            got = await self.api.get(PODS.object_path(name, self.namespace))
+            return (got.get("status") or {}).get("phase") == "Running"
+
+        try:
+            await self._wait(running, f"pod {name} Running", 30)
+        except TimeoutError:
+            return [str(inv.Violation("other scheduler's pod affected", name, "not Running within 30s"))]
+        await self.api.delete(PODS.object_path(name, self.namespace))
+        return []
+
+    async def _job_refused(self) -> str:
+        plan = JobPlan(f"refused-{self._probes + 1:03d}", 1, gpus=0)
+        try:
+            await self.api.create(JOBS.collection_path(self.namespace), job_manifest(plan, self.namespace))
+        except (ApiError, *_RETRIED) as err:
+            return f"refused ({str(err)[:80]})"
+        self.plans[plan.name] = plan  # admitted without the webhook: it must still end as planned
+        self.report.jobs_submitted += 1
+        return "admitted"
+
+    async def check_after_fault(self) -> list[str]:
+        first = await self.read()
+        await asyncio.sleep(self.config.settle_seconds)
+        second = await self.read()
+        found = [*inv.check(second), *inv.stuck(first, second)]
+        new = [v for v in found if (v.invariant, v.subject) not in self._seen]
+        self._seen.update((v.invariant, v.subject) for v in new)
+        return [str(v) for v in new]
+
+    async def supervise(self) -> None:
+        """Restart a process that exits by itself, as its Deployment would (each such exit is a finding)."""
+        while True:
+            for component in (self.scheduler, self.controller):
+                if component is not None and component.revive():
+                    self.say(f"{component.name} exited by itself; restarted (see {component.log_path})")
+            await asyncio.sleep(1.0)
+
+    # -- the run --------------------------------------------------------------------------------------------
+
+    async def run(self) -> Report:
+        config = self.config
+        await self.setup()
+        try:
+            plans = plan_jobs(config.jobs, seed=config.seed, max_gang=config.max_gang)
+            workload = asyncio.create_task(self.submit_workload(plans))
+            watchdog = asyncio.create_task(self.supervise())
+            schedule = [kind for kind in config.faults for _ in range(config.rounds)]
+            self.rng.shuffle(schedule)
+            for i, kind in enumerate(schedule, 1):
+                await asyncio.sleep(config.quiet_seconds)
+                self.say(f"fault {i}/{len(schedule)}: {kind}")
+                for component in (self.scheduler, self.controller):
+                    assert component is not None
+                    component.supervised = False
+                try:
+                    record = await self.inject(kind)
+                finally:
+                    for component in (self.scheduler, self.controller):
+                        assert component is not None
+                        component.supervised = True
+                self.report.faults.append(record)
+                self.report.violations += record.violations
+            await workload
+            await self.finish()
+            watchdog.cancel()
+        finally:
+            await self.teardown()
+        return self.report
+
+    async def finish(self) -> None:
+        config = self.config
+        expected = {name: str(plan.outcome.value) for name, plan in self.plans.items()}
+        self.report.jobs_expected = expected
+        self.say(f"waiting for {len(expected)} jobs to finish")
+
+        async def all_final() -> bool:
+            await self._track_finished()
+            return all(n in self.finished for n, p in self.plans.items() if p.outcome != JobPhase.RUNNING)
+
+        with contextlib.suppress(TimeoutError):
+            await self._wait(all_final, "every job to finish", config.finish_timeout)
+        await asyncio.sleep(config.settle_seconds)  # the last status writes
+        state = await self.read()
+        final = inv.quiet(state, expected)
+        final += inv.stuck(state, state)
+        new = [v for v in final if (v.invariant, v.subject) not in self._seen]
+        self.report.final_violations = [str(v) for v in new]
+        lost = {v.subject for v in new if v.invariant in ("job lost", "wrong final phase", "work lost")}
+        self.report.work_lost = len(lost)
+        self.report.evictions = sum(1 for e in state.events if e.get("reason") == "Evict")
+        self.report.pods_bound = sum(
+            int(e.get("count") or 1) for e in state.events if e.get("reason") == "Scheduled"
+        )
+
+    async def teardown(self) -> None:
+        for component in (self.controller, self.scheduler):
+            if component is not None:
+                await asyncio.to_thread(component.stop)
+                self.report.component_starts[component.name] = component.starts
+                self.report.component_crashes[component.name] = component.crashes
+        if self.proxy is not None:
+            self.report.proxy = asdict(self.proxy.stats)
+            self.proxy.stop()
+        if self.client is not None:
+            await self.client.close()
+        self.report.wall_s = time.monotonic() - self._began
+        self.report.load_average = os.getloadavg()
+
+
+async def run_chaos(
+    cluster: DevCluster, config: ChaosConfig, progress: Callable[[str], None] = lambda _: None
+) -> Report:
+    return await ChaosRun(cluster, config, progress).run()
