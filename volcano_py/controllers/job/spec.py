@@ -1,6 +1,8 @@
-"""A Volcano Job (``batch.volcano.sh/v1alpha1``) read from its JSON body into typed, defaulted records.
+"""The Job controller's resolved view of a Volcano Job (``batch.volcano.sh/v1alpha1``).
 
-The controller works from these records rather than from raw dicts so that every default (queue
+A Job body is read once, through the api model (``volcano_py.api.batch.Job``: field types, enums, durations),
+and resolved here into frozen records. The controller works from these records rather than from raw dicts
+so that every default (queue
 ``default``, ``maxRetry`` 3, task ``minAvailable`` = replicas, job ``minAvailable`` = the tasks' sum) is
 applied in one place, exactly as Volcano's admission webhook would have applied it, and so that a malformed
 Job fails with an error naming the field instead of a ``KeyError`` deep inside a reconcile.
@@ -10,15 +12,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any
 
+from pydantic import ValidationError
+
+from volcano_py.api import batch as api
 from volcano_py.api import constants as c
 from volcano_py.api.batch import DEFAULT_MAX_RETRY
-from volcano_py.api.bus import POLICY_ACTIONS, Action, Event
+from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Action, Event
 from volcano_py.api.common import parse_duration as api_parse_duration
-
-_E = TypeVar("_E", bound=StrEnum)
+from volcano_py.api.problems import join_path
 
 # Policy actions and events Volcano accepts that this controller does not carry out; refused by name.
 _UNSUPPORTED_ACTIONS = {
@@ -111,123 +114,122 @@ def parse_duration(text: str, *, field_name: str) -> float:
     return seconds
 
 
-def _int(value: Any, field_name: str, *, minimum: int = 0) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise JobSpecError(f"{field_name}: expected an integer, got {value!r}")
-    if value < minimum:
-        raise JobSpecError(f"{field_name}: must be >= {minimum}, got {value}")
-    return value
+def _model_error(err: ValidationError) -> JobSpecError:
+    """pydantic's first complaint about a Job body, in the controller's words, naming the field."""
+    error = err.errors()[0]
+    path = join_path(*error["loc"])
+    value = error.get("input")
+    kind = error["type"]
+    field_name = next((part for part in reversed(error["loc"]) if isinstance(part, str)), "")
+    if field_name in ("action", "event", "events") and isinstance(value, str):
+        allowed_values = POLICY_ACTIONS if field_name == "action" else POLICY_EVENTS
+        return JobSpecError(f"{path}: unknown value {value!r}; use one of {', '.join(allowed_values)}")
+    if kind in ("int_type", "int_parsing", "int_from_float"):
+        return JobSpecError(f"{path}: expected an integer, got {value!r}")
+    if kind == "enum":
+        allowed = str((error.get("ctx") or {}).get("expected", "")).replace(" or ", ", ")
+        return JobSpecError(f"{path}: unknown value {value!r}; use one of {allowed}")
+    if kind == "greater_than_equal":
+        return JobSpecError(f"{path}: must be >= {(error.get('ctx') or {}).get('ge')}, got {value!r}")
+    if kind == "value_error":
+        return JobSpecError(f"{path}: {(error.get('ctx') or {}).get('error', error['msg'])}")
+    return JobSpecError(f"{path}: {error['msg']} (got {value!r})")
 
 
-def _enum(kind: type[_E], value: Any, field_name: str) -> _E:
-    try:
-        return kind(value)
-    except ValueError:
-        allowed = ", ".join(m.value for m in kind)
-        raise JobSpecError(f"{field_name}: unknown value {value!r}; use one of {allowed}") from None
-
-
-def _event(value: Any, field_name: str) -> Event:
-    event = _enum(Event, value, field_name)
-    if event in _UNSUPPORTED_EVENTS:
-        raise JobSpecError(f"{field_name}: {event} is not supported: {_UNSUPPORTED_EVENTS[event]}")
-    return event
-
-
-def parse_policies(raw: Sequence[Mapping[str, Any]] | None, where: str) -> tuple[LifecyclePolicy, ...]:
+def _policies(models: Sequence[api.LifecyclePolicy], where: str) -> tuple[LifecyclePolicy, ...]:
     out: list[LifecyclePolicy] = []
-    for i, item in enumerate(raw or ()):
+    for i, model in enumerate(models):
         path = f"{where}.policies[{i}]"
-        action = _enum(Action, item.get("action"), f"{path}.action")
+        action = model.action
+        if action is None:
+            raise JobSpecError(f"{path}.action: required; use one of {sorted(POLICY_ACTIONS)}")
         if action not in POLICY_ACTIONS:
             raise JobSpecError(f"{path}.action: {action} is internal; use one of {sorted(POLICY_ACTIONS)}")
         if action in _UNSUPPORTED_ACTIONS:
             raise JobSpecError(f"{path}.action: {action} is not supported: {_UNSUPPORTED_ACTIONS[action]}")
-        events = [_event(e, f"{path}.events") for e in item.get("events") or ()]
-        if item.get("event"):
-            events.append(_event(item["event"], f"{path}.event"))
-        exit_code = item.get("exitCode")
-        if exit_code is not None:
-            exit_code = _int(exit_code, f"{path}.exitCode", minimum=-(2**31))
-            if exit_code == 0:
-                raise JobSpecError(f"{path}.exitCode: 0 means success and cannot trigger a policy")
+        events = [*model.events, *([model.event] if model.event else [])]
+        for event in events:
+            if event in _UNSUPPORTED_EVENTS:
+                where_event = f"{path}.event" if event is model.event else f"{path}.events"
+                raise JobSpecError(f"{where_event}: {event} is not supported: {_UNSUPPORTED_EVENTS[event]}")
+        exit_code = model.exit_code
+        if exit_code == 0:
+            raise JobSpecError(f"{path}.exitCode: 0 means success and cannot trigger a policy")
         if exit_code is not None and events:
             raise JobSpecError(f"{path}: set either event(s) or exitCode, not both")
         if exit_code is None and not events:
             raise JobSpecError(f"{path}: needs an event, events or exitCode to match")
-        timeout = item.get("timeout")
-        seconds = parse_duration(str(timeout), field_name=f"{path}.timeout") if timeout else None
+        timeout = model.timeout
+        seconds = parse_duration(timeout, field_name=f"{path}.timeout") if timeout else None
         out.append(LifecyclePolicy(action, tuple(events), exit_code, seconds))
     return tuple(out)
 
 
-def _parse_task(raw: Mapping[str, Any], i: int) -> TaskSpec:
+def _task(model: api.TaskSpec, i: int) -> TaskSpec:
     path = f"spec.tasks[{i}]"
-    name = raw.get("name") or (c.DEFAULT_TASK_SPEC if i == 0 else f"{c.DEFAULT_TASK_SPEC}{i}")
-    replicas = _int(raw.get("replicas", 1), f"{path}.replicas")
-    min_available = raw.get("minAvailable")
-    min_av = replicas if min_available is None else _int(min_available, f"{path}.minAvailable")
+    name = model.name or (c.DEFAULT_TASK_SPEC if i == 0 else f"{c.DEFAULT_TASK_SPEC}{i}")
+    # A task that leaves replicas out runs one pod.
+    replicas = model.replicas if "replicas" in model.model_fields_set else 1
+    min_av = replicas if model.min_available is None else model.min_available
     if min_av > replicas:
         raise JobSpecError(
             f"{path}.minAvailable: {min_av} exceeds replicas {replicas}; lower it or add replicas"
         )
-    template = raw.get("template")
-    if not isinstance(template, Mapping) or not (template.get("spec") or {}).get("containers"):
+    if not (model.template.get("spec") or {}).get("containers"):
         raise JobSpecError(f"{path}.template.spec.containers: a task needs a pod template with containers")
-    depends = raw.get("dependsOn")
     depends_on = None
-    if depends:
-        names = tuple(depends.get("name") or ())
-        if not names:
+    if model.depends_on is not None and (model.depends_on.name or model.depends_on.iteration):
+        if not model.depends_on.name:
             raise JobSpecError(f"{path}.dependsOn.name: list the task names this task waits for")
-        depends_on = DependsOn(names, any_of=str(depends.get("iteration", "")).lower() == "any")
+        depends_on = DependsOn(
+            tuple(model.depends_on.name), any_of=model.depends_on.iteration is api.Iteration.ANY
+        )
     return TaskSpec(
         name=str(name),
         replicas=replicas,
         min_available=min_av,
-        template=template,
-        policies=parse_policies(raw.get("policies"), path),
-        max_retry=int(raw.get("maxRetry") or 0),
+        template=model.template,
+        policies=_policies(model.policies, path),
+        max_retry=model.max_retry,
         depends_on=depends_on,
-        topology_policy=str(raw.get("topologyPolicy") or ""),
+        topology_policy=model.topology_policy.value if model.topology_policy else "",
     )
 
 
-def _parse_volumes(
-    raw: Sequence[Mapping[str, Any]] | None, job_name: str, uid: str
-) -> tuple[VolumeSpec, ...]:
+def _volumes(models: Sequence[api.VolumeSpec], job_name: str, uid: str) -> tuple[VolumeSpec, ...]:
     out: list[VolumeSpec] = []
-    for i, vol in enumerate(raw or ()):
-        path = f"spec.volumes[{i}]"
-        mount = vol.get("mountPath")
-        if not mount:
+    for i, vol in enumerate(models):
+        claim = vol.volume_claim_name or ""
+        if not claim and not vol.volume_claim:
             raise JobSpecError(
-                f"{path}.mountPath: required, the path the claim is mounted at in every container"
-            )
-        claim = vol.get("volumeClaimName") or ""
-        claim_spec = vol.get("volumeClaim")
-        if not claim and not claim_spec:
-            raise JobSpecError(
-                f"{path}: set volumeClaimName (an existing PVC) or volumeClaim (one to create)"
+                f"spec.volumes[{i}]: set volumeClaimName (an existing PVC) or volumeClaim (one to create)"
             )
         # A generated claim name must be the same on every reconcile (Volcano stores a random one in the
         # spec; deriving it from the uid needs no write and cannot collide with a recreated Job's claim).
         out.append(
             VolumeSpec(
-                str(mount), claim or f"{job_name}-pvc-{uid[:8]}-{i}", claim_spec if not claim else None
+                vol.mount_path,
+                claim or f"{job_name}-pvc-{uid[:8]}-{i}",
+                vol.volume_claim if not claim else None,
             )
         )
     return tuple(out)
 
 
 def parse_job(body: Mapping[str, Any]) -> JobSpec:
-    """Read a Job body; raises :class:`JobSpecError` naming the offending field."""
-    meta = body.get("metadata") or {}
-    spec = body.get("spec") or {}
-    raw_tasks = spec.get("tasks") or ()
-    if not raw_tasks:
+    """Read a Job body through the api model (``api.batch.Job``), then resolve Volcano's defaults into the
+    controller's record; raises :class:`JobSpecError` naming the offending field."""
+    try:
+        # The status is the controller's own output, not its input: only metadata and spec are read.
+        job = api.Job.model_validate(
+            {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in body}
+        )
+    except ValidationError as err:
+        raise _model_error(err) from None
+    spec = job.spec
+    if not spec.tasks:
         raise JobSpecError("spec.tasks: a Job needs at least one task")
-    tasks = tuple(_parse_task(t, i) for i, t in enumerate(raw_tasks))
+    tasks = tuple(_task(t, i) for i, t in enumerate(spec.tasks))
     names = [t.name for t in tasks]
     if len(set(names)) != len(names):
         raise JobSpecError(f"spec.tasks[].name: task names must be unique, got {names}")
@@ -236,35 +238,31 @@ def parse_job(body: Mapping[str, Any]) -> JobSpec:
             if dep not in names:
                 raise JobSpecError(f"spec.tasks[{t.name}].dependsOn.name: no task named {dep!r}")
     total_min = sum(t.min_available for t in tasks)
-    min_available = spec.get("minAvailable")
-    min_av = total_min if min_available is None else _int(min_available, "spec.minAvailable")
+    min_av = spec.min_available if "min_available" in spec.model_fields_set else total_min
     total = sum(t.replicas for t in tasks)
     if min_av > total:
         raise JobSpecError(f"spec.minAvailable: {min_av} exceeds the {total} replicas of all tasks")
-    min_success = spec.get("minSuccess")
-    if min_success is not None:
-        min_success = _int(min_success, "spec.minSuccess", minimum=1)
-        if min_success > total:
-            raise JobSpecError(f"spec.minSuccess: {min_success} exceeds the {total} replicas of all tasks")
-    ttl = spec.get("ttlSecondsAfterFinished")
-    max_retry = spec.get("maxRetry")
-    name, uid = str(meta.get("name", "")), str(meta.get("uid", ""))
+    if spec.min_success is not None and spec.min_success > total:
+        raise JobSpecError(f"spec.minSuccess: {spec.min_success} exceeds the {total} replicas of all tasks")
+    meta = job.metadata
+    name, uid = meta.name or "", meta.uid or ""
+    raw_spec = body.get("spec") or {}
     return JobSpec(
         name=name,
-        namespace=str(meta.get("namespace", "default")),
+        namespace=meta.namespace or "default",
         uid=uid,
         tasks=tasks,
         min_available=min_av,
-        queue=str(spec.get("queue") or c.DEFAULT_QUEUE),
-        scheduler_name=str(spec.get("schedulerName") or c.SCHEDULER_NAME),
-        max_retry=DEFAULT_MAX_RETRY if max_retry is None else _int(max_retry, "spec.maxRetry"),
-        min_success=min_success,
-        priority_class_name=str(spec.get("priorityClassName") or ""),
-        ttl_seconds_after_finished=None if ttl is None else _int(ttl, "spec.ttlSecondsAfterFinished"),
-        policies=parse_policies(spec.get("policies"), "spec"),
-        volumes=_parse_volumes(spec.get("volumes"), name, uid),
-        network_topology=spec.get("networkTopology"),
-        labels=dict(meta.get("labels") or {}),
-        annotations=dict(meta.get("annotations") or {}),
-        deleting=bool(meta.get("deletionTimestamp")),
+        queue=spec.queue or c.DEFAULT_QUEUE,
+        scheduler_name=spec.scheduler_name or c.SCHEDULER_NAME,
+        max_retry=spec.max_retry,
+        min_success=spec.min_success,
+        priority_class_name=spec.priority_class_name or "",
+        ttl_seconds_after_finished=spec.ttl_seconds_after_finished,
+        policies=_policies(spec.policies, "spec"),
+        volumes=_volumes(spec.volumes, name, uid),
+        network_topology=raw_spec.get("networkTopology"),  # copied verbatim onto the PodGroup
+        labels=dict(meta.labels or {}),
+        annotations=dict(meta.annotations or {}),
+        deleting=bool(meta.deletion_timestamp),
     )
