@@ -10,6 +10,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
+from volcano_py.webhooks.configurations import DEFAULT_TIMEOUT_SECONDS, FAILURE_POLICIES
 
 
 def register(subparsers: Any) -> None:
@@ -60,6 +61,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--webhook-cert-dir", help="where the generated webhook certificate is written (default: a temp dir)"
     )
+    parser.add_argument(
+        "--webhook-timeout",
+        type=int,
+        default=DEFAULT_TIMEOUT_SECONDS,
+        metavar="SECONDS",
+        help=f"timeoutSeconds of each webhook, 1-30 (default {DEFAULT_TIMEOUT_SECONDS})",
+    )
+    parser.add_argument(
+        "--webhook-failure-policy",
+        choices=FAILURE_POLICIES,
+        default="Fail",
+        help="what the API server does when admission cannot be reached (default Fail: Volcano kinds wait)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -67,6 +81,10 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
     if not 0 <= args.webhook_port <= 65535:
         raise ValueError(
             f"--webhook-port must be a port (1-65535) or 0 to turn webhooks off, got {args.webhook_port}"
+        )
+    if not 1 <= args.webhook_timeout <= 30:
+        raise ValueError(
+            f"--webhook-timeout must be 1-30 seconds (the API server's limits), got {args.webhook_timeout}"
         )
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
@@ -85,6 +103,8 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         webhook_addr=args.webhook_addr,
         webhook_service=args.webhook_service,
         webhook_cert_dir=args.webhook_cert_dir,
+        webhook_timeout_seconds=args.webhook_timeout,
+        webhook_failure_policy=args.webhook_failure_policy,
     )
 
 

@@ -16,6 +16,7 @@ from volcano_py.devcluster import (
     DevCluster,
     ToolchainMissing,
     ensure_binaries,
+    ensure_tools,
     restarts,
 )
 from volcano_py.devcluster.cluster import COMPONENTS
@@ -76,13 +77,15 @@ def register(subparsers: Any) -> None:
     restart.add_argument("--run-dir", type=Path, default=Path(DEFAULT_RUN_DIR), help="as given to `dev up`")
     restart.set_defaults(func=_restart)
 
-    build = commands.add_parser("build", help="build (or find cached) control-plane binaries, nothing else")
+    build = commands.add_parser(
+        "build", help="build (or find cached) the control-plane binaries and helm, nothing else"
+    )
     build.set_defaults(func=_build)
 
 
 def _build(args: argparse.Namespace) -> int:
     try:
-        paths = ensure_binaries()
+        paths = ensure_binaries() | ensure_tools()
     except ToolchainMissing as err:
         print(f"volcano-py dev build: {err}", file=sys.stderr)
         return 2

@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import re
 import signal
 import sys
 from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds (``1``, ``0.5``) or a Go duration, as Volcano's ``--schedule-period`` (``1s``, ``500ms``)."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        parts = _DURATION_PART.findall(text)
+        if not parts or "".join(n + u for n, u in parts) != text:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not a duration; write seconds (1, 0.5) or a Go duration (1s, 500ms, 1m30s)"
+            ) from None
+        seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the period must be more than zero")
+    return seconds
 
 
 def register(subparsers: Any) -> None:
@@ -29,7 +49,10 @@ def register(subparsers: Any) -> None:
         help=f"schedule pods whose spec.schedulerName is NAME; repeatable (default: {c.SCHEDULER_NAME})",
     )
     parser.add_argument(
-        "--schedule-period", type=float, default=1.0, help="seconds between scheduling cycles (default 1)"
+        "--schedule-period",
+        type=duration_seconds,
+        default=1.0,
+        help="time between scheduling cycles: seconds or a Go duration such as 1s or 500ms (default 1s)",
     )
     parser.add_argument(
         "--metrics-port", type=int, default=8080, help="port for /metrics, /healthz, /readyz (default 8080)"

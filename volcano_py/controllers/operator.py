@@ -83,6 +83,8 @@ def _enable_webhooks(
         cert_dir=cert_dir,
         port=port,
         addr=options.webhook_addr,
+        timeout_seconds=options.webhook_timeout_seconds,
+        failure_policy=options.webhook_failure_policy,
         hosts=hosts,
         service=service,
     )

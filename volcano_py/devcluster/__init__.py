@@ -25,7 +25,7 @@ Fake pods finish through pod annotations (``stages``): ``COMPLETE_AFTER`` ("5s" 
 ``bin/<component>-<version>/``.
 """
 
-from volcano_py.devcluster.build import BuildError, ToolchainMissing, ensure_binaries
+from volcano_py.devcluster.build import BuildError, ToolchainMissing, ensure_binaries, ensure_tools
 from volcano_py.devcluster.cluster import DevCluster
 from volcano_py.devcluster.errors import ClusterError, KubectlError
 from volcano_py.devcluster.nodes import (
@@ -55,5 +55,6 @@ __all__ = [
     "ToolchainMissing",
     "Topology",
     "ensure_binaries",
+    "ensure_tools",
     "node_manifests",
 ]

@@ -49,5 +49,5 @@ def missing(cache: Path, components: Sequence[Component] = COMPONENTS) -> list[C
     return [component for component in components if not is_cached(component, cache)]
 
 
-def binary_paths(cache: Path) -> dict[str, Path]:
-    return {component.name: component.binary(cache) for component in COMPONENTS}
+def binary_paths(cache: Path, components: Sequence[Component] = COMPONENTS) -> dict[str, Path]:
+    return {component.name: component.binary(cache) for component in components}

@@ -13,6 +13,8 @@ from pathlib import Path
 KUBERNETES_VERSION = "v1.34.4"
 ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
+# Helm renders and lints deploy/helm/volcano-py in the tests; not needed to run a cluster.
+HELM_VERSION = "v3.22.0"
 
 # kwok v0.8.0's go.mod says `go 1.26.0`; older toolchains cannot build it.
 MIN_GO = (1, 26)
@@ -75,9 +77,19 @@ KWOK = Component(
     version_marker=KWOK_VERSION,
 )
 
+HELM = Component(
+    name="helm",
+    version=HELM_VERSION,
+    package="helm.sh/helm/v3/cmd/helm",
+    version_args=("version", "--short"),
+    version_marker=HELM_VERSION,
+)
+
 # Build order: etcd is small and proves the toolchain works before the long Kubernetes compile.
 COMPONENTS: tuple[Component, ...] = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL, KWOK)
 KUBERNETES_COMPONENTS: tuple[Component, ...] = (KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL)
+# Tools a developer and CI use around the cluster (`volcano-py dev build` builds them too; `dev up` does not).
+TOOLS: tuple[Component, ...] = (HELM,)
 
 # kwok's own stage files we run unchanged; copied next to the kwok binary when it is built so that starting a
 # cluster needs neither Go nor the module cache.

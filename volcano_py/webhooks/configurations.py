@@ -18,6 +18,7 @@ from volcano_py.api import constants
 JSON = dict[str, Any]
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
 DEFAULT_TIMEOUT_SECONDS: Final = 5
+FAILURE_POLICIES: Final = ("Fail", "Ignore")
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,7 @@ def webhook_configurations(
     url: str | None = None,
     service: Mapping[str, Any] | None = None,
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
+    failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
 ) -> tuple[JSON, JSON]:
     """``(MutatingWebhookConfiguration, ValidatingWebhookConfiguration)`` named ``name``.
@@ -139,6 +141,8 @@ def webhook_configurations(
     """
     if not 1 <= timeout_seconds <= 30:
         raise ValueError(f"timeout_seconds={timeout_seconds} must be within 1..30 (the API server's limits)")
+    if failure_policy not in FAILURE_POLICIES:
+        raise ValueError(f"failure_policy={failure_policy!r} must be one of {', '.join(FAILURE_POLICIES)}")
     hooks: dict[str, list[JSON]] = {"mutating": [], "validating": []}
     for webhook in WEBHOOKS:
         entry: JSON = {
@@ -153,7 +157,7 @@ def webhook_configurations(
                     "scope": "*",
                 }
             ],
-            "failurePolicy": "Fail",
+            "failurePolicy": failure_policy,
             "matchPolicy": "Equivalent",
             "sideEffects": "None",
             "timeoutSeconds": timeout_seconds,

@@ -228,6 +228,7 @@ async def install_configurations(
     url: str | None = None,
     service: Mapping[str, Any] | None = None,
     timeout_seconds: int = 5,
+    failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
 ) -> None:
     """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
@@ -237,6 +238,7 @@ async def install_configurations(
         url=url,
         service=service,
         timeout_seconds=timeout_seconds,
+        failure_policy=failure_policy,
         object_selector=object_selector,
     )
     await _upsert(client, "mutatingwebhookconfigurations", mutating)
@@ -267,6 +269,7 @@ def enable_admission(
     service: Mapping[str, Any] | None = None,
     name: str = "volcano-py",
     timeout_seconds: int = 5,
+    failure_policy: str = "Fail",
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
@@ -285,6 +288,7 @@ def enable_admission(
             url=base_url,
             service=service,
             timeout_seconds=timeout_seconds,
+            failure_policy=failure_policy,
         )
 
     kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)

@@ -58,6 +58,8 @@ class ControllerOptions:
     webhook_hosts: tuple[str, ...] = ("127.0.0.1", "localhost")
     webhook_service: str | None = None
     webhook_cert_dir: str | None = None
+    webhook_timeout_seconds: int = 5
+    webhook_failure_policy: str = "Fail"  # or "Ignore": admit unchecked while no controller serves
 
 
 @dataclass(slots=True)
