@@ -104,14 +104,25 @@ def test_committed_bundle_is_the_render() -> None:
 
 
 def test_render_check_exits_1_when_stale_and_0_once_rendered(tmp_path: Path) -> None:
-    output = tmp_path / "bundle.yaml"
+    output, chart = tmp_path / "bundle.yaml", tmp_path / "chart"
     argv = ["deploy", "render", "--parts", str(PARTS), "--crds", str(CRDS), "--output", str(output)]
+    argv += ["--chart", str(chart)]
     assert volcano_py_main([*argv, "--check"]) == 1  # missing counts as stale
     assert not output.exists(), "--check must write nothing"
     assert volcano_py_main(argv) == 0
     assert volcano_py_main([*argv, "--check"]) == 0
     output.write_text(output.read_text() + "# edited by hand\n")
     assert volcano_py_main([*argv, "--check"]) == 1
+    assert volcano_py_main(argv) == 0
+    # The chart's generated files count too: a hand edit, or a CRD file no longer in crds/.
+    rbac = chart / "templates" / "rbac-scheduler.yaml"
+    rbac.write_text(rbac.read_text().replace("verbs: [list, watch]", "verbs: ['*']", 1))
+    assert volcano_py_main([*argv, "--check"]) == 1
+    assert volcano_py_main(argv) == 0
+    (chart / "crds" / "gone.example.com.yaml").write_text("kind: CustomResourceDefinition\n")
+    assert volcano_py_main([*argv, "--check"]) == 1
+    assert volcano_py_main(argv) == 0
+    assert not (chart / "crds" / "gone.example.com.yaml").exists()
 
 
 def test_render_refuses_an_unnamed_object(tmp_path: Path) -> None:
@@ -132,6 +143,8 @@ def test_render_without_sources_says_where_to_run_it(
         str(CRDS),
         "--output",
         str(tmp_path / "o"),
+        "--chart",
+        str(tmp_path / "chart"),
     ]
     assert volcano_py_main(argv) == 2
     assert f"no *.yaml in {tmp_path} (deploy parts); run from the repository root" in capsys.readouterr().err

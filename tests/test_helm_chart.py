@@ -1,0 +1,201 @@
+"""The Helm chart ``deploy/helm/volcano-py``: by default the objects of ``deploy/volcano-py.yaml``; its values
+do what their (Volcano) names say; bad values fail the render naming the key; ``helm lint`` passes."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from volcano_py.cli.deploy import chart_files
+from volcano_py.cli.main import build_parser
+from volcano_py.scheduler.core import load_conf
+
+REPO = Path(__file__).resolve().parents[1]
+CHART, BUNDLE = REPO / "deploy" / "helm" / "volcano-py", REPO / "deploy" / "volcano-py.yaml"
+NAMESPACE = "volcano-system"
+JSON = dict[str, Any]
+Key = tuple[str, str, str]
+
+
+def render(helm: Path, *sets: str, namespace: str = NAMESPACE, check: bool = True) -> list[JSON]:
+    args = [str(helm), "template", "volcano-py", str(CHART), "-n", namespace, "--include-crds"]
+    for item in sets:
+        args += ["--set", item]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
+    if check:
+        assert done.returncode == 0, done.stderr
+    elif done.returncode != 0:
+        raise ValueError(done.stderr)
+    return [doc for doc in yaml.safe_load_all(done.stdout) if doc]
+
+
+def _key(obj: JSON) -> Key:
+    return obj["kind"], obj["metadata"].get("namespace", ""), obj["metadata"]["name"]
+
+
+def _one(objects: list[JSON], kind: str, name: str) -> JSON:
+    [found] = [o for o in objects if o["kind"] == kind and o["metadata"]["name"] == name]
+    return found
+
+
+def _container(objects: list[JSON], name: str) -> JSON:
+    container: JSON = _one(objects, "Deployment", name)["spec"]["template"]["spec"]["containers"][0]
+    return container
+
+
+def _parsed_args(objects: list[JSON], name: str) -> Any:
+    return build_parser().parse_args(
+        [a.replace("$(POD_NAME)", "p") for a in _container(objects, name)["args"]]
+    )
+
+
+def test_chart_generated_files_are_committed_as_rendered() -> None:
+    stale = [
+        name
+        for name, text in chart_files(REPO / "deploy" / "parts", REPO / "crds").items()
+        if not (CHART / name).is_file() or (CHART / name).read_text(encoding="utf-8") != text
+    ]
+    assert stale == [], "run `volcano-py deploy render` and commit the result"
+
+
+def test_default_render_is_the_bundle_object_by_object(helm: Path) -> None:
+    bundle = {_key(o): o for o in yaml.safe_load_all(BUNDLE.read_text(encoding="utf-8")) if o}
+    chart = {_key(o): o for o in render(helm)}
+    # Helm creates the release namespace (`--create-namespace`); a chart that also made it would collide.
+    assert set(bundle) - set(chart) == {("Namespace", "", NAMESPACE)}
+    assert set(chart) - set(bundle) == set()
+    differing = [key for key in chart if chart[key] != bundle[key]]
+    assert differing == [], f"the chart and deploy/volcano-py.yaml differ in {differing}"
+
+
+def test_helm_lint_passes_strict(helm: Path) -> None:
+    done = subprocess.run(
+        [str(helm), "lint", "--strict", str(CHART)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "1 chart(s) linted, 0 chart(s) failed" in done.stdout
+
+
+def test_another_namespace_reaches_every_namespaced_reference(helm: Path) -> None:
+    objects = render(helm, namespace="batch-system")
+    assert {o["metadata"].get("namespace") for o in objects if o["kind"] not in _CLUSTER_SCOPED} == {
+        "batch-system"
+    }
+    for binding in (o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+        assert binding["subjects"][0]["namespace"] == "batch-system"
+    assert _parsed_args(objects, "volcano-py-scheduler").lease_namespace == "batch-system"
+    controller = _parsed_args(objects, "volcano-py-controller")
+    assert controller.webhook_service == "batch-system/volcano-py-admission-service"
+
+
+_CLUSTER_SCOPED = {"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
+
+CONF = 'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n'
+
+
+def test_scheduler_config_override_replaces_the_conf(helm: Path, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"custom": {"scheduler_config_override": CONF}}))
+    done = subprocess.run(
+        [str(helm), "template", "volcano-py", str(CHART), "-n", NAMESPACE, "-f", str(values)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    objects = [o for o in yaml.safe_load_all(done.stdout) if o]
+    conf = load_conf(
+        _one(objects, "ConfigMap", "volcano-scheduler-configmap")["data"]["volcano-scheduler.conf"]
+    )
+    assert conf.actions == ("enqueue", "allocate")
+    assert [[p.name for p in tier] for tier in conf.tiers] == [["gang", "predicates"]]
+
+
+def test_component_values_reach_the_deployments(helm: Path) -> None:
+    objects = render(
+        helm,
+        "custom.scheduler_replicas=2",
+        "custom.controller_worker_threads=4",
+        "custom.scheduler_schedule_period=500ms",
+        "custom.scheduler_name=gpu-scheduler",
+        "custom.scheduler_log_level=debug",
+        "custom.admission_failure_policy=Ignore",
+        "custom.admission_timeout_seconds=10",
+        "basic.image_tag_version=0.2.0",
+        "basic.scheduler_image_tag_version=0.2.1",
+        "custom.default_ns.pool=system",
+        "custom.controller_ns.pool=control",
+        "custom.scheduler_tolerations[0].key=dedicated",
+        "custom.scheduler_tolerations[0].operator=Exists",
+        "custom.scheduler_resources.limits.cpu=4",
+        "custom.common_labels.team=batch",
+    )
+    scheduler = _one(objects, "Deployment", "volcano-py-scheduler")
+    pod = scheduler["spec"]["template"]["spec"]
+    assert scheduler["spec"]["replicas"] == 2
+    assert pod["nodeSelector"] == {"pool": "system"}
+    assert pod["tolerations"] == [{"key": "dedicated", "operator": "Exists"}]
+    assert pod["containers"][0]["image"] == "ghcr.io/volcano-py/volcano-py:0.2.1"
+    assert pod["containers"][0]["resources"]["limits"] == {"cpu": 4, "memory": "2Gi"}
+    assert {"name": "VOLCANO_PY_LOG_LEVEL", "value": "debug"} in pod["containers"][0]["env"]
+    parsed = _parsed_args(objects, "volcano-py-scheduler")
+    assert parsed.schedule_period == 0.5 and parsed.scheduler_names == ["gpu-scheduler"]
+
+    controller = _one(objects, "Deployment", "volcano-py-controller")["spec"]["template"]["spec"]
+    assert controller["nodeSelector"] == {"pool": "control"} and "tolerations" not in controller
+    assert controller["containers"][0]["image"] == "ghcr.io/volcano-py/volcano-py:0.2.0"
+    parsed = _parsed_args(objects, "volcano-py-controller")
+    assert (parsed.workers, parsed.scheduler_names) == (4, ["gpu-scheduler"])
+    assert (parsed.webhook_failure_policy, parsed.webhook_timeout) == ("Ignore", 10)
+    assert all(
+        o["metadata"]["labels"]["team"] == "batch" for o in objects if o["kind"] != "CustomResourceDefinition"
+    )
+
+
+def test_switches_leave_out_what_they_turn_off(helm: Path) -> None:
+    objects = render(
+        helm,
+        "custom.admission_enable=false",
+        "custom.leader_elect_enable=false",
+        "custom.scheduler_metrics_enable=false",
+    )
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    assert ("Service", "volcano-py-admission-service") not in names
+    assert ("Service", "volcano-py-scheduler-metrics") not in names
+    assert ("Service", "volcano-py-controller-metrics") in names
+    controller = _parsed_args(objects, "volcano-py-controller")
+    assert controller.webhook_port == 0 and controller.leader_elect is False
+    assert [p["name"] for p in _container(objects, "volcano-py-controller")["ports"]] == ["metrics"]
+    assert _parsed_args(objects, "volcano-py-scheduler").leader_elect is False
+
+    only_controller = render(helm, "custom.scheduler_enable=false")
+    assert not [o for o in only_controller if o["metadata"]["name"].startswith("volcano-scheduler")]
+    assert ("Deployment", "volcano-py-scheduler") not in {
+        (o["kind"], o["metadata"]["name"]) for o in only_controller
+    }
+
+
+@pytest.mark.parametrize(
+    ("setting", "message"),
+    [
+        pytest.param(
+            "custom.scheduler_log_level=4",
+            'custom.scheduler_log_level is "4": use debug, info, warning or error',
+            id="klog-number",
+        ),
+        pytest.param(
+            "custom.admission_timeout_seconds=60",
+            "custom.admission_timeout_seconds is 60: the API server takes 1 to 30 seconds",
+            id="timeout",
+        ),
+        pytest.param(
+            "custom.admission_failure_policy=Retry",
+            'custom.admission_failure_policy is "Retry": use Fail or Ignore',
+            id="failure-policy",
+        ),
+    ],
+)
+def test_bad_values_fail_the_render_naming_the_key(helm: Path, setting: str, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        render(helm, setting, check=False)
