@@ -1,12 +1,12 @@
 """The Helm chart's output installs on a real API server and runs a Job.
 
-``helm template`` renders the chart with its defaults; the API server accepts every object in a server-side dry
-run, then for real. The processes then run as the rendered Deployments say: their container args go through
-our own command-line parser, their conf is the rendered ConfigMap's, and each runs under a token of the
-rendered ServiceAccount with the rendered RBAC, so a Volcano Job reaching Completed proves the objects work
-together. (No container runtime here, so the pods of the Deployments themselves never start; the processes run
-in this test instead. Admission stays off in them: a webhook Service without endpoints would stop every Volcano
-object in the shared cluster.)
+``helm template`` renders the chart with its defaults; the API server accepts every object in a server-side
+dry run, then for real. The processes then run as the rendered Deployments say: their container args go
+through our own command-line parser, their conf is the rendered ConfigMap's, and each runs under a token of
+the rendered ServiceAccount with the rendered RBAC, so a Volcano Job reaching Completed proves the objects
+work together. (No container runtime here, so the pods of the Deployments themselves never start; the
+processes run in this test instead. Admission stays off in them: a webhook Service without endpoints would
+stop every Volcano object in the shared cluster.)
 """
 
 from __future__ import annotations
