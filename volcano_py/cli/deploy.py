@@ -85,12 +85,17 @@ def render_bundle(parts_dir: Path, crds_dir: Path) -> str:
     return HEADER + "---\n" + "---\n".join(documents)
 
 
-# Parts whose objects the chart takes unchanged but for the namespace.
-CHART_COPIED_PARTS = ("10-serviceaccounts.yaml", "20-rbac-scheduler.yaml", "21-rbac-controller.yaml")
+# Parts the chart takes unchanged but for the namespace; those with a value name only while it is true.
+CHART_COPIED_PARTS: dict[str, str | None] = {
+    "10-serviceaccounts.yaml": None,
+    "20-rbac-scheduler.yaml": None,
+    "21-rbac-controller.yaml": None,
+    "42-dashboard.yaml": "custom.dashboard_enable",
+}
 SCHEDULER_CONF_PART = "30-scheduler-configmap.yaml"
 SCHEDULER_CONF_KEY = "volcano-scheduler.conf"
-_NAMESPACE_LINE = "  namespace: volcano-system\n"
-_PART_OF_LABEL = "    app.kubernetes.io/part-of: volcano-py\n"
+_NAMESPACE = "volcano-system"
+_PART_OF_LABEL = "  labels:\n    app.kubernetes.io/part-of: volcano-py\n"  # metadata.labels only
 
 
 def _generated(source: str) -> str:
@@ -102,16 +107,20 @@ def chart_files(parts_dir: Path, crds_dir: Path) -> dict[str, str]:
     files: dict[str, str] = {}
     for path in _yaml_files(crds_dir, "CRDs"):
         files[f"crds/{path.name}"] = path.read_text(encoding="utf-8")
-    for name in CHART_COPIED_PARTS:
+    for name, switch in CHART_COPIED_PARTS.items():
         path = parts_dir / name
+        if not path.is_file():
+            raise BundleError(f"{path} is missing; the chart copies it (CHART_COPIED_PARTS in {__name__})")
         text = path.read_text(encoding="utf-8")
         _documents(path, text)  # the same checks as for the bundle
-        text = text.replace(_NAMESPACE_LINE, "  namespace: {{ .Release.Namespace }}\n")
-        # Subjects name the ServiceAccount's namespace at a deeper indent.
-        text = text.replace("    namespace: volcano-system\n", "    namespace: {{ .Release.Namespace }}\n")
+        # Every mention: metadata, RBAC subjects, and flags such as --lease-namespace or a Service's DNS name.
+        text = text.replace(_NAMESPACE, "{{ .Release.Namespace }}")
         text = text.replace(
             _PART_OF_LABEL, _PART_OF_LABEL + '    {{- include "volcano-py.commonLabels" . }}\n'
         )
+        if switch is not None:
+            body = text.rstrip("\n")
+            text = f"{{{{- if .Values.{switch} }}}}\n{body}\n{{{{- end }}}}\n"
         files[f"templates/{name.split('-', 1)[1]}"] = _generated(f"deploy/parts/{name}") + text
     conf_path = parts_dir / SCHEDULER_CONF_PART
     configmap = yaml.safe_load(conf_path.read_text(encoding="utf-8"))
