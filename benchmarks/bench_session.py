@@ -4,13 +4,19 @@ Workloads, at 1,000 and 5,000 nodes of 8 GPUs / 96 CPUs / 768 GiB:
   gang-heavy     jobs of 8-256 identical pods (1, 2, 4 or 8 GPUs each), minMember = size
   heterogeneous  one pod per job, every pod a different request
 
+Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given) and ``volcano-ci`` (the
+plugins of Volcano's Helm-shipped volcano-scheduler-ci.conf: sla, DRA-aware predicates, binpack,
+network-topology-aware, with enqueue/allocate/backfill run here); with both, a ratio line compares them.
+
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
+       [--conf default volcano-ci]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sys
@@ -100,16 +106,39 @@ def heterogeneous(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]
 
 WORKLOADS = {"gang-heavy": gang_heavy, "heterogeneous": heterogeneous}
 
+VOLCANO_CI_PLUGINS = """\
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+    enablePreemptable: false
+  - name: conformance
+  - name: sla
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+    arguments:
+      predicate.DynamicResourceAllocationEnable: true
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+"""
+CONFS: dict[str, str | None] = {"default": None, "volcano-ci": VOLCANO_CI_PLUGINS}
+
 
 def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(workload: str, nodes: int, seed: int = 1) -> dict[str, Any]:
+def run(workload: str, nodes: int, seed: int = 1, conf_name: str = "default") -> dict[str, Any]:
     rng = random.Random(seed)
     pods, groups = WORKLOADS[workload](nodes, rng)
     node_objs = [node(i) for i in range(nodes)]
-    conf = load_conf()
+    conf = load_conf(CONFS[conf_name])
     started = time.perf_counter()
     snapshot = Snapshot.build(nodes=node_objs, pods=pods, podgroups=groups)
     built = time.perf_counter()
@@ -121,6 +150,7 @@ def run(workload: str, nodes: int, seed: int = 1) -> dict[str, Any]:
     return {
         "workload": workload,
         "nodes": nodes,
+        "conf": conf_name,
         "pending_pods": len(pods),
         "jobs": len(groups),
         "placed_pods": len(result.binds),
@@ -141,11 +171,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--workload", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS))
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--conf", nargs="+", choices=sorted(CONFS), default=["default"])
     args = parser.parse_args(argv)
     log.configure("warning")
     for workload in args.workload:
         for nodes in args.nodes:
-            print(json.dumps(run(workload, nodes, args.seed)), flush=True)
+            results = {name: run(workload, nodes, args.seed, name) for name in args.conf}
+            for result in results.values():
+                print(json.dumps(result), flush=True)
+            if "default" in results and "volcano-ci" in results:
+                base, ci = results["default"], results["volcano-ci"]
+                ratio = {
+                    "workload": workload,
+                    "nodes": nodes,
+                    "ci_over_default_seconds": round(ci["seconds"] / base["seconds"], 3),
+                    "ci_over_default_cpu_seconds": round(ci["cpu_seconds"] / base["cpu_seconds"], 3),
+                    "load_average": round(os.getloadavg()[0], 2),
+                }
+                print(json.dumps(ratio), flush=True)
     return 0
 
 

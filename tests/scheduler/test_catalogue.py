@@ -65,9 +65,10 @@ def test_ci_conf_runs_its_plugins() -> None:
 # Volcano's registry (pkg/scheduler/plugins/factory.go, actions/factory.go), less deviceshare and numa-aware.
 WORKING_PLUGINS = [
     "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
-    "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resourcequota", "sla",
+    "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
+    "resourcequota", "sla",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "rescheduling", "resource-strategy-fit", "task-topology", "tdm", "usage"]
+REFUSED_PLUGINS = ["extender", "rescheduling", "task-topology", "tdm", "usage"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS = ["shuffle"]
 

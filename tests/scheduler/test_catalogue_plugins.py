@@ -340,3 +340,59 @@ def test_gangpreempt_is_preempt_under_volcanos_name() -> None:
         )
 
     assert cluster().run(conf).evicted == cluster().run(PREEMPT_CONF).evicted == {"low-0", "low-1"}
+
+
+RSF_CONF = """
+actions: "allocate"
+tiers:
+- plugins: [{name: gang}]
+- plugins:
+  - name: predicates
+  - name: resource-strategy-fit
+    arguments:
+      resources: {cpu: {type: %s, weight: 1}, "example.com/*": {type: MostAllocated, weight: 3}}
+      sra: {enable: %s, resources: nvidia.com/gpu, weight: 10}
+"""
+
+
+def _rsf_nodes() -> list[dict[str, Any]]:
+    # "busy" already runs 4 of its 8 cpu; "idle" runs nothing; "gpu" is idle too but has GPUs.
+    return [
+        make_node("busy", cpu=8).obj(),
+        make_node("idle", cpu=8).obj(),
+        make_node("gpu", cpu=8, gpu=8).obj(),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("strategy", "sra", "node"),
+    [("MostAllocated", "false", "busy"), ("LeastAllocated", "true", "idle")],
+    ids=["most-allocated-packs", "least-allocated-spreads-and-sra-spares-the-gpu-node"],
+)
+def test_resource_strategy_fit_scores_per_resource(strategy: str, sra: str, node: str) -> None:
+    running = make_pod("other").req(cpu=4).running("busy").obj()
+    check(
+        Scenario(
+            nodes=_rsf_nodes(),
+            pods=[running, make_pod("p").req(cpu=2).obj()],
+            conf=RSF_CONF % (strategy, sra),
+            binds={"p": node},
+        )
+    )
+
+
+def test_resource_strategy_fit_wildcard_rule_scores_an_extended_resource() -> None:
+    # "a" has 3 of its 4 example.com/foo taken: MostAllocated (weight 3, via "example.com/*") outweighs cpu's
+    # LeastAllocated, which alone would pick the emptier "b".
+    nodes = [make_node(n, cpu=8).cap(cpu=8, memory="32Gi", pods=110, example_com__foo=4).obj() for n in "ab"]
+    running = make_pod("other").req(cpu=1, example_com__foo=3).running("a").obj()
+    pod = make_pod("p").req(cpu=1, example_com__foo=1).obj()
+    check(
+        Scenario(
+            nodes=nodes, pods=[running, pod], conf=RSF_CONF % ("LeastAllocated", "false"), binds={"p": "a"}
+        )
+    )
+    plain = RSF_CONF.replace(', "example.com/*": {type: MostAllocated, weight: 3}', "")
+    check(
+        Scenario(nodes=nodes, pods=[running, pod], conf=plain % ("LeastAllocated", "false"), binds={"p": "b"})
+    )

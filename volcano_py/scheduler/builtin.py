@@ -36,6 +36,7 @@ from .plugins.predicates import PredicatesPlugin
 from .plugins.priority import PriorityPlugin
 from .plugins.proportion import ProportionPlugin
 from .plugins.resourcequota import ResourceQuotaPlugin
+from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
@@ -63,10 +64,6 @@ REFUSED_PLUGINS = {
     "task-topology": (
         "task affinity by job annotations (volcano.sh/task-topology-affinity, -anti-affinity, "
         "-task-order) is not implemented; use pod (anti-)affinity on the task templates instead"
-    ),
-    "resource-strategy-fit": (
-        "per-resource MostAllocated/LeastAllocated scoring (and sra) is not implemented; use binpack "
-        "(binpack.resources) or nodeorder's leastrequested/mostrequested weights"
     ),
 }
 
@@ -100,6 +97,7 @@ def default_registry() -> Registry:
     registry.add_plugin("nodegroup", NodeGroupPlugin)
     registry.add_plugin("deviceshare", DeviceSharePlugin)
     registry.add_plugin("numa-aware", NumaAwarePlugin)
+    registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

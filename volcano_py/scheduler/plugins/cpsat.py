@@ -81,12 +81,17 @@ class CpsatPlugin:
         }
         self.likely = tuple({_resource(names, vec) for vec in requests.values()})
 
+    def _solves_single_pods(self) -> bool:
+        return self.single_pods
+
     def on_session_close(self, ssn: Session) -> None:
         self.tree, self.likely, self.leaf = None, (), np.zeros(0, dtype=np.int64)
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
         pending = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
-        if not pending or (job.min_available <= 1 and not job.network_topology and not self.single_pods):
+        if not pending or (
+            job.min_available <= 1 and not job.network_topology and not self._solves_single_pods()
+        ):
             return None
         if any(
             t.host_ports or t.affinity.get("podAffinity") or t.affinity.get("podAntiAffinity")

@@ -11,7 +11,8 @@ tree, packing into the lowest-tier domain that fits (see docs/solver.md). This i
   own objective, so only Volcano's defaults (weights 1, fading 0.8) are accepted and any other value is
   refused by name rather than silently ignored;
 * ``hypernode.binpack.normal-pod.enable`` (default true): single pods are packed by HyperNode too (cpsat's
-  ``cpsat.singlePods``);
+  ``cpsat.singlePods``), when the cluster has HyperNodes: without them there is no domain to pack into,
+  and single pods keep the greedy path (a solver call per pod at 5,000 nodes would cost seconds per cycle);
 * ``hypernode.gradient.evict.max-hypernodes`` bounds Volcano's HyperNode-domain preemption, which is not
   how victims are chosen here: only its default (8) is accepted;
 * ``cpsat.timeBudgetMs`` and ``cpsat.maxDomains`` as for ``cpsat``.
@@ -71,3 +72,6 @@ class NetworkTopologyAwarePlugin(CpsatPlugin):
             if key in arguments.values
         }
         super().__init__(Arguments(arguments.owner, {**passed, "cpsat.singlePods": single}))
+
+    def _solves_single_pods(self) -> bool:
+        return self.single_pods and self.tree is not None
