@@ -14,6 +14,7 @@ from volcano_py.api import constants
 from volcano_py.api.batch import Job, NumaPolicy, TaskSpec
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.job_policies import check_policies
+from volcano_py.api.kube_names import metadata_problems
 from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.rules import check_network_topology, object_name_problems
@@ -95,6 +96,7 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
                     "or task name)",
                 )
             )
+    problems += metadata_problems(task.template.get("metadata"), join_path(here, "template", "metadata"))
     template_spec = task.template.get("spec")
     if template_spec is None:
         problems.append(

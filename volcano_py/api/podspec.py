@@ -8,14 +8,17 @@ admission time, with the field named, instead of as a pod that never schedules.
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
+from volcano_py.api.containers import check_container
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.resources import GPU, QuantityError, parse_quantity
 
+RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 TOLERATION_OPERATORS: Final = ("Exists", "Equal")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -37,10 +40,34 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
     containers = spec.get("containers")
     if (containers is None or containers == []) and require_containers:
         problems.append(Problem(join_path(path, "containers"), "is required (add at least one container)"))
+    volumes, volume_problems = _check_volumes(spec.get("volumes"), join_path(path, "volumes"))
+    problems += volume_problems
     names: set[str] = set()
     for field in ("initContainers", "containers"):
-        problems += _check_containers(spec.get(field), join_path(path, field), names)
+        containers = spec.get(field)
+        if containers is None:
+            continue
+        if not isinstance(containers, list):
+            problems.append(
+                Problem(
+                    join_path(path, field),
+                    f"expected a list of containers, got {_kind(containers)} (write '- name: ...')",
+                )
+            )
+            continue
+        for i, container in enumerate(containers):
+            problems += check_container(
+                container, join_path(path, field, i), names, volumes, init=field == "initContainers"
+            )
     problems += _check_gpu_kinds(spec, path)
+    restart = spec.get("restartPolicy")
+    if restart is not None and restart not in RESTART_POLICIES:
+        problems.append(
+            Problem(
+                join_path(path, "restartPolicy"),
+                f"{restart!r} is not allowed (use one of {', '.join(RESTART_POLICIES)})",
+            )
+        )
     problems += _check_string_map(spec.get("nodeSelector"), join_path(path, "nodeSelector"))
     problems += _check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
     problems += _check_affinity(spec.get("affinity"), join_path(path, "affinity"))
@@ -57,35 +84,99 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
     return problems
 
 
-def _check_containers(containers: Any, path: str, names: set[str]) -> list[Problem]:
-    if containers is None:
-        return []
-    if not isinstance(containers, list):
-        return [
-            Problem(path, f"expected a list of containers, got {_kind(containers)} (write '- name: ...')")
+VOLUME_SOURCES: Final = (
+    "emptyDir",
+    "hostPath",
+    "configMap",
+    "secret",
+    "persistentVolumeClaim",
+    "projected",
+    "downwardAPI",
+    "ephemeral",
+    "csi",
+    "nfs",
+    "image",
+    "iscsi",
+    "fc",
+    "rbd",
+    "cephfs",
+    "cinder",
+    "glusterfs",
+    "flexVolume",
+    "flocker",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "azureDisk",
+    "azureFile",
+    "vsphereVolume",
+    "quobyte",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "scaleIO",
+    "storageos",
+)
+# The one field each common volume source cannot do without.
+_SOURCE_REQUIRED: Final = {
+    "configMap": "name",
+    "secret": "secretName",
+    "persistentVolumeClaim": "claimName",
+    "hostPath": "path",
+    "nfs": "path",
+}
+
+
+def _check_volumes(volumes: Any, path: str) -> tuple[set[str] | None, list[Problem]]:
+    """The pod's volume names (None when ``volumes`` is not a list) and the problems in them."""
+    if volumes is None:
+        return set(), []
+    if not isinstance(volumes, list):
+        return None, [
+            Problem(path, f"expected a list of volumes, got {_kind(volumes)} (write '- name: data')")
         ]
+    names: set[str] = set()
     problems: list[Problem] = []
-    for i, container in enumerate(containers):
+    for i, volume in enumerate(volumes):
         here = join_path(path, i)
-        if not isinstance(container, Mapping):
-            problems.append(Problem(here, f"expected a mapping (a container), got {_kind(container)}"))
+        if not isinstance(volume, Mapping):
+            problems.append(Problem(here, f"expected a mapping (a volume), got {_kind(volume)}"))
             continue
-        name = container.get("name")
+        name = volume.get("name")
         if not isinstance(name, str) or not name:
-            problems.append(Problem(join_path(here, "name"), "is required (give the container a name)"))
+            problems.append(Problem(join_path(here, "name"), "is required (name the volume)"))
         elif msg := dns1123_label_problem(name):
             problems.append(Problem(join_path(here, "name"), msg))
         elif name in names:
             problems.append(
+                Problem(join_path(here, "name"), f"duplicated volume name {name!r} (name each once)")
+            )
+        if isinstance(name, str) and name:
+            names.add(name)  # mounts of a misnamed volume are not reported twice
+        sources = [key for key in volume if key in VOLUME_SOURCES]
+        unknown = [str(key) for key in volume if key != "name" and key not in VOLUME_SOURCES]
+        for key in unknown:
+            close = difflib.get_close_matches(key, VOLUME_SOURCES, n=1)
+            hint = (
+                f"did you mean {close[0]!r}?" if close else "e.g. emptyDir, configMap, persistentVolumeClaim"
+            )
+            problems.append(Problem(join_path(here, key), f"unknown volume type ({hint})"))
+        if not sources and not unknown:
+            problems.append(
                 Problem(
-                    join_path(here, "name"),
-                    f"duplicated container name {name!r} (give each container a unique name)",
+                    here, "has no volume type (add one, e.g. 'emptyDir: {}' or 'persistentVolumeClaim: ...')"
                 )
             )
-        else:
-            names.add(name)
-        problems += _check_resources(container.get("resources"), join_path(here, "resources"))
-    return problems
+        elif len(sources) > 1:
+            problems.append(Problem(here, f"sets {' and '.join(sources)} (a volume has exactly one type)"))
+        for source in sources:
+            body, required = volume[source], _SOURCE_REQUIRED.get(source)
+            if body is not None and not isinstance(body, Mapping):
+                problems.append(Problem(join_path(here, source), f"expected a mapping, got {_kind(body)}"))
+            elif required and not (body or {}).get(required):
+                problems.append(
+                    Problem(join_path(here, source, required), f"is required for a {source} volume")
+                )
+    return names, problems
 
 
 _WHOLE_GPUS = (GPU, constants.GPU_NUMBER_RESOURCE)
@@ -154,52 +245,6 @@ def _check_gpu_kinds(spec: Mapping[str, Any], path: str) -> list[Problem]:
             continue  # reported by the resources check
         if amount > 100:
             problems.append(Problem(where, f"{value!r} is a percentage of one GPU (use at most 100)"))
-    return problems
-
-
-def _check_resources(resources: Any, path: str) -> list[Problem]:
-    if resources is None:
-        return []
-    if not isinstance(resources, Mapping):
-        return [Problem(path, f"expected a mapping with requests/limits, got {_kind(resources)}")]
-    problems: list[Problem] = []
-    parsed: dict[str, dict[str, Any]] = {}
-    for part in ("requests", "limits"):
-        values = resources.get(part)
-        parsed[part] = {}
-        if values is None:
-            continue
-        if not isinstance(values, Mapping):
-            problems.append(
-                Problem(
-                    join_path(path, part), f"expected a mapping of resource: quantity, got {_kind(values)}"
-                )
-            )
-            continue
-        for name, value in values.items():
-            where = join_path(path, part, str(name))
-            if value is None:
-                continue  # ``cpu:`` with no value: the API server drops the null, so it asks for nothing
-            try:
-                amount = parse_quantity(value)
-            except QuantityError as err:
-                problems.append(Problem(where, str(err)))
-                continue
-            if amount < 0:
-                problems.append(Problem(where, f"{value!r} is negative (use a quantity >= 0)"))
-                continue
-            parsed[part][str(name)] = amount
-    for name, request in parsed["requests"].items():
-        limit = parsed["limits"].get(name)
-        if limit is not None and request > limit:
-            problems.append(
-                Problem(
-                    join_path(path, "requests", name),
-                    f"request {resources['requests'][name]!r} is above "
-                    f"the limit {resources['limits'][name]!r} "
-                    f"(lower the request or raise limits.{name})",
-                )
-            )
     return problems
 
 

@@ -23,6 +23,7 @@ from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
+from volcano_py.api.kube_names import metadata_problems
 from volcano_py.api.meta import KubeObject, ObjectMeta
 from volcano_py.api.nodeinfo import Numatopology, validate_numatopology
 from volcano_py.api.podspec import check_jdb_annotations, check_pod_spec
@@ -205,6 +206,7 @@ def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, Mapping) or not (metadata.get("name") or metadata.get("generateName")):
         problems.append(Problem("metadata.name", "is required (name the pod)"))
+    problems += metadata_problems(metadata, "metadata")
     problems += check_pod_spec(obj.get("spec"), "spec")
     spec = obj.get("spec")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
@@ -225,7 +227,8 @@ def validate_object(obj: Any) -> list[Problem]:
     model, problems = parse_object(obj)
     if model is None:
         return problems
-    return unknown_fields(model) + _rules(model)
+    # The API server checks every object's labels and annotations before any webhook sees it.
+    return metadata_problems(obj.get("metadata"), "metadata") + unknown_fields(model) + _rules(model)
 
 
 def object_ref(obj: Any) -> str:
