@@ -262,3 +262,155 @@ def test_a_parent_not_given_is_a_note_not_a_problem(
         "Queue/team: parent queue 'org' is not among the valid queues given; its place in the hierarchy was "
         "not checked (it must exist on the cluster)"
     ) in err
+
+
+# --- pod templates: what Kubernetes' pod-template validation refuses (Volcano's webhook runs it) ------------
+
+P = "Job/j: spec.tasks[0].template"
+C = f"{P}.spec.containers[0]"
+
+
+def job_with(
+    spec: dict[str, Any] | None = None, metadata: dict[str, Any] | None = None, **container: Any
+) -> dict[str, Any]:
+    template = pod_template(**(spec or {}))
+    template["spec"]["containers"][0].update(container)
+    for key in [k for k, v in container.items() if v is None]:
+        del template["spec"]["containers"][0][key]
+    if metadata is not None:
+        template["metadata"] = metadata
+    return make_job("j").task("w", 1, template=template).obj()
+
+
+@pytest.mark.parametrize(
+    ("job", "expected"),
+    [
+        pytest.param(
+            job_with({"restartPolicy": "Sometimes"}),
+            f"{P}.spec.restartPolicy: 'Sometimes' is not allowed (use one of Always, OnFailure, Never)",
+            id="restart-policy",
+        ),
+        pytest.param(
+            job_with(image=None),
+            f"{C}.image: is required, got None (name the image, e.g. 'busybox:1.36')",
+            id="no-image",
+        ),
+        pytest.param(
+            job_with(ports=[{"containerPort": 70000}]),
+            f"{C}.ports[0].containerPort: 70000 is not a valid port (use a number from 1 to 65535)",
+            id="port-out-of-range",
+        ),
+        pytest.param(
+            job_with(ports=[{"containerPort": 80, "name": "HTTP_port"}]),
+            f"{C}.ports[0].name: 'HTTP_port' is not a valid port name (at most 15 lower-case letters, digits "
+            "and '-', with at least one letter, e.g. 'http' or 'grpc-1'; no '--', no '-' at either end)",
+            id="port-name",
+        ),
+        pytest.param(
+            job_with(
+                {"volumes": [{"name": "data", "emptyDir": {}}]},
+                volumeMounts=[{"name": "dat", "mountPath": "/d"}],
+            ),
+            f"{C}.volumeMounts[0].name: no volume named 'dat' in the pod (use one of: data)",
+            id="mount-names-no-volume",
+        ),
+        pytest.param(
+            job_with({"volumes": [{"name": "data", "emptyDirr": {}}]}),
+            f"{P}.spec.volumes[0].emptyDirr: unknown volume type (did you mean 'emptyDir'?)",
+            id="volume-type-typo",
+        ),
+        pytest.param(
+            job_with({"volumes": [{"name": "cfg", "configMap": {}}]}),
+            f"{P}.spec.volumes[0].configMap.name: is required for a configMap volume",
+            id="configmap-volume-without-name",
+        ),
+        pytest.param(
+            job_with(livenessProbe={"exec": {"command": ["true"]}, "tcpSocket": {"port": 8080}}),
+            f"{C}.livenessProbe: sets exec and tcpSocket (keep exactly one handler)",
+            id="probe-two-handlers",
+        ),
+        pytest.param(
+            job_with(readinessProbe={"periodSeconds": 5}),
+            f"{C}.readinessProbe: has no handler (set one of exec, httpGet, tcpSocket, grpc)",
+            id="probe-no-handler",
+        ),
+        pytest.param(
+            job_with(livenessProbe={"httpGet": {"port": 8080}, "successThreshold": 3}),
+            f"{C}.livenessProbe.successThreshold: 3 must be 1 for this probe (set it to 1 or drop it)",
+            id="liveness-success-threshold",
+        ),
+        pytest.param(
+            job_with(env=[{"value": "1"}]),
+            f"{C}.env[0].name: is required (name the variable)",
+            id="env-without-name",
+        ),
+        pytest.param(
+            job_with(resources={"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}),
+            f"{C}.resources.requests.cpu: request '2' is above the limit '1' (lower the request or raise "
+            "limits.cpu)",
+            id="request-above-limit",
+        ),
+        pytest.param(
+            job_with(resources={"requests": {"nvidia.com/gpu": 1}, "limits": {"nvidia.com/gpu": 2}}),
+            f"{C}.resources.requests.nvidia.com/gpu: request 1 differs from the limit 2; nvidia.com/gpu "
+            "cannot be overcommitted (make them equal, or give only the limit)",
+            id="gpu-request-not-limit",
+        ),
+        pytest.param(
+            job_with(resources={"limits": {"gpu": 1}}),
+            f"{C}.resources.limits.gpu: 'gpu' is not a container resource (use cpu, memory, "
+            "ephemeral-storage, hugepages-<size>, or an extended resource with its domain, "
+            "e.g. 'nvidia.com/gpu')",
+            id="resource-without-domain",
+        ),
+        pytest.param(
+            job_with(metadata={"labels": {"-team": "a"}}),
+            f"{P}.metadata.labels[-team]: '-team' is not a valid key (the name part takes letters, digits, "
+            "'-', '_' and '.', starting and ending with a letter or digit, at most 63 characters, "
+            "e.g. 'team' or 'example.com/team')",
+            id="template-label-key",
+        ),
+        pytest.param(
+            job_with(metadata={"annotations": {"note": 5}}),
+            f"{P}.metadata.annotations[note]: 5 is not a string (quote it: '5')",
+            id="template-annotation-value",
+        ),
+        pytest.param(
+            {**make_job("j").task("w").obj(), "metadata": {"name": "j", "labels": {"team": "a b"}}},
+            "Job/j: metadata.labels[team]: 'a b' is not a valid label value (use letters, digits, '-', '_' "
+            "and '.', starting and ending with a letter or digit, at most 63 characters, or leave it empty)",
+            id="job-label-value",
+        ),
+    ],
+)
+def test_a_pod_template_kubernetes_refuses_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], job: dict[str, Any], expected: str
+) -> None:
+    code, out, _ = validate(tmp_path, docs(job), capsys)
+    assert (code, out) == (1, expected + "\n")
+
+
+def test_a_full_pod_template_kubernetes_accepts_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    job = job_with(
+        {
+            "restartPolicy": "OnFailure",
+            "volumes": [{"name": "data", "emptyDir": {}}, {"name": "cfg", "configMap": {"name": "c"}}],
+        },
+        metadata={"labels": {"app.kubernetes.io/name": "train"}, "annotations": {"Example.com/Note": "x y"}},
+        ports=[{"containerPort": 8080, "name": "http", "protocol": "TCP"}],
+        livenessProbe={"httpGet": {"port": "http", "path": "/healthz"}, "periodSeconds": 10},
+        readinessProbe={"tcpSocket": {"port": 8080}, "successThreshold": 2},
+        volumeMounts=[
+            {"name": "data", "mountPath": "/data"},
+            {"name": "cfg", "mountPath": "/etc/c", "subPath": "a"},
+        ],
+        env=[{"name": "RANK", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}],
+        resources={
+            "requests": {"cpu": None, "memory": "1Gi", "nvidia.com/gpu": 2},
+            "limits": {"nvidia.com/gpu": 2},
+        },
+    )
+    code, out, _ = validate(tmp_path, docs(job), capsys)
+    assert (code, out) == (0, "")
