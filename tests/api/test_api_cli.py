@@ -74,7 +74,8 @@ def test_validate_refuses_a_pod_asking_whole_and_shared_gpus(
     path = tmp_path / "pod.yaml"
     path.write_text(
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  schedulerName: volcano\n  containers:\n"
-        "  - name: c\n    resources:\n      limits: {volcano.sh/gpu-number: 1, volcano.sh/gpu-memory: 2000}\n"
+        "  - name: c\n    image: busybox\n    resources:\n"
+        "      limits: {volcano.sh/gpu-number: 1, volcano.sh/gpu-memory: 2000}\n"
     )
     assert main(["validate", str(path)]) == 1
     assert capsys.readouterr().out.splitlines() == [

@@ -151,7 +151,8 @@ def test_create_is_rejected_with_the_field_and_fix(body: dict[str, Any], expecte
 
 
 def _gpu_task(limits: dict[str, str]) -> dict[str, Any]:
-    return task("w", template={"spec": {"containers": [{"name": "c", "resources": {"limits": limits}}]}})
+    container = {"name": "c", "image": "busybox", "resources": {"limits": limits}}
+    return task("w", template={"spec": {"containers": [container]}})
 
 
 @pytest.mark.parametrize(
