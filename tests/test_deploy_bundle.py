@@ -49,6 +49,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("flow.volcano.sh", "jobtemplates/status"): {"patch"},
         ("", "nodes"): {"list", "watch"},
         ("topology.volcano.sh", "hypernodes"): {"list", "watch", "create", "update", "delete"},
+        ("topology.volcano.sh", "hypernodes/status"): {"patch"},
         ("bus.volcano.sh", "commands"): {"list", "watch", "delete"},
         ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "create", "patch", "delete"},
         ("scheduling.volcano.sh", "queues"): {"list", "watch", "patch"},

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.hypernode.discovery import discover, hypernode_name, parse_config, reconcile
+from volcano_py.controllers.hypernode.discovery import (
+    discover,
+    hypernode_name,
+    member_count,
+    parse_config,
+    reconcile,
+)
 
 CONF = """
 networkTopologyDiscovery:
@@ -111,3 +117,19 @@ def test_unsupported_sources_and_bad_types_are_named() -> None:
         "networkTopologyDiscovery[1].config.networkTopologyTypes.dup",
         "networkTopologyDiscovery[1].config.networkTopologyTypes.flat",
     ]
+
+
+def test_node_count_counts_direct_members_as_volcano_does() -> None:
+    nodes = {"gpu-0": {"rack": "a"}, "gpu-1": {"rack": "a"}, "cpu-0": {"rack": "b"}}
+    by_label = {
+        "spec": {"members": [{"type": "Node", "selector": {"labelMatch": {"matchLabels": {"rack": "a"}}}}]}
+    }
+    regex = {"type": "Node", "selector": {"regexMatch": {"pattern": "^gpu-"}}}
+    exact = {"type": "Node", "selector": {"exactMatch": {"name": "gpu-0"}}}
+    by_regex = {"spec": {"members": [regex, exact]}}
+    expr = {"matchExpressions": [{"key": "rack", "operator": "NotIn", "values": ["a"]}]}
+    by_expr = {"spec": {"members": [{"type": "Node", "selector": {"labelMatch": expr}}]}}
+    tree = {
+        "spec": {"members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in "xy"]}
+    }
+    assert [member_count(h, nodes) for h in (by_label, by_regex, by_expr, tree)] == [2, 2, 1, 2]

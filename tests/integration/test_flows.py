@@ -197,6 +197,13 @@ async def test_hypernodes_are_discovered_from_node_labels_and_follow_them(env: E
             return await _discovered(env) == want
 
         await wait_for(f"HyperNodes {expected}", lambda: found(expected), 30)
+
+        async def counted() -> bool:
+            selector = f"{c.NETWORK_TOPOLOGY_SOURCE_KEY}=label"
+            items = (await env.api.get(HYPERNODES.collection_path(), labelSelector=selector))["items"]
+            return all((h.get("status") or {}).get("nodeCount") == len(h["spec"]["members"]) for h in items)
+
+        await wait_for("status.nodeCount of each HyperNode", counted, 30)
         await _label(env, "node-1", rack="rb")
         moved = {(1, "ra"): ["node-0"], (1, "rb"): ["node-1", "node-2"], (2, "sa"): ["ra", "rb"]}
         await wait_for(f"HyperNodes {moved}", lambda: found(moved), 30)

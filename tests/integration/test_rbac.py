@@ -334,6 +334,13 @@ def test_what_the_code_does_is_allowed(cluster: Any) -> None:
         (CONTROLLER_SA, ("get", "secrets", "-n", "default")),
         (CONTROLLER_SA, ("update", "validatingwebhookconfigurations/volcano-py")),
         (CONTROLLER_SA, ("update", f"leases/{CONTROLLER_LEASE}", "-n", SYSTEM)),
+        # JobFlow / CronJob controllers create Jobs and patch their status; HyperNode discovery.
+        (CONTROLLER_SA, ("create", "jobs.batch.volcano.sh", "-n", "default")),
+        (CONTROLLER_SA, ("patch", "jobflows.flow.volcano.sh", "--subresource=status", "-n", "default")),
+        (CONTROLLER_SA, ("patch", "cronjobs.batch.volcano.sh", "--subresource=status", "-n", "default")),
+        (CONTROLLER_SA, ("create", "hypernodes.topology.volcano.sh")),
+        (CONTROLLER_SA, ("patch", "hypernodes.topology.volcano.sh", "--subresource=status")),
+        (CONTROLLER_SA, ("get", f"configmaps/{c.CONTROLLER_CONFIGMAP}", "-n", SYSTEM)),
     ]
     refused = [
         f"{user.rsplit(':', 1)[1]} cannot {' '.join(args)}"

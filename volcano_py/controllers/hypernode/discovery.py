@@ -24,6 +24,7 @@ random suffix we hash the label and value, so the same topology gets the same na
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -177,3 +178,41 @@ def reconcile(discovered: Iterable[JSON], existing: Iterable[Mapping[str, Any]])
             out.update.append(updated)
     out.delete = sorted(mine)
     return out
+
+
+def _selects(selector: Mapping[str, Any], labels: Mapping[str, str]) -> bool:
+    wanted = selector.get("matchLabels") or {}
+    if any(labels.get(k) != v for k, v in wanted.items()):
+        return False
+    for req in selector.get("matchExpressions") or ():
+        key, op, values = req.get("key"), req.get("operator"), req.get("values") or ()
+        ok = {
+            "In": labels.get(key) in values,
+            "NotIn": labels.get(key) not in values,
+            "Exists": key in labels,
+            "DoesNotExist": key not in labels,
+        }.get(str(op), False)
+        if not ok:
+            return False
+    return True
+
+
+def member_count(hypernode: Mapping[str, Any], nodes: Mapping[str, Mapping[str, str]]) -> int:
+    """``status.nodeCount`` as Volcano's HyperNode controller keeps it: the distinct direct members (a
+    HyperNode member counts once; node selectors count the nodes they match now)."""
+    members: set[str] = set()
+    for member in (hypernode.get("spec") or {}).get("members") or ():
+        selector = member.get("selector") or {}
+        exact = (selector.get("exactMatch") or {}).get("name")
+        pattern = (selector.get("regexMatch") or {}).get("pattern")
+        if exact:
+            members.add(str(exact))
+        elif pattern:
+            try:
+                compiled = re.compile(str(pattern))
+            except re.error:
+                continue  # admission refuses it; an old object with one counts nothing
+            members.update(name for name in nodes if compiled.search(name))
+        elif selector.get("labelMatch") is not None:
+            members.update(name for name, labels in nodes.items() if _selects(selector["labelMatch"], labels))
+    return len(members)

@@ -1,4 +1,5 @@
-"""HyperNode discovery's shell: node labels and the controller ConfigMap in, HyperNode writes out.
+"""HyperNode discovery's shell: node labels and the controller ConfigMap in, HyperNode writes out; and every
+HyperNode's ``status.nodeCount`` kept in step with its members as Volcano's HyperNode controller does.
 
 Nodes and label-sourced HyperNodes are Kopf indexes; any node label change (or a discovered HyperNode
 deleted by hand) queues one ``discover`` run, so a burst of node events makes one run. The ConfigMap is read
@@ -14,7 +15,13 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.hypernode.discovery import LABEL_SOURCE, discover, parse_config, reconcile
+from volcano_py.controllers.hypernode.discovery import (
+    LABEL_SOURCE,
+    discover,
+    member_count,
+    parse_config,
+    reconcile,
+)
 from volcano_py.controllers.shell.context import ControllerContext
 from volcano_py.controllers.shell.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
@@ -25,12 +32,13 @@ _log = get_logger(__name__)
 
 JSON = dict[str, Any]
 NODE_INDEX = "vc_node_labels"
-DISCOVERED_INDEX = "vc_discovered_hypernodes"
+HYPERNODE_INDEX = "vc_hypernodes"
 POLL_SECONDS = 30.0
 # Node events come in bursts (a rack relabelled, nodes joining): wait this long and run once.
 DEBOUNCE_SECONDS = 0.5
 CONFIGMAP_PATH = f"/api/v1/namespaces/{c.VOLCANO_SYSTEM_NAMESPACE}/configmaps/{c.CONTROLLER_CONFIGMAP}"
 _KEY = "discover"
+_COUNTS = "counts"
 
 
 class TopologyDiscovery:
@@ -49,14 +57,15 @@ class TopologyDiscovery:
         def index_node(name: str, labels: kopf.Labels, **_: Any) -> dict[Any, Any]:
             return {name: {"metadata": {"name": name, "labels": dict(labels)}}}
 
-        @kopf.index(*hypernodes, id=DISCOVERED_INDEX, registry=registry,
-                    labels={c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE})  # fmt: skip
-        def index_discovered(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
-            return {name: {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in body}}
+        @kopf.index(*hypernodes, id=HYPERNODE_INDEX, registry=registry)
+        def index_hypernode(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
+            return {
+                name: {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec", "status") if k in body}
+            }
 
         @kopf.on.startup(registry=registry)
         def capture_topology_indices(**kwargs: Any) -> None:
-            for index in (NODE_INDEX, DISCOVERED_INDEX):
+            for index in (NODE_INDEX, HYPERNODE_INDEX):
                 self.indices[index] = kwargs[index]
 
         @kopf.on.event("", "v1", "nodes", registry=registry)
@@ -69,21 +78,37 @@ class TopologyDiscovery:
                     return  # status heartbeats: the topology cannot have changed
                 self._labels[name] = current
             self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
+            self.queue.add_after(DEBOUNCE_SECONDS, _COUNTS, "sync")
 
-        @kopf.on.event(*hypernodes, registry=registry, labels={c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE})
-        async def discovered_event(event: kopf.RawEvent, **_: Any) -> None:
-            if event["type"] == "DELETED":
-                self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
+        @kopf.on.event(*hypernodes, registry=registry)
+        async def hypernode_event(event: kopf.RawEvent, labels: kopf.Labels, **_: Any) -> None:
+            if event["type"] != "DELETED":
+                self.queue.add_after(DEBOUNCE_SECONDS, _COUNTS, "sync")
+            elif labels.get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE:
+                self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")  # one of ours went: make it again
 
     async def run(self) -> None:
         await self.queue.run(self._handle, 1)
 
-    async def _handle(self, _key: str, _request: str) -> None:
+    async def _handle(self, key: str, _request: str) -> None:
         try:
-            await self.sync()
+            await (self.sync() if key == _KEY else self.sync_counts())
         except ApiError as exc:
-            _log.warning("hypernode discovery failed; retrying", error=str(exc))
-            self.queue.add_after(2.0, _KEY, "sync")
+            _log.warning("hypernode sync failed; retrying", what=key, error=str(exc))
+            self.queue.add_after(2.0, key, "sync")
+
+    async def sync_counts(self) -> None:
+        """Patch ``status.nodeCount`` of every HyperNode whose member count changed."""
+        nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in self._all(NODE_INDEX)}
+        for hn in self._all(HYPERNODE_INDEX):
+            count = member_count(hn, nodes)
+            if (hn.get("status") or {}).get("nodeCount") != count:
+                path = HYPERNODES.object_path(hn["metadata"]["name"], None, "status")
+                try:
+                    await self.ctx.client.patch(path, {"status": {"nodeCount": count}})
+                except ApiError as exc:
+                    if not exc.not_found:
+                        raise
 
     def _all(self, index: str) -> list[JSON]:
         return [item for store in (self.indices.get(index) or {}).values() for item in store]
@@ -105,7 +130,11 @@ class TopologyDiscovery:
             self._last_problems = config.problems
         if config.label is None:
             return
-        existing = self._all(DISCOVERED_INDEX)
+        existing = [
+            h
+            for h in self._all(HYPERNODE_INDEX)
+            if (h["metadata"].get("labels") or {}).get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
+        ]
         wanted = discover(self._all(NODE_INDEX), config.label, existing)
         plan = reconcile(wanted, existing)
         for body in plan.create:
