@@ -4,12 +4,13 @@ Workloads, at 1,000 and 5,000 nodes of 8 GPUs / 96 CPUs / 768 GiB:
   gang-heavy     jobs of 8-256 identical pods (1, 2, 4 or 8 GPUs each), minMember = size
   heterogeneous  one pod per job, every pod a different request
 
-Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given) and ``volcano-ci`` (the
-plugins of Volcano's Helm-shipped volcano-scheduler-ci.conf: sla, DRA-aware predicates, binpack,
-network-topology-aware, with enqueue/allocate/backfill run here); with both, a ratio line compares them.
+Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given), ``volcano`` (Volcano's
+Helm-shipped volcano-scheduler.conf: the built-in conf plus binpack) and ``volcano-ci`` (the plugins of its
+volcano-scheduler-ci.conf: that plus sla, DRA-aware predicates and network-topology-aware, with
+enqueue/allocate/backfill run here); a ratio line compares volcano-ci with each other conf run.
 
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
-       [--conf default volcano-ci]
+       [--conf default volcano volcano-ci]
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import Any
 
 from volcano_py import log
 from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.snapshot import Snapshot
 
 Obj = dict[str, Any]
@@ -127,7 +129,11 @@ tiers:
   - name: binpack
   - name: network-topology-aware
 """
-CONFS: dict[str, str | None] = {"default": None, "volcano-ci": VOLCANO_CI_PLUGINS}
+CONFS: dict[str, str | None] = {
+    "default": None,
+    "volcano": VOLCANO_SHIPPED_CONF,
+    "volcano-ci": VOLCANO_CI_PLUGINS,
+}
 
 
 def peak_rss_mib() -> float:
@@ -179,13 +185,15 @@ def main(argv: list[str] | None = None) -> int:
             results = {name: run(workload, nodes, args.seed, name) for name in args.conf}
             for result in results.values():
                 print(json.dumps(result), flush=True)
-            if "default" in results and "volcano-ci" in results:
-                base, ci = results["default"], results["volcano-ci"]
+            ci = results.get("volcano-ci")
+            for name, base in results.items():
+                if ci is None or name == "volcano-ci":
+                    continue
                 ratio = {
                     "workload": workload,
                     "nodes": nodes,
-                    "ci_over_default_seconds": round(ci["seconds"] / base["seconds"], 3),
-                    "ci_over_default_cpu_seconds": round(ci["cpu_seconds"] / base["cpu_seconds"], 3),
+                    f"ci_over_{name}_seconds": round(ci["seconds"] / base["seconds"], 3),
+                    f"ci_over_{name}_cpu_seconds": round(ci["cpu_seconds"] / base["cpu_seconds"], 3),
                     "load_average": round(os.getloadavg()[0], 2),
                 }
                 print(json.dumps(ratio), flush=True)

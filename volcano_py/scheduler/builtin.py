@@ -52,10 +52,12 @@ REFUSED_PLUGINS = {
     ),
     "tdm": (
         "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
-        "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented; remove it"
+        "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented (its evictions run through the "
+        "shuffle action, which is not implemented either); remove it"
     ),
     "extender": (
-        "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented; remove it"
+        "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented: the scheduling "
+        "core does no I/O inside a session, so call-outs would first have to move to the runtime; remove it"
     ),
     "usage": (
         "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
