@@ -487,3 +487,182 @@ def test_flows_and_cronjobs_are_refused_with_the_field_named(
     code, err = _create(cluster, cron)  # fmt: skip
     assert _denied("validatecronjob.volcano.sh", "spec.timeZone: unknown time zone 'Mars/Olympus'") in err
     assert "spec.schedule: 'every day' has 2 fields" in err
+
+
+# --- bad input through kubectl apply (issue: refuse what Volcano and the API server refuse) ----------------
+
+
+def _apply(cluster: DevCluster, obj: dict[str, Any]) -> tuple[int, str]:
+    done = cluster.kubectl("apply", "-f", "-", input=json.dumps(_labelled(obj)), check=False)
+    return done.returncode, done.stderr.strip()
+
+
+def _template(**container: Any) -> dict[str, Any]:
+    spec = container.pop("spec", {})
+    metadata = container.pop("metadata", None)
+    body = {"name": "c", "image": "busybox", **container}
+    template: dict[str, Any] = {
+        "spec": {"containers": [{k: v for k, v in body.items() if v is not None}], **spec}
+    }
+    if metadata is not None:
+        template["metadata"] = metadata
+    return template
+
+
+C0 = "spec.tasks[0].template.spec.containers[0]"
+
+
+@pytest.mark.parametrize(
+    ("template", "message"),
+    [
+        pytest.param(
+            _template(spec={"restartPolicy": "Sometimes"}),
+            "spec.tasks[0].template.spec.restartPolicy: 'Sometimes' is not allowed "
+            "(use one of Always, OnFailure, Never)",
+            id="restart-policy",
+        ),
+        pytest.param(
+            _template(image=None),
+            f"{C0}.image: is required, got None (name the image, e.g. 'busybox:1.36')",
+            id="no-image",
+        ),
+        pytest.param(
+            _template(ports=[{"containerPort": 70000}]),
+            f"{C0}.ports[0].containerPort: 70000 is not a valid port (use a number from 1 to 65535)",
+            id="port-out-of-range",
+        ),
+        pytest.param(
+            _template(volumeMounts=[{"name": "data", "mountPath": "/data"}]),
+            f"{C0}.volumeMounts[0].name: no volume named 'data' in the pod "
+            "(use one of: none yet; add it to the pod's volumes)",
+            id="mount-without-volume",
+        ),
+        pytest.param(
+            _template(metadata={"labels": {"bad key": "x"}}),
+            "spec.tasks[0].template.metadata.labels[bad key]: 'bad key' is not a valid key",
+            id="template-label-key",
+        ),
+        pytest.param(
+            _template(resources={"requests": {"memory": ["4Gi", "8Gi"]}}),
+            f"{C0}.resources.requests.memory: ['4Gi', '8Gi'] is not a quantity (write one value like '500m', "
+            "'2' or '4Gi', not a list)",
+            id="quantity-as-list",
+        ),
+    ],
+)
+def test_a_pod_template_kubernetes_refuses_is_refused_at_apply(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer, template: dict[str, Any], message: str
+) -> None:
+    task = {"name": "w", "replicas": 1, "template": template}
+    code, err = _apply(cluster, _job("tmpl", namespace, tasks=[task]))
+    assert code != 0
+    assert _denied("validatejob.volcano.sh", message) in err
+
+
+def test_an_empty_quantity_and_a_full_template_are_accepted_at_apply(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    template = _template(
+        spec={"restartPolicy": "OnFailure", "volumes": [{"name": "data", "emptyDir": {}}]},
+        ports=[{"containerPort": 8080, "name": "http"}],
+        livenessProbe={"httpGet": {"port": "http", "path": "/healthz"}},
+        volumeMounts=[{"name": "data", "mountPath": "/data"}],
+        resources={"requests": {"cpu": None, "memory": "1Gi"}},
+    )
+    code, err = _apply(
+        cluster, _job("fine", namespace, tasks=[{"name": "w", "replicas": 1, "template": template}])
+    )
+    assert code == 0, err
+
+
+def test_a_job_label_the_api_server_refuses_is_refused_at_apply(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    job = _job("labels", namespace)
+    job["metadata"]["labels"] = {"bad key!": "x"}
+    code, err = _apply(cluster, job)
+    assert code != 0
+    assert 'metadata.labels: Invalid value: "bad key!"' in err
+
+
+def _queue(name: str, **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: AdmissionServer) -> None:
+    org, a, b = f"h-org-{RUN}", f"h-a-{RUN}", f"h-b-{RUN}"
+    created = [org, a]
+    try:
+        code, err = _apply(
+            cluster,
+            _queue(org, capability={"cpu": "8"}, deserved={"cpu": "4"}, guarantee={"resource": {"cpu": "2"}}),
+        )
+        assert code == 0, err
+        code, err = _apply(
+            cluster, _queue(a, parent=org, deserved={"cpu": "2"}, guarantee={"resource": {"cpu": "2"}})
+        )
+        assert code == 0, err
+
+        code, err = _apply(cluster, _queue(b, parent=org, capability={"cpu": "16"}))
+        assert code != 0
+        assert (
+            _denied(
+                "validatequeue.volcano.sh",
+                f"spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue '{org}' "
+                "(lower it to at most 8)",
+            )
+            in err
+        )
+
+        code, err = _apply(
+            cluster, _queue(b, parent=org, deserved={"cpu": "1"}, guarantee={"resource": {"cpu": "1"}})
+        )
+        assert code != 0
+        assert (
+            _denied(
+                "validatequeue.volcano.sh",
+                f"spec.guarantee.resource.cpu: children of queue '{org}' would together have guarantee 3 "
+                f"of cpu, more than its 2 (lower the children's guarantee.resource.cpu or raise that of "
+                f"queue '{org}')",
+            )
+            in err
+        )
+
+        code, err = _apply(cluster, _queue(b, parent=f"nowhere-{RUN}"))
+        assert code != 0
+        assert (
+            _denied(
+                "validatequeue.volcano.sh",
+                f"spec.parent: parent queue 'nowhere-{RUN}' does not exist (create it first, or use 'root')",
+            )
+            in err
+        )
+
+        # A cycle can only be made by moving an existing queue under its own descendant.
+        code, err = _apply(
+            cluster,
+            _queue(
+                org,
+                parent=a,
+                capability={"cpu": "8"},
+                deserved={"cpu": "4"},
+                guarantee={"resource": {"cpu": "2"}},
+            ),
+        )
+        assert code != 0
+        assert (
+            _denied(
+                "validatequeue.volcano.sh",
+                f"spec.parent: '{a}' would make a cycle ({org} -> {a} -> {org}); choose a parent that is "
+                f"not a descendant of '{org}'",
+            )
+            in err
+        )
+    finally:
+        for name in reversed(created):
+            cluster.kubectl("delete", "queue", name, "--ignore-not-found", check=False)
