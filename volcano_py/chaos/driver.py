@@ -284,7 +284,7 @@ class ChaosRun:
         self.controller = Component(
             "controller",
             [*python, "--log-level", "debug", "controller", "--kubeconfig", str(kubeconfig),
-             "--no-leader-elect",
+             "--no-leader-elect", "--create-concurrency", "4",  # as for --bind-concurrency above
              "--metrics-host", "127.0.0.1", "--metrics-port", str(controller_metrics),
              "--webhook-port", str(webhook), "--webhook-addr", "127.0.0.1",
              "--webhook-cert-dir", str(config.work_dir / "webhook")],

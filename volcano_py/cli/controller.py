@@ -34,6 +34,12 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--workers", type=int, default=16, help="Jobs reconciled in parallel (default 16)")
     parser.add_argument(
+        "--create-concurrency",
+        type=int,
+        default=64,
+        help="pod creations in flight at once, over all Jobs (default 64)",
+    )
+    parser.add_argument(
         "--metrics-port", type=int, default=8081, help="port for /metrics and /healthz (8081)"
     )
     parser.add_argument("--metrics-host", default="0.0.0.0", help="address to serve metrics on")
@@ -88,11 +94,14 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         )
     if args.workers < 1:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
+    if args.create_concurrency < 1:
+        raise ValueError(f"--create-concurrency must be at least 1, got {args.create_concurrency}")
     return ControllerOptions(
         kubeconfig=args.kubeconfig,
         namespaces=tuple(args.namespaces or ()),
         scheduler_names=tuple(args.scheduler_names or (c.SCHEDULER_NAME,)),
         workers=args.workers,
+        create_concurrency=args.create_concurrency,
         metrics_host=args.metrics_host,
         metrics_port=args.metrics_port,
         leader_elect=args.leader_elect,

@@ -1,0 +1,26 @@
+"""`volcano-py controller` flags: read into the options, and a bad value refused naming the flag."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from volcano_py.cli import controller
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    controller.register(parser.add_subparsers())
+    return parser.parse_args(["controller", *argv])
+
+
+def test_create_concurrency_is_read() -> None:
+    assert controller.options_from(parse()).create_concurrency == 64
+    assert controller.options_from(parse("--create-concurrency", "4")).create_concurrency == 4
+
+
+@pytest.mark.parametrize("flag", ["--create-concurrency", "--workers"])
+def test_zero_is_refused_naming_the_flag(flag: str) -> None:
+    with pytest.raises(ValueError, match=f"{flag} must be at least 1, got 0"):
+        controller.options_from(parse(flag, "0"))
