@@ -22,6 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from volcano_py import log
 from volcano_py.chaos.driver import FAULT_KINDS, ChaosConfig, run_chaos
 from volcano_py.devcluster import DevCluster
 
@@ -36,7 +37,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=16)
     parser.add_argument("--jobs", type=int, default=120, help="workload Jobs (default 120)")
-    parser.add_argument("--in-flight", type=int, default=8, help="workload Jobs running at once (default 8)")
+    parser.add_argument(
+        "--in-flight",
+        type=int,
+        default=14,
+        help="workload Jobs unfinished at once (default 14: more GPUs asked than the 128 there, so gangs "
+        "wait and high-priority ones preempt)",
+    )
     parser.add_argument("--rounds", type=int, default=3, help="times each fault kind is injected (default 3)")
     parser.add_argument("--faults", nargs="+", default=list(FAULT_KINDS), choices=FAULT_KINDS)
     parser.add_argument("--seed", type=int, default=1)
@@ -44,6 +51,7 @@ def main() -> None:
         "--work-dir", type=Path, help="logs of the scheduler and controller (default: a temp dir)"
     )
     args = parser.parse_args()
+    log.configure("warning")  # logs to stderr: stdout is the JSON alone
     work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="volcano-py-chaos-"))
     config = ChaosConfig(
         work_dir=work_dir,
