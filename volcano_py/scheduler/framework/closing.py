@@ -100,6 +100,7 @@ def finish(ssn: Session) -> SessionResult:
     pipelined: list[Pipeline] = []
     allocated: dict[str, list[Resource]] = {}
     pending: dict[str, int] = {}
+    waiting: dict[str, list[Resource]] = {}
     for job in ssn.snapshot.jobs.values():
         # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
         # releasing pods; committed allocations are Binding by now.
@@ -107,6 +108,7 @@ def finish(ssn: Session) -> SessionResult:
             pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
         allocated.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(*ALLOCATED_STATUSES))
         pending[job.queue] = pending.get(job.queue, 0) + job.count(TaskStatus.PENDING)
+        waiting.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(TaskStatus.PENDING))
         if job.shadow:
             continue
         update = podgroup_update(job, ssn.conditions.get(job.uid))
@@ -125,6 +127,8 @@ def finish(ssn: Session) -> SessionResult:
                 deserved=deserved,
                 capability=queue.capability,
                 pending_pods=pending.get(name, 0),
+                request=total([*allocated.get(name, ()), *waiting.get(name, ())]),
+                weight=queue.weight,
             )
         )
     return SessionResult(

@@ -81,6 +81,9 @@ class QueueUpdate:
     deserved: Resource | None = None
     capability: Resource | None = None
     pending_pods: int = 0
+    # What its jobs ask for in all (allocated + pending tasks) and its weight: Volcano's queue metrics.
+    request: Resource | None = None
+    weight: int = 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -321,6 +321,9 @@ class Binder:
             self.metrics.set_queue_resources("deserved", update.name, update.deserved)
         if update.capability is not None:
             self.metrics.set_queue_resources("capacity", update.name, update.capability)
+        if update.request is not None:
+            self.metrics.set_queue_resources("request", update.name, update.request)
+        self.metrics.set_queue_share(update.name, update.allocated, update.deserved, update.weight)
         queue = self.cache.queue(update.name)
         if queue is None:
             return

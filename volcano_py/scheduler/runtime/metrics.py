@@ -106,6 +106,51 @@ class SchedulerMetrics:
             "queue_overused", "If one queue is overused", ["queue_name"], namespace=_NAMESPACE, registry=r
         )
         self._scalars_seen: dict[tuple[str, str], set[str]] = {}
+        # Ours (Volcano has no per-HyperNode metric): GPUs per HyperNode, for the GPU dashboard.
+        self.hypernode_gpus = {
+            kind: Gauge(
+                f"hypernode_gpu_{kind}", text, ["hypernode"], namespace=_NAMESPACE, registry=r
+            )
+            for kind, text in (
+                ("capacity", "nvidia.com/gpu allocatable on the nodes under one HyperNode"),
+                ("allocated", "nvidia.com/gpu requested by the pods bound under one HyperNode"),
+                ("stranded", "Free GPUs under one HyperNode that no waiting GPU pod could use "
+                             "(on partly used nodes; 0 while nothing waits)"),
+            )
+        }  # fmt: skip
+        self._hypernodes_seen: set[str] = set()
+        # Label values known in advance get their series at 0 from the start, so rate() and alerts see a
+        # counter that has not moved yet instead of no series at all.
+        for result in ("scheduled", "unschedulable", "error"):
+            self.schedule_attempts.labels(result)
+        for action in ("preempt", "reclaim"):
+            self.evictions.labels(action)
+        for operation in ("bind", "evict"):
+            for outcome in ("success", "error"):
+                self.task_operation_latency.labels(operation, outcome)
+
+    def set_queue_share(
+        self, queue: str, allocated: Mapping[str, int], deserved: Mapping[str, int] | None, weight: int
+    ) -> None:
+        """``queue_share`` (the largest allocated/deserved ratio over the resources deserved, as the
+        proportion plugin computes it), ``queue_weight``, and ``queue_overused`` (allocated reaches deserved
+        in every resource deserved)."""
+        self.queue_weight.labels(queue).set(weight)
+        asked = {name: amount for name, amount in (deserved or {}).items() if amount > 0}
+        share = max((allocated.get(name, 0) / amount for name, amount in asked.items()), default=0.0)
+        self.queue_share.labels(queue).set(share)
+        overused = bool(asked) and all(allocated.get(name, 0) >= amount for name, amount in asked.items())
+        self.queue_overused.labels(queue).set(1 if overused else 0)
+
+    def set_hypernode_gpus(self, gpus: Mapping[str, tuple[float, float, float]]) -> None:
+        """``{hypernode: (capacity, allocated, stranded)}``; HyperNodes gone since the last call go too."""
+        for name, values in gpus.items():
+            for gauge, value in zip(self.hypernode_gpus.values(), values, strict=True):
+                gauge.labels(name).set(value)
+        for name in self._hypernodes_seen - set(gpus):
+            for gauge in self.hypernode_gpus.values():
+                gauge.remove(name)
+        self._hypernodes_seen = set(gpus)
 
     def set_queue_resources(self, kind: str, queue: str, amounts: Mapping[str, int]) -> None:
         """Set one queue's ``allocated``/``request``/``deserved``/``capacity`` gauges.

@@ -36,12 +36,15 @@ from volcano_py.log import get_logger
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
+from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
 _log = get_logger(__name__)
 
 # Longest a scheduler with nothing new to look at waits before running a cycle anyway.
 IDLE_RERUN_SECONDS = 10.0
+# The per-HyperNode GPU gauges re-read every pod; a dashboard needs them no fresher than this.
+GPU_REPORT_SECONDS = 10.0
 
 
 def default_identity() -> str:
@@ -126,6 +129,7 @@ class Scheduler:
         self.cycles = 0
         self._said = _Once()
         self._unschedulable_jobs: set[str] = set()
+        self._gpu_report_at = float("-inf")
 
     def ready(self) -> bool:
         return self.cache.synced and (self.elector is None or self.elector.is_leader)
@@ -148,6 +152,12 @@ class Scheduler:
             outcome = await asyncio.to_thread(self.core.run, state, self.conf.conf, datetime.now(UTC))
             self.binder.submit(outcome.result)
             self._report(outcome)
+            if time.monotonic() - self._gpu_report_at >= GPU_REPORT_SECONDS:
+                self._gpu_report_at = time.monotonic()
+                gpus = await asyncio.to_thread(hypernode_gpus, state.nodes, state.pods, state.hypernodes)
+                self.metrics.set_hypernode_gpus(
+                    {name: (g.capacity, g.allocated, g.stranded) for name, g in gpus.items()}
+                )
             elapsed_ms = (time.perf_counter() - started) * 1000
             self.metrics.e2e_scheduling_latency.observe(elapsed_ms)
             if outcome.result.binds or outcome.result.evictions:
@@ -187,6 +197,12 @@ class Scheduler:
         self.metrics.unschedule_job_count.set(len(jobs))
         if outcome.result.binds:
             self.metrics.schedule_attempts.labels("scheduled").inc(len(outcome.result.binds))
+        # Volcano counts one preemption attempt per preemptor and reports the victims of the last session.
+        preemptions = [e for e in outcome.result.evictions if e.preemptor]
+        self.metrics.preemption_victims.set(len(preemptions))
+        preemptors = {e.preemptor for e in preemptions}
+        if preemptors:
+            self.metrics.preemption_attempts.inc(len(preemptors))
         unscheduled = sum(outcome.unscheduled_tasks.values())
         if unscheduled:
             self.metrics.schedule_attempts.labels("unschedulable").inc(unscheduled)
