@@ -63,6 +63,7 @@ def _enable_webhooks(
     registry: kopf.OperatorRegistry,
     settings: kopf.OperatorSettings,
     client: KubeClient,
+    metrics: ControllerMetrics,
 ) -> None:
     """Serve admission from this term's Kopf, with a certificate made now for the webhook's host names."""
     port = options.webhook_port
@@ -87,6 +88,7 @@ def _enable_webhooks(
         failure_policy=options.webhook_failure_policy,
         hosts=hosts,
         service=service,
+        record=metrics.record_admission,
     )
 
 
@@ -108,7 +110,7 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
 
     settings = kopf.OperatorSettings()
     if options.webhook_port is not None:
-        _enable_webhooks(options, registry, settings, client)
+        _enable_webhooks(options, registry, settings, client, metrics)
     jobs, queues = JobWorker(ctx), QueueWorker(ctx)
     kopf_stop = asyncio.Event()
     namespaces = list(options.namespaces)

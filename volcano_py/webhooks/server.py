@@ -22,6 +22,7 @@ The API server calls ``<url>/<handler id>``, which Kopf routes to that one handl
 from __future__ import annotations
 
 import datetime
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -100,11 +101,36 @@ def _apply_later(patch: kopf.Patch, ops: list[PatchOp]) -> None:
         patch.fns.append(transform)
 
 
+# Called with (webhook id, "allowed" | "denied" | "error") after each admission request.
+AdmissionRecorder = Callable[[str, str], None]
+
+
+def _counted(webhook: str, handler: Callable[..., Any], record: AdmissionRecorder) -> Callable[..., Any]:
+    async def counted(**kwargs: Any) -> None:
+        try:
+            result = handler(**kwargs)
+            if inspect.isawaitable(result):
+                await result
+        except kopf.AdmissionError:
+            record(webhook, "denied")
+            raise
+        except Exception:
+            record(webhook, "error")  # Kopf answers 500: the API server applies the failurePolicy
+            raise
+        record(webhook, "allowed")
+
+    return counted
+
+
 def register(
-    registry: kopf.OperatorRegistry, *, queues: QueueSource, templates: TemplateSource | None = None
+    registry: kopf.OperatorRegistry,
+    *,
+    queues: QueueSource,
+    templates: TemplateSource | None = None,
+    record: AdmissionRecorder | None = None,
 ) -> None:
     """Register the admission handlers into ``registry``; without ``templates`` a JobFlow's JobTemplates
-    are not looked up."""
+    are not looked up. ``record`` hears each request's outcome (the controller's admission metric)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -166,7 +192,7 @@ def register(
             id=webhook.id,
             operations=list(webhook.operations),
             registry=registry,
-        )(handlers[webhook.id])
+        )(handlers[webhook.id] if record is None else _counted(webhook.id, handlers[webhook.id], record))
 
 
 def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
@@ -270,13 +296,14 @@ def enable_admission(
     name: str = "volcano-py",
     timeout_seconds: int = 5,
     failure_policy: str = "Fail",
+    record: AdmissionRecorder | None = None,
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
     the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
     """
-    register(registry, queues=ApiQueues(client), templates=ApiTemplates(client))
+    register(registry, queues=ApiQueues(client), templates=ApiTemplates(client), record=record)
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
 

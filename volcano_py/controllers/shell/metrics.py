@@ -6,6 +6,7 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 
 from volcano_py.log import get_logger
+from volcano_py.webhooks.configurations import WEBHOOKS
 
 _log = get_logger(__name__)
 
@@ -61,6 +62,18 @@ class ControllerMetrics:
             "controller_work_queue_depth", "Requests waiting in the Job controller's work queue",
             namespace=_NAMESPACE, registry=r,
         )  # fmt: skip
+        # Ours: what admission answered, per webhook. "error" is a handler that failed (the API server then
+        # applies the webhook's failurePolicy); the API server's own metrics see calls that never arrive.
+        self.admission_requests = Counter(
+            "admission_requests", "Admission requests served, by webhook and outcome (allowed/denied/error)",
+            ["webhook", "result"], namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
+        for webhook in WEBHOOKS:
+            for result in ("allowed", "denied", "error"):
+                self.admission_requests.labels(webhook.id, result)
+
+    def record_admission(self, webhook: str, result: str) -> None:
+        self.admission_requests.labels(webhook, result).inc()
 
     def set_queue_counts(self, queue: str, counts: dict[str, int]) -> None:
         for field, gauge in self.queue_podgroups.items():
