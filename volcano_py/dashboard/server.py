@@ -14,6 +14,7 @@ import contextlib
 from datetime import UTC, datetime
 from importlib import resources
 from typing import Any
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -29,6 +30,8 @@ from .state import DashboardState
 _log = get_logger(__name__)
 STATIC_TYPES = {".css": "text/css", ".js": "text/javascript"}
 OVERVIEW_JOBS = 50
+# A job page waits this long for its what-if before it shows without it (its script fetches it then).
+WHATIF_INLINE_SECONDS = 1.0
 
 
 def _now() -> datetime:
@@ -176,9 +179,18 @@ class Dashboard:
         row, job, podgroup = self._find_job(namespace, name)
         why_text = "\n".join(why_lines(job, podgroup)) + "\n"
         if podgroup is not None and row.pending:
-            answer = await self.state.what_if(f"{namespace}/{row.podgroup}", job)
-            text = what_would_make_it_run(answer, self.state.conf_source)
-            whatif_html = f'<pre id="whatif-text">{render.e(text)}</pre>'
+            pending = self.state.what_if(f"{namespace}/{row.podgroup}", job)
+            done, _ = await asyncio.wait([pending], timeout=WHATIF_INLINE_SECONDS)
+            if done:
+                text = what_would_make_it_run(pending.result(), self.state.conf_source)
+                whatif_html = f'<pre id="whatif-text">{render.e(text)}</pre>'
+            else:
+                # Still searching: the page shows now, and its script fills this in when the answer is in.
+                src = f"/api/whatif/{quote(namespace)}/{quote(name)}.json"
+                whatif_html = (
+                    f'<pre id="whatif-text" data-src="{render.e(src)}">Searching: each change is proved by '
+                    "a what-if session…</pre>"
+                )
         else:
             whatif_html = "<p>Not waiting.</p>"
         pods = [
@@ -279,6 +291,7 @@ class Dashboard:
         return web.json_response(
             {
                 "job": row.key,
+                "section": what_would_make_it_run(answer, self.state.conf_source),
                 "podgroup": answer.job,
                 "runs_now": answer.runs_now,
                 "suggestions": [s.text() for s in answer.suggestions],

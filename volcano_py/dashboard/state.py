@@ -91,6 +91,7 @@ class DashboardState:
         self._deserved_generation = -1
         self._derived: Derived | None = None
         self._whatif: dict[str, tuple[float, WhatIf]] = {}
+        self._running: dict[str, asyncio.Future[WhatIf]] = {}
         self.informers: dict[str, Informer] = {
             "nodes": self._informer(NODES),
             "pods": self._informer(PODS, self._on_pod),
@@ -238,11 +239,21 @@ class DashboardState:
             errors=views.warning_rows(ours, now),
         )
 
-    async def what_if(self, podgroup_key: str, job: Obj | None) -> WhatIf:
-        """The what-if for one PodGroup, computed in a worker thread and reused for ``WHATIF_TTL``."""
+    def what_if(self, podgroup_key: str, job: Obj | None) -> asyncio.Future[WhatIf]:
+        """The what-if for one PodGroup: reused for ``WHATIF_TTL``, else computed once in a worker thread
+        however many pages ask for it meanwhile."""
         cached = self._whatif.get(podgroup_key)
         if cached is not None and time.monotonic() - cached[0] < WHATIF_TTL:
-            return cached[1]
+            done: asyncio.Future[WhatIf] = asyncio.get_running_loop().create_future()
+            done.set_result(cached[1])
+            return done
+        running = self._running.get(podgroup_key)
+        if running is None or running.done():
+            running = asyncio.ensure_future(self._what_if(podgroup_key, job))
+            self._running[podgroup_key] = running
+        return asyncio.shield(running)
+
+    async def _what_if(self, podgroup_key: str, job: Obj | None) -> WhatIf:
         cluster = self.derived().cluster
         objects = ClusterObjects(
             nodes=tuple(cluster.nodes),
@@ -265,6 +276,7 @@ class DashboardState:
             budget=self.whatif_budget,
         )
         self._whatif[podgroup_key] = (time.monotonic(), answer)
+        self._running.pop(podgroup_key, None)
         return answer
 
 

@@ -10,6 +10,16 @@
     live.textContent = text;
     live.className = on ? "on" : "";
   }
+  // A job page whose what-if was still searching when it was rendered: fetch the answer and show it.
+  function fillWhatIf() {
+    var pre = document.getElementById("whatif-text");
+    var src = pre && pre.getAttribute("data-src");
+    if (!src) return;
+    pre.removeAttribute("data-src");
+    fetch(src, {cache: "no-store"}).then(function (r) { return r.ok ? r.json() : Promise.reject(r.status); })
+      .then(function (answer) { pre.textContent = answer.section; })
+      .catch(function () { pre.textContent = "The what-if failed; reload to try again."; });
+  }
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -18,6 +28,7 @@
       .then(function (html) {
         var main = document.getElementById("main");
         if (main) main.innerHTML = html;
+        fillWhatIf();
         mark("live · updated " + new Date().toLocaleTimeString(), true);
       })
       .catch(function () { mark("update failed; retrying", false); })
@@ -30,6 +41,7 @@
     source.addEventListener("change", refresh);
     source.addEventListener("error", function () { mark("reconnecting…", false); });
   }
+  fillWhatIf();
   // After the page has loaded: the stream never ends, so it must not hold up the load event.
   if (document.readyState === "complete") connect();
   else window.addEventListener("load", function () { setTimeout(connect, 0); });
