@@ -51,6 +51,13 @@ CREATED_MEMORY_SECONDS = 60.0
 RETRY_SECONDS = 2.0
 
 
+# The Normal event an owner gets for a Job it created (Volcano's reasons and wording).
+_CREATED: dict[str, Callable[[str], tuple[str, str]]] = {
+    c.JOBFLOW_KIND: lambda job: ("Created", f"create a job named {job}!"),
+    c.CRONJOB_KIND: lambda job: ("SuccessfulCreate", f"Created job {job}"),
+}
+
+
 def _plain(body: Any) -> JSON:
     return {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec", "status") if k in body}
 
@@ -218,8 +225,9 @@ class FlowControllers:
                 jobs[key[1]] = job
         return jobs
 
-    async def _create_job(self, body: JSON) -> JSON | None:
-        """Create a Job; the existing one when its name is taken (an earlier sync made it)."""
+    async def _create_job(self, owner: JSON, body: JSON) -> JSON | None:
+        """Create a Job; when its name is taken, the existing Job if ``owner`` controls it (an earlier sync
+        or controller made it), else None with a warning on the owner (someone else's Job has that name)."""
         meta = body["metadata"]
         try:
             created = await self.ctx.client.create(JOBS.collection_path(meta["namespace"]), body)
@@ -232,8 +240,16 @@ class FlowControllers:
                 if again.not_found:
                     return None
                 raise
+            if _owner(existing["metadata"]) != (owner["kind"], owner["metadata"]["name"]):
+                self.ctx.recorder.record(
+                    owner, "Warning", "JobExists",
+                    f"Job {meta['name']} exists and is not controlled by {owner['kind']} "
+                    f"{owner['metadata']['name']}; delete or rename it",
+                )  # fmt: skip
+                return None
             return existing
         self.created[(meta["namespace"], meta["name"])] = (time.monotonic(), _slim_job(created))
+        self.ctx.recorder.record(owner, "Normal", *_CREATED[owner["kind"]](meta["name"]))
         return created
 
     async def _delete_job(self, namespace: str, name: str) -> None:
@@ -264,11 +280,7 @@ class FlowControllers:
         jobs = self._owned(namespace, c.JOBFLOW_KIND, name)
         plan = plan_jobflow(body, templates, jobs, self.clock())
         for job in plan.create:
-            made = await self._create_job(job)
-            if made is not None:
-                self.ctx.recorder.record(
-                    body, "Normal", "Created", f"create a job named {job['metadata']['name']}!"
-                )
+            await self._create_job(body, job)
         for job_name in plan.delete:
             await self._delete_job(namespace, job_name)
         for event in plan.events:
@@ -333,16 +345,11 @@ class FlowControllers:
             self.ctx.recorder.record(body, "Normal", "SuccessfulDelete", f"Deleted job {job_name}")
         status = plan.status
         if plan.create is not None:
-            made = await self._create_job(plan.create)
+            made = await self._create_job(body, plan.create)
             job_name = plan.create["metadata"]["name"]
             active = [ref for ref in (status or {}).get("active", []) if ref.get("name") != job_name]
-            if (
-                made is not None
-                and _owner(made["metadata"]) == (c.CRONJOB_KIND, name)
-                and not is_finished(made)
-            ):
+            if made is not None and not is_finished(made):
                 active.append(job_ref(made))
-                self.ctx.recorder.record(body, "Normal", "SuccessfulCreate", f"Created job {job_name}")
             status = {**(status or {}), "active": active}
         if status is not None:
             await self._patch_status(CRONJOBS, body, {k: v for k, v in status.items() if v})
