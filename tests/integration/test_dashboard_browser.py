@@ -241,6 +241,21 @@ async def _check_pages(env: Env, browser: Browser, base: str, queue: str) -> Non
         return (int(shown.group(1)), expected) if shown and int(shown.group(1)) == expected else None
 
     await wait_for("the GPU grid's free count to match the API", grid_matches, 30)
+
+    # 4. Scheduler health lists the scheduler's warning about a pod naming a PodGroup that does not exist.
+    lost = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "lost", "annotations": {c.KUBE_GROUP_NAME_KEY: "ghost"}},
+        "spec": {"schedulerName": c.SCHEDULER_NAME, "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    await env.api.create(PODS.collection_path(env.ns), lost)
+
+    async def warned() -> str | None:
+        text = _text(await browser.dom(f"{base}/health"))
+        return text if f"Pod {env.ns}/lost" in text and "ghost not found" in text else None
+
+    await wait_for("the scheduler's warning on the health page", warned, 30)
     await browser.screenshot(f"{base}/nodes", "gpus")
     await browser.screenshot(f"{base}/", "overview")
 

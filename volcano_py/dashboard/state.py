@@ -48,6 +48,8 @@ from . import views
 _log = get_logger(__name__)
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 Obj = dict[str, Any]
+# The component the scheduler's EventRecorder writes its events as (scheduler/runtime/runner.py).
+SCHEDULER_COMPONENT = "volcano"
 # A what-if answer is reused this long (live updates re-render the job page on every change).
 WHATIF_TTL = 15.0
 
@@ -103,7 +105,8 @@ class DashboardState:
             "lease": self._informer(
                 LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
             ),
-            "warnings": self._informer(EVENTS, field_selector="type=Warning"),
+            # Only the scheduler's warnings (by source.component, as kube/events.py writes it).
+            "warnings": self._informer(EVENTS, field_selector=f"type=Warning,source={SCHEDULER_COMPONENT}"),
         }
 
     def _informer(self, kind: ResourceKind, extra: Any = None, **options: Any) -> Informer:
@@ -226,17 +229,12 @@ class DashboardState:
             self.binds.popleft()
         leases = self.values("lease")
         leader, age = views.leader_of(leases[0] if leases else None, now)
-        ours = [
-            ev
-            for ev in self.values("warnings")
-            if ((ev.get("source") or {}).get("component") or ev.get("reportingComponent")) == c.SCHEDULER_NAME
-        ]
         return views.Health(
             leader=leader,
             lease_age=age,
             binds_per_second=len(self.binds) / 60.0,
             cycle_ms=self.cycle_ms,
-            errors=views.warning_rows(ours, now),
+            errors=views.warning_rows(self.values("warnings"), now),
         )
 
     def what_if(self, podgroup_key: str, job: Obj | None) -> asyncio.Future[WhatIf]:
