@@ -37,7 +37,10 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("--lease-name", default="vc-scheduler", help="name of the scheduler Lease")
     parser.add_argument(
-        "--whatif-seconds", type=float, default=5.0, help="time budget of one what-would-make-it-run search"
+        "--whatif-seconds",
+        type=float,
+        default=10.0,
+        help="seconds one what-would-make-it-run search may take (default 10; the job page fills it in)",
     )
     parser.add_argument(
         "--scheduler-name",

@@ -21,7 +21,7 @@ class DashboardOptions:
     scheduler_metrics: str | None = None
     lease_namespace: str = "volcano-system"
     lease_name: str = "vc-scheduler"
-    whatif_seconds: float = 5.0
+    whatif_seconds: float = 10.0
     scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
 
     def __post_init__(self) -> None:
@@ -36,14 +36,19 @@ async def run_dashboard(
 ) -> None:
     """Serve the dashboard until ``stop`` is set; ``started`` receives the port once it listens."""
     from volcano_py.kube.client import KubeClient, load_api_client
+    from volcano_py.scheduler.core import load_conf_file
 
     from .inputs import scheduler_conf
     from .server import serve
     from .state import DashboardState
 
+    # A conf file given is read (and refused, naming the bad entry) before anything connects.
+    given = (
+        (load_conf_file(options.scheduler_conf), options.scheduler_conf) if options.scheduler_conf else None
+    )
     client = KubeClient(await load_api_client(options.kubeconfig))
     try:
-        conf, source = await scheduler_conf(client, options.scheduler_conf)
+        conf, source = given or await scheduler_conf(client, None)
         state = DashboardState(
             client,
             conf,

@@ -76,7 +76,7 @@ class DashboardState:
         lease_namespace: str = "volcano-system",
         lease_name: str = "vc-scheduler",
         metrics_url: str | None = None,
-        whatif_seconds: float = 5.0,
+        whatif_seconds: float = 10.0,
         scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,),
     ) -> None:
         self.client = client
@@ -159,24 +159,27 @@ class DashboardState:
         return self.generation
 
     async def _deserved_loop(self, interval: float = 5.0) -> None:
-        """The queues' deserved shares from one session per change (at most every ``interval`` seconds:
-        shares move slowly, and the session competes with page renders for the CPU)."""
+        """The queues' deserved shares from one session per change: at most every ``interval`` seconds,
+        and never more than a tenth of the time (the session competes with page renders for the CPU)."""
+        pause = interval
         while True:
-            await asyncio.sleep(interval)
+            await asyncio.sleep(pause)
             if self.generation == self._deserved_generation:
                 continue
             generation = self.generation
             derived = self.derived()
+            began = time.monotonic()
             try:
                 shares = await asyncio.to_thread(self._shares, derived.cluster)
             except Exception:
                 _log.exception("deserved shares could not be computed")
                 continue
+            pause = max(interval, 10 * (time.monotonic() - began))
             self._deserved_generation = generation
             if shares != self.deserved:
                 self.deserved = shares
                 self.generation += 1  # the queue bars show them: let the streams know
-                if generation == self._deserved_generation and self.generation == generation + 1:
+                if self.generation == generation + 1:
                     self._deserved_generation = self.generation  # nothing else changed meanwhile
 
     def _shares(self, cluster: views.Cluster) -> dict[str, Resource]:
