@@ -210,7 +210,8 @@ def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
     problems += check_pod_spec(obj.get("spec"), "spec")
     spec = obj.get("spec")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    if isinstance(spec, Mapping) and spec.get("schedulerName") == constants.SCHEDULER_NAME and annotations:
+    scheduled_by_us = isinstance(spec, Mapping) and spec.get("schedulerName") == constants.SCHEDULER_NAME
+    if scheduled_by_us and isinstance(annotations, Mapping) and annotations:
         problems += check_jdb_annotations(annotations)
     return problems
 

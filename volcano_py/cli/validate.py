@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +37,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=run)
 
 
-class _DuplicateKey(yaml.MarkedYAMLError):
+class _BadKey(yaml.MarkedYAMLError):
     pass
 
 
@@ -48,8 +48,14 @@ class _StrictLoader(yaml.SafeLoader):
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, Hashable):
+                # ``? {a: 1}`` makes a mapping a key; Kubernetes objects have only string keys.
+                raise _BadKey(
+                    problem=f"a key must be a plain value, not a {type(key).__name__} (write 'name: value')",
+                    problem_mark=key_node.start_mark,
+                )
             if key in seen:
-                raise _DuplicateKey(
+                raise _BadKey(
                     problem=f"key {key!r} is given twice and only the last would count (keep one)",
                     problem_mark=key_node.start_mark,
                 )
