@@ -20,9 +20,10 @@ from typing import Any
 
 import kopf
 
+from volcano_py.api import constants as c
 from volcano_py.controllers.shell.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.shell.flows import FlowControllers
-from volcano_py.controllers.shell.handlers import build_registry
+from volcano_py.controllers.shell.handlers import build_registry, job_pod_changed
 from volcano_py.controllers.shell.job_worker import JobWorker
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.queue_worker import QueueWorker
@@ -30,6 +31,8 @@ from volcano_py.controllers.shell.topology import TopologyDiscovery
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import PODS
 from volcano_py.kube.leader import LeaderElector, run_while_leading
 from volcano_py.log import get_logger
 from volcano_py.webhooks.server import enable_admission
@@ -124,9 +127,27 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
             stop_flag=kopf_stop,
         )
     )
+    # Job pods come from an informer of our own (server-side label selector), not from a Kopf index; the Job
+    # workers start once it has listed them, so no Job is reconciled against a partial view of its pods.
+    pod_informers = [
+        Informer(
+            client,
+            PODS,
+            lambda delta: job_pod_changed(ctx, delta),
+            namespace=ns,
+            label_selector=c.JOB_NAME_KEY,
+        )
+        for ns in (list[str | None](namespaces) or [None])
+    ]
+
+    async def run_jobs_once_pods_listed() -> None:
+        await asyncio.gather(*(informer.synced.wait() for informer in pod_informers))
+        await ctx.job_queue.run(jobs.handle, options.workers)
+
     workers = [
         asyncio.ensure_future(recorder.run()),
-        asyncio.ensure_future(ctx.job_queue.run(jobs.handle, options.workers)),
+        *(asyncio.ensure_future(informer.run()) for informer in pod_informers),
+        asyncio.ensure_future(run_jobs_once_pods_listed()),
         asyncio.ensure_future(ctx.queue_queue.run(queues.handle, 2)),
         asyncio.ensure_future(flows.run()),
         asyncio.ensure_future(topology.run()),

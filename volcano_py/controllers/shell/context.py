@@ -30,7 +30,6 @@ PVCS = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim",
 
 # Index names: Kopf passes each index to handlers as a keyword argument of that name.
 JOB_INDEX = "vc_jobs"
-POD_INDEX = "vc_job_pods"
 PODGROUP_INDEX = "vc_podgroups"
 QUEUE_INDEX = "vc_queues"
 
@@ -97,6 +96,11 @@ class ControllerContext:
     ttl_timers: dict[JobKey, asyncio.TimerHandle] = field(default_factory=dict)
     specs: dict[str, tuple[int, JobSpec]] = field(default_factory=dict)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
+    # The pods of each Job (namespace, job name) -> pod uid -> slim pod, kept by the job-pod informer, not by
+    # a Kopf index: Kopf holds every handler until each object of each indexed kind has been indexed, at a
+    # cost that grows faster than linearly with the objects -- with thousands of finished pods, tens of
+    # seconds before a restarted controller handled its first Job (docs/reliability.md).
+    pods_by_job: dict[JobKey, dict[str, dict[str, Any]]] = field(default_factory=dict)
 
     def job(self, key: JobKey) -> dict[str, Any] | None:
         seen = _values(self.indices.get(JOB_INDEX), key)
@@ -115,7 +119,7 @@ class ControllerContext:
         return written
 
     def job_pods(self, key: JobKey) -> list[dict[str, Any]]:
-        return _values(self.indices.get(POD_INDEX), key)
+        return list(self.pods_by_job.get(key, {}).values())
 
     def podgroup(self, namespace: str, name: str) -> dict[str, Any] | None:
         found = _values(self.indices.get(PODGROUP_INDEX), (namespace, name))

@@ -26,7 +26,6 @@ from volcano_py.controllers.job.spec import JobSpecError
 from volcano_py.controllers.shell.context import (
     COMMANDS,
     JOB_INDEX,
-    POD_INDEX,
     PODGROUP_INDEX,
     QUEUE_INDEX,
     ControllerContext,
@@ -34,6 +33,7 @@ from volcano_py.controllers.shell.context import (
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -84,10 +84,6 @@ def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> 
     def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
         return {(namespace or "", name): _plain(body)}
 
-    @kopf.index("", "v1", "pods", id=POD_INDEX, labels={c.JOB_NAME_KEY: kopf.PRESENT}, registry=registry)
-    def index_pod(body: kopf.Body, namespace: str | None, labels: kopf.Labels, **_: Any) -> dict[Any, Any]:
-        return {(namespace or "", labels[c.JOB_NAME_KEY]): slim_pod(body)}
-
     @kopf.index(*_PODGROUPS, id=PODGROUP_INDEX, registry=registry)
     def index_podgroup(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
         meta = body.metadata
@@ -108,7 +104,7 @@ def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> 
     def capture_indices(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
         settings.posting.enabled = False  # our own EventRecorder writes the Events users see
         settings.watching.server_timeout = 300
-        for name in (JOB_INDEX, POD_INDEX, PODGROUP_INDEX, QUEUE_INDEX):
+        for name in (JOB_INDEX, PODGROUP_INDEX, QUEUE_INDEX):
             ctx.indices[name] = kwargs[name]
         ctx.ready.set()
 
@@ -131,36 +127,6 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
             return  # the echo of our own status write
         ctx.job_queue.add(key, Request(job_uid=str(body.metadata.uid)))
 
-    @kopf.on.event("", "v1", "pods", labels={c.JOB_NAME_KEY: kopf.PRESENT}, registry=registry)
-    def job_pod_event(
-        event: kopf.RawEvent, namespace: str | None, labels: kopf.Labels, body: kopf.Body, **_: Any
-    ) -> None:
-        job_name = labels[c.JOB_NAME_KEY]
-        key = (namespace or "", job_name)
-        job_body = ctx.job(key)
-        pod = read_pod(body)
-        if job_body is None or not pod.task:
-            return
-        if event["type"] == "DELETED":
-            known = ctx.pod_phases.pop(pod.uid, None) is not None
-            ctx.job_queue.add(key, on_pod_deleted(pod, known=known))
-            return
-        try:
-            spec = ctx.spec(job_body)
-        except JobSpecError:
-            return
-        old = ctx.pod_phases.get(pod.uid)
-        ctx.pod_phases[pod.uid] = pod.phase
-        task_pods = (p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task)
-        req = on_pod_seen(spec, old, pod, task_pods)
-        ctx.cancel_recovered(key, req)
-        version = int((job_body.get("status") or {}).get("version") or 0)
-        decision = decide(spec, version, req)
-        if decision.action is Action.SYNC_JOB and not decision.delay_seconds:
-            # No policy cares about this event: a plain resync, which collapses with the ones queued.
-            req = Request(job_uid=spec.uid)
-        ctx.job_queue.add(key, req)
-
     @kopf.on.event(*_PODGROUPS, registry=registry)
     def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
         owner = _job_owner(body.metadata)
@@ -171,6 +137,49 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
                 (namespace or "", owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC)
             )
         ctx.queue_queue.add(str(body.spec.get("queue") or c.DEFAULT_QUEUE), Action.SYNC_QUEUE.value)
+
+
+def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
+    """A pod of a Job changed (from the job-pod informer): keep ``ctx.pods_by_job``, enqueue the Job."""
+    body = delta.new if delta.new is not None else delta.old
+    assert body is not None
+    meta = body.get("metadata") or {}
+    namespace = str(meta.get("namespace") or "")
+    job_name = (meta.get("labels") or {}).get(c.JOB_NAME_KEY)
+    if not job_name:
+        return
+    key = (namespace, str(job_name))
+    uid = str(meta.get("uid") or "")
+    pods = ctx.pods_by_job.setdefault(key, {})
+    if delta.type is EventType.DELETED:
+        pods.pop(uid, None)
+        if not pods:
+            del ctx.pods_by_job[key]
+    else:
+        pods[uid] = slim_pod(body)
+    job_body = ctx.job(key)
+    pod = read_pod(body)
+    if job_body is None or not pod.task:
+        return
+    if delta.type is EventType.DELETED:
+        known = ctx.pod_phases.pop(pod.uid, None) is not None
+        ctx.job_queue.add(key, on_pod_deleted(pod, known=known))
+        return
+    try:
+        spec = ctx.spec(job_body)
+    except JobSpecError:
+        return
+    old = ctx.pod_phases.get(pod.uid)
+    ctx.pod_phases[pod.uid] = pod.phase
+    task_pods = (p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task)
+    req = on_pod_seen(spec, old, pod, task_pods)
+    ctx.cancel_recovered(key, req)
+    version = int((job_body.get("status") or {}).get("version") or 0)
+    decision = decide(spec, version, req)
+    if decision.action is Action.SYNC_JOB and not decision.delay_seconds:
+        # No policy cares about this event: a plain resync, which collapses with the ones queued.
+        req = Request(job_uid=spec.uid)
+    ctx.job_queue.add(key, req)
 
 
 def register_queue_controller(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
