@@ -529,33 +529,38 @@ class ChaosRun:
 
     async def run(self) -> Report:
         config = self.config
-        await self.setup()
+        background: list[asyncio.Task[None]] = []
         try:
+            await self.setup()  # inside: a set-up that fails half-way still stops what it started
             plans = plan_jobs(config.jobs, seed=config.seed, max_gang=config.max_gang)
             workload = asyncio.create_task(self.submit_workload(plans))
-            watchdog = asyncio.create_task(self.supervise())
+            background += [workload, asyncio.create_task(self.supervise())]
             schedule = [kind for kind in config.faults for _ in range(config.rounds)]
             self.rng.shuffle(schedule)
             for i, kind in enumerate(schedule, 1):
                 await asyncio.sleep(config.quiet_seconds)
                 self.say(f"fault {i}/{len(schedule)}: {kind}")
-                for component in (self.scheduler, self.controller):
-                    assert component is not None
-                    component.supervised = False
+                self._supervise(False)
                 try:
                     record = await self.inject(kind)
                 finally:
-                    for component in (self.scheduler, self.controller):
-                        assert component is not None
-                        component.supervised = True
+                    self._supervise(True)
                 self.report.faults.append(record)
                 self.report.violations += record.violations
             await workload
             await self.finish()
-            watchdog.cancel()
         finally:
+            # The watchdog first: it would start again what the teardown stops.
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
             await self.teardown()
         return self.report
+
+    def _supervise(self, on: bool) -> None:
+        for component in (self.scheduler, self.controller):
+            if component is not None:
+                component.supervised = on
 
     async def finish(self) -> None:
         config = self.config
