@@ -117,3 +117,55 @@ def test_the_real_command_prints_no_traceback_on_a_bad_file(
     monkeypatch.setattr(sys, "stderr", stderr)
     assert main(["validate", str(path)]) == 1
     assert "Traceback" not in stderr.getvalue()
+
+
+def _as_admitted(doc: Any, seed: dict[str, Any]) -> dict[str, Any]:
+    """What the API server would still send the webhook: a mapping of the seed's kind with a named metadata
+    (the server routes by apiVersion/kind and fills the name); everything else as mutated."""
+    body = dict(doc) if isinstance(doc, dict) else {}
+    body["apiVersion"], body["kind"] = seed["apiVersion"], seed["kind"]
+    metadata = body.get("metadata")
+    metadata = dict(metadata) if isinstance(metadata, dict) else {}
+    if not isinstance(metadata.get("name"), str) or not metadata["name"]:
+        metadata["name"] = "fuzzed"
+    body["metadata"] = metadata
+    return body
+
+
+ADMITTED_SEEDS = [
+    doc for doc in SEEDS if doc.get("kind") in ("Job", "Queue", "PodGroup", "JobFlow", "CronJob")
+]
+
+
+@settings(max_examples=100, deadline=None)
+@given(data=st.data())
+def test_admission_decides_on_mutated_objects_without_raising(data: st.DataObject) -> None:
+    """A webhook that raises answers the API server with a 500 that names no field; it must decide instead."""
+    from volcano_py.webhooks.flow import validate_flow_object
+    from volcano_py.webhooks.job import mutate_job, validate_job_create, validate_job_update
+    from volcano_py.webhooks.patch import apply_patch
+    from volcano_py.webhooks.podgroup import validate_podgroup_create
+    from volcano_py.webhooks.queue import mutate_queue, validate_queue_write
+
+    seed = data.draw(st.sampled_from(ADMITTED_SEEDS), label="seed")
+    body = _as_admitted(_mutate(seed, data), seed)
+    queues = {
+        "default": {"metadata": {"name": "default"}, "spec": {}, "status": {"state": "Open"}},
+        "root": {"metadata": {"name": "root"}, "spec": {}, "status": {"state": "Open"}},
+    }
+    kind = seed["kind"]
+    if kind == "Job":
+        mutated = copy.deepcopy(body)
+        apply_patch(mutated, mutate_job(body))
+        assert isinstance(validate_job_create(mutated, queues), list)
+        assert isinstance(validate_job_update(_as_admitted(seed, seed), body), list)
+    elif kind == "Queue":
+        mutated = copy.deepcopy(body)
+        apply_patch(mutated, mutate_queue(body))
+        assert isinstance(
+            validate_queue_write(mutated, {**queues, **{q["metadata"]["name"]: q for q in [seed]}}), list
+        )
+    elif kind == "PodGroup":
+        assert isinstance(validate_podgroup_create(body, queues), list)
+    else:
+        assert isinstance(validate_flow_object(body, ["prepare", "train"]), list)

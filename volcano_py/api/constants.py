@@ -57,11 +57,11 @@ NUMATOPOLOGY_PLURAL: Final = "numatopologies"
 # Every kind Volcano serves, by apiVersion (its CRDs). ``volcano-py validate`` checks the ones we model
 # (``validation.KINDS``), reports the others as not checked, and refuses any other kind in these groups.
 VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
-    BATCH_API_VERSION: (JOB_KIND, "CronJob"),
+    BATCH_API_VERSION: (JOB_KIND, CRONJOB_KIND),
     SCHEDULING_API_VERSION: (PODGROUP_KIND, QUEUE_KIND),
     BUS_API_VERSION: (COMMAND_KIND,),
     TOPOLOGY_API_VERSION: (HYPERNODE_KIND,),
-    "flow.volcano.sh/v1alpha1": ("JobFlow", "JobTemplate"),
+    FLOW_API_VERSION: (JOBFLOW_KIND, JOBTEMPLATE_KIND),
     NODEINFO_API_VERSION: (NUMATOPOLOGY_KIND,),
     "shard.volcano.sh/v1alpha1": ("NodeShard",),
     "config.volcano.sh/v1alpha1": ("ColocationConfiguration",),

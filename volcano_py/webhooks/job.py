@@ -68,9 +68,11 @@ def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
     Never raises: a malformed field is left as it is, for validation to name it and say how to fix it.
     """
     raw_spec = job.get("spec")
-    spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+    if raw_spec is not None and not isinstance(raw_spec, Mapping):
+        return []  # mutation runs before the schema check: leave a spec that is no mapping to validation
+    spec: Mapping[str, Any] = raw_spec or {}
     ops: list[PatchOp] = []
-    if "spec" not in job:
+    if raw_spec is None:
         ops.append(PatchOp("add", "/spec", {}))
     if not spec.get("queue"):
         ops.append(PatchOp("add", "/spec/queue", constants.DEFAULT_QUEUE))
@@ -138,8 +140,18 @@ def validate_job_create(job: Mapping[str, Any], queues: Queues) -> list[Problem]
     return problems
 
 
-def _masked_task(task: Mapping[str, Any]) -> dict[str, Any]:
+def _masked_task(task: Any) -> Any:
+    if not isinstance(task, Mapping):
+        return task
     return {key: value for key, value in task.items() if key not in MUTABLE_TASK}
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
 
 
 def _masked_volumes(volumes: list[Any]) -> list[Any]:
@@ -154,11 +166,10 @@ def _masked_volumes(volumes: list[Any]) -> list[Any]:
 
 def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Problem]:
     """What changed in ``spec`` that Volcano does not let an existing Job change."""
-    old_spec: Mapping[str, Any] = old.get("spec") or {}
-    new_spec: Mapping[str, Any] = new.get("spec") or {}
+    old_spec, new_spec = _mapping(old.get("spec")), _mapping(new.get("spec"))
     fix = "delete the Job and create it again with the new spec"
     problems: list[Problem] = []
-    old_tasks, new_tasks = list(old_spec.get("tasks") or []), list(new_spec.get("tasks") or [])
+    old_tasks, new_tasks = _items(old_spec.get("tasks")), _items(new_spec.get("tasks"))
     if len(old_tasks) != len(new_tasks):
         problems.append(
             Problem(
@@ -170,11 +181,17 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
     else:
         for i, (before, after) in enumerate(zip(old_tasks, new_tasks, strict=True)):
             before, after = _masked_task(before), _masked_task(after)
-            for key in sorted(before.keys() | after.keys()):
+            if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
+                if before != after:
+                    problems.append(
+                        Problem(join_path("spec", "tasks", i), f"cannot change on an existing job; {fix}")
+                    )
+                continue
+            for key in sorted(before.keys() | after.keys(), key=str):
                 if before.get(key) != after.get(key):
                     problems.append(
                         Problem(
-                            join_path("spec", "tasks", i, key),
+                            join_path("spec", "tasks", i, str(key)),
                             "cannot change on an existing job (only replicas and minAvailable of a task "
                             f"can); {fix}",
                         )
@@ -187,14 +204,14 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
                 "job; delete the Job and create it in the new queue",
             )
         )
-    for key in sorted((old_spec.keys() | new_spec.keys()) - MUTABLE_SPEC - {"tasks", "queue"}):
+    for key in sorted((old_spec.keys() | new_spec.keys()) - MUTABLE_SPEC - {"tasks", "queue"}, key=str):
         before, after = old_spec.get(key), new_spec.get(key)
         if key == "volumes":
-            before, after = _masked_volumes(before or []), _masked_volumes(after or [])
+            before, after = _masked_volumes(_items(before)), _masked_volumes(_items(after))
         if before != after:
             problems.append(
                 Problem(
-                    join_path("spec", key),
+                    join_path("spec", str(key)),
                     "cannot change on an existing job (only minAvailable, tasks[*].replicas, "
                     f"tasks[*].minAvailable and priorityClassName can); {fix}",
                 )

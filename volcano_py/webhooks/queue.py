@@ -25,10 +25,19 @@ HIERARCHY_FIELDS = ("parent", "capability", "deserved", "guarantee")
 def mutate_queue(queue: Mapping[str, Any]) -> list[PatchOp]:
     """Volcano's defaults for a new Queue: reclaimable, weight 1, hierarchy annotations rooted at ``root``."""
     ops: list[PatchOp] = []
-    annotations: Mapping[str, str] = (queue.get("metadata") or {}).get("annotations") or {}
+    metadata = queue.get("metadata")
+    raw_annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    # Mutation runs before the schema check: anything malformed is left for validation to name.
+    annotations: Mapping[str, Any] = raw_annotations if isinstance(raw_annotations, Mapping) else {}
     hierarchy = annotations.get(constants.HIERARCHY_KEY, "")
     weights = annotations.get(constants.HIERARCHY_WEIGHTS_KEY, "")
-    if hierarchy and weights and not hierarchy.startswith(constants.ROOT_QUEUE):
+    if (
+        isinstance(hierarchy, str)
+        and isinstance(weights, str)
+        and hierarchy
+        and weights
+        and not hierarchy.startswith(constants.ROOT_QUEUE)
+    ):
         ops.append(
             PatchOp("add", pointer("metadata", "annotations", constants.HIERARCHY_KEY), f"root/{hierarchy}")
         )
@@ -37,8 +46,11 @@ def mutate_queue(queue: Mapping[str, Any]) -> list[PatchOp]:
                 "add", pointer("metadata", "annotations", constants.HIERARCHY_WEIGHTS_KEY), f"1/{weights}"
             )
         )
-    spec: Mapping[str, Any] = queue.get("spec") or {}
-    if "spec" not in queue:
+    raw_spec = queue.get("spec")
+    if raw_spec is not None and not isinstance(raw_spec, Mapping):
+        return ops
+    spec: Mapping[str, Any] = raw_spec or {}
+    if raw_spec is None:
         ops.append(PatchOp("add", "/spec", {}))
     if spec.get("reclaimable") is None:
         ops.append(PatchOp("add", "/spec/reclaimable", True))
