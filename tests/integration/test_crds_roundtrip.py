@@ -163,7 +163,13 @@ def test_server_refuses_or_prunes_a_misspelt_field_which_validate_reports(
         "kind": "Job",
         "metadata": {"name": "typo", "namespace": namespace},
         "spec": {
-            "tasks": [{"name": "t", "replica": 3, "template": {"spec": {"containers": [{"name": "c"}]}}}]
+            "tasks": [
+                {
+                    "name": "t",
+                    "replica": 3,
+                    "template": {"spec": {"containers": [{"name": "c", "image": "busybox"}]}},
+                }
+            ]
         },
     }
     assert [p.path for p in validate_object(job)] == ["spec.tasks[0].replica"]
