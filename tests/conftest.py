@@ -1,5 +1,5 @@
-"""Fixtures for any test directory: ``helm``, the pinned helm binary (built from its Go module on first use,
-cached with the control-plane binaries). Without Go it skips, except under ``CI=true``, where it fails."""
+"""Fixtures for any test directory: ``helm`` and ``promtool``, the pinned tools (built from their Go modules
+on first use, cached with the control-plane binaries). Without Go they skip; under ``CI=true`` they fail."""
 
 from __future__ import annotations
 
@@ -12,12 +12,21 @@ import pytest
 from volcano_py.devcluster import BuildError, ToolchainMissing, ensure_tools
 
 
-@pytest.fixture(scope="session")
-def helm() -> Path:
+def _tool(name: str) -> Path:
     try:
         # Build progress goes straight to the terminal: a cold build takes minutes and pytest would hide it.
-        return ensure_tools(out=sys.__stderr__)["helm"]
+        return ensure_tools(out=sys.__stderr__)[name]
     except (ToolchainMissing, BuildError) as err:
         if os.environ.get("CI", "").strip().lower() in ("true", "1", "yes"):
-            pytest.fail(f"CI=true and helm cannot be built: {err}", pytrace=False)
-        pytest.skip(f"no helm (run `volcano-py dev build` to see why): {err}")
+            pytest.fail(f"CI=true and {name} cannot be built: {err}", pytrace=False)
+        pytest.skip(f"no {name} (run `volcano-py dev build` to see why): {err}")
+
+
+@pytest.fixture(scope="session")
+def helm() -> Path:
+    return _tool("helm")
+
+
+@pytest.fixture(scope="session")
+def promtool() -> Path:
+    return _tool("promtool")

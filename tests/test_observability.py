@@ -3,8 +3,11 @@ scrape test in tests/integration/test_metrics_scrape.py then checks each has dat
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
-from observability import load_dashboards, load_rules, metric_names, queries
+from observability import RULES, load_dashboards, load_rules, metric_names, queries
 
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
@@ -97,3 +100,33 @@ def test_alert_rules_are_complete() -> None:
         ]
         assert rule["annotations"]["summary"] and rule["annotations"]["description"], rule["alert"]
         assert rule["expr"].count("(") == rule["expr"].count(")"), rule["alert"]
+
+
+def test_promtool_checks_the_rules(promtool: Path) -> None:
+    done = subprocess.run(
+        [str(promtool), "check", "rules", str(RULES)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "SUCCESS: 4 rules found" in done.stdout
+
+
+def test_alerts_fire_when_and_only_when_they_should(promtool: Path) -> None:
+    """deploy/prometheus/rules_test.yaml: each alert on series that should and should not fire it."""
+    done = subprocess.run(
+        [str(promtool), "test", "rules", "rules_test.yaml"],
+        cwd=RULES.parent, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_promtool_refuses_a_broken_rule(promtool: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "rules.yaml"
+    broken.write_text(RULES.read_text().replace("sum by (webhook) (rate(", "sum by (webhook) (rate((", 1))
+    done = subprocess.run(
+        [str(promtool), "check", "rules", str(broken)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode != 0 and "VolcanoPyWebhookErrors" in done.stdout + done.stderr

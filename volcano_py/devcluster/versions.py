@@ -15,6 +15,8 @@ ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 # Helm renders and lints deploy/helm/volcano-py in the tests; not needed to run a cluster.
 HELM_VERSION = "v3.22.0"
+# promtool checks deploy/prometheus/rules.yaml in the tests (the Prometheus module's own version tag).
+PROMETHEUS_MODULE_VERSION = "v0.316.0"
 
 # kwok v0.8.0's go.mod says `go 1.26.0`; older toolchains cannot build it.
 MIN_GO = (1, 26)
@@ -85,11 +87,19 @@ HELM = Component(
     version_marker=HELM_VERSION,
 )
 
+PROMTOOL = Component(
+    name="promtool",
+    version=PROMETHEUS_MODULE_VERSION,
+    package="github.com/prometheus/prometheus/cmd/promtool",
+    version_args=("--version",),
+    version_marker=f"promtool, version {PROMETHEUS_MODULE_VERSION}",
+)
+
 # Build order: etcd is small and proves the toolchain works before the long Kubernetes compile.
 COMPONENTS: tuple[Component, ...] = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL, KWOK)
 KUBERNETES_COMPONENTS: tuple[Component, ...] = (KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL)
 # Tools a developer and CI use around the cluster (`volcano-py dev build` builds them too; `dev up` does not).
-TOOLS: tuple[Component, ...] = (HELM,)
+TOOLS: tuple[Component, ...] = (HELM, PROMTOOL)
 
 # kwok's own stage files we run unchanged; copied next to the kwok binary when it is built so that starting a
 # cluster needs neither Go nor the module cache.
