@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from volcano_py.api import constants as k
+from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.arguments import ConfError
 from volcano_py.scheduler.framework.devices import (
     DeviceKind,
@@ -269,15 +270,17 @@ def test_vgpu_pods_need_a_registered_node() -> None:
 
 
 def test_node_parsing() -> None:
-    share = gpushare_cards({MEM: "32000", NUM: "2"}, {k.GPU_UNHEALTHY_IDS_KEY: "1,x"})
+    share = gpushare_cards(Resource.parse({MEM: "32000", NUM: "2"}), {k.GPU_UNHEALTHY_IDS_KEY: "1,x"})
     assert share is not None and share.kind is DeviceKind.GPUSHARE
     assert [(c.index, c.memory) for c in share.cards.values()] == [(0, 16000)]
     register = "GPU-a,10,24000,NVIDIA-A10,true,hami-core:GPU-b,10,24000,NVIDIA-A10,false,hami-core:"
-    vgpu = vgpu_cards({VNUM: "20", VMEM: "48000", VCORES: "200"}, {k.VGPU_NODE_REGISTER_KEY: register})
+    vgpu = vgpu_cards(
+        Resource.parse({VNUM: "20", VMEM: "48000", VCORES: "200"}), {k.VGPU_NODE_REGISTER_KEY: register}
+    )
     assert vgpu is not None and [(c.uuid, c.split, c.memory) for c in vgpu.cards.values()] == [
         ("GPU-a", 10, 24000)
     ]
-    assert vgpu_cards({VNUM: "0"}, {k.VGPU_NODE_REGISTER_KEY: register}) is None
+    assert vgpu_cards(Resource.parse({VNUM: "0"}), {k.VGPU_NODE_REGISTER_KEY: register}) is None
 
 
 def test_pod_request_sums_containers_and_reads_percentage_default() -> None:

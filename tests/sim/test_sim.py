@@ -129,3 +129,36 @@ def test_sim_command_prints_json(capsys: pytest.CaptureFixture[str]) -> None:
 def test_unknown_policy_is_named() -> None:
     with pytest.raises(ValueError, match="unknown placement policy 'fast'; use one of greedy, cpsat"):
         conf_for("fast")
+
+
+def _openb_files(tmp_path: Path, pod_rows: list[str]) -> tuple[Path, Path]:
+    nodes = tmp_path / "nodes.csv"
+    nodes.write_text("sn,cpu_milli,memory_mib,gpu,model\nn-0,64000,262144,2,V100M16\n")
+    pods = tmp_path / "pods.csv"
+    pods.write_text(
+        "name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,"
+        "scheduled_time\n" + "".join(row + "\n" for row in pod_rows)
+    )
+    return nodes, pods
+
+
+def test_shared_gpu_openb_places_fractions_per_card(tmp_path: Path) -> None:
+    # Two 0.6-GPU pods cannot share a card: each takes its own, leaving 0.4 of each card free; a third
+    # 0.6-GPU pod waits for one of them. Per card, 0.8 GPU is free on partly used cards, and stranded while
+    # the third waits (no waiting shape fits 0.4).
+    rows = [f"p-{i},1000,1024,1,600,,LS,Running,{i},{1000 + i * 1000},0" for i in range(3)]
+    work = openb(*_openb_files(tmp_path, rows), shared_gpus=True)
+    assert work.nodes[0].allocatable.amount("volcano.sh/gpu-number") == 2000  # canonical: 2 cards
+    assert work.jobs[0].request.amount("volcano.sh/gpu-memory") == 9830 * 1000
+    result = Simulator(work, conf_for("greedy", shared_gpus=True), period=1.0).run()
+    report = summary(result)
+    assert report["total_gpus"] == 2.0
+    assert report["jobs_completed"] == 3
+    busy = [s for s in result.samples if s.allocated_gpus == 1200]
+    assert busy and all(s.partial_free_gpus == 800 for s in busy)
+    assert any(s.stranded_gpus == 800 and s.pending_jobs == 1 for s in busy)
+
+
+def test_shared_gpus_are_refused_for_synthetic(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit, match="--shared-gpus is for openb"):
+        main(["sim", "synthetic", "--shared-gpus"])

@@ -61,6 +61,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     ob.add_argument("--max-jobs", type=int, help="replay only the first N pods")
     ob.add_argument("--gangs", action="store_true", help="turn 8-GPU pods into gangs of 2-4 such pods")
     ob.add_argument(
+        "--shared-gpus",
+        action="store_true",
+        help="ask GPU fractions as volcano.sh/gpu-memory of one card (Volcano's GPU sharing; deviceshare "
+        "places them per card) instead of milli-GPUs of a node",
+    )
+    ob.add_argument(
         "--arrival-scale",
         type=float,
         default=1.0,
@@ -70,6 +76,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _workload(args: argparse.Namespace) -> wl.Workload:
+    if args.source == "synthetic" and args.shared_gpus:
+        raise SystemExit("volcano-py sim synthetic: --shared-gpus is for openb (its pods have GPU fractions)")
     if args.source == "synthetic":
         return wl.synthetic(
             nodes=args.nodes,
@@ -96,6 +104,7 @@ def _workload(args: argparse.Namespace) -> wl.Workload:
         gang_variant=args.gangs,
         seed=args.seed,
         arrival_scale=args.arrival_scale,
+        shared_gpus=args.shared_gpus,
     )
 
 
@@ -104,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     if args.conf:
         confs = {args.conf.name: parse_conf(args.conf.read_text(), default_registry())}
     else:
-        confs = {name: conf_for(name) for name in (args.policy or ["greedy", "cpsat"])}
+        names = args.policy or ["greedy", "cpsat"]
+        confs = {name: conf_for(name, shared_gpus=args.shared_gpus) for name in names}
     reports: dict[str, dict[str, Any]] = {}
     results: dict[str, SimResult] = {}
     for name, conf in confs.items():

@@ -19,7 +19,7 @@ from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
 from volcano_py.scheduler.framework.decisions import PodGroupUpdate
 
-from .workload import SimJob, SimNode, Workload
+from .workload import SimJob, SimNode, Workload, device_amount
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 NAMESPACE = "sim"
@@ -76,6 +76,18 @@ class SimCluster:
             [[n.allocatable.amount(d) for d in DIMS] for n in workload.nodes], dtype=np.int64
         ).reshape(len(workload.nodes), len(DIMS))
         self.used = np.zeros_like(self.allocatable)
+        # Shared GPUs (Volcano's gpushare): the cards of each node and the milli-GPUs used on each, from the
+        # card indices the scheduler writes on a pod at bind (-1 marks a card the node does not have).
+        cards = [device_amount(n.allocatable, c.GPU_NUMBER_RESOURCE) for n in workload.nodes]
+        self.shared = any(cards)
+        self.card_memory = [
+            device_amount(n.allocatable, c.GPU_MEMORY_RESOURCE) // count if count else 0
+            for n, count in zip(workload.nodes, cards, strict=True)
+        ]
+        self.card_used = np.full((len(cards), max(cards, default=0)), -1, dtype=np.int64)
+        for row, count in enumerate(cards):
+            self.card_used[row, :count] = 0
+        self._cards_of: dict[str, tuple[int, list[int], int]] = {}  # pod uid -> (row, cards, milli each)
         self.queues: list[Obj] = [
             {
                 "metadata": {"name": c.DEFAULT_QUEUE},
@@ -184,9 +196,26 @@ class SimCluster:
         pod["status"] = {"phase": "Running"}
         state.finish_at[uid] = now + state.job.duration
         self._charge(node, state, +1)
+        self._hold_cards(uid, node, state, annotations or {})
         rack = self.node_labels[node].get("topology.volcano-py.io/rack")
         if rack:
             state.racks.add(rack)
+
+    def _hold_cards(self, uid: str, node: str, state: JobState, annotations: Mapping[str, str]) -> None:
+        indices = [int(i) for i in annotations.get(c.GPU_INDEX_KEY, "").split(",") if i.strip().isdigit()]
+        if not self.shared or not indices:
+            return
+        row = self.node_index[node]
+        memory = device_amount(state.job.request, c.GPU_MEMORY_RESOURCE)
+        milli = -(-memory * 1000 // self.card_memory[row]) if memory else 1000
+        self.card_used[row, indices] += milli
+        self._cards_of[uid] = (row, indices, milli)
+
+    def _release_cards(self, uid: str) -> None:
+        held = self._cards_of.pop(uid, None)
+        if held is not None:
+            row, indices, milli = held
+            self.card_used[row, indices] -= milli
 
     def evict(self, job_key: str, uid: str, now: float) -> None:
         """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape)."""
@@ -196,6 +225,7 @@ class SimCluster:
         node = pod["spec"].get("nodeName")
         if node:
             self._charge(node, state, -1)
+            self._release_cards(uid)
         state.evictions += 1
         self._new_pod(state, len(state.pods), now)
 
@@ -209,6 +239,7 @@ class SimCluster:
                     pod["status"] = {"phase": "Succeeded"}
                     del state.finish_at[uid]
                     self._charge(pod["spec"]["nodeName"], state, -1)
+                    self._release_cards(uid)
                     state.succeeded += 1
             if state.succeeded >= state.job.replicas:
                 state.completed_at = now

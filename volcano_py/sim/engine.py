@@ -15,14 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from volcano_py.resources import GPU
+from volcano_py.api import constants as k
+from volcano_py.resources import CPU, GPU, MEMORY
 from volcano_py.scheduler.core import run_session
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.snapshot import Snapshot
-from volcano_py.scheduler.solver.fragmentation import StrandedGpus
+from volcano_py.scheduler.solver.fragmentation import StrandedGpus, stranded_cards
 
 from .cluster import DIMS, NAMESPACE, SimCluster, timestamp
-from .workload import Workload
+from .workload import SHARED_CARD_MIB, Workload, device_amount
 
 Progress = Callable[[str], None]
 
@@ -38,6 +39,9 @@ class Sample:
     allocated_gpus: int  # milli-GPUs
     stranded_gpus: int  # milli-GPUs
     pending_jobs: int
+    # Free milli-GPUs of partly used cards (with shared GPUs, per card; else the remainder of each node's
+    # fractional use), whether or not something waits for them.
+    partial_free_gpus: int = 0
 
 
 @dataclass(slots=True)
@@ -83,7 +87,11 @@ class Simulator:
         cluster, jobs = self.cluster, self.workload.jobs
         result = SimResult(
             workload=self.workload.name,
-            total_gpus=int(cluster.allocatable[:, DIMS.index(GPU)].sum()),
+            total_gpus=(
+                int((cluster.card_used >= 0).sum()) * 1000
+                if cluster.shared
+                else int(cluster.allocatable[:, DIMS.index(GPU)].sum())
+            ),
             has_racks=bool(self.workload.hypernodes),
         )
         next_job, now, changed = 0, self._align(jobs[0].arrival) if jobs else 0.0, True
@@ -155,6 +163,8 @@ class Simulator:
         return bool(decided.binds or decided.evictions or decided.podgroup_updates)
 
     def _sample(self, now: float) -> Sample:
+        if self.cluster.shared:
+            return self._sample_cards(now)
         cluster = self.cluster
         free = cluster.allocatable - cluster.used
         in_use = np.any(cluster.used > 0, axis=1)
@@ -164,11 +174,37 @@ class Simulator:
         measure = StrandedGpus(list(DIMS), list(dict.fromkeys(waiting))) if waiting else None
         stranded = measure.of_rows(free, in_use)[0] if measure else np.zeros(1, dtype=np.int64)
         pending = len(waiting)
+        gpu_used = cluster.used[:, DIMS.index(GPU)]
         return Sample(
             at=now,
-            allocated_gpus=int(cluster.used[:, DIMS.index(GPU)].sum()),
+            allocated_gpus=int(gpu_used.sum()),
             stranded_gpus=int(stranded.sum()),
             pending_jobs=pending,
+            partial_free_gpus=int((-gpu_used % 1000).sum()),
+        )
+
+    def _sample_cards(self, now: float) -> Sample:
+        """The same measures per card, from the cards the scheduler chose (Volcano's GPU sharing)."""
+        cluster = self.cluster
+        free = (cluster.allocatable - cluster.used)[:, [DIMS.index(CPU), DIMS.index(MEMORY)]]
+        in_use = np.any(cluster.used > 0, axis=1) | np.any(cluster.card_used > 0, axis=1)
+        waiting = [s.job.request for s in cluster.jobs.values() if s.ready_at is None]
+        shapes = [
+            (
+                r.amount(CPU),
+                r.amount(MEMORY),
+                -(-device_amount(r, k.GPU_MEMORY_RESOURCE) * 1000 // SHARED_CARD_MIB),
+                device_amount(r, k.GPU_NUMBER_RESOURCE),
+            )
+            for r in dict.fromkeys(waiting)
+        ]
+        stranded, partial = stranded_cards(cluster.card_used, free, in_use, shapes)
+        return Sample(
+            at=now,
+            allocated_gpus=int(np.clip(cluster.card_used, 0, None).sum()),
+            stranded_gpus=int(stranded.sum()) if waiting else 0,
+            pending_jobs=len(waiting),
+            partial_free_gpus=int(partial.sum()),
         )
 
 

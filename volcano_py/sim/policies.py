@@ -14,11 +14,17 @@ CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)
 
 POLICIES = {"greedy": GREEDY_CONF, "cpsat": CPSAT_CONF}
 
+# Shared GPUs (pods asking volcano.sh/gpu-memory or gpu-number): the deviceshare plugin places them per card.
+DEVICESHARE = (
+    "  - name: deviceshare\n"
+    "    arguments: {deviceshare.GPUSharingEnable: true, deviceshare.GPUNumberEnable: true}\n"
+)
 
-def conf_for(policy: str) -> SchedulerConf:
+
+def conf_for(policy: str, *, shared_gpus: bool = False) -> SchedulerConf:
     """The conf of a named policy; an unknown name is an error that lists the known ones."""
     try:
         text = POLICIES[policy]
     except KeyError:
         raise ValueError(f"unknown placement policy {policy!r}; use one of {', '.join(POLICIES)}") from None
-    return parse_conf(text, default_registry())
+    return parse_conf(text + DEVICESHARE if shared_gpus else text, default_registry())

@@ -43,6 +43,7 @@ def summary(result: SimResult, *, timeline_points: int = 50) -> dict[str, Any]:
         "gpu_allocation_peak": round(max((s.allocated_gpus for s in result.samples), default=0) / total, 4),
         "stranded_gpus_mean": round(_time_weighted(result, "stranded_gpus") / 1000, 2),
         "stranded_gpus_peak": max((s.stranded_gpus for s in result.samples), default=0) / 1000,
+        "partial_gpus_free_mean": round(_time_weighted(result, "partial_free_gpus") / 1000, 2),
         "queueing_delay_p50": percentile(result.queueing_delay, 50),
         "queueing_delay_p99": percentile(result.queueing_delay, 99),
         "completion_time_p50": percentile(result.completion_time, 50),
@@ -61,6 +62,7 @@ def table(reports: dict[str, dict[str, Any]]) -> str:
     rows = [
         ("GPU allocation (mean)", "gpu_allocation_mean"),
         ("stranded GPUs (mean)", "stranded_gpus_mean"),
+        ("free on partly used GPUs (mean)", "partial_gpus_free_mean"),
         ("queueing delay p50 s", "queueing_delay_p50"),
         ("queueing delay p99 s", "queueing_delay_p99"),
         ("completion time p50 s", "completion_time_p50"),

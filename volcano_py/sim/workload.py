@@ -12,8 +12,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from volcano_py.api import constants as k
 from volcano_py.api.scheduling import QueueState
-from volcano_py.resources import CPU, GPU, MEMORY, Resource
+from volcano_py.resources import CPU, GPU, MEMORY, Resource, to_canonical, unit_scale
+
+# Per-card GPU memory the shared-GPU variant gives every card, so a fraction of a GPU is a number of MiB.
+SHARED_CARD_MIB = 16384
+
+
+def device_amount(request: Resource, name: str) -> int:
+    """A device resource of ``request`` in its own unit (MiB of gpu-memory, cards of gpu-number)."""
+    return request.amount(name) // unit_scale(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,12 +193,15 @@ def openb(
     gang_variant: bool = False,
     seed: int = 0,
     arrival_scale: float = 1.0,
+    shared_gpus: bool = False,
 ) -> Workload:
     """The openb trace: each pod becomes a one-pod job; with ``gang_variant`` every 8-GPU pod becomes a gang.
 
     A pod's duration is ``deletion_time - creation_time`` when the pod list has them, else drawn from a
     lifetime of 540 s (the trace's median). Fractional GPUs (``gpu_milli`` < 1000) are asked for in
-    milli-GPUs.
+    milli-GPUs; with ``shared_gpus`` they are asked as Volcano's GPU sharing does instead: a fraction of one
+    card as ``volcano.sh/gpu-memory`` (cards of ``SHARED_CARD_MIB``) and whole GPUs as
+    ``volcano.sh/gpu-number``, which the nodes advertise per card for the deviceshare plugin.
     """
     with node_csv.open() as fh:
         nodes = tuple(
@@ -200,7 +212,7 @@ def openb(
                         CPU: int(row["cpu_milli"]),
                         MEMORY: int(row["memory_mib"]) * 2**20,
                         "pods": 110,
-                        GPU: int(row["gpu"]) * 1000,
+                        **_gpus(int(row["gpu"]), shared_gpus),
                     }
                 ),
                 labels={"gpu-model": row.get("model") or ""},
@@ -220,9 +232,17 @@ def openb(
             # The trace spans months at low load; a scale < 1 packs arrivals closer (durations stay).
             arrival = (created if created is not None else len(jobs) * 60.0) * arrival_scale
             duration = (deleted - created) if created is not None and deleted else rng.expovariate(1 / 540)
-            request = Resource(
-                {CPU: int(row["cpu_milli"]), MEMORY: int(row["memory_mib"]) * 2**20, GPU: gpus}
-            )
+            if shared_gpus and not gpus:
+                device = {}
+            elif shared_gpus and gpus % 1000:
+                device = {
+                    k.GPU_MEMORY_RESOURCE: to_canonical(k.GPU_MEMORY_RESOURCE, gpus * SHARED_CARD_MIB // 1000)
+                }
+            elif shared_gpus:
+                device = {k.GPU_NUMBER_RESOURCE: to_canonical(k.GPU_NUMBER_RESOURCE, gpus // 1000)}
+            else:
+                device = {GPU: gpus}
+            request = Resource({CPU: int(row["cpu_milli"]), MEMORY: int(row["memory_mib"]) * 2**20, **device})
             replicas = 1
             if gang_variant and num_gpu == 8:
                 replicas = rng.choice((2, 4))
@@ -237,4 +257,16 @@ def openb(
                 )
             )
     jobs.sort(key=lambda j: (j.arrival, j.name))
-    return Workload(nodes, tuple(jobs), name=f"openb:{pod_csv.name}" + (":gangs" if gang_variant else ""))
+    name = f"openb:{pod_csv.name}" + (":gangs" if gang_variant else "") + (":shared" if shared_gpus else "")
+    return Workload(nodes, tuple(jobs), name=name)
+
+
+def _gpus(cards: int, shared: bool) -> dict[str, int]:
+    if not shared:
+        return {GPU: cards * 1000}
+    if not cards:
+        return {}
+    return {
+        k.GPU_MEMORY_RESOURCE: to_canonical(k.GPU_MEMORY_RESOURCE, cards * SHARED_CARD_MIB),
+        k.GPU_NUMBER_RESOURCE: to_canonical(k.GPU_NUMBER_RESOURCE, cards),
+    }

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
-from volcano_py.resources import QuantityError, parse_quantity
+from volcano_py.resources import QuantityError, Resource, parse_quantity, unit_scale
 
 # Volcano's "no percentage given" marker for a vGPU memory request; then the MiB request applies.
 NO_PERCENTAGE = 101
@@ -87,6 +87,10 @@ def _int_quantity(value: Any) -> int:
         return 0
 
 
+def _units(resources: Resource, name: str) -> int:
+    return resources.amount(name) // unit_scale(name)
+
+
 def _unhealthy(annotations: Mapping[str, str]) -> set[int]:
     out: set[int] = set()
     for part in str(annotations.get(k.GPU_UNHEALTHY_IDS_KEY, "")).split(","):
@@ -95,28 +99,26 @@ def _unhealthy(annotations: Mapping[str, str]) -> set[int]:
     return out
 
 
-def gpushare_cards(capacity: Mapping[str, Any], annotations: Mapping[str, str]) -> NodeGpus | None:
+def gpushare_cards(capacity: Resource, annotations: Mapping[str, str]) -> NodeGpus | None:
     """Cards from the node's ``volcano.sh/gpu-memory`` (all cards, MiB) and ``volcano.sh/gpu-number``."""
-    if k.GPU_MEMORY_RESOURCE not in capacity:
-        return None
-    total = _int_quantity(capacity.get(k.GPU_MEMORY_RESOURCE, 0))
-    count = _int_quantity(capacity.get(k.GPU_NUMBER_RESOURCE, 0))
+    total = _units(capacity, k.GPU_MEMORY_RESOURCE)
+    count = _units(capacity, k.GPU_NUMBER_RESOURCE)
     if total <= 0 or count <= 0:
         return None
-    bad = _unhealthy(annotations)
+    bad = _unhealthy(annotations) if k.GPU_UNHEALTHY_IDS_KEY in annotations else set()
     per_card = total // count
     cards = {i: Card(index=i, memory=per_card) for i in range(count) if i not in bad}
     return NodeGpus(DeviceKind.GPUSHARE, cards)
 
 
-def vgpu_cards(allocatable: Mapping[str, Any], annotations: Mapping[str, str]) -> NodeGpus | None:
+def vgpu_cards(allocatable: Resource, annotations: Mapping[str, str]) -> NodeGpus | None:
     """Cards from ``volcano.sh/node-vgpu-register``: ``uuid,split,memory,type,healthy,mode`` per card,
     ':'-separated; the node must also offer vgpu number, memory and cores, as Volcano requires."""
     register = annotations.get(k.VGPU_NODE_REGISTER_KEY)
     if not register:
         return None
     for name in (k.VGPU_NUMBER_RESOURCE, k.VGPU_MEMORY_RESOURCE, k.VGPU_CORES_RESOURCE):
-        if _int_quantity(allocatable.get(name, 0)) <= 0:
+        if allocatable.amount(name) <= 0:
             return None
     cards: dict[int, Card] = {}
     mode = "hami-core"
@@ -137,8 +139,13 @@ def vgpu_cards(allocatable: Mapping[str, Any], annotations: Mapping[str, str]) -
     return NodeGpus(DeviceKind.VGPU, cards, mode)
 
 
-def node_gpus(capacity: Mapping[str, Any], annotations: Mapping[str, str]) -> NodeGpus | None:
-    return vgpu_cards(capacity, annotations) or gpushare_cards(capacity, annotations)
+def node_gpus(capacity: Resource, annotations: Mapping[str, str]) -> NodeGpus | None:
+    """The node's shareable cards, from its parsed allocatable and its annotations; None when it has none."""
+    if k.VGPU_NODE_REGISTER_KEY in annotations:
+        return vgpu_cards(capacity, annotations)
+    if k.GPU_MEMORY_RESOURCE in capacity:
+        return gpushare_cards(capacity, annotations)
+    return None
 
 
 # --- reading pods -------------------------------------------------------------------------------------------

@@ -53,9 +53,7 @@ class NodeInfo:
             raise ValueError(f"node {name}: status.allocatable: {err}") from None
         if allocatable.amount(PODS) == 0:
             allocatable = allocatable + {PODS: DEFAULT_MAX_PODS}
-        annotations = metadata.get("annotations") or {}
-        capacity = status.get("allocatable") or status.get("capacity") or {}
-        gpus = node_gpus(capacity, annotations) if annotations or capacity else None
+        gpus = node_gpus(allocatable, metadata.get("annotations") or {})
         conditions = status.get("conditions") or []
         ready = all(c.get("status") == "True" for c in conditions if c.get("type") == "Ready")
         return cls(

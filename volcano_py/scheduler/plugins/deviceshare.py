@@ -17,6 +17,7 @@ import numpy as np
 
 from volcano_py.api import constants as k
 from volcano_py.log import get_logger
+from volcano_py.resources import unit_scale
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
@@ -33,7 +34,7 @@ from ..framework.devices import (
     release,
     slots,
 )
-from ..framework.extension import FloatArray, IntArray, NodeVerdict
+from ..framework.extension import BoolArray, FloatArray, IntArray, NodeVerdict
 from ..framework.session import Session
 from ..framework.task import TaskInfo
 
@@ -95,6 +96,10 @@ class DeviceSharePlugin:
         self.where: dict[str, int] = {}
         self.largest = 0
         self.now_ns = 0
+        self.share_rows: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.vgpu_rows: BoolArray = np.zeros(0, dtype=np.bool_)
+        self.max_free: IntArray = np.zeros(0, dtype=np.int64)
+        self.idle: IntArray = np.zeros(0, dtype=np.int64)
 
     # --- session ------------------------------------------------------------------------------------------
 
@@ -104,6 +109,18 @@ class DeviceSharePlugin:
         self.where = {}
         self.now_ns = _now_ns(ssn.now)
         self.largest = max((n.gpus.largest for n in ssn.nodes if n.gpus is not None), default=0)
+        kinds = [n.gpus.kind if n.gpus is not None else None for n in ssn.nodes]
+        self.share_rows = np.array([kd is DeviceKind.GPUSHARE for kd in kinds], dtype=np.bool_)
+        self.vgpu_rows = np.array([kd is DeviceKind.VGPU for kd in kinds], dtype=np.bool_)
+        self.max_free = np.zeros(len(ssn.nodes), dtype=np.int64)
+        self.idle = np.zeros(len(ssn.nodes), dtype=np.int64)
+        for row in np.flatnonzero(self.share_rows).tolist():
+            gpus = ssn.nodes[row].gpus
+            if gpus is not None and ssn.nodes[row].tasks:
+                self._refresh(row)
+            elif gpus is not None:  # nothing on the node: every card idle and empty
+                self.max_free[row] = gpus.largest
+                self.idle[row] = len(gpus.cards)
         for job in ssn.jobs.values():
             for task in job.pending_tasks:
                 klass = ssn.task_class(task)
@@ -129,8 +146,8 @@ class DeviceSharePlugin:
             # A class first seen after open (a preemptor's what-if): its totals are the gpushare request.
             request = self._enabled(
                 DeviceRequest(
-                    memory=klass.request.amount(k.GPU_MEMORY_RESOURCE),
-                    number=klass.request.amount(k.GPU_NUMBER_RESOURCE),
+                    memory=klass.request.amount(k.GPU_MEMORY_RESOURCE) // unit_scale(k.GPU_MEMORY_RESOURCE),
+                    number=klass.request.amount(k.GPU_NUMBER_RESOURCE) // unit_scale(k.GPU_NUMBER_RESOURCE),
                 )
             )
             self.requests[klass.key] = request
@@ -141,35 +158,48 @@ class DeviceSharePlugin:
     def predicate_dynamic(self, klass: TaskClass) -> bool:
         return not self.request_of(klass).empty
 
+    def _refresh(self, row: int) -> None:
+        gpus = self.ssn.nodes[row].gpus if self.ssn is not None else None
+        if gpus is not None:
+            self.max_free[row] = max((c.free_memory for c in gpus.cards.values()), default=0)
+            self.idle[row] = sum(1 for c in gpus.cards.values() if not c.holders)
+
     def predicate(self, ssn: Session, klass: TaskClass) -> NodeVerdict:
         request = self.request_of(klass)
-        ok = np.ones(len(ssn.nodes), dtype=np.bool_)
         if request.empty:
-            return NodeVerdict(ok)
+            return NodeVerdict(np.ones(len(ssn.nodes), dtype=np.bool_))
         kind = DeviceKind.VGPU if request.vgpu else DeviceKind.GPUSHARE
-        failing: dict[str, list[int]] = {}
-        too_big = request.memory > self.largest
-        for row, node in enumerate(ssn.nodes):
-            gpus = node.gpus
-            if gpus is None or gpus.kind is not kind:
-                failing.setdefault(f"report no {kind.value} GPUs", []).append(row)
-                continue
-            if too_big:
-                reason = (
-                    f"have no GPU with {request.memory} MiB of {k.GPU_MEMORY_RESOURCE} "
-                    f"(the largest GPU in the cluster has {self.largest} MiB)"
-                )
-                failing.setdefault(reason, []).append(row)
-                continue
-            choice = choose(gpus, request, self.policy)
-            if isinstance(choice, NoFit):
-                failing.setdefault(choice.reason, []).append(row)
-        failures = []
-        for reason, rows in failing.items():
-            mask = np.zeros(len(ssn.nodes), dtype=np.bool_)
-            mask[rows] = True
-            ok[rows] = False
-            failures.append((reason, mask))
+        has = self.vgpu_rows if request.vgpu else self.share_rows
+        fails: list[tuple[str, BoolArray]] = [(f"report no {kind.value} GPUs", ~has)]
+        if request.memory > self.largest:
+            reason = (
+                f"have no GPU with {request.memory} MiB of {k.GPU_MEMORY_RESOURCE} "
+                f"(the largest GPU in the cluster has {self.largest} MiB)"
+            )
+            fails.append((reason, has))
+        elif kind is DeviceKind.GPUSHARE:
+            # Lowest-index first fit: some card with the memory free, or enough idle cards (kept per node).
+            if request.memory:
+                reason = f"have no GPU with {request.memory} MiB of {k.GPU_MEMORY_RESOURCE} free"
+                fails.append((reason, has & (self.max_free < request.memory)))
+            elif request.number:
+                reason = f"have fewer than {request.number} idle GPUs for {k.GPU_NUMBER_RESOURCE}"
+                fails.append((reason, has & (self.idle < request.number)))
+        else:
+            failing: dict[str, list[int]] = {}
+            for row in np.flatnonzero(has).tolist():
+                gpus = ssn.nodes[row].gpus
+                choice = choose(gpus, request, self.policy) if gpus is not None else NoFit("")
+                if isinstance(choice, NoFit):
+                    failing.setdefault(choice.reason, []).append(row)
+            for reason, rows in failing.items():
+                mask = np.zeros(len(ssn.nodes), dtype=np.bool_)
+                mask[rows] = True
+                fails.append((reason, mask))
+        failures = [(reason, mask) for reason, mask in fails if mask.any()]
+        ok = np.ones(len(ssn.nodes), dtype=np.bool_)
+        for _, mask in failures:
+            ok &= ~mask
         return NodeVerdict(ok, failures)
 
     def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None:
@@ -214,6 +244,7 @@ class DeviceSharePlugin:
         if held is not None:  # a running pod whose eviction was undone: it keeps its cards
             hold(gpus, task.uid, held)
             self.where[task.uid] = row
+            self._refresh(row)
             return
         choice = choose(gpus, request, self.policy)
         if isinstance(choice, NoFit):
@@ -223,6 +254,7 @@ class DeviceSharePlugin:
             return
         hold(gpus, task.uid, choice)
         self.where[task.uid] = row
+        self._refresh(row)
         task.bind_annotations = bind_annotations(gpus, task.node_name, choice, self.now_ns)
 
     def on_deallocate(self, task: TaskInfo) -> None:
@@ -237,4 +269,5 @@ class DeviceSharePlugin:
         gpus = ssn.nodes[row].gpus
         if gpus is not None:
             release(gpus, task.uid)
+            self._refresh(row)
         task.bind_annotations = {}

@@ -111,3 +111,33 @@ class StrandedGpus:
 
 def vector_of(resource: Resource, dims: Sequence[str]) -> Vector:
     return tuple(resource.amount(name) for name in dims)
+
+
+def stranded_cards(
+    card_used: IntArray, free: IntArray, in_use: BoolArray, shapes: Sequence[tuple[int, int, int, int]]
+) -> tuple[IntArray, IntArray]:
+    """Per node, the milli-GPUs stranded on its cards, and the free milli-GPUs of its partly used cards.
+
+    ``card_used`` is (nodes x cards) milli-GPUs used per card, -1 where the node has no such card; ``free``
+    is (nodes x 2) free cpu and memory; ``shapes`` are the waiting pods as (cpu, memory, milli-GPUs of one
+    card or 0, whole cards or 0). A card's free part is stranded, on a node in use, when no shape can take
+    it: a fractional shape needs that much free on the card and the cpu and memory beside it; a whole-card
+    shape needs the card idle, enough idle cards on the node, and the cpu and memory.
+    """
+    exists = card_used >= 0
+    card_free = np.where(exists, 1000 - card_used, 0)
+    idle = exists & (card_used == 0)
+    idle_count = idle.sum(axis=1)
+    never = np.iinfo(np.int64).max
+    fraction_min = np.full(card_used.shape[0], never, dtype=np.int64)
+    whole_min = np.full(card_used.shape[0], never, dtype=np.int64)
+    for cpu, memory, fraction, whole in shapes:
+        fits = (free[:, 0] >= cpu) & (free[:, 1] >= memory)
+        if fraction:
+            fraction_min = np.where(fits, np.minimum(fraction_min, fraction), fraction_min)
+        if whole:
+            whole_min = np.where(fits, np.minimum(whole_min, whole), whole_min)
+    usable = (card_free >= fraction_min[:, None]) | (idle & (idle_count >= whole_min)[:, None])
+    stranded: IntArray = np.where(exists & ~usable & in_use[:, None], card_free, 0).sum(axis=1)
+    partial: IntArray = np.where(exists & (card_used > 0) & (card_used < 1000), card_free, 0).sum(axis=1)
+    return stranded, partial
