@@ -28,7 +28,7 @@ import numpy as np
 
 from volcano_py import log
 from volcano_py.api.meta import NetworkTopologyMode
-from volcano_py.api.topology import MemberType
+from volcano_py.api.topology import HyperNode, MemberType
 from volcano_py.resources import CPU, GPU, MEMORY, Resource
 from volcano_py.scheduler.solver import (
     Gang,
@@ -42,10 +42,7 @@ from volcano_py.scheduler.solver import (
 )
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus
 from volcano_py.scheduler.solver.hypernode_tree import (
-    HyperNodeMember,
-    HyperNodeSpec,
     HyperNodeTree,
-    MemberSelector,
     NetworkTopology,
     build_tree,
 )
@@ -90,21 +87,30 @@ class Cluster:
 
 
 def racks_and_spines(names: Sequence[str], rack: int = 8, spine: int = 8) -> HyperNodeTree:
-    specs: list[HyperNodeSpec] = []
+    def hypernode(
+        name: str, tier: int, kind: MemberType, members: Sequence[str], tier_name: str
+    ) -> HyperNode:
+        return HyperNode.model_validate(
+            {
+                "metadata": {"name": name},
+                "spec": {
+                    "tier": tier,
+                    "tierName": tier_name,
+                    "members": [
+                        {"type": kind.value, "selector": {"exactMatch": {"name": m}}} for m in members
+                    ],
+                },
+            }
+        )
+
+    specs: list[HyperNode] = []
     rack_names = []
     for r, start in enumerate(range(0, len(names), rack)):
-        members = tuple(
-            HyperNodeMember(MemberType.NODE, MemberSelector(exact_name=n))
-            for n in names[start : start + rack]
-        )
         rack_names.append(f"rack-{r}")
-        specs.append(HyperNodeSpec(rack_names[-1], 1, members, tier_name="rack"))
+        specs.append(hypernode(rack_names[-1], 1, MemberType.NODE, names[start : start + rack], "rack"))
     for s, start in enumerate(range(0, len(rack_names), spine)):
-        members = tuple(
-            HyperNodeMember(MemberType.HYPERNODE, MemberSelector(exact_name=n))
-            for n in rack_names[start : start + spine]
-        )
-        specs.append(HyperNodeSpec(f"spine-{s}", 2, members, tier_name="spine"))
+        members = rack_names[start : start + spine]
+        specs.append(hypernode(f"spine-{s}", 2, MemberType.HYPERNODE, members, "spine"))
     return build_tree(specs, {n: {} for n in names})
 
 

@@ -5,8 +5,16 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from volcano_py.api.meta import NetworkTopologyMode
-from volcano_py.api.topology import MemberType
+from volcano_py.api.meta import LabelSelector, LabelSelectorRequirement, NetworkTopologyMode
+from volcano_py.api.topology import (
+    ExactMatch,
+    HyperNode,
+    HyperNodeSpec,
+    MemberSelector,
+    MemberSpec,
+    MemberType,
+    RegexMatch,
+)
 from volcano_py.resources import GPU, Resource
 from volcano_py.scheduler.solver import (
     Gang,
@@ -16,14 +24,44 @@ from volcano_py.scheduler.solver import (
     TaskClass,
 )
 from volcano_py.scheduler.solver.hypernode_tree import (
-    HyperNodeMember,
-    HyperNodeSpec,
     HyperNodeTree,
-    MemberSelector,
     NetworkTopology,
     build_tree,
     resolve_highest_tier,
 )
+
+
+def requirement(key: str, operator: str, values: tuple[str, ...] = ()) -> LabelSelectorRequirement:
+    return LabelSelectorRequirement(key=key, operator=operator, values=list(values))
+
+
+def selector(
+    *,
+    exact_name: str | None = None,
+    pattern: str | None = None,
+    match_labels: dict[str, str] | None = None,
+    match_expressions: tuple[LabelSelectorRequirement, ...] = (),
+) -> MemberSelector:
+    """A HyperNode member selector (the api model) from its parts; several parts make an invalid one."""
+    labels = None
+    if match_labels is not None or match_expressions:
+        labels = LabelSelector(match_labels=match_labels or {}, match_expressions=list(match_expressions))
+    return MemberSelector(
+        exact_match=ExactMatch(name=exact_name) if exact_name else None,
+        regex_match=RegexMatch(pattern=pattern) if pattern else None,
+        label_match=labels,
+    )
+
+
+def member(kind: MemberType, **parts: object) -> MemberSpec:
+    return MemberSpec(type=kind, selector=selector(**parts))  # type: ignore[arg-type]
+
+
+def hypernode(
+    name: str, tier: int, members: tuple[MemberSpec, ...], tier_name: str | None = None
+) -> HyperNode:
+    spec = HyperNodeSpec(tier=tier, tier_name=tier_name, members=list(members))
+    return HyperNode.model_validate({"metadata": {"name": name}, "spec": spec.to_dict()})
 
 
 def gpu_node(gpus: int, *, used: int = 0, cpu: int = 64) -> tuple[Resource, Resource]:
@@ -37,7 +75,7 @@ def gpu_node(gpus: int, *, used: int = 0, cpu: int = 64) -> tuple[Resource, Reso
 class ProblemBuilder:
     classes: list[NodeClass] = field(default_factory=list)
     gangs: list[Gang] = field(default_factory=list)
-    hypernodes: list[HyperNodeSpec] = field(default_factory=list)
+    hypernodes: list[HyperNode] = field(default_factory=list)
     sizes: list[Resource] = field(default_factory=list)
 
     def nodes(self, prefix: str, count: int, free: Resource, alloc: Resource | None = None) -> ProblemBuilder:
@@ -50,13 +88,13 @@ class ProblemBuilder:
         return self.nodes(prefix, count, free, alloc)
 
     def rack(self, name: str, *nodes: str, tier: int = 1) -> ProblemBuilder:
-        members = tuple(HyperNodeMember(MemberType.NODE, MemberSelector(exact_name=n)) for n in nodes)
-        self.hypernodes.append(HyperNodeSpec(name, tier, members, tier_name="rack" if tier == 1 else None))
+        members = tuple(member(MemberType.NODE, exact_name=n) for n in nodes)
+        self.hypernodes.append(hypernode(name, tier, members, tier_name="rack" if tier == 1 else None))
         return self
 
     def spine(self, name: str, *children: str, tier: int = 2) -> ProblemBuilder:
-        members = tuple(HyperNodeMember(MemberType.HYPERNODE, MemberSelector(exact_name=c)) for c in children)
-        self.hypernodes.append(HyperNodeSpec(name, tier, members, tier_name="spine"))
+        members = tuple(member(MemberType.HYPERNODE, exact_name=c) for c in children)
+        self.hypernodes.append(hypernode(name, tier, members, tier_name="spine"))
         return self
 
     def gang(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from solver_builders import stranded_after, violations
+from solver_builders import hypernode, member, stranded_after, violations
 
 from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.api.topology import MemberType
@@ -19,9 +19,6 @@ from volcano_py.scheduler.solver import (
     solve,
 )
 from volcano_py.scheduler.solver.hypernode_tree import (
-    HyperNodeMember,
-    HyperNodeSpec,
-    MemberSelector,
     NetworkTopology,
     build_tree,
 )
@@ -46,21 +43,18 @@ def problems(draw: st.DrawFn, max_gangs: int = 3) -> PlacementProblem:
     rack_size = draw(st.integers(1, 4))
     racks = [node_names[i : i + rack_size] for i in range(0, len(node_names), rack_size)]
     specs = [
-        HyperNodeSpec(
+        hypernode(
             f"rack{i}",
             1,
-            tuple(HyperNodeMember(MemberType.NODE, MemberSelector(exact_name=n)) for n in members),
+            tuple(member(MemberType.NODE, exact_name=n) for n in members),
         )
         for i, members in enumerate(racks)
     ]
     specs.append(
-        HyperNodeSpec(
+        hypernode(
             "spine",
             2,
-            tuple(
-                HyperNodeMember(MemberType.HYPERNODE, MemberSelector(exact_name=f"rack{i}"))
-                for i in range(len(racks))
-            ),
+            tuple(member(MemberType.HYPERNODE, exact_name=f"rack{i}") for i in range(len(racks))),
         )
     )
     tree = build_tree(specs, {n: {} for n in node_names}) if draw(st.booleans()) else None

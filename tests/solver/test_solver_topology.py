@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from solver_builders import hypernode, member, requirement
 
 from volcano_py.api.meta import NetworkTopologyMode
-from volcano_py.api.topology import MemberType
+from volcano_py.api.topology import HyperNode, MemberSpec, MemberType
 from volcano_py.scheduler.solver.hypernode_tree import (
     ROOT,
-    HyperNodeMember,
-    HyperNodeSpec,
-    LabelRequirement,
-    MemberSelector,
     NetworkTopology,
     TopologyError,
     build_tree,
@@ -27,20 +24,20 @@ NODES = {
 }
 
 
-def node(**selector: object) -> HyperNodeMember:
-    return HyperNodeMember(MemberType.NODE, MemberSelector(**selector))  # type: ignore[arg-type]
+def node(**selector: object) -> MemberSpec:
+    return member(MemberType.NODE, **selector)
 
 
-def child(name: str) -> HyperNodeMember:
-    return HyperNodeMember(MemberType.HYPERNODE, MemberSelector(exact_name=name))
+def child(name: str) -> MemberSpec:
+    return member(MemberType.HYPERNODE, exact_name=name)
 
 
-def sample() -> list[HyperNodeSpec]:
+def sample() -> list[HyperNode]:
     return [
-        HyperNodeSpec("rack-a", 1, (node(pattern=r"^gpu-a\d$"),), tier_name="rack"),
-        HyperNodeSpec("rack-b", 1, (node(match_labels={"rack": "b"}),), tier_name="rack"),
-        HyperNodeSpec("spine", 2, (child("rack-a"), child("rack-b")), tier_name="spine"),
-        HyperNodeSpec("edge", 1, (node(exact_name="cpu-0"), node(exact_name="not-a-node"))),
+        hypernode("rack-a", 1, (node(pattern=r"^gpu-a\d$"),), tier_name="rack"),
+        hypernode("rack-b", 1, (node(match_labels={"rack": "b"}),), tier_name="rack"),
+        hypernode("spine", 2, (child("rack-a"), child("rack-b")), tier_name="spine"),
+        hypernode("edge", 1, (node(exact_name="cpu-0"), node(exact_name="not-a-node"))),
     ]
 
 
@@ -65,11 +62,11 @@ def test_tiers_ancestors_and_enclosing_domain() -> None:
 
 
 def test_label_expressions() -> None:
-    spec = HyperNodeSpec(
-        "z1", 1, (node(match_expressions=(LabelRequirement("zone", "In", ("z1",)),)),), tier_name="rack"
+    spec = hypernode(
+        "z1", 1, (node(match_expressions=(requirement("zone", "In", ("z1",)),)),), tier_name="rack"
     )
     assert build_tree([spec], NODES).nodes("z1") == {"gpu-b0"}
-    spec = HyperNodeSpec("nz", 1, (node(match_expressions=(LabelRequirement("zone", "DoesNotExist"),)),))
+    spec = hypernode("nz", 1, (node(match_expressions=(requirement("zone", "DoesNotExist"),)),))
     assert build_tree([spec], NODES).nodes("nz") == {"gpu-a0", "gpu-a1", "gpu-b1", "cpu-0"}
 
 
@@ -84,53 +81,53 @@ def test_highest_tier_name_resolves_through_tier_names() -> None:
     ("specs", "message"),
     [
         pytest.param(
-            [HyperNodeSpec("r", 1, (node(exact_name="gpu-a0", pattern="gpu"),))],
+            [hypernode("r", 1, (node(exact_name="gpu-a0", pattern="gpu"),))],
             r"spec.members\[0\].selector must set exactly one of exactMatch, regexMatch or labelMatch",
             id="two-selectors",
         ),
         pytest.param(
-            [HyperNodeSpec("r", 1, (HyperNodeMember(MemberType.HYPERNODE, MemberSelector(pattern="r.*")),))],
+            [hypernode("r", 1, (member(MemberType.HYPERNODE, pattern="r.*"),))],
             "a HyperNode member is named with exactMatch",
             id="hypernode-by-regex",
         ),
         pytest.param(
-            [HyperNodeSpec("r", 1, (node(pattern="gpu-("),))],
+            [hypernode("r", 1, (node(pattern="gpu-("),))],
             "is not a valid regular expression",
             id="bad-regex",
         ),
         pytest.param(
             [
-                HyperNodeSpec("r1", 1, (node(exact_name="gpu-a0"),)),
-                HyperNodeSpec("r2", 1, (node(pattern="gpu-a"),)),
+                hypernode("r1", 1, (node(exact_name="gpu-a0"),)),
+                hypernode("r2", 1, (node(pattern="gpu-a"),)),
             ],
             "node gpu-a0 is a member of both HyperNode r1 and r2",
             id="node-in-two-racks",
         ),
         pytest.param(
-            [HyperNodeSpec("r1", 2, (node(exact_name="gpu-a0"),)), HyperNodeSpec("s", 2, (child("r1"),))],
+            [hypernode("r1", 2, (node(exact_name="gpu-a0"),)), hypernode("s", 2, (child("r1"),))],
             "a member HyperNode must have a lower tier",
             id="tier-not-below-parent",
         ),
         pytest.param(
             [
-                HyperNodeSpec("r1", 1, (node(exact_name="gpu-a0"),)),
-                HyperNodeSpec("s1", 2, (child("r1"),)),
-                HyperNodeSpec("s2", 2, (child("r1"),)),
+                hypernode("r1", 1, (node(exact_name="gpu-a0"),)),
+                hypernode("s1", 2, (child("r1"),)),
+                hypernode("s2", 2, (child("r1"),)),
             ],
             "HyperNode r1 is a member of both s1 and s2",
             id="two-parents",
         ),
     ],
 )
-def test_invalid_hypernodes_are_rejected_with_the_field(specs: list[HyperNodeSpec], message: str) -> None:
+def test_invalid_hypernodes_are_rejected_with_the_field(specs: list[HyperNode], message: str) -> None:
     with pytest.raises(TopologyError, match=message):
         build_tree(specs, NODES)
 
 
 def test_a_node_listed_again_by_an_ancestor_is_not_a_conflict() -> None:
     specs = [
-        HyperNodeSpec("r", 1, (node(exact_name="gpu-a0"),)),
-        HyperNodeSpec("s", 2, (child("r"), node(exact_name="gpu-a0"))),
+        hypernode("r", 1, (node(exact_name="gpu-a0"),)),
+        hypernode("s", 2, (child("r"), node(exact_name="gpu-a0"))),
     ]
     assert build_tree(specs, NODES).ancestors("gpu-a0") == ["r", "s", ROOT]
 
@@ -156,7 +153,7 @@ def test_network_topology_parse_defaults_to_hard() -> None:
 
 
 def test_hypernode_objects_from_the_api_parse_into_a_tree() -> None:
-    from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+    from volcano_py.scheduler.solver.hypernode_tree import hypernodes_from_objects
 
     objects = [
         {
@@ -204,7 +201,7 @@ def test_hypernode_objects_from_the_api_parse_into_a_tree() -> None:
     ],
 )
 def test_hypernode_object_errors_name_the_field(obj: dict[str, object], message: str) -> None:
-    from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+    from volcano_py.scheduler.solver.hypernode_tree import hypernodes_from_objects
 
     with pytest.raises(TopologyError, match=message):
         hypernodes_from_objects([obj])

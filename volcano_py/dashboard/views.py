@@ -18,8 +18,7 @@ from volcano_py.resources import CPU, GPU, MEMORY, PODS, Resource, format_quanti
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, TaskStatus
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
-from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree
-from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
 
 Obj = dict[str, Any]
 BAR_RESOURCES = (GPU, CPU, MEMORY)

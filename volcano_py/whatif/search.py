@@ -29,8 +29,13 @@ from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, parse_podgroup_phase
-from volcano_py.scheduler.solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree
-from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+from volcano_py.scheduler.solver.hypernode_tree import (
+    ROOT,
+    HyperNodeTree,
+    TopologyError,
+    build_tree,
+    hypernodes_from_objects,
+)
 
 from .model import (
     AddNodes,

@@ -33,8 +33,8 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     NetworkTopology,
     TopologyError,
     build_tree,
+    hypernodes_from_objects,
 )
-from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
 from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProblem, SolverBudget, TaskClass
 from volcano_py.scheduler.solver.solve import solve
 

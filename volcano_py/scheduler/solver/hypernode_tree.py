@@ -15,10 +15,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
-from volcano_py.api.meta import NetworkTopologyMode
-from volcano_py.api.topology import MemberType
+from pydantic import ValidationError
+
+from volcano_py.api.meta import LabelSelector, LabelSelectorRequirement, NetworkTopologyMode
+from volcano_py.api.problems import from_validation_error, join_path
+from volcano_py.api.topology import HyperNode, MemberSelector, MemberSpec, MemberType
 
 ROOT: Final = "<cluster>"
 
@@ -69,68 +72,66 @@ class NetworkTopology:
         return cls(mode=mode, highest_tier_allowed=tier, highest_tier_name=name or None)
 
 
-@dataclass(frozen=True, slots=True)
-class LabelRequirement:
-    """One ``matchExpressions`` entry: operator In, NotIn, Exists or DoesNotExist."""
-
-    key: str
-    operator: str
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        if self.operator == "In":
-            return labels.get(self.key) in self.values
-        if self.operator == "NotIn":
-            return labels.get(self.key) not in self.values
-        if self.operator == "Exists":
-            return self.key in labels
-        if self.operator == "DoesNotExist":
-            return self.key not in labels
-        raise TopologyError(
-            f"labelMatch.matchExpressions operator {self.operator!r}; use In, NotIn, Exists or DoesNotExist"
-        )
+def hypernodes_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[HyperNode]:
+    """HyperNode API objects (plain dicts, as the API server and the snapshot hold them) read through the
+    api model; a bad object raises TopologyError naming the HyperNode and the field."""
+    out: list[HyperNode] = []
+    for obj in objects:
+        metadata = obj.get("metadata")
+        name = str(metadata.get("name", "")) if isinstance(metadata, Mapping) else ""
+        spec = obj.get("spec")
+        if not isinstance(spec, Mapping):
+            raise TopologyError(f"HyperNode {name}: spec is missing")
+        tier = spec.get("tier")
+        if isinstance(tier, str) and tier.isdigit():
+            obj = {**obj, "spec": {**spec, "tier": int(tier)}}  # v1alpha1 once typed tier as a string
+        try:
+            out.append(HyperNode.model_validate(obj))
+        except ValidationError as err:
+            raise TopologyError(f"HyperNode {name}: {_field_error(err)}") from None
+    return out
 
 
-@dataclass(frozen=True, slots=True)
-class MemberSelector:
-    """Exactly one of ``exact_name``, ``pattern`` or a label selector (labels and/or expressions)."""
-
-    exact_name: str | None = None
-    pattern: str | None = None
-    match_labels: Mapping[str, str] | None = None
-    match_expressions: tuple[LabelRequirement, ...] = ()
-
-    def kinds(self) -> list[str]:
-        out = []
-        if self.exact_name:
-            out.append("exactMatch")
-        if self.pattern:
-            out.append("regexMatch")
-        if self.match_labels is not None or self.match_expressions:
-            out.append("labelMatch")
-        return out
-
-    def matches_labels(self, labels: Mapping[str, str]) -> bool:
-        wanted = self.match_labels or {}
-        return all(labels.get(k) == v for k, v in wanted.items()) and all(
-            req.matches(labels) for req in self.match_expressions
-        )
+def _field_error(err: ValidationError) -> str:
+    error = err.errors()[0]
+    path = join_path(*error["loc"])
+    value = error.get("input")
+    if error["loc"][-1:] == ("type",) and error["type"] == "enum":  # a member's type
+        return f"{path} is {value!r}; use Node or HyperNode"
+    if error["type"] in ("int_type", "int_parsing", "int_from_float"):
+        return f"{path} is {value!r}; it must be an integer"
+    return str(from_validation_error(err)[0])
 
 
-@dataclass(frozen=True, slots=True)
-class HyperNodeMember:
-    type: MemberType
-    selector: MemberSelector
+def _requirement_matches(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
+    if req.operator == "In":
+        return labels.get(req.key) in req.values
+    if req.operator == "NotIn":
+        return labels.get(req.key) not in req.values
+    if req.operator == "Exists":
+        return req.key in labels
+    if req.operator == "DoesNotExist":
+        return req.key not in labels
+    raise TopologyError(
+        f"labelMatch.matchExpressions operator {req.operator!r}; use In, NotIn, Exists or DoesNotExist"
+    )
 
 
-@dataclass(frozen=True, slots=True)
-class HyperNodeSpec:
-    """What the scheduler reads of a HyperNode: name, ``spec.tier``, ``spec.tierName``, members."""
+def _selector_kinds(selector: MemberSelector) -> list[str]:
+    out = []
+    if selector.exact_match is not None:
+        out.append("exactMatch")
+    if selector.regex_match is not None:
+        out.append("regexMatch")
+    if selector.label_match is not None:
+        out.append("labelMatch")
+    return out
 
-    name: str
-    tier: int
-    members: tuple[HyperNodeMember, ...]
-    tier_name: str | None = None
+
+def _matches_labels(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+    return all(labels.get(k) == v for k, v in selector.match_labels.items()) and all(
+        _requirement_matches(req, labels) for req in selector.match_expressions
+    )
 
 
 @dataclass(slots=True)
@@ -232,26 +233,26 @@ class HyperNodeTree:
         return common[0] if common else ROOT
 
 
-def _member_nodes(
-    hn: HyperNodeSpec, member: HyperNodeMember, nodes: Mapping[str, Mapping[str, str]]
-) -> list[str]:
+def _member_nodes(hn: HyperNode, member: MemberSpec, nodes: Mapping[str, Mapping[str, str]]) -> list[str]:
     sel = member.selector
-    if sel.exact_name:
-        return [sel.exact_name] if sel.exact_name in nodes else []
-    if sel.pattern:
+    if sel.exact_match is not None:
+        return [sel.exact_match.name] if sel.exact_match.name in nodes else []
+    if sel.regex_match is not None:
+        pattern = sel.regex_match.pattern
         try:
-            compiled = re.compile(sel.pattern)
+            compiled = re.compile(pattern)
         except re.error as err:
             raise TopologyError(
-                f"HyperNode {hn.name}: regexMatch.pattern {sel.pattern!r} "
+                f"HyperNode {hn.name}: regexMatch.pattern {pattern!r} "
                 f"is not a valid regular expression ({err})"
             ) from None
         return sorted(name for name in nodes if compiled.search(name))
-    return sorted(name for name, labels in nodes.items() if sel.matches_labels(labels))
+    label_match = sel.label_match or LabelSelector()
+    return sorted(name for name, labels in nodes.items() if _matches_labels(label_match, labels))
 
 
-def _check_member(hn: HyperNodeSpec, index: int, member: HyperNodeMember) -> None:
-    kinds = member.selector.kinds()
+def _check_member(hn: HyperNode, index: int, member: MemberSpec) -> None:
+    kinds = _selector_kinds(member.selector)
     where = f"HyperNode {hn.name}: spec.members[{index}].selector"
     if len(kinds) != 1:
         found = ", ".join(kinds) or "none"
@@ -264,7 +265,7 @@ def _check_member(hn: HyperNodeSpec, index: int, member: HyperNodeMember) -> Non
         )
 
 
-def build_tree(hypernodes: Sequence[HyperNodeSpec], nodes: Mapping[str, Mapping[str, str]]) -> HyperNodeTree:
+def build_tree(hypernodes: Sequence[HyperNode], nodes: Mapping[str, Mapping[str, str]]) -> HyperNodeTree:
     """Resolve HyperNode members against the cluster's nodes (name -> labels) into a tree.
 
     Raises TopologyError naming the HyperNode when the set is not a tree: a HyperNode listed by two parents,
@@ -273,35 +274,37 @@ def build_tree(hypernodes: Sequence[HyperNodeSpec], nodes: Mapping[str, Mapping[
     tiers: dict[str, int] = {}
     tier_names: dict[str, int] = {}
     for hn in hypernodes:
+        tier, tier_name = hn.spec.tier, hn.spec.tier_name
         if hn.name in tiers:
             raise TopologyError(f"HyperNode {hn.name} is defined twice")
-        if hn.tier < 0:
-            raise TopologyError(f"HyperNode {hn.name}: spec.tier is {hn.tier}; it must be >= 0")
-        tiers[hn.name] = hn.tier
-        if hn.tier_name:
-            known = tier_names.setdefault(hn.tier_name, hn.tier)
-            if known != hn.tier:
+        if tier < 0:
+            raise TopologyError(f"HyperNode {hn.name}: spec.tier is {tier}; it must be >= 0")
+        tiers[hn.name] = tier
+        if tier_name:
+            known = tier_names.setdefault(tier_name, tier)
+            if known != tier:
                 raise TopologyError(
-                    f"HyperNode {hn.name}: tierName {hn.tier_name!r} is tier {hn.tier} here "
+                    f"HyperNode {hn.name}: tierName {tier_name!r} is tier {tier} here "
                     f"but tier {known} elsewhere"
                 )
     parent: dict[str, str] = {}
     children: dict[str, list[str]] = {name: [] for name in tiers}
     node_members: dict[str, list[str]] = {name: [] for name in tiers}
     for hn in hypernodes:
-        for index, member in enumerate(hn.members):
+        for index, member in enumerate(hn.spec.members):
             _check_member(hn, index, member)
             if member.type is MemberType.HYPERNODE:
-                child = member.selector.exact_name or ""
+                exact = member.selector.exact_match
+                child = exact.name if exact is not None else ""
                 if child not in tiers:
                     continue  # Volcano tolerates a member that does not exist yet; it joins when created.
                 if child in parent and parent[child] != hn.name:
                     raise TopologyError(
                         f"HyperNode {child} is a member of both {parent[child]} and {hn.name}"
                     )
-                if tiers[child] >= hn.tier:
+                if tiers[child] >= hn.spec.tier:
                     raise TopologyError(
-                        f"HyperNode {hn.name} (tier {hn.tier}) lists {child} (tier {tiers[child]}) "
+                        f"HyperNode {hn.name} (tier {hn.spec.tier}) lists {child} (tier {tiers[child]}) "
                         "as a member; a member HyperNode must have a lower tier"
                     )
                 parent[child] = hn.name
