@@ -15,8 +15,7 @@ from typing import Any
 from volcano_py import resources
 from volcano_py.resources import GPU, Resource
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
-from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree
-from volcano_py.scheduler.solver.hypernodes import hypernodes_from_objects
+from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
 
 Obj = Mapping[str, Any]
 _DIMS = (resources.CPU, resources.MEMORY, GPU)
