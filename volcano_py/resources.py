@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from fractions import Fraction
 from typing import Any, Final
 
@@ -246,6 +246,20 @@ class Resource(Mapping[str, int]):
 
     def __len__(self) -> int:
         return len(self._amounts)
+
+    # The dict's own views and lookups: Mapping's generic ones go through __getitem__ per entry, and these
+    # are read for every task of every snapshot (the views are read-only, so immutability holds).
+    def items(self) -> ItemsView[str, int]:
+        return self._amounts.items()
+
+    def keys(self) -> KeysView[str]:
+        return self._amounts.keys()
+
+    def values(self) -> ValuesView[int]:
+        return self._amounts.values()
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._amounts
 
     def amount(self, name: str) -> int:
         return self._amounts.get(name, 0)

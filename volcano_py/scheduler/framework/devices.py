@@ -76,6 +76,14 @@ class NodeGpus:
     def largest(self) -> int:
         return max((c.memory for c in self.cards.values()), default=0)
 
+    def unheld(self) -> NodeGpus:
+        """The same cards with nobody on them: a new snapshot charges its pods again."""
+        cards = {
+            i: Card(index=c.index, memory=c.memory, uuid=c.uuid, type=c.type, split=c.split)
+            for i, c in self.cards.items()
+        }
+        return NodeGpus(self.kind, cards, self.mode)
+
 
 # --- reading nodes ------------------------------------------------------------------------------------------
 

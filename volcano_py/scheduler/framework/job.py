@@ -42,6 +42,8 @@ class JobInfo:
     by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
     # Kept in step with ``by_status``: job order asks for readiness on every heap comparison.
     ready_task_num: int = 0
+    # ``allocated`` as last summed; dropped whenever a task joins or changes status.
+    _allocated: Resource | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -88,6 +90,26 @@ class JobInfo:
             podgroup=podgroup,
         )
 
+    def fresh(self) -> JobInfo:
+        """A twin for a new snapshot: the PodGroup's facts shared, phase as read, no tasks yet."""
+        return JobInfo(
+            uid=self.uid,
+            namespace=self.namespace,
+            name=self.name,
+            queue=self.queue,
+            min_available=self.min_available,
+            min_task_member=self.min_task_member,
+            min_resources=self.min_resources,
+            priority=self.priority,
+            priority_class=self.priority_class,
+            phase=self.phase,
+            created=self.created,
+            conditions=self.conditions,
+            network_topology=self.network_topology,
+            podgroup=self.podgroup,
+            shadow=self.shadow,
+        )
+
     @classmethod
     def shadow_for(cls, task: TaskInfo) -> JobInfo:
         """The implicit one-pod job of a pod that names no PodGroup; it needs no enqueue."""
@@ -105,12 +127,14 @@ class JobInfo:
     # --- membership and status index -----------------------------------------------------------------
 
     def add_task(self, task: TaskInfo) -> None:
+        self._allocated = None
         self.tasks[task.uid] = task
         self.by_status.setdefault(task.status, {})[task.uid] = task
         self.ready_task_num += task.status in _READY
 
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
+        self._allocated = None
         bucket = self.by_status.get(task.status)
         if bucket is not None:
             bucket.pop(task.uid, None)
@@ -190,9 +214,12 @@ class JobInfo:
     @property
     def allocated(self) -> Resource:
         """Requests of tasks holding resources (allocated, binding, bound, running)."""
-        if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
-            return _NOTHING  # most jobs in a big queue hold nothing yet; skip building a sum
-        return total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
+        if self._allocated is None:
+            if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
+                self._allocated = _NOTHING  # most jobs in a big queue hold nothing yet
+            else:
+                self._allocated = total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
+        return self._allocated
 
     @property
     def min_request(self) -> Resource:

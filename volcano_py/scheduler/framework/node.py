@@ -41,6 +41,18 @@ class NodeInfo:
                 if held is not None:
                     hold(self.gpus, task.uid, held)
 
+    def fresh(self) -> NodeInfo:
+        """A twin for a new snapshot: the node's facts shared, with no tasks charged yet."""
+        return NodeInfo(
+            name=self.name,
+            allocatable=self.allocatable,
+            labels=self.labels,
+            taints=self.taints,
+            unschedulable=self.unschedulable,
+            ready=self.ready,
+            gpus=self.gpus.unheld() if self.gpus is not None else None,
+        )
+
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
         metadata = node.get("metadata") or {}

@@ -42,10 +42,14 @@ class NodeTable:
         self.used: IntArray = np.zeros((n, r), dtype=np.int64)
         self.releasing: IntArray = np.zeros((n, r), dtype=np.int64)
         self.pipelined: IntArray = np.zeros((n, r), dtype=np.int64)
+        # Tasks of one class share one request: one row per distinct request, not per task.
+        rows: dict[Resource, IntArray] = {}
         for i, node in enumerate(nodes):
             self.allocatable[i] = self.vector(node.allocatable, pods=0)
             for task in node.tasks.values():
-                vec = self.vector(task.resreq)
+                vec = rows.get(task.resreq)
+                if vec is None:
+                    vec = rows[task.resreq] = self.vector(task.resreq)
                 if task.status in OCCUPYING_STATUSES:
                     self.used[i] += vec
                 if task.status is TaskStatus.RELEASING:

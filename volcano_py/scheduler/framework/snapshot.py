@@ -45,6 +45,70 @@ def priority_values(priority_classes: Iterable[Obj]) -> tuple[dict[str, int], in
     return values, default
 
 
+class Records:
+    """What one snapshot parsed, kept for the next: each version of an object is read once.
+
+    The runtime's informers replace an object's dict when the object changes and never change a dict they
+    handed out, so a dict's identity stands for its version: the same dict next cycle is the same record.
+    Each snapshot still gets records of its own (``fresh()`` twins), because a session changes its tasks,
+    nodes and jobs as it decides. Only objects seen in the last snapshot are kept, so memory follows the
+    cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
+    """
+
+    __slots__ = ("_priorities", "_seen_jobs", "_seen_nodes", "_seen_tasks", "jobs", "keep", "nodes", "tasks")
+
+    def __init__(self, *, keep: bool = True) -> None:
+        # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
+        self.keep = keep
+        self._priorities: dict[str, int] | None = None
+        self.tasks: dict[int, tuple[Obj, TaskInfo]] = {}
+        self.nodes: dict[int, tuple[Obj, NodeInfo]] = {}
+        self.jobs: dict[int, tuple[Obj, JobInfo]] = {}
+        self._seen_tasks: dict[int, tuple[Obj, TaskInfo]] = {}
+        self._seen_nodes: dict[int, tuple[Obj, NodeInfo]] = {}
+        self._seen_jobs: dict[int, tuple[Obj, JobInfo]] = {}
+
+    def begin(self, priorities: dict[str, int]) -> None:
+        if priorities != self._priorities:
+            self.tasks, self.nodes, self.jobs = {}, {}, {}
+            self._priorities = dict(priorities)
+        self._seen_tasks, self._seen_nodes, self._seen_jobs = {}, {}, {}
+
+    def end(self) -> None:
+        self.tasks, self.nodes, self.jobs = self._seen_tasks, self._seen_nodes, self._seen_jobs
+        self._seen_tasks, self._seen_nodes, self._seen_jobs = {}, {}, {}
+
+    def task(self, pod: Obj, priorities: Mapping[str, int]) -> TaskInfo:
+        if not self.keep:
+            return TaskInfo.from_pod(pod, priority_classes=priorities)
+        key = id(pod)
+        entry = self.tasks.get(key)
+        if entry is None or entry[0] is not pod:
+            entry = (pod, TaskInfo.from_pod(pod, priority_classes=priorities))
+        self._seen_tasks[key] = entry
+        return entry[1].fresh()
+
+    def node(self, node: Obj) -> NodeInfo:
+        if not self.keep:
+            return NodeInfo.from_node(node)
+        key = id(node)
+        entry = self.nodes.get(key)
+        if entry is None or entry[0] is not node:
+            entry = (node, NodeInfo.from_node(node))
+        self._seen_nodes[key] = entry
+        return entry[1].fresh()
+
+    def job(self, podgroup: Obj, priorities: Mapping[str, int]) -> JobInfo:
+        if not self.keep:
+            return JobInfo.from_podgroup(podgroup, priority_classes=priorities)
+        key = id(podgroup)
+        entry = self.jobs.get(key)
+        if entry is None or entry[0] is not podgroup:
+            entry = (podgroup, JobInfo.from_podgroup(podgroup, priority_classes=priorities))
+        self._seen_jobs[key] = entry
+        return entry[1].fresh()
+
+
 @dataclass(slots=True, eq=False)
 class Snapshot:
     nodes: list[NodeInfo]
@@ -74,6 +138,7 @@ class Snapshot:
         resource_quotas: Iterable[Obj] = (),
         numatopologies: Iterable[Obj] = (),
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
+        records: Records | None = None,
     ) -> Snapshot:
         """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
 
@@ -81,20 +146,26 @@ class Snapshot:
         releasing). A pending pod of ours naming a PodGroup that does not exist becomes an ``Orphan``; a
         pod of ours naming none gets a one-pod shadow job in the ``default`` queue. A ``default`` queue is
         assumed when none is given, as Volcano creates one at start.
+
+        With ``records`` (kept by the caller from one build to the next), objects already read in the last
+        build are not read again; their dicts must not have been changed in place since.
         """
         ours = frozenset(scheduler_names)
         prio, _default = priority_values(priority_classes)
-        node_list = sorted((NodeInfo.from_node(n) for n in nodes), key=lambda n: n.name)
+        if records is None:
+            records = Records(keep=False)
+        records.begin(prio)
+        node_list = sorted((records.node(n) for n in nodes), key=lambda n: n.name)
         by_name = {n.name: n for n in node_list}
         queue_map = {q.name: q for q in (QueueInfo.from_queue(q) for q in queues)}
         queue_map.setdefault(k.DEFAULT_QUEUE, QueueInfo(name=k.DEFAULT_QUEUE))
         jobs: dict[str, JobInfo] = {}
         for pg in podgroups:
-            job = JobInfo.from_podgroup(pg, priority_classes=prio)
+            job = records.job(pg, prio)
             jobs[job.uid] = job
         orphans: list[Orphan] = []
         for pod in pods:
-            task = TaskInfo.from_pod(pod, priority_classes=prio)
+            task = records.task(pod, prio)
             node = by_name.get(task.node_name) if task.node_name else None
             if node is not None and task.status in OCCUPYING_STATUSES:
                 node.add_task(task)
@@ -121,6 +192,7 @@ class Snapshot:
             if job.queue not in queue_map:
                 for task in job.pending_tasks:
                     orphans.append(Orphan(task, f"queue {job.queue} of PodGroup {job.uid} not found"))
+        records.end()
         return cls(
             nodes=node_list,
             jobs=jobs,

@@ -26,6 +26,10 @@ class TaskStatus(enum.Enum):
     FAILED = "Failed"
     UNKNOWN = "Unknown"
 
+    # Members are singletons compared by identity; Enum's own hash is a Python call on the name, and
+    # statuses key the per-job and per-node indexes read for every task of every cycle.
+    __hash__ = object.__hash__
+
 
 # Statuses that hold resources on a node and count towards a gang being ready.
 ALLOCATED_STATUSES: Final = frozenset(

@@ -28,7 +28,7 @@ from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.registry import Registry
-from volcano_py.scheduler.framework.snapshot import Snapshot, priority_values
+from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_values
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.runtime.cache import ClusterState
 
@@ -127,12 +127,15 @@ def _keep_valid(
 
 
 def build_snapshot(
-    state: ClusterState, scheduler_names: Sequence[str]
+    state: ClusterState, scheduler_names: Sequence[str], records: Records | None = None
 ) -> tuple[Snapshot, list[Unschedulable]]:
-    """The core's Snapshot; on a malformed object, the Snapshot without it and a warning naming it."""
+    """The core's Snapshot; on a malformed object, the Snapshot without it and a warning naming it.
+
+    ``records`` carries what the last build read, so an object seen before is not parsed again.
+    """
     try:
         return _build(state, state.pods, state.podgroups, state.nodes, state.queues, state.priority_classes,
-                      scheduler_names), []  # fmt: skip
+                      scheduler_names, records), []  # fmt: skip
     except ValueError:
         pass  # find the culprit(s) one by one: slow, and only when something is wrong
     priority_classes, bad_pc = _keep_valid(
@@ -147,7 +150,7 @@ def build_snapshot(
     pods, bad_pods = _keep_valid(
         state.pods, lambda pod: TaskInfo.from_pod(pod, priority_classes=prio), "FailedScheduling"
     )
-    snapshot = _build(state, pods, podgroups, nodes, queues, priority_classes, scheduler_names)
+    snapshot = _build(state, pods, podgroups, nodes, queues, priority_classes, scheduler_names, records)
     return snapshot, bad_pc + bad_nodes + bad_queues + bad_pgs + bad_pods
 
 
@@ -159,6 +162,7 @@ def _build(
     queues: list[Obj],
     priority_classes: list[Obj],
     scheduler_names: Sequence[str],
+    records: Records | None,
 ) -> Snapshot:
     return Snapshot.build(
         nodes=nodes,
@@ -171,6 +175,7 @@ def _build(
         resource_quotas=state.resource_quotas,
         numatopologies=state.numatopologies,
         scheduler_names=scheduler_names,
+        records=records,
     )
 
 
@@ -180,12 +185,14 @@ class DefaultCore:
 
     scheduler_names: tuple[str, ...]
     registry: Registry = field(default_factory=default_registry)
+    # Parsed pods, nodes and PodGroups from the last cycle (``run`` is never called twice at once).
+    records: Records = field(default_factory=Records)
 
     def load_conf(self, text: str | None) -> SchedulerConf:
         return load_conf(text, registry=self.registry)
 
     def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome:
-        snapshot, warnings = build_snapshot(state, self.scheduler_names)
+        snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
         result = run_session(snapshot, conf, now.strftime("%Y-%m-%dT%H:%M:%SZ"), registry=self.registry)

@@ -1,0 +1,100 @@
+"""Records kept between snapshots: one parse per object version; no session's state leaks into the next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class
+from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.framework.job import JobInfo
+from volcano_py.scheduler.framework.snapshot import Records, Snapshot
+from volcano_py.scheduler.framework.status import TaskStatus
+from volcano_py.scheduler.framework.task import TaskInfo
+
+NOW = "2026-01-01T01:00:00Z"
+
+
+def _cluster() -> dict[str, list[dict[str, Any]]]:
+    nodes = [make_node(f"n{i}", cpu="4", gpu=2).obj() for i in range(3)]
+    running = [make_pod(f"r{i}").req(cpu="1").group("old").running(f"n{i}").obj() for i in range(3)]
+    gang = [make_pod(f"g{i}").req(cpu="1", gpu=1).group("gang").obj() for i in range(4)]
+    podgroups = [make_pg("old", 3, phase="Running").obj(), make_pg("gang", 4).obj()]
+    return {"nodes": nodes, "pods": running + gang, "podgroups": podgroups}
+
+
+def _decisions(result: SessionResult) -> tuple[object, ...]:
+    return (
+        sorted((b.name, b.node) for b in result.binds),
+        sorted((e.name, e.node) for e in result.evictions),
+        sorted((u.name, u.phase, u.running) for u in result.podgroup_updates),
+        sorted(result.explanations),
+    )
+
+
+def _session(objects: dict[str, list[dict[str, Any]]], records: Records | None) -> SessionResult:
+    snapshot = Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
+    return run_session(snapshot, load_conf(None), NOW)
+
+
+def test_sessions_over_kept_records_decide_as_over_fresh_parses() -> None:
+    objects = _cluster()
+    fresh = _decisions(_session(objects, None))
+    records = Records()
+    # The same dicts three times: the first session's binds must not survive into the second snapshot
+    # (the pods are still pending in the API's eyes, so the same gang is placed again the same way).
+    for _ in range(3):
+        assert _decisions(_session(objects, records)) == fresh
+    assert len(fresh[0]) == 4
+
+
+def test_an_unchanged_object_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    objects = _cluster()
+    records = Records()
+    Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
+    parsed: list[str] = []
+    original = TaskInfo.from_pod.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TaskInfo], pod: dict[str, Any], **kwargs: Any) -> TaskInfo:
+        parsed.append(pod["metadata"]["name"])
+        return original(cls, pod, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TaskInfo, "from_pod", classmethod(counting))
+    changed = make_pod("g0").req(cpu="2", gpu=1).group("gang").obj()  # a new version of one pod
+    objects["pods"] = [changed if p["metadata"]["name"] == "g0" else p for p in objects["pods"]]
+    snapshot = Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
+    assert parsed == ["g0"]
+    cpu = {t.name: t.resreq.amount("cpu") for t in snapshot.jobs["default/gang"].tasks.values()}
+    assert cpu == {"g0": 2000, "g1": 1000, "g2": 1000, "g3": 1000}
+
+
+def test_a_priority_class_change_reads_everything_again() -> None:
+    pod = make_pod("p").req(cpu="1").group("pg").obj()
+    pod["spec"]["priorityClassName"] = "high"
+    objects: dict[str, Any] = {
+        "nodes": [make_node("n").obj()],
+        "pods": [pod],
+        "podgroups": [make_pg("pg").obj()],
+    }
+    records = Records()
+    low = Snapshot.build(**objects, priority_classes=[make_priority_class("high", 10)], records=records)
+    high = Snapshot.build(**objects, priority_classes=[make_priority_class("high", 1000)], records=records)
+    (low_task,) = low.jobs["default/pg"].tasks.values()
+    (high_task,) = high.jobs["default/pg"].tasks.values()
+    assert (low_task.priority, high_task.priority) == (10, 1000)
+
+
+def test_fresh_twins_share_facts_and_start_their_own_state() -> None:
+    pod = make_pod("p").req(cpu="1", gpu=1).group("pg").obj()
+    task = TaskInfo.from_pod(pod)
+    task.status, task.node_name, task.klass = TaskStatus.ALLOCATED, "n1", object()
+    task.bind_annotations = {"volcano.sh/gpu-index": "0"}
+    twin = TaskInfo.from_pod(pod).fresh()
+    parsed = TaskInfo.from_pod(pod)
+    for name in TaskInfo.__slots__:
+        assert getattr(twin, name) == getattr(parsed, name), name
+    job = JobInfo.from_podgroup(make_pg("pg", 2).obj())
+    job.add_task(task)
+    assert job.fresh().tasks == {} and job.fresh().ready_task_num == 0
