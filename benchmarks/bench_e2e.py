@@ -1,13 +1,17 @@
 """End-to-end scheduling throughput on the local control plane; JSON on stdout, progress on stderr.
 
-A fresh DevCluster with ``--nodes`` KWOK nodes, the scheduler running as its own process (so its CPU and RSS
-are its own), and for each shape ``JOBSxSIZE`` (default 10000x1, 500x20, 20x500, 1x10000) ``JOBS*SIZE`` pods
-created through the API (gangs get a PodGroup with ``minMember = SIZE``; one-pod jobs are plain pods unless
-``--gang-singles``). A watch on the namespace timestamps each pod's bind as the client sees it.
+A fresh DevCluster with ``--nodes`` KWOK nodes and, for each ``--system``, the binding process running on
+its own (so its CPU and RSS are its own): ``volcano-py`` is our scheduler; ``null`` is ``null_binder.py``,
+which binds every pending pod round-robin with no policy on the same client stack, so its rate is the ceiling
+of this control plane on this machine. Shapes run interleaved (each under every system before the next), and
+``comparison`` gives volcano-py's pods/s as a fraction of the null binder's per shape. For each shape
+``JOBSxSIZE`` (default 10000x1, 500x20, 20x500, 1x10000) ``JOBS*SIZE`` pods are created through the API (gangs
+get a PodGroup with ``minMember = SIZE``; one-pod jobs are plain pods unless ``--gang-singles``). A watch on
+the namespace timestamps each pod's bind as the client sees it.
 
 Reported per shape: pods/s from the first create to the last bind, create-to-bind latency p50/p99, the
 creation rate alone (the API server's ceiling here), and CPU seconds used meanwhile by the scheduler,
-kube-apiserver, etcd and kwok (where the time goes), plus the scheduler's peak RSS.
+kube-apiserver, etcd and kwok (where the time goes), plus the binding process's peak RSS.
 """
 
 from __future__ import annotations
@@ -94,8 +98,8 @@ def pod(name: str, group: str | None) -> dict[str, Any]:
 
 
 async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int,
-                    gang_singles: bool, concurrency: int) -> dict[str, Any]:  # fmt: skip
-    namespace = cluster.create_namespace(f"bench-{jobs}x{size}")
+                    gang_singles: bool, concurrency: int, system: str) -> dict[str, Any]:  # fmt: skip
+    namespace = cluster.create_namespace(f"bench-{jobs}x{size}-{system}")
     total = jobs * size
     created: dict[str, float] = {}
     bound: dict[str, float] = {}
@@ -203,7 +207,6 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "cpu_seconds": {name: round(after[name] - before[name], 2) for name in pids},
         "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
     }
-    progress(json.dumps(result))
     await clear(client, cluster, namespace)
     return result
 
@@ -227,56 +230,112 @@ async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
-async def measure(
-    args: argparse.Namespace, cluster: DevCluster, pids: dict[str, int]
-) -> list[dict[str, Any]]:
-    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
-    try:
-        results = []
-        for shape in args.shapes:
-            jobs, size = (int(x) for x in shape.lower().split("x"))
-            results.append(
-                await run_shape(client, cluster, pids, jobs, size, args.gang_singles, args.concurrency)
-            )
-        return results
-    finally:
-        await client.close()
+SYSTEMS = ("null", "volcano-py")
+
+
+def start_system(
+    system: str, args: argparse.Namespace, cluster: DevCluster, log_file: Any
+) -> subprocess.Popen[bytes]:
+    """Start the binding process of ``system`` and return once it is ready to bind (start-up not measured)."""
+    if system == "null":
+        process = subprocess.Popen(
+            [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
+             "--kubeconfig", str(cluster.kubeconfig), "--bind-concurrency", str(args.bind_concurrency)],
+            stdout=subprocess.PIPE, stderr=log_file,
+        )  # fmt: skip
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        if line.strip() != b"ready":
+            raise RuntimeError(f"the null binder did not start (exit {process.poll()}); see --scheduler-log")
+        return process
+    (metrics_port,) = free_ports(1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
+         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
+         "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
+         "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency)],
+        stderr=log_file,
+    )  # fmt: skip
+    wait_ready(metrics_port, process)
+    return process
+
+
+def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per shape: volcano-py's pods/s as a fraction of the null binder's, and both CPU costs per pod bound."""
+    by_shape: dict[str, dict[str, dict[str, Any]]] = {}
+    for result in results:
+        by_shape.setdefault(result["shape"], {})[result["system"]] = result
+    out = []
+    for shape, systems in by_shape.items():
+        null, ours = systems.get("null"), systems.get("volcano-py")
+        if not null or not ours or not null["pods_per_second"]:
+            continue
+        out.append({
+            "shape": shape,
+            "volcano_py_over_null": round(ours["pods_per_second"] / null["pods_per_second"], 3),
+            "cpu_ms_per_pod_bound": {name: r["binder_cpu_ms_per_pod"] for name, r in systems.items()},
+            "apiserver_cpu_ms_per_pod": {
+                name: round(1000 * r["cpu_seconds"].get("kube-apiserver", 0) / max(1, r["bound"]), 2)
+                for name, r in systems.items()
+            },
+        })  # fmt: skip
+    return out
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    results: list[dict[str, Any]] = []
     with DevCluster() as cluster:
         progress(f"creating {args.nodes} nodes")
         began = time.monotonic()
         cluster.create_nodes(args.nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=600)
         progress(f"{args.nodes} nodes Ready in {time.monotonic() - began:.1f}s")
         cluster.apply_crds(REPO / "crds")
-        (metrics_port,) = free_ports(1)
+        state = json.loads((cluster.layout.root / "state.json").read_text())
+        children = {c["name"]: c["pid"] for c in state["children"] if c["name"] != "kube-controller-manager"}
         with open(args.scheduler_log, "wb") as log_file:
-            scheduler = subprocess.Popen(
-                [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
-                 "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
-                 "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
-                 "--schedule-period", str(args.schedule_period)],
-                stderr=log_file,
-            )  # fmt: skip
-            try:
-                wait_ready(metrics_port, scheduler)
-                state = json.loads((cluster.layout.root / "state.json").read_text())
-                children = {
-                    c["name"]: c["pid"] for c in state["children"] if c["name"] != "kube-controller-manager"
-                }
-                results = asyncio.run(measure(args, cluster, {"scheduler": scheduler.pid, **children}))
-            finally:
-                scheduler.terminate()
-                scheduler.wait(30)
+            # Interleaved: each shape runs under every system before the next shape, so a change in the
+            # machine's load touches both sides of a ratio alike.
+            for shape in args.shapes:
+                jobs, size = (int(x) for x in shape.lower().split("x"))
+                for system in args.system:
+                    progress(f"{shape} with {system}")
+                    process = start_system(system, args, cluster, log_file)
+                    try:
+                        result = asyncio.run(
+                            measure_shape(
+                                args, cluster, {"scheduler": process.pid, **children}, jobs, size, system
+                            )
+                        )
+                    finally:
+                        process.terminate()
+                        process.wait(30)
+                    result["system"] = system
+                    result["binder_cpu_ms_per_pod"] = round(
+                        1000 * result["cpu_seconds"]["scheduler"] / max(1, result["bound"]), 2
+                    )
+                    progress(json.dumps(result))
+                    results.append(result)
     return {
         "benchmark": "e2e",
         "nodes": args.nodes,
         "schedule_period_s": args.schedule_period,
         "create_concurrency": args.concurrency,
+        "bind_concurrency": args.bind_concurrency,
         "cpus": os.cpu_count(),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],
         "results": results,
+        "comparison": compare(results),
     }
+
+
+async def measure_shape(
+    args: argparse.Namespace, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int, system: str
+) -> dict[str, Any]:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    try:
+        return await run_shape(client, cluster, pids, jobs, size, args.gang_singles, args.concurrency, system)
+    finally:
+        await client.close()
 
 
 def main() -> None:
@@ -286,6 +345,11 @@ def main() -> None:
     parser.add_argument("--gang-singles", action="store_true", help="give one-pod jobs a PodGroup too")
     parser.add_argument("--concurrency", type=int, default=64, help="pod creates in flight")
     parser.add_argument("--schedule-period", type=float, default=1.0)
+    parser.add_argument("--bind-concurrency", type=int, default=64, help="binds in flight, both systems")
+    parser.add_argument(
+        "--system", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
+        help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py",
+    )  # fmt: skip
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     args = parser.parse_args()

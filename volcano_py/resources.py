@@ -205,10 +205,12 @@ class Resource(Mapping[str, int]):
     means. Zero entries are never stored, so two equal vectors compare and hash equal.
     """
 
-    __slots__ = ("_amounts",)
+    __slots__ = ("_amounts", "_hash")
 
     def __init__(self, amounts: Mapping[str, int] | None = None) -> None:
         self._amounts: dict[str, int] = {k: v for k, v in (amounts or {}).items() if v}
+        # Requests key the session's task classes and are hashed on every lookup: hash once (immutable).
+        self._hash: int | None = None
 
     @classmethod
     def parse(cls, quantities: Mapping[str, str | int | float | None] | None) -> Resource:
@@ -317,7 +319,9 @@ class Resource(Mapping[str, int]):
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(frozenset(self._amounts.items()))
+        if self._hash is None:
+            self._hash = hash(frozenset(self._amounts.items()))
+        return self._hash
 
     def __repr__(self) -> str:
         body = ", ".join(f"{name}={format_quantity(name, n)}" for name, n in sorted(self._amounts.items()))

@@ -7,6 +7,7 @@ free during a session; ``NodeInfo`` keeps the fixed facts (labels, taints) and t
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -112,3 +113,39 @@ class NodeTable:
 
     def used_total(self) -> Resource:
         return self.to_resource(self.used.sum(axis=0))
+
+
+def unique_rows(keys: IntArray) -> tuple[IntArray, IntArray]:
+    """``np.unique(keys, axis=0, return_inverse=True)``, the same answer, without sorting whole rows: rows are
+    hashed to one int64 each (a random linear hash), grouped by a 1-D unique, and the grouping checked exactly
+    (a collision falls back to grouping by the rows' bytes). np.unique's row sort took a third of a gang's
+    placement at 5,000 nodes. Only the few distinct rows are sorted, lexicographically as np.unique does."""
+    keys = np.ascontiguousarray(keys, dtype=np.int64)
+    if len(keys) == 0:
+        return keys, np.zeros(0, dtype=np.int64)
+    with np.errstate(over="ignore"):
+        hashed = keys @ _hash_weights(keys.shape[1])
+    _, firsts, inverse = np.unique(hashed, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    unique = keys[firsts]
+    if not np.array_equal(unique[inverse], keys):
+        firsts, inverse = _group_by_bytes(keys)
+        unique = keys[firsts]
+    order = np.lexsort(unique.T[::-1])
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
+    return unique[order], rank[inverse]
+
+
+@functools.cache
+def _hash_weights(width: int) -> IntArray:
+    return np.random.default_rng(width).integers(1, 1 << 62, size=width, dtype=np.int64) | 1
+
+
+def _group_by_bytes(keys: IntArray) -> tuple[IntArray, IntArray]:
+    rows = keys.view(np.dtype((np.void, keys.dtype.itemsize * keys.shape[1]))).ravel().tolist()
+    first: dict[object, int] = {}
+    inverse = np.fromiter((first.setdefault(r, len(first)) for r in rows), dtype=np.int64, count=len(rows))
+    firsts = np.zeros(len(first), dtype=np.int64)
+    firsts[inverse[::-1]] = np.arange(len(rows))[::-1]  # the first row of each kind (the last write wins)
+    return firsts, inverse

@@ -24,6 +24,7 @@ from volcano_py.scheduler.framework.arguments import Arguments
 from volcano_py.scheduler.framework.classes import TaskClass as FrameworkClass
 from volcano_py.scheduler.framework.extension import DeviceCapacity, Placed, Predicate
 from volcano_py.scheduler.framework.job import JobInfo
+from volcano_py.scheduler.framework.nodetable import unique_rows
 from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.framework.status import is_ready_status
@@ -60,9 +61,16 @@ class CpsatPlugin:
         self.leaf = np.zeros(0, dtype=np.int64)
         self.likely: tuple[Resource, ...] = ()
         self.spent_ms = 0.0
+        self.device: DeviceCapacity | None = None
+        self.other_predicates: list[Predicate] = []
 
     def on_session_open(self, ssn: Session) -> None:
         self.spent_ms = 0.0
+        # Found once per session: isinstance against a runtime Protocol is slow, and every gang asks.
+        self.device = next((p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)), None)
+        self.other_predicates = [
+            p for _, p in ssn.plugins if isinstance(p, Predicate) and not isinstance(p, DeviceCapacity)
+        ]
         self.tree, self.tree_error = None, ""
         try:
             specs = hypernodes_from_objects(ssn.snapshot.hypernodes)
@@ -86,6 +94,7 @@ class CpsatPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         self.tree, self.likely, self.leaf = None, (), np.zeros(0, dtype=np.int64)
+        self.device, self.other_predicates = None, []
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
         pending = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
@@ -141,8 +150,7 @@ class CpsatPlugin:
         """Per task class asking for shared GPU cards, how many of its pods each node's cards hold; None
         when a class's fit changes as pods land for another reason, or when two classes share cards (their
         counts are not independent): then the greedy path places the job pod by pod."""
-        device = next((p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)), None)
-        others = [p for _, p in ssn.plugins if isinstance(p, Predicate) and not isinstance(p, DeviceCapacity)]
+        device, others = self.device, self.other_predicates
         counts: dict[object, int] = {}
         klasses: dict[object, FrameworkClass] = {}
         for task in pending:
@@ -189,10 +197,12 @@ class CpsatPlugin:
         ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
         rows = np.flatnonzero(ok.any(axis=1))
         keys = np.concatenate([idle, allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[rows]
-        unique, inverse = np.unique(keys, axis=0, return_inverse=True)
-        members: list[list[str]] = [[] for _ in range(len(unique))]
-        for row, k in zip(rows.tolist(), inverse.ravel().tolist(), strict=True):
-            members[k].append(table.node_names[row])
+        unique, inverse = unique_rows(keys)
+        # Each class's nodes in table order (a stable sort of the rows by class).
+        by_class = rows[np.argsort(inverse, kind="stable")]
+        bounds = np.cumsum(np.bincount(inverse, minlength=len(unique)))[:-1]
+        node_names = table.node_names
+        members = [[node_names[i] for i in part] for part in np.split(by_class, bounds.tolist())]
         width = len(names)
         node_classes = tuple(
             NodeClass(

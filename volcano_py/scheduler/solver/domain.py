@@ -205,16 +205,22 @@ def greedy_choice(domain: GangDomain) -> Choice | None:
             key=lambda m: (-_binpack_score(classes[m].free, classes[m].alloc, request, dims_idx), m),
         )
         remaining = task.count
+        # Touched nodes that still take a pod of this task, in the order they were touched; a node filled up
+        # leaves the list, so a gang of n pods costs O(n) node visits, not O(n^2).
+        fitting = [
+            j
+            for j, (m, _, free) in enumerate(touched)
+            if classes[m].allowed[t] and fit_count(free, request) > 0
+        ]
         while remaining > 0:
             best_score = -1.0
             best: tuple[str, int, int] | None = None
-            for j, (m, _, free) in enumerate(touched):
-                if classes[m].allowed[t]:
-                    k = fit_count(free, request)
-                    if k > 0:
-                        s = _binpack_score(free, classes[m].alloc, request, dims_idx)
-                        if s > best_score:
-                            best_score, best = s, ("touched", j, k)
+            for j in fitting:
+                m, _, free = touched[j]
+                k = fit_count(free, request)
+                s = _binpack_score(free, classes[m].alloc, request, dims_idx)
+                if s > best_score:
+                    best_score, best = s, ("touched", j, k)
             for m in ranked:
                 if untouched[m] > 0:
                     s = _binpack_score(classes[m].free, classes[m].alloc, request, dims_idx)
@@ -229,6 +235,10 @@ def greedy_choice(domain: GangDomain) -> Choice | None:
                 untouched[where] -= 1
                 touched.append((where, [0] * len(domain.requests), classes[where].free))
                 where = len(touched) - 1
+                if q < k:
+                    fitting.append(where)
+            elif q == k:
+                fitting.remove(where)
             m, pattern, free = touched[where]
             pattern[t] += q
             touched[where] = (m, pattern, tuple(f - q * r for f, r in zip(free, request, strict=True)))

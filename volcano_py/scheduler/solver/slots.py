@@ -58,6 +58,9 @@ class ClusterView:
         for c in problem.node_classes:
             free = vector_of(c.free, self.dims)
             alloc = vector_of(c.allocatable, self.dims)
+            if not leaf_of:  # no HyperNodes: every node sits in none
+                self._add(c.id, free, alloc, -1, list(c.nodes))
+                continue
             leaves = [leaf_of.get(node, -1) for node in c.nodes]
             if min(leaves) == max(leaves):  # the usual case: the caller grouped classes by position
                 self._add(c.id, free, alloc, leaves[0], list(c.nodes))

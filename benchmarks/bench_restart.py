@@ -1,0 +1,227 @@
+"""A scheduler restart on a full cluster: seconds to caches synced and to the first bind, and RSS; JSON out.
+
+A fresh DevCluster with ``--nodes`` KWOK nodes and ``--pods`` running pods in gangs of 10 (each gang with its
+PodGroup, the pods created already bound so filling the cluster costs only the creates). The scheduler runs
+as its own process; then, ``--restarts`` times: SIGKILL it, create one new pending pod with its PodGroup,
+start a new scheduler and time
+
+  synced_s       start -> /readyz answers 200 (every informer listed: nodes, pods, PodGroups, queues, ...)
+  first_bind_s   start -> the new pod is bound (as a watch on it sees)
+
+and read the new process's RSS and peak RSS once the pod is bound. The load average is printed with each
+line. For comparison, Volcano's issue #5819 reports a restart on 5k nodes / 50k pods taking 8 min 17 s.
+
+Usage: python benchmarks/bench_restart.py [--nodes 2000] [--pods 20000] [--restarts 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from bench_e2e import REPO, progress, wait_ready
+
+from volcano_py.devcluster import DevCluster
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import PODGROUPS, PODS
+
+NAMESPACE = "restart"
+GANG = 10
+
+
+def rss_mib(pid: int) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(("VmRSS:", "VmHWM:")):
+            out[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
+    return {"rss_mib": out.get("VmRSS", 0.0), "peak_rss_mib": out.get("VmHWM", 0.0)}
+
+
+def podgroup(name: str, phase: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": name},
+        "spec": {"minMember": 1 if phase == "Pending" else GANG, "queue": "default"},
+    }
+
+
+def pod(name: str, group: str, node: str | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": "volcano",
+        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": group}},
+        "spec": spec,
+    }
+
+
+async def create_all(client: KubeClient, bodies: list[tuple[str, dict[str, Any]]], concurrency: int) -> None:
+    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+    for item in bodies:
+        queue.put_nowait(item)
+    done = [0]
+
+    async def worker() -> None:
+        while not queue.empty():
+            path, body = queue.get_nowait()
+            while True:
+                try:
+                    await client.create(path, body)
+                    break
+                except ApiError as exc:
+                    if exc.conflict:
+                        break
+                    if exc.status not in (429, 500, 503, 504):
+                        raise
+                    await asyncio.sleep(0.2)
+            done[0] += 1
+            if done[0] % 2000 == 0:
+                progress(f"created {done[0]}/{len(bodies)}")
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def fill(kubeconfig: str, nodes: int, pods: int, concurrency: int) -> None:
+    client = KubeClient(await load_api_client(kubeconfig))
+    try:
+        groups = [
+            (PODGROUPS.collection_path(NAMESPACE), podgroup(f"run-{j}", "Running"))
+            for j in range(pods // GANG)
+        ]
+        await create_all(client, groups, concurrency)
+        members = [
+            (
+                PODS.collection_path(NAMESPACE),
+                pod(f"run-{j}-{i}", f"run-{j}", f"node-{(j * GANG + i) % nodes}"),
+            )
+            for j in range(pods // GANG)
+            for i in range(GANG)
+        ]
+        await create_all(client, members, concurrency)
+    finally:
+        await client.close()
+
+
+async def probe(kubeconfig: str, name: str) -> None:
+    client = KubeClient(await load_api_client(kubeconfig))
+    try:
+        await client.create(PODGROUPS.collection_path(NAMESPACE), podgroup(name, "Pending"))
+        await client.create(PODS.collection_path(NAMESPACE), pod(name, name, None))
+    finally:
+        await client.close()
+
+
+async def wait_bound(kubeconfig: str, name: str, within: float) -> float:
+    """Seconds since the epoch at which the watch saw ``name`` bound."""
+    client = KubeClient(await load_api_client(kubeconfig))
+    try:
+        path = PODS.collection_path(NAMESPACE)
+        query: dict[str, str | int] = {"watch": "true", "fieldSelector": f"metadata.name={name}",
+                                       "timeoutSeconds": int(within)}  # fmt: skip
+        async for event in client.stream(path, query, read_timeout=within):
+            if (event.get("object") or {}).get("spec", {}).get("nodeName"):
+                return time.time()
+        raise RuntimeError(f"pod {name} was not bound within {within}s")
+    finally:
+        await client.close()
+
+
+def _watch(kubeconfig: str, name: str, into: dict[str, float]) -> None:
+    into["at"] = asyncio.run(wait_bound(kubeconfig, name, 600))
+
+
+def start_scheduler(cluster: DevCluster, log_file: Any) -> tuple[subprocess.Popen[bytes], int]:
+    (port,) = free_ports(1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "volcano_py", "--log-level", "warning", "scheduler",
+         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
+         "--metrics-port", str(port), "--metrics-host", "127.0.0.1"],
+        stderr=log_file,
+    )  # fmt: skip
+    return process, port
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    restarts: list[dict[str, Any]] = []
+    with DevCluster() as cluster, open(args.scheduler_log, "wb") as log_file:
+        progress(f"creating {args.nodes} nodes")
+        began = time.monotonic()
+        cluster.create_nodes(args.nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=1800)
+        progress(f"{args.nodes} nodes Ready in {time.monotonic() - began:.1f}s")
+        cluster.apply_crds(REPO / "crds")
+        cluster.create_namespace(NAMESPACE)
+        process, port = start_scheduler(cluster, log_file)
+        wait_ready(port, process, within=600)
+        began = time.monotonic()
+        asyncio.run(fill(str(cluster.kubeconfig), args.nodes, args.pods, args.concurrency))
+        progress(f"{args.pods} pods created in {time.monotonic() - began:.1f}s")
+        time.sleep(args.settle)  # let KWOK run them and the scheduler write their PodGroups' status
+        try:
+            for attempt in range(args.restarts):
+                process.send_signal(signal.SIGKILL)
+                process.wait(30)
+                name = f"probe-{attempt}"
+                asyncio.run(probe(str(cluster.kubeconfig), name))
+                started_wall, started = time.time(), time.monotonic()
+                process, port = start_scheduler(cluster, log_file)
+
+                # The watch for the probe runs in a thread of its own while /readyz is polled here.
+                bound: dict[str, float] = {}
+                watcher = threading.Thread(
+                    target=_watch, args=(str(cluster.kubeconfig), name, bound), daemon=True
+                )
+                watcher.start()
+                wait_ready(port, process, within=600)
+                synced = time.monotonic() - started
+                watcher.join(600)
+                if "at" not in bound:
+                    raise RuntimeError(f"{name} was not bound after the restart")
+                line = {
+                    "restart": attempt + 1,
+                    "nodes": args.nodes,
+                    "pods": args.pods + attempt,
+                    "synced_s": round(synced, 2),
+                    "first_bind_s": round(bound["at"] - started_wall, 2),
+                    **rss_mib(process.pid),
+                    "load_average": round(os.getloadavg()[0], 2),
+                }
+                progress(json.dumps(line))
+                restarts.append(line)
+        finally:
+            process.terminate()
+            process.wait(30)
+    return {"benchmark": "restart", "nodes": args.nodes, "pods": args.pods, "cpus": os.cpu_count(),
+            "restarts": restarts}  # fmt: skip
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--nodes", type=int, default=2000)
+    parser.add_argument("--pods", type=int, default=20_000)
+    parser.add_argument("--restarts", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=64, help="creates in flight while filling")
+    parser.add_argument(
+        "--settle", type=float, default=30.0, help="seconds between filling and the first kill"
+    )
+    parser.add_argument("--scheduler-log", type=Path, default=Path("bench_restart_scheduler.log"))
+    print(json.dumps(run(parser.parse_args()), indent=2))
+
+
+if __name__ == "__main__":
+    main()
