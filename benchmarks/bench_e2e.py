@@ -29,6 +29,7 @@ from typing import Any
 
 import aiohttp
 
+from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
@@ -339,6 +340,7 @@ async def measure_shape(
 
 
 def main() -> None:
+    log.configure("warning")  # logs to stderr; stdout carries the JSON alone
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--shapes", nargs="+", default=["10000x1", "500x20", "20x500", "1x10000"])

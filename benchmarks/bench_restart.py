@@ -28,8 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_e2e import REPO, progress, wait_ready
+from bench_e2e import REPO, wait_ready
 
+from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
@@ -37,6 +38,10 @@ from volcano_py.kube.kinds import PODGROUPS, PODS
 
 NAMESPACE = "restart"
 GANG = 10
+
+
+def progress(message: str) -> None:
+    print(f"[bench_restart] {message}", file=sys.stderr, flush=True)
 
 
 def rss_mib(pid: int) -> dict[str, float]:
@@ -211,6 +216,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def main() -> None:
+    log.configure("warning")  # logs to stderr; stdout carries the JSON alone
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--nodes", type=int, default=2000)
     parser.add_argument("--pods", type=int, default=20_000)

@@ -16,6 +16,7 @@ import itertools
 import signal
 import sys
 
+from volcano_py import log
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import NODES, PODS
@@ -74,6 +75,7 @@ def main() -> None:
     parser.add_argument("--scheduler-name", default="volcano")
     parser.add_argument("--bind-concurrency", type=int, default=64)
     args = parser.parse_args()
+    log.configure("warning")  # to stderr: stdout carries only the "ready" line
 
     async def run() -> None:
         stop = asyncio.Event()
