@@ -20,6 +20,8 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -261,6 +263,20 @@ def start_system(
     return process
 
 
+def profiler(folder: Path | None, system: str, shape: str, pid: int) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling the scheduler (never the null binder) into ``folder/flame-<shape>.svg``."""
+    if folder is None or system != "volcano-py":
+        return None
+    if shutil.which("py-spy") is None:
+        raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
+    folder.mkdir(parents=True, exist_ok=True)
+    return subprocess.Popen(
+        ["py-spy", "record", "--nonblocking", "--rate", "50", "--pid", str(pid),
+         "--output", str(folder / f"flame-{shape}.svg")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
 def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per shape: volcano-py's pods/s as a fraction of the null binder's, and both CPU costs per pod bound."""
     by_shape: dict[str, dict[str, dict[str, Any]]] = {}
@@ -301,6 +317,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for system in args.system:
                     progress(f"{shape} with {system}")
                     process = start_system(system, args, cluster, log_file)
+                    spy = profiler(args.profile, system, shape, process.pid)
                     try:
                         result = asyncio.run(
                             measure_shape(
@@ -308,6 +325,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             )
                         )
                     finally:
+                        if spy is not None:
+                            spy.send_signal(signal.SIGINT)  # py-spy writes its flame graph on SIGINT
+                            spy.wait(120)
                         process.terminate()
                         process.wait(30)
                     result["system"] = system
@@ -354,6 +374,9 @@ def main() -> None:
     )  # fmt: skip
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
+    parser.add_argument(
+        "--profile", type=Path, help="a folder: py-spy flame graphs of the scheduler, one per shape"
+    )
     args = parser.parse_args()
     print(json.dumps(run(args), indent=2))
 

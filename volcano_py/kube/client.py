@@ -8,6 +8,7 @@ credentials, TLS, connection pool) and exchange raw JSON.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -71,7 +72,15 @@ async def load_api_client(
         ) from None
     # Watches hold one connection each; binds and status writes share the rest.
     configuration.connection_pool_maxsize = 256
-    return k8s_client.ApiClient(configuration)
+    api_client = k8s_client.ApiClient(configuration)
+    if not any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        # Trusting the environment makes aiohttp re-read the proxy variables on every request (a few percent
+        # of the scheduler's CPU); with none set there is nothing to find, so stop looking.
+        api_client.rest_client.pool_manager._trust_env = False
+    return api_client
+
+
+_PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
 
 
 def _error_from(status: int, raw: bytes) -> ApiError:

@@ -10,6 +10,7 @@ from volcano_py.api.scheduling import PodGroupPhase
 from ..framework.arguments import Arguments
 from ..framework.explain import node_reasons
 from ..framework.session import Session
+from ..framework.status import TaskStatus
 
 
 class Backfill:
@@ -19,7 +20,9 @@ class Backfill:
         arguments.check_known()
 
     def execute(self, ssn: Session) -> None:
-        for job in sorted(ssn.jobs.values(), key=lambda j: (j.created, j.uid)):
+        # Only jobs with pending pods can have work here; most jobs of a busy cluster are running.
+        waiting = [j for j in ssn.jobs.values() if j.count(TaskStatus.PENDING)]
+        for job in sorted(waiting, key=lambda j: (j.created, j.uid)):
             if ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue
             tasks = [t for t in job.pending_tasks if t.best_effort]
