@@ -65,6 +65,15 @@ class _Assumed:
     node: str
     # What the bind writes on the pod with the node (the chosen GPU cards), so the next snapshot counts them.
     annotations: Mapping[str, str] = field(default_factory=dict)
+    # The informer's pod and the bound view made of it: the same view while the pod is unchanged, so the
+    # core's records read it once, not once per cycle until the watch shows the bind.
+    seen: Obj | None = None
+    view: Obj | None = None
+
+    def view_of(self, pod: Obj) -> Obj:
+        if self.seen is not pod or self.view is None:
+            self.seen, self.view = pod, _with_node(pod, self.node, self.annotations)
+        return self.view
 
 
 def _uid(obj: Obj) -> str:
@@ -192,7 +201,7 @@ class SchedulerCache:
             key = f"{meta.get('namespace')}/{meta.get('name')}"
             assumed = self._assumed.get(key)
             if assumed is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
-                pod = _with_node(pod, assumed.node, assumed.annotations)
+                pod = assumed.view_of(pod)
             if key in self._evicting and not meta.get("deletionTimestamp"):
                 pod = _terminating(pod)
             result.append(pod)
