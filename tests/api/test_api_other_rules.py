@@ -279,6 +279,12 @@ def test_other_kinds_are_skipped() -> None:
             "starting and ending with a letter or digit)",
             id="priority-class-name",
         ),
+        pytest.param(
+            {"containers": [{"name": "a"}], "priorityClass": "high-pri"},
+            "spec.priorityClass: unknown field (remove it or fix the spelling; did you mean "
+            "'priorityClassName'?)",
+            id="unknown-pod-spec-field",
+        ),
     ],
 )
 def test_pod_spec_rule(spec: dict[str, Any], expected: str) -> None:

@@ -24,6 +24,18 @@ TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
 LABEL_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist")
 AFFINITY_KINDS: Final = ("nodeAffinity", "podAffinity", "podAntiAffinity")
+# core/v1 PodSpec's fields (k8s.io/api v0.34). Volcano's Job CRD carries the full PodTemplateSpec schema, so
+# ``kubectl apply`` (strict field validation) refuses any other key; our CRD keeps templates open, so we do.
+POD_SPEC_FIELDS: Final = (
+    "volumes", "initContainers", "containers", "ephemeralContainers", "restartPolicy",
+    "terminationGracePeriodSeconds", "activeDeadlineSeconds", "dnsPolicy", "nodeSelector",
+    "serviceAccountName", "serviceAccount", "automountServiceAccountToken", "nodeName", "hostNetwork",
+    "hostPID", "hostIPC", "shareProcessNamespace", "securityContext", "imagePullSecrets", "hostname",
+    "subdomain", "affinity", "schedulerName", "tolerations", "hostAliases", "priorityClassName", "priority",
+    "dnsConfig", "readinessGates", "runtimeClassName", "enableServiceLinks", "preemptionPolicy", "overhead",
+    "topologySpreadConstraints", "setHostnameAsFQDN", "os", "hostUsers", "schedulingGates", "resourceClaims",
+    "resources", "hostnameOverride",
+)  # fmt: skip
 
 
 def _kind(value: Any) -> str:
@@ -37,6 +49,14 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
             Problem(path, f"expected a mapping (the pod spec), got {_kind(spec)} (write 'containers: ...')")
         ]
     problems: list[Problem] = []
+    for key in spec:
+        if key in POD_SPEC_FIELDS:
+            continue
+        close = difflib.get_close_matches(str(key), POD_SPEC_FIELDS, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else "not a field of a Kubernetes pod spec"
+        problems.append(
+            Problem(join_path(path, str(key)), f"unknown field (remove it or fix the spelling; {hint})")
+        )
     containers = spec.get("containers")
     if (containers is None or containers == []) and require_containers:
         problems.append(Problem(join_path(path, "containers"), "is required (add at least one container)"))
