@@ -233,7 +233,7 @@ async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
-SYSTEMS = ("null", "volcano-py")
+SYSTEMS = ("null", "volcano-py", "volcano-py-before")
 
 
 def start_system(
@@ -251,13 +251,16 @@ def start_system(
         if line.strip() != b"ready":
             raise RuntimeError(f"the null binder did not start (exit {process.poll()}); see --scheduler-log")
         return process
+    env = dict(os.environ)
+    if system == "volcano-py-before":
+        env["PYTHONPATH"] = str(args.before_tree)  # the scheduler of another checkout, same flags
     (metrics_port,) = free_ports(1)
     process = subprocess.Popen(
         [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
          "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
          "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
          "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency)],
-        stderr=log_file,
+        stderr=log_file, env=env,
     )  # fmt: skip
     wait_ready(metrics_port, process)
     return process
@@ -284,12 +287,13 @@ def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
         by_shape.setdefault(result["shape"], {})[result["system"]] = result
     out = []
     for shape, systems in by_shape.items():
-        null, ours = systems.get("null"), systems.get("volcano-py")
-        if not null or not ours or not null["pods_per_second"]:
+        null = systems.get("null")
+        if not null or not null["pods_per_second"]:
             continue
         out.append({
             "shape": shape,
-            "volcano_py_over_null": round(ours["pods_per_second"] / null["pods_per_second"], 3),
+            **{f"{name}_over_null": round(r["pods_per_second"] / null["pods_per_second"], 3)
+               for name, r in systems.items() if name != "null"},
             "cpu_ms_per_pod_bound": {name: r["binder_cpu_ms_per_pod"] for name, r in systems.items()},
             "apiserver_cpu_ms_per_pod": {
                 name: round(1000 * r["cpu_seconds"].get("kube-apiserver", 0) / max(1, r["bound"]), 2)
@@ -369,15 +373,19 @@ def main() -> None:
     parser.add_argument("--schedule-period", type=float, default=1.0)
     parser.add_argument("--bind-concurrency", type=int, default=64, help="binds in flight, both systems")
     parser.add_argument(
-        "--system", nargs="+", choices=SYSTEMS, default=list(SYSTEMS),
-        help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py",
-    )  # fmt: skip
+        "--system", nargs="+", choices=SYSTEMS, default=["null", "volcano-py"],
+        help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
+        "volcano-py-before: the scheduler of the checkout given by --before-tree",
+    )
+    parser.add_argument("--before-tree", type=Path, help="a checkout of volcano-py to compare against")
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument(
         "--profile", type=Path, help="a folder: py-spy flame graphs of the scheduler, one per shape"
     )
     args = parser.parse_args()
+    if "volcano-py-before" in args.system and not args.before_tree:
+        parser.error("--system volcano-py-before needs --before-tree PATH (a checkout of an older commit)")
     print(json.dumps(run(args), indent=2))
 
 
