@@ -267,15 +267,15 @@ def start_system(
 
 
 def profiler(folder: Path | None, system: str, shape: str, pid: int) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling the scheduler (never the null binder) into ``folder/flame-<shape>.svg``."""
-    if folder is None or system != "volcano-py":
+    """py-spy sampling a scheduler (never the null binder) into ``folder/flame-<system>-<shape>.svg``."""
+    if folder is None or system == "null":
         return None
     if shutil.which("py-spy") is None:
         raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
     folder.mkdir(parents=True, exist_ok=True)
     return subprocess.Popen(
         ["py-spy", "record", "--nonblocking", "--rate", "50", "--pid", str(pid),
-         "--output", str(folder / f"flame-{shape}.svg")],
+         "--output", str(folder / f"flame-{system}-{shape}.svg")],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
