@@ -7,9 +7,9 @@ cycle cheap; build a fresh snapshot for the next cycle.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
 
@@ -19,6 +19,7 @@ from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
 Obj = Mapping[str, Any]
+R = TypeVar("R")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,27 @@ def priority_values(priority_classes: Iterable[Obj]) -> tuple[dict[str, int], in
     return values, default
 
 
+class _Kept(Generic[R]):
+    """Parsed records of one kind, by the identity of the dict each was read from (this build, the last)."""
+
+    __slots__ = ("last", "seen")
+
+    def __init__(self) -> None:
+        self.last: dict[int, tuple[Obj, R]] = {}
+        self.seen: dict[int, tuple[Obj, R]] = {}
+
+    def read(self, obj: Obj, parse: Callable[[Obj], R]) -> R:
+        key = id(obj)
+        entry = self.last.get(key)
+        if entry is None or entry[0] is not obj:  # the dict is kept too, so its id cannot be reused meanwhile
+            entry = (obj, parse(obj))
+        self.seen[key] = entry
+        return entry[1]
+
+    def turn(self) -> None:
+        self.last, self.seen = self.seen, {}
+
+
 class Records:
     """What one snapshot parsed, kept for the next: each version of an object is read once.
 
@@ -55,58 +77,45 @@ class Records:
     cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
     """
 
-    __slots__ = ("_priorities", "_seen_jobs", "_seen_nodes", "_seen_tasks", "jobs", "keep", "nodes", "tasks")
+    __slots__ = ("_priorities", "jobs", "keep", "nodes", "tasks")
 
     def __init__(self, *, keep: bool = True) -> None:
         # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
         self.keep = keep
-        self._priorities: dict[str, int] | None = None
-        self.tasks: dict[int, tuple[Obj, TaskInfo]] = {}
-        self.nodes: dict[int, tuple[Obj, NodeInfo]] = {}
-        self.jobs: dict[int, tuple[Obj, JobInfo]] = {}
-        self._seen_tasks: dict[int, tuple[Obj, TaskInfo]] = {}
-        self._seen_nodes: dict[int, tuple[Obj, NodeInfo]] = {}
-        self._seen_jobs: dict[int, tuple[Obj, JobInfo]] = {}
+        self._priorities: dict[str, int] = {}
+        self.tasks: _Kept[TaskInfo] = _Kept()
+        self.nodes: _Kept[NodeInfo] = _Kept()
+        self.jobs: _Kept[JobInfo] = _Kept()
 
     def begin(self, priorities: dict[str, int]) -> None:
         if priorities != self._priorities:
-            self.tasks, self.nodes, self.jobs = {}, {}, {}
+            self.tasks, self.nodes, self.jobs = _Kept(), _Kept(), _Kept()
             self._priorities = dict(priorities)
-        self._seen_tasks, self._seen_nodes, self._seen_jobs = {}, {}, {}
 
     def end(self) -> None:
-        self.tasks, self.nodes, self.jobs = self._seen_tasks, self._seen_nodes, self._seen_jobs
-        self._seen_tasks, self._seen_nodes, self._seen_jobs = {}, {}, {}
+        for kept in (self.tasks, self.nodes, self.jobs):
+            kept.turn()
 
-    def task(self, pod: Obj, priorities: Mapping[str, int]) -> TaskInfo:
+    def task(self, pod: Obj) -> TaskInfo:
         if not self.keep:
-            return TaskInfo.from_pod(pod, priority_classes=priorities)
-        key = id(pod)
-        entry = self.tasks.get(key)
-        if entry is None or entry[0] is not pod:
-            entry = (pod, TaskInfo.from_pod(pod, priority_classes=priorities))
-        self._seen_tasks[key] = entry
-        return entry[1].fresh()
+            return TaskInfo.from_pod(pod, priority_classes=self._priorities)
+        return self.tasks.read(pod, self._parse_pod).fresh()
 
     def node(self, node: Obj) -> NodeInfo:
         if not self.keep:
             return NodeInfo.from_node(node)
-        key = id(node)
-        entry = self.nodes.get(key)
-        if entry is None or entry[0] is not node:
-            entry = (node, NodeInfo.from_node(node))
-        self._seen_nodes[key] = entry
-        return entry[1].fresh()
+        return self.nodes.read(node, NodeInfo.from_node).fresh()
 
-    def job(self, podgroup: Obj, priorities: Mapping[str, int]) -> JobInfo:
+    def job(self, podgroup: Obj) -> JobInfo:
         if not self.keep:
-            return JobInfo.from_podgroup(podgroup, priority_classes=priorities)
-        key = id(podgroup)
-        entry = self.jobs.get(key)
-        if entry is None or entry[0] is not podgroup:
-            entry = (podgroup, JobInfo.from_podgroup(podgroup, priority_classes=priorities))
-        self._seen_jobs[key] = entry
-        return entry[1].fresh()
+            return JobInfo.from_podgroup(podgroup, priority_classes=self._priorities)
+        return self.jobs.read(podgroup, self._parse_podgroup).fresh()
+
+    def _parse_pod(self, pod: Obj) -> TaskInfo:
+        return TaskInfo.from_pod(pod, priority_classes=self._priorities)
+
+    def _parse_podgroup(self, podgroup: Obj) -> JobInfo:
+        return JobInfo.from_podgroup(podgroup, priority_classes=self._priorities)
 
 
 @dataclass(slots=True, eq=False)
@@ -161,11 +170,11 @@ class Snapshot:
         queue_map.setdefault(k.DEFAULT_QUEUE, QueueInfo(name=k.DEFAULT_QUEUE))
         jobs: dict[str, JobInfo] = {}
         for pg in podgroups:
-            job = records.job(pg, prio)
+            job = records.job(pg)
             jobs[job.uid] = job
         orphans: list[Orphan] = []
         for pod in pods:
-            task = records.task(pod, prio)
+            task = records.task(pod)
             node = by_name.get(task.node_name) if task.node_name else None
             if node is not None and task.status in OCCUPYING_STATUSES:
                 node.add_task(task)
