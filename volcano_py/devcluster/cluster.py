@@ -224,6 +224,10 @@ class DevCluster:
             raise ClusterError(f"{component} (pid {child.process.pid}) did not exit when stopped") from err
         if down_seconds > 0:
             time.sleep(down_seconds)
+        if component == "kwok":
+            # The node leases name the old kwok as holder; a new one waits for them to expire (the lease
+            # duration, 40 s) before it runs the nodes' pods again. Nobody holds them now: let them go.
+            self.kubectl("delete", "leases", "--all", "-n", "kube-node-lease", "--wait=false")
         log.info("devcluster.restart", component=component, hard=hard, down_seconds=down_seconds)
         self._children[index] = processes.spawn(
             component, argv, self.layout.logs, env=env, die_with_parent=self._die_with_parent
