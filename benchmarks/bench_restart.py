@@ -151,10 +151,10 @@ def _watch(kubeconfig: str, name: str, into: dict[str, float]) -> None:
     into["at"] = asyncio.run(wait_bound(kubeconfig, name, 600))
 
 
-def start_scheduler(cluster: DevCluster, log_file: Any) -> tuple[subprocess.Popen[bytes], int]:
+def start_scheduler(cluster: DevCluster, log_file: Any, level: str) -> tuple[subprocess.Popen[bytes], int]:
     (port,) = free_ports(1)
     process = subprocess.Popen(
-        [sys.executable, "-m", "volcano_py", "--log-level", "warning", "scheduler",
+        [sys.executable, "-m", "volcano_py", "--log-level", level, "scheduler",
          "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
          "--metrics-port", str(port), "--metrics-host", "127.0.0.1"],
         stderr=log_file,
@@ -171,7 +171,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         progress(f"{args.nodes} nodes Ready in {time.monotonic() - began:.1f}s")
         cluster.apply_crds(REPO / "crds")
         cluster.create_namespace(NAMESPACE)
-        process, port = start_scheduler(cluster, log_file)
+        process, port = start_scheduler(cluster, log_file, args.scheduler_log_level)
         wait_ready(port, process, within=600)
         began = time.monotonic()
         asyncio.run(fill(str(cluster.kubeconfig), args.nodes, args.pods, args.concurrency))
@@ -184,7 +184,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 name = f"probe-{attempt}"
                 asyncio.run(probe(str(cluster.kubeconfig), name))
                 started_wall, started = time.time(), time.monotonic()
-                process, port = start_scheduler(cluster, log_file)
+                process, port = start_scheduler(cluster, log_file, args.scheduler_log_level)
 
                 # The watch for the probe runs in a thread of its own while /readyz is polled here.
                 bound: dict[str, float] = {}
@@ -226,6 +226,7 @@ def main() -> None:
         "--settle", type=float, default=30.0, help="seconds between filling and the first kill"
     )
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_restart_scheduler.log"))
+    parser.add_argument("--scheduler-log-level", default="warning", help="debug shows each informer's list")
     print(json.dumps(run(parser.parse_args()), indent=2))
 
 
