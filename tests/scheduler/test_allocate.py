@@ -222,10 +222,12 @@ CASES = [
             nodes=nodes(1, cpu=8),
             pods=pods("w", 2, "pg", cpu=1),
             podgroups=[make_pg("pg", 2, phase="Pending").obj()],
-            bind_count=0,
-            phases={"pg": "Inqueue"},
+            bind_count=2,
+            phases={"pg": "Running"},
         ),
-        id="enqueued-job-waits-a-cycle-before-allocate",
+        # As in Volcano: enqueue admits it and, its pods existing already, allocate places it in the same
+        # session (proportion counts a Pending job's pods in its queue's request).
+        id="enqueued-job-with-its-pods-is-placed-in-the-same-session",
     ),
     pytest.param(
         Scenario(

@@ -1,8 +1,8 @@
 """The simulated cluster as the Kubernetes objects a session reads, and the bookkeeping of what runs where.
 
 Objects are plain dicts in the API's wire form so the simulator feeds ``Snapshot.build`` exactly as the
-runtime cache does. Pods are created with their PodGroup when a job arrives (the controller's handshake is
-folded in: ``enqueue`` still gates ``allocate``, since allocate only places Inqueue PodGroups).
+runtime cache does. A job's PodGroup is created when the job arrives and its pods once the PodGroup is
+Inqueue, as Volcano's Job controller does: admission costs one period.
 """
 
 from __future__ import annotations
@@ -121,8 +121,6 @@ class SimCluster:
             "spec": spec,
             "status": {"phase": PodGroupPhase.PENDING.value},
         }
-        for index in range(job.replicas):
-            self._new_pod(state, index, now)
         self.jobs[state.key] = state
         return state
 
@@ -149,11 +147,17 @@ class SimCluster:
         state.pods[uid] = pod
         return pod
 
-    def write_status(self, update: PodGroupUpdate) -> None:
-        """What the binder would write: the next session compares against it, so nothing is re-sent."""
-        pg = self.podgroups.get(f"{update.namespace}/{update.name}")
+    def write_status(self, update: PodGroupUpdate, now: float) -> None:
+        """What the binder would write: the next session compares against it, so nothing is re-sent. The
+        first write past Pending is when the controller would create the job's pods: they appear now."""
+        key = f"{update.namespace}/{update.name}"
+        pg = self.podgroups.get(key)
         if pg is None:
             return
+        state = self.jobs.get(key)
+        if state is not None and not state.pods and update.phase is not PodGroupPhase.PENDING:
+            for index in range(state.job.replicas):
+                self._new_pod(state, index, now)
         pg["status"] = {
             "phase": update.phase.value,
             "conditions": [

@@ -143,7 +143,7 @@ class Simulator:
         decided = run_session(snapshot, self.conf, timestamp(now))
         result.sessions += 1
         for update in decided.podgroup_updates:
-            cluster.write_status(update)
+            cluster.write_status(update, now)
         for evict in decided.evictions:
             key = next((k for k, s in cluster.jobs.items() if evict.uid in s.pods), None)
             if key is not None:

@@ -59,6 +59,9 @@ _EXTEND = 2
 # Victim sets tried before ending jobs is given up (leaving the budget to the other kinds of change).
 _END_TRIALS = 12
 
+# A PodGroup the enqueue session admitted: Inqueue, or already placed when its pods existed.
+_ADMITTED = frozenset({PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING})
+
 
 class _OutOfBudget(Exception):
     pass
@@ -82,14 +85,14 @@ class _Trials:
     def runs(self, objs: ClusterObjects) -> bool:
         """Whether a session over ``objs`` brings the job to ``minAvailable``.
 
-        A PodGroup still Pending takes two sessions, as in the cluster: the first must enqueue it (its pods
-        do not exist yet, so they are left out), the second, with it Inqueue and its pods made, must place
-        it.
+        A PodGroup still Pending takes two sessions, as in the cluster: the first must enqueue it (the pods
+        of a Volcano Job do not exist yet, so they are left out; pods that do exist may be placed at once),
+        the second, with it Inqueue and its pods made, must place it.
         """
         if self._pending(objs):
             result = self._session(objs, ())
             if not any(
-                f"{u.namespace}/{u.name}" == self.job and u.phase is PodGroupPhase.INQUEUE
+                f"{u.namespace}/{u.name}" == self.job and u.phase in _ADMITTED
                 for u in result.podgroup_updates
             ):
                 return False

@@ -71,8 +71,8 @@ class ProportionPlugin:
             allocated = job.allocated
             _add(attr.allocated, allocated)
             _add(attr.request, allocated)
-            if job.phase is PodGroupPhase.PENDING and ssn.enqueue_enabled:
-                continue
+            # As Volcano: every job's pending pods ask for their queue's share, a Pending PodGroup's too, so a
+            # job that enqueue admits can be placed in the same session (when its pods already exist).
             _add(attr.request, job.pending_request)
             if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
                 _add(attr.inqueue, (job.min_resources - allocated).clamp_min_zero())
