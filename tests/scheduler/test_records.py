@@ -10,6 +10,7 @@ from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
+from volcano_py.scheduler.framework.node import NodeInfo
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot
 from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
@@ -98,3 +99,19 @@ def test_fresh_twins_share_facts_and_start_their_own_state() -> None:
     job = JobInfo.from_podgroup(make_pg("pg", 2).obj())
     job.add_task(task)
     assert job.fresh().tasks == {} and job.fresh().ready_task_num == 0
+
+
+def test_a_fresh_node_keeps_its_cards_but_no_holders() -> None:
+    node = make_node("n", gpu=None).obj()
+    node["status"]["allocatable"].update({"volcano.sh/gpu-memory": "32768", "volcano.sh/gpu-number": "2"})
+    parsed = NodeInfo.from_node(node)
+    assert parsed.gpus is not None
+    parsed.gpus.cards[0].hold("uid-a", 1024, 0)
+    parsed.tasks["uid-a"] = TaskInfo.from_pod(make_pod("a").obj())
+    twin = parsed.fresh()
+    assert twin.gpus is not None and twin.gpus is not parsed.gpus
+    assert {i: (c.memory, c.used_memory, c.holders) for i, c in twin.gpus.cards.items()} == {
+        0: (16384, 0, {}),
+        1: (16384, 0, {}),
+    }
+    assert twin.tasks == {} and (twin.name, twin.allocatable) == (parsed.name, parsed.allocatable)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -92,23 +93,7 @@ class JobInfo:
 
     def fresh(self) -> JobInfo:
         """A twin for a new snapshot: the PodGroup's facts shared, phase as read, no tasks yet."""
-        return JobInfo(
-            uid=self.uid,
-            namespace=self.namespace,
-            name=self.name,
-            queue=self.queue,
-            min_available=self.min_available,
-            min_task_member=self.min_task_member,
-            min_resources=self.min_resources,
-            priority=self.priority,
-            priority_class=self.priority_class,
-            phase=self.phase,
-            created=self.created,
-            conditions=self.conditions,
-            network_topology=self.network_topology,
-            podgroup=self.podgroup,
-            shadow=self.shadow,
-        )
+        return dataclasses.replace(self, tasks={}, by_status={}, ready_task_num=0, _allocated=None)
 
     @classmethod
     def shadow_for(cls, task: TaskInfo) -> JobInfo:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,15 +44,7 @@ class NodeInfo:
 
     def fresh(self) -> NodeInfo:
         """A twin for a new snapshot: the node's facts shared, with no tasks charged yet."""
-        return NodeInfo(
-            name=self.name,
-            allocatable=self.allocatable,
-            labels=self.labels,
-            taints=self.taints,
-            unschedulable=self.unschedulable,
-            ready=self.ready,
-            gpus=self.gpus.unheld() if self.gpus is not None else None,
-        )
+        return dataclasses.replace(self, tasks={}, gpus=self.gpus.unheld() if self.gpus is not None else None)
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:

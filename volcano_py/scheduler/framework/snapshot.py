@@ -98,7 +98,7 @@ class Records:
 
     def task(self, pod: Obj) -> TaskInfo:
         if not self.keep:
-            return TaskInfo.from_pod(pod, priority_classes=self._priorities)
+            return self._parse_pod(pod)
         return self.tasks.read(pod, self._parse_pod).fresh()
 
     def node(self, node: Obj) -> NodeInfo:
@@ -108,7 +108,7 @@ class Records:
 
     def job(self, podgroup: Obj) -> JobInfo:
         if not self.keep:
-            return JobInfo.from_podgroup(podgroup, priority_classes=self._priorities)
+            return self._parse_podgroup(podgroup)
         return self.jobs.read(podgroup, self._parse_podgroup).fresh()
 
     def _parse_pod(self, pod: Obj) -> TaskInfo:
