@@ -373,7 +373,10 @@ def main() -> None:
     parser.add_argument("--schedule-period", type=float, default=1.0)
     parser.add_argument("--bind-concurrency", type=int, default=64, help="binds in flight, both systems")
     parser.add_argument(
-        "--system", nargs="+", choices=SYSTEMS, default=["null", "volcano-py"],
+        "--system",
+        nargs="+",
+        choices=SYSTEMS,
+        default=["null", "volcano-py"],
         help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
         "volcano-py-before: the scheduler of the checkout given by --before-tree",
     )

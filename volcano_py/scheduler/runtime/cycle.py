@@ -31,6 +31,7 @@ from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_values
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.runtime.cache import ClusterState
+from volcano_py.scheduler.runtime.quiet import QuietMemo
 
 _log = get_logger(__name__)
 
@@ -61,6 +62,8 @@ class CycleOutcome:
     warnings: tuple[Unschedulable, ...] = ()
     # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
     unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
+    # True when no session ran: the cluster meant what it meant after the last one, in which nothing waited.
+    quiet: bool = False
 
 
 class ConfSource:
@@ -187,15 +190,24 @@ class DefaultCore:
     registry: Registry = field(default_factory=default_registry)
     # Parsed pods, nodes and PodGroups from the last cycle (``run`` is never called twice at once).
     records: Records = field(default_factory=Records)
+    # The last outcome when nothing waited, handed back while the cluster means the same.
+    quiet: QuietMemo = field(default_factory=QuietMemo)
 
     def load_conf(self, text: str | None) -> SchedulerConf:
         return load_conf(text, registry=self.registry)
 
     def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome:
+        recalled = self.quiet.recall(state, conf)
+        if recalled is not None:
+            return CycleOutcome(result=recalled, quiet=True)
         snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
         result = run_session(snapshot, conf, now.strftime("%Y-%m-%dT%H:%M:%SZ"), registry=self.registry)
+        if warnings:
+            self.quiet.forget()
+        else:
+            self.quiet.remember(state, conf, snapshot, result)
         unscheduled: dict[str, int] = {}
         for job_id, explanation in result.explanations.items():
             job = snapshot.jobs.get(job_id)
