@@ -117,6 +117,27 @@ def test_node_sampling_follows_volcanos_formula_and_rotates() -> None:
     assert len(sampling.pick(feasible, 1000, 450)) == 450
 
 
+
+def test_node_sampling_takes_the_first_feasible_nodes_from_where_it_stopped() -> None:
+    from volcano_py.scheduler.framework.sampling import NodeSampling
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        total = int(rng.integers(101, 3000))
+        feasible = np.flatnonzero(rng.random(total) < rng.uniform(0.05, 1.0)).astype(np.int64)
+        sampling = NodeSampling(next_start=int(rng.integers(0, 2 * total)))
+        start = sampling.next_start % total
+        wanted = int(rng.integers(1, 200))
+        limit = max(sampling.count(total), wanted)
+        # The definition: scan the rows from ``start``, wrapping, and keep the first ``limit`` feasible ones.
+        members = set(feasible.tolist())
+        scan = [row for row in [*range(start, total), *range(start)] if row in members]
+        expected = sorted(scan[:limit])
+        picked = sampling.pick(feasible, total, wanted)
+        assert feasible[picked].tolist() == expected
+        if len(scan) > limit:
+            assert sampling.next_start == scan[limit - 1] + 1
+
 def test_job_sort_key_orders_as_the_comparators_do() -> None:
     import functools
 

@@ -20,7 +20,7 @@ from ..framework.classes import TaskClass
 from ..framework.explain import node_reasons
 from ..framework.extension import Placed
 from ..framework.job import JobInfo
-from ..framework.nodetable import FloatArray, IntArray
+from ..framework.nodetable import BoolArray, FloatArray, IntArray
 from ..framework.task import TaskInfo
 
 if TYPE_CHECKING:
@@ -57,16 +57,27 @@ class Candidates:
         table = ssn.table
         ok = ssn.predicate(klass).ok
         asked = klass.asked
-        if ok.all():
-            self.all_rows: IntArray = np.arange(len(table), dtype=np.int64)
-            free = table.free[:, asked]
-        else:
-            self.all_rows = np.flatnonzero(ok)
-            free = table.free[np.ix_(self.all_rows, asked)]
+        everywhere = bool(ok.all())
         # Feasibility first (a comparison); pod counts only for the sampled nodes (a division).
-        fitting = np.flatnonzero(np.all(free >= klass.vec[asked], axis=1))
+        if everywhere:
+            self.all_rows: IntArray = table.rows
+            fits = ok.copy()
+            for column, amount in klass.needs:  # one contiguous column of the table at a time
+                fits &= table.free[:, column] >= amount
+            fitting = fits.nonzero()[0]
+        else:
+            self.all_rows = ok.nonzero()[0]
+            free = table.free[np.ix_(self.all_rows, asked)]
+            passing: BoolArray = np.all(free >= klass.vec[asked], axis=1)
+            fitting = passing.nonzero()[0]
         wanted = max(wanted, 1)
-        fitting = fitting[ssn.sampling.pick(self.all_rows[fitting], len(table), wanted)]
+        fitting = fitting[
+            ssn.sampling.pick(fitting if everywhere else self.all_rows[fitting], len(table), wanted)
+        ]
+        self._later: FloatArray | None = None
+        if wanted == 1:
+            self._one(fitting if everywhere else self.all_rows[fitting])
+            return
         fit = table.fit_counts(klass.vec, table.free[self.all_rows[fitting]]) if wanted > 1 else None
         first: FloatArray | None = None
         if fitting.size > wanted:
@@ -96,7 +107,22 @@ class Candidates:
             self.ladder = np.full((len(self.rows), 1), _NONE)
         self.placed: IntArray = np.zeros(len(self.rows), dtype=np.int64)
         self.now: FloatArray = self.ladder[:, 0].copy()
-        self._later: FloatArray | None = None
+
+    def _one(self, rows: IntArray) -> None:
+        """The sequence for one pod (most jobs): only the best node by score, the first of equal ones."""
+        if rows.size > 1:
+            scores = self.ssn.node_scores(self.klass, rows)
+            i = int(scores.argmax())
+            rows, scores = rows[i : i + 1], scores[i : i + 1]
+        elif rows.size:
+            scores = self.ssn.node_scores(self.klass, rows)
+        else:
+            scores = np.full(0, _NONE)
+        self.rows = rows
+        self.depth = int(rows.size)
+        self.ladder = scores[:, None] if rows.size else np.full((0, 1), _NONE)
+        self.placed = np.zeros(rows.size, dtype=np.int64)
+        self.now = scores.copy()
 
     def _later_scores(self) -> FloatArray:
         """Scores of nodes where one more pod fits once releasing pods are gone (computed on demand)."""
@@ -113,13 +139,13 @@ class Candidates:
     def best(self) -> tuple[int, bool] | None:
         """(table row, fits now) of the best node, preferring nodes where the pod fits now."""
         if self.rows.size:
-            i = int(np.argmax(self.now))
+            i = int(self.now.argmax())
             if self.now[i] != _NONE:
                 return int(self.rows[i]), True
         if self.all_rows.size == 0:
             return None
         later = self._later_scores()
-        i = int(np.argmax(later))
+        i = int(later.argmax())
         if later[i] != _NONE:
             return int(self.all_rows[i]), False
         return None

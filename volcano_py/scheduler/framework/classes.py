@@ -40,6 +40,12 @@ class TaskClass:
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # ``asked`` with the amounts, as plain ints, for a scan column by column (derived, not passed).
+    needs: tuple[tuple[int, int], ...] = field(init=False, default=())
+
+    def __post_init__(self) -> None:
+        needs = tuple(zip(self.asked.tolist(), self.vec[self.asked].tolist(), strict=True))
+        object.__setattr__(self, "needs", needs)
 
     @classmethod
     def of(
@@ -65,7 +71,7 @@ class TaskClass:
             host_ports=task.host_ports,
             queue=queue,
             items=tuple(task.resreq.items()),
-            asked=np.flatnonzero(vec),
+            asked=vec.nonzero()[0],
         )
 
     @property

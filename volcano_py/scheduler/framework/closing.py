@@ -106,7 +106,7 @@ def finish(ssn: Session) -> SessionResult:
         # releasing pods; committed allocations are Binding by now.
         for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
             pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
-        allocated.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(*ALLOCATED_STATUSES))
+        allocated.setdefault(job.queue, []).append(job.allocated)  # summed once per job already
         pending[job.queue] = pending.get(job.queue, 0) + job.count(TaskStatus.PENDING)
         waiting.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(TaskStatus.PENDING))
         if job.shadow:

@@ -249,7 +249,11 @@ def first_nonzero(tiers: Sequence[Sequence[Callable[[T, T], int]]], left: T, rig
 
 def all_pass(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, **kwargs: P.kwargs) -> bool:
     """Every plugin must agree (predicates, job ready, allocatable)."""
-    return all(fn(*args, **kwargs) for tier in tiers for fn in tier)
+    for tier in tiers:  # loops, not all(genexpr): asked several times for every pod placed
+        for fn in tier:
+            if not fn(*args, **kwargs):
+                return False
+    return True
 
 
 def any_true(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, **kwargs: P.kwargs) -> bool:

@@ -131,6 +131,9 @@ class JobInfo:
         return sum(len(self.by_status.get(s, ())) for s in statuses)
 
     def tasks_in(self, *statuses: TaskStatus) -> list[TaskInfo]:
+        if len(statuses) == 1:  # the common question (pending tasks), asked several times per job placed
+            bucket = self.by_status.get(statuses[0])
+            return list(bucket.values()) if bucket else []
         return [t for s in statuses for t in self.by_status.get(s, {}).values()]
 
     # --- gang counters (Volcano's ReadyTaskNum, WaitingTaskNum, ValidTaskNum) ------------------------------
@@ -203,7 +206,8 @@ class JobInfo:
             if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
                 self._allocated = _NOTHING  # most jobs in a big queue hold nothing yet
             else:
-                self._allocated = total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
+                buckets = [self.by_status.get(s) for s in ALLOCATED_STATUSES]
+                self._allocated = total(t.resreq for b in buckets if b for t in b.values())
         return self._allocated
 
     @property

@@ -57,8 +57,12 @@ class NodeTable:
                     self.releasing[i] += vec
                 if task.status is TaskStatus.PIPELINED:
                     self.pipelined[i] += vec
-        # allocatable - used, kept in step by ``charge`` so placement reads it without recomputing.
-        self.free: IntArray = self.allocatable - self.used
+        # allocatable - used, kept in step by ``charge`` so placement reads it without recomputing. Stored
+        # column by column: placement scans one resource over every node for each pod, which is twice as
+        # fast on a contiguous column, while ``charge`` writes one row (a few strided values) per pod.
+        self.free: IntArray = np.asfortranarray(self.allocatable - self.used)
+        # Every row, in order: the candidates of a class that every node passes.
+        self.rows: IntArray = np.arange(n, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.node_names)
@@ -83,8 +87,10 @@ class NodeTable:
 
     def charge(self, row: int, vec: IntArray, sign: int = 1) -> None:
         """Add (or with ``sign=-1`` take back) one request's use of a node."""
-        self.used[row] += sign * vec
-        self.free[row] -= sign * vec
+        if sign != 1:
+            vec = sign * vec
+        self.used[row] += vec
+        self.free[row] -= vec
 
     @property
     def idle(self) -> IntArray:

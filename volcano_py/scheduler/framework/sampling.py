@@ -36,9 +36,17 @@ class NodeSampling:
         limit = max(self.count(total_rows), wanted)
         if feasible.size <= limit:
             return np.arange(feasible.size, dtype=np.int64)
+        size = feasible.size
         start = int(np.searchsorted(feasible, self.next_start % max(total_rows, 1)))
-        chosen = (start + np.arange(limit, dtype=np.int64)) % feasible.size
-        last = int(feasible[chosen[-1]])
-        self.next_start = last + 1
-        result: IntArray = np.sort(chosen)
+        end = start + limit  # positions start..end-1, wrapping past the last feasible node to the first
+        result: IntArray
+        if end <= size:
+            result = np.arange(start, end, dtype=np.int64)
+            last = end - 1
+        else:
+            result = np.concatenate(
+                [np.arange(end - size, dtype=np.int64), np.arange(start, size, dtype=np.int64)]
+            )
+            last = end - size - 1
+        self.next_start = int(feasible[last]) + 1
         return result

@@ -55,6 +55,7 @@ class Session:
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
         self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
+        self._node_order_fns: list[Callable[..., FloatArray]] = []
         self._classes: dict[Hashable, TaskClass] = {}
         self._static: dict[Hashable, ext.NodeVerdict] = {}
         self._dynamic: dict[Hashable, bool] = {}
@@ -85,6 +86,7 @@ class Session:
             [(t, plugin, option.enabled) for (t, plugin), option in zip(self.plugins, options, strict=True)],
             len(self.conf.tiers),
         )
+        self._node_order_fns = [fn for tier in self.points.node_order for fn in tier]
         for _, plugin in self.plugins:
             if isinstance(plugin, ext.SessionOpen):
                 plugin.on_session_open(self)
@@ -138,6 +140,9 @@ class Session:
         return (left.created, left.name) < (right.created, right.name)
 
     def sorted_tasks(self, tasks: Sequence[TaskInfo]) -> list[TaskInfo]:
+        if len(tasks) < 2:
+            return list(tasks)
+
         def cmp(a: TaskInfo, b: TaskInfo) -> int:
             return -1 if self.task_less(a, b) else (1 if self.task_less(b, a) else 0)
 
@@ -234,10 +239,12 @@ class Session:
         (with ``extra[i]`` pods of the class assumed already added to ``rows[i]``)."""
         if extra is None:
             extra = np.zeros(len(rows), dtype=np.int64)
+        fns = self._node_order_fns
+        if len(fns) == 1:  # the usual conf (nodeorder alone): its own new array, as the sum would be
+            return np.asarray(fns[0](self, klass, rows, extra), dtype=np.float64)
         scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
-        for tier in self.points.node_order:
-            for fn in tier:
-                scores += fn(self, klass, rows, extra)
+        for fn in fns:
+            scores += fn(self, klass, rows, extra)
         return scores
 
     # --- transactions and outcomes ----------------------------------------------------------------------

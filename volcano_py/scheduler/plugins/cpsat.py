@@ -59,7 +59,8 @@ class CpsatPlugin:
         self.tree: HyperNodeTree | None = None
         self.tree_error = ""
         self.leaf = np.zeros(0, dtype=np.int64)
-        self.likely: tuple[Resource, ...] = ()
+        self._waiting: set[Resource] = set()
+        self._likely: tuple[Resource, ...] | None = None
         self.spent_ms = 0.0
         self.device: DeviceCapacity | None = None
         self.other_predicates: list[Predicate] = []
@@ -81,19 +82,25 @@ class CpsatPlugin:
             log.warning("HyperNodes ignored", error=self.tree_error)
         leaf_of = self.tree.leaf_index() if self.tree is not None else {}
         self.leaf = np.array([leaf_of.get(n, -1) for n in ssn.table.node_names], dtype=np.int64)
-        names = ssn.table.names
-        requests = {
-            ssn.task_class(t).key: ssn.task_class(t).vec
-            for job in ssn.jobs.values()
-            for t in job.pending_tasks
-        }
-        self.likely = tuple({_resource(names, vec) for vec in requests.values()})
+        # The requests waiting at the start of the session, read as the node table sees them only when a gang
+        # is modelled: with one-pod jobs that never happens, and every pod may ask for something different.
+        self._waiting = {t.resreq for job in ssn.jobs.values() for t in job.pending_tasks}
+        self._likely = None
+
+    def likely(self, ssn: Session) -> tuple[Resource, ...]:
+        """The distinct requests that waited when the session opened, in the node table's resources (a pod
+        also asks for one ``pods`` slot): the sizes stranded GPUs are measured against."""
+        if self._likely is None:
+            names = ssn.table.names
+            self._likely = tuple({_resource(names, ssn.table.vector(r)) for r in self._waiting})
+        return self._likely
 
     def _solves_single_pods(self) -> bool:
         return self.single_pods
 
     def on_session_close(self, ssn: Session) -> None:
-        self.tree, self.likely, self.leaf = None, (), np.zeros(0, dtype=np.int64)
+        self.tree, self.leaf = None, np.zeros(0, dtype=np.int64)
+        self._waiting, self._likely = set(), None
         self.device, self.other_predicates = None, []
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
@@ -239,4 +246,4 @@ class CpsatPlugin:
         min_available = min(max(1, job.min_available - job.ready_task_num), len(pending))
         min_available = max(min_available, sum(t.min_member for t in tasks))
         gang = Gang(job.uid, tuple(tasks), min_available, job.priority, topology)
-        return PlacementProblem(node_classes, (gang,), self.tree, self.likely), by_name
+        return PlacementProblem(node_classes, (gang,), self.tree, self.likely(ssn)), by_name
