@@ -10,12 +10,13 @@ volcano-scheduler-ci.conf: that plus sla, DRA-aware predicates and network-topol
 enqueue/allocate/backfill run here); a ratio line compares volcano-ci with each other conf run.
 
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
-       [--conf default volcano volcano-ci]
+       [--conf default volcano volcano-ci] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -27,6 +28,7 @@ from typing import Any
 from volcano_py import log
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
+from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 
 Obj = dict[str, Any]
@@ -140,19 +142,30 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(workload: str, nodes: int, seed: int = 1, conf_name: str = "default") -> dict[str, Any]:
+def run(
+    workload: str, nodes: int, seed: int = 1, conf_name: str = "default", repeat: int = 1
+) -> dict[str, Any]:
     rng = random.Random(seed)
     pods, groups = WORKLOADS[workload](nodes, rng)
     node_objs = [node(i) for i in range(nodes)]
     conf = load_conf(CONFS[conf_name])
-    started = time.perf_counter()
-    snapshot = Snapshot.build(nodes=node_objs, pods=pods, podgroups=groups)
-    built = time.perf_counter()
-    cpu_started = time.process_time()
-    result = run_session(snapshot, conf, "2026-01-01T01:00:00Z")
-    cpu = time.process_time() - cpu_started
-    done = time.perf_counter()
-    seconds = done - built
+    runs: list[float] = []
+    best: tuple[float, float, float, SessionResult] | None = None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        snapshot = Snapshot.build(nodes=node_objs, pods=pods, podgroups=groups)
+        built = time.perf_counter()
+        # The last run's garbage is not this session's cost (a live scheduler collects it between cycles).
+        gc.collect()
+        cpu_started = time.process_time()
+        result = run_session(snapshot, conf, "2026-01-01T01:00:00Z")
+        cpu = time.process_time() - cpu_started
+        seconds = time.perf_counter() - built
+        runs.append(round(seconds, 3))
+        if best is None or seconds < best[0]:
+            best = (seconds, cpu, built - started, result)
+    assert best is not None
+    seconds, cpu, snapshot_seconds, result = best
     return {
         "workload": workload,
         "nodes": nodes,
@@ -161,8 +174,10 @@ def run(workload: str, nodes: int, seed: int = 1, conf_name: str = "default") ->
         "jobs": len(groups),
         "placed_pods": len(result.binds),
         "unschedulable_jobs": len(result.explanations),
-        "snapshot_seconds": round(built - started, 3),
+        "snapshot_seconds": round(snapshot_seconds, 3),
+        # The fastest of --repeat runs (each on a fresh snapshot), and all of them.
         "seconds": round(seconds, 3),
+        "seconds_runs": runs,
         "pods_per_second": round(len(result.binds) / seconds, 1) if seconds else None,
         # CPU time of this process: on a shared machine it is the cost that wall time hides.
         "cpu_seconds": round(cpu, 3),
@@ -178,11 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workload", nargs="+", choices=sorted(WORKLOADS), default=sorted(WORKLOADS))
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--conf", nargs="+", choices=sorted(CONFS), default=["default"])
+    parser.add_argument("--repeat", type=int, default=1, help="sessions per case; the fastest is reported")
     args = parser.parse_args(argv)
     log.configure("warning")
     for workload in args.workload:
         for nodes in args.nodes:
-            results = {name: run(workload, nodes, args.seed, name) for name in args.conf}
+            results = {name: run(workload, nodes, args.seed, name, args.repeat) for name in args.conf}
             for result in results.values():
                 print(json.dumps(result), flush=True)
             ci = results.get("volcano-ci")

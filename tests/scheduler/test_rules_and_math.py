@@ -117,7 +117,6 @@ def test_node_sampling_follows_volcanos_formula_and_rotates() -> None:
     assert len(sampling.pick(feasible, 1000, 450)) == 450
 
 
-
 def test_node_sampling_takes_the_first_feasible_nodes_from_where_it_stopped() -> None:
     from volcano_py.scheduler.framework.sampling import NodeSampling
 
@@ -137,6 +136,7 @@ def test_node_sampling_takes_the_first_feasible_nodes_from_where_it_stopped() ->
         assert feasible[picked].tolist() == expected
         if len(scan) > limit:
             assert sampling.next_start == scan[limit - 1] + 1
+
 
 def test_job_sort_key_orders_as_the_comparators_do() -> None:
     import functools

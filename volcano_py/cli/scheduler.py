@@ -10,6 +10,7 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -97,7 +98,8 @@ async def _serve(options: SchedulerOptions) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await run_scheduler(options, stop)
+    tune_collector()
+    await run_scheduler(options, stop, started=freeze_heap)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -51,6 +51,13 @@ def run_session(
     ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``.
     """
     ssn = Session(snapshot, conf, registry or default_registry(), now=now)
+    try:
+        return _run(ssn, conf)
+    finally:
+        ssn.release()
+
+
+def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:
     started = time.perf_counter()
     ssn.open()
     ssn.timings["open"] = time.perf_counter() - started

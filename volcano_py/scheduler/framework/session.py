@@ -104,6 +104,16 @@ class Session:
             if isinstance(plugin, ext.SessionClose):
                 plugin.on_session_close(self)
 
+    def release(self) -> None:
+        """Drop the plugins and their extension points once the result is taken. Plugins keep the session
+        they serve (gang does), so without this each session would be a reference cycle the size of the
+        cluster, freed only by a full garbage collection; with it, the session goes when its last
+        reference does."""
+        self.plugins = []
+        self.points = ext.Points.collect([], len(self.conf.tiers))
+        self._node_order_fns = []
+        self._statements = []
+
     def plugin(self, name: str) -> Plugin | None:
         return next((p for _, p in self.plugins if p.name == name), None)
 
