@@ -10,7 +10,7 @@ volcano-scheduler-ci.conf: that plus sla, DRA-aware predicates and network-topol
 enqueue/allocate/backfill run here); a ratio line compares volcano-ci with each other conf run.
 
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
-       [--conf default volcano volcano-ci] [--repeat 3]
+       [--conf default volcano volcano-ci] [--repeat 3] [--python-gc]
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.scheduler.runtime.heap import YOUNG_THRESHOLD
 
 Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"
@@ -184,6 +185,7 @@ def run(
         "pods_per_cpu_second": round(len(result.binds) / cpu, 1) if cpu else None,
         "action_seconds": {k: round(v, 3) for k, v in result.timings.items()},
         "peak_rss_mib": round(peak_rss_mib(), 1),
+        "gc_thresholds": list(gc.get_threshold()),
     }
 
 
@@ -194,7 +196,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--conf", nargs="+", choices=sorted(CONFS), default=["default"])
     parser.add_argument("--repeat", type=int, default=1, help="sessions per case; the fastest is reported")
+    parser.add_argument(
+        "--python-gc",
+        action="store_true",
+        help="keep CPython's collector thresholds (default: the scheduler process's, runtime/heap.py)",
+    )
     args = parser.parse_args(argv)
+    if not args.python_gc:
+        _, middle, old = gc.get_threshold()
+        gc.set_threshold(YOUNG_THRESHOLD, middle, old)
     log.configure("warning")
     for workload in args.workload:
         for nodes in args.nodes:
