@@ -78,21 +78,13 @@ class Candidates:
         if wanted == 1:
             self._one(fitting if everywhere else self.all_rows[fitting])
             return
-        fit = table.fit_counts(klass.vec, table.free[self.all_rows[fitting]]) if wanted > 1 else None
+        fit = table.fit_counts(klass.vec, table.free[self.all_rows[fitting]])
         first: FloatArray | None = None
         if fitting.size > wanted:
             first = ssn.node_scores(klass, self.all_rows[fitting])
-            if wanted == 1:
-                order = np.array([int(np.argmax(first))])  # argmax keeps the first of equal scores
-            else:
-                order = np.sort(np.lexsort((fitting, -first))[:wanted])
-            first = first[order]
-            fitting = fitting[order]
+            order = np.sort(np.lexsort((fitting, -first))[:wanted])
+            first, fitting, fit = first[order], fitting[order], fit[order]
         self.rows: IntArray = self.all_rows[fitting]
-        if fit is None:
-            fit = np.ones(len(fitting), dtype=np.int64)
-        elif first is not None:
-            fit = fit[order]
         depth = int(min(wanted, fit.max())) if fit.size else 0
         self.depth = depth
         self.ladder: FloatArray
