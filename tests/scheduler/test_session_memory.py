@@ -13,25 +13,11 @@ from collections.abc import Iterator
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod
+from tests.scheduler.evict_harness import PREEMPT_CONF
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework import session as session_module
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.snapshot import Snapshot
-
-PREEMPTING = """\
-actions: "enqueue, allocate, preempt, reclaim, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
 
 
 @pytest.fixture
@@ -45,7 +31,7 @@ def no_collector() -> Iterator[None]:
 
 
 @pytest.mark.parametrize(
-    "conf_text", [None, VOLCANO_SHIPPED_CONF, PREEMPTING], ids=["default", "volcano", "preempting"]
+    "conf_text", [None, VOLCANO_SHIPPED_CONF, PREEMPT_CONF], ids=["default", "volcano", "preempting"]
 )
 def test_a_session_is_freed_by_reference_counting(
     conf_text: str | None, no_collector: None, monkeypatch: pytest.MonkeyPatch
