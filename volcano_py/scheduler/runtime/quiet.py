@@ -17,7 +17,7 @@ per object: about 1 ms at 10,000 pods, against 100+ ms for a session.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 from volcano_py.api.scheduling import PodGroupPhase
@@ -37,17 +37,9 @@ _POD_STATUS_READ = ("phase", "nominatedNodeName")
 # A node's conditions are re-stamped on every heartbeat; their type, status and reason are what counts.
 _NODE_CONDITION_STAMPS = frozenset({"lastHeartbeatTime", "lastTransitionTime"})
 
-# ClusterState's lists, in the order they are compared (the biggest and most often changed first).
-_KINDS = (
-    "pods",
-    "podgroups",
-    "nodes",
-    "queues",
-    "priority_classes",
-    "hypernodes",
-    "pdbs",
-    "resource_quotas",
-    "numatopologies",
+# Every list of ClusterState (a field added there is compared here too); pods first, the most often changed.
+_KINDS = tuple(
+    sorted((f.name for f in fields(ClusterState) if f.name != "generation"), key=lambda name: name != "pods")
 )
 
 
@@ -159,7 +151,3 @@ class QuietMemo:
 
     def forget(self) -> None:
         self._entry = None
-
-    @property
-    def holding(self) -> bool:
-        return self._entry is not None
