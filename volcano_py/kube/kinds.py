@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from volcano_py.api import constants as c
 
@@ -71,3 +72,9 @@ def object_key(obj: dict[str, object]) -> str:
         raise ValueError("object has no metadata.name")
     namespace = meta.get("namespace")
     return f"{namespace}/{name}" if namespace else name
+
+
+def object_identity(obj: Mapping[str, Any]) -> str:
+    """The object's uid, or ``namespace/name`` when it has none (a body built by hand, not yet created)."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")

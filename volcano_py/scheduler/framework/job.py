@@ -131,10 +131,12 @@ class JobInfo:
         return sum(len(self.by_status.get(s, ())) for s in statuses)
 
     def tasks_in(self, *statuses: TaskStatus) -> list[TaskInfo]:
-        if len(statuses) == 1:  # the common question (pending tasks), asked several times per job placed
-            bucket = self.by_status.get(statuses[0])
+        # Asked several times for every job placed: empty statuses are skipped without a lookup default.
+        by_status = self.by_status
+        if len(statuses) == 1:
+            bucket = by_status.get(statuses[0])
             return list(bucket.values()) if bucket else []
-        return [t for s in statuses for t in self.by_status.get(s, {}).values()]
+        return [t for s in statuses if (b := by_status.get(s)) for t in b.values()]
 
     # --- gang counters (Volcano's ReadyTaskNum, WaitingTaskNum, ValidTaskNum) ------------------------------
 
@@ -206,8 +208,7 @@ class JobInfo:
             if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
                 self._allocated = _NOTHING  # most jobs in a big queue hold nothing yet
             else:
-                buckets = [self.by_status.get(s) for s in ALLOCATED_STATUSES]
-                self._allocated = total(t.resreq for b in buckets if b for t in b.values())
+                self._allocated = total(t.resreq for t in self.tasks_in(*ALLOCATED_STATUSES))
         return self._allocated
 
     @property

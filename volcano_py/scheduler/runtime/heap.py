@@ -2,8 +2,10 @@
 
 CPython's cycle collector scans every tracked object of a generation when it runs, and its default
 thresholds (a young collection every 700 net allocations) promote much of each cycle's short-lived work to
-the old generation, whose collections then scan the whole mirror: at 1,000 nodes and 5,000 pods that was
-the largest single cost of the process (bench_e2e, GC callbacks). Two settings, both for this process only:
+the old generation, whose collections then scan the whole mirror. In a 30-cycle replay at 1,000 nodes and
+10,000 pods, collections took 1.65 s of 6.5 s of CPU with CPython's thresholds and 0.47 s of 5.8 s with a
+frozen start-up heap and a 20,000 threshold; end to end the difference was within the noise
+(docs/performance.md). Two settings, both for this process only:
 
 * the young threshold is raised, so a cycle's temporary objects are freed by reference counting before a
   collection ever looks at them (sessions are not reference cycles: ``Session.release``);

@@ -21,6 +21,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.kube.kinds import object_identity
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 
@@ -67,11 +68,6 @@ def meaning(kind: str, obj: Obj) -> dict[str, Any]:
     return out
 
 
-def _uid(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
-
-
 class _Seen:
     """One kind's objects as the memo last accepted them: by dict identity, and by uid for a new version."""
 
@@ -80,7 +76,7 @@ class _Seen:
     def __init__(self, objs: Sequence[Obj]) -> None:
         # The dicts are kept alive here, so an id in ``by_id`` cannot be reused by another object.
         self.by_id: dict[int, Obj] = {id(o): o for o in objs}
-        self.by_uid: dict[str, Obj] = {_uid(o): o for o in objs}
+        self.by_uid: dict[str, Obj] = {object_identity(o): o for o in objs}
 
     def same(self, kind: str, objs: Sequence[Obj]) -> bool:
         """True when ``objs`` are the accepted ones, some as new versions with the same meaning (those
@@ -92,7 +88,7 @@ class _Seen:
         for obj in objs:
             if by_id.get(id(obj)) is obj:
                 continue
-            old = self.by_uid.get(_uid(obj))
+            old = self.by_uid.get(object_identity(obj))
             if old is None or meaning(kind, old) != meaning(kind, obj):
                 return False
             renewed.append((old, obj))
@@ -100,7 +96,7 @@ class _Seen:
         for old, new in renewed:
             del by_id[id(old)]
             by_id[id(new)] = new
-            self.by_uid[_uid(new)] = new
+            self.by_uid[object_identity(new)] = new
         return True
 
 

@@ -31,6 +31,7 @@ from volcano_py.api import constants as c
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.health import MetricsServer
+from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, run_unless_stopped, run_while_leading
 from volcano_py.log import get_logger
 from volcano_py.scheduler.runtime.binder import Binder
@@ -87,8 +88,7 @@ class _Once:
         self._said: dict[tuple[str, str], str] = {}
 
     def first(self, obj: Mapping[str, Any], reason: str, message: str) -> bool:
-        meta = obj.get("metadata") or {}
-        key = (str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"), reason)
+        key = (object_identity(obj), reason)
         if self._said.get(key) == message:
             return False
         self._said[key] = message
@@ -183,8 +183,7 @@ class Scheduler:
                 self.metrics.action_scheduling_latency.labels(name).observe(seconds * 1000)
         said: set[tuple[str, str]] = set()
         for warning in outcome.warnings:
-            meta = warning.obj.get("metadata") or {}
-            said.add((str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}"), warning.reason))
+            said.add((object_identity(warning.obj), warning.reason))
             if self._said.first(warning.obj, warning.reason, warning.message):
                 self.recorder.record(dict(warning.obj), WARNING, warning.reason, warning.message)
         self._said.keep_only(said)  # a pod that recovers and fails again is told again
