@@ -11,7 +11,9 @@ the namespace timestamps each pod's bind as the client sees it.
 
 Reported per shape: pods/s from the first create to the last bind, create-to-bind latency p50/p99, the
 creation rate alone (the API server's ceiling here), and CPU seconds used meanwhile by the scheduler,
-kube-apiserver, etcd and kwok (where the time goes), plus the binding process's peak RSS.
+kube-apiserver, etcd and kwok (where the time goes), the binding process's peak RSS, and ``api_per_pod``:
+the API server's requests (by verb and resource) and watch events sent (by kind) per pod, from its own
+counters, so a difference between systems names the writes and watches one of them adds.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
 
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
@@ -71,6 +74,56 @@ def wait_ready(port: int, process: subprocess.Popen[bytes], within: float = 120.
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the scheduler was not ready within {within}s")
+
+
+def api_counts(cluster: DevCluster) -> dict[str, float]:
+    """The API server's counters: requests by ``VERB resource[/subresource]``, watch events sent by kind.
+
+    The difference between two scrapes around a shape is what that shape cost the API server, by kind of
+    work; between systems it is what the binding process adds (the creator and KWOK are the same for both).
+    """
+    text = cluster.kubectl("get", "--raw", "/metrics").stdout
+    counts: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = sample.labels
+            if sample.name == "apiserver_request_total":
+                resource = labels.get("resource", "")
+                if labels.get("subresource"):
+                    resource += "/" + labels["subresource"]
+                key = f"{labels.get('verb', '')} {resource}"
+            elif sample.name == "apiserver_watch_events_total":
+                key = f"WATCH-EVENT {labels.get('kind', '') or labels.get('resource', '')}"
+            else:
+                continue
+            counts[key] = counts.get(key, 0.0) + sample.value
+    return counts
+
+
+def _writes(counts: dict[str, float]) -> float:
+    return sum(v for k, v in counts.items() if k.split(" ")[0] in ("POST", "PATCH", "PUT", "DELETE")
+               and not k.endswith(" leases"))  # fmt: skip
+
+
+async def settled(cluster: DevCluster, within: float = 120.0) -> tuple[dict[str, float], float]:
+    """The counters once the writes that follow the last bind (Events, PodGroup status, KWOK's pod status)
+    have stopped, and how long that took: the next shape must not pay for this one's backlog, and a write
+    per pod counts whether it lands before or after the last bind."""
+    began = time.monotonic()
+    counts = api_counts(cluster)
+    while time.monotonic() - began < within:
+        await asyncio.sleep(2.0)
+        again = api_counts(cluster)
+        if _writes(again) == _writes(counts):
+            return again, round(time.monotonic() - began, 1)
+        counts = again
+    return counts, round(time.monotonic() - began, 1)
+
+
+def per_pod(before: dict[str, float], after: dict[str, float], pods: int) -> dict[str, float]:
+    """Counter deltas per pod, largest first, without the ones under 0.01 per pod (noise of the harness)."""
+    rates = {key: (after[key] - before.get(key, 0.0)) / max(1, pods) for key in after}
+    return {key: round(rate, 3) for key, rate in sorted(rates.items(), key=lambda kv: -kv[1]) if rate >= 0.01}
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -135,6 +188,7 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
 
     watcher = asyncio.create_task(watch())
     await asyncio.sleep(0.5)
+    counts_before = api_counts(cluster)
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
     gang = size > 1 or gang_singles
     work: asyncio.Queue[tuple[int, int]] = asyncio.Queue()
@@ -194,6 +248,8 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     watcher.cancel()
     await asyncio.gather(watcher, return_exceptions=True)
     after = {name: cpu_seconds(pid) for name, pid in pids.items()}
+    counts_after, settle_seconds = await settled(cluster)
+    requests_per_pod = per_pod(counts_before, counts_after, total)
     first_create = min(created.values())
     last_bind = max(bound.values()) if bound else time.time()
     latencies = [(bound[n] - created[n]) * 1000 for n in bound if n in created]
@@ -209,6 +265,8 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "create_to_bind_ms_p99": round(percentile(latencies, 0.99), 1),
         "cpu_seconds": {name: round(after[name] - before[name], 2) for name in pids},
         "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
+        "api_per_pod": requests_per_pod,
+        "settle_seconds_after_last_bind": settle_seconds,
     }
     await clear(client, cluster, namespace)
     return result

@@ -1,9 +1,22 @@
-"""Which status writes the binder sends: only real changes, with stable transition times."""
+"""Which status writes the binder sends: only real changes, with stable transition times, and new counts in
+the same condition words at most once per retell window."""
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
 
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.events import EventRecorder
+from volcano_py.kube.store import EventType
 from volcano_py.resources import Resource
-from volcano_py.scheduler.framework.decisions import Condition, PodGroupUpdate
-from volcano_py.scheduler.runtime.binder import allocated_patch, podgroup_status, same_podgroup_status
+from volcano_py.scheduler.framework.decisions import Condition, PodGroupUpdate, SessionResult
+from volcano_py.scheduler.runtime.binder import Binder, allocated_patch, podgroup_status, same_podgroup_status
+from volcano_py.scheduler.runtime.cache import SchedulerCache
+from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.retell import RETELL_SECONDS
 
 UNSCHEDULABLE = Condition("Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable")
 
@@ -51,3 +64,58 @@ def test_queue_allocated_written_only_when_changed_and_removed_resources_nulled(
     body = allocated_patch(Resource.of(cpu="3", memory="4Gi"), current)
     assert body == {"allocated": {"cpu": "3", "memory": "4Gi", "nvidia.com/gpu": None}}
     assert allocated_patch(Resource.of(cpu=1), None) == {"allocated": {"cpu": "1"}}
+
+
+@pytest.fixture
+async def binder() -> AsyncIterator[Binder]:
+    # Nothing listens on the default host: each write fails at once and is logged, as a refused one would be.
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration(host="http://127.0.0.1:9")))
+    cache = SchedulerCache(client)
+    yield Binder(client, cache, EventRecorder(client), SchedulerMetrics(), clock=lambda: NOW[0])
+    await client.close()
+
+
+NOW = [1000.0]
+
+
+def gang_waiting(valid: int) -> Condition:
+    return Condition(
+        "Unschedulable",
+        "True",
+        "NotEnoughPods",
+        f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: 20",
+    )
+
+
+def watched(binder: Binder, status: dict[str, Any] | None) -> None:
+    informer = binder.cache.informers["podgroups"]
+    rv = str(len(informer.store) + int(NOW[0]))
+    obj = {
+        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": rv},
+        "status": status,
+    }
+    informer._dispatch(informer.store.apply(EventType.ADDED, obj))
+
+
+async def offered(binder: Binder, update: PodGroupUpdate) -> dict[str, Any] | None:
+    """What the binder queues for one session's update, after writing it (the write is refused here)."""
+    binder.submit(SessionResult(podgroup_updates=(update,)))
+    queued = binder._pending_pg.get("ns/pg")
+    await binder.flush_statuses()
+    return queued
+
+
+async def test_new_counts_in_the_same_condition_wait_for_the_retell_window(binder: Binder) -> None:
+    watched(binder, None)
+    first = await offered(binder, update(gang_waiting(3), phase=PodGroupPhase.PENDING))
+    assert first is not None and "valid: 3" in first["conditions"][0]["message"]
+    watched(binder, first)  # the watch shows the write
+    NOW[0] += 1
+    assert await offered(binder, update(gang_waiting(8), phase=PodGroupPhase.PENDING)) is None
+    # Anything but the numbers is written at once: here the phase.
+    inqueue = await offered(binder, update(gang_waiting(8), phase=PodGroupPhase.INQUEUE))
+    assert inqueue is not None and inqueue["phase"] == "Inqueue"
+    watched(binder, inqueue)
+    NOW[0] += RETELL_SECONDS
+    later = await offered(binder, update(gang_waiting(19), phase=PodGroupPhase.INQUEUE))
+    assert later is not None and "valid: 19" in later["conditions"][0]["message"]

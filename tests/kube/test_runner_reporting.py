@@ -1,4 +1,5 @@
-"""What one cycle's outcome turns into: Events once per reason and message, and Volcano's gauges."""
+"""What one cycle's outcome turns into: Events once per reason and message (new counts in the same words
+at most once per retell window), and Volcano's gauges."""
 
 from collections.abc import AsyncIterator
 from typing import Any
@@ -9,6 +10,7 @@ from kubernetes_asyncio import client as k8s_client
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, Unschedulable, default_core
+from volcano_py.scheduler.runtime.retell import RETELL_SECONDS
 from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
 
 POD = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "ns", "uid": "u1"}}
@@ -44,6 +46,27 @@ async def test_a_waiting_pod_is_told_once_until_the_reason_changes(scheduler: Sc
     [event] = queued(scheduler)
     assert (event.type, event.reason, event.ref.name) == ("Warning", "FailedScheduling", "p")
     scheduler._report(outcome("0/8 nodes: insufficient cpu"))
+    assert [e.message for e in queued(scheduler)] == ["0/8 nodes: insufficient cpu"]
+
+
+async def test_new_counts_in_the_same_words_are_told_again_only_after_the_retell_window(
+    scheduler: Scheduler,
+) -> None:
+    now = [1000.0]
+    scheduler._said.clock = lambda: now[0]
+    scheduler._report(outcome("Not enough valid tasks for gang-scheduling, valid: 3, min: 20"))
+    now[0] += 1
+    scheduler._report(outcome("Not enough valid tasks for gang-scheduling, valid: 8, min: 20"))
+    assert [e.message for e in queued(scheduler)] == [
+        "Not enough valid tasks for gang-scheduling, valid: 3, min: 20"
+    ]
+    now[0] += RETELL_SECONDS
+    scheduler._report(outcome("Not enough valid tasks for gang-scheduling, valid: 19, min: 20"))
+    assert [e.message for e in queued(scheduler)] == [
+        "Not enough valid tasks for gang-scheduling, valid: 19, min: 20"
+    ]
+    now[0] += 1
+    scheduler._report(outcome("0/8 nodes: insufficient cpu"))  # other words: told at once
     assert [e.message for e in queued(scheduler)] == ["0/8 nodes: insufficient cpu"]
 
 

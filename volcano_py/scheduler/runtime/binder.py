@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -39,6 +39,7 @@ from volcano_py.scheduler.framework.decisions import (
 )
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
 
 _log = get_logger(__name__)
 
@@ -97,6 +98,18 @@ def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -
     }
 
 
+def only_counts_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """True when two PodGroup statuses differ only in the numbers inside their condition messages."""
+    a, b = a or {}, b or {}
+
+    def meaning(status: Mapping[str, Any]) -> tuple[Any, ...]:
+        conditions = [(t, s, r, words(m)) for t, s, r, m in _comparable_conditions(status.get("conditions"))]
+        counters = tuple(int(status.get(k) or 0) for k in ("running", "succeeded", "failed"))
+        return (status.get("phase") or PodGroupPhase.PENDING, conditions, counters)
+
+    return meaning(a) == meaning(b)
+
+
 def same_podgroup_status(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
     a, b = a or {}, b or {}
     return (
@@ -132,6 +145,7 @@ class Binder:
         bind_concurrency: int = 64,
         status_concurrency: int = 16,
         status_flush_interval: float = 0.2,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if bind_concurrency < 1 or status_concurrency < 1:
             raise ValueError("bind_concurrency and status_concurrency must be at least 1")
@@ -140,11 +154,14 @@ class Binder:
         self.recorder = recorder
         self.metrics = metrics
         self.status_flush_interval = status_flush_interval
+        self.clock = clock
         self._bind_slots = asyncio.Semaphore(bind_concurrency)
         self._status_slots = asyncio.Semaphore(status_concurrency)
         self._group: asyncio.TaskGroup | None = None
         self._pending_pg: dict[str, dict[str, Any]] = {}
         self._sent_pg: dict[str, dict[str, Any]] = {}
+        # When each PodGroup's status was last written, for the retell window (recent writes only).
+        self._written_at: dict[str, float] = {}
         self._pending_queue: dict[str, dict[str, Any]] = {}
         self._status_dirty = asyncio.Event()
         self._in_flight = 0
@@ -313,6 +330,10 @@ class Binder:
             return
         if same_podgroup_status(status, self._pending_pg.get(key) or self._sent_pg.get(key)):
             return  # already on its way; the watch has not caught up yet
+        written = self._written_at.get(key)
+        recent = written is not None and self.clock() - written < RETELL_SECONDS
+        if recent and only_counts_differ(status, current):
+            return  # new counts in the same condition: the session offers it again next cycle
         self._pending_pg[key] = status
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
@@ -343,6 +364,9 @@ class Binder:
     async def flush_statuses(self) -> None:
         podgroups, self._pending_pg = self._pending_pg, {}
         queues, self._pending_queue = self._pending_queue, {}
+        now = self.clock()
+        self._written_at = {k: t for k, t in self._written_at.items() if now - t < RETELL_SECONDS}
+        self._written_at.update(dict.fromkeys(podgroups, now))
         writes = [self._write_podgroup(key, status) for key, status in podgroups.items()]
         writes += [self._write_queue(name, body) for name, body in queues.items()]
         await asyncio.gather(*writes)
