@@ -70,6 +70,31 @@ async def test_new_counts_in_the_same_words_are_told_again_only_after_the_retell
     assert [e.message for e in queued(scheduler)] == ["0/8 nodes: insufficient cpu"]
 
 
+async def test_a_pod_of_a_forming_gang_is_told_only_once_it_has_waited_long_enough(
+    scheduler: Scheduler,
+) -> None:
+    now = [1000.0]
+    scheduler._said.clock = lambda: now[0]
+    waiting = Unschedulable(POD, "FailedScheduling", "Not enough valid tasks for gang-scheduling", after=30.0)
+
+    def cycle() -> None:
+        scheduler._report(CycleOutcome(result=SessionResult(), warnings=(waiting,)))
+
+    cycle()
+    now[0] += 29
+    cycle()
+    assert queued(scheduler) == []
+    now[0] += 1
+    cycle()
+    assert [e.message for e in queued(scheduler)] == ["Not enough valid tasks for gang-scheduling"]
+    # A gang that fills up and is short again starts a new wait.
+    scheduler._report(CycleOutcome(result=SessionResult()))
+    cycle()
+    now[0] += 10
+    cycle()
+    assert queued(scheduler) == []
+
+
 async def test_a_pod_that_recovers_and_fails_again_is_told_again(scheduler: Scheduler) -> None:
     scheduler._report(outcome("no room"))
     scheduler._report(CycleOutcome(result=SessionResult()))

@@ -87,15 +87,17 @@ class _Once:
     """Remembers what was already said about an object, so a waiting pod gets one Event per reason.
 
     A message that differs from the one told only in its numbers is told again at most once per
-    ``retell_seconds`` (see ``retell``); a message with other words is told at once.
+    ``retell_seconds``, and a warning with ``after`` waits that long before it is told first (see
+    ``retell``); a message with other words is told at once.
     """
 
     def __init__(self, retell_seconds: float = RETELL_SECONDS, clock: Callable[[], float] = time.monotonic):
         self.retell_seconds = retell_seconds
         self.clock = clock
         self._said: dict[tuple[str, str], tuple[str, str, float]] = {}
+        self._since: dict[tuple[str, str], float] = {}  # first warned, for those not told yet
 
-    def first(self, obj: Mapping[str, Any], reason: str, message: str) -> bool:
+    def first(self, obj: Mapping[str, Any], reason: str, message: str, after: float = 0.0) -> bool:
         key = (object_identity(obj), reason)
         told = self._said.get(key)
         if told is not None and told[0] == message:
@@ -103,11 +105,15 @@ class _Once:
         shape, now = words(message), self.clock()
         if told is not None and told[1] == shape and now - told[2] < self.retell_seconds:
             return False
+        if told is None and after > 0 and now - self._since.setdefault(key, now) < after:
+            return False
         self._said[key] = (message, shape, now)
+        self._since.pop(key, None)
         return True
 
     def keep_only(self, keys: set[tuple[str, str]]) -> None:
         self._said = {k: v for k, v in self._said.items() if k in keys}
+        self._since = {k: v for k, v in self._since.items() if k in keys}
 
 
 class Scheduler:
@@ -200,7 +206,7 @@ class Scheduler:
         said: set[tuple[str, str]] = set()
         for warning in outcome.warnings:
             said.add((object_identity(warning.obj), warning.reason))
-            if self._said.first(warning.obj, warning.reason, warning.message):
+            if self._said.first(warning.obj, warning.reason, warning.message, warning.after):
                 self.recorder.record(dict(warning.obj), WARNING, warning.reason, warning.message)
         self._said.keep_only(said)  # a pod that recovers and fails again is told again
         jobs = set(outcome.unscheduled_tasks)

@@ -1,0 +1,41 @@
+"""Which warnings a cycle hands the runtime, and how long each must have held before it is told."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from volcano_py.scheduler.runtime.cache import ClusterState
+from volcano_py.scheduler.runtime.cycle import default_core
+from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS
+
+NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
+
+
+def told(pods: list[dict], podgroups: list[dict]) -> dict[tuple[str, str], float]:
+    core = default_core(("volcano",))
+    state = ClusterState(
+        nodes=[make_node("n0", cpu="8").obj()], pods=pods, podgroups=podgroups,
+        queues=[make_queue("root").obj(), make_queue("default").obj()], priority_classes=[], hypernodes=[],
+        generation=0,
+    )  # fmt: skip
+    outcome = core.run(state, core.load_conf(None), NOW)
+    return {(w.obj["metadata"]["name"], w.reason): w.after for w in outcome.warnings}
+
+
+def test_a_gang_short_of_pods_is_told_on_its_podgroup_at_once_and_on_its_pods_only_if_it_stays_short() -> (
+    None
+):
+    pods = [make_pod(f"forming-{i}").req(cpu="1").group("forming").obj() for i in range(2)]
+    warnings = told(pods, [make_pg("forming", min_member=4, phase="Inqueue").obj()])
+    assert warnings == {
+        ("forming", "Unschedulable"): 0.0,
+        ("forming-0", "FailedScheduling"): FORMING_GANG_SECONDS,
+        ("forming-1", "FailedScheduling"): FORMING_GANG_SECONDS,
+    }
+
+
+def test_a_pod_that_does_not_fit_is_told_at_once() -> None:
+    pods = [make_pod("huge").req(cpu="64").group("big").obj()]
+    warnings = told(pods, [make_pg("big", min_member=1, phase="Inqueue").obj()])
+    assert warnings[("huge", "FailedScheduling")] == 0.0
