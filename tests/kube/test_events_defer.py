@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from kubernetes_asyncio import client as k8s_client
 
@@ -44,4 +44,14 @@ async def test_a_normal_event_waits_no_longer_than_its_bound() -> None:
     rec = recorder(max_defer_seconds=0.05)
     rec.yield_to = asyncio.Event().wait  # binds that never end
     await asyncio.wait_for(rec.wait_turn(event(NORMAL)), timeout=1.0)
+    await rec.client.close()
+
+
+async def test_the_bound_counts_from_when_the_event_was_recorded() -> None:
+    rec = recorder(max_defer_seconds=10.0)
+    rec.yield_to = asyncio.Event().wait  # binds that never end
+    late = PendingEvent(
+        ObjectRef.of(POD), NORMAL, "Scheduled", "assigned", datetime.now(UTC) - timedelta(seconds=11)
+    )
+    await asyncio.wait_for(rec.wait_turn(late), timeout=1.0)
     await rec.client.close()

@@ -195,12 +195,16 @@ class EventRecorder:
 
     async def wait_turn(self, event: PendingEvent) -> None:
         """Return when ``event`` may be written: at once for a Warning, else once the API is free of the work
-        it reports on, or after ``max_defer_seconds``."""
+        it reports on, or ``max_defer_seconds`` after it was recorded (so under a steady stream of binds
+        every Event is late by that much at most, and the writers keep pace)."""
         idle = self.yield_to
         if idle is None or event.type != NORMAL:
             return
+        left = self.max_defer_seconds - (datetime.now(UTC) - event.at).total_seconds()
+        if left <= 0:
+            return
         try:
-            await asyncio.wait_for(idle(), timeout=self.max_defer_seconds)
+            await asyncio.wait_for(idle(), timeout=left)
         except TimeoutError:
             return
 
