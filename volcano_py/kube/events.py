@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -125,15 +125,9 @@ class EventRecorder:
         max_queued: int = 10_000,
         workers: int = 8,
         clock: Callable[[], float] = time.monotonic,
-        max_defer_seconds: float = 10.0,
     ) -> None:
         self.client = client
         self.component = component
-        # Returns once the API is free of the work the events report on (the scheduler's binds). Normal
-        # events wait for it, up to ``max_defer_seconds`` each: a burst of binds is not slowed by one Event
-        # write per pod, and every Event is still written. Warnings never wait.
-        self.yield_to: Callable[[], Awaitable[None]] | None = None
-        self.max_defer_seconds = max_defer_seconds
         # One queue per worker, picked by the aggregation key: repeats of one event are written in order by
         # one worker, so the second one patches the Event the first one created instead of racing it.
         self.queues: list[asyncio.Queue[PendingEvent]] = [
@@ -193,26 +187,10 @@ class EventRecorder:
         self.aggregator.remember(event, name, 1, now)
         self.written += 1
 
-    async def wait_turn(self, event: PendingEvent) -> None:
-        """Return when ``event`` may be written: at once for a Warning, else once the API is free of the work
-        it reports on, or ``max_defer_seconds`` after it was recorded (so under a steady stream of binds
-        every Event is late by that much at most, and the writers keep pace)."""
-        idle = self.yield_to
-        if idle is None or event.type != NORMAL:
-            return
-        left = self.max_defer_seconds - (datetime.now(UTC) - event.at).total_seconds()
-        if left <= 0:
-            return
-        try:
-            await asyncio.wait_for(idle(), timeout=left)
-        except TimeoutError:
-            return
-
     async def _worker(self, queue: asyncio.Queue[PendingEvent]) -> None:
         while True:
             event = await queue.get()
             try:
-                await self.wait_turn(event)
                 await self.write(event)
             except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
                 _log.warning(

@@ -126,13 +126,10 @@ class Scheduler:
         self.conf = ConfSource(options.scheduler_conf, core)
         self.metrics = SchedulerMetrics()
         self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
-        # Room for a burst's Scheduled events while they wait for its binds (a few hundred bytes each).
-        self.recorder = EventRecorder(client, component="volcano", max_queued=50_000)
+        self.recorder = EventRecorder(client, component="volcano")
         self.binder = Binder(
             client, self.cache, self.recorder, self.metrics, bind_concurrency=options.bind_concurrency
         )
-        # Binds first: a pod's "Scheduled" Event is written once the burst it came with is bound.
-        self.recorder.yield_to = self.binder.wait_idle
         self.elector = (
             LeaderElector(
                 client, namespace=options.lease_namespace, name=options.lease_name, identity=options.identity
