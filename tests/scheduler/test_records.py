@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
@@ -99,6 +101,24 @@ def test_fresh_twins_share_facts_and_start_their_own_state() -> None:
     job = JobInfo.from_podgroup(make_pg("pg", 2).obj())
     job.add_task(task)
     assert job.fresh().tasks == {} and job.fresh().ready_task_num == 0
+
+
+def test_job_twins_match_a_full_construction_on_every_field() -> None:
+    pg = make_pg("pg", 2).obj()
+    pg["spec"].update({"minTaskMember": {"w": 2}, "minResources": {"cpu": "2"}, "queue": "q"})
+    job = JobInfo.from_podgroup(pg)
+    job.add_task(TaskInfo.from_pod(make_pod("a").req(cpu="1").group("pg").obj()))
+    expected = dataclasses.replace(job, tasks={}, by_status={}, ready_task_num=0, _allocated=None)
+    twin = job.fresh()
+    for name in JobInfo.__slots__:
+        assert getattr(twin, name) == getattr(expected, name), name
+    task = TaskInfo.from_pod(make_pod("plain").req(cpu="1").obj())
+    shadow = JobInfo.shadow_for(task)
+    built = JobInfo(uid="default/plain", namespace="default", name="plain", priority=task.priority,
+                    priority_class=task.priority_class, phase=PodGroupPhase.INQUEUE, created=task.created,
+                    shadow=True)  # fmt: skip
+    for name in JobInfo.__slots__:
+        assert getattr(shadow, name) == getattr(built, name), name
 
 
 def test_a_fresh_node_keeps_its_cards_but_no_holders() -> None:

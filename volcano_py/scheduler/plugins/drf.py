@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from volcano_py.resources import PODS
+from volcano_py.resources import PODS, Resource
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
@@ -35,12 +35,16 @@ class DrfPlugin:
         # 1/total, zero where the cluster has none (and for the pod count, which is not a share).
         self.inverse_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
         self.inverse_total[ssn.table.index[PODS]] = 0.0
-        zero = np.zeros(len(ssn.table.names), dtype=np.float64)
+        # Jobs holding the same resources share one vector and share (many jobs are alike); the vectors
+        # are never changed in place, an allocation replaces its job's.
+        seen: dict[Resource, tuple[Vector, float]] = {Resource(): (np.zeros(len(ssn.table.names)), 0.0)}
         for job in ssn.jobs.values():
             held = job.allocated
-            vec = ssn.table.vector(held, pods=0).astype(np.float64) if held else zero.copy()
-            self.allocated[job.uid] = vec
-            self.share[job.uid] = float((vec * self.inverse_total).max(initial=0.0)) if held else 0.0
+            known = seen.get(held)
+            if known is None:
+                vec = ssn.table.vector(held, pods=0).astype(np.float64)
+                known = seen[held] = (vec, self._share_of(vec))
+            self.allocated[job.uid], self.share[job.uid] = known
 
     def on_session_close(self, ssn: Session) -> None:
         self.allocated.clear()
@@ -58,8 +62,8 @@ class DrfPlugin:
         vec = self.allocated.get(task.job_id or "")
         if vec is None or self.ssn is None:
             return
-        vec += sign * self.ssn.task_class(task).vec
-        self.share[task.job_id or ""] = float((vec * self.inverse_total).max(initial=0.0))
+        vec = self.allocated[task.job_id or ""] = vec + sign * self.ssn.task_class(task).vec
+        self.share[task.job_id or ""] = self._share_of(vec)
 
     def on_allocate(self, task: TaskInfo) -> None:
         self._update(task, 1)
