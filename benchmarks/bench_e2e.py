@@ -13,7 +13,11 @@ Reported per shape: pods/s from the first create to the last bind, create-to-bin
 creation rate alone (the API server's ceiling here), and CPU seconds used meanwhile by the scheduler,
 kube-apiserver, etcd and kwok (where the time goes), the binding process's peak RSS, and ``api_per_pod``:
 the API server's requests (by verb and resource) and watch events sent (by kind) per pod, from its own
-counters, so a difference between systems names the writes and watches one of them adds.
+counters, so a difference between systems names the writes and watches one of them adds. The counters are
+read once those writes have settled after the last bind (the next shape starts clean, and a write counts
+whether it lands before or after the last bind). ``--repeat N`` runs every shape N times, each system in
+each repeat; ``comparison`` then gives the median ratio and every ratio, since one sample of a shape moves
+by 10-20% on this machine.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import time
@@ -154,8 +159,9 @@ def pod(name: str, group: str | None) -> dict[str, Any]:
 
 
 async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int,
-                    gang_singles: bool, concurrency: int, system: str) -> dict[str, Any]:  # fmt: skip
-    namespace = cluster.create_namespace(f"bench-{jobs}x{size}-{system}")
+                    gang_singles: bool, concurrency: int, system: str,
+                    repeat: int = 0) -> dict[str, Any]:  # fmt: skip
+    namespace = cluster.create_namespace(f"bench-{jobs}x{size}-{system}-{repeat}")
     total = jobs * size
     created: dict[str, float] = {}
     bound: dict[str, float] = {}
@@ -339,24 +345,35 @@ def profiler(folder: Path | None, system: str, shape: str, pid: int) -> subproce
 
 
 def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Per shape: volcano-py's pods/s as a fraction of the null binder's, and both CPU costs per pod bound."""
-    by_shape: dict[str, dict[str, dict[str, Any]]] = {}
+    """Per shape: each system's pods/s as a fraction of the null binder's in the same repeat (the median when
+    there are several, with every ratio listed), and CPU costs per pod bound (medians)."""
+    by_shape: dict[str, dict[int, dict[str, dict[str, Any]]]] = {}
     for result in results:
-        by_shape.setdefault(result["shape"], {})[result["system"]] = result
+        by_shape.setdefault(result["shape"], {}).setdefault(result.get("repeat", 0), {})[result["system"]] = (
+            result
+        )
     out = []
-    for shape, systems in by_shape.items():
-        null = systems.get("null")
-        if not null or not null["pods_per_second"]:
-            continue
+    for shape, repeats in by_shape.items():
+        ratios: dict[str, list[float]] = {}
+        cpu: dict[str, list[float]] = {}
+        api: dict[str, list[float]] = {}
+        for systems in repeats.values():
+            null = systems.get("null")
+            for name, r in systems.items():
+                cpu.setdefault(name, []).append(r["binder_cpu_ms_per_pod"])
+                api.setdefault(name, []).append(
+                    1000 * r["cpu_seconds"].get("kube-apiserver", 0) / max(1, r["bound"])
+                )
+                if name != "null" and null and null["pods_per_second"]:
+                    ratios.setdefault(name, []).append(
+                        round(r["pods_per_second"] / null["pods_per_second"], 3)
+                    )
         out.append({
             "shape": shape,
-            **{f"{name}_over_null": round(r["pods_per_second"] / null["pods_per_second"], 3)
-               for name, r in systems.items() if name != "null"},
-            "cpu_ms_per_pod_bound": {name: r["binder_cpu_ms_per_pod"] for name, r in systems.items()},
-            "apiserver_cpu_ms_per_pod": {
-                name: round(1000 * r["cpu_seconds"].get("kube-apiserver", 0) / max(1, r["bound"]), 2)
-                for name, r in systems.items()
-            },
+            **{f"{name}_over_null": round(statistics.median(v), 3) for name, v in ratios.items()},
+            **{f"{name}_over_null_each": v for name, v in ratios.items() if len(v) > 1},
+            "cpu_ms_per_pod_bound": {name: round(statistics.median(v), 2) for name, v in cpu.items()},
+            "apiserver_cpu_ms_per_pod": {name: round(statistics.median(v), 2) for name, v in api.items()},
         })  # fmt: skip
     return out
 
@@ -374,16 +391,25 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         with open(args.scheduler_log, "wb") as log_file:
             # Interleaved: each shape runs under every system before the next shape, so a change in the
             # machine's load touches both sides of a ratio alike.
-            for shape in args.shapes:
+            for shape, repeat in ((shape, k) for shape in args.shapes for k in range(args.repeat)):
                 jobs, size = (int(x) for x in shape.lower().split("x"))
                 for system in args.system:
-                    progress(f"{shape} with {system}")
+                    progress(
+                        f"{shape} with {system}"
+                        + (f" (repeat {repeat + 1}/{args.repeat})" if args.repeat > 1 else "")
+                    )
                     process = start_system(system, args, cluster, log_file)
                     spy = profiler(args.profile, system, shape, process.pid)
                     try:
                         result = asyncio.run(
                             measure_shape(
-                                args, cluster, {"scheduler": process.pid, **children}, jobs, size, system
+                                args,
+                                cluster,
+                                {"scheduler": process.pid, **children},
+                                jobs,
+                                size,
+                                system,
+                                repeat,
                             )
                         )
                     finally:
@@ -393,6 +419,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         process.terminate()
                         process.wait(30)
                     result["system"] = system
+                    result["repeat"] = repeat
                     result["binder_cpu_ms_per_pod"] = round(
                         1000 * result["cpu_seconds"]["scheduler"] / max(1, result["bound"]), 2
                     )
@@ -412,11 +439,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def measure_shape(
-    args: argparse.Namespace, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int, system: str
+    args: argparse.Namespace,
+    cluster: DevCluster,
+    pids: dict[str, int],
+    jobs: int,
+    size: int,
+    system: str,
+    repeat: int,
 ) -> dict[str, Any]:
     client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
     try:
-        return await run_shape(client, cluster, pids, jobs, size, args.gang_singles, args.concurrency, system)
+        return await run_shape(
+            client, cluster, pids, jobs, size, args.gang_singles, args.concurrency, system, repeat
+        )
     finally:
         await client.close()
 
@@ -426,6 +461,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=1000)
     parser.add_argument("--shapes", nargs="+", default=["10000x1", "500x20", "20x500", "1x10000"])
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="run each shape N times, every system in each (ratios per repeat)",
+    )
     parser.add_argument("--gang-singles", action="store_true", help="give one-pod jobs a PodGroup too")
     parser.add_argument("--concurrency", type=int, default=64, help="pod creates in flight")
     parser.add_argument("--schedule-period", type=float, default=1.0)
