@@ -69,6 +69,7 @@ def test_queue_allocated_written_only_when_changed_and_removed_resources_nulled(
 @pytest.fixture
 async def binder() -> AsyncIterator[Binder]:
     # Nothing listens on the default host: each write fails at once and is logged, as a refused one would be.
+    NOW[0] = 1000.0  # each test starts its clock afresh
     client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration(host="http://127.0.0.1:9")))
     cache = SchedulerCache(client)
     yield Binder(client, cache, EventRecorder(client), SchedulerMetrics(), clock=lambda: NOW[0])

@@ -98,25 +98,23 @@ def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -
     }
 
 
-def only_counts_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    """True when two PodGroup statuses differ only in the numbers inside their condition messages."""
-    a, b = a or {}, b or {}
-
-    def meaning(status: Mapping[str, Any]) -> tuple[Any, ...]:
-        conditions = [(t, s, r, words(m)) for t, s, r, m in _comparable_conditions(status.get("conditions"))]
-        counters = tuple(int(status.get(k) or 0) for k in ("running", "succeeded", "failed"))
-        return (status.get("phase") or PodGroupPhase.PENDING, conditions, counters)
-
-    return meaning(a) == meaning(b)
+def _meaning(status: Mapping[str, Any] | None, *, numbers: bool) -> tuple[Any, ...]:
+    """What a reader of a PodGroup status sees; without ``numbers``, condition messages' numbers masked."""
+    status = status or {}
+    conditions = _comparable_conditions(status.get("conditions"))
+    if not numbers:
+        conditions = [(t, s, r, words(m)) for t, s, r, m in conditions]
+    counters = tuple(int(status.get(k) or 0) for k in ("running", "succeeded", "failed"))
+    return (status.get("phase") or PodGroupPhase.PENDING, conditions, counters)
 
 
 def same_podgroup_status(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    a, b = a or {}, b or {}
-    return (
-        (a.get("phase") or PodGroupPhase.PENDING) == (b.get("phase") or PodGroupPhase.PENDING)
-        and _comparable_conditions(a.get("conditions")) == _comparable_conditions(b.get("conditions"))
-        and all(int(a.get(k) or 0) == int(b.get(k) or 0) for k in ("running", "succeeded", "failed"))
-    )
+    return _meaning(a, numbers=True) == _meaning(b, numbers=True)
+
+
+def only_counts_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
+    """True when two PodGroup statuses differ at most in the numbers inside their condition messages."""
+    return _meaning(a, numbers=False) == _meaning(b, numbers=False)
 
 
 def allocated_patch(allocated: Resource, current: Mapping[str, Any] | None) -> dict[str, Any] | None:
