@@ -45,7 +45,7 @@ class Allocate:
 
     def _candidates(self, ssn: Session) -> dict[str, list[JobInfo]]:
         by_queue: dict[str, list[JobInfo]] = {}
-        for job in ssn.jobs.values():
+        for job in ssn.waiting_jobs():
             if job.queue not in ssn.queues:
                 continue
             if ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING:

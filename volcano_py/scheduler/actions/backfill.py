@@ -21,7 +21,7 @@ class Backfill:
 
     def execute(self, ssn: Session) -> None:
         # Only jobs with pending pods can have work here; most jobs of a busy cluster are running.
-        waiting = [j for j in ssn.jobs.values() if j.count(TaskStatus.PENDING)]
+        waiting = [j for j in ssn.waiting_jobs() if j.count(TaskStatus.PENDING)]
         for job in sorted(waiting, key=lambda j: (j.created, j.uid)):
             if ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue

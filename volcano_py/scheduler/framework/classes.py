@@ -83,8 +83,11 @@ def selector_label_keys(tasks: Iterable[TaskInfo]) -> tuple[str, ...]:
     """Label keys that some required pod (anti-)affinity term among ``tasks`` selects on, sorted."""
     keys: set[str] = set()
     for task in tasks:
+        affinity = task.affinity
+        if not affinity:  # most pods: asked of every task on every node, every session
+            continue
         for kind in ("podAffinity", "podAntiAffinity"):
-            for term in (task.affinity.get(kind) or {}).get(
+            for term in (affinity.get(kind) or {}).get(
                 "requiredDuringSchedulingIgnoredDuringExecution"
             ) or ():
                 selector = term.get("labelSelector") or {}

@@ -102,13 +102,17 @@ def finish(ssn: Session) -> SessionResult:
     pending: dict[str, int] = {}
     waiting: dict[str, list[Resource]] = {}
     for job in ssn.snapshot.jobs.values():
+        by_status = job.by_status
         # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
         # releasing pods; committed allocations are Binding by now.
-        for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
-            pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
+        if by_status.get(TaskStatus.PIPELINED) or by_status.get(TaskStatus.ALLOCATED):
+            for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
+                pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
         allocated.setdefault(job.queue, []).append(job.allocated)  # summed once per job already
-        pending[job.queue] = pending.get(job.queue, 0) + job.count(TaskStatus.PENDING)
-        waiting.setdefault(job.queue, []).extend(t.resreq for t in job.tasks_in(TaskStatus.PENDING))
+        bucket = by_status.get(TaskStatus.PENDING)
+        if bucket:
+            pending[job.queue] = pending.get(job.queue, 0) + len(bucket)
+            waiting.setdefault(job.queue, []).extend(t.resreq for t in bucket.values())
         if job.shadow:
             continue
         update = podgroup_update(job, ssn.conditions.get(job.uid))

@@ -16,6 +16,8 @@ from .task import TaskInfo
 # Statuses counted by ``ready_task_num`` (Volcano's ReadyTaskNum).
 _READY = ALLOCATED_STATUSES | {TaskStatus.SUCCEEDED}
 _NOTHING = Resource()
+# ALLOCATED_STATUSES in the order its frozenset iterates, the order ``tasks_in`` sums them in.
+_HELD: Final = tuple(ALLOCATED_STATUSES)
 
 
 def _sum_requests(tasks: list[TaskInfo]) -> Resource:
@@ -235,10 +237,13 @@ class JobInfo:
     def allocated(self) -> Resource:
         """Requests of tasks holding resources (allocated, binding, bound, running)."""
         if self._allocated is None:
-            if not any(self.by_status.get(s) for s in ALLOCATED_STATUSES):
-                self._allocated = _NOTHING  # most jobs in a big queue hold nothing yet
-            else:
-                self._allocated = _sum_requests(self.tasks_in(*ALLOCATED_STATUSES))
+            held: list[TaskInfo] = []
+            by_status = self.by_status
+            for status in _HELD:  # a loop, not any(genexpr): asked for every job of every session
+                bucket = by_status.get(status)
+                if bucket:
+                    held.extend(bucket.values())
+            self._allocated = _sum_requests(held) if held else _NOTHING
         return self._allocated
 
     @property
@@ -248,7 +253,8 @@ class JobInfo:
 
     @property
     def pending_request(self) -> Resource:
-        return _sum_requests(self.tasks_in(TaskStatus.PENDING))
+        bucket = self.by_status.get(TaskStatus.PENDING)
+        return _sum_requests(list(bucket.values())) if bucket else _NOTHING
 
 
 _new_job = object.__new__

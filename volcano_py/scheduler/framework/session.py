@@ -33,6 +33,7 @@ from .registry import Plugin, Registry
 from .sampling import NodeSampling
 from .snapshot import Snapshot
 from .statement import Statement
+from .status import TaskStatus
 from .task import TaskInfo
 
 log = get_logger(__name__)
@@ -50,7 +51,11 @@ class Session:
         self.nodes: list[NodeInfo] = snapshot.nodes
         self.jobs: dict[str, JobInfo] = dict(snapshot.jobs)
         self.queues: dict[str, QueueInfo] = snapshot.queues
-        extra = {name for job in self.jobs.values() for t in job.pending_tasks for name in t.resreq}
+        # Jobs with a pod waiting when the session opened, in ``jobs`` order. Most passes need only these,
+        # and in a busy cluster they are a few among thousands (every running plain pod is a job).
+        pending = TaskStatus.PENDING
+        self._waiting: list[str] = [uid for uid, job in self.jobs.items() if job.by_status.get(pending)]
+        extra = {name for job in self.waiting_jobs() for t in job.pending_tasks for name in t.resreq}
         self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
@@ -71,9 +76,15 @@ class Session:
         self.selector_keys = selector_label_keys(
             itertools.chain(
                 (t for n in self.nodes for t in n.tasks.values()),
-                (t for job in self.jobs.values() for t in job.pending_tasks),
+                (t for job in self.waiting_jobs() for t in job.pending_tasks),
             )
         )
+
+    def waiting_jobs(self) -> list[JobInfo]:
+        """The jobs of the session that had pending tasks when it opened (a superset of those that still
+        have some: a task only leaves Pending during a session, unless a discarded statement returns it)."""
+        jobs = self.jobs
+        return [job for uid in self._waiting if (job := jobs.get(uid)) is not None]
 
     # --- plugins ----------------------------------------------------------------------------------------
 

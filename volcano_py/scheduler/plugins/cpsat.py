@@ -84,7 +84,7 @@ class CpsatPlugin:
         self.leaf = np.array([leaf_of.get(n, -1) for n in ssn.table.node_names], dtype=np.int64)
         # The requests waiting at the start of the session, read as the node table sees them only when a gang
         # is modelled: with one-pod jobs that never happens, and every pod may ask for something different.
-        self._waiting = {t.resreq for job in ssn.jobs.values() for t in job.pending_tasks}
+        self._waiting = {t.resreq for job in ssn.waiting_jobs() for t in job.pending_tasks}
         self._likely = None
 
     def likely(self, ssn: Session) -> tuple[Resource, ...]:

@@ -29,6 +29,8 @@ class GangPlugin:
         self.ssn = ssn
 
     def job_valid(self, job: JobInfo) -> Invalid | None:
+        if job.ready_task_num >= job.min_available and not job.min_task_member:
+            return None  # ready tasks are valid ones, and no role has a minimum: asked of every job
         if job.valid_task_num < job.min_available:
             return Invalid(
                 k.REASON_NOT_ENOUGH_PODS,

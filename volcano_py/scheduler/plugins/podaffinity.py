@@ -104,7 +104,8 @@ def host_port_failures(nodes: list[NodeInfo], klass: TaskClass) -> list[tuple[st
 
 
 def has_required_anti_affinity(task: TaskInfo) -> bool:
-    return bool(_required(task.affinity, "podAntiAffinity"))
+    # Asked of every pod on every node each session; most pods have no affinity at all.
+    return bool(task.affinity) and bool(_required(task.affinity, "podAntiAffinity"))
 
 
 def anti_affinity_terms(tasks: Iterable[TaskInfo]) -> list[tuple[str, Mapping[str, Any]]]:

@@ -100,7 +100,7 @@ class PredicatesPlugin:
         # Pods placed this session may carry anti-affinity too, so pending ones count as well.
         self.anti_terms = anti_affinity_terms(
             [t for n in ssn.nodes for t in n.tasks.values() if has_required_anti_affinity(t)]
-            + [t for j in ssn.jobs.values() for t in j.pending_tasks if has_required_anti_affinity(t)]
+            + [t for j in ssn.waiting_jobs() for t in j.pending_tasks if has_required_anti_affinity(t)]
         )
 
     def on_session_close(self, ssn: Session) -> None:
