@@ -20,6 +20,7 @@ from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
+from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo
 from .shares import QueueDemand, Vec, leq, real_capability, share, water_fill
 
@@ -70,14 +71,20 @@ class ProportionPlugin:
                 continue
             allocated = job.allocated
             _add(attr.allocated, allocated)
-            _add(attr.request, allocated)
             # As Volcano: every job's pending pods ask for their queue's share, a Pending PodGroup's too, so a
-            # job that enqueue admits can be placed in the same session (when its pods already exist).
-            _add(attr.request, job.pending_request)
-            if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
-                _add(attr.inqueue, (job.min_resources - allocated).clamp_min_zero())
-            if job.min_resources is not None and job.phase is PodGroupPhase.RUNNING:
-                _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
+            # job that enqueue admits can be placed in the same session (when its pods already exist). Only
+            # the waiting part is summed per job; what is held is added once per queue below.
+            if job.by_status.get(TaskStatus.PENDING):
+                _add(attr.request, job.pending_request)
+            if job.min_resources is not None:
+                if job.phase is PodGroupPhase.INQUEUE:
+                    _add(attr.inqueue, (job.min_resources - allocated).clamp_min_zero())
+                elif job.phase is PodGroupPhase.RUNNING:
+                    _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
+        for attr in attrs.values():
+            # Amounts are whole numbers (milli-units and bytes), so the sums are exact in any order.
+            for name, amount in attr.allocated.items():
+                attr.request[name] = attr.request.get(name, 0.0) + amount
         demands = [
             QueueDemand(
                 a.queue.name, a.queue.weight, a.request, _vec(a.queue.capability), _vec(a.queue.guarantee)
