@@ -7,9 +7,10 @@ credentials, TLS, connection pool) and exchange raw JSON.
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import AsyncIterator, Mapping
-from typing import Any
+from typing import Any, Final
 from urllib.parse import urlencode
 
 import aiohttp
@@ -94,6 +95,25 @@ def _error_from(status: int, raw: bytes) -> ApiError:
     return ApiError(status, str(body.get("reason", "")), str(body.get("message", "")), body)
 
 
+# client-go's default: a request the API server keeps shedding fails after this many retries.
+MAX_RETRIES: Final = 10
+# Longest wait honoured from a Retry-After header: a server in trouble can name any number.
+_RETRY_AFTER_CAP: Final = 10.0
+
+
+def _retry_after(status: int, header: str | None) -> float | None:
+    """Seconds to wait before sending again, or None when this answer is final."""
+    if status != 429 and status < 500:
+        return None
+    if header is None:
+        return None  # client-go retries only when the server says when (a bare 5xx may have been processed)
+    try:
+        seconds = float(int(header.strip()))
+    except ValueError:
+        return None
+    return min(max(seconds, 0.0), _RETRY_AFTER_CAP)
+
+
 class KubeClient:
     """Raw JSON requests against the API server the ApiClient points at."""
 
@@ -160,14 +180,32 @@ class KubeClient:
         content_type: str = "application/json",
         request_timeout: float = 30.0,
     ) -> JSON:
-        """Send one request; return the decoded JSON body, or raise :class:`ApiError`."""
-        response = await self._send(
-            method, path, query=query, body=body, content_type=content_type, request_timeout=request_timeout
-        )
-        async with response:
-            raw = await response.read()
-            if not 200 <= response.status < 300:
-                raise _error_from(response.status, raw)
+        """Send one request; return the decoded JSON body, or raise :class:`ApiError`.
+
+        An answer of 429 or 5xx that carries ``Retry-After`` is sent again after the wait it names, up to
+        ``MAX_RETRIES`` times, as client-go does: the API server sheds load that way (priority and fairness,
+        max-in-flight limits) before it processes the request, so sending it again is safe for any verb.
+        """
+        for attempt in range(MAX_RETRIES + 1):
+            response = await self._send(
+                method,
+                path,
+                query=query,
+                body=body,
+                content_type=content_type,
+                request_timeout=request_timeout,
+            )
+            async with response:
+                raw = await response.read()
+                if 200 <= response.status < 300:
+                    break
+                wait = _retry_after(response.status, response.headers.get("Retry-After"))
+                if wait is None or attempt == MAX_RETRIES:
+                    raise _error_from(response.status, raw)
+            _log.debug(
+                "API server asked to retry", method=method, path=path, status=response.status, wait=wait
+            )
+            await asyncio.sleep(wait)
         # orjson: twice as fast as json on API objects, and every list and watch event is decoded here.
         decoded = orjson.loads(raw) if raw else {}
         return decoded if isinstance(decoded, dict) else {"items": decoded}
