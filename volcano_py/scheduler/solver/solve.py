@@ -217,6 +217,11 @@ class _Session:
                 break
         if not self.use_solver:
             return best
+        if best_key is not None and best_key[1] <= 0 and best_key[2] <= 0 and gang.topology is None:
+            # Greedy strands no GPU and fragments nothing, and no topology asks for better: a model could
+            # only save nodes touched, which is not worth a solve per gang (most gangs land here).
+            self.stats["models_skipped_greedy_clean"] += 1
+            return best
         candidates = [d for d in order[: self.budget.max_domains] if d != greedy_domain]
         if greedy_domain is not None:
             candidates.insert(0, greedy_domain)
