@@ -207,3 +207,18 @@ def test_keeps_whole_the_only_node_a_queued_big_pod_fits() -> None:
     problem = b.obj()
     assert greedy(problem).placed["small"].assignments[0].node == "big-0"
     assert solve(problem, ROOMY).placed["small"].assignments[0].node == "mid-0"
+
+
+def test_a_clean_greedy_answer_is_kept_without_a_model() -> None:
+    # Whole 8-GPU nodes for 8-GPU pods: greedy strands and fragments nothing, so no model is built.
+    problem = ProblemBuilder().gpu_nodes("n", 4, 8).gang("whole", 2, gpu=8).likely(8).obj()
+    plan = solve(problem, ROOMY)
+    assert plan.placed["whole"].source is PlanSource.GREEDY
+    assert plan.placed == greedy(problem).placed
+    assert plan.stats.get("models", 0) == 0 and plan.stats["models_skipped_greedy_clean"] == 1
+
+
+def test_a_gang_with_topology_still_gets_a_model() -> None:
+    problem = two_racks((8, 8), (8, 8)).gang("ring", 4, gpu=8, soft=True).likely(8).obj()
+    plan = solve(problem, ROOMY)
+    assert plan.stats.get("models_skipped_greedy_clean", 0) == 0 and plan.stats["models"] >= 1
