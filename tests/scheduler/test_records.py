@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from typing import Any
 
@@ -135,3 +136,102 @@ def test_a_fresh_node_keeps_its_cards_but_no_holders() -> None:
         1: (16384, 0, {}),
     }
     assert twin.tasks == {} and (twin.name, twin.allocatable) == (parsed.name, parsed.allocatable)
+
+
+def _counting_parses(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    parsed: list[str] = []
+    original = TaskInfo.from_pod.__func__  # type: ignore[attr-defined]
+
+    def counting(cls: type[TaskInfo], pod: dict[str, Any], **kwargs: Any) -> TaskInfo:
+        parsed.append(pod["metadata"]["name"])
+        return original(cls, pod, **kwargs)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(TaskInfo, "from_pod", classmethod(counting))
+    return parsed
+
+
+def _versions(pod: dict[str, Any]) -> list[dict[str, Any]]:
+    """The versions a pod goes through on its way to Running: bound, then started by its kubelet."""
+    bound = copy.deepcopy(pod)
+    bound["metadata"]["resourceVersion"] = "2"
+    bound["metadata"]["managedFields"] = [{"manager": "volcano", "operation": "Update"}]
+    bound["spec"]["nodeName"] = "n0"
+    bound["status"]["conditions"] = [{"type": "PodScheduled", "status": "True"}]
+    running = copy.deepcopy(bound)
+    running["metadata"]["resourceVersion"] = "3"
+    running["metadata"]["managedFields"].append({"manager": "kwok", "operation": "Update"})
+    running["status"].update({"phase": "Running", "podIP": "10.0.0.7", "startTime": "2026-01-01T00:00:01Z"})
+    return [bound, running]
+
+
+def _task_in(snapshot: Snapshot, name: str) -> TaskInfo:
+    return next(t for job in snapshot.jobs.values() for t in job.tasks.values() if t.name == name)
+
+
+_FULL_READ = TaskInfo.from_pod  # bound before any test counts parses
+
+
+def _same_as_a_full_read(task: TaskInfo, pod: dict[str, Any]) -> None:
+    parsed = _FULL_READ(pod).fresh()
+    for name in TaskInfo.__slots__:
+        if name != "klass":  # set by the session on first use
+            assert getattr(task, name) == getattr(parsed, name), name
+    assert task.pod is pod
+
+
+def test_a_bound_then_running_pod_is_revised_not_read_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    pod = make_pod("w0").req(cpu="1", gpu=1).group("gang").obj()
+    pod["spec"]["tolerations"] = [{"key": "kwok.x-k8s.io/node", "operator": "Exists", "effect": "NoSchedule"}]
+    pod["metadata"]["resourceVersion"] = "1"
+    objects: dict[str, Any] = {
+        "nodes": [make_node("n0", gpu=8).obj()],
+        "podgroups": [make_pg("gang", 1).obj()],
+    }
+    records = Records()
+    Snapshot.build(**objects, pods=[pod], records=records)
+    parsed = _counting_parses(monkeypatch)
+    for version, status in zip(_versions(pod), (TaskStatus.BOUND, TaskStatus.RUNNING), strict=True):
+        task = _task_in(Snapshot.build(**objects, pods=[version], records=records), "w0")
+        assert (task.status, task.node_name) == (status, "n0")
+        _same_as_a_full_read(task, version)
+    assert parsed == []
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["label", "annotation", "toleration", "request", "deletion"],
+)
+def test_any_other_change_reads_the_pod_again(monkeypatch: pytest.MonkeyPatch, change: str) -> None:
+    pod = make_pod("w0").req(cpu="1").group("gang").running("n0").obj()
+    objects: dict[str, Any] = {"nodes": [make_node("n0").obj()], "podgroups": [make_pg("gang", 1).obj()]}
+    records = Records()
+    Snapshot.build(**objects, pods=[pod], records=records)
+    parsed = _counting_parses(monkeypatch)
+    new = copy.deepcopy(pod)
+    new["metadata"]["resourceVersion"] = "9"
+    if change == "label":
+        new["metadata"].setdefault("labels", {})["team"] = "a"
+    elif change == "annotation":
+        new["metadata"]["annotations"]["volcano.sh/preemptable"] = "false"
+    elif change == "toleration":
+        new["spec"]["tolerations"] = [{"key": "gpu", "operator": "Exists"}]
+    elif change == "request":
+        new["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "3"}}
+    else:
+        new["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:05Z"
+    task = _task_in(Snapshot.build(**objects, pods=[new], records=records), "w0")
+    assert parsed == ["w0"]
+    _same_as_a_full_read(task, new)
+    if change == "deletion":
+        assert task.status is TaskStatus.RELEASING
+
+
+def test_node_twins_match_a_replace_on_every_field() -> None:
+    node = make_node("n", gpu=4).taint("gpu", "yes").cordon().obj()
+    node["metadata"]["labels"] = {"zone": "a"}
+    parsed = NodeInfo.from_node(node)
+    parsed.tasks["uid-a"] = TaskInfo.from_pod(make_pod("a").obj())
+    expected = dataclasses.replace(parsed, tasks={}, gpus=None)
+    twin = parsed.fresh()
+    for name in NodeInfo.__slots__:
+        assert getattr(twin, name) == getattr(expected, name), name

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -16,6 +15,9 @@ from .task import TaskInfo
 
 # Kubernetes' kubelet default when a node does not report ``pods`` in its allocatable.
 DEFAULT_MAX_PODS = 110
+
+
+_new_node = object.__new__
 
 
 @dataclass(slots=True, eq=False)
@@ -43,8 +45,18 @@ class NodeInfo:
                     hold(self.gpus, task.uid, held)
 
     def fresh(self) -> NodeInfo:
-        """A twin for a new snapshot: the node's facts shared, with no tasks charged yet."""
-        return dataclasses.replace(self, tasks={}, gpus=self.gpus.unheld() if self.gpus is not None else None)
+        """A twin for a new snapshot: the node's facts shared, with no tasks charged yet. Written out field
+        by field: ``dataclasses.replace`` cost a few microseconds per node per cycle."""
+        twin = _new_node(NodeInfo)
+        twin.name = self.name
+        twin.allocatable = self.allocatable
+        twin.labels = self.labels
+        twin.taints = self.taints
+        twin.unschedulable = self.unschedulable
+        twin.ready = self.ready
+        twin.tasks = {}
+        twin.gpus = self.gpus.unheld() if self.gpus is not None else None
+        return twin
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:

@@ -77,7 +77,7 @@ class Records:
     cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
     """
 
-    __slots__ = ("_priorities", "jobs", "keep", "nodes", "tasks")
+    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "tasks")
 
     def __init__(self, *, keep: bool = True) -> None:
         # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
@@ -86,8 +86,11 @@ class Records:
         self.tasks: _Kept[TaskInfo] = _Kept()
         self.nodes: _Kept[NodeInfo] = _Kept()
         self.jobs: _Kept[JobInfo] = _Kept()
+        # The last build's pods by uid, made only when a new version of some pod is met (``_last_pod``).
+        self._by_uid: dict[str, tuple[Obj, TaskInfo]] | None = None
 
     def begin(self, priorities: dict[str, int]) -> None:
+        self._by_uid = None
         if priorities != self._priorities:
             self.tasks, self.nodes, self.jobs = _Kept(), _Kept(), _Kept()
             self._priorities = dict(priorities)
@@ -95,6 +98,7 @@ class Records:
     def end(self) -> None:
         for kept in (self.tasks, self.nodes, self.jobs):
             kept.turn()
+        self._by_uid = None
 
     def task(self, pod: Obj) -> TaskInfo:
         if not self.keep:
@@ -112,7 +116,21 @@ class Records:
         return self.jobs.read(podgroup, self._parse_podgroup).fresh()
 
     def _parse_pod(self, pod: Obj) -> TaskInfo:
+        if self.keep:
+            uid = (pod.get("metadata") or {}).get("uid")
+            last = self._last_pod(uid) if uid else None
+            if last is not None:
+                revised = last[1].revised(last[0], pod)
+                if revised is not None:
+                    return revised
         return TaskInfo.from_pod(pod, priority_classes=self._priorities)
+
+    def _last_pod(self, uid: str) -> tuple[Obj, TaskInfo] | None:
+        """The version of pod ``uid`` the last build read, and its record. The index is made on the first
+        new version a build meets, so a build with none costs nothing more."""
+        if self._by_uid is None:
+            self._by_uid = {entry[1].uid: entry for entry in self.tasks.last.values()}
+        return self._by_uid.get(uid)
 
     def _parse_podgroup(self, podgroup: Obj) -> JobInfo:
         return JobInfo.from_podgroup(podgroup, priority_classes=self._priorities)

@@ -10,7 +10,7 @@ import functools
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from volcano_py.api import constants as k
 from volcano_py.resources import QuantityError, Resource, pod_request
@@ -111,6 +111,25 @@ class TaskInfo:
         twin.bind_annotations = {}
         return twin
 
+    def revised(self, old_pod: Mapping[str, Any], pod: Mapping[str, Any]) -> TaskInfo | None:
+        """This record (read from ``old_pod``) for ``pod``, a later version of the same pod, when all that
+        changed is what a bind and the kubelet write: the node, the status, the resource version and the
+        field managers. None otherwise; then the pod is read again. A pod is seen four or five times on its
+        way to Running (created, bound, started, its conditions), and reading it was most of a snapshot."""
+        old_meta: Mapping[str, Any] = old_pod.get("metadata") or {}
+        meta: Mapping[str, Any] = pod.get("metadata") or {}
+        old_spec: Mapping[str, Any] = old_pod.get("spec") or {}
+        spec: Mapping[str, Any] = pod.get("spec") or {}
+        if not _same_except(old_meta, meta, _WRITTEN_METADATA):
+            return None
+        if not _same_except(old_spec, spec, _BOUND_SPEC):
+            return None
+        twin = self.fresh()
+        twin.status = task_status_of(pod)
+        twin.node_name = spec.get("nodeName") or ""
+        twin.pod = pod
+        return twin
+
     @property
     def best_effort(self) -> bool:
         """A pod with no requests at all: backfill places it, gangs do not wait for it."""
@@ -202,3 +221,20 @@ class TaskInfo:
 
 
 _new_task = object.__new__
+# What changes between two versions of a pod without changing what the task was read from, but its status.
+_WRITTEN_METADATA: Final = frozenset({"resourceVersion", "managedFields"})
+_BOUND_SPEC: Final = frozenset({"nodeName"})
+
+
+def _same_except(old: Mapping[str, Any], new: Mapping[str, Any], skip: frozenset[str]) -> bool:
+    """The two mappings are equal once the keys in ``skip`` are left out of both."""
+    if len(old) - len(skip.intersection(old)) != len(new) - len(skip.intersection(new)):
+        return False
+    missing = _MISSING
+    for key, value in old.items():  # noqa: SIM110 - a loop, not all(genexpr): once per new pod version
+        if key not in skip and new.get(key, missing) != value:
+            return False
+    return True
+
+
+_MISSING: Final = object()
