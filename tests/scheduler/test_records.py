@@ -58,14 +58,7 @@ def test_an_unchanged_object_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch
     objects = _cluster()
     records = Records()
     Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
-    parsed: list[str] = []
-    original = TaskInfo.from_pod.__func__  # type: ignore[attr-defined]
-
-    def counting(cls: type[TaskInfo], pod: dict[str, Any], **kwargs: Any) -> TaskInfo:
-        parsed.append(pod["metadata"]["name"])
-        return original(cls, pod, **kwargs)  # type: ignore[no-any-return]
-
-    monkeypatch.setattr(TaskInfo, "from_pod", classmethod(counting))
+    parsed = _counting_parses(monkeypatch)
     changed = make_pod("g0").req(cpu="2", gpu=1).group("gang").obj()  # a new version of one pod
     objects["pods"] = [changed if p["metadata"]["name"] == "g0" else p for p in objects["pods"]]
     snapshot = Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
