@@ -55,7 +55,8 @@ class Session:
         # and in a busy cluster they are a few among thousands (every running plain pod is a job).
         pending = TaskStatus.PENDING
         self._waiting: list[str] = [uid for uid, job in self.jobs.items() if job.by_status.get(pending)]
-        extra = {name for job in self.waiting_jobs() for t in job.pending_tasks for name in t.resreq}
+        waiting = self.waiting_jobs()
+        extra = {name for job in waiting for t in job.pending_tasks for name in t.resreq}
         self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
@@ -76,7 +77,7 @@ class Session:
         self.selector_keys = selector_label_keys(
             itertools.chain(
                 (t for n in self.nodes for t in n.tasks.values()),
-                (t for job in self.waiting_jobs() for t in job.pending_tasks),
+                (t for job in waiting for t in job.pending_tasks),
             )
         )
 
