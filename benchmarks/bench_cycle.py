@@ -9,6 +9,7 @@ default conf) timed in the cases a live scheduler meets:
   one-change    one running pod replaced by a new version of itself (its status updated)
   one-finished  one running pod succeeds: its job's counts change, so a whole session runs
   new-job       one 8-pod gang arrives and is placed
+  gang-wave     40 complete 20-pod gangs arrive at once and are placed (800 binds in one cycle)
 
 Each case is run ``--repeat`` times and reported as p50/max milliseconds of wall and CPU time, with the load
 average, so a reader can tell a quiet run from a loaded one. The runner itself skips a cycle when the cache's
@@ -39,6 +40,8 @@ from volcano_py.scheduler.runtime.cycle import CycleOutcome, default_core
 Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"
 GANG = 10
+WAVE_GANGS = 40
+WAVE_SIZE = 20
 
 
 def node(i: int) -> Obj:
@@ -216,6 +219,23 @@ def main(argv: list[str] | None = None) -> int:
         return outcome
 
     report("new-job", timed(new_job, args.repeat))
+
+    waves = [0]
+
+    def gang_wave() -> CycleOutcome:
+        # What a cycle meets in the middle of a run of 20-pod gangs: a wave of them completed at once.
+        waves[0] += 1
+        names = [f"wave-{waves[0]}-{j}" for j in range(WAVE_GANGS)]
+        extra_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Inqueue") for g in names)]
+        extra_pods = [*pods, *(pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(WAVE_SIZE))]
+        outcome = core.run(state(nodes, extra_pods, extra_groups, 30_000 + waves[0]), conf, now)
+        if len(outcome.result.binds) != WAVE_GANGS * WAVE_SIZE:
+            raise SystemExit(
+                f"gang-wave: expected {WAVE_GANGS * WAVE_SIZE} binds, got {len(outcome.result.binds)}"
+            )
+        return outcome
+
+    report("gang-wave", timed(gang_wave, max(1, args.repeat // 4)))
     return 0
 
 

@@ -46,6 +46,7 @@ from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS
 
 REPO = Path(__file__).resolve().parent.parent
+PROFILE_SLICE_SECONDS = 5
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -158,9 +159,25 @@ def pod(name: str, group: str | None) -> dict[str, Any]:
     }
 
 
+async def apiserver_profiles(cluster: DevCluster, folder: Path, stem: str, done: asyncio.Event) -> None:
+    """Back-to-back CPU profiles of kube-apiserver (``/debug/pprof/profile``) until ``done``: what the API
+    server spends its CPU on while a system binds a shape. ``go tool pprof -top FILES`` merges them."""
+    await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+    part = 0
+    while not done.is_set():
+        fetch = await asyncio.create_subprocess_exec(
+            str(cluster.kubectl_binary), f"--kubeconfig={cluster.kubeconfig}",
+            "get", "--raw", f"/debug/pprof/profile?seconds={PROFILE_SLICE_SECONDS}",
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        data, _ = await fetch.communicate()
+        await asyncio.to_thread((folder / f"{stem}-{part:02d}.pb.gz").write_bytes, data)
+        part += 1
+
+
 async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int], jobs: int, size: int,
                     gang_singles: bool, concurrency: int, system: str,
-                    repeat: int = 0) -> dict[str, Any]:  # fmt: skip
+                    repeat: int = 0, pprof: Path | None = None) -> dict[str, Any]:  # fmt: skip
     namespace = cluster.create_namespace(f"bench-{jobs}x{size}-{system}-{repeat}")
     total = jobs * size
     created: dict[str, float] = {}
@@ -193,6 +210,11 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
                 await asyncio.sleep(0.2)
 
     watcher = asyncio.create_task(watch())
+    profiles = (
+        asyncio.create_task(apiserver_profiles(cluster, pprof, f"{jobs}x{size}-{system}-{repeat}", all_bound))
+        if pprof is not None
+        else None
+    )
     await asyncio.sleep(0.5)
     counts_before = api_counts(cluster)
     before = {name: cpu_seconds(pid) for name, pid in pids.items()}
@@ -253,6 +275,9 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         progress(f"{jobs}x{size}: only {len(bound)}/{total} bound before the timeout")
     watcher.cancel()
     await asyncio.gather(watcher, return_exceptions=True)
+    if profiles is not None:
+        all_bound.set()
+        await profiles  # the slice under way ends within PROFILE_SLICE_SECONDS
     after = {name: cpu_seconds(pid) for name, pid in pids.items()}
     counts_after, settle_seconds = await settled(cluster)
     requests_per_pod = per_pod(counts_before, counts_after, total)
@@ -452,8 +477,9 @@ async def measure_shape(
     client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
     try:
         return await run_shape(
-            client, cluster, pids, jobs, size, args.gang_singles, args.concurrency, system, repeat
-        )
+            client, cluster, pids, jobs, size, args.gang_singles, args.concurrency, system, repeat,
+            args.apiserver_profile,
+        )  # fmt: skip
     finally:
         await client.close()
 
@@ -486,6 +512,11 @@ def main() -> None:
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument(
         "--profile", type=Path, help="a folder: py-spy flame graphs of the scheduler, one per shape"
+    )
+    parser.add_argument(
+        "--apiserver-profile",
+        type=Path,
+        help="a folder: kube-apiserver CPU profiles (pprof) while each system binds each shape",
     )
     args = parser.parse_args()
     if "volcano-py-before" in args.system and not args.before_tree:

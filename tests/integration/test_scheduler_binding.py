@@ -58,10 +58,10 @@ async def start_scheduler(cluster: Any) -> AsyncIterator[Callable[..., Any]]:
         **overrides: Any,
     ) -> Running:
         overrides.setdefault("leader_elect", False)
+        overrides.setdefault("schedule_period", 0.2)
         options = SchedulerOptions(
             kubeconfig=str(cluster.kubeconfig),
             scheduler_names=(name,),
-            schedule_period=0.2,
             metrics_host="127.0.0.1",
             metrics_port=0,
             **overrides,
@@ -268,3 +268,34 @@ async def test_pod_naming_a_missing_podgroup_gets_an_event_not_a_crash(
     assert not running.task.done()
     queue = await api.get("/apis/scheduling.volcano.sh/v1beta1/queues/default")  # created at start
     assert queue["metadata"]["name"] == "default"
+
+
+async def bound_count(api: KubeClient, ns: str, names: list[str]) -> int:
+    current = await pods_by_name(api, ns)
+    return sum(1 for p in names if current.get(p, {}).get("spec", {}).get("nodeName"))
+
+
+async def test_a_new_gang_is_placed_once_its_pods_stop_arriving_not_at_the_next_period(
+    api: KubeClient, namespace: str, pool: str, start_scheduler: Any
+) -> None:
+    name = f"vc-{pool}"
+    running = await start_scheduler(name, schedule_period=120.0)
+    await wait_until(lambda: running.scheduler.cycles >= 1, "the first cycle", 30)
+    pods = await create_gang(api, namespace, "burst", 4, name, pool, gpus=2)
+
+    async def all_bound() -> bool:
+        return await bound_count(api, namespace, pods) == len(pods)
+
+    await wait_until(all_bound, "the gang bound long before the 120 s period is up", 30)
+
+
+async def test_with_burst_quiet_off_a_new_gang_waits_for_the_period(
+    api: KubeClient, namespace: str, pool: str, start_scheduler: Any
+) -> None:
+    name = f"vc-{pool}"
+    running = await start_scheduler(name, schedule_period=120.0, burst_quiet=0.0)
+    await wait_until(lambda: running.scheduler.cycles >= 1, "the first cycle", 30)
+    pods = await create_gang(api, namespace, "patient", 4, name, pool, gpus=2)
+    await asyncio.sleep(3)
+    assert await bound_count(api, namespace, pods) == 0
+    assert running.scheduler.cycles == 1

@@ -19,6 +19,21 @@ _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 def duration_seconds(text: str) -> float:
     """Seconds (``1``, ``0.5``) or a Go duration, as Volcano's ``--schedule-period`` (``1s``, ``500ms``)."""
+    seconds = _seconds(text)
+    if seconds <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the period must be more than zero")
+    return seconds
+
+
+def quiet_seconds(text: str) -> float:
+    """As ``duration_seconds``, but 0 is allowed (it turns the feature off)."""
+    seconds = _seconds(text)
+    if seconds < 0:
+        raise argparse.ArgumentTypeError(f"{text!r}: the quiet time cannot be negative (0 turns it off)")
+    return seconds
+
+
+def _seconds(text: str) -> float:
     try:
         seconds = float(text)
     except ValueError:
@@ -28,8 +43,6 @@ def duration_seconds(text: str) -> float:
                 f"{text!r} is not a duration; write seconds (1, 0.5) or a Go duration (1s, 500ms, 1m30s)"
             ) from None
         seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
-    if seconds <= 0:
-        raise argparse.ArgumentTypeError(f"{text!r}: the period must be more than zero")
     return seconds
 
 
@@ -54,6 +67,13 @@ def register(subparsers: Any) -> None:
         type=duration_seconds,
         default=1.0,
         help="time between scheduling cycles: seconds or a Go duration such as 1s or 500ms (default 1s)",
+    )
+    parser.add_argument(
+        "--burst-quiet",
+        type=quiet_seconds,
+        default=0.1,
+        help="start the next cycle before the period is up once new pending pods have stopped arriving "
+        "for this long; 0 waits out every period, as Volcano does (default 100ms)",
     )
     parser.add_argument(
         "--metrics-port", type=int, default=8080, help="port for /metrics, /healthz, /readyz (default 8080)"
@@ -90,6 +110,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         lease_name=args.lease_name,
         identity=args.identity or default_identity(),
         bind_concurrency=args.bind_concurrency,
+        burst_quiet=args.burst_quiet,
     )
 
 

@@ -14,6 +14,7 @@ The cache never decides anything: the scheduling core reads its :class:`ClusterS
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -104,6 +105,9 @@ class SchedulerCache:
         self.generation = 0
         self._assumed: dict[str, _Assumed] = {}
         self._evicting: dict[str, str] = {}
+        # When the newest pending pod of ours was seen (monotonic), and a signal for it: see ``pacing``.
+        self.last_arrival = float("-inf")
+        self.arrival = asyncio.Event()
         self.informers: dict[str, Informer] = {
             "nodes": self._informer(NODES),
             "pods": self._informer(PODS, self._on_pod),
@@ -140,6 +144,11 @@ class SchedulerCache:
 
     def _on_pod(self, delta: Delta) -> None:
         key = delta.key
+        if delta.type is EventType.ADDED and delta.new is not None:
+            spec = delta.new.get("spec") or {}
+            if not spec.get("nodeName") and spec.get("schedulerName") in self.scheduler_names:
+                self.last_arrival = time.monotonic()
+                self.arrival.set()
         assumed = self._assumed.get(key)
         if assumed is not None:
             pod = delta.new or {}

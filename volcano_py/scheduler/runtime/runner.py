@@ -39,6 +39,7 @@ from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
 from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.pacing import Pacing
 from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
 
 _log = get_logger(__name__)
@@ -69,10 +70,10 @@ class SchedulerOptions:
     lease_name: str = "vc-scheduler"
     identity: str = field(default_factory=default_identity)
     bind_concurrency: int = 64
+    burst_quiet: float = 0.1
 
     def __post_init__(self) -> None:
-        if self.schedule_period <= 0:
-            raise ValueError(f"--schedule-period must be > 0 seconds, got {self.schedule_period}")
+        Pacing(self.schedule_period, self.burst_quiet)  # checks both
         if not self.scheduler_names or not all(self.scheduler_names):
             raise ValueError("--scheduler-name must be a non-empty name such as 'volcano'")
         if not 0 <= self.metrics_port <= 65535:
@@ -145,6 +146,8 @@ class Scheduler:
             component="scheduler",
         )
         self.cycles = 0
+        self.pacing = Pacing(options.schedule_period, options.burst_quiet)
+        self._cycle_cpu = 0.0  # the core's CPU seconds in the last cycle, which spaces early starts
         self._said = _Once()
         self._unschedulable_jobs: set[str] = set()
         self._gpu_report_at = float("-inf")
@@ -170,6 +173,7 @@ class Scheduler:
             outcome, cpu_seconds = await asyncio.to_thread(
                 _cpu_timed, self.core.run, state, self.conf.conf, datetime.now(UTC)
             )
+            self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
             self._report(outcome)
             if time.monotonic() - self._gpu_report_at >= GPU_REPORT_SECONDS:
@@ -231,7 +235,6 @@ class Scheduler:
     # --- the process --------------------------------------------------------------------------------------
 
     async def _schedule_until(self, stop: asyncio.Event) -> None:
-        period = self.options.schedule_period
         last_generation = -1
         last_run = 0.0
         while not stop.is_set():
@@ -249,7 +252,22 @@ class Scheduler:
             except Exception:
                 # A bug or one malformed object must not end the process: log it and try next period.
                 _log.exception("scheduling cycle failed", cycle=self.cycles)
-            await _sleep_or_stop(stop, max(0.0, period - (time.monotonic() - started)))
+            await self._wait_next_cycle(stop, started)
+
+    async def _wait_next_cycle(self, stop: asyncio.Event, began: float) -> None:
+        """Until the period is up, or earlier once a burst of new pods is over (see ``pacing``)."""
+        cache = self.cache
+        while not stop.is_set():
+            now = time.monotonic()
+            wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival)
+            if now >= wake:
+                return
+            if self.pacing.early_pending(began, cache.last_arrival):
+                # Newer arrivals can only put the early start later: no need to hear each of them.
+                await _sleep_or_stop(stop, wake - now)
+            else:
+                cache.arrival.clear()
+                await _sleep_until_either(stop, cache.arrival, wake - now)
 
     async def _lead(self, stop: asyncio.Event) -> None:
         if self.elector is None:
@@ -311,6 +329,15 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
         await asyncio.wait_for(stop.wait(), timeout=seconds)
     except TimeoutError:
         return
+
+
+async def _sleep_until_either(stop: asyncio.Event, other: asyncio.Event, seconds: float) -> None:
+    waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(other.wait())]
+    try:
+        await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for wait in waits:
+            wait.cancel()
 
 
 async def run_scheduler(

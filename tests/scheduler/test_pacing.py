@@ -1,0 +1,42 @@
+"""When the next cycle starts: the period at the latest, earlier once a burst of new pods is over."""
+
+import pytest
+
+from volcano_py.scheduler.runtime.pacing import EARLY_CPU_SHARE, Pacing
+
+NO_ARRIVAL = float("-inf")
+
+
+@pytest.mark.parametrize(
+    ("burst_quiet", "cycle_cpu", "last_arrival", "expected", "why"),
+    [
+        (0.1, 0.01, NO_ARRIVAL, 101.0, "nothing arrived: the full period"),
+        (0.1, 0.01, 99.5, 101.0, "arrived before the cycle began: it was in that cycle"),
+        (0.1, 0.01, 100.3, 100.4, "a burst ended at 100.3: start 0.1 s later"),
+        (0.1, 0.01, 100.95, 101.0, "a burst that ends late never delays the regular start"),
+        (0.0, 0.01, 100.3, 101.0, "0 turns early starts off, as Volcano's fixed period"),
+        (0.1, 0.2, 100.3, 100.0 + 0.2 / EARLY_CPU_SHARE, "an expensive cycle spaces the early one out"),
+        (0.1, 0.5, 100.3, 101.0, "so expensive that the early start would be past the period"),
+    ],
+)
+def test_next_start(
+    burst_quiet: float, cycle_cpu: float, last_arrival: float, expected: float, why: str
+) -> None:
+    pacing = Pacing(period=1.0, burst_quiet=burst_quiet)
+    assert pacing.next_start(100.0, cycle_cpu, last_arrival) == pytest.approx(expected), why
+
+
+def test_a_pending_early_start_is_known_once_pods_arrived_after_the_cycle_began() -> None:
+    pacing = Pacing(period=1.0)
+    assert not pacing.early_pending(100.0, 99.0)
+    assert pacing.early_pending(100.0, 100.2)
+    assert not Pacing(period=1.0, burst_quiet=0).early_pending(100.0, 100.2)
+
+
+@pytest.mark.parametrize(
+    ("period", "quiet", "message"),
+    [(0, 0.1, "--schedule-period must be > 0"), (1, -0.5, "--burst-quiet must be >= 0")],
+)
+def test_bad_settings_name_the_flag(period: float, quiet: float, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Pacing(period, quiet)
