@@ -11,6 +11,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
+from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
@@ -71,9 +72,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--burst-quiet",
         type=quiet_seconds,
-        default=0.1,
+        default=BURST_QUIET_SECONDS,
         help="start the next cycle before the period is up once new pending pods have stopped arriving "
-        "for this long; 0 waits out every period, as Volcano does (default 100ms)",
+        f"for this long; 0 waits out every period, as Volcano does (default {BURST_QUIET_SECONDS:g}s)",
     )
     parser.add_argument(
         "--metrics-port", type=int, default=8080, help="port for /metrics, /healthz, /readyz (default 8080)"

@@ -17,13 +17,15 @@ from typing import Final
 
 # The most of one core that cycles started early may take, measured by the CPU of the cycle before.
 EARLY_CPU_SHARE: Final = 0.25
+# The default ``--burst-quiet``: a pause in pod creates this long ends a burst.
+BURST_QUIET_SECONDS: Final = 0.1
 
 
 @dataclass(frozen=True, slots=True)
 class Pacing:
     period: float
     # Seconds without a new pending pod that end a burst; 0 waits out every period, as Volcano does.
-    burst_quiet: float = 0.1
+    burst_quiet: float = BURST_QUIET_SECONDS
 
     def __post_init__(self) -> None:
         if self.period <= 0:
@@ -40,7 +42,7 @@ class Pacing:
         cycle's snapshot already and starts nothing.
         """
         regular = began + self.period
-        if self.burst_quiet <= 0 or last_arrival <= began:
+        if not self.early_pending(began, last_arrival):
             return regular
         early = max(last_arrival + self.burst_quiet, began + cycle_cpu / EARLY_CPU_SHARE)
         return min(regular, early)

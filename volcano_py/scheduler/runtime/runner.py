@@ -39,7 +39,7 @@ from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
 from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.pacing import Pacing
+from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS, Pacing
 from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
 
 _log = get_logger(__name__)
@@ -70,7 +70,7 @@ class SchedulerOptions:
     lease_name: str = "vc-scheduler"
     identity: str = field(default_factory=default_identity)
     bind_concurrency: int = 64
-    burst_quiet: float = 0.1
+    burst_quiet: float = BURST_QUIET_SECONDS
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
