@@ -137,6 +137,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
+def tail_histogram(offsets: list[float]) -> list[int]:
+    """Counts of ``offsets`` (seconds, ascending) in each whole second from 0."""
+    counts = [0] * (int(offsets[-1]) + 1) if offsets else []
+    for offset in offsets:
+        counts[int(offset)] += 1
+    return counts
+
+
 def podgroup(name: str, size: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -284,6 +292,8 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     first_create = min(created.values())
     last_bind = max(bound.values()) if bound else time.time()
     latencies = [(bound[n] - created[n]) * 1000 for n in bound if n in created]
+    last_create = max(created.values())
+    after_last = sorted(t - last_create for t in bound.values() if t > last_create)
     result = {
         "shape": f"{jobs}x{size}",
         "gang": gang,
@@ -291,7 +301,11 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "bound": len(bound),
         "seconds_first_create_to_last_bind": round(last_bind - first_create, 2),
         # For gangs the last binds can only follow the last creates: this tail is what the scheduler adds.
-        "seconds_last_create_to_last_bind": round(last_bind - max(created.values()), 2),
+        "seconds_last_create_to_last_bind": round(last_bind - last_create, 2),
+        # Where the tail goes: the wait for the first bind after the last create (the session that places
+        # the last gangs), then binds per second in each second after it.
+        "seconds_last_create_to_first_bind_after": round(after_last[0], 2) if after_last else None,
+        "tail_binds_per_second": tail_histogram(after_last),
         "pods_per_second": round(len(bound) / max(1e-9, last_bind - first_create), 1),
         "create_rate_pods_per_second": round(total / max(1e-9, creates_done - started), 1),
         "create_to_bind_ms_p50": round(percentile(latencies, 0.50), 1),

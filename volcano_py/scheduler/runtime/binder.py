@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from datetime import datetime
 from typing import Any, Final
 
@@ -163,6 +163,7 @@ class Binder:
         self._pending_queue: dict[str, dict[str, Any]] = {}
         self._status_dirty = asyncio.Event()
         self._in_flight = 0
+        self._binds_unanswered = 0
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -192,6 +193,11 @@ class Binder:
         if self._in_flight == 0:
             self._idle.set()
 
+    @property
+    def binds_unanswered(self) -> int:
+        """Binds submitted whose answer has not come back yet (queued behind the slots, or in flight)."""
+        return self._binds_unanswered
+
     async def wait_idle(self) -> None:
         """Until every bind and eviction sent so far has an answer (tests and graceful shutdown)."""
         await self._idle.wait()
@@ -219,10 +225,17 @@ class Binder:
             self._status_dirty.set()
 
     async def _bind_gang(self, job: str, binds: list[Bind]) -> None:
-        results = await asyncio.gather(*(self._bind_one(b) for b in binds))
+        results = await asyncio.gather(*(self._counted(self._bind_one(b)) for b in binds))
         failed = results.count(False)
         if failed:
             _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
+
+    async def _counted(self, bind: Coroutine[Any, Any, bool]) -> bool:
+        self._binds_unanswered += 1
+        try:
+            return await bind
+        finally:
+            self._binds_unanswered -= 1
 
     async def _bind_one(self, bind: Bind) -> bool:
         key = f"{bind.namespace}/{bind.name}"

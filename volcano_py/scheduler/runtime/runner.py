@@ -184,16 +184,18 @@ class Scheduler:
                 )
             elapsed_ms = (time.perf_counter() - started) * 1000
             self.metrics.e2e_scheduling_latency.observe(elapsed_ms)
-            if outcome.result.binds or outcome.result.evictions:
-                _log.info(
-                    "cycle",
-                    binds=len(outcome.result.binds),
-                    evictions=len(outcome.result.evictions),
-                    unschedulable_jobs=len(outcome.unscheduled_tasks),
-                    ms=round(elapsed_ms, 1),
-                    # The core's own CPU: on a loaded machine the wall time above is mostly waiting.
-                    core_cpu_ms=round(cpu_seconds * 1000, 1),
-                )
+            # A cycle that decided something is news; the others are told at debug, for profiling by log.
+            decided = bool(outcome.result.binds or outcome.result.evictions)
+            (_log.info if decided else _log.debug)(
+                "cycle",
+                binds=len(outcome.result.binds),
+                evictions=len(outcome.result.evictions),
+                unschedulable_jobs=len(outcome.unscheduled_tasks),
+                ms=round(elapsed_ms, 1),
+                # The core's own CPU: on a loaded machine the wall time above is mostly waiting.
+                core_cpu_ms=round(cpu_seconds * 1000, 1),
+                binds_unanswered=self.binder.binds_unanswered,
+            )
         return outcome
 
     def _report(self, outcome: CycleOutcome) -> None:
