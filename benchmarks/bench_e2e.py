@@ -33,6 +33,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,10 @@ def tail_histogram(offsets: list[float]) -> list[int]:
     return counts
 
 
+def per_second(stamps: Iterable[float], start: float, second: int) -> int:
+    return sum(1 for t in stamps if int(t - start) == second)
+
+
 def podgroup(name: str, size: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
@@ -217,6 +222,18 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
                 progress(f"watch dropped ({exc!r}); resuming")
                 await asyncio.sleep(0.2)
 
+    timeline: list[dict[str, float]] = []
+
+    async def sample_cpu() -> None:
+        # Cores used by each process in each second: which one is saturated in which phase (creation, tail).
+        own = {**pids, "bench": os.getpid()}
+        last = {name: cpu_seconds(pid) for name, pid in own.items()}
+        while True:
+            await asyncio.sleep(1.0)
+            now = {name: cpu_seconds(pid) for name, pid in own.items()}
+            timeline.append({name: round(now[name] - last[name], 2) for name in own})
+            last = now
+
     watcher = asyncio.create_task(watch())
     profiles = (
         asyncio.create_task(apiserver_profiles(cluster, pprof, f"{jobs}x{size}-{system}-{repeat}", all_bound))
@@ -251,6 +268,7 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
 
     # Members of one gang must not be created before its PodGroup: one creator per gang when gangs are large.
     started = time.time()
+    sampler = asyncio.create_task(sample_cpu())
     if gang and size > 1:
 
         async def gang_creator(j: int) -> None:
@@ -282,7 +300,8 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     except TimeoutError:
         progress(f"{jobs}x{size}: only {len(bound)}/{total} bound before the timeout")
     watcher.cancel()
-    await asyncio.gather(watcher, return_exceptions=True)
+    sampler.cancel()
+    await asyncio.gather(watcher, sampler, return_exceptions=True)
     if profiles is not None:
         all_bound.set()
         await profiles  # the slice under way ends within PROFILE_SLICE_SECONDS
@@ -312,6 +331,15 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "create_to_bind_ms_p99": round(percentile(latencies, 0.99), 1),
         "cpu_seconds": {name: round(after[name] - before[name], 2) for name in pids},
         "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
+        # Per second from the first create: each process's cores, and how many pods were created and bound.
+        "cpu_timeline": [
+            {
+                **cores,
+                "created": per_second(created.values(), started, i),
+                "bound": per_second(bound.values(), started, i),
+            }
+            for i, cores in enumerate(timeline)
+        ],
         "api_per_pod": requests_per_pod,
         "settle_seconds_after_last_bind": settle_seconds,
     }
