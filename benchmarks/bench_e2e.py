@@ -399,16 +399,20 @@ def start_system(
     return process
 
 
-def profiler(folder: Path | None, system: str, shape: str, pid: int) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling a scheduler (never the null binder) into ``folder/flame-<system>-<shape>.svg``."""
+def profiler(
+    folder: Path | None, system: str, shape: str, pid: int, fmt: str = "flamegraph"
+) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling a scheduler (never the null binder) into ``folder/flame-<system>-<shape>.svg``, or
+    ``.txt`` collapsed stacks with ``fmt="raw"`` (one line per stack and its count: easy to sum by frame)."""
     if folder is None or system == "null":
         return None
     if shutil.which("py-spy") is None:
         raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
     folder.mkdir(parents=True, exist_ok=True)
+    output = folder / f"flame-{system}-{shape}.{'txt' if fmt == 'raw' else 'svg'}"
     return subprocess.Popen(
         ["py-spy", "record", "--nonblocking", "--rate", "50", "--pid", str(pid),
-         "--output", str(folder / f"flame-{system}-{shape}.svg")],
+         "--format", fmt, "--output", str(output)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 
@@ -468,7 +472,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         + (f" (repeat {repeat + 1}/{args.repeat})" if args.repeat > 1 else "")
                     )
                     process = start_system(system, args, cluster, log_file)
-                    spy = profiler(args.profile, system, shape, process.pid)
+                    spy = profiler(args.profile, system, shape, process.pid, args.profile_format)
                     try:
                         result = asyncio.run(
                             measure_shape(
@@ -554,6 +558,12 @@ def main() -> None:
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument(
         "--profile", type=Path, help="a folder: py-spy flame graphs of the scheduler, one per shape"
+    )
+    parser.add_argument(
+        "--profile-format",
+        choices=["flamegraph", "raw"],
+        default="flamegraph",
+        help="raw: py-spy's collapsed stacks (.txt) instead of an SVG",
     )
     parser.add_argument(
         "--apiserver-profile",
