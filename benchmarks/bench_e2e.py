@@ -366,7 +366,7 @@ async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
-SYSTEMS = ("null", "volcano-py", "volcano-py-before")
+SYSTEMS = ("null", "volcano-py", "volcano-py-asyncio", "volcano-py-before")
 
 
 def start_system(
@@ -376,7 +376,8 @@ def start_system(
     if system == "null":
         process = subprocess.Popen(
             [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
-             "--kubeconfig", str(cluster.kubeconfig), "--bind-concurrency", str(args.bind_concurrency)],
+             "--kubeconfig", str(cluster.kubeconfig), "--bind-concurrency", str(args.bind_concurrency),
+             "--event-loop", args.event_loop],
             stdout=subprocess.PIPE, stderr=log_file,
         )  # fmt: skip
         assert process.stdout is not None
@@ -387,12 +388,16 @@ def start_system(
     env = dict(os.environ)
     if system == "volcano-py-before":
         env["PYTHONPATH"] = str(args.before_tree)  # the scheduler of another checkout, same flags
+    # volcano-py-asyncio: the same scheduler on the standard event loop, to weigh --event-loop in one run.
+    loop = "asyncio" if system == "volcano-py-asyncio" else args.event_loop
+    loop_flags = [] if system == "volcano-py-before" else ["--event-loop", loop]  # an older tree: its own
     (metrics_port,) = free_ports(1)
     process = subprocess.Popen(
         [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
          "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
          "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
-         "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency)],
+         "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency),
+         *loop_flags],
         stderr=log_file, env=env,
     )  # fmt: skip
     wait_ready(metrics_port, process)
@@ -546,11 +551,18 @@ def main() -> None:
     parser.add_argument("--schedule-period", type=float, default=1.0)
     parser.add_argument("--bind-concurrency", type=int, default=64, help="binds in flight, both systems")
     parser.add_argument(
+        "--event-loop",
+        choices=["uvloop", "asyncio"],
+        default="uvloop",
+        help="the event loop of the null binder and volcano-py (volcano-py-asyncio always runs asyncio's)",
+    )
+    parser.add_argument(
         "--system",
         nargs="+",
         choices=SYSTEMS,
         default=["null", "volcano-py"],
         help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
+        "volcano-py-asyncio: volcano-py on the standard event loop; "
         "volcano-py-before: the scheduler of the checkout given by --before-tree",
     )
     parser.add_argument("--before-tree", type=Path, help="a checkout of volcano-py to compare against")

@@ -5,7 +5,7 @@ real scheduler against.
 
 It prints ``ready`` on stdout once it has listed the nodes and the pending pods, and runs until SIGTERM.
 
-Usage: python benchmarks/null_binder.py --kubeconfig K [--bind-concurrency 64]
+Usage: python benchmarks/null_binder.py --kubeconfig K [--bind-concurrency 64] [--event-loop uvloop]
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import signal
 import sys
 
 from volcano_py import log
+from volcano_py.kube import eventloop
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import NODES, PODS
 from volcano_py.kube.patch import bind_pod
@@ -74,6 +76,7 @@ def main() -> None:
     parser.add_argument("--kubeconfig", required=True)
     parser.add_argument("--scheduler-name", default="volcano")
     parser.add_argument("--bind-concurrency", type=int, default=64)
+    parser.add_argument("--event-loop", choices=EVENT_LOOPS, default=DEFAULT_EVENT_LOOP)
     args = parser.parse_args()
     log.configure("warning")  # to stderr: stdout carries only the "ready" line
 
@@ -84,7 +87,7 @@ def main() -> None:
         loop.add_signal_handler(signal.SIGINT, stop.set)
         await serve(args.kubeconfig, args.scheduler_name, args.bind_concurrency, stop)
 
-    asyncio.run(run())
+    eventloop.run(run(), args.event_loop)
 
 
 if __name__ == "__main__":

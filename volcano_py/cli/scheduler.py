@@ -10,6 +10,8 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.kube import eventloop
+from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
@@ -95,6 +97,13 @@ def register(subparsers: Any) -> None:
         default=64,
         help="bind requests in flight at once, over all gangs (default 64)",
     )
+    parser.add_argument(
+        "--event-loop",
+        choices=EVENT_LOOPS,
+        default=DEFAULT_EVENT_LOOP,
+        help=f"the asyncio event loop: uvloop costs less CPU per watch event and request "
+        f"(default {DEFAULT_EVENT_LOOP})",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -127,7 +136,7 @@ async def _serve(options: SchedulerOptions) -> None:
 def _run(args: argparse.Namespace) -> int:
     try:
         options = options_from(args)
-        asyncio.run(_serve(options))
+        eventloop.run(_serve(options), args.event_loop)
     except ValueError as err:
         print(f"volcano-py scheduler: {err}", file=sys.stderr)
         return 2
