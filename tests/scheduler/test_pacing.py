@@ -2,7 +2,7 @@
 
 import pytest
 
-from volcano_py.scheduler.runtime.pacing import EARLY_CPU_SHARE, Pacing
+from volcano_py.scheduler.runtime.pacing import BACKLOG_PIPELINES, EARLY_CPU_SHARE, Pacing, backlogged
 
 NO_ARRIVAL = float("-inf")
 
@@ -40,3 +40,17 @@ def test_a_pending_early_start_is_known_once_pods_arrived_after_the_cycle_began(
 def test_bad_settings_name_the_flag(period: float, quiet: float, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Pacing(period, quiet)
+
+
+def test_binds_backed_up_hold_the_early_start_until_the_period() -> None:
+    pacing = Pacing(period=1.0)
+    assert pacing.next_start(100.0, 0.01, 100.3, backlogged=True) == pytest.approx(101.0)
+    assert pacing.next_start(100.0, 0.01, 100.3, backlogged=False) == pytest.approx(100.4)
+
+
+@pytest.mark.parametrize(
+    ("unanswered", "held"),
+    [(0, False), (64, False), (BACKLOG_PIPELINES * 64, False), (BACKLOG_PIPELINES * 64 + 1, True)],
+)
+def test_a_backlog_is_more_binds_waiting_than_the_pipelines_hold(unanswered: int, held: bool) -> None:
+    assert backlogged(unanswered, bind_concurrency=64) is held

@@ -8,6 +8,11 @@ the rest of the period. Pods that keep arriving without a pause (a steady stream
 An early cycle is never closer to the last one than that cycle's CPU time divided by
 ``EARLY_CPU_SHARE``: on a small machine every CPU-second the scheduler spends is taken from the API
 server, and a trickle of pods must not turn a one-per-period cost into a many-per-period one.
+
+Nor does a cycle start early while the binds already decided are backed up (more waiting than
+``BACKLOG_PIPELINES`` times the binds allowed in flight): the binds of an early cycle would only queue
+behind them, so it would cost a session and bind nothing sooner. The wait is re-checked every
+``burst_quiet`` seconds, so the early start comes once the backlog has drained.
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ from typing import Final
 EARLY_CPU_SHARE: Final = 0.25
 # The default ``--burst-quiet``: a pause in pod creates this long ends a burst.
 BURST_QUIET_SECONDS: Final = 0.1
+# Binds waiting for an answer, in pipelines of ``--bind-concurrency``, that hold back an early start.
+BACKLOG_PIPELINES: Final = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,14 +42,17 @@ class Pacing:
                 f"--burst-quiet must be >= 0 seconds (0 turns early cycles off), got {self.burst_quiet}"
             )
 
-    def next_start(self, began: float, cycle_cpu: float, last_arrival: float) -> float:
+    def next_start(
+        self, began: float, cycle_cpu: float, last_arrival: float, *, backlogged: bool = False
+    ) -> float:
         """The time the cycle after the one that began at ``began`` (and spent ``cycle_cpu``) should start.
 
         ``last_arrival`` is when the newest pending pod was seen; one seen before ``began`` was in that
-        cycle's snapshot already and starts nothing.
+        cycle's snapshot already and starts nothing. ``backlogged``: the binds sent are backed up (see
+        ``backlogged``), so no early start for now.
         """
         regular = began + self.period
-        if not self.early_pending(began, last_arrival):
+        if backlogged or not self.early_pending(began, last_arrival):
             return regular
         early = max(last_arrival + self.burst_quiet, began + cycle_cpu / EARLY_CPU_SHARE)
         return min(regular, early)
@@ -50,3 +60,8 @@ class Pacing:
     def early_pending(self, began: float, last_arrival: float) -> bool:
         """Whether pods arrived since ``began``, so an early start is due (later arrivals only delay it)."""
         return self.burst_quiet > 0 and last_arrival > began
+
+
+def backlogged(binds_unanswered: int, bind_concurrency: int) -> bool:
+    """Whether so many binds wait for an answer that an early cycle's binds would only queue behind them."""
+    return binds_unanswered > BACKLOG_PIPELINES * bind_concurrency

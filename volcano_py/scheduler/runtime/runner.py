@@ -39,7 +39,7 @@ from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
 from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS, Pacing
+from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
 
 _log = get_logger(__name__)
@@ -261,10 +261,14 @@ class Scheduler:
         cache = self.cache
         while not stop.is_set():
             now = time.monotonic()
-            wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival)
+            held = backlogged(self.binder.binds_unanswered, self.options.bind_concurrency)
+            wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival, backlogged=held)
             if now >= wake:
                 return
-            if self.pacing.early_pending(began, cache.last_arrival):
+            if held and self.pacing.early_pending(began, cache.last_arrival):
+                # An early start is due once the binds ahead of it have drained: look again shortly.
+                await _sleep_or_stop(stop, min(wake - now, self.pacing.burst_quiet))
+            elif self.pacing.early_pending(began, cache.last_arrival):
                 # Newer arrivals can only put the early start later: no need to hear each of them.
                 await _sleep_or_stop(stop, wake - now)
             else:
