@@ -366,7 +366,12 @@ async def clear(client: KubeClient, cluster: DevCluster, namespace: str) -> None
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
-SYSTEMS = ("null", "volcano-py", "volcano-py-asyncio", "volcano-py-before")
+# volcano-py with one setting changed, to weigh that setting in one run: the flags each variant adds.
+VARIANTS: dict[str, list[str]] = {
+    "volcano-py-asyncio": ["--event-loop", "asyncio"],
+    "volcano-py-fixed-period": ["--burst-quiet", "0"],
+}
+SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before")
 
 
 def start_system(
@@ -388,16 +393,17 @@ def start_system(
     env = dict(os.environ)
     if system == "volcano-py-before":
         env["PYTHONPATH"] = str(args.before_tree)  # the scheduler of another checkout, same flags
-    # volcano-py-asyncio: the same scheduler on the standard event loop, to weigh --event-loop in one run.
-    loop = "asyncio" if system == "volcano-py-asyncio" else args.event_loop
-    loop_flags = [] if system == "volcano-py-before" else ["--event-loop", loop]  # an older tree: its own
+    # An older tree may not know --event-loop: it runs with its own defaults.
+    flags = (
+        [] if system == "volcano-py-before" else ["--event-loop", args.event_loop, *VARIANTS.get(system, [])]
+    )
     (metrics_port,) = free_ports(1)
     process = subprocess.Popen(
         [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
          "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
          "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
          "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency),
-         *loop_flags],
+         *flags],
         stderr=log_file, env=env,
     )  # fmt: skip
     wait_ready(metrics_port, process)
@@ -554,7 +560,7 @@ def main() -> None:
         "--event-loop",
         choices=["uvloop", "asyncio"],
         default="uvloop",
-        help="the event loop of the null binder and volcano-py (volcano-py-asyncio always runs asyncio's)",
+        help="the event loop of the null binder and volcano-py (volcano-py-asyncio runs asyncio's)",
     )
     parser.add_argument(
         "--system",
@@ -562,7 +568,8 @@ def main() -> None:
         choices=SYSTEMS,
         default=["null", "volcano-py"],
         help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
-        "volcano-py-asyncio: volcano-py on the standard event loop; "
+        "volcano-py-asyncio: volcano-py on the standard event loop; volcano-py-fixed-period: with "
+        "--burst-quiet 0 (a cycle every period, as Volcano); "
         "volcano-py-before: the scheduler of the checkout given by --before-tree",
     )
     parser.add_argument("--before-tree", type=Path, help="a checkout of volcano-py to compare against")
