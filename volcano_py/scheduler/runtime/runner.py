@@ -265,15 +265,15 @@ class Scheduler:
             wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival, backlogged=held)
             if now >= wake:
                 return
-            if held and self.pacing.early_pending(began, cache.last_arrival):
-                # An early start is due once the binds ahead of it have drained: look again shortly.
-                await _sleep_or_stop(stop, min(wake - now, self.pacing.burst_quiet))
-            elif self.pacing.early_pending(began, cache.last_arrival):
-                # Newer arrivals can only put the early start later: no need to hear each of them.
-                await _sleep_or_stop(stop, wake - now)
-            else:
+            if not self.pacing.early_pending(began, cache.last_arrival):
                 cache.arrival.clear()
                 await _sleep_until_either(stop, cache.arrival, wake - now)
+            elif held:
+                # An early start is due once the binds ahead of it have drained: look again shortly.
+                await _sleep_or_stop(stop, min(wake - now, self.pacing.burst_quiet))
+            else:
+                # Newer arrivals can only put the early start later: no need to hear each of them.
+                await _sleep_or_stop(stop, wake - now)
 
     async def _lead(self, stop: asyncio.Event) -> None:
         if self.elector is None:
