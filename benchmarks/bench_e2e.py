@@ -44,6 +44,7 @@ from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.kinds import PODGROUPS, PODS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,16 +139,14 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
-def tail_histogram(offsets: list[float]) -> list[int]:
-    """Counts of ``offsets`` (seconds, ascending) in each whole second from 0."""
-    counts = [0] * (int(offsets[-1]) + 1) if offsets else []
+def per_second(stamps: Iterable[float], start: float, seconds: int | None = None) -> list[int]:
+    """How many of ``stamps`` fall in each whole second from ``start`` (up to the last, or ``seconds``)."""
+    offsets = [int(t - start) for t in stamps if t >= start]
+    counts = [0] * (seconds if seconds is not None else max(offsets, default=-1) + 1)
     for offset in offsets:
-        counts[int(offset)] += 1
+        if offset < len(counts):
+            counts[offset] += 1
     return counts
-
-
-def per_second(stamps: Iterable[float], start: float, second: int) -> int:
-    return sum(1 for t in stamps if int(t - start) == second)
 
 
 def podgroup(name: str, size: int) -> dict[str, Any]:
@@ -312,7 +311,9 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     last_bind = max(bound.values()) if bound else time.time()
     latencies = [(bound[n] - created[n]) * 1000 for n in bound if n in created]
     last_create = max(created.values())
-    after_last = sorted(t - last_create for t in bound.values() if t > last_create)
+    first_bind_after = min((t for t in bound.values() if t > last_create), default=None)
+    created_each = per_second(created.values(), started, len(timeline))
+    bound_each = per_second(bound.values(), started, len(timeline))
     result = {
         "shape": f"{jobs}x{size}",
         "gang": gang,
@@ -323,8 +324,10 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "seconds_last_create_to_last_bind": round(last_bind - last_create, 2),
         # Where the tail goes: the wait for the first bind after the last create (the session that places
         # the last gangs), then binds per second in each second after it.
-        "seconds_last_create_to_first_bind_after": round(after_last[0], 2) if after_last else None,
-        "tail_binds_per_second": tail_histogram(after_last),
+        "seconds_last_create_to_first_bind_after": (
+            round(first_bind_after - last_create, 2) if first_bind_after is not None else None
+        ),
+        "tail_binds_per_second": per_second((t for t in bound.values() if t > last_create), last_create),
         "pods_per_second": round(len(bound) / max(1e-9, last_bind - first_create), 1),
         "create_rate_pods_per_second": round(total / max(1e-9, creates_done - started), 1),
         "create_to_bind_ms_p50": round(percentile(latencies, 0.50), 1),
@@ -333,12 +336,7 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         "scheduler_peak_rss_mib": round(peak_rss_mib(pids["scheduler"]), 1),
         # Per second from the first create: each process's cores, and how many pods were created and bound.
         "cpu_timeline": [
-            {
-                **cores,
-                "created": per_second(created.values(), started, i),
-                "bound": per_second(bound.values(), started, i),
-            }
-            for i, cores in enumerate(timeline)
+            {**cores, "created": created_each[i], "bound": bound_each[i]} for i, cores in enumerate(timeline)
         ],
         "api_per_pod": requests_per_pod,
         "settle_seconds_after_last_bind": settle_seconds,
@@ -558,8 +556,8 @@ def main() -> None:
     parser.add_argument("--bind-concurrency", type=int, default=64, help="binds in flight, both systems")
     parser.add_argument(
         "--event-loop",
-        choices=["uvloop", "asyncio"],
-        default="uvloop",
+        choices=EVENT_LOOPS,
+        default=DEFAULT_EVENT_LOOP,
         help="the event loop of the null binder and volcano-py (volcano-py-asyncio runs asyncio's)",
     )
     parser.add_argument(
