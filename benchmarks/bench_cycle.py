@@ -10,6 +10,8 @@ default conf) timed in the cases a live scheduler meets:
   one-finished  one running pod succeeds: its job's counts change, so a whole session runs
   new-job       one 8-pod gang arrives and is placed
   gang-wave     40 complete 20-pod gangs arrive at once and are placed (800 binds in one cycle)
+  forming       64 20-pod gangs whose pods are still being created: one more pod each per cycle, none
+                complete, so nothing can be placed (the first 20 s of a run of 20-pod gangs)
 
 Each case is run ``--repeat`` times and reported as p50/max milliseconds of wall and CPU time, with the load
 average, so a reader can tell a quiet run from a loaded one. The runner itself skips a cycle when the cache's
@@ -42,6 +44,7 @@ GPU = "nvidia.com/gpu"
 GANG = 10
 WAVE_GANGS = 40
 WAVE_SIZE = 20
+FORMING_GANGS = 64
 
 
 def node(i: int) -> Obj:
@@ -236,6 +239,25 @@ def main(argv: list[str] | None = None) -> int:
         return outcome
 
     report("gang-wave", timed(gang_wave, max(1, args.repeat // 4)))
+
+    forming_names = [f"forming-{j}" for j in range(FORMING_GANGS)]
+    forming_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Inqueue") for g in forming_names)]
+    forming_pods = list(pods)
+    grown = [0]
+
+    def forming() -> CycleOutcome:
+        # Gangs fill one pod per cycle and wrap before the last one, so none is ever complete.
+        grown[0] += 1
+        if grown[0] % (WAVE_SIZE - 1) == 0:
+            del forming_pods[len(pods):]
+        size = grown[0] % (WAVE_SIZE - 1)
+        forming_pods.extend(pod(f"{g}-{grown[0]}", g, "", "Pending") for g in forming_names)
+        outcome = core.run(state(nodes, forming_pods, forming_groups, 40_000 + grown[0]), conf, now)
+        if outcome.result.binds or outcome.quiet:
+            raise SystemExit(f"forming: {size}/{WAVE_SIZE} pods per gang must bind nothing and run a session")
+        return outcome
+
+    report("forming", timed(forming, args.repeat))
     return 0
 
 

@@ -16,7 +16,7 @@ from volcano_py.scheduler.framework.decisions import Condition, PodGroupUpdate, 
 from volcano_py.scheduler.runtime.binder import Binder, allocated_patch, podgroup_status, same_podgroup_status
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.retell import RETELL_SECONDS
+from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
 
 UNSCHEDULABLE = Condition("Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable")
 
@@ -120,3 +120,61 @@ async def test_new_counts_in_the_same_condition_wait_for_the_retell_window(binde
     NOW[0] += RETELL_SECONDS
     later = await offered(binder, update(gang_waiting(19), phase=PodGroupPhase.INQUEUE))
     assert later is not None and "valid: 19" in later["conditions"][0]["message"]
+
+
+async def test_new_counts_wait_even_when_the_watch_has_not_shown_the_last_write(binder: Binder) -> None:
+    watched(binder, {"phase": "Inqueue"})
+    first = await offered(binder, update(UNSCHEDULABLE))
+    assert first is not None
+    # Under load the watch can lag by seconds: the cache still shows no condition, but it was told.
+    NOW[0] += 1
+    again = Condition("Unschedulable", "True", "NotEnoughResources", "1/4 tasks in gang unschedulable")
+    assert await offered(binder, update(again)) is None
+    NOW[0] += RETELL_SECONDS
+    assert await offered(binder, update(again)) is not None
+
+
+def short_of_pods(valid: int) -> Condition:
+    return Condition(
+        "Unschedulable",
+        "True",
+        "NotEnoughTasks",
+        f"Not enough valid tasks for gang-scheduling, valid: {valid}, min: 20",
+    )
+
+
+async def test_a_gang_short_of_pods_is_told_on_its_podgroup_only_once_it_stays_short(binder: Binder) -> None:
+    watched(binder, {"phase": "Inqueue"})
+    assert await offered(binder, update(short_of_pods(3))) is None
+    NOW[0] += FORMING_GANG_SECONDS - 1
+    assert await offered(binder, update(short_of_pods(12))) is None
+    NOW[0] += 1
+    told = await offered(binder, update(short_of_pods(12)))
+    assert told is not None and told["conditions"][0]["reason"] == "NotEnoughTasks"
+
+
+async def test_a_gang_that_completes_in_time_never_shows_it_was_short(binder: Binder) -> None:
+    watched(binder, {"phase": "Inqueue"})
+    assert await offered(binder, update(short_of_pods(3))) is None
+    NOW[0] += 5
+    scheduled = Condition("Scheduled", "True", "tasks in gang are ready to be scheduled", "")
+    running = await offered(binder, update(scheduled, phase=PodGroupPhase.RUNNING))
+    assert running is not None
+    assert [(x["type"], x["status"]) for x in running["conditions"]] == [("Scheduled", "True")]
+    # Short again later (a pod deleted): its Scheduled condition turning False is news, told at once.
+    watched(binder, running)
+    NOW[0] += 1
+    unscheduled = Condition("Scheduled", "False", "tasks in gang are ready to be scheduled", "")
+    lost = await offered(binder, update(unscheduled, short_of_pods(19), phase=PodGroupPhase.RUNNING))
+    assert lost is not None
+    assert sorted((x["type"], x["status"]) for x in lost["conditions"]) == [
+        ("Scheduled", "False"),
+        ("Unschedulable", "True"),
+    ]
+
+
+async def test_a_short_gang_whose_phase_changes_is_written_at_once_with_its_condition(binder: Binder) -> None:
+    watched(binder, None)
+    enqueued = await offered(binder, update(short_of_pods(3), phase=PodGroupPhase.INQUEUE))
+    assert enqueued is not None and enqueued["phase"] == "Inqueue"
+    assert enqueued["conditions"][0]["reason"] == "NotEnoughTasks"

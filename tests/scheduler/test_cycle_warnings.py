@@ -23,13 +23,11 @@ def told(pods: list[dict], podgroups: list[dict]) -> dict[tuple[str, str], float
     return {(w.obj["metadata"]["name"], w.reason): w.after for w in outcome.warnings}
 
 
-def test_a_gang_short_of_pods_is_told_on_its_podgroup_at_once_and_on_its_pods_only_if_it_stays_short() -> (
-    None
-):
+def test_a_gang_short_of_pods_is_told_on_its_podgroup_and_its_pods_only_if_it_stays_short() -> None:
     pods = [make_pod(f"forming-{i}").req(cpu="1").group("forming").obj() for i in range(2)]
     warnings = told(pods, [make_pg("forming", min_member=4, phase="Inqueue").obj()])
     assert warnings == {
-        ("forming", "Unschedulable"): 0.0,
+        ("forming", "Unschedulable"): FORMING_GANG_SECONDS,
         ("forming-0", "FailedScheduling"): FORMING_GANG_SECONDS,
         ("forming-1", "FailedScheduling"): FORMING_GANG_SECONDS,
     }

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import aiohttp
 
+from volcano_py.api import constants as c
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError, KubeClient
@@ -39,7 +40,7 @@ from volcano_py.scheduler.framework.decisions import (
 )
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
+from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING, RETELL_SECONDS, words
 
 _log = get_logger(__name__)
 
@@ -117,6 +118,27 @@ def only_counts_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None)
     return _meaning(a, numbers=False) == _meaning(b, numbers=False)
 
 
+def forming(update: PodGroupUpdate) -> bool:
+    """Whether the session says the gang waits for its pods (``retell.PODS_MISSING``)."""
+    return any(
+        cond.type == c.PODGROUP_CONDITION_UNSCHEDULABLE
+        and cond.status == "True"
+        and cond.reason in PODS_MISSING
+        for cond in update.conditions
+    )
+
+
+def only_forming_news(status: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
+    """True when ``status`` says nothing ``current`` does not, apart from its Unschedulable condition."""
+
+    def others(s: Mapping[str, Any] | None) -> dict[str, Any]:
+        conditions = (s or {}).get("conditions") or ()
+        kept = [x for x in conditions if x.get("type") != c.PODGROUP_CONDITION_UNSCHEDULABLE]
+        return {**(s or {}), "conditions": kept}
+
+    return same_podgroup_status(others(status), others(current))
+
+
 def allocated_patch(allocated: Resource, current: Mapping[str, Any] | None) -> dict[str, Any] | None:
     """The merge patch for ``status.allocated``, or None when it already says that (resources that went away
     are set to null, which a merge patch needs to remove a key)."""
@@ -158,8 +180,11 @@ class Binder:
         self._group: asyncio.TaskGroup | None = None
         self._pending_pg: dict[str, dict[str, Any]] = {}
         self._sent_pg: dict[str, dict[str, Any]] = {}
-        # When each PodGroup's status was last written, for the retell window (recent writes only).
-        self._written_at: dict[str, float] = {}
+        # What was last written to each PodGroup (its uid, the status, when), for the retell window: the
+        # watch can lag behind a write by seconds under load, so the cache alone does not know it was told.
+        self._told: dict[str, tuple[str, dict[str, Any], float]] = {}
+        # Since when each gang has been offered as short of its pods (``forming``), while it is.
+        self._short_since: dict[str, float] = {}
         self._pending_queue: dict[str, dict[str, Any]] = {}
         self._status_dirty = asyncio.Event()
         self._in_flight = 0
@@ -334,6 +359,12 @@ class Binder:
         podgroup = self.cache.podgroup(key)
         if podgroup is None:
             return
+        now = self.clock()
+        if forming(update):
+            since = self._short_since.setdefault(key, now)
+        else:
+            since = None
+            self._short_since.pop(key, None)
         current = podgroup.get("status")
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
@@ -341,10 +372,14 @@ class Binder:
             return
         if same_podgroup_status(status, self._pending_pg.get(key) or self._sent_pg.get(key)):
             return  # already on its way; the watch has not caught up yet
-        written = self._written_at.get(key)
-        recent = written is not None and self.clock() - written < RETELL_SECONDS
-        if recent and only_counts_differ(status, current):
-            return  # new counts in the same condition: the session offers it again next cycle
+        told = self._told.get(key)
+        uid = (podgroup.get("metadata") or {}).get("uid") or ""
+        if told is not None and (told[0] != uid or now - told[2] >= RETELL_SECONDS):
+            told = None  # another PodGroup of that name, or long ago
+        if told is not None and (only_counts_differ(status, current) or only_counts_differ(status, told[1])):
+            return  # new counts in the same words: the session offers it again next cycle
+        if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
+            return  # a gang whose pods are on their way: told if it stays short (see retell)
         self._pending_pg[key] = status
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
@@ -376,8 +411,11 @@ class Binder:
         podgroups, self._pending_pg = self._pending_pg, {}
         queues, self._pending_queue = self._pending_queue, {}
         now = self.clock()
-        self._written_at = {k: t for k, t in self._written_at.items() if now - t < RETELL_SECONDS}
-        self._written_at.update(dict.fromkeys(podgroups, now))
+        self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
+        for key, status in podgroups.items():
+            podgroup = self.cache.podgroup(key)
+            self._told[key] = (((podgroup or {}).get("metadata") or {}).get("uid") or "", status, now)
+        self._short_since = {k: t for k, t in self._short_since.items() if self.cache.podgroup(k) is not None}
         writes = [self._write_podgroup(key, status) for key, status in podgroups.items()]
         writes += [self._write_queue(name, body) for name, body in queues.items()]
         await asyncio.gather(*writes)
@@ -385,6 +423,13 @@ class Binder:
     async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
         namespace, name = key.split("/", 1)
         self._sent_pg[key] = status
+        _log.debug(
+            "PodGroup status write",
+            podgroup=key,
+            phase=status["phase"],
+            running=status["running"],
+            conditions=[f"{c['type']}={c['status']}:{c['reason']}" for c in status["conditions"]],
+        )
         async with self._status_slots:
             try:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from volcano_py.api import constants as c
 from volcano_py.log import get_logger
@@ -32,7 +32,7 @@ from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.quiet import QuietMemo
-from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS
+from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING
 
 _log = get_logger(__name__)
 
@@ -45,9 +45,6 @@ class Core(Protocol):
         ...
 
     def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome: ...
-
-
-_PODS_MISSING: Final = frozenset({c.REASON_NOT_ENOUGH_PODS, c.REASON_NOT_ENOUGH_PODS_OF_TASK})
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,11 +223,10 @@ class DefaultCore:
             text = (
                 f"{explanation.reason}: {explanation.message}" if explanation.reason else explanation.message
             )
+            # A gang whose pods are still being created is told only if it stays short of them (see retell).
+            after = FORMING_GANG_SECONDS if explanation.reason in PODS_MISSING else 0.0
             if job.podgroup:
-                warnings.append(Unschedulable(job.podgroup, c.PODGROUP_CONDITION_UNSCHEDULABLE, text))
-            # A gang whose pods are still being created is told on its PodGroup at once; its pods only if
-            # it stays short of them (one Event per pod of every forming gang was the API's largest cost).
-            after = FORMING_GANG_SECONDS if explanation.reason in _PODS_MISSING else 0.0
+                warnings.append(Unschedulable(job.podgroup, c.PODGROUP_CONDITION_UNSCHEDULABLE, text, after))
             for task in pending:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)

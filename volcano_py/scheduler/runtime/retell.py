@@ -7,8 +7,10 @@ server, for a state that usually lasts seconds. So:
 
 * a message whose words are unchanged is told again at most once per ``RETELL_SECONDS``; a message with
   other words is news, told at once;
-* the PodGroup of a gang short of pods is told at once, and its pods only once the gang has stayed short
-  for ``FORMING_GANG_SECONDS``.
+* a gang short of pods (``PODS_MISSING``) is told so, in its PodGroup's condition, in an Event on the
+  PodGroup and on its pods, only once it has stayed short for ``FORMING_GANG_SECONDS``. A PodGroup status
+  write is the dearest write a scheduler makes here (3.2-3.5 ms of the API server's CPU, against 2.5 for a
+  pod create and 1.2 for an Event), and a gang whose pods are on their way is not news.
 """
 
 from __future__ import annotations
@@ -16,9 +18,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from volcano_py.api import constants as c
+
 RETELL_SECONDS: Final = 30.0
 FORMING_GANG_SECONDS: Final = 30.0
 _NUMBERS: Final = re.compile(r"\d+")
+# The reasons for which a gang waits for pods, not for room.
+PODS_MISSING: Final = frozenset({c.REASON_NOT_ENOUGH_PODS, c.REASON_NOT_ENOUGH_PODS_OF_TASK})
 
 
 def words(message: str) -> str:
