@@ -232,6 +232,19 @@ CASES = [
     pytest.param(
         Scenario(
             nodes=nodes(1, cpu=8),
+            pods=pods("w", 2, "pg", cpu=1),
+            podgroups=[make_pg("pg", 3, phase="Pending").obj()],
+            bind_count=0,
+            phases={"pg": "Inqueue"},
+            reasons={"pg": "NotEnoughTasks"},
+            explains={"pg": ["valid: 2, min: 3"]},
+        ),
+        # Admitted, but short of its pods: it says so in the session that admits it, as the next would.
+        id="enqueued-job-short-of-pods-says-so-at-once",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
             pods=[
                 make_pod("old").req(cpu=8).group("old").running("n0").terminating().obj(),
                 make_pod("new").req(cpu=4).group("new").obj(),

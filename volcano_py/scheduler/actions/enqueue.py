@@ -47,6 +47,9 @@ class Enqueue:
         elif job.min_resources is None or ssn.job_enqueueable(job):
             ssn.job_enqueued(job)
             job.phase = PodGroupPhase.INQUEUE
+            # As the next session's start would: a gang still short of pods is not tried by this one's
+            # actions (each try would place what pods exist and discard them again).
+            ssn.check_valid(job)
             return
         else:
             message = ssn.explain_enqueue(job) or "the queue or the cluster cannot take minResources"

@@ -99,13 +99,6 @@ class GangPlugin:
             if not job.count(TaskStatus.PENDING, TaskStatus.PIPELINED, *ALLOCATED_STATUSES):
                 continue
             explanation = ssn.explanations.get(job.uid)
-            if explanation is None:
-                # Enqueued in this session, so not checked at its start: a gang short of pods says so, not
-                # that it waits for resources.
-                invalid = self.job_valid(job)
-                if invalid is not None:
-                    ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
-                    continue
             unready = job.min_available - job.ready_task_num
             waiting = job.waiting_task_num
             detail = (
