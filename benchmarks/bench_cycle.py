@@ -249,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
         # Gangs fill one pod per cycle and wrap before the last one, so none is ever complete.
         grown[0] += 1
         if grown[0] % (WAVE_SIZE - 1) == 0:
-            del forming_pods[len(pods):]
+            del forming_pods[len(pods) :]
         size = grown[0] % (WAVE_SIZE - 1)
         forming_pods.extend(pod(f"{g}-{grown[0]}", g, "", "Pending") for g in forming_names)
         outcome = core.run(state(nodes, forming_pods, forming_groups, 40_000 + grown[0]), conf, now)
