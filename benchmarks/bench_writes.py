@@ -35,9 +35,14 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_e2e import REPO, cpu_seconds, pod, podgroup, progress
+from bench_e2e import REPO, cpu_seconds, pod, podgroup
 
 SETTLE_SECONDS = 1.0
+
+
+def progress(message: str) -> None:
+    print(f"[bench_writes] {message}", file=sys.stderr, flush=True)
+
 Write = Callable[[int], Awaitable[Any]]
 
 

@@ -9,8 +9,8 @@ server, for a state that usually lasts seconds. So:
   other words is news, told at once;
 * a gang short of pods (``PODS_MISSING``) is told so, in its PodGroup's condition, in an Event on the
   PodGroup and on its pods, only once it has stayed short for ``FORMING_GANG_SECONDS``. A PodGroup status
-  write is the dearest write a scheduler makes here (3.2-3.5 ms of the API server's CPU, against 2.5 for a
-  pod create and 1.2 for an Event), and a gang whose pods are on their way is not news.
+  patch is the dearest write a scheduler makes: 1.5-1.7 times a pod create in the API server's CPU, an
+  Event 0.6 times (``benchmarks/bench_writes.py``); and a gang whose pods are on their way is not news.
 """
 
 from __future__ import annotations
