@@ -12,6 +12,8 @@ default conf) timed in the cases a live scheduler meets:
   gang-wave     40 complete 20-pod gangs arrive at once and are placed (800 binds in one cycle)
   forming       64 20-pod gangs whose pods are still being created: one more pod each per cycle, none
                 complete, so nothing can be placed (the first 20 s of a run of 20-pod gangs)
+  admit-forming 64 new PodGroups (Pending, 20-pod gangs) arrive with 5 pods each: enqueue admits them, and
+                none can be placed yet
 
 Each case is run ``--repeat`` times and reported as p50/max milliseconds of wall and CPU time, with the load
 average, so a reader can tell a quiet run from a loaded one. The runner itself skips a cycle when the cache's
@@ -258,6 +260,23 @@ def main(argv: list[str] | None = None) -> int:
         return outcome
 
     report("forming", timed(forming, args.repeat))
+
+    admitted = [0]
+
+    def admit_forming() -> CycleOutcome:
+        admitted[0] += 1
+        names = [f"admit-{admitted[0]}-{j}" for j in range(FORMING_GANGS)]
+        extra_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Pending") for g in names)]
+        for group in extra_groups[len(groups) :]:
+            group["status"] = {"phase": "Pending"}
+        extra_pods = [*pods, *(pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(5))]
+        outcome = core.run(state(nodes, extra_pods, extra_groups, 50_000 + admitted[0]), conf, now)
+        admitted_now = {u.name for u in outcome.result.podgroup_updates if u.phase.value == "Inqueue"}
+        if outcome.result.binds or not admitted_now >= set(names):
+            raise SystemExit("admit-forming: every new PodGroup must be admitted and none placed")
+        return outcome
+
+    report("admit-forming", timed(admit_forming, args.repeat))
     return 0
 
 
