@@ -107,15 +107,13 @@ class Session:
                 continue  # its pods are created only once enqueue admits it (checked then)
             self.check_valid(job)
 
-    def check_valid(self, job: JobInfo) -> bool:
-        """Whether the job passes every ``job_valid``; one that fails leaves the session, with its reason."""
+    def check_valid(self, job: JobInfo) -> None:
+        """A job failing any ``job_valid`` leaves the session, with its reason on its PodGroup."""
         invalid = ext.first_failure(self.points.job_valid, job)
-        if invalid is None:
-            return True
-        self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
-        self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
-        self.jobs.pop(job.uid)
-        return False
+        if invalid is not None:
+            self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
+            self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
+            self.jobs.pop(job.uid)
 
     def close(self) -> None:
         for _, plugin in self.plugins:

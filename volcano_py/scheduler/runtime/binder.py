@@ -428,7 +428,7 @@ class Binder:
             podgroup=key,
             phase=status["phase"],
             running=status["running"],
-            conditions=[f"{c['type']}={c['status']}:{c['reason']}" for c in status["conditions"]],
+            conditions=[f"{x['type']}={x['status']}:{x['reason']}" for x in status["conditions"]],
         )
         async with self._status_slots:
             try:
