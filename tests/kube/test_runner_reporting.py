@@ -115,3 +115,19 @@ async def test_unschedulable_gauges_follow_the_outcome(scheduler: Scheduler) -> 
     text = scheduler.metrics.expose().decode()
     assert 'job_id="ns/pg"' not in text
     assert "volcano_unschedule_job_count 0.0" in text
+
+
+async def test_a_recalled_outcome_neither_tells_nor_restarts_a_forming_gangs_wait(
+    scheduler: Scheduler,
+) -> None:
+    now = [1000.0]
+    scheduler._said.clock = lambda: now[0]
+    waiting = Unschedulable(POD, "FailedScheduling", "Not enough valid tasks for gang-scheduling", after=30.0)
+    scheduler._report(CycleOutcome(result=SessionResult(), warnings=(waiting,)))
+    now[0] += 20
+    # The core handed back its memo: no session ran, so nothing is told and the wait goes on.
+    scheduler._report(CycleOutcome(result=SessionResult(), unscheduled_tasks={"ns/pg": 5}, quiet=True))
+    assert 'volcano_unschedule_task_count{job_id="ns/pg"} 5.0' in scheduler.metrics.expose().decode()
+    now[0] += 10
+    scheduler._report(CycleOutcome(result=SessionResult(), warnings=(waiting,)))
+    assert [e.message for e in queued(scheduler)] == ["Not enough valid tasks for gang-scheduling"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,6 +16,7 @@ from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.runtime.binder import podgroup_status
 from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, DefaultCore, default_core
+from volcano_py.scheduler.runtime.quiet import FORMING_HOLD_SECONDS
 
 Obj = dict[str, Any]
 NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
@@ -194,3 +195,117 @@ def test_a_pending_podgroup_without_pods_keeps_every_cycle_a_session() -> None:
     cluster.podgroups.append(make_pg("waiting", min_member=4, phase="Pending").min_res(cpu="64").obj())
     assert not core.run(cluster.state(), conf, NOW).quiet
     assert not core.run(cluster.state(), conf, NOW).quiet
+
+
+# --- gangs being formed ------------------------------------------------------------------------------------
+
+
+def forming_cluster(min_member: int = 4, created: int = 1) -> Cluster:
+    """The steady cluster plus a gang whose pods are on their way: ``created`` of ``min_member`` exist."""
+    cluster = Cluster()
+    cluster.podgroups.append(make_pg("train", min_member=min_member, phase="Inqueue").obj())
+    cluster.pods += [make_pod(f"train-{i}").req(cpu="1").group("train").obj() for i in range(created)]
+    return cluster
+
+
+def arrive(cluster: Cluster, *indexes: int, group: str = "train", scheduler: str = "volcano") -> None:
+    for i in indexes:
+        cluster.pods.append(make_pod(f"{group}-{i}").req(cpu="1").group(group).scheduler(scheduler).obj())
+
+
+def outcome_at(core: DefaultCore, cluster: Cluster, conf: Any, seconds: float = 0.0) -> CycleOutcome:
+    return core.run(cluster.state(), conf, NOW + timedelta(seconds=seconds))
+
+
+def test_pods_that_leave_a_forming_gang_short_are_recalled_with_their_counts() -> None:
+    cluster = forming_cluster()
+    core, conf = settled(cluster)
+    arrive(cluster, 1, 2)
+    outcome = outcome_at(core, cluster, conf, 1)
+    assert outcome.quiet
+    fresh = default_core(("volcano",))
+    truth = fresh.run(cluster.state(), fresh.load_conf(None), NOW)
+    assert outcome.unscheduled_tasks == truth.unscheduled_tasks == {"default/train": 3}
+    # A queue's deserved share (a gauge) may grow with what its gangs ask for: the next session reports it.
+    assert [replace(q, deserved=None) for q in outcome.result.queue_updates] == [
+        replace(q, deserved=None) for q in truth.result.queue_updates
+    ]
+    [default] = [q for q in outcome.result.queue_updates if q.name == "default"]
+    assert (default.pending_pods, default.request.get("cpu")) == (3, 8000 + 3000)
+    assert outcome.warnings == ()  # nothing new to tell: the next session tells the counts
+
+
+def test_the_pod_that_completes_the_gang_runs_a_session_that_binds_it() -> None:
+    cluster = forming_cluster()
+    core, conf = settled(cluster)
+    arrive(cluster, 1, 2)
+    assert outcome_at(core, cluster, conf, 1).quiet
+    arrive(cluster, 3)
+    outcome = outcome_at(core, cluster, conf, 2)
+    assert not outcome.quiet
+    assert sorted(b.name for b in outcome.result.binds) == ["train-0", "train-1", "train-2", "train-3"]
+
+
+FORMING_CHANGES: dict[str, Callable[[Cluster], None]] = {
+    "a pod of a PodGroup not seen": lambda c: arrive(c, 0, group="other"),
+    "a pod of another scheduler": lambda c: arrive(c, 1, scheduler="default-scheduler"),
+    "a pod already bound": lambda c: c.pods.append(make_pod("train-1").group("train").node("n0").obj()),
+    "a pod of no group": lambda c: c.pods.append(make_pod("solo").req(cpu="1").obj()),
+    "a pod of the gang goes away": lambda c: c.pods.pop(),
+    "a pod arrives and one goes away": lambda c: (c.pods.pop(), arrive(c, 1)),
+    "a node joins": lambda c: c.nodes.append(make_node("n9").obj()),
+}
+
+
+@pytest.mark.parametrize("change", FORMING_CHANGES, ids=list(FORMING_CHANGES))
+def test_anything_but_a_pod_joining_a_forming_gang_runs_a_session(change: str) -> None:
+    cluster = forming_cluster()
+    core, conf = settled(cluster)
+    FORMING_CHANGES[change](cluster)
+    outcome = outcome_at(core, cluster, conf)
+    assert not outcome.quiet
+    assert decided(outcome.result) == fresh_answer(cluster)
+
+
+def test_a_forming_gangs_outcome_is_held_only_for_a_while() -> None:
+    cluster = forming_cluster()
+    core, conf = settled(cluster)
+    arrive(cluster, 1)
+    assert outcome_at(core, cluster, conf, FORMING_HOLD_SECONDS).quiet
+    outcome = outcome_at(core, cluster, conf, FORMING_HOLD_SECONDS + 1)
+    assert not outcome.quiet
+    told = {w.obj["metadata"]["name"] for w in outcome.warnings if w.reason == "FailedScheduling"}
+    assert told == {"train-0", "train-1"}
+
+
+def test_a_gang_short_of_pods_before_enqueue_keeps_every_cycle_a_session() -> None:
+    cluster = Cluster()
+    cluster.podgroups.append(make_pg("train", min_member=4, phase="Pending").obj())
+    arrive(cluster, 0)
+    core = default_core(("volcano",))
+    # Without enqueue a PodGroup stays Pending, and the memo keeps to its rule: Pending may be admitted.
+    for c in (core.load_conf(None), core.load_conf(_conf("allocate, backfill", gang_first=True))):
+        core.run(cluster.state(), c, NOW)
+        arrive(cluster, len(cluster.pods))
+        assert not core.run(cluster.state(), c, NOW).quiet
+
+
+def _conf(actions: str, *, gang_first: bool) -> str:
+    plugins = ["gang", "predicates"] if gang_first else ["predicates", "gang"]
+    listed = "".join(f"  - name: {name}\n" for name in plugins)
+    return f'actions: "{actions}"\ntiers:\n- plugins:\n{listed}  - name: proportion\n'
+
+
+def test_a_conf_that_validates_jobs_before_gang_keeps_every_cycle_a_session() -> None:
+    cluster = forming_cluster()
+    core = default_core(("volcano",))
+    first = core.load_conf(_conf("enqueue, allocate", gang_first=False))
+    for _ in range(3):
+        cluster.echo(core.run(cluster.state(), first, NOW))
+    arrive(cluster, 1)
+    assert not core.run(cluster.state(), first, NOW).quiet
+    later = core.load_conf(_conf("enqueue, allocate", gang_first=True))
+    cluster.echo(core.run(cluster.state(), later, NOW))
+    core.run(cluster.state(), later, NOW)
+    arrive(cluster, 2)
+    assert core.run(cluster.state(), later, NOW).quiet

@@ -23,6 +23,7 @@ from volcano_py.api import constants as c
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.framework import extension as ext
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.job import JobInfo
@@ -65,7 +66,8 @@ class CycleOutcome:
     warnings: tuple[Unschedulable, ...] = ()
     # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
     unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
-    # True when no session ran: the cluster meant what it meant after the last one, in which nothing waited.
+    # True when no session ran: the cluster meant what it meant after the last one, in which nothing waited
+    # but gangs short of pods, apart from new pods that leave them short (``quiet``); nothing new to tell.
     quiet: bool = False
 
 
@@ -195,14 +197,33 @@ class DefaultCore:
     records: Records = field(default_factory=Records)
     # The last outcome when nothing waited, handed back while the cluster means the same.
     quiet: QuietMemo = field(default_factory=QuietMemo)
+    # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
+    _gang_first: tuple[object, bool] | None = None
 
     def load_conf(self, text: str | None) -> SchedulerConf:
         return load_conf(text, registry=self.registry)
 
+    def gang_validates_first(self, conf: SchedulerConf) -> bool:
+        """Whether the first plugin of ``conf`` with a ``job_valid`` is gang, which reads only counts."""
+        if self._gang_first is None or self._gang_first[0] is not conf:
+            first = next(
+                (
+                    option.name
+                    for tier in conf.tiers
+                    for option in tier
+                    if isinstance(self.registry.plugin(option.name, option.arguments), ext.JobValid)
+                ),
+                None,
+            )
+            self._gang_first = (conf, first == "gang")
+        return self._gang_first[1]
+
     def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome:
-        recalled = self.quiet.recall(state, conf)
+        recalled = self.quiet.recall(state, conf, now)
         if recalled is not None:
-            return CycleOutcome(result=recalled, quiet=True)
+            return CycleOutcome(
+                result=recalled.result, unscheduled_tasks=recalled.unscheduled_tasks, quiet=True
+            )
         snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
@@ -210,7 +231,15 @@ class DefaultCore:
         if warnings:
             self.quiet.forget()
         else:
-            self.quiet.remember(state, conf, snapshot, result)
+            self.quiet.remember(
+                state,
+                conf,
+                snapshot,
+                result,
+                now=now,
+                ours=self.scheduler_names,
+                gang_validates_first=self.gang_validates_first(conf),
+            )
         unscheduled: dict[str, int] = {}
         for job_id, explanation in result.explanations.items():
             job = snapshot.jobs.get(job_id)

@@ -209,12 +209,14 @@ class Scheduler:
                 self.metrics.plugin_scheduling_latency.labels(plugin, point).observe(seconds * 1000)
             else:
                 self.metrics.action_scheduling_latency.labels(name).observe(seconds * 1000)
-        said: set[tuple[str, str]] = set()
-        for warning in outcome.warnings:
-            said.add((object_identity(warning.obj), warning.reason))
-            if self._said.first(warning.obj, warning.reason, warning.message, warning.after):
-                self.recorder.record(dict(warning.obj), WARNING, warning.reason, warning.message)
-        self._said.keep_only(said)  # a pod that recovers and fails again is told again
+        if not outcome.quiet:
+            # A recalled outcome has nothing new to tell, and must not reset what waits to be told.
+            said: set[tuple[str, str]] = set()
+            for warning in outcome.warnings:
+                said.add((object_identity(warning.obj), warning.reason))
+                if self._said.first(warning.obj, warning.reason, warning.message, warning.after):
+                    self.recorder.record(dict(warning.obj), WARNING, warning.reason, warning.message)
+            self._said.keep_only(said)  # a pod that recovers and fails again is told again
         jobs = set(outcome.unscheduled_tasks)
         for job in self._unschedulable_jobs - jobs:
             self.metrics.unschedule_task_count.remove(job)
@@ -231,7 +233,7 @@ class Scheduler:
         if preemptors:
             self.metrics.preemption_attempts.inc(len(preemptors))
         unscheduled = sum(outcome.unscheduled_tasks.values())
-        if unscheduled:
+        if unscheduled and not outcome.quiet:  # no attempt was made
             self.metrics.schedule_attempts.labels("unschedulable").inc(unscheduled)
 
     # --- the process --------------------------------------------------------------------------------------
