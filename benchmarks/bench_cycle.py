@@ -11,7 +11,8 @@ default conf) timed in the cases a live scheduler meets:
   new-job       one 8-pod gang arrives and is placed
   gang-wave     40 complete 20-pod gangs arrive at once and are placed (800 binds in one cycle)
   forming       64 20-pod gangs whose pods are still being created: one more pod each per cycle, none
-                complete, so nothing can be placed (the first 20 s of a run of 20-pod gangs)
+                complete, so nothing can be placed (the first 20 s of a run of 20-pod gangs); after the
+                first session the quiet memo recalls it, until the gangs start over (pods deleted)
   admit-forming 64 new PodGroups (Pending, 20-pod gangs) arrive with 5 pods each: enqueue admits them, and
                 none can be placed yet
 
@@ -242,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
 
     report("gang-wave", timed(gang_wave, max(1, args.repeat // 4)))
 
+    # The counters of the gangs one-finished changed, written back as the binder would: the cluster is
+    # steady again before gangs start to form.
+    groups = echoed(groups, core.run(state(nodes, pods, groups, 39_999), conf, now))
     forming_names = [f"forming-{j}" for j in range(FORMING_GANGS)]
     forming_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Inqueue") for g in forming_names)]
     forming_pods = list(pods)
@@ -255,8 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         size = grown[0] % (WAVE_SIZE - 1)
         forming_pods.extend(pod(f"{g}-{grown[0]}", g, "", "Pending") for g in forming_names)
         outcome = core.run(state(nodes, forming_pods, forming_groups, 40_000 + grown[0]), conf, now)
-        if outcome.result.binds or outcome.quiet:
-            raise SystemExit(f"forming: {size}/{WAVE_SIZE} pods per gang must bind nothing and run a session")
+        if outcome.result.binds or outcome.quiet != (grown[0] > 1 and size != 0):
+            raise SystemExit(
+                f"forming: {size}/{WAVE_SIZE} pods per gang must bind nothing, and be recalled unless the "
+                "gangs started over"
+            )
         return outcome
 
     report("forming", timed(forming, args.repeat))
