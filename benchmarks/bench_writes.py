@@ -43,6 +43,7 @@ SETTLE_SECONDS = 1.0
 def progress(message: str) -> None:
     print(f"[bench_writes] {message}", file=sys.stderr, flush=True)
 
+
 Write = Callable[[int], Awaitable[Any]]
 
 

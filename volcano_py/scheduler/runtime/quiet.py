@@ -16,9 +16,9 @@ count and past enqueue, a new pending pod of ours that joins one of them, and le
 change any decision either: the gang stays out of the session, and no other job or node sees that pod.
 So the memo hands the outcome back then too, with the queue accounting and the unscheduled-task counts
 that the new pods add (a queue's deserved share, a gauge that proportion works out from every request,
-is left as the session reported it). That holds only where gang is the first ``job_valid`` of the conf (another one
-may read the new pods), and for at most ``FORMING_HOLD_SECONDS``: the explanation's counts, told by the
-next session, are no staler than that.
+is left as the session reported it). That holds only where gang is the first ``job_valid`` of the conf
+(another one may read the new pods), and for at most ``FORMING_HOLD_SECONDS``: the explanation's counts,
+told by the next session, are no staler than that.
 
 Anything else (a new, changed or deleted object of any kind, a conf reload) means a full session, which is
 always the ground truth: the memo never decides, it only recognises a repeat. Its cost is one dict lookup
