@@ -191,6 +191,8 @@ class Scheduler:
                 binds=len(outcome.result.binds),
                 evictions=len(outcome.result.evictions),
                 unschedulable_jobs=len(outcome.unscheduled_tasks),
+                # Recalled by the core's memo (no session ran): see ``quiet``.
+                recalled=outcome.quiet,
                 ms=round(elapsed_ms, 1),
                 # The core's own CPU: on a loaded machine the wall time above is mostly waiting.
                 core_cpu_ms=round(cpu_seconds * 1000, 1),
