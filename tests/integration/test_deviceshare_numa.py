@@ -83,11 +83,14 @@ async def _submit(api: KubeClient, ns: str, pod: dict[str, Any]) -> None:
     await api.create(PODS.collection_path(ns), pod)
 
 
-async def _unschedulable(api: KubeClient, ns: str, group: str) -> str | None:
+async def _refusal(api: KubeClient, ns: str, group: str) -> str | None:
+    """The PodGroup's Unschedulable message once it is about room. Until the first session that sees the
+    pod, the PodGroup may say it is short of pods (written with its move to Inqueue)."""
     pg = await api.get(PODGROUPS.object_path(group, ns))
     for cond in pg.get("status", {}).get("conditions") or ():
         if cond.get("type") == "Unschedulable" and cond.get("status") == "True":
-            return str(cond.get("message") or "")
+            message = str(cond.get("message") or "")
+            return None if cond.get("reason") == k.REASON_NOT_ENOUGH_PODS else message
     return None
 
 
@@ -160,9 +163,9 @@ async def test_vgpu_limits_hold_and_single_numa_node_refusal_is_explained(
         }
         assert sorted(cards.values()) == [f"GPU-{node}-0", f"GPU-{node}-1"], cards
         waiting = next(n for n in ("v1", "v2", "v3") if n not in cards)
-        message = await wait_until(lambda: _unschedulable(api, namespace, waiting), "vGPU refusal", 20)
+        message = await wait_until(lambda: _refusal(api, namespace, waiting), "vGPU refusal", 20)
         assert "no GPUs with enough free vGPU memory, cores or share slots" in message, message
-        numa = await wait_until(lambda: _unschedulable(api, namespace, "pinned"), "NUMA refusal", 20)
+        numa = await wait_until(lambda: _refusal(api, namespace, "pinned"), "NUMA refusal", 20)
         assert "no NUMA node with 6 free CPUs for container main" in numa, numa
         assert not (await pods_by_name(api, namespace))["pinned"]["spec"].get("nodeName")
     finally:
