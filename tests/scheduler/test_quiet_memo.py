@@ -283,10 +283,11 @@ def test_a_gang_short_of_pods_before_enqueue_keeps_every_cycle_a_session() -> No
     cluster.podgroups.append(make_pg("train", min_member=4, phase="Pending").obj())
     arrive(cluster, 0)
     core = default_core(("volcano",))
-    # Without enqueue a PodGroup stays Pending, and the memo keeps to its rule: Pending may be admitted.
+    # A Pending PodGroup is what enqueue acts on, and the memo does not reason about enqueue. Without
+    # enqueue a PodGroup stays Pending, so the rule holds there too.
     for c in (core.load_conf(None), core.load_conf(_conf("allocate, backfill", gang_first=True))):
         core.run(cluster.state(), c, NOW)
-        arrive(cluster, len(cluster.pods))
+        arrive(cluster, len(cluster.pods))  # a fresh name each time
         assert not core.run(cluster.state(), c, NOW).quiet
 
 

@@ -67,7 +67,8 @@ class CycleOutcome:
     # Per unschedulable job: how many of its tasks are still pending (Volcano's unschedule_task_count).
     unscheduled_tasks: Mapping[str, int] = field(default_factory=dict)
     # True when no session ran: the cluster meant what it meant after the last one, in which nothing waited
-    # but gangs short of pods, apart from new pods that leave them short (``quiet``); nothing new to tell.
+    # but gangs short of pods, apart from new pods that leave them short (``runtime/quiet.py``); so there is
+    # nothing new to tell.
     quiet: bool = False
 
 
@@ -198,7 +199,7 @@ class DefaultCore:
     # The last outcome when nothing waited, handed back while the cluster means the same.
     quiet: QuietMemo = field(default_factory=QuietMemo)
     # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
-    _gang_first: tuple[object, bool] | None = None
+    _gang_first: tuple[object, bool] | None = field(default=None, init=False, repr=False)
 
     def load_conf(self, text: str | None) -> SchedulerConf:
         return load_conf(text, registry=self.registry)

@@ -155,9 +155,10 @@ def forming_jobs(snapshot: Snapshot, result: SessionResult) -> dict[str, Forming
         explanation = result.explanations.get(job.uid)
         if explanation is None or explanation.reason != c.REASON_NOT_ENOUGH_PODS or job.shadow:
             return None
-        if job.valid_task_num >= job.min_available:
+        valid = job.valid_task_num
+        if valid >= job.min_available:
             return None
-        forming[job.uid] = Forming(job.queue, job.valid_task_num, job.min_available, pending)
+        forming[job.uid] = Forming(job.queue, valid, job.min_available, pending)
     if any(job not in forming for job in result.explanations):
         return None
     # Only the forming gangs' conditions may be news (their counts), and the binder holds those back.
