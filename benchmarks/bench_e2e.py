@@ -389,8 +389,17 @@ def start_system(
             raise RuntimeError(f"the null binder did not start (exit {process.poll()}); see --scheduler-log")
         return process
     env = dict(os.environ)
+    cwd = None
     if system == "volcano-py-before":
-        env["PYTHONPATH"] = str(args.before_tree)  # the scheduler of another checkout, same flags
+        # The scheduler of another checkout, same flags. ``python -m`` puts its working directory first on
+        # sys.path, ahead of PYTHONPATH, so it must start in that checkout too.
+        env["PYTHONPATH"] = cwd = str(args.before_tree)
+        imported = subprocess.run(
+            [sys.executable, "-c", "import volcano_py; print(volcano_py.__file__)"],
+            cwd=cwd, env=env, capture_output=True, text=True, check=True,
+        ).stdout.strip()  # fmt: skip
+        if not Path(imported).resolve().is_relative_to(Path(cwd).resolve()):
+            raise RuntimeError(f"--before-tree {cwd}: volcano_py is imported from {imported} instead")
     # An older tree may not know --event-loop: it runs with its own defaults.
     flags = (
         [] if system == "volcano-py-before" else ["--event-loop", args.event_loop, *VARIANTS.get(system, [])]
@@ -402,7 +411,7 @@ def start_system(
          "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
          "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency),
          *flags],
-        stderr=log_file, env=env,
+        stderr=log_file, env=env, cwd=cwd,
     )  # fmt: skip
     wait_ready(metrics_port, process)
     return process
