@@ -183,6 +183,34 @@ async def test_gang_is_bound_and_runs(
     await wait_until(podgroup_running, "PodGroup phase Running", 30)
 
 
+async def test_a_gang_bound_beyond_the_event_budget_is_told_on_its_podgroup(
+    api: KubeClient, namespace: str, pool: str, start_scheduler: Any
+) -> None:
+    name = f"vc-{pool}"
+    # A budget of 2 pods and almost no refill: 2 of the 6 get their own Event, the PodGroup tells the rest.
+    await start_scheduler(name, scheduled_event_qps=0.001, scheduled_event_burst=2)
+    pods = await create_gang(api, namespace, "big", 6, name, pool, gpus=1)
+
+    async def podgroup_told() -> list[dict[str, Any]]:
+        return [e for e in await events_for(api, namespace, "big") if e["reason"] == "Scheduled"]
+
+    [told] = await wait_until(podgroup_told, "a Scheduled Event on the PodGroup", 60)
+    assert told["involvedObject"]["kind"] == "PodGroup" and told["type"] == "Normal"
+    assert told["message"].startswith("Successfully assigned 4 pods to ")
+    assert "(--scheduled-event-qps)" in told["message"]
+
+    async def told_on_their_own() -> list[str]:
+        return [
+            p for p in pods if any(e["reason"] == "Scheduled" for e in await events_for(api, namespace, p))
+        ]
+
+    own = await wait_until(told_on_their_own, "the pods' own Scheduled Events", 30)
+    await asyncio.sleep(1.0)  # the recorder's writers are done: none of the others gets one late
+    assert len(own) == 2 and len(await told_on_their_own()) == 2
+    current = await pods_by_name(api, namespace)
+    assert all(current[p]["spec"].get("nodeName") for p in pods)  # every pod bound, told or not
+
+
 async def test_too_large_gang_waits_whole_then_binds_whole(
     cluster: Any, api: KubeClient, namespace: str, pool: str, start_scheduler: Any
 ) -> None:

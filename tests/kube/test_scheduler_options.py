@@ -30,6 +30,8 @@ def test_defaults_match_volcano() -> None:
     assert options.metrics_port == 8080
     assert options.leader_elect is True
     assert options.lease_namespace == "volcano-system"
+    # kube-scheduler's client connection, which its Events are held to
+    assert (options.scheduled_event_qps, options.scheduled_event_burst) == (50.0, 100)
 
 
 def test_flags_are_read() -> None:
@@ -37,13 +39,14 @@ def test_flags_are_read() -> None:
         parse(
             "--scheduler-name", "a", "--scheduler-name", "b", "--schedule-period", "0.5",
             "--metrics-port", "9090", "--no-leader-elect", "--lease-namespace", "kube-system",
-            "--bind-concurrency", "4",
+            "--bind-concurrency", "4", "--scheduled-event-qps", "0", "--scheduled-event-burst", "7",
         )
     )  # fmt: skip
     assert options.scheduler_names == ("a", "b")
     assert (options.schedule_period, options.metrics_port, options.leader_elect) == (0.5, 9090, False)
     assert options.lease_namespace == "kube-system"
     assert options.bind_concurrency == 4
+    assert (options.scheduled_event_qps, options.scheduled_event_burst) == (0.0, 7)
 
 
 @pytest.mark.parametrize(
@@ -54,6 +57,8 @@ def test_flags_are_read() -> None:
         pytest.param({"scheduler_names": ("",)}, "--scheduler-name", id="empty-name"),
         pytest.param({"metrics_port": 70000}, "--metrics-port", id="port-out-of-range"),
         pytest.param({"bind_concurrency": 0}, "--bind-concurrency", id="no-binds"),
+        pytest.param({"scheduled_event_qps": -1}, "--scheduled-event-qps", id="negative-event-qps"),
+        pytest.param({"scheduled_event_burst": 0}, "--scheduled-event-burst", id="no-event-burst"),
     ],
 )
 def test_bad_options_name_the_flag(kwargs: dict[str, object], flag: str) -> None:

@@ -277,6 +277,8 @@ class ChaosRun:
              # A few binds in flight, as with a gang much larger than the default 64: a kill can land
              # between a gang's binds, not only after all of them were sent.
              "--bind-concurrency", "4",
+             # The double-bind check reads every bound pod's own Scheduled Event.
+             "--scheduled-event-qps", "0",
              "--metrics-host", "127.0.0.1", "--metrics-port", str(scheduler_metrics)],
             config.work_dir / "scheduler.log",
             env,

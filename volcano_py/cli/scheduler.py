@@ -15,6 +15,7 @@ from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
+from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h)")
 _UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
@@ -98,6 +99,20 @@ def register(subparsers: Any) -> None:
         help="bind requests in flight at once, over all gangs (default 64)",
     )
     parser.add_argument(
+        "--scheduled-event-qps",
+        type=float,
+        default=SCHEDULED_EVENT_QPS,
+        help=f"bound pods per second that get a Scheduled Event of their own; a gang's pods beyond it are "
+        f"told in one Event on its PodGroup, as kube-scheduler's Events are held to its client's "
+        f"{SCHEDULED_EVENT_QPS:g}/s; 0 gives every pod its own (default {SCHEDULED_EVENT_QPS:g})",
+    )
+    parser.add_argument(
+        "--scheduled-event-burst",
+        type=int,
+        default=SCHEDULED_EVENT_BURST,
+        help=f"pods bound at once that all get their own Scheduled Event (default {SCHEDULED_EVENT_BURST})",
+    )
+    parser.add_argument(
         "--event-loop",
         choices=EVENT_LOOPS,
         default=DEFAULT_EVENT_LOOP,
@@ -121,6 +136,8 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         identity=args.identity or default_identity(),
         bind_concurrency=args.bind_concurrency,
         burst_quiet=args.burst_quiet,
+        scheduled_event_qps=args.scheduled_event_qps,
+        scheduled_event_burst=args.scheduled_event_burst,
     )
 
 

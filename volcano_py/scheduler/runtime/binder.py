@@ -4,8 +4,10 @@
 already sees the binds and evictions) and schedules the requests as tasks of the binder's own TaskGroup.
 
 * Binds go through ``pods/binding``, a gang's all at once, with at most ``bind_concurrency`` in flight over
-  all gangs. A refused bind rolls back the assumption, marks the pod ``PodScheduled=False`` with reason
-  ``SchedulerError`` and records ``FailedScheduling``; the pod is pending again in the next cycle.
+  all gangs. A bound pod gets its ``Scheduled`` Event within a budget per second; a gang's pods bound beyond
+  it are told in one Event on their PodGroup (see ``scheduled``). A refused bind rolls back the assumption,
+  marks the pod ``PodScheduled=False`` with reason ``SchedulerError`` and records ``FailedScheduling``; the
+  pod is pending again in the next cycle.
 * Evictions first set the ``DisruptionTarget`` condition (so the pod's owner can tell preemption from a
   crash), then delete with the pod's uid as a precondition.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
@@ -41,6 +43,12 @@ from volcano_py.scheduler.framework.decisions import (
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING, RETELL_SECONDS, words
+from volcano_py.scheduler.runtime.scheduled import (
+    SCHEDULED_EVENT_BURST,
+    SCHEDULED_EVENT_QPS,
+    EventBudget,
+    summary,
+)
 
 _log = get_logger(__name__)
 
@@ -165,6 +173,8 @@ class Binder:
         bind_concurrency: int = 64,
         status_concurrency: int = 16,
         status_flush_interval: float = 0.2,
+        scheduled_event_qps: float = SCHEDULED_EVENT_QPS,
+        scheduled_event_burst: int = SCHEDULED_EVENT_BURST,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if bind_concurrency < 1 or status_concurrency < 1:
@@ -175,6 +185,7 @@ class Binder:
         self.metrics = metrics
         self.status_flush_interval = status_flush_interval
         self.clock = clock
+        self.scheduled_events = EventBudget(scheduled_event_qps, scheduled_event_burst, clock)
         self._bind_slots = asyncio.Semaphore(bind_concurrency)
         self._status_slots = asyncio.Semaphore(status_concurrency)
         self._group: asyncio.TaskGroup | None = None
@@ -250,10 +261,16 @@ class Binder:
             self._status_dirty.set()
 
     async def _bind_gang(self, job: str, binds: list[Bind]) -> None:
-        results = await asyncio.gather(*(self._counted(self._bind_one(b)) for b in binds))
+        # The nodes of the pods bound beyond the Event budget; a pod without a PodGroup gets its own anyway.
+        untold: list[str] | None = [] if self.cache.podgroup(job) is not None else None
+        results = await asyncio.gather(*(self._counted(self._bind_one(b, untold)) for b in binds))
         failed = results.count(False)
         if failed:
             _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
+        podgroup = self.cache.podgroup(job)
+        if untold and podgroup is not None:
+            message = summary(untold, self.scheduled_events.qps)
+            self.recorder.record(dict(podgroup), NORMAL, "Scheduled", message)
 
     async def _counted(self, bind: Coroutine[Any, Any, bool]) -> bool:
         self._binds_unanswered += 1
@@ -262,7 +279,7 @@ class Binder:
         finally:
             self._binds_unanswered -= 1
 
-    async def _bind_one(self, bind: Bind) -> bool:
+    async def _bind_one(self, bind: Bind, untold: list[str] | None = None) -> bool:
         key = f"{bind.namespace}/{bind.name}"
         started = time.monotonic()
         async with self._bind_slots:
@@ -282,6 +299,9 @@ class Binder:
         created = _parse_time(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
         if created is not None:
             self.metrics.task_scheduling_latency.observe(max(0.0, time.time() - created) * 1000)
+        if not self.scheduled_events.take() and untold is not None:
+            untold.append(bind.node)  # told on its PodGroup once the gang's binds have answered
+            return True
         self.recorder.record(
             pod or _pod_ref(bind.namespace, bind.name, bind.uid),
             NORMAL,

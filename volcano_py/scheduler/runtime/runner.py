@@ -41,6 +41,7 @@ from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.runtime.retell import RETELL_SECONDS, words
+from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
 
 _log = get_logger(__name__)
 
@@ -71,9 +72,12 @@ class SchedulerOptions:
     identity: str = field(default_factory=default_identity)
     bind_concurrency: int = 64
     burst_quiet: float = BURST_QUIET_SECONDS
+    scheduled_event_qps: float = SCHEDULED_EVENT_QPS
+    scheduled_event_burst: int = SCHEDULED_EVENT_BURST
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
+        EventBudget(self.scheduled_event_qps, self.scheduled_event_burst, time.monotonic)  # checks both
         if not self.scheduler_names or not all(self.scheduler_names):
             raise ValueError("--scheduler-name must be a non-empty name such as 'volcano'")
         if not 0 <= self.metrics_port <= 65535:
@@ -129,7 +133,13 @@ class Scheduler:
         self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
         self.recorder = EventRecorder(client, component="volcano")
         self.binder = Binder(
-            client, self.cache, self.recorder, self.metrics, bind_concurrency=options.bind_concurrency
+            client,
+            self.cache,
+            self.recorder,
+            self.metrics,
+            bind_concurrency=options.bind_concurrency,
+            scheduled_event_qps=options.scheduled_event_qps,
+            scheduled_event_burst=options.scheduled_event_burst,
         )
         self.elector = (
             LeaderElector(

@@ -1,0 +1,145 @@
+"""Which bound pods get a Scheduled Event of their own, and what a gang bound beyond the budget is told."""
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from volcano_py.kube import patch
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.events import EventRecorder, PendingEvent
+from volcano_py.kube.store import EventType
+from volcano_py.scheduler.framework.decisions import Bind, SessionResult
+from volcano_py.scheduler.runtime.binder import Binder
+from volcano_py.scheduler.runtime.cache import SchedulerCache
+from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.scheduled import EventBudget, summary
+
+NOW = [0.0]
+
+
+@pytest.mark.parametrize(
+    ("qps", "burst", "takes", "granted"),
+    [
+        pytest.param(10.0, 3, [0.0] * 5, [True, True, True, False, False], id="burst-then-refused"),
+        pytest.param(
+            10.0, 3, [0.0, 0.0, 0.0, 0.0, 0.1], [True, True, True, False, True], id="refills-at-qps"
+        ),
+        pytest.param(
+            10.0, 2, [0.0, 0.0, 5.0, 5.0, 5.0], [True, True, True, True, False], id="never-above-burst"
+        ),
+        pytest.param(0.0, 1, [0.0] * 4, [True] * 4, id="qps-0-is-no-limit"),
+    ],
+)
+def test_the_budget_grants_a_burst_then_qps(
+    qps: float, burst: int, takes: list[float], granted: list[bool]
+) -> None:
+    now = [0.0]
+    budget = EventBudget(qps, burst, lambda: now[0])
+    seen = []
+    for at in takes:
+        now[0] = at
+        seen.append(budget.take())
+    assert seen == granted
+
+
+@pytest.mark.parametrize(
+    ("qps", "burst", "flag"),
+    [(-1.0, 10, "--scheduled-event-qps"), (50.0, 0, "--scheduled-event-burst")],
+)
+def test_a_bad_budget_names_its_flag(qps: float, burst: int, flag: str) -> None:
+    with pytest.raises(ValueError, match=flag):
+        EventBudget(qps, burst, lambda: 0.0)
+
+
+def test_the_summary_counts_pods_and_distinct_nodes() -> None:
+    assert summary(["n1", "n2", "n1"], 50.0).startswith("Successfully assigned 3 pods to 2 nodes ")
+    assert summary(["n1"], 2.5).startswith("Successfully assigned 1 pod to 1 node ")
+    assert "held to 2.5 per second (--scheduled-event-qps)" in summary(["n1"], 2.5)
+
+
+@pytest.fixture
+async def binder(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Binder]:
+    async def bound(*_: Any, **__: Any) -> None:
+        return None
+
+    monkeypatch.setattr(patch, "bind_pod", bound)  # every bind answers at once, as the API server would
+    NOW[0] = 0.0
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration(host="http://127.0.0.1:9")))
+    cache = SchedulerCache(client)
+    b = Binder(
+        client,
+        cache,
+        EventRecorder(client),
+        SchedulerMetrics(),
+        scheduled_event_qps=1.0,
+        scheduled_event_burst=2,
+        clock=lambda: NOW[0],
+    )
+    runner = asyncio.create_task(b.run())
+    await asyncio.sleep(0)
+    yield b
+    runner.cancel()
+    await client.close()
+
+
+def watched(binder: Binder, kind: str, obj: dict[str, Any]) -> None:
+    informer = binder.cache.informers[kind]
+    informer._dispatch(informer.store.apply(EventType.ADDED, obj))
+
+
+def recorded(binder: Binder) -> list[PendingEvent]:
+    out: list[PendingEvent] = []
+    for queue in binder.recorder.queues:
+        while not queue.empty():
+            out.append(queue.get_nowait())
+    return out
+
+
+def podgroup() -> dict[str, Any]:
+    meta = {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": "1"}
+    return {"kind": "PodGroup", "apiVersion": "scheduling.volcano.sh/v1beta1", "metadata": meta}
+
+
+def gang(n: int, job: str) -> tuple[Bind, ...]:
+    return tuple(Bind("ns", f"p{i}", f"u{i}", f"node-{i % 2}", job) for i in range(n))
+
+
+async def test_a_gang_bound_beyond_the_budget_is_told_once_on_its_podgroup(binder: Binder) -> None:
+    pg = podgroup()
+    watched(binder, "podgroups", pg)
+    binder.submit(SessionResult(binds=gang(5, "ns/pg")))
+    await binder.wait_idle()
+    events = recorded(binder)
+    pods = sorted(e.ref.name for e in events if e.ref.kind == "Pod")
+    assert len(pods) == 2 and all(e.reason == "Scheduled" for e in events)
+    [told] = [e for e in events if e.ref.kind == "PodGroup"]
+    assert told.ref.name == "pg" and told.type == "Normal"
+    assert told.message.startswith("Successfully assigned 3 pods to 2 nodes ")
+
+
+async def test_within_the_budget_every_pod_is_told_and_the_podgroup_is_not(binder: Binder) -> None:
+    pg = {
+        "kind": "PodGroup",
+        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": "1"},
+    }
+    watched(binder, "podgroups", pg)
+    binder.submit(SessionResult(binds=gang(2, "ns/pg")))
+    await binder.wait_idle()
+    NOW[0] = 2.0  # two seconds later the budget has room for two more
+    binder.submit(
+        SessionResult(binds=tuple(Bind("ns", f"q{i}", f"v{i}", "node-0", "ns/pg") for i in range(2)))
+    )
+    await binder.wait_idle()
+    events = recorded(binder)
+    assert sorted(e.ref.name for e in events) == ["p0", "p1", "q0", "q1"]
+    assert [e.message for e in events if e.ref.name == "q1"] == ["Successfully assigned ns/q1 to node-0"]
+
+
+async def test_a_pod_without_a_podgroup_always_gets_its_own_event(binder: Binder) -> None:
+    binder.submit(SessionResult(binds=gang(4, "ns/podgroup-none")))
+    await binder.wait_idle()
+    events = recorded(binder)
+    assert sorted(e.ref.name for e in events) == ["p0", "p1", "p2", "p3"]
