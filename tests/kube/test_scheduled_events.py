@@ -108,8 +108,7 @@ def gang(n: int, job: str) -> tuple[Bind, ...]:
 
 
 async def test_a_gang_bound_beyond_the_budget_is_told_once_on_its_podgroup(binder: Binder) -> None:
-    pg = podgroup()
-    watched(binder, "podgroups", pg)
+    watched(binder, "podgroups", podgroup())
     binder.submit(SessionResult(binds=gang(5, "ns/pg")))
     await binder.wait_idle()
     events = recorded(binder)
@@ -121,11 +120,7 @@ async def test_a_gang_bound_beyond_the_budget_is_told_once_on_its_podgroup(binde
 
 
 async def test_within_the_budget_every_pod_is_told_and_the_podgroup_is_not(binder: Binder) -> None:
-    pg = {
-        "kind": "PodGroup",
-        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": "1"},
-    }
-    watched(binder, "podgroups", pg)
+    watched(binder, "podgroups", podgroup())
     binder.submit(SessionResult(binds=gang(2, "ns/pg")))
     await binder.wait_idle()
     NOW[0] = 2.0  # two seconds later the budget has room for two more

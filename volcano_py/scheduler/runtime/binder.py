@@ -267,8 +267,8 @@ class Binder:
         failed = results.count(False)
         if failed:
             _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
-        podgroup = self.cache.podgroup(job)
-        if untold and podgroup is not None:
+        # Looked up again: the PodGroup may have gone while its pods were bound.
+        if untold and (podgroup := self.cache.podgroup(job)) is not None:
             message = summary(untold, self.scheduled_events.qps)
             self.recorder.record(dict(podgroup), NORMAL, "Scheduled", message)
 
