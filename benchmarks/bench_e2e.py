@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+from build_volcano import ensure_volcano
 from prometheus_client.parser import text_string_to_metric_families
 
 from volcano_py import log
@@ -369,13 +370,18 @@ VARIANTS: dict[str, list[str]] = {
     "volcano-py-asyncio": ["--event-loop", "asyncio"],
     "volcano-py-fixed-period": ["--burst-quiet", "0"],
 }
-SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before")
+SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before", "volcano")
+# Volcano's controllers that act on pods: PodGroups for plain pods (pg), queue status, Jobs, and TTL cleanup.
+VOLCANO_CONTROLLERS = "pg-controller,queue-controller,job-controller,gc-controller"
 
 
 def start_system(
     system: str, args: argparse.Namespace, cluster: DevCluster, log_file: Any
-) -> subprocess.Popen[bytes]:
-    """Start the binding process of ``system`` and return once it is ready to bind (start-up not measured)."""
+) -> dict[str, subprocess.Popen[bytes]]:
+    """Start the processes of ``system`` (``scheduler``, and for Volcano its ``vc-controller-manager``) and
+    return once they are ready to bind (start-up not measured)."""
+    if system == "volcano":
+        return start_volcano(args, cluster, log_file)
     if system == "null":
         process = subprocess.Popen(
             [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
@@ -387,7 +393,7 @@ def start_system(
         line = process.stdout.readline()
         if line.strip() != b"ready":
             raise RuntimeError(f"the null binder did not start (exit {process.poll()}); see --scheduler-log")
-        return process
+        return {"scheduler": process}
     env = dict(os.environ)
     cwd = None
     if system == "volcano-py-before":
@@ -414,7 +420,46 @@ def start_system(
         stderr=log_file, env=env, cwd=cwd,
     )  # fmt: skip
     wait_ready(metrics_port, process)
-    return process
+    return {"scheduler": process}
+
+
+def start_volcano(
+    args: argparse.Namespace, cluster: DevCluster, log_file: Any
+) -> dict[str, subprocess.Popen[bytes]]:
+    """Volcano's vc-controller-manager (it gives plain pods their PodGroups) and vc-scheduler with its
+    built-in default conf, Volcano's defaults otherwise; ready once the scheduler has run a cycle, which it
+    does only after its caches have synced."""
+    kubeconfig = f"--kubeconfig={cluster.kubeconfig}"
+    controllers = subprocess.Popen(
+        [str(args.volcano_bin / "vc-controller-manager"), kubeconfig, "--leader-elect=false",
+         f"--controllers={VOLCANO_CONTROLLERS}", "--enable-healthz=false"],
+        stderr=log_file, stdout=log_file,
+    )  # fmt: skip
+    (metrics_port, healthz_port) = free_ports(2)
+    scheduler = subprocess.Popen(
+        [str(args.volcano_bin / "vc-scheduler"), kubeconfig, "--leader-elect=false",
+         f"--schedule-period={args.schedule_period}s", "--enable-metrics=true",
+         f"--listen-address=127.0.0.1:{metrics_port}", f"--healthz-address=127.0.0.1:{healthz_port}"],
+        stderr=log_file, stdout=log_file,
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for name, process in (("vc-scheduler", scheduler), ("vc-controller-manager", controllers)):
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with code {process.returncode}; see --scheduler-log")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=1) as response:
+                text = response.read().decode()
+            if any(
+                sample.name == "volcano_e2e_scheduling_latency_milliseconds_count" and sample.value > 0
+                for family in text_string_to_metric_families(text)
+                for sample in family.samples
+            ):
+                return {"scheduler": scheduler, "vc-controller-manager": controllers}
+        except OSError:
+            pass
+        time.sleep(0.5)
+    raise RuntimeError("vc-scheduler ran no cycle within 120 s of its start; see --scheduler-log")
 
 
 def profiler(
@@ -489,14 +534,15 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         f"{shape} with {system}"
                         + (f" (repeat {repeat + 1}/{args.repeat})" if args.repeat > 1 else "")
                     )
-                    process = start_system(system, args, cluster, log_file)
-                    spy = profiler(args.profile, system, shape, process.pid, args.profile_format)
+                    processes = start_system(system, args, cluster, log_file)
+                    scheduler = processes["scheduler"].pid
+                    spy = profiler(args.profile, system, shape, scheduler, args.profile_format)
                     try:
                         result = asyncio.run(
                             measure_shape(
                                 args,
                                 cluster,
-                                {"scheduler": process.pid, **children},
+                                {**{name: p.pid for name, p in processes.items()}, **children},
                                 jobs,
                                 size,
                                 system,
@@ -507,13 +553,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         if spy is not None:
                             spy.send_signal(signal.SIGINT)  # py-spy writes its flame graph on SIGINT
                             spy.wait(120)
-                        process.terminate()
-                        process.wait(30)
+                        for process in processes.values():
+                            process.terminate()
+                        for process in processes.values():
+                            process.wait(30)
                     result["system"] = system
                     result["repeat"] = repeat
                     result["binder_cpu_ms_per_pod"] = round(
                         1000 * result["cpu_seconds"]["scheduler"] / max(1, result["bound"]), 2
                     )
+                    # With Volcano's controller-manager too: what the system as deployed spends per pod.
+                    spent = sum(result["cpu_seconds"][name] for name in processes)
+                    result["system_cpu_ms_per_pod"] = round(1000 * spent / max(1, result["bound"]), 2)
                     progress(json.dumps(result))
                     results.append(result)
     return {
@@ -577,9 +628,16 @@ def main() -> None:
         help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
         "volcano-py-asyncio: volcano-py on the standard event loop; volcano-py-fixed-period: with "
         "--burst-quiet 0 (a cycle every period, as Volcano); "
-        "volcano-py-before: the scheduler of the checkout given by --before-tree",
+        "volcano-py-before: the scheduler of the checkout given by --before-tree; volcano: Volcano's own "
+        "vc-scheduler and vc-controller-manager, built from --volcano-src",
     )
     parser.add_argument("--before-tree", type=Path, help="a checkout of volcano-py to compare against")
+    parser.add_argument(
+        "--volcano-src",
+        type=Path,
+        help="a checkout of volcano-sh/volcano: --system volcano builds its vc-scheduler and "
+        "vc-controller-manager from it (benchmarks/build_volcano.py, cached) and runs them",
+    )
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument(
@@ -599,6 +657,11 @@ def main() -> None:
     args = parser.parse_args()
     if "volcano-py-before" in args.system and not args.before_tree:
         parser.error("--system volcano-py-before needs --before-tree PATH (a checkout of an older commit)")
+    args.volcano_bin = None
+    if "volcano" in args.system:
+        if not args.volcano_src:
+            parser.error("--system volcano needs --volcano-src PATH (a checkout of volcano-sh/volcano)")
+        args.volcano_bin = ensure_volcano(args.volcano_src.resolve())  # built before the cluster starts
     print(json.dumps(run(args), indent=2))
 
 
