@@ -370,7 +370,7 @@ VARIANTS: dict[str, list[str]] = {
     "volcano-py-asyncio": ["--event-loop", "asyncio"],
     "volcano-py-fixed-period": ["--burst-quiet", "0"],
 }
-SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before", "volcano")
+SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before", "volcano-py-deployed", "volcano")
 # Volcano's controllers that act on pods: PodGroups for plain pods (pg), queue status, Jobs, and TTL cleanup.
 VOLCANO_CONTROLLERS = "pg-controller,queue-controller,job-controller,gc-controller"
 
@@ -420,7 +420,19 @@ def start_system(
         stderr=log_file, env=env, cwd=cwd,
     )  # fmt: skip
     wait_ready(metrics_port, process)
-    return {"scheduler": process}
+    if system != "volcano-py-deployed":
+        return {"scheduler": process}
+    # With the controller, as deployed: it gives plain pods their PodGroups, as Volcano's does. No
+    # webhooks, as Volcano runs here without its webhook-manager.
+    (controller_port,) = free_ports(1)
+    controller = subprocess.Popen(
+        [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "controller",
+         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect", "--webhook-port", "0",
+         "--metrics-port", str(controller_port), "--metrics-host", "127.0.0.1"],
+        stderr=log_file,
+    )  # fmt: skip
+    wait_ready(controller_port, controller)
+    return {"scheduler": process, "volcano-py-controller": controller}
 
 
 def start_volcano(
@@ -628,8 +640,9 @@ def main() -> None:
         help="null: the round-robin binder without policy (this control plane's ceiling); volcano-py; "
         "volcano-py-asyncio: volcano-py on the standard event loop; volcano-py-fixed-period: with "
         "--burst-quiet 0 (a cycle every period, as Volcano); "
-        "volcano-py-before: the scheduler of the checkout given by --before-tree; volcano: Volcano's own "
-        "vc-scheduler and vc-controller-manager, built from --volcano-src",
+        "volcano-py-before: the scheduler of the checkout given by --before-tree; volcano-py-deployed: "
+        "with `volcano-py controller` too (PodGroups for plain pods, as Volcano's controller); "
+        "volcano: Volcano's own vc-scheduler and vc-controller-manager, built from --volcano-src",
     )
     parser.add_argument("--before-tree", type=Path, help="a checkout of volcano-py to compare against")
     parser.add_argument(
