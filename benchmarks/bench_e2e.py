@@ -475,16 +475,19 @@ def start_volcano(
 
 
 def profiler(
-    folder: Path | None, system: str, shape: str, pid: int, fmt: str = "flamegraph"
+    folder: Path | None, system: str, shape: str, process: str, pid: int, fmt: str = "flamegraph"
 ) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling a scheduler (never the null binder) into ``folder/flame-<system>-<shape>.svg``, or
-    ``.txt`` collapsed stacks with ``fmt="raw"`` (one line per stack and its count: easy to sum by frame)."""
-    if folder is None or system == "null":
+    """py-spy sampling one of our processes (never the null binder, nor Volcano's Go binaries) into
+    ``folder/flame-<system>-<shape>.svg`` for the scheduler, ``flame-<system>-<process>-<shape>.svg`` for
+    another, or ``.txt`` collapsed stacks with ``fmt="raw"`` (one line per stack and its count: easy to
+    sum by frame)."""
+    if folder is None or system in ("null", "volcano"):
         return None
     if shutil.which("py-spy") is None:
         raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
     folder.mkdir(parents=True, exist_ok=True)
-    output = folder / f"flame-{system}-{shape}.{'txt' if fmt == 'raw' else 'svg'}"
+    stem = f"flame-{system}-{shape}" if process == "scheduler" else f"flame-{system}-{process}-{shape}"
+    output = folder / f"{stem}.{'txt' if fmt == 'raw' else 'svg'}"
     return subprocess.Popen(
         ["py-spy", "record", "--nonblocking", "--rate", "50", "--pid", str(pid),
          "--format", fmt, "--output", str(output)],
@@ -547,8 +550,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                         + (f" (repeat {repeat + 1}/{args.repeat})" if args.repeat > 1 else "")
                     )
                     processes = start_system(system, args, cluster, log_file)
-                    scheduler = processes["scheduler"].pid
-                    spy = profiler(args.profile, system, shape, scheduler, args.profile_format)
+                    fmt = args.profile_format
+                    spies = [
+                        spy
+                        for name, process in processes.items()
+                        if (spy := profiler(args.profile, system, shape, name, process.pid, fmt))
+                    ]
                     try:
                         result = asyncio.run(
                             measure_shape(
@@ -562,8 +569,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             )
                         )
                     finally:
-                        if spy is not None:
+                        for spy in spies:
                             spy.send_signal(signal.SIGINT)  # py-spy writes its flame graph on SIGINT
+                        for spy in spies:
                             spy.wait(120)
                         for process in processes.values():
                             process.terminate()
@@ -654,7 +662,7 @@ def main() -> None:
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_e2e_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument(
-        "--profile", type=Path, help="a folder: py-spy flame graphs of the scheduler, one per shape"
+        "--profile", type=Path, help="a folder: py-spy flame graphs of our processes, one per shape"
     )
     parser.add_argument(
         "--profile-format",

@@ -26,6 +26,7 @@ from volcano_py.controllers.shell.flows import FlowControllers
 from volcano_py.controllers.shell.handlers import build_registry, job_pod_changed
 from volcano_py.controllers.shell.job_worker import JobWorker
 from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.shell.plain_pods import PlainPodGroups
 from volcano_py.controllers.shell.queue_worker import QueueWorker
 from volcano_py.controllers.shell.topology import TopologyDiscovery
 from volcano_py.kube.client import KubeClient, load_api_client
@@ -140,14 +141,22 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         for ns in (list[str | None](namespaces) or [None])
     ]
 
+    plain_pods = PlainPodGroups(ctx)
+    plain_pod_informers = plain_pods.informers(list[str | None](namespaces) or [None])
+
     async def run_jobs_once_pods_listed() -> None:
         await asyncio.gather(*(informer.synced.wait() for informer in pod_informers))
         await ctx.job_queue.run(jobs.handle, options.workers)
 
+    async def group_plain_pods_once_indexed() -> None:
+        await ctx.ready.wait()  # Kopf's PodGroup index: a group that exists is not created again
+        await plain_pods.run()
+
     workers = [
         asyncio.ensure_future(recorder.run()),
-        *(asyncio.ensure_future(informer.run()) for informer in pod_informers),
+        *(asyncio.ensure_future(informer.run()) for informer in [*pod_informers, *plain_pod_informers]),
         asyncio.ensure_future(run_jobs_once_pods_listed()),
+        asyncio.ensure_future(group_plain_pods_once_indexed()),
         asyncio.ensure_future(ctx.queue_queue.run(queues.handle, 2)),
         asyncio.ensure_future(flows.run()),
         asyncio.ensure_future(topology.run()),

@@ -1,10 +1,10 @@
 """Kopf registrations: indexes (the caches) and event handlers that turn watch events into work requests.
 
 One registration function per controller. Most handlers only classify and enqueue; the writes happen in
-the Job and Queue workers, one key at a time. Two handlers do I/O themselves and say so: Commands are deleted
+the Job and Queue workers, one key at a time. One handler does I/O itself and says so: Commands are deleted
 (with a uid precondition) before they are enqueued, as Volcano does, so two operator instances or a
-redelivered event can never run one Command twice; and a plain pod's PodGroup is created where the pod is
-seen.
+redelivered event can never run one Command twice. Plain pods' PodGroups are made from an informer of our
+own (``plain_pods.py``), not here.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.controllers import plainpod
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
 from volcano_py.controllers.job.policies import Request, decide
@@ -30,9 +29,8 @@ from volcano_py.controllers.shell.context import (
     QUEUE_INDEX,
     ControllerContext,
 )
-from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
-from volcano_py.kube.events import NORMAL, WARNING
-from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.events import NORMAL
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
 
@@ -42,14 +40,6 @@ _JOBS = (c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL)
 _PODGROUPS = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.PODGROUP_PLURAL)
 _QUEUES = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.QUEUE_PLURAL)
 _COMMANDS = (c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL)
-
-# Owners whose annotations a plain pod's PodGroup inherits (group-min-member, queue, topology...).
-_OWNER_PATHS = {
-    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets/{name}",
-    "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}",
-    "DaemonSet": "/apis/apps/v1/namespaces/{ns}/daemonsets/{name}",
-    "Job": "/apis/batch/v1/namespaces/{ns}/jobs/{name}",
-}
 
 
 def _plain(body: Any) -> dict[str, Any]:
@@ -71,7 +61,6 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
         register_job_controller,
         register_queue_controller,
         register_command_controller,
-        register_plain_pod_podgroups,
     ):
         register(registry, ctx)
     return registry
@@ -235,49 +224,3 @@ def register_command_controller(registry: kopf.OperatorRegistry, ctx: Controller
             _log.warning(
                 "ignored command", command=f"{namespace}/{name}", action=raw_action, target_kind=kind
             )
-
-
-def register_plain_pod_podgroups(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
-    """PodGroups for plain pods. Does I/O: reads the pod's owner, creates its PodGroup, annotates the
-    pod."""
-    scheduler_names = set(ctx.options.scheduler_names)
-
-    def wants_group(body: kopf.Body, **_: Any) -> bool:
-        return plainpod.needs_podgroup(body, scheduler_names)
-
-    @kopf.on.event("", "v1", "pods", when=wants_group, registry=registry)
-    async def plain_pod_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
-        if event["type"] == "DELETED":
-            return
-        pod = _plain(body)
-        owner_annotations: dict[str, str] = {}
-        ref = plainpod.controller_ref(pod)
-        if ref is not None and ref.get("kind") in _OWNER_PATHS:
-            try:
-                owner = await ctx.client.get(
-                    _OWNER_PATHS[str(ref["kind"])].format(ns=namespace, name=ref["name"])
-                )
-                owner_annotations = dict((owner.get("metadata") or {}).get("annotations") or {})
-            except ApiError as exc:
-                if not exc.not_found:
-                    raise
-        try:
-            group = plainpod.build_podgroup(pod, owner_annotations)
-        except ValueError as exc:
-            ctx.recorder.record(pod, WARNING, "InvalidPodGroup", str(exc))
-            return
-        pg_name = group["metadata"]["name"]
-        if ctx.podgroup(namespace or "", pg_name) is None:
-            try:
-                await ctx.client.create(PODGROUPS.collection_path(namespace), group)
-            except ApiError as exc:
-                if not exc.conflict:
-                    raise
-        patch = {"metadata": {"annotations": {c.KUBE_GROUP_NAME_KEY: pg_name}}}
-        try:
-            await ctx.client.patch(
-                PODS.object_path(body.metadata.name or "", namespace), patch, STRATEGIC_MERGE_PATCH
-            )
-        except ApiError as exc:
-            if not exc.not_found:
-                raise

@@ -1,0 +1,132 @@
+"""PodGroups for plain pods, from an informer of our own. Does I/O: reads the pod's owner, creates its
+PodGroup, annotates the pod.
+
+The pods come from a watch with the server-side selector ``spec.schedulerName=<ours>``, one per scheduler
+name, not from Kopf: Kopf's per-event machinery cost about 4 ms of CPU per plain pod (``bench_e2e.py
+--system volcano-py-deployed``), and every pod event of the cluster passed through it. A pod is handled
+once: its work item is keyed by the pod and collapses while it waits, and once the pod is annotated, the
+events that still show it without the annotation (the bind, the kubelet's status) are not handled again. So
+each plain pod costs one PodGroup create (none when its owner's group exists) and one patch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from volcano_py.api import constants as c
+from volcano_py.controllers import plainpod
+from volcano_py.controllers.shell.context import ControllerContext
+from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
+from volcano_py.kube.events import WARNING
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.store import Delta, EventType, Obj
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+# Owners whose annotations a plain pod's PodGroup inherits (group-min-member, queue, topology...).
+OWNER_PATHS = {
+    "ReplicaSet": "/apis/apps/v1/namespaces/{ns}/replicasets/{name}",
+    "StatefulSet": "/apis/apps/v1/namespaces/{ns}/statefulsets/{name}",
+    "DaemonSet": "/apis/apps/v1/namespaces/{ns}/daemonsets/{name}",
+    "Job": "/apis/batch/v1/namespaces/{ns}/jobs/{name}",
+}
+RETRY_SECONDS = 1.0
+# Pods grouped at once: each holds one request in flight.
+WORKERS = 16
+
+PodKey = tuple[str, str]
+
+
+class PlainPodGroups:
+    def __init__(self, ctx: ControllerContext) -> None:
+        self.ctx = ctx
+        self.scheduler_names = frozenset(ctx.options.scheduler_names)
+        # Every request is "look at this pod again": consecutive ones collapse.
+        self.queue: KeyedQueue[PodKey, None] = KeyedQueue(is_resync=lambda _r: True)
+        # The newest body of each pod waiting for its group.
+        self.waiting: dict[PodKey, Obj] = {}
+        # Pods annotated here whose watch has not shown the annotation yet (by uid).
+        self.annotated: set[str] = set()
+
+    def informers(self, namespaces: Sequence[str | None]) -> list[Informer]:
+        return [
+            Informer(
+                self.ctx.client,
+                PODS,
+                self.changed,
+                namespace=namespace,
+                field_selector=f"spec.schedulerName={name}",
+            )
+            for namespace in namespaces
+            for name in sorted(self.scheduler_names)
+        ]
+
+    def changed(self, delta: Delta) -> None:
+        """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does."""
+        body = delta.new if delta.new is not None else delta.old
+        assert body is not None
+        meta = body.get("metadata") or {}
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        uid = str(meta.get("uid") or "")
+        if delta.type is EventType.DELETED or not plainpod.needs_podgroup(body, self.scheduler_names):
+            self.waiting.pop(key, None)
+            self.annotated.discard(uid)
+            return
+        if uid in self.annotated:
+            return  # our patch is on its way back through the watch
+        self.waiting[key] = body
+        self.queue.add(key, None)
+
+    async def handle(self, key: PodKey, _request: None) -> None:
+        pod = self.waiting.pop(key, None)
+        if pod is None or str((pod.get("metadata") or {}).get("uid") or "") in self.annotated:
+            return  # deleted or grouped meanwhile, or an event that came while it was being grouped
+        try:
+            await self._group(pod)
+        except Exception as exc:
+            _log.warning("plain pod not grouped yet; again", pod=f"{key[0]}/{key[1]}", error=repr(exc))
+            self.waiting.setdefault(key, pod)
+            self.queue.add_after(RETRY_SECONDS, key, None)
+
+    async def _group(self, pod: Obj) -> None:
+        meta = pod.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        owner_annotations: dict[str, str] = {}
+        ref = plainpod.controller_ref(pod)
+        if ref is not None and ref.get("kind") in OWNER_PATHS:
+            try:
+                owner = await self.ctx.client.get(
+                    OWNER_PATHS[str(ref["kind"])].format(ns=namespace, name=ref["name"])
+                )
+                owner_annotations = dict((owner.get("metadata") or {}).get("annotations") or {})
+            except ApiError as exc:
+                if not exc.not_found:
+                    raise
+        try:
+            group = plainpod.build_podgroup(pod, owner_annotations)
+        except ValueError as exc:
+            self.ctx.recorder.record(pod, WARNING, "InvalidPodGroup", str(exc))
+            return
+        pg_name = group["metadata"]["name"]
+        if self.ctx.podgroup(namespace, pg_name) is None:
+            try:
+                await self.ctx.client.create(PODGROUPS.collection_path(namespace), group)
+            except ApiError as exc:
+                if not exc.conflict:
+                    raise
+        patch = {"metadata": {"annotations": {c.KUBE_GROUP_NAME_KEY: pg_name}}}
+        try:
+            await self.ctx.client.patch(
+                PODS.object_path(str(meta.get("name") or ""), namespace), patch, STRATEGIC_MERGE_PATCH
+            )
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            return
+        self.annotated.add(str(meta.get("uid") or ""))
+
+    async def run(self, workers: int = WORKERS) -> None:
+        await self.queue.run(self.handle, workers)
