@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bus import Action
 from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
 from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.shell.metrics import ControllerMetrics
@@ -32,6 +33,10 @@ PVCS = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim",
 JOB_INDEX = "vc_jobs"
 PODGROUP_INDEX = "vc_podgroups"
 QUEUE_INDEX = "vc_queues"
+
+SYNC_QUEUE = Action.SYNC_QUEUE.value
+# How long a queue's status may lag its PodGroups' phases while they change.
+QUEUE_RECOUNT_SECONDS = 0.5
 
 JobKey = tuple[str, str]  # (namespace, name)
 
@@ -86,7 +91,7 @@ class ControllerContext:
         )
     )
     queue_queue: KeyedQueue[str, str] = field(
-        default_factory=lambda: KeyedQueue(is_resync=lambda a: a == "SyncQueue")
+        default_factory=lambda: KeyedQueue(is_resync=lambda a: a == SYNC_QUEUE)
     )
     indices: dict[str, Mapping[Any, Iterable[Any]]] = field(default_factory=dict)
     # Newest Job bodies this controller wrote; fresher than the index until the watch catches up.
@@ -101,6 +106,22 @@ class ControllerContext:
     # cost that grows faster than linearly with the objects -- with thousands of finished pods, tens of
     # seconds before a restarted controller handled its first Job (docs/reliability.md).
     pods_by_job: dict[JobKey, dict[str, dict[str, Any]]] = field(default_factory=dict)
+    # Queues whose recount is due within QUEUE_RECOUNT_SECONDS (see ``sync_queue_soon``).
+    recounts_due: set[str] = field(default_factory=set)
+
+    def sync_queue_soon(self, name: str) -> None:
+        """A PodGroup of queue ``name`` changed: sync the queue within QUEUE_RECOUNT_SECONDS, once however
+        many of its PodGroups change meanwhile. A sync counts the queue's PodGroups by phase over all of them,
+        so one per PodGroup event cost the controller a third of its CPU while 5,000 plain pods arrived."""
+        if name in self.recounts_due:
+            return
+        self.recounts_due.add(name)
+
+        def due() -> None:
+            self.recounts_due.discard(name)
+            self.queue_queue.add(name, SYNC_QUEUE)
+
+        asyncio.get_running_loop().call_later(QUEUE_RECOUNT_SECONDS, due)
 
     def job(self, key: JobKey) -> dict[str, Any] | None:
         seen = _values(self.indices.get(JOB_INDEX), key)

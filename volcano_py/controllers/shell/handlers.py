@@ -1,10 +1,11 @@
 """Kopf registrations: indexes (the caches) and event handlers that turn watch events into work requests.
 
-One registration function per controller. Most handlers only classify and enqueue; the writes happen in
-the Job and Queue workers, one key at a time. One handler does I/O itself and says so: Commands are deleted
-(with a uid precondition) before they are enqueued, as Volcano does, so two operator instances or a
-redelivered event can never run one Command twice. Plain pods' PodGroups are made from an informer of our
-own (``plain_pods.py``), not here.
+One registration function per controller. Handlers are coroutines: Kopf runs a plain function in a thread of
+its executor, which costs a thread hop per event and would touch the work queues from outside their loop. Most
+handlers only classify and enqueue; the writes happen in the Job and Queue workers, one key at a time. One
+handler does I/O itself and says so: Commands are deleted (with a uid precondition) before they are enqueued,
+as Volcano does, so two operator instances or a redelivered event can never run one Command twice. Plain pods'
+PodGroups are made from an informer of our own (``plain_pods.py``), not here.
 """
 
 from __future__ import annotations
@@ -70,11 +71,11 @@ def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> 
     """The caches (Kopf indexes) every controller reads, and the start-up that hands them over."""
 
     @kopf.index(*_JOBS, id=JOB_INDEX, registry=registry)
-    def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+    async def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
         return {(namespace or "", name): _plain(body)}
 
     @kopf.index(*_PODGROUPS, id=PODGROUP_INDEX, registry=registry)
-    def index_podgroup(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
+    async def index_podgroup(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
         meta = body.metadata
         slim = {
             "metadata": {"name": name, "namespace": namespace, "uid": meta.uid,
@@ -86,11 +87,11 @@ def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> 
         return {(namespace or "", name): slim}
 
     @kopf.index(*_QUEUES, id=QUEUE_INDEX, registry=registry)
-    def index_queue(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
+    async def index_queue(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
         return {name: _plain(body)}
 
     @kopf.on.startup(registry=registry)
-    def capture_indices(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
+    async def capture_indices(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
         settings.posting.enabled = False  # our own EventRecorder writes the Events users see
         settings.watching.server_timeout = 300
         for name in (JOB_INDEX, PODGROUP_INDEX, QUEUE_INDEX):
@@ -102,7 +103,9 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
     """Job, its pods and its PodGroup: classify the event and enqueue the Job (no I/O here)."""
 
     @kopf.on.event(*_JOBS, registry=registry)
-    def job_event(event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any) -> None:
+    async def job_event(
+        event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any
+    ) -> None:
         key = (namespace or "", name)
         if event["type"] == "DELETED":
             ctx.cancel_timers(key)
@@ -117,7 +120,7 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
         ctx.job_queue.add(key, Request(job_uid=str(body.metadata.uid)))
 
     @kopf.on.event(*_PODGROUPS, registry=registry)
-    def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
+    async def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
         owner = _job_owner(body.metadata)
         phase = body.status.get("phase")
         if owner is not None:
@@ -125,7 +128,7 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
             ctx.job_queue.add(
                 (namespace or "", owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC)
             )
-        ctx.queue_queue.add(str(body.spec.get("queue") or c.DEFAULT_QUEUE), Action.SYNC_QUEUE.value)
+        ctx.sync_queue_soon(str(body.spec.get("queue") or c.DEFAULT_QUEUE))
 
 
 def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
@@ -175,7 +178,7 @@ def register_queue_controller(registry: kopf.OperatorRegistry, ctx: ControllerCo
     """Queue events: enqueue a sync; a deleted queue's gauges are dropped (no I/O here)."""
 
     @kopf.on.event(*_QUEUES, registry=registry)
-    def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
+    async def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
         if event["type"] != "DELETED":
             ctx.queue_queue.add(name, Action.SYNC_QUEUE.value)
             return
