@@ -180,7 +180,8 @@ def register_queue_controller(registry: kopf.OperatorRegistry, ctx: ControllerCo
     @kopf.on.event(*_QUEUES, registry=registry)
     async def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
         if event["type"] != "DELETED":
-            ctx.queue_queue.add(name, Action.SYNC_QUEUE.value)
+            # Paced like a PodGroup's change: most queue events are the echo of our own status write.
+            ctx.sync_queue_soon(name)
             return
         for gauge in ctx.metrics.queue_podgroups.values():
             with contextlib.suppress(KeyError):  # never reported for this queue

@@ -77,19 +77,22 @@ def _conditions(job: JobInfo, new: Condition | None) -> tuple[Condition, ...]:
 def podgroup_update(job: JobInfo, condition: Condition | None) -> PodGroupUpdate | None:
     """The PodGroup's new status, or None when nothing a reader would see has changed."""
     phase = _phase(job, condition)
-    conditions = _conditions(job, condition)
     running = job.count(TaskStatus.RUNNING)
     succeeded = job.count(TaskStatus.SUCCEEDED)
     failed = job.count(TaskStatus.FAILED)
     status = job.podgroup.get("status") or {}
-    unchanged = (
+    # Without a new condition the conditions stay as they are: most jobs, every cycle, so they are read
+    # only when something else changed or a condition is new.
+    same_counts = (
         phase.value == (status.get("phase") or PodGroupPhase.PENDING.value)
-        and conditions == tuple(_condition_of(c) for c in job.conditions)
         and running == status.get("running", 0)
         and succeeded == status.get("succeeded", 0)
         and failed == status.get("failed", 0)
     )
-    if unchanged:
+    if same_counts and condition is None:
+        return None
+    conditions = _conditions(job, condition)
+    if same_counts and conditions == tuple(_condition_of(c) for c in job.conditions):
         return None
     return PodGroupUpdate(job.namespace, job.name, phase, conditions, running, succeeded, failed)
 
