@@ -64,6 +64,7 @@ def test_no_kopf_handler_watches_pods() -> None:
     watched = {selector.any_name for selector in registry._watching.get_all_selectors()}
     indexed = {selector.any_name for selector in registry._indexing.get_all_selectors()}
     assert "pods" not in watched | indexed, watched | indexed
+    assert {"jobs", "podgroups", "queues", "commands"} <= watched  # the registry was read, not empty
 
 
 def test_one_informer_per_scheduler_name_selected_by_the_server() -> None:
