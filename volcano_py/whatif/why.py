@@ -12,6 +12,8 @@ from volcano_py.api.scheduling import PodGroupPhase
 from .model import WhatIf
 
 JSON = dict[str, Any]
+# The scheduler's reasons for a gang that waits for its pods to exist, not for room.
+_WAITING_FOR_PODS = frozenset({c.REASON_NOT_ENOUGH_PODS, c.REASON_NOT_ENOUGH_PODS_OF_TASK})
 
 
 def job_phase(job: JSON) -> str:
@@ -38,15 +40,20 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
         f"PodGroup {pg_meta['name']}: phase {pg_phase}, queue {podgroup.get('spec', {}).get('queue', '')}"
     )
     conditions = pg_status.get("conditions", [])
+    # The controller can see the pods run before the scheduler's PodGroup status write lands; until then the
+    # PodGroup may still say it waits for pods, which its running Job shows is past.
+    runs = job is not None and job_phase(job) in (JobPhase.RUNNING.value, JobPhase.COMPLETED.value)
     unschedulable = [
         cond
         for cond in conditions
-        if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE and cond.get("status") == "True"
+        if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
+        and cond.get("status") == "True"
+        and not (runs and cond.get("reason") in _WAITING_FOR_PODS)
     ]
     if unschedulable:
         latest = max(unschedulable, key=lambda cond: str(cond.get("lastTransitionTime", "")))
         lines.append(f"Why pending: {latest.get('message') or latest.get('reason', '')}")
-    elif pg_phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED):
+    elif pg_phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED) or runs:
         lines.append("Not pending: the scheduler placed this job.")
     elif pg_phase == PodGroupPhase.PENDING:
         lines.append(
