@@ -33,7 +33,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -70,19 +70,39 @@ def peak_rss_mib(pid: int) -> float:
 
 
 def wait_ready(port: int, process: subprocess.Popen[bytes], within: float = 120.0) -> None:
-    """Until the scheduler's /readyz answers 200 (caches synced): its start-up is not part of the measure."""
+    """Until the process's /readyz answers 200 (caches synced): its start-up is not part of the measure."""
+    wait_until(f"http://127.0.0.1:{port}/readyz", lambda _text: True, {"the process": process}, within)
+
+
+def wait_until(
+    url: str,
+    ready: Callable[[str], bool],
+    processes: dict[str, subprocess.Popen[bytes]],
+    within: float = 120.0,
+) -> None:
+    """Until ``url`` answers 200 with a body that ``ready`` accepts; stops early if a process exits."""
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the scheduler exited with code {process.returncode}; see --scheduler-log")
+        for name, process in processes.items():
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with code {process.returncode}; see --scheduler-log")
         try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1) as response:
-                if response.status == 200:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                if response.status == 200 and ready(response.read().decode()):
                     return
         except OSError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"the scheduler was not ready within {within}s")
+    raise RuntimeError(f"{', '.join(processes)} not ready within {within}s ({url}); see --scheduler-log")
+
+
+def ran_a_cycle(metrics: str) -> bool:
+    """Volcano's scheduler has run a cycle, which it does only once its caches have synced."""
+    return any(
+        sample.name == "volcano_e2e_scheduling_latency_milliseconds_count" and sample.value > 0
+        for family in text_string_to_metric_families(metrics)
+        for sample in family.samples
+    )
 
 
 def api_counts(cluster: DevCluster) -> dict[str, float]:
@@ -454,24 +474,9 @@ def start_volcano(
          f"--listen-address=127.0.0.1:{metrics_port}", f"--healthz-address=127.0.0.1:{healthz_port}"],
         stderr=log_file, stdout=log_file,
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        for name, process in (("vc-scheduler", scheduler), ("vc-controller-manager", controllers)):
-            if process.poll() is not None:
-                raise RuntimeError(f"{name} exited with code {process.returncode}; see --scheduler-log")
-        try:
-            with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=1) as response:
-                text = response.read().decode()
-            if any(
-                sample.name == "volcano_e2e_scheduling_latency_milliseconds_count" and sample.value > 0
-                for family in text_string_to_metric_families(text)
-                for sample in family.samples
-            ):
-                return {"scheduler": scheduler, "vc-controller-manager": controllers}
-        except OSError:
-            pass
-        time.sleep(0.5)
-    raise RuntimeError("vc-scheduler ran no cycle within 120 s of its start; see --scheduler-log")
+    processes = {"scheduler": scheduler, "vc-controller-manager": controllers}
+    wait_until(f"http://127.0.0.1:{metrics_port}/metrics", ran_a_cycle, processes)
+    return processes
 
 
 def profiler(
@@ -582,7 +587,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                     result["binder_cpu_ms_per_pod"] = round(
                         1000 * result["cpu_seconds"]["scheduler"] / max(1, result["bound"]), 2
                     )
-                    # With Volcano's controller-manager too: what the system as deployed spends per pod.
+                    # With its controller too (volcano, volcano-py-deployed): what the system spends per pod.
                     spent = sum(result["cpu_seconds"][name] for name in processes)
                     result["system_cpu_ms_per_pod"] = round(1000 * spent / max(1, result["bound"]), 2)
                     progress(json.dumps(result))

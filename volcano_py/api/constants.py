@@ -201,3 +201,5 @@ REASON_POD_DELETED: Final = "PodDeleted"
 REASON_NOT_ENOUGH_RESOURCES: Final = "NotEnoughResources"
 REASON_NOT_ENOUGH_PODS: Final = "NotEnoughTasks"
 REASON_NOT_ENOUGH_PODS_OF_TASK: Final = "NotEnoughPodsOfTask"
+# The reasons for which a gang waits for its pods to exist, not for room.
+REASONS_PODS_MISSING: Final = frozenset({REASON_NOT_ENOUGH_PODS, REASON_NOT_ENOUGH_PODS_OF_TASK})

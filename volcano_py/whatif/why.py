@@ -12,8 +12,6 @@ from volcano_py.api.scheduling import PodGroupPhase
 from .model import WhatIf
 
 JSON = dict[str, Any]
-# The scheduler's reasons for a gang that waits for its pods to exist, not for room.
-_WAITING_FOR_PODS = frozenset({c.REASON_NOT_ENOUGH_PODS, c.REASON_NOT_ENOUGH_PODS_OF_TASK})
 
 
 def job_phase(job: JSON) -> str:
@@ -48,7 +46,7 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
         for cond in conditions
         if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
         and cond.get("status") == "True"
-        and not (runs and cond.get("reason") in _WAITING_FOR_PODS)
+        and not (runs and cond.get("reason") in c.REASONS_PODS_MISSING)
     ]
     if unschedulable:
         latest = max(unschedulable, key=lambda cond: str(cond.get("lastTransitionTime", "")))

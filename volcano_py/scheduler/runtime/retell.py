@@ -23,8 +23,7 @@ from volcano_py.api import constants as c
 RETELL_SECONDS: Final = 30.0
 FORMING_GANG_SECONDS: Final = 30.0
 _NUMBERS: Final = re.compile(r"\d+")
-# The reasons for which a gang waits for pods, not for room.
-PODS_MISSING: Final = frozenset({c.REASON_NOT_ENOUGH_PODS, c.REASON_NOT_ENOUGH_PODS_OF_TASK})
+PODS_MISSING: Final = c.REASONS_PODS_MISSING
 
 
 def words(message: str) -> str:
