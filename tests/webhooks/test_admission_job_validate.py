@@ -13,7 +13,12 @@ from volcano_py.webhooks.job import validate_job_create, validate_job_update
 
 QUEUES = snapshot(
     queue("closed", state="Closed"),
+    queue("closing", state="Closing"),
     queue("fresh", state=None),
+    queue("fresh-child", state=None, parent="fresh-parent"),
+    queue("fresh-parent", state=None),
+    queue("shut-parent", state="Closed"),
+    queue("orphan-of-shut", state=None, parent="shut-parent"),
     queue("org"),
     queue("team", parent="org"),
 )
@@ -29,6 +34,12 @@ def test_a_valid_job_is_admitted() -> None:
 
 def test_a_valid_job_in_a_leaf_queue_is_admitted() -> None:
     assert _create(job(queue="team")) == []
+
+
+@pytest.mark.parametrize("name", ["fresh", "fresh-child"])
+def test_a_queue_the_controller_has_not_opened_yet_admits_jobs(name: str) -> None:
+    # One `kubectl apply -f` of a Queue (and its parent) and a Job in it: the controller opens the queue next.
+    assert _create(job(queue=name)) == []
 
 
 @pytest.mark.parametrize(
@@ -112,7 +123,7 @@ def test_a_valid_job_in_a_leaf_queue_is_admitted() -> None:
         pytest.param(
             job(queue="nope"),
             "spec.queue: queue 'nope' does not exist (create it first, or use an existing queue: 'closed', "
-            "'default', 'fresh', 'org', 'root')",
+            "'closing', 'default', 'fresh', 'fresh-child')",
             id="missing-queue",
         ),
         pytest.param(
@@ -122,10 +133,17 @@ def test_a_valid_job_in_a_leaf_queue_is_admitted() -> None:
             id="closed-queue",
         ),
         pytest.param(
-            job(queue="fresh"),
-            "spec.queue: queue 'fresh' is not open yet; jobs can only be submitted to an Open queue "
-            "(open it with 'vcctl queue operate -n fresh -a open', or use another queue)",
-            id="queue-without-state",
+            job(queue="closing"),
+            "spec.queue: queue 'closing' is Closing; jobs can only be submitted to an Open queue "
+            "(open it with 'vcctl queue operate -n closing -a open', or use another queue)",
+            id="closing-queue",
+        ),
+        pytest.param(
+            job(queue="orphan-of-shut"),
+            "spec.queue: queue 'orphan-of-shut' is being closed with its ancestor 'shut-parent'; jobs can "
+            "only be submitted to an Open queue (open 'shut-parent' with 'vcctl queue operate -n shut-parent "
+            "-a open', or use another queue)",
+            id="new-queue-under-a-closed-parent",
         ),
         pytest.param(
             job(queue="org"),

@@ -210,6 +210,11 @@ def test_podgroup_without_queue_goes_to_default() -> None:
     assert validate_podgroup_create(podgroup(queue=None), QUEUES) == []
 
 
+def test_podgroup_in_a_queue_the_controller_has_not_opened_yet_is_admitted() -> None:
+    fresh = {**QUEUES, "fresh": queue("fresh", state=None)}
+    assert validate_podgroup_create(podgroup(queue="fresh"), fresh) == []
+
+
 @pytest.mark.parametrize(
     ("queue_name", "expected"),
     [

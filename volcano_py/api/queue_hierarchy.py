@@ -15,6 +15,7 @@ from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import Resource, format_quantity, total
 
 # Queue name -> Queue object as the API server returns it (or as written in a file).
@@ -39,6 +40,38 @@ def queue_parent(queue: Mapping[str, Any]) -> str:
 
 def children(queues: Queues, name: str) -> list[str]:
     return sorted(other for other, queue in queues.items() if other != name and queue_parent(queue) == name)
+
+
+def written_state(queue: Mapping[str, Any]) -> str:
+    """``status.state`` as the queue controller last wrote it; '' for a queue it has not reconciled yet."""
+    state: str = (queue.get("status") or {}).get("state") or ""
+    return state
+
+
+def closed_ancestor(queues: Queues, name: str) -> str:
+    """The nearest ancestor of queue ``name`` that is Closing or Closed ('' when none is)."""
+    queue = queues.get(name)
+    parent = queue_parent(queue) if queue is not None else ""
+    for ancestor in _ancestors(name, parent, queues):
+        found = queues.get(ancestor)
+        if found is not None and written_state(found) in (QueueState.CLOSING, QueueState.CLOSED):
+            return ancestor
+    return ""
+
+
+def admission_state(queues: Queues, name: str) -> str:
+    """The state a Job or PodGroup submitted to queue ``name`` is admitted against.
+
+    A queue the controller has not reconciled yet (no ``status.state``) is about to be opened, so it counts as
+    Open: ``kubectl apply`` of one file holding a Queue and a Job in it must not race the controller. Under a
+    Closing or Closed ancestor the controller will close it instead, so it counts as Closing.
+    """
+    queue = queues.get(name)
+    if queue is None:
+        return ""
+    if state := written_state(queue):
+        return state
+    return QueueState.CLOSING.value if closed_ancestor(queues, name) else QueueState.OPEN.value
 
 
 def _resources(queue: Mapping[str, Any], field: str) -> Resource:

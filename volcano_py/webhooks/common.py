@@ -2,20 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from volcano_py.api.problems import Problem
 from volcano_py.api.queue_hierarchy import Queues, children, queue_parent
 
-__all__ = ["Queues", "children", "denial", "queue_parent", "queue_state"]
+__all__ = ["Queues", "children", "denial", "queue_parent"]
 
 
 def denial(problems: Iterable[Problem]) -> str:
     """One message for the API server to show: every problem, each with its field and its fix."""
     return "; ".join(str(problem) for problem in problems)
-
-
-def queue_state(queue: Mapping[str, Any]) -> str:
-    state: str = (queue.get("status") or {}).get("state") or ""
-    return state

@@ -15,10 +15,11 @@ from typing import Any, Final
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
 from volcano_py.api.problems import Problem, join_path
+from volcano_py.api.queue_hierarchy import admission_state, closed_ancestor, written_state
 from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
 from volcano_py.jobplugins import argument_problems, with_default_plugins
-from volcano_py.webhooks.common import Queues, children, queue_state
+from volcano_py.webhooks.common import Queues, children
 from volcano_py.webhooks.patch import PatchOp
 
 DEFAULT_MAX_RETRY: Final = 3
@@ -107,13 +108,19 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
             )
         ]
     problems: list[Problem] = []
-    state = queue_state(queue)
+    state = admission_state(queues, queue_name)
     if state != QueueState.OPEN:
+        if written_state(queue):
+            why = f"queue {queue_name!r} is {state}"
+            fix = f"open it with 'vcctl queue operate -n {queue_name} -a open'"
+        else:
+            ancestor = closed_ancestor(queues, queue_name)
+            why = f"queue {queue_name!r} is being closed with its ancestor {ancestor!r}"
+            fix = f"open {ancestor!r} with 'vcctl queue operate -n {ancestor} -a open'"
         problems.append(
             Problem(
                 "spec.queue",
-                f"queue {queue_name!r} is {state or 'not open yet'}; {kind} can only be submitted to an Open "
-                f"queue (open it with 'vcctl queue operate -n {queue_name} -a open', or use another queue)",
+                f"{why}; {kind} can only be submitted to an Open queue ({fix}, or use another queue)",
             )
         )
     kids = children(queues, queue_name)

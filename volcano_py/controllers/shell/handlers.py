@@ -18,6 +18,7 @@ import kopf
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
+from volcano_py.api.queue_hierarchy import written_state
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
@@ -28,6 +29,7 @@ from volcano_py.controllers.shell.context import (
     JOB_INDEX,
     PODGROUP_INDEX,
     QUEUE_INDEX,
+    SYNC_QUEUE,
     ControllerContext,
 )
 from volcano_py.kube.client import ApiError
@@ -178,8 +180,12 @@ def register_queue_controller(registry: kopf.OperatorRegistry, ctx: ControllerCo
     """Queue events: enqueue a sync; a deleted queue's gauges are dropped (no I/O here)."""
 
     @kopf.on.event(*_QUEUES, registry=registry)
-    async def queue_event(event: kopf.RawEvent, name: str, **_: Any) -> None:
+    async def queue_event(event: kopf.RawEvent, name: str, body: kopf.Body, **_: Any) -> None:
         if event["type"] != "DELETED":
+            if not written_state(body):
+                # A queue never reconciled is opened at once: a script creates a queue, then submits to it.
+                ctx.queue_queue.add(name, SYNC_QUEUE)
+                return
             # Paced like a PodGroup's change: most queue events are the echo of our own status write.
             ctx.sync_queue_soon(name)
             return
