@@ -121,10 +121,53 @@ def test_patch_adds_tasks_it_does_not_name() -> None:
     assert [t["name"] for t in spec["tasks"]] == ["a", "b"]
 
 
-def test_missing_template_warns_and_waits() -> None:
-    plan = plan_jobflow(jobflow(("x", [])), TEMPLATES, {}, T0)
-    assert plan.create == []
-    assert [e.reason for e in plan.events] == ["TemplateNotFound"]
+def test_a_flow_applied_before_its_templates_waits_pending_then_starts_when_they_exist() -> None:
+    early = plan_jobflow(jobflow(("x", []), ("a", [])), TEMPLATES, {}, T0)
+    # Volcano's sync stops at the first step it cannot create: the steps listed after it wait too.
+    assert created(early) == []
+    assert [(e.type, e.reason) for e in early.events] == [("Warning", "TemplateNotFound")]
+    assert "no JobTemplate 'x' in namespace ns" in early.events[0].message
+    assert early.status == {"state": {"phase": "Pending"}}
+    later = plan_jobflow(jobflow(("x", []), ("a", [])), {**TEMPLATES, "x": template("x")}, {}, T0)
+    assert (created(later), later.events) == (["f-x", "f-a"], [])
+
+
+def test_a_missing_template_of_a_later_step_waits_only_once_that_step_is_due() -> None:
+    plan = plan_jobflow(jobflow(("a", []), ("x", ["a"])), TEMPLATES, {}, T0)
+    assert (created(plan), plan.events) == (["f-a"], [])
+    due = plan_jobflow(jobflow(("a", []), ("x", ["a"]), phase="Running"), TEMPLATES,
+                       {"f-a": vcjob("f-a", "Completed")}, T0)  # fmt: skip
+    assert created(due) == [] and [e.reason for e in due.events] == ["TemplateNotFound"]
+    assert due.status is not None and due.status["state"]["phase"] == "Running"
+
+
+def test_a_step_name_listed_twice_runs_once_and_the_flow_still_succeeds() -> None:
+    steps = (("a", []), ("a", []), ("b", ["a"]))
+    first = plan_jobflow(jobflow(*steps), TEMPLATES, {}, T0)
+    assert created(first) == ["f-a"]
+    done = {n: vcjob(n, "Completed") for n in ("f-a", "f-b")}
+    last = plan_jobflow(jobflow(*steps, phase="Running"), TEMPLATES, done, T0)
+    assert last.create == [] and last.status is not None and last.status["state"]["phase"] == "Succeed"
+
+
+def test_a_duplicate_runs_from_whichever_entry_is_ready_first() -> None:
+    # "c" twice: after "b" (only starting now) or after "a" (completed): the second entry starts it.
+    steps = (("a", []), ("b", ["a"]), ("c", ["b"]), ("c", ["a"]))
+    plan = plan_jobflow(jobflow(*steps, phase="Running"), TEMPLATES, {"f-a": vcjob("f-a", "Completed")}, T0)
+    assert created(plan) == ["f-b", "f-c"]
+
+
+def test_an_empty_flow_stays_pending_as_volcanos_does() -> None:
+    plan = plan_jobflow(jobflow(), TEMPLATES, {}, T0)
+    assert (plan.create, plan.events, plan.status) == ([], [], {"state": {"phase": "Pending"}})
+    again = plan_jobflow(jobflow(phase="Pending"), TEMPLATES, {}, T0)
+    assert again.status is None
+
+
+def test_a_job_name_longer_than_a_job_may_have_waits_with_a_warning() -> None:
+    flow = jobflow(("a" * 62, []))
+    plan = plan_jobflow(flow, {"a" * 62: template("a" * 62)}, {}, T0)
+    assert plan.create == [] and [e.reason for e in plan.events] == ["InvalidJobName"]
 
 
 def test_retain_policy_delete_removes_the_jobs_of_a_succeeded_flow() -> None:

@@ -84,6 +84,23 @@ async def test_diamond_flow_runs_in_dependency_order_and_succeeds(env: Env) -> N
     assert await wait_for("JobTemplate d lists its Job", template_status, 20) == ["diamond-d"]
 
 
+async def test_a_jobflow_applied_before_its_templates_runs_once_they_exist(env: Env) -> None:
+    await make_flow(env, "early", ("prep", []), ("train", ["prep"]))
+    await wait_flow(env, "early", "Pending", 30)
+
+    async def warned() -> bool:
+        listed = await env.api.get(EVENTS.collection_path(env.ns))
+        return any(e.get("reason") == "TemplateNotFound" and e["involvedObject"]["name"] == "early"
+                   for e in listed.get("items") or ())  # fmt: skip
+
+    assert await wait_for("a TemplateNotFound warning on the flow", warned, 30)
+    assert await jobs(env) == {}
+    await make_template(env, "prep", task("work", 1, complete_after="1s"))
+    await make_template(env, "train", task("work", 1, complete_after="1s"))
+    await wait_flow(env, "early", "Succeed", 120)
+    assert sorted(await jobs(env)) == ["early-prep", "early-train"]
+
+
 async def test_a_failed_step_fails_the_flow_and_its_dependants_never_start(env: Env) -> None:
     restart = [{"event": "PodFailed", "action": "RestartJob"}]
     await make_template(env, "prep", task("work", 1, fail_after="1s"), policies=restart, maxRetry=1)

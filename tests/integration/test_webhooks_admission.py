@@ -362,12 +362,14 @@ def test_flows_and_cronjobs_are_refused_with_the_field_named(
         return {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobFlow", "metadata": meta,
                 "spec": {"flows": list(steps)}}  # fmt: skip
 
-    code, err = _create(
-        cluster, flow("unknown", {"name": "prep"}, {"name": "train", "dependsOn": {"targets": ["prep"]}})
-    )
-    assert code != 0
-    assert _denied("validatejobflow.volcano.sh", "spec.flows[1].name: no JobTemplate 'train'") in err
+    # What Volcano admits: templates that do not exist yet, a name listed twice, no steps at all.
+    assert _create(
+        cluster, flow("early", {"name": "prep"}, {"name": "train", "dependsOn": {"targets": ["prep"]}})
+    ) == (0, "")
+    assert _create(cluster, flow("twice", {"name": "prep"}, {"name": "prep"}))[0] == 0
+    assert _create(cluster, flow("empty"))[0] == 0
     code, err = _create(cluster, flow("cycle", {"name": "prep", "dependsOn": {"targets": ["prep"]}}))
+    assert code != 0
     assert (
         _denied("validatejobflow.volcano.sh", "spec.flows[0].dependsOn.targets: the flow is not a DAG") in err
     )
@@ -382,7 +384,8 @@ def test_flows_and_cronjobs_are_refused_with_the_field_named(
             "jobTemplate": {"spec": {"tasks": tasks}},
         },
     }
-    code, err = _create(cluster, cron)  # fmt: skip
+    code, err = _create(cluster, cron)
+    assert code != 0
     assert _denied("validatecronjob.volcano.sh", "spec.timeZone: unknown time zone 'Mars/Olympus'") in err
     assert "spec.schedule: 'every day' has 2 fields" in err
 

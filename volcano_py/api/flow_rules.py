@@ -1,9 +1,9 @@
 """Admission rules for JobFlow, JobTemplate and CronJob that need nothing but the object itself.
 
 A JobFlow must be a DAG over its own steps (Volcano's webhook refuses a cycle or a target that is not a step);
-the JobTemplates it names must exist, which only the cluster (the webhook) or the set of files being
-validated can tell, so ``missing_templates`` takes the names known. A CronJob's schedule and time zone must
-parse, and its name leave room for the ``-<minutes since epoch>`` suffix of the Jobs it creates.
+its JobTemplates need not exist yet (the flow controller waits for them), so only a set of files checked
+together reports a step whose template none of them defines (``missing_templates``). A CronJob's schedule
+and time zone must parse, and its name leave room for the ``-<minutes since epoch>`` suffix of its Jobs.
 """
 
 from __future__ import annotations
@@ -69,53 +69,35 @@ def find_cycle(edges: dict[str, list[str]]) -> list[str] | None:
     return None
 
 
+def flow_graph(flow: JobFlow) -> dict[str, list[str]]:
+    """Each step name's targets, as Volcano reads the flow: a name listed twice is one step, and the last
+    entry of that name gives its targets (Volcano's webhook builds a map by name)."""
+    return {step.name: step.targets() for step in flow.spec.flows}
+
+
 def validate_jobflow(flow: JobFlow) -> list[Problem]:
+    """The flow must be a DAG over its own steps, as Volcano's webhook checks. An empty ``flows`` and a step
+    name listed twice are admitted as Volcano admits them; whether the JobTemplates exist is the flow
+    controller's to wait for, not admission's."""
     problems = object_name_problems(flow.metadata)
-    flows = flow.spec.flows
-    if not flows:
-        problems.append(Problem("spec.flows", "is empty (add at least one step naming a JobTemplate)"))
-    seen: dict[str, int] = {}
-    for i, step in enumerate(flows):
-        here = join_path("spec", "flows", i, "name")
-        if step.name in seen:
-            problems.append(
-                Problem(
-                    here,
-                    f"{step.name!r} is also spec.flows[{seen[step.name]}] (each step runs once; "
-                    "remove the duplicate)",
-                )
-            )
-        else:
-            seen[step.name] = i
-        job_name = flow_job_name(flow.name, step.name)
-        if flow.name and len(job_name) > MAX_JOB_NAME:
-            problems.append(
-                Problem(
-                    here,
-                    f"the Job {job_name!r} would be longer than {MAX_JOB_NAME} characters "
-                    "(shorten the JobFlow or JobTemplate name)",
-                )
-            )
+    graph = flow_graph(flow)
+    last = {step.name: i for i, step in enumerate(flow.spec.flows)}
     edges: dict[str, list[str]] = {}
-    for i, step in enumerate(flows):
-        edges.setdefault(step.name, [])
-        for j, target in enumerate(step.targets()):
-            if target not in seen:
-                known = ", ".join(sorted(seen)) or "none"
+    for name, targets in graph.items():
+        edges[name] = [t for t in targets if t in graph]
+        for j, target in enumerate(targets):
+            if target not in graph:
                 problems.append(
                     Problem(
-                        join_path("spec", "flows", i, "dependsOn", "targets", j),
-                        f"{target!r} is not a step of this flow (name one of: {known})",
+                        join_path("spec", "flows", last[name], "dependsOn", "targets", j),
+                        f"{target!r} is not a step of this flow (name one of: {', '.join(sorted(graph))})",
                     )
                 )
-            else:
-                edges[step.name].append(target)
     cycle = find_cycle(edges)
     if cycle is not None:
-        first = seen[cycle[0]]
         problems.append(
             Problem(
-                join_path("spec", "flows", first, "dependsOn", "targets"),
+                join_path("spec", "flows", last[cycle[0]], "dependsOn", "targets"),
                 f"the flow is not a DAG: {' -> '.join(cycle)} depend on each other in a cycle "
                 "(remove one of these dependencies)",
             )
@@ -124,12 +106,12 @@ def validate_jobflow(flow: JobFlow) -> list[Problem]:
 
 
 def missing_templates(flow: JobFlow, known: Collection[str]) -> list[Problem]:
-    """Steps whose JobTemplate (same namespace, same name) is not among ``known``."""
+    """Steps whose JobTemplate (same namespace, same name) is not among ``known``: the flow would wait."""
     return [
         Problem(
             join_path("spec", "flows", i, "name"),
-            f"no JobTemplate {step.name!r} in namespace {flow.namespace or 'default'} "
-            "(create the JobTemplate first, or fix the name)",
+            f"no JobTemplate {step.name!r} among these files (the flow waits until one of that name exists "
+            f"in namespace {flow.namespace or 'default'}; add it, or fix the name)",
         )
         for i, step in enumerate(flow.spec.flows)
         if step.name not in known
@@ -165,8 +147,9 @@ def validate_cronjob(cronjob: CronJob) -> list[Problem]:
 def templates_missing_across(objects: Collection[object]) -> list[tuple[object, Problem]]:
     """For a set of manifests checked together: each JobFlow step whose JobTemplate none of them defines.
 
-    Only when the set defines JobTemplates at all: a flow checked alone may well use templates that are
-    already in the cluster (the admission webhook checks those).
+        Only when the set defines JobTemplates at all: a flow checked alone may well use templates that are
+        already in the cluster. Admission takes such a flow (as Volcano does) and it waits for its templates;
+    checked offline, a name no file defines is most often a typo.
     """
     templates: set[tuple[str, str]] = set()
     flows: list[tuple[object, JobFlow]] = []

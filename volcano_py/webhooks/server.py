@@ -55,24 +55,6 @@ class QueueSource(Protocol):
     async def queues(self) -> Queues: ...
 
 
-class TemplateSource(Protocol):
-    """Where JobFlow admission reads the JobTemplate names of a namespace from."""
-
-    async def templates(self, namespace: str) -> set[str]: ...
-
-
-class ApiTemplates:
-    """JobTemplate names listed from the API server per JobFlow admission."""
-
-    def __init__(self, client: KubeClient) -> None:
-        self._client = client
-
-    async def templates(self, namespace: str) -> set[str]:
-        path = f"/apis/{constants.FLOW_API_VERSION}/namespaces/{namespace}/{constants.JOBTEMPLATE_PLURAL}"
-        listing = await self._client.get(path)
-        return {item["metadata"]["name"] for item in listing.get("items", [])}
-
-
 class ApiQueues:
     """Queues listed from the API server per request: never stale, and admissions are rare next to pods."""
 
@@ -126,11 +108,10 @@ def register(
     registry: kopf.OperatorRegistry,
     *,
     queues: QueueSource,
-    templates: TemplateSource | None = None,
     record: AdmissionRecorder | None = None,
 ) -> None:
-    """Register the admission handlers into ``registry``; without ``templates`` a JobFlow's JobTemplates
-    are not looked up. ``record`` hears each request's outcome (the controller's admission metric)."""
+    """Register the admission handlers into ``registry``. ``record`` hears each request's outcome (the
+    controller's admission metric)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -162,16 +143,9 @@ def register(
         problems = validate_podgroup_create(_plain(body), await queues.queues())
         _reject_if(problems, kind="PodGroup", name=name, operation=operation)
 
-    async def validate_flow_handler(
-        body: kopf.Body, operation: str, name: str, namespace: str | None, **_: Any
-    ) -> None:
+    def validate_flow_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         plain = _plain(body)
-        known = None
-        if templates is not None and plain.get("kind") == constants.JOBFLOW_KIND:
-            known = await templates.templates(namespace or "default")
-        _reject_if(
-            validate_flow_object(plain, known), kind=str(plain.get("kind")), name=name, operation=operation
-        )
+        _reject_if(validate_flow_object(plain), kind=str(plain.get("kind")), name=name, operation=operation)
 
     handlers: dict[str, Callable[..., Any]] = {
         "mutate-job": mutate_job_handler,
@@ -303,7 +277,7 @@ def enable_admission(
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
     the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
     """
-    register(registry, queues=ApiQueues(client), templates=ApiTemplates(client), record=record)
+    register(registry, queues=ApiQueues(client), record=record)
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
 

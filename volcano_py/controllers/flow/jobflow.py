@@ -6,7 +6,8 @@ ever try to create the same name twice, which the API server refuses: nothing ru
 it has no targets, or when the Job of every target is Completed. The phase follows Volcano's state machine:
 Pending -> Running once a Job runs or completed (and none failed), -> Succeed when every step's Job is
 Completed, -> Failed as soon as one failed or was terminated; a Failed flow starts nothing more.
-``jobRetainPolicy: delete`` removes the Jobs of a flow that succeeded.
+``jobRetainPolicy: delete`` removes the Jobs of a flow that succeeded. A flow is admitted before its
+JobTemplates exist (as Volcano's is): a step whose template is missing waits for it.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.common import format_time, parse_duration
 from volcano_py.api.flow import FlowPhase, JobFlow, RetainPolicy
-from volcano_py.api.flow_rules import flow_job_name
+from volcano_py.api.flow_rules import MAX_JOB_NAME, flow_graph, flow_job_name
 
 JSON = dict[str, Any]
 
@@ -228,32 +229,62 @@ def plan_jobflow(flow_body: Mapping[str, Any], templates: Mapping[str, Mapping[s
         plan.delete = sorted(jobs)
         return plan
     if phase in (FlowPhase.PENDING, FlowPhase.RUNNING):
-        raw_steps = flow_body["spec"]["flows"]
-        for step, raw in zip(flow.spec.flows, raw_steps, strict=True):
-            name = flow_job_name(flow.name, step.name)
-            if name in jobs:
-                continue
-            targets = [jobs.get(flow_job_name(flow.name, t), {}) for t in step.targets()]
-            if any(_phase(target) != JobPhase.COMPLETED for target in targets):
-                continue
-            template = templates.get(step.name)
-            if template is None:
-                plan.events.append(
-                    FlowEvent(
-                        "Warning",
-                        "TemplateNotFound",
-                        f"no JobTemplate {step.name!r} in namespace {flow.namespace}; "
-                        f"job {name} waits until it exists",
-                    )
-                )
-                continue
-            patch = (raw.get("patch") or {}).get("jobSpec")
-            plan.create.append(build_job(flow_body, step.name, template, patch))
+        plan.create, plan.events = _start_ready_steps(flow, flow_body, templates, jobs)
     old = flow_body.get("status") or {}
     status = flow_status(flow, old, jobs, now)
     if phase in (FlowPhase.PENDING, FlowPhase.RUNNING):
-        new = next_phase(phase, status, len(flow.spec.flows))
+        # A name listed twice is one step with one Job (Volcano's), so the flow succeeds once each distinct
+        # step's Job completed; an empty flow has nothing to run and stays Pending, as Volcano's does.
+        new = next_phase(phase, status, len(flow_graph(flow)))
         status["state"] = {"phase": new.value}
     if status != {k: v for k, v in old.items() if v}:
         plan.status = status
     return plan
+
+
+def _start_ready_steps(
+    flow: JobFlow,
+    flow_body: Mapping[str, Any],
+    templates: Mapping[str, Mapping[str, Any]],
+    jobs: Mapping[str, Mapping[str, Any]],
+) -> tuple[list[JSON], list[FlowEvent]]:
+    """The Jobs of the steps whose targets completed, in the order the steps are listed.
+
+    A ready step whose Job cannot be made yet (its JobTemplate does not exist, or the Job's name would not
+    fit) holds back the steps listed after it, as Volcano's sync stops at the first step it cannot create;
+    the flow waits, and a JobTemplate created later re-syncs it. A name listed twice runs once, from the
+    first of its entries whose targets completed.
+    """
+    create: list[JSON] = []
+    started = set(jobs)
+    for step, raw in zip(flow.spec.flows, flow_body["spec"]["flows"], strict=True):
+        name = flow_job_name(flow.name, step.name)
+        if name in started:
+            continue
+        if any(
+            _phase(jobs.get(flow_job_name(flow.name, t), {})) != JobPhase.COMPLETED for t in step.targets()
+        ):
+            continue
+        template = templates.get(step.name)
+        if template is None:
+            return create, [
+                FlowEvent(
+                    "Warning",
+                    "TemplateNotFound",
+                    f"no JobTemplate {step.name!r} in namespace {flow.namespace}; job {name} (and the steps "
+                    "listed after it) waits until it exists",
+                )
+            ]
+        if len(name) > MAX_JOB_NAME:
+            return create, [
+                FlowEvent(
+                    "Warning",
+                    "InvalidJobName",
+                    f"job {name} would be longer than the {MAX_JOB_NAME} characters a Job's name may have; "
+                    "the flow waits (recreate it with a shorter JobFlow or JobTemplate name)",
+                )
+            ]
+        patch = (raw.get("patch") or {}).get("jobSpec")
+        create.append(build_job(flow_body, step.name, template, patch))
+        started.add(name)
+    return create, []
