@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -71,18 +71,19 @@ def test_flows_volcano_admits_are_admitted(obj: dict[str, Any]) -> None:
     [
         pytest.param(
             flow(("a", ["c"]), ("b", ["a"]), ("c", ["b"])),
-            "spec.flows[0].dependsOn.targets: the flow is not a DAG: a -> c -> b -> a depend on each other "
+            "spec.flows[0].dependsOn.targets: jobflow Flow is not DAG; a -> c -> b -> a depend on each other "
             "in a cycle (remove one of these dependencies)",
             id="cycle",
         ),
         pytest.param(
             flow(("a", ["a"])),
-            "spec.flows[0].dependsOn.targets: the flow is not a DAG: a -> a",
+            "spec.flows[0].dependsOn.targets: jobflow Flow is not DAG; a -> a",
             id="self-dependency",
         ),
         pytest.param(
             flow(("a", []), ("b", ["x"])),
-            "spec.flows[1].dependsOn.targets[0]: 'x' is not a step of this flow (name one of: a, b)",
+            "spec.flows[1].dependsOn.targets[0]: jobflow Flow is not DAG: vertex is not defined: x; "
+            "'x' is not a step of this flow (name one of: a, b)",
             id="unknown-target",
         ),
         pytest.param(
@@ -94,19 +95,56 @@ def test_flows_volcano_admits_are_admitted(obj: dict[str, Any]) -> None:
             {**flow(("a", [])), "spec": {"flows": 3}}, "spec.flows: expected a list", id="garbage-spec"
         ),
         pytest.param(
-            cronjob("61 * * * *"), "spec.schedule: '61 * * * *' is not a valid cron expression", id="bad-cron"
-        ),
-        pytest.param(cronjob("* * * * * *"), "spec.schedule: '* * * * * *' has 6 fields", id="six-fields"),
-        pytest.param(cronjob("0 0 31 2 *"), "spec.schedule: '0 0 31 2 *' never fires", id="never"),
-        pytest.param(
-            cronjob("TZ=UTC 0 * * * *"), "spec.schedule: 'TZ=UTC 0 * * * *' carries a TZ", id="tz-prefix"
+            cronjob("61 * * * *"),
+            "spec.schedule: schedule is not a valid cron expression; '61 * * * *' does not parse",
+            id="bad-cron",
         ),
         pytest.param(
-            cronjob(timeZone="Mars/Olympus"), "spec.timeZone: unknown time zone 'Mars/Olympus'", id="bad-zone"
+            cronjob("* * * * * *"),
+            "spec.schedule: schedule is not a valid cron expression; '* * * * * *' has 6 fields",
+            id="six-fields",
         ),
-        pytest.param(cronjob(timeZone="Local"), "spec.timeZone: 'Local' is not allowed", id="local-zone"),
         pytest.param(
-            cronjob(name="n" * 53), "metadata.name: '" + "n" * 53 + "' is longer than 52", id="long-name"
+            cronjob("@fortnightly"),
+            "spec.schedule: schedule is not a valid cron expression; '@fortnightly' is not a known "
+            "descriptor",
+            id="descriptor",
+        ),
+        pytest.param(
+            cronjob(""), "spec.schedule: schedule is required, but got empty; write a cron", id="no-schedule"
+        ),
+        pytest.param(
+            cronjob("TZ=UTC 0 * * * *"),
+            "spec.schedule: schedule should not contain TZ or CRON_TZ, TZ should only be set in the timeZone "
+            "field; remove the prefix from 'TZ=UTC 0 * * * *'",
+            id="tz-prefix",
+        ),
+        pytest.param(
+            cronjob(timeZone="Mars/Olympus"),
+            "spec.timeZone: invalid timeZone; unknown time zone 'Mars/Olympus'",
+            id="bad-zone",
+        ),
+        pytest.param(
+            cronjob(timeZone="Bad Zone/../x"),
+            "spec.timeZone: unknown timeZone unknown timeZone invalid timeZone; unknown time zone",
+            id="malformed-zone",
+        ),
+        pytest.param(
+            cronjob(timeZone=""),
+            "spec.timeZone: timeZone must be nil or non-empty string, got empty string; remove timeZone",
+            id="empty-zone",
+        ),
+        pytest.param(
+            cronjob(timeZone="Local"),
+            "spec.timeZone: timeZone can't be Local, and must be defined in https://www.iana.org/time-zones; "
+            "'Local' is not allowed",
+            id="local-zone",
+        ),
+        pytest.param(
+            cronjob(name="n" * 53),
+            "metadata.name: cronJob name must be no more than 52 characters to accommodate job name suffix "
+            "(max 63 total); '" + "n" * 53 + "' has 53",
+            id="long-name",
         ),
         pytest.param(
             cronjob(concurrencyPolicy="Sometimes"),
@@ -140,7 +178,8 @@ def test_bad_objects_are_refused_with_the_field_named(obj: dict[str, Any], expec
 
 @pytest.mark.parametrize(
     "schedule",
-    ["*/5 * * * *", "@hourly", "@every 90s", "0 9 * * 1-5", "30 6-16/4 * * *"],
+    # Volcano admits a schedule that never fires (31 February) and a sub-second @every (run each second).
+    ["*/5 * * * *", "@hourly", "@every 90s", "0 9 * * 1-5", "30 6-16/4 * * *", "0 0 31 2 *", "@every 500ms"],
 )
 def test_good_schedules_are_accepted(schedule: str) -> None:
     assert lines(cronjob(schedule, timeZone="Asia/Shanghai")) == []
@@ -158,6 +197,16 @@ def test_every_runs_at_the_interval_after_the_previous_run() -> None:
     assert every.next_after(datetime(2026, 1, 1, 0, 0, 10, 500, tzinfo=UTC)) == datetime(
         2026, 1, 1, 1, 30, 10, tzinfo=UTC
     )
+
+
+def test_every_runs_at_whole_seconds_at_least_one_apart_as_robfig_cron() -> None:
+    assert parse_schedule("@every 500ms").every == timedelta(seconds=1)
+    assert parse_schedule("@every 2.7s").every == timedelta(seconds=2)
+
+
+def test_a_schedule_that_never_fires_is_refused_where_it_must_fire() -> None:
+    with pytest.raises(ScheduleError, match="never fires"):
+        parse_schedule("0 0 31 2 *")
 
 
 def test_unknown_descriptor_lists_the_known_ones() -> None:

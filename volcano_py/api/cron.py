@@ -20,6 +20,16 @@ from pydantic import Field, StrictBool
 from volcano_py.api import constants
 from volcano_py.api.batch import JobSpec
 from volcano_py.api.common import Int32, Int64, Time, VolcanoModel, crd_default, parse_duration
+from volcano_py.api.messages import (
+    VOLCANO_CRON_SCHEDULE_EMPTY,
+    VOLCANO_CRON_SCHEDULE_INVALID,
+    VOLCANO_CRON_SCHEDULE_TZ,
+    VOLCANO_CRON_TIMEZONE_EMPTY,
+    VOLCANO_CRON_TIMEZONE_INVALID,
+    VOLCANO_CRON_TIMEZONE_LOCAL,
+    VOLCANO_CRON_TIMEZONE_UNKNOWN,
+    volcano_said,
+)
 from volcano_py.api.meta import KubeObject, ObjectMeta
 
 
@@ -133,55 +143,94 @@ class Schedule:
         return (exact if exact <= until else found).astimezone(UTC)
 
 
+# What Volcano's webhook takes for one '/'-separated part of a zone name.
+_ZONE_PART = re.compile(r"^[A-Za-z.\-_0-9+]{1,14}$")
+_ZONE_EXAMPLE = "name an IANA zone like 'Europe/Paris' or 'Asia/Shanghai'"
+
+
 def load_zone(name: str | None) -> tzinfo:
-    """The IANA zone ``name`` (UTC when None); ScheduleError for an unknown or malformed one."""
+    """The IANA zone ``name`` (UTC when None); ScheduleError, in Volcano's words then ours, for an unknown or
+    malformed one."""
     if name is None:
         return UTC
     if not name:
-        raise ScheduleError("is empty (remove timeZone for UTC, or name an IANA zone like 'Europe/Paris')")
+        raise ScheduleError(
+            volcano_said(VOLCANO_CRON_TIMEZONE_EMPTY, f"remove timeZone for UTC, or {_ZONE_EXAMPLE}")
+        )
+    # Volcano says "unknown timeZone" once per odd part, then why the whole name fails, in one sentence.
+    said = [
+        VOLCANO_CRON_TIMEZONE_UNKNOWN
+        for part in name.split("/")
+        if part in (".", "..") or part.startswith("-") or not _ZONE_PART.match(part)
+    ]
     if name.lower() == "local":
-        raise ScheduleError("'Local' is not allowed (name an IANA zone like 'Europe/Paris')")
+        raise ScheduleError(
+            volcano_said(
+                " ".join([*said, VOLCANO_CRON_TIMEZONE_LOCAL]), f"{name!r} is not allowed ({_ZONE_EXAMPLE})"
+            )
+        )
     try:
-        return ZoneInfo(name)
+        zone = ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
         raise ScheduleError(
-            f"unknown time zone {name!r} (use an IANA name like 'Asia/Shanghai' or 'America/New_York')"
+            volcano_said(
+                " ".join([*said, VOLCANO_CRON_TIMEZONE_INVALID]),
+                f"unknown time zone {name!r} ({_ZONE_EXAMPLE})",
+            )
         ) from None
+    if said:
+        raise ScheduleError(
+            volcano_said(" ".join(said), f"{name!r} is not an IANA zone name ({_ZONE_EXAMPLE})")
+        )
+    return zone
 
 
-def parse_schedule(expression: str, time_zone: str | None = None) -> Schedule:
-    """Parse ``expression`` as Volcano does; ScheduleError (naming the problem and the fix) if it cannot."""
+def _invalid(ours: str) -> ScheduleError:
+    return ScheduleError(volcano_said(VOLCANO_CRON_SCHEDULE_INVALID, ours))
+
+
+def parse_schedule(expression: str, time_zone: str | None = None, *, must_fire: bool = True) -> Schedule:
+    """Parse ``expression`` as Volcano does; ScheduleError (Volcano's words, then the problem and the fix) if
+    it cannot. ``must_fire``: also refuse a grammatical schedule that never fires (31 February), which Volcano
+    admits and its controller then reports; admission passes False."""
     zone = load_zone(time_zone)
     text = expression.strip()
-    if not text:
-        raise ScheduleError("is empty (write a cron expression like '*/5 * * * *')")
+    if not expression:
+        raise ScheduleError(
+            volcano_said(VOLCANO_CRON_SCHEDULE_EMPTY, "write a cron expression like '*/5 * * * *'")
+        )
     if "TZ" in text:
         raise ScheduleError(
-            f"{expression!r} carries a TZ or CRON_TZ prefix (remove it and set spec.timeZone instead)"
+            volcano_said(
+                VOLCANO_CRON_SCHEDULE_TZ, f"remove the prefix from {expression!r} and set spec.timeZone"
+            )
         )
+    if not text:
+        raise _invalid("it is blank (write a cron expression like '*/5 * * * *')")
     every = _EVERY.match(text)
     if every:
         try:
             interval = parse_duration(every[1])
         except ValueError as err:
-            raise ScheduleError(f"{expression!r}: {err}") from None
-        if interval < timedelta(seconds=1):
-            raise ScheduleError(f"{expression!r} is shorter than one second (use at least '@every 1s')")
+            raise _invalid(f"{expression!r}: {err}") from None
+        # robfig/cron runs @every at whole seconds, at least one apart.
+        interval = max(timedelta(seconds=int(interval.total_seconds())), timedelta(seconds=1))
         return Schedule(text, zone, every=interval)
     cron = _DESCRIPTORS.get(text.lower(), text)
     if cron.startswith("@"):
         known = ", ".join([*_DESCRIPTORS, "@every <duration>"])
-        raise ScheduleError(f"{expression!r} is not a known descriptor (use one of {known})")
+        raise _invalid(f"{expression!r} is not a known descriptor (use one of {known})")
     fields = cron.split()
     if len(fields) != 5:
-        raise ScheduleError(
+        raise _invalid(
             f"{expression!r} has {len(fields)} fields (write five: minute hour day-of-month month weekday)"
         )
     try:
         croniter(cron, datetime(2000, 1, 1, tzinfo=UTC))
     except (CroniterBadCronError, ValueError, KeyError) as err:
-        raise ScheduleError(f"{expression!r} is not a valid cron expression ({err})") from None
+        raise _invalid(f"{expression!r} does not parse ({err})") from None
     schedule = Schedule(cron, zone)
-    # A grammatical but impossible date (31 February) never fires; croniter would search for years first.
-    schedule.next_after(datetime(2000, 1, 1, tzinfo=UTC))
+    if must_fire:
+        # A grammatical but impossible date (31 February) never fires; croniter would search for years first.
+        schedule.next_after(datetime(2000, 1, 1, tzinfo=UTC))
     return schedule

@@ -15,6 +15,12 @@ from volcano_py.api.batch import Job, JobSpec
 from volcano_py.api.cron import CronJob, ScheduleError, load_zone, parse_schedule
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.job_rules import validate_job
+from volcano_py.api.messages import (
+    VOLCANO_CRON_NAME_TOO_LONG,
+    VOLCANO_FLOW_NOT_DAG,
+    VOLCANO_FLOW_VERTEX_NOT_DEFINED,
+    volcano_said,
+)
 from volcano_py.api.meta import ObjectMeta
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.rules import object_name_problems
@@ -83,6 +89,7 @@ def validate_jobflow(flow: JobFlow) -> list[Problem]:
     graph = flow_graph(flow)
     last = {step.name: i for i, step in enumerate(flow.spec.flows)}
     edges: dict[str, list[str]] = {}
+    known = ", ".join(sorted(graph))
     for name, targets in graph.items():
         edges[name] = [t for t in targets if t in graph]
         for j, target in enumerate(targets):
@@ -90,7 +97,10 @@ def validate_jobflow(flow: JobFlow) -> list[Problem]:
                 problems.append(
                     Problem(
                         join_path("spec", "flows", last[name], "dependsOn", "targets", j),
-                        f"{target!r} is not a step of this flow (name one of: {', '.join(sorted(graph))})",
+                        volcano_said(
+                            VOLCANO_FLOW_VERTEX_NOT_DEFINED.format(vertex=target),
+                            f"{target!r} is not a step of this flow (name one of: {known})",
+                        ),
                     )
                 )
     cycle = find_cycle(edges)
@@ -98,8 +108,11 @@ def validate_jobflow(flow: JobFlow) -> list[Problem]:
         problems.append(
             Problem(
                 join_path("spec", "flows", last[cycle[0]], "dependsOn", "targets"),
-                f"the flow is not a DAG: {' -> '.join(cycle)} depend on each other in a cycle "
-                "(remove one of these dependencies)",
+                volcano_said(
+                    VOLCANO_FLOW_NOT_DAG,
+                    f"{' -> '.join(cycle)} depend on each other in a cycle "
+                    "(remove one of these dependencies)",
+                ),
             )
         )
     return problems
@@ -125,8 +138,10 @@ def validate_cronjob(cronjob: CronJob) -> list[Problem]:
         problems.append(
             Problem(
                 "metadata.name",
-                f"{name!r} is longer than {MAX_CRONJOB_NAME} characters (shorten it: "
-                "its Jobs add a '-<minutes>' suffix and must fit in 63)",
+                volcano_said(
+                    VOLCANO_CRON_NAME_TOO_LONG.format(max_base=MAX_CRONJOB_NAME, max_total=MAX_JOB_NAME),
+                    f"{name!r} has {len(name)} (shorten it: its Jobs add a '-<minutes>' suffix)",
+                ),
             )
         )
     spec = cronjob.spec
@@ -137,7 +152,7 @@ def validate_cronjob(cronjob: CronJob) -> list[Problem]:
         zone_ok = False
         problems.append(Problem("spec.timeZone", str(err)))
     try:
-        parse_schedule(spec.schedule, spec.time_zone if zone_ok else None)
+        parse_schedule(spec.schedule, spec.time_zone if zone_ok else None, must_fire=False)
     except ScheduleError as err:
         problems.append(Problem("spec.schedule", str(err)))
     problems += _job_spec_problems(spec.job_template.spec, "spec.jobTemplate.spec")
