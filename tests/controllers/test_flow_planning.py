@@ -292,7 +292,12 @@ def test_history_limits_delete_the_oldest_finished_runs() -> None:
 
 @pytest.mark.parametrize(
     ("spec", "reason"),
-    [({"timeZone": "Mars/Olympus"}, "UnknownTimeZone"), ({"schedule": "99 * * * *"}, "InvalidSchedule")],
+    [
+        pytest.param({"timeZone": "Mars/Olympus"}, "InvalidTimeZone", id="zone"),
+        pytest.param({"schedule": "99 * * * *"}, "InvalidSchedule", id="grammar"),
+        # Admitted, as Volcano admits it, but it never fires: Volcano's controller reports it the same way.
+        pytest.param({"schedule": "0 0 31 2 *"}, "InvalidSchedule", id="never-fires"),
+    ],
 )
 def test_an_unusable_schedule_is_reported_not_run(spec: dict[str, Any], reason: str) -> None:
     body = cron()
@@ -309,3 +314,52 @@ def test_sub_minute_schedules_name_runs_by_the_second() -> None:
         first.create["metadata"]["name"]
         == f"nightly-{int(datetime(2026, 5, 1, 11, 58, 10, tzinfo=UTC).timestamp())}"
     )
+
+
+@pytest.mark.parametrize(
+    ("zone", "annotation"),
+    [
+        pytest.param(None, "2026-05-01T12:00:00Z", id="utc"),
+        pytest.param("Europe/London", "2026-05-01T13:00:00+01:00", id="summer-offset"),
+        pytest.param("Africa/Abidjan", "2026-05-01T12:00:00Z", id="zero-offset-zone"),
+    ],
+)
+def test_the_scheduled_time_annotation_is_rfc3339_as_go_writes_it(zone: str | None, annotation: str) -> None:
+    body = cron(**({"timeZone": zone} if zone else {}))
+    plan = plan_cronjob(body, [], T0 + timedelta(seconds=3))
+    assert plan.create is not None
+    assert plan.create["metadata"]["annotations"][c.CRONJOB_SCHEDULED_TIMESTAMP_KEY] == annotation
+
+
+def test_a_finished_run_leaves_active_with_volcanos_event() -> None:
+    name = job_name("nightly", T0)
+    active = {"lastScheduleTime": "2026-05-01T12:00:00Z",
+              "active": [{"kind": "Job", "name": name, "uid": f"uid-{name}"}]}  # fmt: skip
+    done = run(name, "Completed", finished="2026-05-01T12:01:00Z")
+    plan = plan_cronjob(cron(status=active), [done], T0 + timedelta(minutes=2))
+    assert plan.status is not None and "active" not in plan.status
+    assert [(e.type, e.reason, e.message) for e in plan.events] == [
+        ("Normal", "SawCompletedJob", f"Saw completed job: {name} in active, remove")
+    ]
+
+
+def test_an_active_run_deleted_by_someone_else_is_a_stale_reference() -> None:
+    active = {"lastScheduleTime": "2026-05-01T12:00:00Z",
+              "active": [{"kind": "Job", "name": "nightly-gone", "uid": "uid-gone"}]}  # fmt: skip
+    plan = plan_cronjob(cron(status=active), [], T0 + timedelta(minutes=2))
+    assert plan.status is not None and "active" not in plan.status
+    assert [(e.type, e.reason, e.message) for e in plan.events] == [
+        ("Warning", "StaleReference", 'Active job "nightly-gone" no longer exists (UID: uid-gone)')
+    ]
+
+
+def test_more_than_a_hundred_missed_runs_warn_and_run_the_latest() -> None:
+    body = cron("* * * * *", status={"lastScheduleTime": "2026-05-01T08:00:00Z"})
+    plan = plan_cronjob(body, [], T0 + timedelta(seconds=5))
+    assert plan.create is not None and plan.create["metadata"]["name"] == job_name("nightly", T0)
+    assert [(e.reason, e.message) for e in plan.events] == [
+        (
+            "TooManyMissedTimes",
+            "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew",
+        )
+    ]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from volcano_py.api import constants as c
@@ -100,8 +100,7 @@ def build_job(
     template = cron_body["spec"].get("jobTemplate") or {}
     template_meta = template.get("metadata") or {}
     annotations = dict(template_meta.get("annotations") or {})
-    # RFC 3339 in the CronJob's zone, as Volcano writes it.
-    annotations[c.CRONJOB_SCHEDULED_TIMESTAMP_KEY] = scheduled.astimezone(schedule.zone).isoformat()
+    annotations[c.CRONJOB_SCHEDULED_TIMESTAMP_KEY] = rfc3339_in(scheduled, schedule.zone)
     return {
         "apiVersion": c.BATCH_API_VERSION,
         "kind": c.JOB_KIND,
@@ -123,6 +122,13 @@ def build_job(
         },
         "spec": dict(template.get("spec") or {}),
     }
+
+
+def rfc3339_in(when: datetime, zone: tzinfo) -> str:
+    """``when`` on the wall clock of ``zone``, in RFC 3339 as Go writes it: "Z" for a zero offset."""
+    local = when.astimezone(zone).replace(microsecond=0)
+    text = local.isoformat()
+    return text[:-6] + "Z" if local.utcoffset() == timedelta(0) else text
 
 
 def _oldest_beyond(jobs: Sequence[Mapping[str, Any]], keep: int) -> list[str]:
@@ -155,6 +161,25 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
     plan.delete += _oldest_beyond(succeeded, spec.successful_jobs_history_limit)
     plan.delete += _oldest_beyond(failed, spec.failed_jobs_history_limit)
 
+    # Volcano's events for what left ``active``: a run seen finished, a run that no longer exists.
+    owned = {str(j["metadata"].get("uid")) for j in jobs}
+    previous = {str(ref.get("uid")): ref for ref in old.get("active") or () if ref.get("uid")}
+    for job in jobs:
+        if is_finished(job) and str(job["metadata"].get("uid")) in previous:
+            name = job["metadata"]["name"]
+            plan.events.append(
+                CronEvent("Normal", "SawCompletedJob", f"Saw completed job: {name} in active, remove")
+            )
+    for uid, ref in previous.items():
+        if uid not in owned:
+            plan.events.append(
+                CronEvent(
+                    "Warning",
+                    "StaleReference",
+                    f'Active job "{ref.get("name")}" no longer exists (UID: {uid})',
+                )
+            )
+
     # 2. Active: the owned Jobs still running, oldest first (rebuilt, so a lost status write loses nothing).
     running = sorted(
         (j for j in jobs if not is_finished(j)), key=lambda j: (_created(j), j["metadata"]["name"])
@@ -174,7 +199,11 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
         load_zone(spec.time_zone)
     except ScheduleError as err:
         plan.events.append(
-            CronEvent("Warning", "UnknownTimeZone", f"spec.timeZone: {err}; no Job is created")
+            CronEvent(
+                "Warning",
+                "InvalidTimeZone",
+                f'Invalid time zone "{spec.time_zone}": {err}; no Job is created',
+            )
         )
         return finish()
     try:
@@ -197,7 +226,7 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
             CronEvent(
                 "Warning",
                 "TooManyMissedTimes",
-                "too many missed start times; set or decrease .spec.startingDeadlineSeconds "
+                "too many missed start times. Set or decrease .spec.startingDeadlineSeconds "
                 "or check clock skew",
             )
         )

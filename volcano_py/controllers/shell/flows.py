@@ -51,10 +51,13 @@ CREATED_MEMORY_SECONDS = 60.0
 RETRY_SECONDS = 2.0
 
 
-# The Normal event an owner gets for a Job it created (Volcano's reasons and wording).
-_CREATED: dict[str, Callable[[str], tuple[str, str]]] = {
-    c.JOBFLOW_KIND: lambda job: ("Created", f"create a job named {job}!"),
-    c.CRONJOB_KIND: lambda job: ("SuccessfulCreate", f"Created job {job}"),
+# The Normal event an owner (namespace, name) gets for a Job it created (Volcano's reasons and wording).
+_CREATED: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
+    c.JOBFLOW_KIND: lambda _ns, _owner, job: ("Created", f"create a job named {job}!"),
+    c.CRONJOB_KIND: lambda ns, owner, job: (
+        "SuccessfulCreate",
+        f"Created job {job} for CronJob {ns}/{owner}",
+    ),
 }
 
 
@@ -249,7 +252,8 @@ class FlowControllers:
                 return None
             return existing
         self.created[(meta["namespace"], meta["name"])] = (time.monotonic(), _slim_job(created))
-        self.ctx.recorder.record(owner, "Normal", *_CREATED[owner["kind"]](meta["name"]))
+        created_event = _CREATED[owner["kind"]](meta["namespace"], owner["metadata"]["name"], meta["name"])
+        self.ctx.recorder.record(owner, "Normal", *created_event)
         return created
 
     async def _delete_job(self, namespace: str, name: str) -> None:
@@ -342,10 +346,15 @@ class FlowControllers:
             self.ctx.recorder.record(body, event.type, event.reason, event.message)
         for job_name in plan.delete:
             await self._delete_job(namespace, job_name)
-            self.ctx.recorder.record(body, "Normal", "SuccessfulDelete", f"Deleted job {job_name}")
+            self.ctx.recorder.record(body, "Normal", "SuccessfulDelete", f'Deleted job "{job_name}"')
         status = plan.status
         if plan.create is not None:
-            made = await self._create_job(body, plan.create)
+            try:
+                made = await self._create_job(body, plan.create)
+            except ApiError as exc:
+                # Retried (``_guard``); the CronJob says why meanwhile, as Volcano's does.
+                self.ctx.recorder.record(body, "Warning", "FailedCreate", f"Failed to create job: {exc}")
+                raise
             job_name = plan.create["metadata"]["name"]
             active = [ref for ref in (status or {}).get("active", []) if ref.get("name") != job_name]
             if made is not None and not is_finished(made):
