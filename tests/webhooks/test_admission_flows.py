@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from volcano_py.api.validation import validate_object
 from volcano_py.webhooks.flow import validate_flow_object
 
 TASKS = [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [{"name": "c", "image": "b"}]}}}]
@@ -25,8 +26,21 @@ def test_cronjobs_and_templates_get_their_own_rules() -> None:
             "spec": {"schedule": "* * *", "jobTemplate": {"spec": {"tasks": TASKS}}}}  # fmt: skip
     assert [p.path for p in validate_flow_object(cron)] == ["spec.schedule"]
     template = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate", "metadata": {"name": "t"},
-                "spec": {"tasks": TASKS, "minAvailable": 9}}  # fmt: skip
-    assert [p.path for p in validate_flow_object(template)] == ["spec.minAvailable"]
+                "spec": {"tasks": "many"}}  # fmt: skip
+    assert [p.path for p in validate_flow_object(template)] == ["spec.tasks"]
+
+
+def test_the_job_rules_wait_for_the_job_as_in_volcano_but_validate_still_reports_them() -> None:
+    # Volcano has no JobTemplate webhook and its CronJob webhook does not look at the Job spec: a Job spec
+    # breaking the Job rules is admitted, and refused when a Job is made from it.
+    spec = {"tasks": TASKS, "minAvailable": 9}
+    template = {"apiVersion": "flow.volcano.sh/v1alpha1", "kind": "JobTemplate", "metadata": {"name": "t"},
+                "spec": spec}  # fmt: skip
+    cron = {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "CronJob", "metadata": {"name": "c"},
+            "spec": {"schedule": "* * * * *", "jobTemplate": {"spec": spec}}}  # fmt: skip
+    assert validate_flow_object(template) == validate_flow_object(cron) == []
+    assert [p.path for p in validate_object(template)] == ["spec.minAvailable"]
+    assert [p.path for p in validate_object(cron)] == ["spec.jobTemplate.spec.minAvailable"]
 
 
 def _steps(*steps: tuple[str, list[str]]) -> dict[str, Any]:

@@ -52,6 +52,15 @@ def validate_jobtemplate(template: JobTemplate) -> list[Problem]:
     return object_name_problems(template.metadata) + _job_spec_problems(template.spec, "spec")
 
 
+def deferred_job_rules(obj: JobTemplate | CronJob) -> list[Problem]:
+    """The Job rules ``validate_object`` applies to a JobTemplate's or CronJob's Job spec, which Volcano's
+    admission does not: it checks them when the Job is created (the CronJob or JobFlow then reports the
+    refusal), so admission leaves them to that moment and ``volcano-py validate`` still reports them."""
+    if isinstance(obj, CronJob):
+        return _job_spec_problems(obj.spec.job_template.spec, "spec.jobTemplate.spec")
+    return _job_spec_problems(obj.spec, "spec")
+
+
 def find_cycle(edges: dict[str, list[str]]) -> list[str] | None:
     """One dependency cycle as a path (first == last), or None when ``edges`` is a DAG."""
     state: dict[str, int] = {}  # 1: on the current path, 2: done

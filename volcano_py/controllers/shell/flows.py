@@ -284,7 +284,15 @@ class FlowControllers:
         jobs = self._owned(namespace, c.JOBFLOW_KIND, name)
         plan = plan_jobflow(body, templates, jobs, self.clock())
         for job in plan.create:
-            await self._create_job(body, job)
+            try:
+                await self._create_job(body, job)
+            except ApiError as exc:
+                # Retried (``_guard``); a Job the Job rules refuse (from a template admitted without them, as
+                # Volcano admits it) is told on the flow meanwhile, under Volcano's reason for a failed sync.
+                self.ctx.recorder.record(
+                    body, "Warning", "SyncJobFlow", f"failed to create job {job['metadata']['name']}: {exc}"
+                )
+                raise
         for job_name in plan.delete:
             await self._delete_job(namespace, job_name)
         for event in plan.events:
