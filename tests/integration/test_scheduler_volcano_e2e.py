@@ -1,0 +1,69 @@
+"""What Volcano's own e2e suites check of its scheduler, through the real API: a conf without ``enqueue``,
+pods held by scheduling gates, the Unschedulable Event on a PodGroup enqueue refuses.
+
+Each test runs its own scheduler under its own name (and, where pods are placed, its own pool of nodes),
+so other tests' objects change nothing asserted here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ctl_harness import Operator, task, vcjob, wait_for
+from test_scheduler_binding import api, pool, start_scheduler  # type: ignore[import-not-found]
+
+from volcano_py.api import constants as c
+from volcano_py.controllers.shell.context import JOBS
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.kinds import PODGROUPS, QUEUES
+
+pytestmark = pytest.mark.integration
+__all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name
+
+WITHOUT_ENQUEUE = """\
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
+
+
+async def _ensure_default_queue(api: KubeClient) -> None:
+    body = {"apiVersion": c.SCHEDULING_API_VERSION, "kind": c.QUEUE_KIND,
+            "metadata": {"name": c.DEFAULT_QUEUE}, "spec": {"weight": 1, "reclaimable": True}}  # fmt: skip
+    try:
+        await api.create(QUEUES.collection_path(), body)
+    except ApiError as exc:
+        if not exc.conflict:
+            raise
+
+
+async def _podgroup_phases(api: KubeClient, ns: str) -> list[str]:
+    listed = await api.get(PODGROUPS.collection_path(ns))
+    return [str((pg.get("status") or {}).get("phase", "")) for pg in listed.get("items") or []]
+
+
+async def test_a_conf_without_enqueue_still_starts_jobs(
+    api: KubeClient, namespace: str, cluster: Any, start_scheduler: Any, tmp_path: Path
+) -> None:
+    # The Job controller creates pods only once the PodGroup is Inqueue; with no enqueue action in the conf,
+    # allocate moves it there (Volcano's gang-eviction e2e conf is "allocate, backfill, gangreclaim, ...").
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(WITHOUT_ENQUEUE)
+    name = f"vc-{uuid.uuid4().hex[:6]}"
+    await _ensure_default_queue(api)
+    await start_scheduler(name, scheduler_conf=str(conf))
+    operator = Operator(str(cluster.kubeconfig), namespace)
+    try:
+        await api.create(JOBS.collection_path(namespace), vcjob("noq", task("w", 2), schedulerName=name))
+
+        async def running() -> list[str] | None:
+            phases = await _podgroup_phases(api, namespace)
+            return phases if phases == ["Running"] else None
+
+        await wait_for("the Job's PodGroup Running under a conf without enqueue", running, 60)
+    finally:
+        await operator.stop()
