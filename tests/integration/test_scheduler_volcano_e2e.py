@@ -17,8 +17,8 @@ from test_scheduler_binding import api, pool, start_scheduler  # type: ignore[im
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.shell.context import JOBS
-from volcano_py.kube.client import ApiError, KubeClient
-from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.kube.client import JSON_PATCH, ApiError, KubeClient
+from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS, QUEUES
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name
@@ -46,6 +46,11 @@ async def _podgroup_phases(api: KubeClient, ns: str) -> list[str]:
     return [str((pg.get("status") or {}).get("phase", "")) for pg in listed.get("items") or []]
 
 
+async def _podgroup_events(api: KubeClient, ns: str, reason: str) -> list[dict[str, Any]]:
+    listed = await api.get(EVENTS.collection_path(ns), fieldSelector=f"involvedObject.kind={c.PODGROUP_KIND}")
+    return [e for e in listed.get("items") or [] if e.get("reason") == reason]
+
+
 async def test_a_conf_without_enqueue_still_starts_jobs(
     api: KubeClient, namespace: str, cluster: Any, start_scheduler: Any, tmp_path: Path
 ) -> None:
@@ -65,5 +70,41 @@ async def test_a_conf_without_enqueue_still_starts_jobs(
             return phases if phases == ["Running"] else None
 
         await wait_for("the Job's PodGroup Running under a conf without enqueue", running, 60)
+    finally:
+        await operator.stop()
+
+
+async def test_a_gang_of_gated_pods_waits_unschedulable_and_runs_once_ungated(
+    api: KubeClient, namespace: str, cluster: Any, start_scheduler: Any
+) -> None:
+    # Volcano's e2e (schedulingaction/allocate.go): a Job whose pods carry a scheduling gate is
+    # Unschedulable (an Event on its PodGroup), and runs once the gates are removed.
+    name = f"vc-{uuid.uuid4().hex[:6]}"
+    await _ensure_default_queue(api)
+    await start_scheduler(name)
+    operator = Operator(str(cluster.kubeconfig), namespace)
+    try:
+        gated = task("w", 2)
+        gated["template"]["spec"]["schedulingGates"] = [{"name": "example.com/g1"}]
+        await api.create(JOBS.collection_path(namespace), vcjob("gated", gated, schedulerName=name))
+
+        async def told() -> list[dict[str, Any]]:
+            return await _podgroup_events(api, namespace, c.PODGROUP_CONDITION_UNSCHEDULABLE)
+
+        events = await wait_for("an Unschedulable Event on the gated Job's PodGroup", told, 30)
+        assert "held by spec.schedulingGates" in events[0]["message"], events[0]["message"]
+        pods = (await api.get(PODS.collection_path(namespace)))["items"]
+        assert len(pods) == 2 and not any(p["spec"].get("nodeName") for p in pods)
+        assert await _podgroup_phases(api, namespace) == ["Inqueue"]
+
+        for pod in pods:
+            path = PODS.object_path(pod["metadata"]["name"], namespace)
+            await api.patch(path, [{"op": "remove", "path": "/spec/schedulingGates"}], JSON_PATCH)
+
+        async def running() -> list[str] | None:
+            phases = await _podgroup_phases(api, namespace)
+            return phases if phases == ["Running"] else None
+
+        await wait_for("the PodGroup Running once the gates are removed", running, 30)
     finally:
         await operator.stop()

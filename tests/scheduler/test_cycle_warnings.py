@@ -37,3 +37,19 @@ def test_a_pod_that_does_not_fit_is_told_at_once() -> None:
     pods = [make_pod("huge").req(cpu="64").group("big").obj()]
     warnings = told(pods, [make_pg("big", min_member=1, phase="Inqueue").obj()])
     assert warnings[("huge", "FailedScheduling")] == 0.0
+
+
+def test_a_gang_waiting_for_its_gated_pods_is_told_on_its_podgroup_and_its_free_pods_only() -> None:
+    # The gated pod carries the API server's SchedulingGated condition; Volcano writes nothing on it.
+    pods = [
+        make_pod("free").req(cpu="1").group("gated").obj(),
+        make_pod("held").req(cpu="1").group("gated").gates("example.com/g1").obj(),
+    ]
+    warnings = told(pods, [make_pg("gated", min_member=2, phase="Inqueue").obj()])
+    assert warnings == {("gated", "Unschedulable"): 0.0, ("free", "FailedScheduling"): 0.0}
+
+
+def test_a_gang_of_gated_pods_only_is_told_on_its_podgroup() -> None:
+    pods = [make_pod(f"held-{i}").req(cpu="1").group("gated").gates("example.com/g1").obj() for i in range(2)]
+    warnings = told(pods, [make_pg("gated", min_member=2, phase="Inqueue").obj()])
+    assert warnings == {("gated", "Unschedulable"): 0.0}

@@ -30,6 +30,7 @@ from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_values
+from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.quiet import QuietMemo
@@ -246,10 +247,10 @@ class DefaultCore:
             job = snapshot.jobs.get(job_id)
             if job is None:
                 continue
-            pending = job.pending_tasks
-            if not pending:
+            waiting = job.count(TaskStatus.PENDING)
+            if not waiting:
                 continue
-            unscheduled[job_id] = len(pending)
+            unscheduled[job_id] = waiting
             text = (
                 f"{explanation.reason}: {explanation.message}" if explanation.reason else explanation.message
             )
@@ -257,7 +258,8 @@ class DefaultCore:
             after = FORMING_GANG_SECONDS if explanation.reason in PODS_MISSING else 0.0
             if job.podgroup:
                 warnings.append(Unschedulable(job.podgroup, c.PODGROUP_CONDITION_UNSCHEDULABLE, text, after))
-            for task in pending:
+            # Pods held by scheduling gates carry the API server's SchedulingGated condition: left as is.
+            for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
 
