@@ -108,3 +108,32 @@ async def test_a_gang_of_gated_pods_waits_unschedulable_and_runs_once_ungated(
         await wait_for("the PodGroup Running once the gates are removed", running, 30)
     finally:
         await operator.stop()
+
+
+async def test_a_job_enqueue_refuses_gets_an_unschedulable_event_on_its_podgroup(
+    api: KubeClient, namespace: str, cluster: Any, start_scheduler: Any
+) -> None:
+    # Volcano's e2e (schedulingbase/job_scheduling.go) waits for this Event on the PodGroup of a Job that
+    # stays Pending: its pods are never created, so it is the only Event there is.
+    name = f"vc-{uuid.uuid4().hex[:6]}"
+    await _ensure_default_queue(api)
+    await start_scheduler(name)
+    operator = Operator(str(cluster.kubeconfig), namespace)
+    try:
+        huge = vcjob("huge", task("w", 2, cpu="100000"), schedulerName=name)
+        await api.create(JOBS.collection_path(namespace), huge)
+
+        async def told() -> list[dict[str, Any]]:
+            return await _podgroup_events(api, namespace, c.PODGROUP_CONDITION_UNSCHEDULABLE)
+
+        events = await wait_for("an Unschedulable Event on the refused Job's PodGroup", told, 30)
+        assert events[0]["type"] == "Warning"
+        assert events[0]["message"].startswith("NotInqueueable: "), events[0]["message"]
+
+        async def pending() -> list[str] | None:
+            phases = await _podgroup_phases(api, namespace)
+            return phases if phases == ["Pending"] else None
+
+        await wait_for("the refused PodGroup's phase written as Pending", pending, 10)
+    finally:
+        await operator.stop()

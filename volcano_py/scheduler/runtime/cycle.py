@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import load_conf, run_session
@@ -37,6 +38,8 @@ from volcano_py.scheduler.runtime.quiet import QuietMemo
 from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING
 
 _log = get_logger(__name__)
+
+_NOT_STARTED = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
 class Core(Protocol):
@@ -248,9 +251,12 @@ class DefaultCore:
             if job is None:
                 continue
             waiting = job.count(TaskStatus.PENDING)
-            if not waiting:
+            if waiting:
+                unscheduled[job_id] = waiting
+            # As in Volcano, a PodGroup not started is told why even without pods: one that enqueue refuses
+            # has none (the Job controller creates them once it is Inqueue).
+            elif job.phase not in _NOT_STARTED:
                 continue
-            unscheduled[job_id] = waiting
             text = (
                 f"{explanation.reason}: {explanation.message}" if explanation.reason else explanation.message
             )
