@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -230,6 +230,25 @@ class JobInfo:
             for role, need in sorted(minimums.items())
             if counts.get(role, 0) < need
         }
+
+    def needed_to_be_ready(self, pending: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Of ``pending`` (in task order), the first ones that would make the job ready: each role's
+        shortfall of its minimum, then others up to ``minAvailable``. Volcano's allocate stops placing a job
+        there and puts it back in line, so every gang gets its minimum before any grows beyond it."""
+        chosen: list[TaskInfo] = []
+        short = dict(self.roles_short())
+        rest: list[TaskInfo] = []
+        for task in pending:
+            if short.get(task.role, 0) > 0:
+                short[task.role] -= 1
+                chosen.append(task)
+            else:
+                rest.append(task)
+        wanted = self.min_available - self.ready_task_num - len(chosen)
+        if wanted > 0:
+            chosen.extend(rest[:wanted])
+        picked = {id(t) for t in chosen}
+        return [t for t in pending if id(t) in picked]
 
     def is_ready(self) -> bool:
         """``minAvailable`` (and every ``minTaskMember``) met by tasks holding resources or done."""
