@@ -118,3 +118,26 @@ async def test_scheduler_names_are_required() -> None:
             SchedulerCache(client, scheduler_names=())
     finally:
         await client.close()
+
+
+def gated(p: dict[str, Any], *names: str) -> dict[str, Any]:
+    return {**p, "spec": {**p["spec"], "schedulingGates": [{"name": n} for n in names]}}
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "arrives"),
+    [
+        pytest.param(gated(pod("a", "1"), "g"), pod("a", "2"), True, id="gates-removed"),
+        pytest.param(gated(pod("a", "1"), "g", "h"), gated(pod("a", "2"), "h"), False, id="one-gate-left"),
+        pytest.param(pod("a", "1"), pod("a", "2"), False, id="ungated-pod-updated"),
+        pytest.param(gated(pod("a", "1"), "g"), pod("a", "2", node="n1"), False, id="bound-elsewhere"),
+    ],
+)
+async def test_a_pod_whose_gates_are_removed_is_an_arrival(
+    cache: SchedulerCache, first: dict[str, Any], then: dict[str, Any], arrives: bool
+) -> None:
+    # An arrival starts the next cycle early: a gang whose last gate goes is placed without a period's wait.
+    watch(cache, EventType.ADDED, first)
+    cache.arrival.clear()
+    watch(cache, EventType.MODIFIED, then)
+    assert cache.arrival.is_set() is arrives

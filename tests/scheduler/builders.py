@@ -132,6 +132,11 @@ class PodBuilder(_Builder):
         ]
         return self
 
+    def gates(self, *names: str) -> Self:
+        """``spec.schedulingGates``: the API server binds the pod only once they are all removed."""
+        self._body["spec"]["schedulingGates"] = [{"name": name} for name in names]
+        return self
+
     def preemptable(self, value: bool) -> Self:
         self._body["metadata"].setdefault("annotations", {})[k.PREEMPTABLE_KEY] = str(value).lower()
         return self

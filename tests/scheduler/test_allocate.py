@@ -24,6 +24,13 @@ actions: "enqueue, allocate"
 tiers:
 - plugins: [{name: gang}, {name: overcommit}, {name: predicates}]
 """
+# Volcano's gang-eviction e2e conf shape: no enqueue action, so allocate admits Pending groups itself.
+WITHOUT_ENQUEUE = """
+actions: "allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: proportion}, {name: nodeorder}]
+"""
 NO_JOB_ORDER_PRIORITY = """
 actions: "allocate"
 tiers:
@@ -216,6 +223,67 @@ CASES = [
             explains={"pg": ["queue shut is Closed"]},
         ),
         id="closed-queue-admits-nothing",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            podgroups=[make_pg("pg", 2, phase="Pending").obj()],
+            conf=WITHOUT_ENQUEUE,
+            phases={"pg": "Inqueue"},
+        ),
+        # The Job controller creates pods only for an Inqueue group: without enqueue, allocate admits it.
+        id="without-enqueue-allocate-admits-a-group-before-its-pods-exist",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            pods=pods("w", 2, "pg", cpu=1),
+            podgroups=[make_pg("pg", 2, phase="Pending").obj()],
+            conf=WITHOUT_ENQUEUE,
+            bind_count=2,
+            phases={"pg": "Running"},
+        ),
+        id="without-enqueue-a-pending-group-with-its-pods-is-placed-at-once",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            podgroups=[make_pg("big", 2, phase="Pending").min_res(cpu=20).obj()],
+            conf=WITHOUT_ENQUEUE,
+            phases={"big": "Inqueue"},
+        ),
+        # Volcano's allocate asks no enqueueable vote: minResources beyond the cluster still goes Inqueue.
+        id="without-enqueue-min-resources-are-not-weighed",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            pods=pods("w", 1, "pg", cpu=1),
+            podgroups=[make_pg("pg", 1, phase="Pending").queue("shut").obj()],
+            queues=[make_queue("shut").state("Closed").obj()],
+            conf=WITHOUT_ENQUEUE,
+            bind_count=0,
+            phases={"pg": "Inqueue"},
+            explains={"pg": ["queue shut is Closed"]},
+        ),
+        # Nor a queue state: the group is admitted, and the closed queue then allocates nothing.
+        id="without-enqueue-a-closed-queue-still-places-nothing",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=nodes(1, cpu=8),
+            pods=pods("w", 2, "pg", cpu=1),
+            podgroups=[make_pg("pg", 2, phase="Pending").obj()],
+            conf="""
+actions: "allocate, enqueue"
+tiers:
+- plugins: [{name: gang}, {name: predicates}, {name: proportion}]
+""",
+            bind_count=0,
+            phases={"pg": "Inqueue"},
+        ),
+        # With enqueue configured anywhere, allocate leaves Pending groups to it (here it runs after).
+        id="enqueue-after-allocate-still-gates-allocate",
     ),
     pytest.param(
         Scenario(

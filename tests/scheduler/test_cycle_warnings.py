@@ -37,3 +37,30 @@ def test_a_pod_that_does_not_fit_is_told_at_once() -> None:
     pods = [make_pod("huge").req(cpu="64").group("big").obj()]
     warnings = told(pods, [make_pg("big", min_member=1, phase="Inqueue").obj()])
     assert warnings[("huge", "FailedScheduling")] == 0.0
+
+
+def test_a_gang_waiting_for_its_gated_pods_is_told_on_its_podgroup_and_its_free_pods_only() -> None:
+    # The gated pod carries the API server's SchedulingGated condition; Volcano writes nothing on it.
+    pods = [
+        make_pod("free").req(cpu="1").group("gated").obj(),
+        make_pod("held").req(cpu="1").group("gated").gates("example.com/g1").obj(),
+    ]
+    warnings = told(pods, [make_pg("gated", min_member=2, phase="Inqueue").obj()])
+    assert warnings == {("gated", "Unschedulable"): 0.0, ("free", "FailedScheduling"): 0.0}
+
+
+def test_a_gang_of_gated_pods_only_is_told_on_its_podgroup() -> None:
+    pods = [make_pod(f"held-{i}").req(cpu="1").group("gated").gates("example.com/g1").obj() for i in range(2)]
+    warnings = told(pods, [make_pg("gated", min_member=2, phase="Inqueue").obj()])
+    assert warnings == {("gated", "Unschedulable"): 0.0}
+
+
+def test_a_podgroup_enqueue_refuses_is_told_at_once_though_it_has_no_pods() -> None:
+    # Volcano's e2e (WaitJobUnschedulable) looks for this Event on the PodGroup of a Job left Pending.
+    big = make_pg("big", min_member=2, phase="Pending").min_res(cpu="64").obj()
+    assert told([], [big]) == {("big", "Unschedulable"): 0.0}
+
+
+def test_a_finished_podgroup_whose_pods_are_gone_is_not_told() -> None:
+    done = make_pg("done", min_member=2, phase="Completed").obj()
+    assert told([], [done]) == {}

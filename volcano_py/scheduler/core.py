@@ -2,9 +2,10 @@
 registry of ``builtin``) and ``run_session`` (one scheduling cycle, snapshot in, decisions out).
 
 Phases: (1) open the session, instantiating the conf's plugins; (2) run the conf's actions in order;
-(3) turn what stopped each job into an explanation; (4) let plugins close (gang writes conditions);
-(5) collect PodGroup/queue status and decisions into a ``SessionResult``. The clock value ``now`` is passed
-in and only stamps condition transition times: no decision reads the wall clock.
+(3) turn what stopped each job into an explanation (nodes, queues, pods held by scheduling gates); (4) let
+plugins close (gang writes conditions); (5) collect PodGroup/queue status and decisions into a
+``SessionResult``. The clock value ``now`` is passed in and only stamps condition transition times: no
+decision reads the wall clock.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from volcano_py.api import constants as k
 from volcano_py.log import get_logger
 
 from .builtin import default_registry
@@ -19,6 +21,7 @@ from .framework.arguments import ConfError
 from .framework.closing import finish
 from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
 from .framework.decisions import Explanation, SessionResult
+from .framework.explain import plural
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
@@ -26,8 +29,6 @@ from .framework.snapshot import Snapshot
 __all__ = ["DEFAULT_CONF", "ConfError", "SchedulerConf", "load_conf", "load_conf_file", "run_session"]
 
 log = get_logger(__name__)
-
-NOT_ENOUGH_RESOURCES = "NotEnoughResources"
 
 
 def load_conf(text: str | None = None, *, registry: Registry | None = None) -> SchedulerConf:
@@ -69,7 +70,10 @@ def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:
     for job_uid, failures in ssn.fit_failures.items():
         job = ssn.jobs.get(job_uid)
         if job is not None and failures.unplaced and job.pending_tasks:
-            ssn.explanations[job_uid] = Explanation(job_uid, NOT_ENOUGH_RESOURCES, failures.message())
+            ssn.explanations[job_uid] = Explanation(
+                job_uid, k.REASON_NOT_ENOUGH_RESOURCES, failures.message()
+            )
+    _explain_gates(ssn)
     began = time.perf_counter()
     ssn.close()
     result = finish(ssn)
@@ -82,3 +86,21 @@ def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:
         seconds=round(time.perf_counter() - started, 4),
     )
     return result
+
+
+def _explain_gates(ssn: Session) -> None:
+    """A gang short of its minimum while some of its pods are held by scheduling gates waits for them: as in
+    Volcano, that is NotEnoughResources (gated pods count as members, they are only not placed), and the
+    message names the gates, which only whoever set them can remove."""
+    for job in ssn.waiting_jobs():
+        gated = job.gated_task_num
+        if not gated or ssn.job_ready(job):
+            continue
+        gates = f"{plural(gated, 'pod')} held by spec.schedulingGates, placed once the gates are removed"
+        said = ssn.explanations.get(job.uid)
+        if said is not None:
+            ssn.explanations[job.uid] = Explanation(job.uid, said.reason, f"{said.message}; {gates}")
+            continue
+        unready = job.min_available - job.ready_task_num
+        message = f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {gates}"
+        ssn.explanations[job.uid] = Explanation(job.uid, k.REASON_NOT_ENOUGH_RESOURCES, message)

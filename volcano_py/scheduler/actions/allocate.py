@@ -4,6 +4,10 @@ Each round takes the first queue that is not overused and its first job, places 
 one statement (``place_job``: a solver plugin or the greedy placement), then commits if the gang is ready,
 holds if it is only pipelined (waiting on releasing pods), and discards otherwise: no partial gang binds.
 The job and queue go back into their heaps, so shares updated by the allocation order the next round.
+
+Without an ``enqueue`` action in the conf, allocate is the admission gate instead, as in Volcano: it moves
+every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vote and no queue-state check
+(the Job controller creates pods only for Inqueue groups, so nothing would ever start otherwise).
 """
 
 from __future__ import annotations
@@ -43,13 +47,21 @@ class Allocate:
             min_nodes=arguments.get_int("minNodesToFind", defaults.min_nodes, minimum=1),
         )
 
+    @staticmethod
+    def _admit_pending(ssn: Session) -> None:
+        """Pending -> Inqueue for every PodGroup whose queue exists, including those the session set aside
+        at open as short of pods: those are the ones waiting for this phase to get their pods."""
+        for job in ssn.snapshot.jobs.values():
+            if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues:
+                job.phase = PodGroupPhase.INQUEUE
+
     def _candidates(self, ssn: Session) -> dict[str, list[JobInfo]]:
         by_queue: dict[str, list[JobInfo]] = {}
         for job in ssn.waiting_jobs():
             if job.queue not in ssn.queues:
                 continue
-            if ssn.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
-                continue
+            if job.phase is PodGroupPhase.PENDING:
+                continue  # enqueue has not admitted it (or, in a conf ordering enqueue later, not yet)
             if any(not t.best_effort for t in job.pending_tasks):
                 by_queue.setdefault(job.queue, []).append(job)
         return by_queue
@@ -58,6 +70,8 @@ class Allocate:
         ssn.sampling.percentage = self.sampling.percentage
         ssn.sampling.min_percentage = self.sampling.min_percentage
         ssn.sampling.min_nodes = self.sampling.min_nodes
+        if not ssn.enqueue_enabled:
+            self._admit_pending(ssn)
         by_queue = self._candidates(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         key = ssn.job_key()

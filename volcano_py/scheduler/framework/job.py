@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -49,6 +49,8 @@ class JobInfo:
     by_status: dict[TaskStatus, dict[str, TaskInfo]] = field(default_factory=dict)
     # Kept in step with ``by_status``: job order asks for readiness on every heap comparison.
     ready_task_num: int = 0
+    # Pending tasks held by scheduling gates: valid gang members (as Volcano counts them), never placed.
+    gated_task_num: int = 0
     # ``allocated`` as last summed; dropped whenever a task joins or changes status.
     _allocated: Resource | None = field(default=None, repr=False)
 
@@ -119,6 +121,7 @@ class JobInfo:
         twin.tasks = {}
         twin.by_status = {}
         twin.ready_task_num = 0
+        twin.gated_task_num = 0
         twin._allocated = None
         return twin
 
@@ -141,6 +144,8 @@ class JobInfo:
         self.tasks[task.uid] = task
         self.by_status.setdefault(task.status, {})[task.uid] = task
         self.ready_task_num += task.status in _READY
+        if task.gated:
+            self.gated_task_num += task.status is TaskStatus.PENDING
 
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
@@ -149,6 +154,8 @@ class JobInfo:
         if bucket is not None:
             bucket.pop(task.uid, None)
         self.ready_task_num += (status in _READY) - (task.status in _READY)
+        if task.gated:
+            self.gated_task_num += (status is TaskStatus.PENDING) - (task.status is TaskStatus.PENDING)
         task.status = status
         self.by_status.setdefault(status, {})[task.uid] = task
 
@@ -182,7 +189,11 @@ class JobInfo:
 
     @property
     def pending_tasks(self) -> list[TaskInfo]:
-        return self.tasks_in(TaskStatus.PENDING)
+        """The pending tasks a scheduler may place: all but those held by scheduling gates."""
+        tasks = self.tasks_in(TaskStatus.PENDING)
+        if self.gated_task_num:
+            return [t for t in tasks if not t.gated]
+        return tasks
 
     def _per_role(self, tasks: Iterable[TaskInfo]) -> dict[str, int]:
         counts: dict[str, int] = {}
@@ -219,6 +230,25 @@ class JobInfo:
             for role, need in sorted(minimums.items())
             if counts.get(role, 0) < need
         }
+
+    def needed_to_be_ready(self, pending: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Of ``pending`` (in task order), the first ones that would make the job ready: each role's
+        shortfall of its minimum, then others up to ``minAvailable``. Volcano's allocate stops placing a job
+        there and puts it back in line, so every gang gets its minimum before any grows beyond it."""
+        chosen: list[TaskInfo] = []
+        short = dict(self.roles_short())
+        rest: list[TaskInfo] = []
+        for task in pending:
+            if short.get(task.role, 0) > 0:
+                short[task.role] -= 1
+                chosen.append(task)
+            else:
+                rest.append(task)
+        wanted = self.min_available - self.ready_task_num - len(chosen)
+        if wanted > 0:
+            chosen.extend(rest[:wanted])
+        picked = {id(t) for t in chosen}
+        return [t for t in pending if id(t) in picked]
 
     def is_ready(self) -> bool:
         """``minAvailable`` (and every ``minTaskMember``) met by tasks holding resources or done."""

@@ -71,6 +71,9 @@ class TaskInfo:
     affinity: Mapping[str, Any] = field(default_factory=dict)
     tolerations: tuple[Mapping[str, Any], ...] = ()
     host_ports: tuple[tuple[str, str, int], ...] = ()
+    # ``spec.schedulingGates`` is not empty: the API server refuses to bind the pod until they are removed,
+    # so no action places it (a change of gates is a new pod version, read again).
+    gated: bool = False
     class_key: Hashable = None
     # The session's equivalence class for this task, set on first use (saves re-hashing ``class_key``).
     klass: Any = field(default=None, repr=False)
@@ -105,6 +108,7 @@ class TaskInfo:
         twin.affinity = self.affinity
         twin.tolerations = self.tolerations
         twin.host_ports = self.host_ports
+        twin.gated = self.gated
         twin.class_key = self.class_key
         twin.pod = self.pod
         twin.klass = None
@@ -215,6 +219,7 @@ class TaskInfo:
             affinity=affinity,
             tolerations=tolerations,
             host_ports=host_ports,
+            gated=bool(spec.get("schedulingGates")),
             class_key=class_key,
             pod=pod,
         )

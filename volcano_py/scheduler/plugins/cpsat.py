@@ -109,6 +109,12 @@ class CpsatPlugin:
             job.min_available <= 1 and not job.network_topology and not self._solves_single_pods()
         ):
             return None
+        if not job.network_topology:
+            # As Volcano's allocate: a gang gets what makes it ready, then waits its turn behind the other
+            # gangs still short of theirs; once ready it grows a pod per turn (the greedy path does that).
+            if job.is_ready():
+                return None
+            pending = job.needed_to_be_ready(pending)
         if any(
             t.host_ports or t.affinity.get("podAffinity") or t.affinity.get("podAntiAffinity")
             for t in pending

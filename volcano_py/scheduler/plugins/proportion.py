@@ -116,6 +116,8 @@ class ProportionPlugin:
         return [k for k, v in request.items() if base.get(k, 0.0) + v > limit.get(k, 0.0) + 1e-6]
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
+        if not queue.open:
+            return False  # as Volcano's proportion: a Closed or Closing queue places no more pods
         attr = self.attrs[queue.name]
         base, limit = attr.allocated, attr.deserved
         for k, v in _pairs(task):  # noqa: SIM110 - a loop, not all(genexpr): asked for every pod placed
@@ -124,6 +126,8 @@ class ProportionPlugin:
         return True
 
     def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str | None:
+        if not queue.open:
+            return f"queue {queue.name} is {queue.state}"
         attr = self.attrs[queue.name]
         parts = []
         for name in self._over(queue, task.resreq, attr.allocated, attr.deserved):

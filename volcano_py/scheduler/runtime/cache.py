@@ -144,11 +144,9 @@ class SchedulerCache:
 
     def _on_pod(self, delta: Delta) -> None:
         key = delta.key
-        if delta.type is EventType.ADDED and delta.new is not None:
-            spec = delta.new.get("spec") or {}
-            if not spec.get("nodeName") and spec.get("schedulerName") in self.scheduler_names:
-                self.last_arrival = time.monotonic()
-                self.arrival.set()
+        if delta.new is not None and self._newly_schedulable(delta):
+            self.last_arrival = time.monotonic()
+            self.arrival.set()
         assumed = self._assumed.get(key)
         if assumed is not None:
             pod = delta.new or {}
@@ -163,6 +161,21 @@ class SchedulerCache:
             pod = delta.new or {}
             if delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp"):
                 del self._evicting[key]
+
+    def _newly_schedulable(self, delta: Delta) -> bool:
+        """A pending pod of ours that a cycle may place now: a new one, or one whose scheduling gates were
+        just removed (its gang may be whole at last)."""
+        spec = (delta.new or {}).get("spec") or {}
+        if spec.get("nodeName") or spec.get("schedulerName") not in self.scheduler_names:
+            return False
+        if delta.type is EventType.ADDED:
+            return True
+        old = (delta.old or {}).get("spec") or {}
+        return (
+            delta.type is EventType.MODIFIED
+            and bool(old.get("schedulingGates"))
+            and not spec.get("schedulingGates")
+        )
 
     def pod(self, key: str) -> Obj | None:
         return self.informers["pods"].store.get(key)

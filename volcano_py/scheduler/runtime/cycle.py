@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import load_conf, run_session
@@ -30,12 +31,15 @@ from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.registry import Registry
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_values
+from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
 from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.quiet import QuietMemo
 from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING
 
 _log = get_logger(__name__)
+
+_NOT_STARTED = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
 
 
 class Core(Protocol):
@@ -246,10 +250,13 @@ class DefaultCore:
             job = snapshot.jobs.get(job_id)
             if job is None:
                 continue
-            pending = job.pending_tasks
-            if not pending:
+            waiting = job.count(TaskStatus.PENDING)
+            if waiting:
+                unscheduled[job_id] = waiting
+            # As in Volcano, a PodGroup not started is told why even without pods: one that enqueue refuses
+            # has none (the Job controller creates them once it is Inqueue).
+            elif job.phase not in _NOT_STARTED:
                 continue
-            unscheduled[job_id] = len(pending)
             text = (
                 f"{explanation.reason}: {explanation.message}" if explanation.reason else explanation.message
             )
@@ -257,7 +264,8 @@ class DefaultCore:
             after = FORMING_GANG_SECONDS if explanation.reason in PODS_MISSING else 0.0
             if job.podgroup:
                 warnings.append(Unschedulable(job.podgroup, c.PODGROUP_CONDITION_UNSCHEDULABLE, text, after))
-            for task in pending:
+            # Pods held by scheduling gates carry the API server's SchedulingGated condition: left as is.
+            for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
 
