@@ -115,26 +115,26 @@ WORKER = {
     [
         pytest.param(
             {"tasks": [WORKER, WORKER]},
-            "spec.tasks[1].name: duplicated task name 'w', also used by spec.tasks[0] (give each task a "
+            "spec.tasks[1].name: duplicated task name w; also used by spec.tasks[0] (give each task a "
             "unique name)",
             id="duplicate-task-names",
         ),
         pytest.param(
             {"tasks": [WORKER], "minAvailable": 3},
-            "spec.minAvailable: 3 is greater than the sum of task replicas 1 "
-            "(lower minAvailable to at most 1 or add replicas)",
+            "spec.minAvailable: job 'minAvailable' should not be greater than total replicas in tasks; 3 is "
+            "greater than the sum of task replicas 1 (lower minAvailable to at most 1 or add replicas)",
             id="min-available-above-replicas",
         ),
         pytest.param(
             {"tasks": [WORKER], "policies": [{"event": "PodFailed", "exitCode": 3, "action": "RestartJob"}]},
-            "spec.policies[0]: sets both event and exitCode (keep one: a policy reacts to events or to an "
-            "exit code)",
+            "spec.policies[0]: must not specify event and exitCode simultaneously; keep one of event and "
+            "exitCode: a policy reacts to events or to an exit code",
             id="bad-policy",
         ),
         pytest.param(
             {"tasks": [WORKER], "plugins": {"horovod": []}},
-            "spec.plugins.horovod: unknown job plugin (use one of env, svc, ssh, mpi, pytorch, tensorflow, "
-            "hcclrank, ray)",
+            "spec.plugins.horovod: unable to find job plugin: horovod; use one of env, svc, ssh, mpi, "
+            "pytorch, tensorflow, hcclrank, ray",
             id="unknown-plugin",
         ),
         pytest.param(
@@ -144,7 +144,8 @@ WORKER = {
         ),
         pytest.param(
             {"tasks": [WORKER], "queue": f"missing-{RUN}"},
-            f"spec.queue: queue 'missing-{RUN}' does not exist (create it first, or use an existing queue: ",
+            f'spec.queue: unable to find job queue: queue.scheduling.volcano.sh "missing-{RUN}" not found; '
+            "create it first, or use an existing queue: ",
             id="missing-queue",
         ),
     ],
@@ -169,7 +170,8 @@ def test_job_in_a_closed_queue_is_refused(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            f"spec.queue: queue '{name}' is Closed; jobs can only be submitted to an Open queue "
+            f"spec.queue: can only submit job to queue with state `Open`, queue `{name}` status is `Closed`; "
+            f"queue '{name}' is Closed; jobs can only be submitted to an Open queue "
             f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
         )
         in err
@@ -205,7 +207,7 @@ def test_updates_may_scale_but_not_add_tasks_or_move_queues(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            "spec.tasks: job updates may not add or remove tasks (had 1, now 2); "
+            "spec.tasks: job updates may not add or remove tasks; had 1, now 2; "
             "delete the Job and create it again with the new spec",
         )
         in done.stderr
@@ -219,7 +221,9 @@ def test_updates_may_scale_but_not_add_tasks_or_move_queues(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            f"spec.queue: cannot change from 'default' to '{other}' on an existing job; "
+            "spec.queue: job updates may not change fields other than `minAvailable`, `tasks[*].replicas "
+            "under spec` and `PriorityClassName`; "
+            f"the queue cannot change from 'default' to '{other}' on an existing job; "
             "delete the Job and create it in the new queue",
         )
         in done.stderr
@@ -251,7 +255,8 @@ def test_queue_gets_defaults_and_bad_shares_are_refused(
     assert (
         _denied(
             "validatequeue.volcano.sh",
-            "spec.deserved.cpu: '4' is above capability.cpu '2' (lower deserved.cpu or raise capability.cpu)",
+            "spec.deserved.cpu: deserved[cpu]=4 must be <= capability[cpu]=2; lower deserved.cpu or raise "
+            "capability.cpu",
         )
         in err
     )
@@ -268,8 +273,8 @@ def test_parent_queue_cannot_be_deleted_while_it_has_children(
     assert (
         _denied(
             "validatequeue.volcano.sh",
-            f"metadata.name: queue '{parent}' has child queues ({child}); delete them or move them to "
-            "another parent first",
+            f"metadata.name: queue {parent} can not be deleted because it has 1 child queues: {child}; "
+            "delete them or move them to another parent first",
         )
         in done.stderr
     )
@@ -294,7 +299,8 @@ def test_podgroup_in_a_closed_queue_is_refused(
     assert (
         _denied(
             "validatepodgroup.volcano.sh",
-            f"spec.queue: queue '{name}' is Closed; podgroups can only be submitted to an Open queue "
+            f"spec.queue: can only submit PodGroup to queue with state `Open`, queue `{name}` status is "
+            f"`Closed`; queue '{name}' is Closed; podgroups can only be submitted to an Open queue "
             f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
         )
         in err
@@ -511,8 +517,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue '{org}' "
-                "(lower it to at most 8)",
+                f"spec.capability.cpu: queue {b} capability[cpu]=16 exceeds its ancestor's capability=8; "
+                f"the capability of ancestor queue '{org}' bounds it (lower it to at most 8)",
             )
             in err
         )
@@ -524,7 +530,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.guarantee.resource.cpu: children of queue '{org}' would together have guarantee 3 "
+                f"spec.guarantee.resource.cpu: parent queue {org} validation failed: sum of children's "
+                f"guarantee; children of queue '{org}' would together have guarantee 3 "
                 f"of cpu, more than its 2 (lower the children's guarantee.resource.cpu or raise that of "
                 f"queue '{org}')",
             )
@@ -536,7 +543,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.parent: parent queue 'nowhere-{RUN}' does not exist (create it first, or use 'root')",
+                f"spec.parent: parent queue nowhere-{RUN} not found: "
+                f"queue.scheduling.volcano.sh \"nowhere-{RUN}\" not found; create it first, or use 'root'",
             )
             in err
         )
