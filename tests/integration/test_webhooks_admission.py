@@ -101,6 +101,20 @@ def test_job_gets_volcano_defaults(cluster: DevCluster, namespace: str, admissio
     assert spec["plugins"] == {"pytorch": [], "svc": []}
 
 
+def test_svc_argument_volcano_does_not_read_is_admitted_with_a_warning(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    # Volcano's e2e "Should not override existing plugins": svc [--enable-networking] admitted and kept.
+    plugins = {"tensorflow": [], "svc": ["--enable-networking"]}
+    code, err = _create(cluster, _job("networking", namespace, plugins=plugins))
+    assert code == 0, err
+    assert (
+        "Warning: spec.plugins.svc[0]: plugin svc has no argument '--enable-networking', so it has no effect"
+        in err
+    )
+    assert _get(cluster, "vcjob", "networking", "-n", namespace)["spec"]["plugins"] == plugins
+
+
 # --- Job: rejections ----------------------------------------------------------------------------------------
 
 WORKER = {

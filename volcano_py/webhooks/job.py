@@ -28,7 +28,7 @@ from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.queue_hierarchy import admission_state, closed_ancestor, written_state
 from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
-from volcano_py.jobplugins import argument_problems, with_default_plugins
+from volcano_py.jobplugins import argument_problems, argument_warnings, with_default_plugins
 from volcano_py.webhooks.common import Queues, children
 from volcano_py.webhooks.patch import PatchOp
 
@@ -167,6 +167,11 @@ def validate_job_create(job: Mapping[str, Any], queues: Queues) -> list[Problem]
     if model.spec.queue != constants.ROOT_QUEUE:  # the rules already refused root
         problems += queue_problems(model.spec.queue, queues)
     return problems
+
+
+def job_warnings(job: Mapping[str, Any]) -> list[str]:
+    """What an admitted Job should know: plugin arguments its plugins will not read (Volcano admits them)."""
+    return argument_warnings(job)
 
 
 def _masked_task(task: Any) -> Any:

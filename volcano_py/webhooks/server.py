@@ -36,7 +36,7 @@ from volcano_py.log import get_logger
 from volcano_py.webhooks.common import Queues, denial
 from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
 from volcano_py.webhooks.flow import validate_flow_object
-from volcano_py.webhooks.job import mutate_job, validate_job_create, validate_job_update
+from volcano_py.webhooks.job import job_warnings, mutate_job, validate_job_create, validate_job_update
 from volcano_py.webhooks.patch import PatchOp, apply_patch
 from volcano_py.webhooks.podgroup import validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
@@ -136,12 +136,18 @@ def register(
         _apply_later(patch, mutate_job(_plain(body)))
 
     async def validate_job_handler(
-        body: kopf.Body, old: kopf.Body | None, operation: str, name: str, **_: Any
+        body: kopf.Body,
+        old: kopf.Body | None,
+        operation: str,
+        name: str,
+        warnings: list[str],
+        **_: Any,
     ) -> None:
         if operation == "UPDATE" and old is not None:
             problems = validate_job_update(_plain(old), _plain(body))
         else:
             problems = validate_job_create(_plain(body), await queues.queues())
+            warnings.extend(job_warnings(_plain(body)))
         _reject_if(problems, kind="Job", name=name, operation=operation)
 
     def mutate_queue_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
