@@ -72,7 +72,7 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_hypernode(members=[]),
-            "spec.members: must not be empty (add at least 1 item)",
+            "spec.members: member must have at least one member; add at least one member",
             id="hypernode-no-members",
         ),
         pytest.param(
@@ -172,9 +172,9 @@ def problems(doc: Any) -> list[str]:
                 "metadata": {"name": "p", "annotations": {"volcano.sh/jdb-min-available": "100%"}},
                 "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
             },
-            "metadata.annotations[volcano.sh/jdb-min-available]: '100%' is not a positive count "
-            "or a percentage "
-            "(use e.g. '2' or '50%')",
+            'metadata.annotations[volcano.sh/jdb-min-available]: invalid value <"100%"> for '
+            "volcano.sh/jdb-min-available, it must be a valid percentage which between 1% ~ 99%; use a "
+            "count such as '2' or a percentage from '1%' to '99%'",
             id="pod-jdb-percentage",
         ),
         pytest.param(
@@ -190,8 +190,9 @@ def problems(doc: Any) -> list[str]:
                 },
                 "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
             },
-            "metadata.annotations[volcano.sh/jdb-max-unavailable]: cannot be set together with "
-            "volcano.sh/jdb-min-available (keep one of the two)",
+            "metadata.annotations[volcano.sh/jdb-max-unavailable]: not allow configure multiple annotations "
+            "<[volcano.sh/jdb-min-available volcano.sh/jdb-max-unavailable]> at same time; cannot be set "
+            "together with volcano.sh/jdb-min-available (keep one of the two)",
             id="pod-jdb-both",
         ),
         pytest.param(

@@ -20,6 +20,7 @@ import kopf
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.webhooks.server import (
+    ApiNamespaces,
     ApiQueues,
     ApiTemplates,
     configure_server,
@@ -60,7 +61,12 @@ class AdmissionServer(threading.Thread):
     async def _main(self) -> None:
         client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
         registry = kopf.OperatorRegistry()
-        register(registry, queues=ApiQueues(client), templates=ApiTemplates(client))
+        register(
+            registry,
+            queues=ApiQueues(client),
+            templates=ApiTemplates(client),
+            namespaces=ApiNamespaces(client),
+        )
 
         @kopf.on.login(registry=registry)
         def login(**kwargs: Any) -> kopf.ConnectionInfo | None:

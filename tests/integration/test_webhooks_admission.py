@@ -321,6 +321,132 @@ def test_podgroup_in_a_closed_queue_is_refused(
     )
 
 
+def test_podgroup_in_the_default_queue_takes_its_namespace_queue(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    name = f"nsq-{RUN}"
+    _ensure_open_queue(cluster, name)
+    cluster.kubectl("annotate", "namespace", namespace, f"scheduling.volcano.sh/queue-name={name}")
+
+    def podgroup(pg_name: str, **spec: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": pg_name, "namespace": namespace},
+            "spec": {"minMember": 1, **spec},
+        }
+
+    own = f"own-{RUN}"
+    _ensure_open_queue(cluster, own)
+    for pg in (podgroup("unnamed"), podgroup("in-default", queue="default"), podgroup("own", queue=own)):
+        code, err = _create(cluster, pg)
+        assert code == 0, err
+    queues = {
+        pg: _get(cluster, "podgroup", pg, "-n", namespace)["spec"]["queue"]
+        for pg in ("unnamed", "in-default", "own")
+    }
+    assert queues == {"unnamed": name, "in-default": name, "own": own}
+
+
+# Volcano's test/e2e/admission/pod_validation_test.go, for pods with schedulerName volcano.
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        pytest.param({"volcano.sh/jdb-min-available": "-1"}, "must be a positive integer", id="negative"),
+        pytest.param({"volcano.sh/jdb-min-available": "0"}, "must be a positive integer", id="zero"),
+        pytest.param({"volcano.sh/jdb-max-unavailable": "0%"}, "percentage which between 1% ~ 99%", id="0%"),
+        pytest.param(
+            {"volcano.sh/jdb-min-available": "100%"}, "percentage which between 1% ~ 99%", id="100%"
+        ),
+        pytest.param({"volcano.sh/jdb-min-available": "invalid"}, "invalid syntax", id="string"),
+        pytest.param(
+            {"volcano.sh/jdb-min-available": "2", "volcano.sh/jdb-max-unavailable": "50%"},
+            "not allow configure multiple annotations",
+            id="conflicting",
+        ),
+    ],
+)
+def test_pod_with_a_bad_disruption_budget_is_refused(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer, annotations: dict[str, str], message: str
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "budget", "namespace": namespace, "annotations": annotations},
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    code, err = _create(cluster, pod)
+    assert code != 0
+    assert 'admission webhook "validatepod.volcano.sh" denied the request: metadata.annotations[' in err
+    assert message in err
+    # The same annotations on another scheduler's pod never reach the webhook.
+    other = {**pod, "metadata": {**pod["metadata"], "name": "other"}, "spec": {**pod["spec"]}}
+    other["spec"]["schedulerName"] = "default-scheduler"
+    code, err = _create(cluster, other)
+    assert code == 0, err
+    cluster.kubectl("delete", "pod", "other", "-n", namespace, "--wait=false")
+
+
+def test_pod_with_a_valid_disruption_budget_is_admitted(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "budget-ok",
+            "namespace": namespace,
+            "annotations": {"volcano.sh/jdb-max-unavailable": "50%"},
+        },
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    code, err = _create(cluster, pod)
+    assert code == 0, err
+    cluster.kubectl("delete", "pod", "budget-ok", "-n", namespace, "--wait=false")
+
+
+def test_hypernode_members_are_checked_on_create_and_update(
+    cluster: DevCluster, admission: AdmissionServer
+) -> None:
+    name = f"rack-{RUN}"
+
+    def hypernode(members: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": name},
+            "spec": {"tier": 1, "members": members},
+        }
+
+    code, err = _create(
+        cluster, hypernode([{"type": "Node", "selector": {"regexMatch": {"pattern": "a(b"}}}])
+    )
+    assert code != 0
+    assert (
+        _denied(
+            "validatehypernodes.volcano.sh",
+            "spec.members[0].selector.regexMatch.pattern: member regexMatch pattern is invalid: ",
+        )
+        in err
+    )
+    code, err = _create(cluster, hypernode([{"type": "Node", "selector": {"exactMatch": {"name": ""}}}]))
+    assert code != 0
+    assert "spec.members[0].selector.exactMatch.name" in err and "should be at least 1 chars long" in err
+
+    code, err = _create(
+        cluster, hypernode([{"type": "Node", "selector": {"exactMatch": {"name": "node-1"}}}])
+    )
+    assert code == 0, err
+    try:
+        done = cluster.kubectl(
+            "patch", "hypernode", name, "--type=merge", "-p", '{"spec": {"members": []}}', check=False
+        )
+        assert done.returncode != 0
+        assert "members" in done.stderr
+    finally:
+        cluster.kubectl("delete", "hypernode", name, "--ignore-not-found")
+
+
 # --- an outage stops only Volcano kinds, and quickly --------------------------------------------------------
 
 

@@ -123,6 +123,14 @@ VOLCANO_QUEUE_HAS_CHILDREN: Final = (
     "queue {queue} can not be deleted because it has {count} child queues: {children}"
 )
 
+# Pod (the job disruption budget annotations); {value} is Go's %q of the value (quoted).
+VOLCANO_JDB_BOTH: Final = "not allow configure multiple annotations <[{keys}]> at same time"
+VOLCANO_JDB_NOT_POSITIVE: Final = "invalid value <{value}> for {key}, it must be a positive integer"
+VOLCANO_JDB_PERCENTAGE: Final = (
+    "invalid value <{value}> for {key}, it must be a valid percentage which between 1% ~ 99%"
+)
+VOLCANO_JDB_NOT_NUMBER: Final = 'invalid value strconv.Atoi: parsing "{digits}": {reason} for {key}'
+
 # HyperNode.
 VOLCANO_HYPERNODE_NO_MEMBERS: Final = "member must have at least one member"
 VOLCANO_HYPERNODE_REGEX: Final = "member regexMatch pattern is invalid"
