@@ -131,7 +131,7 @@ def test_a_valid_gang_job_has_no_problems() -> None:
         ),
         pytest.param(
             {**make_job().obj(), "spec": {"tasks": []}},
-            "spec.tasks: must not be empty (add at least 1 item)",
+            "spec.tasks: No task specified in job spec; add at least one task",
             id="no-tasks",
         ),
         pytest.param(

@@ -65,7 +65,7 @@ def test_a_queue_the_controller_has_not_opened_yet_admits_jobs(name: str) -> Non
         ),
         pytest.param(
             job(tasks=[]),
-            "spec.tasks: must not be empty (add at least 1 item)",
+            "spec.tasks: No task specified in job spec; add at least one task",
             id="no-tasks",
         ),
         pytest.param(
