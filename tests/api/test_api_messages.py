@@ -16,6 +16,7 @@ def test_volcano_words_come_first_and_ours_follow() -> None:
         "No task specified in job spec; add a task"
     )
     assert volcano_said("invalid policy action", "") == "invalid policy action"
+    assert volcano_said("", "queue 'org' has child queues") == "queue 'org' has child queues"
 
 
 def test_every_volcano_text_is_used_by_a_rule() -> None:

@@ -219,6 +219,14 @@ def test_a_leaf_queue_can_be_deleted() -> None:
 # --- podgroup ----------------------------------------------------------------------------------------------
 
 
+def test_podgroup_in_a_parent_queue_is_refused_in_our_words_alone() -> None:
+    # Volcano's PodGroup webhook has no leaf rule, so none of its (job) words are borrowed here.
+    assert [str(p) for p in validate_podgroup_create(podgroup(queue="org"), QUEUES)] == [
+        "spec.queue: queue 'org' has child queues (team-a); podgroups go to leaf queues (submit to 'team-a' "
+        "or another queue without children)"
+    ]
+
+
 def test_podgroup_in_an_open_leaf_queue_is_admitted() -> None:
     assert validate_podgroup_create(podgroup(queue="team-a"), QUEUES) == []
 

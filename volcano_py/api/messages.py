@@ -14,8 +14,9 @@ __all__ = ["volcano_said"]
 
 
 def volcano_said(volcano: str, ours: str) -> str:
-    """Volcano's words first (what scripts match), then ours; ``ours`` empty when Volcano's say it all."""
-    return f"{volcano}; {ours}" if ours else volcano
+    """Volcano's words first (what scripts match), then ours; ``ours`` empty when Volcano's say it all,
+    ``volcano`` empty where Volcano makes no such refusal on this path."""
+    return "; ".join(part for part in (volcano, ours) if part)
 
 
 # --- Job, PodGroup, Queue, Pod and HyperNode admission ------------------------------------------------------

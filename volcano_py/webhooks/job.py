@@ -148,7 +148,8 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
             Problem(
                 "spec.queue",
                 volcano_said(
-                    VOLCANO_JOB_LEAF_QUEUE.format(queue=queue_name, count=len(kids)),
+                    # Volcano refuses a Job in a parent queue; a PodGroup there is our refusal alone.
+                    VOLCANO_JOB_LEAF_QUEUE.format(queue=queue_name, count=len(kids)) if jobs else "",
                     f"queue {queue_name!r} has child queues ({', '.join(kids)}); {kind} go to leaf queues "
                     f"(submit to {kids[0]!r} or another queue without children)",
                 ),
