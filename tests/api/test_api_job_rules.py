@@ -148,9 +148,9 @@ def test_a_valid_gang_job_has_no_problems() -> None:
         ),
         pytest.param(
             make_job("Bad_Name").task("w", 1).obj(),
-            "metadata.name: 'Bad_Name' is not a DNS-1123 subdomain (use lower-case letters, "
-            "digits, '-' and '.', "
-            "starting and ending with a letter or digit)",
+            "metadata.name: create job with name Bad_Name validate failed; 'Bad_Name' is not a DNS-1123 "
+            "subdomain (use lower-case letters, digits, '-' and '.', starting and ending with a letter or "
+            "digit)",
             id="job-name",
         ),
         pytest.param(

@@ -22,6 +22,7 @@ from volcano_py.api.messages import (
     VOLCANO_DUPLICATED_MOUNT_PATH,
     VOLCANO_DUPLICATED_TASK_NAME,
     VOLCANO_JOB_MIN_AVAILABLE,
+    VOLCANO_JOB_NAME,
     VOLCANO_MPI_MASTER,
     VOLCANO_NO_CLAIM,
     VOLCANO_NO_TASK,
@@ -51,7 +52,12 @@ def task_name(task: TaskSpec, index: int) -> str:
 
 def validate_job(job: Job) -> list[Problem]:
     # Volcano names pods and Services after the job, so it must also fit in a 63-character label.
-    problems = object_name_problems(job.metadata, max_length=63)
+    problems = [
+        Problem(p.path, volcano_said(VOLCANO_JOB_NAME.format(job=job.metadata.name), p.message))
+        if job.metadata.name
+        else p
+        for p in object_name_problems(job.metadata, max_length=63)
+    ]
     spec = job.spec
     if not spec.tasks:
         problems.append(Problem("spec.tasks", volcano_said(VOLCANO_NO_TASK, "add at least one task")))

@@ -30,6 +30,7 @@ VOLCANO_JOB_MIN_AVAILABLE: Final = "job 'minAvailable' should not be greater tha
 VOLCANO_MPI_MASTER: Final = "The specified mpi master task was not found"
 VOLCANO_UNKNOWN_PLUGIN: Final = "unable to find job plugin: {plugin}"
 VOLCANO_POD_NAME: Final = "create pod with name {pod} validate failed"
+VOLCANO_JOB_NAME: Final = "create job with name {job} validate failed"
 VOLCANO_CPU_NOT_INTEGER: Final = (
     "the cpu request isn't an integer in spec.task[{task}] container[{container}]"
 )
