@@ -66,6 +66,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("apps", "statefulsets"): {"get"},
         ("apps", "daemonsets"): {"get"},
         ("batch", "jobs"): {"get"},
+        ("", "namespaces"): {"get"},
         ("apiextensions.k8s.io", "customresourcedefinitions"): {"list", "watch"},
         ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"): {"create", "get", "update"},
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): {"create", "get", "update"},

@@ -58,12 +58,12 @@ def test_validate_reports_one_line_per_problem_and_exits_one(
     path.write_text(BAD_JOB + "---\n" + "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: ignored}\n")
     assert main(["validate", str(path)]) == 1
     assert capsys.readouterr().out.splitlines() == [
-        f"{path}: Job/team-a/bad: spec.tasks[1].name: duplicated task name 'worker', also used "
-        "by spec.tasks[0] "
-        "(give each task a unique name)",
-        f"{path}: Job/team-a/bad: spec.tasks[1].policies[0]: sets both event and exitCode "
-        "(keep one: a policy reacts to events or to an exit code)",
-        f"{path}: Job/team-a/bad: spec.minAvailable: 3 is greater than the sum of task replicas 2 "
+        f"{path}: Job/team-a/bad: spec.tasks[1].name: duplicated task name worker; also used "
+        "by spec.tasks[0] (give each task a unique name)",
+        f"{path}: Job/team-a/bad: spec.tasks[1].policies[0]: must not specify event and exitCode "
+        "simultaneously; keep one of event and exitCode: a policy reacts to events or to an exit code",
+        f"{path}: Job/team-a/bad: spec.minAvailable: job 'minAvailable' should not be greater than total "
+        "replicas in tasks; 3 is greater than the sum of task replicas 2 "
         "(lower minAvailable to at most 2 or add replicas)",
     ]
 

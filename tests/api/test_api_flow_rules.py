@@ -161,12 +161,14 @@ def test_flows_volcano_admits_are_admitted(obj: dict[str, Any]) -> None:
                 **cronjob(),
                 "spec": {**cronjob()["spec"], "jobTemplate": {"spec": {"tasks": TASKS, "minAvailable": 5}}},
             },
-            "spec.jobTemplate.spec.minAvailable: 5 is greater than the sum of task replicas 1",
+            "spec.jobTemplate.spec.minAvailable: job 'minAvailable' should not be greater than total "
+            "replicas in tasks; 5 is greater than the sum of task replicas 1",
             id="cron-job-spec-rules",
         ),
         pytest.param(
             template("train", minAvailable=3),
-            "spec.minAvailable: 3 is greater than the sum of task replicas 1",
+            "spec.minAvailable: job 'minAvailable' should not be greater than total replicas in tasks; 3 is "
+            "greater than the sum of task replicas 1",
             id="template-job-spec-rules",
         ),
     ],

@@ -21,18 +21,20 @@ def problems(doc: Any) -> list[str]:
     [
         pytest.param(
             make_queue(guarantee={"resource": {"cpu": "4"}}, deserved={"cpu": "2"}),
-            "spec.deserved.cpu: '2' is below guarantee.resource.cpu '4' (raise deserved.cpu to at least '4')",
+            "spec.deserved.cpu: deserved[cpu]=2 must be >= guarantee[cpu]=4; raise deserved.cpu to at least "
+            "'4'",
             id="queue-deserved-below-guarantee",
         ),
         pytest.param(
             make_queue(guarantee={"resource": {"memory": "1Gi"}}),
-            "spec.deserved.memory: is missing while guarantee.resource.memory is '1Gi' "
-            "(set deserved.memory to at least '1Gi')",
+            "spec.deserved.memory: deserved[memory] must be >= guarantee[memory]=1Gi; deserved.memory is "
+            "missing while guarantee.resource.memory is '1Gi' (set deserved.memory to at least '1Gi')",
             id="queue-guarantee-without-deserved",
         ),
         pytest.param(
             make_queue(deserved={"cpu": 8}, capability={"cpu": 4}),
-            "spec.deserved.cpu: 8 is above capability.cpu 4 (lower deserved.cpu or raise capability.cpu)",
+            "spec.deserved.cpu: deserved[cpu]=8 must be <= capability[cpu]=4; lower deserved.cpu or raise "
+            "capability.cpu",
             id="queue-deserved-above-capability",
         ),
         pytest.param(
@@ -47,7 +49,7 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_queue("q", parent="q"),
-            "spec.parent: a queue cannot be its own parent (name another queue or 'root')",
+            "spec.parent: queue q cannot use itself as parent; name another queue or 'root'",
             id="queue-own-parent",
         ),
         pytest.param(
@@ -58,8 +60,9 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_podgroup(minMember=2, networkTopology={"highestTierAllowed": 1, "highestTierName": "spine"}),
-            "spec.networkTopology: sets both highestTierAllowed and highestTierName "
-            "(keep one: they are two ways to say the same limit)",
+            "spec.networkTopology: must not specify 'highestTierAllowed' and 'highestTierName' in "
+            "networkTopology simultaneously; sets both highestTierAllowed and highestTierName (keep one: "
+            "they are two ways to say the same limit)",
             id="podgroup-topology-both",
         ),
         pytest.param(
@@ -69,12 +72,13 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_hypernode(members=[]),
-            "spec.members: must not be empty (add at least 1 item)",
+            "spec.members: member must have at least one member; add at least one member",
             id="hypernode-no-members",
         ),
         pytest.param(
             make_hypernode(members=[{"type": "Node", "selector": {}}]),
-            "spec.members[0].selector: has no match (set one of exactMatch, regexMatch or labelMatch)",
+            "spec.members[0].selector: member selector must have one of exactMatch, regexMatch, or "
+            "labelMatch; set one of exactMatch, regexMatch or labelMatch",
             id="hypernode-no-selector",
         ),
         pytest.param(
@@ -86,7 +90,8 @@ def problems(doc: Any) -> list[str]:
                     }
                 ]
             ),
-            "spec.members[0].selector: sets exactMatch and regexMatch (keep exactly one of them)",
+            "spec.members[0].selector: cannot specify more than one selector type (exactMatch, regexMatch, "
+            "labelMatch); sets exactMatch and regexMatch (keep exactly one of them)",
             id="hypernode-two-selectors",
         ),
         pytest.param(
@@ -99,8 +104,9 @@ def problems(doc: Any) -> list[str]:
         ),
         pytest.param(
             make_hypernode(members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "node-[0-9"}}}]),
-            "spec.members[0].selector.regexMatch.pattern: is not a valid regular expression: "
-            "unterminated character set at position 5 (fix the pattern)",
+            "spec.members[0].selector.regexMatch.pattern: member regexMatch pattern is invalid: "
+            "unterminated character set at position 5; 'node-[0-9' is not a valid regular expression (fix "
+            "the pattern)",
             id="hypernode-bad-regex",
         ),
         pytest.param(
@@ -166,9 +172,9 @@ def problems(doc: Any) -> list[str]:
                 "metadata": {"name": "p", "annotations": {"volcano.sh/jdb-min-available": "100%"}},
                 "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
             },
-            "metadata.annotations[volcano.sh/jdb-min-available]: '100%' is not a positive count "
-            "or a percentage "
-            "(use e.g. '2' or '50%')",
+            'metadata.annotations[volcano.sh/jdb-min-available]: invalid value <"100%"> for '
+            "volcano.sh/jdb-min-available, it must be a valid percentage which between 1% ~ 99%; use a "
+            "count such as '2' or a percentage from '1%' to '99%'",
             id="pod-jdb-percentage",
         ),
         pytest.param(
@@ -184,8 +190,9 @@ def problems(doc: Any) -> list[str]:
                 },
                 "spec": {"schedulerName": "volcano", "containers": [{"name": "c"}]},
             },
-            "metadata.annotations[volcano.sh/jdb-max-unavailable]: cannot be set together with "
-            "volcano.sh/jdb-min-available (keep one of the two)",
+            "metadata.annotations[volcano.sh/jdb-max-unavailable]: not allow configure multiple annotations "
+            "<[volcano.sh/jdb-min-available volcano.sh/jdb-max-unavailable]> at same time; cannot be set "
+            "together with volcano.sh/jdb-min-available (keep one of the two)",
             id="pod-jdb-both",
         ),
         pytest.param(

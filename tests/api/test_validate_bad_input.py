@@ -209,8 +209,8 @@ PARENT = make_queue("org", capability={"cpu": 8}, deserved={"cpu": 4}, guarantee
     [
         pytest.param(
             [PARENT, make_queue("team", parent="org", capability={"cpu": 16})],
-            "Queue/team: spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue 'org' "
-            "(lower it to at most 8)",
+            "Queue/team: spec.capability.cpu: queue team capability[cpu]=16 exceeds its ancestor's "
+            "capability=8; the capability of ancestor queue 'org' bounds it (lower it to at most 8)",
             id="child-capability-over-parent",
         ),
         pytest.param(
@@ -219,7 +219,8 @@ PARENT = make_queue("org", capability={"cpu": 8}, deserved={"cpu": 4}, guarantee
                 make_queue("a", parent="org", deserved={"cpu": 1}, guarantee={"resource": {"cpu": 1}}),
                 make_queue("b", parent="org", deserved={"cpu": 2}, guarantee={"resource": {"cpu": 2}}),
             ],
-            "Queue/b: spec.guarantee.resource.cpu: children of queue 'org' would together have guarantee 3 "
+            "Queue/b: spec.guarantee.resource.cpu: parent queue org validation failed: sum of children's "
+            "guarantee; children of queue 'org' would together have guarantee 3 "
             "of cpu, more than its 2 (lower the children's guarantee.resource.cpu or raise that of queue "
             "'org')",
             id="guarantees-over-parent",
@@ -238,9 +239,8 @@ PARENT = make_queue("org", capability={"cpu": 8}, deserved={"cpu": 4}, guarantee
         ),
         pytest.param(
             [make_queue("l1"), *(make_queue(f"l{i}", parent=f"l{i - 1}") for i in range(2, 7))],
-            "Queue/l6: spec.parent: queue 'l6' would be 6 levels below root "
-            "(root -> l1 -> l2 -> l3 -> l4 -> l5 -> l6); Volcano allows at most 5 "
-            "(attach it to a queue higher in the tree)",
+            "Queue/l6: spec.parent: queue l6 exceeds the maximum allowed depth of 5; it would be 6 levels "
+            "below root (root -> l1 -> l2 -> l3 -> l4 -> l5 -> l6); attach it to a queue higher in the tree",
             id="too-deep",
         ),
     ],

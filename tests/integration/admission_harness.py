@@ -20,6 +20,7 @@ import kopf
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.webhooks.server import (
+    ApiNamespaces,
     ApiQueues,
     configure_server,
     install_configurations,
@@ -59,7 +60,11 @@ class AdmissionServer(threading.Thread):
     async def _main(self) -> None:
         client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
         registry = kopf.OperatorRegistry()
-        register(registry, queues=ApiQueues(client))
+        register(
+            registry,
+            queues=ApiQueues(client),
+            namespaces=ApiNamespaces(client),
+        )
 
         @kopf.on.login(registry=registry)
         def login(**kwargs: Any) -> kopf.ConnectionInfo | None:

@@ -287,6 +287,7 @@ CANNOT: list[tuple[str, tuple[str, ...]]] = [
     (CONTROLLER_SA, ("update", "jobs.batch.volcano.sh", "-n", "default")),
     (CONTROLLER_SA, ("update", "nodes")),
     (CONTROLLER_SA, ("list", "namespaces")),
+    (CONTROLLER_SA, ("update", "namespaces/default")),
     (CONTROLLER_SA, ("update", "validatingwebhookconfigurations/some-other-webhook")),
     (CONTROLLER_SA, ("update", f"leases/{SCHEDULER_LEASE}", "-n", SYSTEM)),
     (CONTROLLER_SA, ("create", "clusterroles")),
@@ -341,6 +342,8 @@ def test_what_the_code_does_is_allowed(cluster: Any) -> None:
         (CONTROLLER_SA, ("create", "hypernodes.topology.volcano.sh")),
         (CONTROLLER_SA, ("patch", "hypernodes.topology.volcano.sh", "--subresource=status")),
         (CONTROLLER_SA, ("get", f"configmaps/{c.CONTROLLER_CONFIGMAP}", "-n", SYSTEM)),
+        # PodGroup admission reads the namespace's queue annotation.
+        (CONTROLLER_SA, ("get", "namespaces/default")),
     ]
     refused = [
         f"{user.rsplit(':', 1)[1]} cannot {' '.join(args)}"

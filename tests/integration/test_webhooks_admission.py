@@ -101,6 +101,20 @@ def test_job_gets_volcano_defaults(cluster: DevCluster, namespace: str, admissio
     assert spec["plugins"] == {"pytorch": [], "svc": []}
 
 
+def test_svc_argument_volcano_does_not_read_is_admitted_with_a_warning(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    # Volcano's e2e "Should not override existing plugins": svc [--enable-networking] admitted and kept.
+    plugins = {"tensorflow": [], "svc": ["--enable-networking"]}
+    code, err = _create(cluster, _job("networking", namespace, plugins=plugins))
+    assert code == 0, err
+    assert (
+        "Warning: spec.plugins.svc[0]: plugin svc has no argument '--enable-networking', so it has no effect"
+        in err
+    )
+    assert _get(cluster, "vcjob", "networking", "-n", namespace)["spec"]["plugins"] == plugins
+
+
 # --- Job: rejections ----------------------------------------------------------------------------------------
 
 WORKER = {
@@ -115,26 +129,26 @@ WORKER = {
     [
         pytest.param(
             {"tasks": [WORKER, WORKER]},
-            "spec.tasks[1].name: duplicated task name 'w', also used by spec.tasks[0] (give each task a "
+            "spec.tasks[1].name: duplicated task name w; also used by spec.tasks[0] (give each task a "
             "unique name)",
             id="duplicate-task-names",
         ),
         pytest.param(
             {"tasks": [WORKER], "minAvailable": 3},
-            "spec.minAvailable: 3 is greater than the sum of task replicas 1 "
-            "(lower minAvailable to at most 1 or add replicas)",
+            "spec.minAvailable: job 'minAvailable' should not be greater than total replicas in tasks; 3 is "
+            "greater than the sum of task replicas 1 (lower minAvailable to at most 1 or add replicas)",
             id="min-available-above-replicas",
         ),
         pytest.param(
             {"tasks": [WORKER], "policies": [{"event": "PodFailed", "exitCode": 3, "action": "RestartJob"}]},
-            "spec.policies[0]: sets both event and exitCode (keep one: a policy reacts to events or to an "
-            "exit code)",
+            "spec.policies[0]: must not specify event and exitCode simultaneously; keep one of event and "
+            "exitCode: a policy reacts to events or to an exit code",
             id="bad-policy",
         ),
         pytest.param(
             {"tasks": [WORKER], "plugins": {"horovod": []}},
-            "spec.plugins.horovod: unknown job plugin (use one of env, svc, ssh, mpi, pytorch, tensorflow, "
-            "hcclrank, ray)",
+            "spec.plugins.horovod: unable to find job plugin: horovod; use one of env, svc, ssh, mpi, "
+            "pytorch, tensorflow, hcclrank, ray",
             id="unknown-plugin",
         ),
         pytest.param(
@@ -144,7 +158,8 @@ WORKER = {
         ),
         pytest.param(
             {"tasks": [WORKER], "queue": f"missing-{RUN}"},
-            f"spec.queue: queue 'missing-{RUN}' does not exist (create it first, or use an existing queue: ",
+            f'spec.queue: unable to find job queue: queue.scheduling.volcano.sh "missing-{RUN}" not found; '
+            "create it first, or use an existing queue: ",
             id="missing-queue",
         ),
     ],
@@ -169,7 +184,8 @@ def test_job_in_a_closed_queue_is_refused(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            f"spec.queue: queue '{name}' is Closed; jobs can only be submitted to an Open queue "
+            f"spec.queue: can only submit job to queue with state `Open`, queue `{name}` status is `Closed`; "
+            f"queue '{name}' is Closed; jobs can only be submitted to an Open queue "
             f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
         )
         in err
@@ -205,7 +221,7 @@ def test_updates_may_scale_but_not_add_tasks_or_move_queues(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            "spec.tasks: job updates may not add or remove tasks (had 1, now 2); "
+            "spec.tasks: job updates may not add or remove tasks; had 1, now 2; "
             "delete the Job and create it again with the new spec",
         )
         in done.stderr
@@ -219,7 +235,9 @@ def test_updates_may_scale_but_not_add_tasks_or_move_queues(
     assert (
         _denied(
             "validatejob.volcano.sh",
-            f"spec.queue: cannot change from 'default' to '{other}' on an existing job; "
+            "spec.queue: job updates may not change fields other than `minAvailable`, `tasks[*].replicas "
+            "under spec` and `PriorityClassName`; "
+            f"the queue cannot change from 'default' to '{other}' on an existing job; "
             "delete the Job and create it in the new queue",
         )
         in done.stderr
@@ -251,7 +269,8 @@ def test_queue_gets_defaults_and_bad_shares_are_refused(
     assert (
         _denied(
             "validatequeue.volcano.sh",
-            "spec.deserved.cpu: '4' is above capability.cpu '2' (lower deserved.cpu or raise capability.cpu)",
+            "spec.deserved.cpu: deserved[cpu]=4 must be <= capability[cpu]=2; lower deserved.cpu or raise "
+            "capability.cpu",
         )
         in err
     )
@@ -268,8 +287,8 @@ def test_parent_queue_cannot_be_deleted_while_it_has_children(
     assert (
         _denied(
             "validatequeue.volcano.sh",
-            f"metadata.name: queue '{parent}' has child queues ({child}); delete them or move them to "
-            "another parent first",
+            f"metadata.name: queue {parent} can not be deleted because it has 1 child queues: {child}; "
+            "delete them or move them to another parent first",
         )
         in done.stderr
     )
@@ -294,11 +313,138 @@ def test_podgroup_in_a_closed_queue_is_refused(
     assert (
         _denied(
             "validatepodgroup.volcano.sh",
-            f"spec.queue: queue '{name}' is Closed; podgroups can only be submitted to an Open queue "
+            f"spec.queue: can only submit PodGroup to queue with state `Open`, queue `{name}` status is "
+            f"`Closed`; queue '{name}' is Closed; podgroups can only be submitted to an Open queue "
             f"(open it with 'vcctl queue operate -n {name} -a open', or use another queue)",
         )
         in err
     )
+
+
+def test_podgroup_in_the_default_queue_takes_its_namespace_queue(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    name = f"nsq-{RUN}"
+    _ensure_open_queue(cluster, name)
+    cluster.kubectl("annotate", "namespace", namespace, f"scheduling.volcano.sh/queue-name={name}")
+
+    def podgroup(pg_name: str, **spec: Any) -> dict[str, Any]:
+        return {
+            "apiVersion": "scheduling.volcano.sh/v1beta1",
+            "kind": "PodGroup",
+            "metadata": {"name": pg_name, "namespace": namespace},
+            "spec": {"minMember": 1, **spec},
+        }
+
+    own = f"own-{RUN}"
+    _ensure_open_queue(cluster, own)
+    for pg in (podgroup("unnamed"), podgroup("in-default", queue="default"), podgroup("own", queue=own)):
+        code, err = _create(cluster, pg)
+        assert code == 0, err
+    queues = {
+        pg: _get(cluster, "podgroup", pg, "-n", namespace)["spec"]["queue"]
+        for pg in ("unnamed", "in-default", "own")
+    }
+    assert queues == {"unnamed": name, "in-default": name, "own": own}
+
+
+# Volcano's test/e2e/admission/pod_validation_test.go, for pods with schedulerName volcano.
+@pytest.mark.parametrize(
+    ("annotations", "message"),
+    [
+        pytest.param({"volcano.sh/jdb-min-available": "-1"}, "must be a positive integer", id="negative"),
+        pytest.param({"volcano.sh/jdb-min-available": "0"}, "must be a positive integer", id="zero"),
+        pytest.param({"volcano.sh/jdb-max-unavailable": "0%"}, "percentage which between 1% ~ 99%", id="0%"),
+        pytest.param(
+            {"volcano.sh/jdb-min-available": "100%"}, "percentage which between 1% ~ 99%", id="100%"
+        ),
+        pytest.param({"volcano.sh/jdb-min-available": "invalid"}, "invalid syntax", id="string"),
+        pytest.param(
+            {"volcano.sh/jdb-min-available": "2", "volcano.sh/jdb-max-unavailable": "50%"},
+            "not allow configure multiple annotations",
+            id="conflicting",
+        ),
+    ],
+)
+def test_pod_with_a_bad_disruption_budget_is_refused(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer, annotations: dict[str, str], message: str
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "budget", "namespace": namespace, "annotations": annotations},
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    code, err = _create(cluster, pod)
+    assert code != 0
+    assert 'admission webhook "validatepod.volcano.sh" denied the request: metadata.annotations[' in err
+    assert message in err
+    # The same annotations on another scheduler's pod never reach the webhook.
+    other = {**pod, "metadata": {**pod["metadata"], "name": "other"}, "spec": {**pod["spec"]}}
+    other["spec"]["schedulerName"] = "default-scheduler"
+    code, err = _create(cluster, other)
+    assert code == 0, err
+    cluster.kubectl("delete", "pod", "other", "-n", namespace, "--wait=false")
+
+
+def test_pod_with_a_valid_disruption_budget_is_admitted(
+    cluster: DevCluster, namespace: str, admission: AdmissionServer
+) -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "budget-ok",
+            "namespace": namespace,
+            "annotations": {"volcano.sh/jdb-max-unavailable": "50%"},
+        },
+        "spec": {"schedulerName": "volcano", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    code, err = _create(cluster, pod)
+    assert code == 0, err
+    cluster.kubectl("delete", "pod", "budget-ok", "-n", namespace, "--wait=false")
+
+
+def test_hypernode_members_are_checked_on_create_and_update(
+    cluster: DevCluster, admission: AdmissionServer
+) -> None:
+    name = f"rack-{RUN}"
+
+    def hypernode(members: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "apiVersion": "topology.volcano.sh/v1alpha1",
+            "kind": "HyperNode",
+            "metadata": {"name": name},
+            "spec": {"tier": 1, "members": members},
+        }
+
+    code, err = _create(
+        cluster, hypernode([{"type": "Node", "selector": {"regexMatch": {"pattern": "a(b"}}}])
+    )
+    assert code != 0
+    assert (
+        _denied(
+            "validatehypernodes.volcano.sh",
+            "spec.members[0].selector.regexMatch.pattern: member regexMatch pattern is invalid: ",
+        )
+        in err
+    )
+    code, err = _create(cluster, hypernode([{"type": "Node", "selector": {"exactMatch": {"name": ""}}}]))
+    assert code != 0
+    assert "spec.members[0].selector.exactMatch.name" in err and "should be at least 1 chars long" in err
+
+    code, err = _create(
+        cluster, hypernode([{"type": "Node", "selector": {"exactMatch": {"name": "node-1"}}}])
+    )
+    assert code == 0, err
+    try:
+        done = cluster.kubectl(
+            "patch", "hypernode", name, "--type=merge", "-p", '{"spec": {"members": []}}', check=False
+        )
+        assert done.returncode != 0
+        assert "members" in done.stderr
+    finally:
+        cluster.kubectl("delete", "hypernode", name, "--ignore-not-found")
 
 
 # --- an outage stops only Volcano kinds, and quickly --------------------------------------------------------
@@ -528,8 +674,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue '{org}' "
-                "(lower it to at most 8)",
+                f"spec.capability.cpu: queue {b} capability[cpu]=16 exceeds its ancestor's capability=8; "
+                f"the capability of ancestor queue '{org}' bounds it (lower it to at most 8)",
             )
             in err
         )
@@ -541,7 +687,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.guarantee.resource.cpu: children of queue '{org}' would together have guarantee 3 "
+                f"spec.guarantee.resource.cpu: parent queue {org} validation failed: sum of children's "
+                f"guarantee; children of queue '{org}' would together have guarantee 3 "
                 f"of cpu, more than its 2 (lower the children's guarantee.resource.cpu or raise that of "
                 f"queue '{org}')",
             )
@@ -553,7 +700,8 @@ def test_queue_hierarchy_is_refused_at_apply(cluster: DevCluster, admission: Adm
         assert (
             _denied(
                 "validatequeue.volcano.sh",
-                f"spec.parent: parent queue 'nowhere-{RUN}' does not exist (create it first, or use 'root')",
+                f"spec.parent: parent queue nowhere-{RUN} not found: "
+                f"queue.scheduling.volcano.sh \"nowhere-{RUN}\" not found; create it first, or use 'root'",
             )
             in err
         )

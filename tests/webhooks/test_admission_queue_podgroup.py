@@ -68,12 +68,14 @@ def test_a_child_that_fits_is_admitted() -> None:
     [
         pytest.param(
             queue("x", deserved={"cpu": "1"}, guarantee={"resource": {"cpu": "2"}}),
-            "spec.deserved.cpu: '1' is below guarantee.resource.cpu '2' (raise deserved.cpu to at least '2')",
+            "spec.deserved.cpu: deserved[cpu]=1 must be >= guarantee[cpu]=2; raise deserved.cpu to at least "
+            "'2'",
             id="deserved-below-guarantee",
         ),
         pytest.param(
             queue("x", deserved={"cpu": "4"}, capability={"cpu": "2"}),
-            "spec.deserved.cpu: '4' is above capability.cpu '2' (lower deserved.cpu or raise capability.cpu)",
+            "spec.deserved.cpu: deserved[cpu]=4 must be <= capability[cpu]=2; lower deserved.cpu or raise "
+            "capability.cpu",
             id="deserved-above-capability",
         ),
         pytest.param(
@@ -83,39 +85,39 @@ def test_a_child_that_fits_is_admitted() -> None:
         ),
         pytest.param(
             queue("team-b", parent="ghost"),
-            "spec.parent: parent queue 'ghost' does not exist (create it first, or use 'root')",
+            'spec.parent: parent queue ghost not found: queue.scheduling.volcano.sh "ghost" not found; '
+            "create it first, or use 'root'",
             id="missing-parent",
         ),
         pytest.param(
             queue("team-b", parent="busy"),
-            "spec.parent: queue 'busy' runs 3 pod(s) of its own and so cannot become a parent (a parent "
-            "queue "
-            "holds no jobs; pick another parent or drain that queue first)",
+            "spec.parent: queue busy cannot be the parent queue of queue team-b because it has allocated "
+            "Pods: 3; a parent queue holds no jobs (pick another parent or drain that queue first)",
             id="parent-with-pods",
         ),
         pytest.param(
             queue("team-b", parent="org", capability={"cpu": "16"}),
-            "spec.capability.cpu: 16 exceeds the capability 8 of ancestor queue 'org' (lower it to at most "
-            "8)",
+            "spec.capability.cpu: queue team-b capability[cpu]=16 exceeds its ancestor's capability=8; the "
+            "capability of ancestor queue 'org' bounds it (lower it to at most 8)",
             id="capability-above-ancestor",
         ),
         pytest.param(
             queue("team-b", parent="org", deserved={"cpu": "3"}),
-            "spec.deserved.cpu: children of queue 'org' would together have deserved 7 of cpu, more than "
-            "its 6 "
-            "(lower the children's deserved.cpu or raise that of queue 'org')",
+            "spec.deserved.cpu: parent queue org validation failed: sum of children's deserved; children of "
+            "queue 'org' would together have deserved 7 of cpu, more than its 6 (lower the children's "
+            "deserved.cpu or raise that of queue 'org')",
             id="siblings-deserved-above-parent",
         ),
         pytest.param(
             queue("team-b", parent="org", deserved={"cpu": "2"}, guarantee={"resource": {"cpu": "2"}}),
-            "spec.guarantee.resource.cpu: children of queue 'org' would together have guarantee 3 of cpu, "
-            "more "
-            "than its 2 (lower the children's guarantee.resource.cpu or raise that of queue 'org')",
+            "spec.guarantee.resource.cpu: parent queue org validation failed: sum of children's guarantee; "
+            "children of queue 'org' would together have guarantee 3 of cpu, more than its 2 (lower the "
+            "children's guarantee.resource.cpu or raise that of queue 'org')",
             id="siblings-guarantee-above-parent",
         ),
         pytest.param(
             queue("x", parent="x"),
-            "spec.parent: a queue cannot be its own parent (name another queue or 'root')",
+            "spec.parent: queue x cannot use itself as parent; name another queue or 'root'",
             id="own-parent",
         ),
     ],
@@ -140,8 +142,24 @@ def test_shrinking_a_parent_below_its_child_is_rejected() -> None:
     new["spec"]["capability"] = {"cpu": "5"}
     new["spec"]["deserved"] = {"cpu": "5"}
     assert _write(new, old) == [
-        "spec.capability.cpu: 5 is below the capability 6 of child queue 'team-a' (raise it to at least 6)"
+        "spec.capability.cpu: queue org capability[cpu]=5 is smaller than its descendants' max capability=6; "
+        "child queue 'team-a' has more (raise it to at least 6)"
     ]
+
+
+def test_root_queue_quotas_cannot_change() -> None:
+    old = queue("root", capability={"cpu": "100"})
+    new = copy.deepcopy(old)
+    new["spec"]["capability"] = {"cpu": "50"}
+    new["spec"]["deserved"] = {"cpu": "50"}
+    assert _write(new, old) == [
+        "spec.capability: root queue's resource attributes (capability, deserved, guarantee) cannot be "
+        "modified; capability, deserved changed (root stands for the whole cluster; set quotas on its "
+        "children)"
+    ]
+    weighted = copy.deepcopy(old)
+    weighted["spec"]["weight"] = 3
+    assert _write(weighted, old) == []
 
 
 def test_update_that_does_not_touch_the_hierarchy_skips_its_checks() -> None:
@@ -160,9 +178,8 @@ def test_annotation_hierarchy_must_end_at_a_leaf() -> None:
     }
     body = queue("x", annotations={"volcano.sh/hierarchy": "root/a", "volcano.sh/hierarchy-weights": "1/2"})
     assert [str(p) for p in validate_queue_write(body, queues)] == [
-        "metadata.annotations[volcano.sh/hierarchy]: 'root/a' is a prefix of the hierarchy 'root/a/b' of "
-        "queue "
-        "'y'; a queue must be a leaf of the hierarchy (extend the path, e.g. 'root/a/x')"
+        "metadata.annotations[volcano.sh/hierarchy]: root/a is not allowed to be in the sub path of root/a/b "
+        "of queue y; a queue must be a leaf of the hierarchy (extend the path, e.g. 'root/a/x')"
     ]
 
 
@@ -174,19 +191,19 @@ def test_annotation_hierarchy_must_end_at_a_leaf() -> None:
     [
         pytest.param(
             "default",
-            "metadata.name: queue 'default' cannot be deleted: jobs that name no queue go there "
-            "(close it instead: 'vcctl queue operate -n default -a close')",
+            "metadata.name: `default` queue can not be deleted; jobs that name no queue go there (close it "
+            "instead: 'vcctl queue operate -n default -a close')",
             id="default",
         ),
         pytest.param(
             "root",
-            "metadata.name: queue 'root' cannot be deleted: it is the top of the queue hierarchy",
+            "metadata.name: `root` queue can not be deleted; it is the top of the queue hierarchy",
             id="root",
         ),
         pytest.param(
             "org",
-            "metadata.name: queue 'org' has child queues (team-a); delete them or move them to another "
-            "parent first",
+            "metadata.name: queue org can not be deleted because it has 1 child queues: team-a; delete them "
+            "or move them to another parent first",
             id="has-children",
         ),
     ],
@@ -200,6 +217,14 @@ def test_a_leaf_queue_can_be_deleted() -> None:
 
 
 # --- podgroup ----------------------------------------------------------------------------------------------
+
+
+def test_podgroup_in_a_parent_queue_is_refused_in_our_words_alone() -> None:
+    # Volcano's PodGroup webhook has no leaf rule, so none of its (job) words are borrowed here.
+    assert [str(p) for p in validate_podgroup_create(podgroup(queue="org"), QUEUES)] == [
+        "spec.queue: queue 'org' has child queues (team-a); podgroups go to leaf queues (submit to 'team-a' "
+        "or another queue without children)"
+    ]
 
 
 def test_podgroup_in_an_open_leaf_queue_is_admitted() -> None:
@@ -220,14 +245,15 @@ def test_podgroup_in_a_queue_the_controller_has_not_opened_yet_is_admitted() -> 
     [
         pytest.param(
             "closed",
-            "spec.queue: queue 'closed' is Closed; podgroups can only be submitted to an Open queue "
-            "(open it with 'vcctl queue operate -n closed -a open', or use another queue)",
+            "spec.queue: can only submit PodGroup to queue with state `Open`, queue `closed` status is "
+            "`Closed`; queue 'closed' is Closed; podgroups can only be submitted to an Open queue (open it "
+            "with 'vcctl queue operate -n closed -a open', or use another queue)",
             id="closed",
         ),
         pytest.param(
             "nope",
-            "spec.queue: queue 'nope' does not exist (create it first, or use an existing queue: 'busy', "
-            "'closed', 'default', 'org', 'root')",
+            'spec.queue: unable to find queue: queue.scheduling.volcano.sh "nope" not found; create it '
+            "first, or use an existing queue: 'busy', 'closed', 'default', 'org', 'root'",
             id="missing",
         ),
     ],

@@ -21,7 +21,7 @@ from volcano_py.webhooks.tls import generate_certificate
 NOW = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
 
 
-def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_policy() -> None:
+def test_configurations_cover_volcano_kinds_and_its_pod_rule_with_short_timeout_and_fail_policy() -> None:
     mutating, validating = webhook_configurations(name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443/")
     assert mutating["kind"] == "MutatingWebhookConfiguration"
     assert validating["kind"] == "ValidatingWebhookConfiguration"
@@ -37,6 +37,9 @@ def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_pol
         ("mutatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE",)),
         ("validatequeue.volcano.sh", "scheduling.volcano.sh", "queues", ("CREATE", "UPDATE", "DELETE")),
         ("validatepodgroup.volcano.sh", "scheduling.volcano.sh", "podgroups", ("CREATE",)),
+        ("mutatepodgroup.volcano.sh", "scheduling.volcano.sh", "podgroups", ("CREATE",)),
+        ("validatepod.volcano.sh", "", "pods", ("CREATE",)),
+        ("validatehypernodes.volcano.sh", "topology.volcano.sh", "hypernodes", ("CREATE", "UPDATE")),
         ("validatejobflow.volcano.sh", "flow.volcano.sh", "jobflows", ("CREATE", "UPDATE")),
         ("validatejobtemplate.volcano.sh", "flow.volcano.sh", "jobtemplates", ("CREATE", "UPDATE")),
         ("validatecronjob.volcano.sh", "batch.volcano.sh", "cronjobs", ("CREATE", "UPDATE")),
@@ -49,12 +52,55 @@ def test_configurations_cover_only_volcano_kinds_with_short_timeout_and_fail_pol
     urls = sorted(hook["clientConfig"]["url"] for hook in validating["webhooks"])
     assert urls == [
         "https://127.0.0.1:9443/validate-cronjob",
+        "https://127.0.0.1:9443/validate-hypernode",
         "https://127.0.0.1:9443/validate-job",
         "https://127.0.0.1:9443/validate-jobflow",
         "https://127.0.0.1:9443/validate-jobtemplate",
+        "https://127.0.0.1:9443/validate-pod",
         "https://127.0.0.1:9443/validate-podgroup",
         "https://127.0.0.1:9443/validate-queue",
     ]
+
+
+def test_pod_and_podgroup_hooks_reach_only_what_their_rules_concern() -> None:
+    service = {"namespace": "batch-system", "name": "volcano-py-admission", "port": 443}
+    mutating, validating = webhook_configurations(
+        name="vp", ca_bundle=b"CA", service=service, scheduler_names=("volcano", "gang")
+    )
+    hooks = {hook["name"]: hook for hook in [*mutating["webhooks"], *validating["webhooks"]]}
+    outside = {
+        "matchExpressions": [
+            {
+                "key": "kubernetes.io/metadata.name",
+                "operator": "NotIn",
+                "values": ["batch-system", "kube-system"],
+            }
+        ]
+    }
+    pod = hooks["validatepod.volcano.sh"]
+    assert pod["namespaceSelector"] == outside
+    assert pod["matchConditions"] == [
+        {
+            "name": "scheduled-by-volcano",
+            "expression": "has(object.spec.schedulerName) && "
+            "object.spec.schedulerName in ['volcano', 'gang']",
+        },
+        {
+            "name": "has-disruption-budget",
+            "expression": "has(object.metadata.annotations) && ('volcano.sh/jdb-min-available' in "
+            "object.metadata.annotations || 'volcano.sh/jdb-max-unavailable' in object.metadata.annotations)",
+        },
+    ]
+    podgroup = hooks["mutatepodgroup.volcano.sh"]
+    assert podgroup["namespaceSelector"] == outside
+    assert podgroup["matchConditions"] == [
+        {
+            "name": "in-default-queue",
+            "expression": "!has(object.spec) || !has(object.spec.queue) || object.spec.queue == 'default'",
+        }
+    ]
+    for name in ("mutatejob.volcano.sh", "validatehypernodes.volcano.sh", "validatepodgroup.volcano.sh"):
+        assert "namespaceSelector" not in hooks[name] and "matchConditions" not in hooks[name]
 
 
 def test_in_cluster_service_and_object_selector() -> None:
@@ -107,8 +153,9 @@ def test_register_adds_one_handler_per_webhook_id() -> None:
     register(registry, queues=_NoQueues())
     ids = sorted(handler.id for handler in registry._webhooks.get_all_handlers())
     assert ids == [
-        "mutate-job", "mutate-queue", "validate-cronjob", "validate-job", "validate-jobflow",
-        "validate-jobtemplate", "validate-podgroup", "validate-queue",
+        "mutate-job", "mutate-podgroup", "mutate-queue", "validate-cronjob", "validate-hypernode",
+        "validate-job", "validate-jobflow", "validate-jobtemplate", "validate-pod", "validate-podgroup",
+        "validate-queue",
     ]  # fmt: skip
 
 
@@ -122,6 +169,6 @@ def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path
     assert settings.admission.managed is None
     assert (tmp_path / "ca.crt").read_bytes() == cert.ca_pem
     assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600
-    assert len(registry._webhooks.get_all_handlers()) == 8
+    assert len(registry._webhooks.get_all_handlers()) == 11
     startup = [handler.id for handler in registry._activities.get_all_handlers()]
     assert "install-webhook-configurations" in startup

@@ -153,7 +153,8 @@ class JobSpec(VolcanoModel):
     scheduler_name: str | None = Field(default=None, max_length=63)
     min_available: Int32 = Field(default=0, ge=0)
     volumes: list[VolumeSpec] = Field(default_factory=list)
-    tasks: list[TaskSpec] = Field(default_factory=list, min_length=1)
+    # The CRD refuses an empty list; the rule (api.job_rules) words a Job without tasks as Volcano does.
+    tasks: list[TaskSpec] = Field(default_factory=list, json_schema_extra={"minItems": 1})
     policies: list[LifecyclePolicy] = Field(default_factory=list)
     plugins: dict[str, list[str]] = Field(default_factory=dict)
     running_estimate: Duration | None = None

@@ -8,6 +8,17 @@ from collections.abc import Sequence
 
 from volcano_py.api.batch import LifecyclePolicy
 from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Event
+from volcano_py.api.messages import (
+    VOLCANO_ANY_EVENT_ALONE,
+    VOLCANO_DUPLICATE_EVENT,
+    VOLCANO_DUPLICATE_EXIT_CODE,
+    VOLCANO_EVENT_AND_EXIT_CODE,
+    VOLCANO_EXIT_CODE_ZERO,
+    VOLCANO_INVALID_ACTION,
+    VOLCANO_INVALID_EVENT,
+    VOLCANO_NO_EVENT_OR_EXIT_CODE,
+    volcano_said,
+)
 from volcano_py.api.problems import Problem, join_path
 
 _EVENTS = ", ".join(e.value for e in POLICY_EVENTS)
@@ -26,7 +37,10 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
             problems.append(
                 Problem(
                     here,
-                    "sets both event and exitCode (keep one: a policy reacts to events or to an exit code)",
+                    volcano_said(
+                        VOLCANO_EVENT_AND_EXIT_CODE,
+                        "keep one of event and exitCode: a policy reacts to events or to an exit code",
+                    ),
                 )
             )
             continue
@@ -34,7 +48,10 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
             problems.append(
                 Problem(
                     here,
-                    "sets neither event nor exitCode (add one, e.g. 'event: PodFailed' or 'exitCode: 1')",
+                    volcano_said(
+                        VOLCANO_NO_EVENT_OR_EXIT_CODE,
+                        "add one, e.g. 'event: PodFailed' or 'exitCode: 1'",
+                    ),
                 )
             )
             continue
@@ -44,17 +61,22 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
                     problems.append(
                         Problem(
                             join_path(here, "event" if event == policy.event else "events"),
-                            f"{event.value!r} is raised internally and cannot be used in a policy "
-                            f"(use one of {_EVENTS})",
+                            volcano_said(
+                                VOLCANO_INVALID_EVENT,
+                                f"{event.value!r} is raised internally and cannot be used in a policy "
+                                f"(use one of {_EVENTS})",
+                            ),
                         )
                     )
                 elif event in events_at:
                     problems.append(
                         Problem(
                             join_path(here, "event" if event == policy.event else "events"),
-                            f"event {event.value!r} is already handled by "
-                            f"{join_path(path, events_at[event])} "
-                            "(keep one policy per event)",
+                            volcano_said(
+                                VOLCANO_DUPLICATE_EVENT,
+                                f"event {event.value!r} is already handled by "
+                                f"{join_path(path, events_at[event])} (keep one policy per event)",
+                            ),
                         )
                     )
                 else:
@@ -67,8 +89,11 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
                 problems.append(
                     Problem(
                         join_path(here, "action"),
-                        f"{policy.action.value!r} is used internally and cannot be used in a policy "
-                        f"(use one of {_ACTIONS})",
+                        volcano_said(
+                            VOLCANO_INVALID_ACTION,
+                            f"{policy.action.value!r} is used internally and cannot be used in a policy "
+                            f"(use one of {_ACTIONS})",
+                        ),
                     )
                 )
         elif policy.exit_code is not None:
@@ -77,15 +102,18 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
                 problems.append(
                     Problem(
                         join_path(here, "exitCode"),
-                        "0 means success and is not an error code (use a non-zero exit code)",
+                        volcano_said(VOLCANO_EXIT_CODE_ZERO, "0 means success (use a non-zero exit code)"),
                     )
                 )
             elif code in codes_at:
                 problems.append(
                     Problem(
                         join_path(here, "exitCode"),
-                        f"exit code {code} is already handled by {join_path(path, codes_at[code])} "
-                        "(keep one policy per exit code)",
+                        volcano_said(
+                            VOLCANO_DUPLICATE_EXIT_CODE.format(code=code),
+                            f"already handled by {join_path(path, codes_at[code])} "
+                            "(keep one policy per exit code)",
+                        ),
                     )
                 )
             else:
@@ -94,8 +122,11 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
         problems.append(
             Problem(
                 join_path(path, events_at[Event.ANY], "event"),
-                "'*' matches every event, so no other event policy may be listed "
-                "(remove the other event policies or '*')",
+                volcano_said(
+                    VOLCANO_ANY_EVENT_ALONE,
+                    "'*' matches every event, so no other event policy may be listed "
+                    "(remove the other event policies or '*')",
+                ),
             )
         )
     return problems

@@ -15,6 +15,26 @@ from volcano_py.api.batch import Job, NumaPolicy, TaskSpec
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.kube_names import metadata_problems
+from volcano_py.api.messages import (
+    VOLCANO_BOTH_CLAIMS,
+    VOLCANO_CLAIM_NAME,
+    VOLCANO_CPU_NOT_INTEGER,
+    VOLCANO_DUPLICATED_MOUNT_PATH,
+    VOLCANO_DUPLICATED_TASK_NAME,
+    VOLCANO_JOB_MIN_AVAILABLE,
+    VOLCANO_JOB_NAME,
+    VOLCANO_MPI_MASTER,
+    VOLCANO_NO_CLAIM,
+    VOLCANO_NO_TASK,
+    VOLCANO_NOT_DAG,
+    VOLCANO_PARTITION_MIN_AVAILABLE,
+    VOLCANO_PARTITION_REPLICAS,
+    VOLCANO_POD_NAME,
+    VOLCANO_ROOT_QUEUE_JOB,
+    VOLCANO_TASK_MIN_AVAILABLE,
+    VOLCANO_UNKNOWN_PLUGIN,
+    volcano_said,
+)
 from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.rules import check_network_topology, object_name_problems
@@ -32,10 +52,15 @@ def task_name(task: TaskSpec, index: int) -> str:
 
 def validate_job(job: Job) -> list[Problem]:
     # Volcano names pods and Services after the job, so it must also fit in a 63-character label.
-    problems = object_name_problems(job.metadata, max_length=63)
+    problems = [
+        Problem(p.path, volcano_said(VOLCANO_JOB_NAME.format(job=job.metadata.name), p.message))
+        if job.metadata.name
+        else p
+        for p in object_name_problems(job.metadata, max_length=63)
+    ]
     spec = job.spec
     if not spec.tasks:
-        problems.append(Problem("spec.tasks", "no task specified (add at least one task)"))
+        problems.append(Problem("spec.tasks", volcano_said(VOLCANO_NO_TASK, "add at least one task")))
     seen: dict[str, int] = {}
     for i, task in enumerate(spec.tasks):
         here = join_path("spec", "tasks", i)
@@ -46,8 +71,10 @@ def validate_job(job: Job) -> list[Problem]:
             problems.append(
                 Problem(
                     join_path(here, "name"),
-                    f"duplicated task name {name!r}, also used by spec.tasks[{seen[name]}] "
-                    "(give each task a unique name)",
+                    volcano_said(
+                        VOLCANO_DUPLICATED_TASK_NAME.format(task=name),
+                        f"also used by spec.tasks[{seen[name]}] (give each task a unique name)",
+                    ),
                 )
             )
         else:
@@ -58,8 +85,11 @@ def validate_job(job: Job) -> list[Problem]:
         problems.append(
             Problem(
                 "spec.minAvailable",
-                f"{spec.min_available} is greater than the sum of task replicas {total} "
-                f"(lower minAvailable to at most {total} or add replicas)",
+                volcano_said(
+                    VOLCANO_JOB_MIN_AVAILABLE,
+                    f"{spec.min_available} is greater than the sum of task replicas {total} "
+                    f"(lower minAvailable to at most {total} or add replicas)",
+                ),
             )
         )
     problems += check_policies(spec.policies, "spec.policies")
@@ -67,9 +97,7 @@ def validate_job(job: Job) -> list[Problem]:
     problems += _check_volumes(job)
     problems += check_network_topology(spec.network_topology, "spec.networkTopology")
     if spec.queue == constants.ROOT_QUEUE:
-        problems.append(
-            Problem("spec.queue", "jobs cannot be submitted to the root queue (use a leaf queue)")
-        )
+        problems.append(Problem("spec.queue", volcano_said(VOLCANO_ROOT_QUEUE_JOB, "use a leaf queue")))
     problems += _check_dependencies(spec.tasks)
     return problems
 
@@ -80,8 +108,11 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
         problems.append(
             Problem(
                 join_path(here, "minAvailable"),
-                f"{task.min_available} is greater than replicas {task.replicas} "
-                f"(lower minAvailable to at most {task.replicas} or raise replicas)",
+                volcano_said(
+                    VOLCANO_TASK_MIN_AVAILABLE.format(task=task_name(task, index), job=job.metadata.name),
+                    f"{task.min_available} is greater than replicas {task.replicas} "
+                    f"(lower minAvailable to at most {task.replicas} or raise replicas)",
+                ),
             )
         )
     problems += check_policies(task.policies, join_path(here, "policies"))
@@ -92,8 +123,10 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
             problems.append(
                 Problem(
                     join_path(here, "name"),
-                    f"pod name {pod_name!r} would be longer than 63 characters (shorten the job "
-                    "or task name)",
+                    volcano_said(
+                        VOLCANO_POD_NAME.format(pod=pod_name),
+                        "the pod name would be longer than 63 characters (shorten the job or task name)",
+                    ),
                 )
             )
     problems += metadata_problems(task.template.get("metadata"), join_path(here, "template", "metadata"))
@@ -104,19 +137,22 @@ def _check_task(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem
         )
     else:
         problems += check_pod_spec(template_spec, join_path(here, "template", "spec"))
-        problems += _check_numa_cpus(task, here)
-    problems += _check_partition_policy(task, here)
+        problems += _check_numa_cpus(task, index, here)
+    problems += _check_partition_policy(job, task, index, here)
     return problems
 
 
-def _check_numa_cpus(task: TaskSpec, here: str) -> list[Problem]:
+def _check_numa_cpus(task: TaskSpec, index: int, here: str) -> list[Problem]:
     # A NUMA topology policy pins whole CPUs, so every container must request a whole number of them.
     if task.topology_policy in (None, NumaPolicy.NONE):
         return []
     problems: list[Problem] = []
     spec = task.pod_spec
+    # Volcano numbers containers and then init containers in one sequence.
+    position = -1
     for field in ("containers", "initContainers"):
         for i, container in enumerate(spec.get(field) or []):
+            position += 1
             if not isinstance(container, dict):
                 continue
             resources = container.get("resources") or {}
@@ -129,26 +165,33 @@ def _check_numa_cpus(task: TaskSpec, here: str) -> list[Problem]:
                 problems.append(
                     Problem(
                         join_path(here, "template", "spec", field, i, "resources", "requests", "cpu"),
-                        f"must be a whole number of CPUs with topologyPolicy {task.topology_policy.value!r} "
-                        f"(request e.g. '2', not {cpu!r})",
+                        volcano_said(
+                            VOLCANO_CPU_NOT_INTEGER.format(task=index, container=position),
+                            f"must be a whole number of CPUs with topologyPolicy "
+                            f"{task.topology_policy.value!r} (request e.g. '2', not {cpu!r})",
+                        ),
                     )
                 )
     return problems
 
 
-def _check_partition_policy(task: TaskSpec, here: str) -> list[Problem]:
+def _check_partition_policy(job: Job, task: TaskSpec, index: int, here: str) -> list[Problem]:
     policy = task.partition_policy
     if policy is None:
         return []
     path = join_path(here, "partitionPolicy")
     problems: list[Problem] = []
+    names = {"task": task_name(task, index), "job": job.metadata.name}
     product = policy.total_partitions * policy.partition_size
     if task.replicas != product:
         problems.append(
             Problem(
                 path,
-                f"totalPartitions x partitionSize = {product} but replicas is {task.replicas} "
-                "(make replicas equal to totalPartitions x partitionSize)",
+                volcano_said(
+                    VOLCANO_PARTITION_REPLICAS.format(**names),
+                    f"totalPartitions x partitionSize = {product} but replicas is {task.replicas} "
+                    "(make replicas equal to totalPartitions x partitionSize)",
+                ),
             )
         )
     if task.min_available is not None and policy.min_partitions > 0:
@@ -157,8 +200,11 @@ def _check_partition_policy(task: TaskSpec, here: str) -> list[Problem]:
             problems.append(
                 Problem(
                     join_path(here, "minAvailable"),
-                    f"{task.min_available} differs from minPartitions x partitionSize = {wanted} "
-                    f"(set minAvailable to {wanted} or drop it)",
+                    volcano_said(
+                        VOLCANO_PARTITION_MIN_AVAILABLE.format(**names),
+                        f"{task.min_available} differs from minPartitions x partitionSize = {wanted} "
+                        f"(set minAvailable to {wanted} or drop it)",
+                    ),
                 )
             )
     problems += check_network_topology(policy.network_topology, join_path(path, "networkTopology"))
@@ -168,7 +214,8 @@ def _check_partition_policy(task: TaskSpec, here: str) -> list[Problem]:
 def _check_plugins(job: Job) -> list[Problem]:
     problems = [
         Problem(
-            join_path("spec", "plugins", name), f"unknown job plugin (use one of {', '.join(JOB_PLUGINS)})"
+            join_path("spec", "plugins", name),
+            volcano_said(VOLCANO_UNKNOWN_PLUGIN.format(plugin=name), f"use one of {', '.join(JOB_PLUGINS)}"),
         )
         for name in job.spec.plugins
         if name not in JOB_PLUGINS
@@ -183,8 +230,11 @@ def _check_plugins(job: Job) -> list[Problem]:
             problems.append(
                 Problem(
                     "spec.plugins.mpi",
-                    f"the MPI master task {master!r} is not among the tasks {names} "
-                    "(name a task after it or pass --master=<task>)",
+                    volcano_said(
+                        VOLCANO_MPI_MASTER,
+                        f"the MPI master task {master!r} is not among the tasks {names} "
+                        "(name a task after it or pass --master=<task>)",
+                    ),
                 )
             )
     return problems
@@ -199,9 +249,11 @@ def _check_volumes(job: Job) -> list[Problem]:
             problems.append(
                 Problem(
                     join_path(here, "mountPath"),
-                    f"duplicated mountPath {volume.mount_path!r}, "
-                    f"also used by spec.volumes[{mount_paths[volume.mount_path]}] "
-                    "(mount each volume at its own path)",
+                    volcano_said(
+                        VOLCANO_DUPLICATED_MOUNT_PATH.format(path=volume.mount_path),
+                        f"also used by spec.volumes[{mount_paths[volume.mount_path]}] "
+                        "(mount each volume at its own path)",
+                    ),
                 )
             )
         else:
@@ -210,20 +262,31 @@ def _check_volumes(job: Job) -> list[Problem]:
             problems.append(
                 Problem(
                     here,
-                    "sets neither volumeClaim nor volumeClaimName "
-                    "(name an existing PVC or describe a new one)",
+                    volcano_said(
+                        VOLCANO_NO_CLAIM,
+                        "sets neither volumeClaim nor volumeClaimName "
+                        "(name an existing PVC or describe a new one)",
+                    ),
                 )
             )
         elif volume.volume_claim is not None and volume.volume_claim_name:
             problems.append(
                 Problem(
                     here,
-                    "sets both volumeClaim and volumeClaimName (use volumeClaimName for an existing PVC, "
-                    "volumeClaim to create one)",
+                    volcano_said(
+                        VOLCANO_BOTH_CLAIMS,
+                        "sets both volumeClaim and volumeClaimName (use volumeClaimName for an existing PVC, "
+                        "volumeClaim to create one)",
+                    ),
                 )
             )
         elif volume.volume_claim_name and (msg := dns1123_subdomain_problem(volume.volume_claim_name)):
-            problems.append(Problem(join_path(here, "volumeClaimName"), msg))
+            problems.append(
+                Problem(
+                    join_path(here, "volumeClaimName"),
+                    volcano_said(VOLCANO_CLAIM_NAME.format(name=volume.volume_claim_name), msg),
+                )
+            )
     return problems
 
 
@@ -249,7 +312,10 @@ def _check_dependencies(tasks: Sequence[TaskSpec]) -> list[Problem]:
         problems.append(
             Problem(
                 "spec.tasks",
-                f"dependsOn forms a cycle {' -> '.join(cycle)} (remove one of these dependencies)",
+                volcano_said(
+                    VOLCANO_NOT_DAG,
+                    f"dependsOn forms a cycle {' -> '.join(cycle)} (remove one of these dependencies)",
+                ),
             )
         )
     return problems

@@ -14,6 +14,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from volcano_py.api import constants
+from volcano_py.api.messages import (
+    VOLCANO_ANCESTOR_CAPABILITY,
+    VOLCANO_CHILDREN_SUM,
+    VOLCANO_DESCENDANT_CAPABILITY,
+    VOLCANO_HIERARCHY_SUB_PATH,
+    VOLCANO_PARENT_HAS_PODS,
+    VOLCANO_PARENT_MISSING,
+    VOLCANO_QUEUE_DEPTH,
+    VOLCANO_SIBLINGS_SUM,
+    volcano_said,
+)
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import Resource, format_quantity, total
@@ -102,7 +113,10 @@ def parent_problems(queue: Mapping[str, Any], queues: Queues) -> list[Problem]:
         return []  # the object-only rules report a queue that is its own parent
     if parent not in queues:
         return [
-            Problem("spec.parent", f"parent queue {parent!r} does not exist (create it first, or use 'root')")
+            Problem(
+                "spec.parent",
+                volcano_said(VOLCANO_PARENT_MISSING.format(parent=parent), "create it first, or use 'root'"),
+            )
         ]
     chain = _ancestors(name, parent, queues)
     if chain and chain[-1] == name:
@@ -117,9 +131,11 @@ def parent_problems(queue: Mapping[str, Any], queues: Queues) -> list[Problem]:
         return [
             Problem(
                 "spec.parent",
-                f"queue {name!r} would be {len(chain) + 1} levels below root "
-                f"(root -> {' -> '.join([*chain[::-1], name])}); Volcano allows at most {MAX_QUEUE_DEPTH} "
-                "(attach it to a queue higher in the tree)",
+                volcano_said(
+                    VOLCANO_QUEUE_DEPTH.format(queue=name, depth=MAX_QUEUE_DEPTH),
+                    f"it would be {len(chain) + 1} levels below root "
+                    f"(root -> {' -> '.join([*chain[::-1], name])}); attach it to a queue higher in the tree",
+                ),
             )
         ]
     siblings = [child for child in children(queues, parent) if child != name]
@@ -128,8 +144,10 @@ def parent_problems(queue: Mapping[str, Any], queues: Queues) -> list[Problem]:
         return [
             Problem(
                 "spec.parent",
-                f"queue {parent!r} runs {allocated_pods} pod(s) of its own and so cannot become a parent "
-                "(a parent queue holds no jobs; pick another parent or drain that queue first)",
+                volcano_said(
+                    VOLCANO_PARENT_HAS_PODS.format(parent=parent, queue=name, pods=allocated_pods),
+                    "a parent queue holds no jobs (pick another parent or drain that queue first)",
+                ),
             )
         ]
     return []
@@ -148,9 +166,16 @@ def capability_problems(queue: Mapping[str, Any], queues: Queues) -> list[Proble
                     problems.append(
                         Problem(
                             join_path("spec", "capability", resource),
-                            f"{format_quantity(resource, own[resource])} exceeds the capability "
-                            f"{format_quantity(resource, limit)} of ancestor queue {ancestor!r} "
-                            f"(lower it to at most {format_quantity(resource, limit)})",
+                            volcano_said(
+                                VOLCANO_ANCESTOR_CAPABILITY.format(
+                                    queue=name,
+                                    resource=resource,
+                                    value=format_quantity(resource, own[resource]),
+                                    limit=format_quantity(resource, limit),
+                                ),
+                                f"the capability of ancestor queue {ancestor!r} bounds it "
+                                f"(lower it to at most {format_quantity(resource, limit)})",
+                            ),
                         )
                     )
                 break  # only the nearest ancestor that sets this resource bounds it
@@ -160,16 +185,26 @@ def capability_problems(queue: Mapping[str, Any], queues: Queues) -> list[Proble
                 problems.append(
                     Problem(
                         join_path("spec", "capability", resource),
-                        f"{format_quantity(resource, own[resource])} is below the capability "
-                        f"{format_quantity(resource, amount)} of child queue {child!r} "
-                        f"(raise it to at least {format_quantity(resource, amount)})",
+                        volcano_said(
+                            VOLCANO_DESCENDANT_CAPABILITY.format(
+                                queue=name,
+                                resource=resource,
+                                value=format_quantity(resource, own[resource]),
+                                child=format_quantity(resource, amount),
+                            ),
+                            f"child queue {child!r} has more "
+                            f"(raise it to at least {format_quantity(resource, amount)})",
+                        ),
                     )
                 )
     return problems
 
 
-def share_problems(parent: Mapping[str, Any], members: Iterable[Mapping[str, Any]]) -> list[Problem]:
-    """Children's guarantees and deserved shares must fit in their parent's, resource by resource."""
+def share_problems(
+    parent: Mapping[str, Any], members: Iterable[Mapping[str, Any]], *, volcano: str = VOLCANO_SIBLINGS_SUM
+) -> list[Problem]:
+    """Children's guarantees and deserved shares must fit in their parent's, resource by resource
+    (``volcano``: Volcano's words as the queue written is a child, or the parent, of the others)."""
     problems: list[Problem] = []
     parent_name = queue_name(parent)
     members = list(members)
@@ -181,10 +216,13 @@ def share_problems(parent: Mapping[str, Any], members: Iterable[Mapping[str, Any
             problems.append(
                 Problem(
                     join_path("spec", where, resource),
-                    f"children of queue {parent_name!r} would together have {field} "
-                    f"{format_quantity(resource, summed[resource])} of {resource}, more than its "
-                    f"{format_quantity(resource, limit.amount(resource))} (lower the children's "
-                    f"{where}.{resource} or raise that of queue {parent_name!r})",
+                    volcano_said(
+                        volcano.format(parent=parent_name, field=field),
+                        f"children of queue {parent_name!r} would together have {field} "
+                        f"{format_quantity(resource, summed[resource])} of {resource}, more than its "
+                        f"{format_quantity(resource, limit.amount(resource))} (lower the children's "
+                        f"{where}.{resource} or raise that of queue {parent_name!r})",
+                    ),
                 )
             )
     return problems
@@ -203,8 +241,11 @@ def annotation_problems(queue: Mapping[str, Any], queues: Queues) -> list[Proble
             return [
                 Problem(
                     f"metadata.annotations[{constants.HIERARCHY_KEY}]",
-                    f"{hierarchy!r} is a prefix of the hierarchy {theirs!r} of queue {other!r}; a queue "
-                    f"must be a leaf of the hierarchy (extend the path, e.g. '{hierarchy}/{name}')",
+                    volcano_said(
+                        VOLCANO_HIERARCHY_SUB_PATH.format(hierarchy=hierarchy, theirs=theirs, queue=other),
+                        "a queue must be a leaf of the hierarchy "
+                        f"(extend the path, e.g. '{hierarchy}/{name}')",
+                    ),
                 )
             ]
     return []
@@ -226,7 +267,7 @@ def hierarchy_problems(queue: Mapping[str, Any], queues: Queues) -> list[Problem
         problems += share_problems(queues[parent], [*siblings, queue])
     kids = [queues[child] for child in children(queues, name)]
     if kids:
-        problems += share_problems(queue, kids)
+        problems += share_problems(queue, kids, volcano=VOLCANO_CHILDREN_SUM)
     return problems
 
 

@@ -9,6 +9,22 @@ from collections.abc import Mapping
 from volcano_py.api import constants
 from volcano_py.api.bus import COMMAND_ACTIONS, Command
 from volcano_py.api.common import dns1123_subdomain_problem
+from volcano_py.api.messages import (
+    VOLCANO_DESERVED_ABOVE_CAPABILITY,
+    VOLCANO_DESERVED_BELOW_GUARANTEE,
+    VOLCANO_DESERVED_MISSING,
+    VOLCANO_HIERARCHY_LENGTH,
+    VOLCANO_HIERARCHY_WEIGHT_NUMBER,
+    VOLCANO_HIERARCHY_WEIGHT_POSITIVE,
+    VOLCANO_HYPERNODE_NO_MEMBERS,
+    VOLCANO_HYPERNODE_NO_SELECTOR,
+    VOLCANO_HYPERNODE_REGEX,
+    VOLCANO_HYPERNODE_SELECTORS,
+    VOLCANO_OWN_PARENT,
+    VOLCANO_SUBGROUP_TIER_BOTH,
+    VOLCANO_TIER_BOTH,
+    volcano_said,
+)
 from volcano_py.api.meta import LabelSelector, NetworkTopologySpec, ObjectMeta
 from volcano_py.api.podspec import LABEL_SELECTOR_OPERATORS
 from volcano_py.api.problems import Problem, join_path
@@ -36,13 +52,18 @@ def object_name_problems(metadata: ObjectMeta, *, max_length: int = 253) -> list
     return [Problem("metadata.name", msg)] if msg else []
 
 
-def check_network_topology(topology: NetworkTopologySpec | None, path: str) -> list[Problem]:
+def check_network_topology(
+    topology: NetworkTopologySpec | None, path: str, *, volcano: str = VOLCANO_TIER_BOTH
+) -> list[Problem]:
     if topology is not None and topology.highest_tier_allowed is not None and topology.highest_tier_name:
         return [
             Problem(
                 path,
-                "sets both highestTierAllowed and highestTierName "
-                "(keep one: they are two ways to say the same limit)",
+                volcano_said(
+                    volcano,
+                    "sets both highestTierAllowed and highestTierName "
+                    "(keep one: they are two ways to say the same limit)",
+                ),
             )
         ]
     return []
@@ -88,7 +109,9 @@ def validate_podgroup(pg: PodGroup) -> list[Problem]:
     problems += check_network_topology(spec.network_topology, "spec.networkTopology")
     for i, policy in enumerate(spec.sub_group_policy):
         problems += check_network_topology(
-            policy.network_topology, join_path("spec", "subGroupPolicy", i, "networkTopology")
+            policy.network_topology,
+            join_path("spec", "subGroupPolicy", i, "networkTopology"),
+            volcano=VOLCANO_SUBGROUP_TIER_BOTH.format(policy=policy.name),
         )
         problems += label_selector_problems(
             policy.label_selector, join_path("spec", "subGroupPolicy", i, "labelSelector")
@@ -108,16 +131,23 @@ def validate_queue(queue: Queue) -> list[Problem]:
             problems.append(
                 Problem(
                     join_path("spec", "deserved", name),
-                    f"is missing while guarantee.resource.{name} is {guaranteed!r} "
-                    f"(set deserved.{name} to at least {guaranteed!r})",
+                    volcano_said(
+                        VOLCANO_DESERVED_MISSING.format(resource=name, guarantee=guaranteed),
+                        f"deserved.{name} is missing while guarantee.resource.{name} is {guaranteed!r} "
+                        f"(set deserved.{name} to at least {guaranteed!r})",
+                    ),
                 )
             )
         elif parse_quantity(deserved) < parse_quantity(guaranteed):
             problems.append(
                 Problem(
                     join_path("spec", "deserved", name),
-                    f"{deserved!r} is below guarantee.resource.{name} {guaranteed!r} "
-                    f"(raise deserved.{name} to at least {guaranteed!r})",
+                    volcano_said(
+                        VOLCANO_DESERVED_BELOW_GUARANTEE.format(
+                            resource=name, deserved=deserved, guarantee=guaranteed
+                        ),
+                        f"raise deserved.{name} to at least {guaranteed!r}",
+                    ),
                 )
             )
     for name, deserved in sorted(spec.deserved.items()):
@@ -126,13 +156,22 @@ def validate_queue(queue: Queue) -> list[Problem]:
             problems.append(
                 Problem(
                     join_path("spec", "deserved", name),
-                    f"{deserved!r} is above capability.{name} {capability!r} "
-                    f"(lower deserved.{name} or raise capability.{name})",
+                    volcano_said(
+                        VOLCANO_DESERVED_ABOVE_CAPABILITY.format(
+                            resource=name, deserved=deserved, capability=capability
+                        ),
+                        f"lower deserved.{name} or raise capability.{name}",
+                    ),
                 )
             )
     if spec.parent and spec.parent == queue.metadata.name:
         problems.append(
-            Problem("spec.parent", "a queue cannot be its own parent (name another queue or 'root')")
+            Problem(
+                "spec.parent",
+                volcano_said(
+                    VOLCANO_OWN_PARENT.format(queue=queue.metadata.name), "name another queue or 'root'"
+                ),
+            )
         )
     if queue.metadata.name == constants.ROOT_QUEUE and spec.parent:
         problems.append(Problem("spec.parent", "the root queue has no parent (remove spec.parent)"))
@@ -151,8 +190,11 @@ def _check_hierarchy_annotations(queue: Queue) -> list[Problem]:
         return [
             Problem(
                 path if weights is None else f"metadata.annotations[{constants.HIERARCHY_KEY}]",
-                f"{constants.HIERARCHY_KEY} and {constants.HIERARCHY_WEIGHTS_KEY} must be set together "
-                "(add the other one)",
+                volcano_said(
+                    VOLCANO_HIERARCHY_LENGTH,
+                    f"{constants.HIERARCHY_KEY} and {constants.HIERARCHY_WEIGHTS_KEY} must be set together "
+                    "(add the other one)",
+                ),
             )
         ]
     levels, parts = hierarchy.split("/"), weights.split("/")
@@ -160,25 +202,38 @@ def _check_hierarchy_annotations(queue: Queue) -> list[Problem]:
         return [
             Problem(
                 path,
-                f"{len(parts)} weights for {len(levels)} hierarchy levels "
-                f"(give one weight per level of {hierarchy!r})",
+                volcano_said(
+                    VOLCANO_HIERARCHY_LENGTH,
+                    f"{len(parts)} weights for {len(levels)} hierarchy levels "
+                    f"(give one weight per level of {hierarchy!r})",
+                ),
             )
         ]
     problems: list[Problem] = []
     for part in parts:
         try:
-            ok = float(part) > 0
+            volcano = "" if float(part) > 0 else VOLCANO_HIERARCHY_WEIGHT_POSITIVE
         except ValueError:
-            ok = False
-        if not ok:
-            problems.append(Problem(path, f"weight {part!r} is not a positive number (use e.g. '1/2/4')"))
+            volcano = VOLCANO_HIERARCHY_WEIGHT_NUMBER
+        if volcano:
+            problems.append(
+                Problem(
+                    path,
+                    volcano_said(
+                        volcano.format(weight=part, weights=weights),
+                        f"weight {part!r} is not a positive number (use e.g. '1/2/4')",
+                    ),
+                )
+            )
     return problems
 
 
 def validate_hypernode(hn: HyperNode) -> list[Problem]:
     problems = object_name_problems(hn.metadata)
     if not hn.spec.members:
-        problems.append(Problem("spec.members", "is empty (add at least one member)"))
+        problems.append(
+            Problem("spec.members", volcano_said(VOLCANO_HYPERNODE_NO_MEMBERS, "add at least one member"))
+        )
     for i, member in enumerate(hn.spec.members):
         here = join_path("spec", "members", i, "selector")
         selector = member.selector
@@ -192,9 +247,23 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
             if value is not None
         ]
         if not chosen:
-            problems.append(Problem(here, "has no match (set one of exactMatch, regexMatch or labelMatch)"))
+            problems.append(
+                Problem(
+                    here,
+                    volcano_said(
+                        VOLCANO_HYPERNODE_NO_SELECTOR, "set one of exactMatch, regexMatch or labelMatch"
+                    ),
+                )
+            )
         elif len(chosen) > 1:
-            problems.append(Problem(here, f"sets {' and '.join(chosen)} (keep exactly one of them)"))
+            problems.append(
+                Problem(
+                    here,
+                    volcano_said(
+                        VOLCANO_HYPERNODE_SELECTORS, f"sets {' and '.join(chosen)} (keep exactly one of them)"
+                    ),
+                )
+            )
         if selector.regex_match is not None:
             try:
                 re.compile(selector.regex_match.pattern)
@@ -202,7 +271,11 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
                 problems.append(
                     Problem(
                         join_path(here, "regexMatch", "pattern"),
-                        f"is not a valid regular expression: {err} (fix the pattern)",
+                        volcano_said(
+                            f"{VOLCANO_HYPERNODE_REGEX}: {err}",
+                            f"{selector.regex_match.pattern!r} is not a valid regular expression "
+                            "(fix the pattern)",
+                        ),
                     )
                 )
         problems += label_selector_problems(selector.label_match, join_path(here, "labelMatch"))

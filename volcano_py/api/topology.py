@@ -20,7 +20,8 @@ class MemberType(StrEnum):
 
 
 class ExactMatch(VolcanoModel):
-    name: SubdomainName = Field(min_length=1)
+    # minLength in the CRD too, so the API server words an empty name as for Volcano's CRD.
+    name: SubdomainName = Field(min_length=1, json_schema_extra={"minLength": 1})
 
 
 class RegexMatch(VolcanoModel):
@@ -43,7 +44,8 @@ class MemberSpec(VolcanoModel):
 class HyperNodeSpec(VolcanoModel):
     tier: StrictInt = Field(ge=0)
     tier_name: str | None = Field(default=None, max_length=253)
-    members: list[MemberSpec] = Field(default_factory=list, min_length=1)
+    # The CRD refuses an empty list; the rule (api.rules.validate_hypernode) words it as Volcano does.
+    members: list[MemberSpec] = Field(default_factory=list, json_schema_extra={"minItems": 1})
 
 
 class HyperNodeStatus(VolcanoModel):

@@ -93,6 +93,7 @@ def _enable_webhooks(
         hosts=hosts,
         service=service,
         record=metrics.record_admission,
+        scheduler_names=options.scheduler_names,
     )
 
 

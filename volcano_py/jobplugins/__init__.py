@@ -30,7 +30,8 @@ How the Job controller calls them
 
 The admission webhook uses ``with_default_plugins`` (svc for tensorflow/mpi/pytorch/ray, ssh for mpi) and
 ``argument_problems`` (bad arguments, missing ray head; ``api.job_rules`` reports unknown names and the mpi
-master). ``plugin_problems`` lists every problem at once, for tools that do not run those rules.
+master) and ``argument_warnings`` (arguments a plugin will not read, admitted as Volcano admits them).
+``plugin_problems`` lists every problem at once, for tools that do not run those rules.
 """
 
 from volcano_py.jobplugins.registry import (
@@ -38,6 +39,7 @@ from volcano_py.jobplugins.registry import (
     PLUGIN_BUILDERS,
     PluginSet,
     argument_problems,
+    argument_warnings,
     build_plugins,
     plugin_args,
     plugin_problems,
@@ -61,6 +63,7 @@ __all__ = [
     "ObjectRef",
     "PluginSet",
     "argument_problems",
+    "argument_warnings",
     "build_plugins",
     "plugin_args",
     "plugin_problems",

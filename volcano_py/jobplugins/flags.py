@@ -1,7 +1,11 @@
 """Plugin arguments in Go's ``flag`` syntax, as Volcano's Job plugins take them (``--port=23456``).
 
-Volcano logs a bad argument and carries on with the default; we refuse it, naming the argument and the flags
-the plugin accepts, because a typo in ``--prot=1234`` otherwise surfaces hours later as a hung rendezvous.
+A flag the plugin does not know, or an argument that is no flag, ends the parse in Go: Volcano admits the
+Job and its plugin reads the arguments before that one, never it or those after (Volcano's own e2e suite
+submits ``svc: [--enable-networking]`` and expects it admitted). We do the same, and say so at admission with
+a warning naming the argument and the flags the plugin takes (``ignored_arguments``), so a typo in
+``--prot=1234`` shows at ``kubectl apply`` instead of as a hung rendezvous hours later. A known flag with a
+value it cannot take (``--port=http``) is refused: there is no reading of it to honour.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ class FlagValues:
 
     values: dict[str, FlagValue]
     given: frozenset[str]
+    # Where Go's parse stopped (an unknown flag or an argument that is no flag), and why; None if all read.
+    stopped_at: int | None = None
+    stop_reason: str = ""
 
     def get_str(self, name: str) -> str:
         value = self.values[name]
@@ -54,7 +61,8 @@ def parse_flags(plugin: str, flags: Sequence[Flag], args: Sequence[str]) -> Flag
     known = {flag.name: flag for flag in flags}
     values: dict[str, FlagValue] = {flag.name: flag.default for flag in flags}
     given: set[str] = set()
-    accepted = ", ".join(f"--{flag.name}" for flag in flags if not flag.deprecated) or "none"
+    stopped_at: int | None = None
+    stop_reason = ""
     i = 0
     while i < len(args):
         field = f"spec.plugins.{plugin}[{i}]"
@@ -68,15 +76,13 @@ def parse_flags(plugin: str, flags: Sequence[Flag], args: Sequence[str]) -> Flag
                 )
             break
         if len(arg) < 2 or not arg.startswith("-") or arg.startswith("---"):
-            raise JobPluginError(
-                field, f"{arg!r} is not a flag; write arguments as '--name=value' (accepted: {accepted})"
-            )
+            stopped_at, stop_reason = i, f"{arg!r} is not a flag"
+            break
         name, has_value, raw = arg.lstrip("-").partition("=")
         flag = known.get(name)
         if flag is None:
-            raise JobPluginError(
-                field, f"unknown argument '--{name}' for plugin {plugin}; accepted: {accepted}"
-            )
+            stopped_at, stop_reason = i, f"plugin {plugin} has no argument '--{name}'"
+            break
         if isinstance(flag.default, bool):
             if not has_value:
                 values[name] = True
@@ -93,7 +99,21 @@ def parse_flags(plugin: str, flags: Sequence[Flag], args: Sequence[str]) -> Flag
             values[name] = _convert(field, name, flag.default, raw)
         given.add(name)
         i += 1
-    return FlagValues(values, frozenset(given))
+    return FlagValues(values, frozenset(given), stopped_at, stop_reason)
+
+
+def ignored_arguments(plugin: str, flags: Sequence[Flag], args: Sequence[str]) -> list[str]:
+    """The warning for arguments Volcano's plugin would not read (none when every argument is read)."""
+    values = parse_flags(plugin, flags, args)
+    if values.stopped_at is None:
+        return []
+    accepted = ", ".join(f"--{flag.name}" for flag in flags if not flag.deprecated) or "none"
+    unread = ", ".join(repr(arg) for arg in args[values.stopped_at :])
+    return [
+        f"spec.plugins.{plugin}[{values.stopped_at}]: {values.stop_reason}, so it has no effect: as in "
+        f"Volcano, the plugin stops reading its arguments there and ignores {unread} "
+        f"(arguments it takes: {accepted})"
+    ]
 
 
 def _convert(field: str, name: str, default: FlagValue, raw: str) -> FlagValue:

@@ -7,7 +7,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from volcano_py.jobplugins import hcclrank, mpi, pytorch, ray, ssh, svc, tensorflow
 from volcano_py.jobplugins.env import EnvPlugin
+from volcano_py.jobplugins.flags import Flag, ignored_arguments
 from volcano_py.jobplugins.hcclrank import HcclRankPlugin
 from volcano_py.jobplugins.helpers import find_task
 from volcano_py.jobplugins.mpi import MpiPlugin
@@ -35,6 +37,19 @@ PLUGIN_BUILDERS: Mapping[str, Builder] = MappingProxyType(
     }
 )
 KNOWN_PLUGINS = tuple(PLUGIN_BUILDERS)
+# Each plugin's flags (Volcano's flag sets; env takes none).
+PLUGIN_FLAGS: Mapping[str, Sequence[Flag]] = MappingProxyType(
+    {
+        "env": (),
+        "svc": svc.FLAGS,
+        "ssh": ssh.FLAGS,
+        "mpi": mpi.FLAGS,
+        "pytorch": pytorch.FLAGS,
+        "tensorflow": tensorflow.FLAGS,
+        "ray": ray.FLAGS,
+        "hcclrank": hcclrank.FLAGS,
+    }
+)
 # Frameworks whose pods find each other by the DNS names the svc plugin creates; mpi also needs ssh.
 NEEDS_SVC = frozenset({"tensorflow", "mpi", "pytorch", "ray"})
 NEEDS_SSH = frozenset({"mpi"})
@@ -138,6 +153,24 @@ def argument_problems(job: Mapping[str, Any]) -> list[JobPluginError]:
         except JobPluginError as exc:
             problems.append(exc)
     return problems + _required_tasks(job, built, mpi=False)
+
+
+def argument_warnings(job: Mapping[str, Any]) -> list[str]:
+    """Arguments the Job's plugins will not read (an unknown flag, or no flag, and all after it): admitted,
+    as Volcano admits them, with a warning for ``kubectl`` to show. Shape problems: ``argument_problems``."""
+    try:
+        specs = plugin_args(job)
+    except JobPluginError:
+        return []
+    warnings: list[str] = []
+    for name in sorted(specs, key=_rank):
+        flags = PLUGIN_FLAGS.get(name)
+        if flags is not None:
+            try:
+                warnings += ignored_arguments(name, flags, specs[name])
+            except JobPluginError:
+                continue  # a bad value before the unread part: refused by argument_problems
+    return warnings
 
 
 def _rank(name: str) -> tuple[int, str]:

@@ -1,15 +1,19 @@
-"""The Mutating/ValidatingWebhookConfiguration objects that route our kinds (and only them) to the server.
+"""The Mutating/ValidatingWebhookConfiguration objects that route Volcano's kinds to the server, and the
+pods Volcano's pod rules concern.
 
-Scope is the safety property: rules name Volcano's groups and plurals, never pods or ``*``, so when the
-operator is down only Volcano objects wait, and ``timeoutSeconds`` is short so they fail fast with a clear
-"failed calling webhook" instead of hanging a ``kubectl apply`` for 30 seconds. ``failurePolicy: Fail`` on
-these kinds is deliberate: admitting a Job without its defaults and checks would break it later, obscurely.
+Scope is the safety property: rules name Volcano's groups and plurals, never ``*``, so when the operator is
+down only Volcano objects wait, and ``timeoutSeconds`` is short so they fail fast with a clear "failed calling
+webhook" instead of hanging a ``kubectl apply`` for 30 seconds. ``failurePolicy: Fail`` on these kinds is
+deliberate: admitting a Job without its defaults and checks would break it later, obscurely. The pod webhook
+is Volcano's (``validatepod.volcano.sh``: Fail, not in the system namespaces), narrowed further by
+matchConditions to the pods its rule can refuse: scheduled by us and carrying a disruption-budget annotation.
+Every other pod, any other scheduler's above all, never calls us, so an outage never blocks it.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
@@ -32,6 +36,11 @@ class Webhook:
     version: str
     plural: str
     operations: tuple[Operation, ...]
+    # Volcano's namespaceSelector: not in its own namespace nor kube-system.
+    outside_system_namespaces: bool = False
+    # "pods": only pods we schedule that carry a disruption-budget annotation; "default-queue": only PodGroups
+    # in the default queue (the mutation changes nothing else).
+    match: Literal["", "pods", "default-queue"] = ""
 
 
 WEBHOOKS: Final = (
@@ -81,6 +90,37 @@ WEBHOOKS: Final = (
         ("CREATE",),
     ),
     Webhook(
+        "mutate-podgroup",
+        "mutatepodgroup.volcano.sh",
+        "mutating",
+        constants.SCHEDULING_GROUP,
+        constants.SCHEDULING_VERSION,
+        constants.PODGROUP_PLURAL,
+        ("CREATE",),
+        outside_system_namespaces=True,
+        match="default-queue",
+    ),
+    Webhook(
+        "validate-pod",
+        "validatepod.volcano.sh",
+        "validating",
+        "",
+        "v1",
+        "pods",
+        ("CREATE",),
+        outside_system_namespaces=True,
+        match="pods",
+    ),
+    Webhook(
+        "validate-hypernode",
+        "validatehypernodes.volcano.sh",
+        "validating",
+        constants.TOPOLOGY_GROUP,
+        constants.TOPOLOGY_VERSION,
+        constants.HYPERNODE_PLURAL,
+        ("CREATE", "UPDATE"),
+    ),
+    Webhook(
         "validate-jobflow",
         "validatejobflow.volcano.sh",
         "validating",
@@ -123,6 +163,40 @@ def _client_config(
     return config
 
 
+def _cel_string(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def match_conditions(webhook: Webhook, scheduler_names: Sequence[str]) -> list[JSON]:
+    """The CEL conditions that keep requests the webhook would admit unchanged from ever reaching it."""
+    if webhook.match == "pods":
+        names = ", ".join(_cel_string(name) for name in scheduler_names)
+        keys = " || ".join(
+            f"{_cel_string(key)} in object.metadata.annotations"
+            for key in (constants.JDB_MIN_AVAILABLE_KEY, constants.JDB_MAX_UNAVAILABLE_KEY)
+        )
+        return [
+            {
+                "name": "scheduled-by-volcano",
+                "expression": f"has(object.spec.schedulerName) && object.spec.schedulerName in [{names}]",
+            },
+            {
+                "name": "has-disruption-budget",
+                "expression": f"has(object.metadata.annotations) && ({keys})",
+            },
+        ]
+    if webhook.match == "default-queue":
+        default = _cel_string(constants.DEFAULT_QUEUE)
+        return [
+            {
+                "name": "in-default-queue",
+                "expression": "!has(object.spec) || !has(object.spec.queue) || "
+                f"object.spec.queue == {default}",
+            }
+        ]
+    return []
+
+
 def webhook_configurations(
     *,
     name: str,
@@ -132,12 +206,16 @@ def webhook_configurations(
     timeout_seconds: int = DEFAULT_TIMEOUT_SECONDS,
     failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
+    scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    system_namespace: str | None = None,
 ) -> tuple[JSON, JSON]:
     """``(MutatingWebhookConfiguration, ValidatingWebhookConfiguration)`` named ``name``.
 
     ``url`` is the server's base URL (an out-of-cluster operator, e.g. ``https://127.0.0.1:9443``); otherwise
     ``service`` is ``{"namespace", "name", "port"}`` of its in-cluster Service. ``object_selector`` narrows
-    the webhooks to labelled objects (tests sharing a cluster use it).
+    the webhooks to labelled objects (tests sharing a cluster use it). ``scheduler_names``: whose pods the pod
+    rules concern; ``system_namespace``: where we run (the service's namespace, else volcano-system), which
+    with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own.
     """
     if not 1 <= timeout_seconds <= 30:
         raise ValueError(f"timeout_seconds={timeout_seconds} must be within 1..30 (the API server's limits)")
@@ -165,6 +243,16 @@ def webhook_configurations(
         }
         if object_selector is not None:
             entry["objectSelector"] = dict(object_selector)
+        if webhook.outside_system_namespaces:
+            ours = system_namespace or (service or {}).get("namespace") or constants.VOLCANO_SYSTEM_NAMESPACE
+            excluded = sorted({ours, "kube-system"})
+            entry["namespaceSelector"] = {
+                "matchExpressions": [
+                    {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}
+                ]
+            }
+        if conditions := match_conditions(webhook, scheduler_names):
+            entry["matchConditions"] = conditions
         if webhook.type == "mutating":
             entry["reinvocationPolicy"] = "Never"
         hooks[webhook.type].append(entry)

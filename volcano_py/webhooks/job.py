@@ -14,11 +14,21 @@ from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
+from volcano_py.api.messages import (
+    VOLCANO_JOB_LEAF_QUEUE,
+    VOLCANO_JOB_QUEUE_MISSING,
+    VOLCANO_JOB_QUEUE_NOT_OPEN,
+    VOLCANO_PODGROUP_QUEUE_MISSING,
+    VOLCANO_PODGROUP_QUEUE_NOT_OPEN,
+    VOLCANO_UPDATE_FIELDS,
+    VOLCANO_UPDATE_TASKS,
+    volcano_said,
+)
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.queue_hierarchy import admission_state, closed_ancestor, written_state
 from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
-from volcano_py.jobplugins import argument_problems, with_default_plugins
+from volcano_py.jobplugins import argument_problems, argument_warnings, with_default_plugins
 from volcano_py.webhooks.common import Queues, children
 from volcano_py.webhooks.patch import PatchOp
 
@@ -99,12 +109,17 @@ def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
 def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> list[Problem]:
     """The submitting queue must exist, be Open and be a leaf of the hierarchy."""
     queue = queues.get(queue_name)
+    jobs = kind == "jobs"
     if queue is None:
         known = ", ".join(repr(name) for name in sorted(queues)[:5]) or "none yet"
+        missing = VOLCANO_JOB_QUEUE_MISSING if jobs else VOLCANO_PODGROUP_QUEUE_MISSING
         return [
             Problem(
                 "spec.queue",
-                f"queue {queue_name!r} does not exist (create it first, or use an existing queue: {known})",
+                volcano_said(
+                    missing.format(queue=queue_name),
+                    f"create it first, or use an existing queue: {known}",
+                ),
             )
         ]
     problems: list[Problem] = []
@@ -117,10 +132,14 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
             ancestor = closed_ancestor(queues, queue_name)
             why = f"queue {queue_name!r} is being closed with its ancestor {ancestor!r}"
             fix = f"open {ancestor!r} with 'vcctl queue operate -n {ancestor} -a open'"
+        not_open = VOLCANO_JOB_QUEUE_NOT_OPEN if jobs else VOLCANO_PODGROUP_QUEUE_NOT_OPEN
         problems.append(
             Problem(
                 "spec.queue",
-                f"{why}; {kind} can only be submitted to an Open queue ({fix}, or use another queue)",
+                volcano_said(
+                    not_open.format(queue=queue_name, state=state),
+                    f"{why}; {kind} can only be submitted to an Open queue ({fix}, or use another queue)",
+                ),
             )
         )
     kids = children(queues, queue_name)
@@ -128,8 +147,12 @@ def queue_problems(queue_name: str, queues: Queues, *, kind: str = "jobs") -> li
         problems.append(
             Problem(
                 "spec.queue",
-                f"queue {queue_name!r} has child queues ({', '.join(kids)}); {kind} go to leaf queues "
-                f"(submit to {kids[0]!r} or another queue without children)",
+                volcano_said(
+                    # Volcano refuses a Job in a parent queue; a PodGroup there is our refusal alone.
+                    VOLCANO_JOB_LEAF_QUEUE.format(queue=queue_name, count=len(kids)) if jobs else "",
+                    f"queue {queue_name!r} has child queues ({', '.join(kids)}); {kind} go to leaf queues "
+                    f"(submit to {kids[0]!r} or another queue without children)",
+                ),
             )
         )
     return problems
@@ -145,6 +168,11 @@ def validate_job_create(job: Mapping[str, Any], queues: Queues) -> list[Problem]
     if model.spec.queue != constants.ROOT_QUEUE:  # the rules already refused root
         problems += queue_problems(model.spec.queue, queues)
     return problems
+
+
+def job_warnings(job: Mapping[str, Any]) -> list[str]:
+    """What an admitted Job should know: plugin arguments its plugins will not read (Volcano admits them)."""
+    return argument_warnings(job)
 
 
 def _masked_task(task: Any) -> Any:
@@ -181,8 +209,7 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
         problems.append(
             Problem(
                 "spec.tasks",
-                f"job updates may not add or remove tasks (had {len(old_tasks)}, now {len(new_tasks)}); "
-                f"{fix}",
+                volcano_said(VOLCANO_UPDATE_TASKS, f"had {len(old_tasks)}, now {len(new_tasks)}; {fix}"),
             )
         )
     else:
@@ -191,7 +218,10 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
             if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
                 if before != after:
                     problems.append(
-                        Problem(join_path("spec", "tasks", i), f"cannot change on an existing job; {fix}")
+                        Problem(
+                            join_path("spec", "tasks", i),
+                            volcano_said(VOLCANO_UPDATE_FIELDS, f"the task cannot change; {fix}"),
+                        )
                     )
                 continue
             for key in sorted(before.keys() | after.keys(), key=str):
@@ -199,16 +229,22 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
                     problems.append(
                         Problem(
                             join_path("spec", "tasks", i, str(key)),
-                            "cannot change on an existing job (only replicas and minAvailable of a task "
-                            f"can); {fix}",
+                            volcano_said(
+                                VOLCANO_UPDATE_FIELDS,
+                                "this field cannot change on an existing job (only replicas and minAvailable "
+                                f"of a task can); {fix}",
+                            ),
                         )
                     )
     if old_spec.get("queue") != new_spec.get("queue"):
         problems.append(
             Problem(
                 "spec.queue",
-                f"cannot change from {old_spec.get('queue')!r} to {new_spec.get('queue')!r} on an existing "
-                "job; delete the Job and create it in the new queue",
+                volcano_said(
+                    VOLCANO_UPDATE_FIELDS,
+                    f"the queue cannot change from {old_spec.get('queue')!r} to {new_spec.get('queue')!r} on "
+                    "an existing job; delete the Job and create it in the new queue",
+                ),
             )
         )
     for key in sorted((old_spec.keys() | new_spec.keys()) - MUTABLE_SPEC - {"tasks", "queue"}, key=str):
@@ -219,8 +255,11 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
             problems.append(
                 Problem(
                     join_path("spec", str(key)),
-                    "cannot change on an existing job (only minAvailable, tasks[*].replicas, "
-                    f"tasks[*].minAvailable and priorityClassName can); {fix}",
+                    volcano_said(
+                        VOLCANO_UPDATE_FIELDS,
+                        "this field cannot change on an existing job (only minAvailable, tasks[*].replicas, "
+                        f"tasks[*].minAvailable and priorityClassName can); {fix}",
+                    ),
                 )
             )
     return problems

@@ -1,4 +1,6 @@
-"""PodGroup admission: a new PodGroup must land in a queue that exists, is Open and is a leaf."""
+"""PodGroup admission: a new PodGroup in the ``default`` queue takes its namespace's queue (the namespace's
+``scheduling.volcano.sh/queue-name`` annotation), as in Volcano; then it must land in a queue that exists, is
+Open and is a leaf."""
 
 from __future__ import annotations
 
@@ -11,6 +13,26 @@ from volcano_py.api.scheduling import PodGroup
 from volcano_py.api.validation import parse_object, unknown_fields, validate_podgroup
 from volcano_py.webhooks.common import Queues
 from volcano_py.webhooks.job import queue_problems
+from volcano_py.webhooks.patch import PatchOp
+
+
+def in_default_queue(podgroup: Mapping[str, Any]) -> bool:
+    spec = podgroup.get("spec")
+    return isinstance(spec, Mapping) and spec.get("queue", constants.DEFAULT_QUEUE) == constants.DEFAULT_QUEUE
+
+
+def mutate_podgroup(
+    podgroup: Mapping[str, Any], namespace_annotations: Mapping[str, Any] | None
+) -> list[PatchOp]:
+    """``spec.queue`` from the namespace when the PodGroup is in ``default`` (the CRD's default for none);
+    ``namespace_annotations`` is None when the namespace could not be read, which leaves the PodGroup as is,
+    as Volcano does."""
+    if not in_default_queue(podgroup):
+        return []
+    queue = (namespace_annotations or {}).get(constants.QUEUE_NAME_ANNOTATION_KEY)
+    if queue is None:
+        return []
+    return [PatchOp("add", "/spec/queue", queue)]
 
 
 def validate_podgroup_create(podgroup: Mapping[str, Any], queues: Queues) -> list[Problem]:

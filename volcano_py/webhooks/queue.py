@@ -13,7 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.api.problems import Problem
+from volcano_py.api.messages import (
+    VOLCANO_QUEUE_HAS_CHILDREN,
+    VOLCANO_QUEUE_UNDELETABLE,
+    VOLCANO_ROOT_QUEUE_RESOURCES,
+    volcano_said,
+)
+from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.queue_hierarchy import Queues, children, hierarchy_problems
 from volcano_py.api.scheduling import Queue
 from volcano_py.api.validation import parse_object, unknown_fields, validate_queue
@@ -66,6 +72,32 @@ def _hierarchy_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) ->
     return any(before.get(field) != after.get(field) for field in HIERARCHY_FIELDS)
 
 
+def _root_resources_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Problem]:
+    # Volcano protects root's quotas by default (--enable-root-queue-protection): root is the whole cluster.
+    if old is None or (new.get("metadata") or {}).get("name") != constants.ROOT_QUEUE:
+        return []
+    before, after = old.get("spec") or {}, new.get("spec") or {}
+    changed = [
+        field for field in ("capability", "deserved") if (before.get(field) or {}) != (after.get(field) or {})
+    ]
+    if ((before.get("guarantee") or {}).get("resource") or {}) != (
+        (after.get("guarantee") or {}).get("resource") or {}
+    ):
+        changed.append("guarantee")
+    if not changed:
+        return []
+    return [
+        Problem(
+            join_path("spec", changed[0]),
+            volcano_said(
+                VOLCANO_ROOT_QUEUE_RESOURCES,
+                f"{', '.join(changed)} changed "
+                "(root stands for the whole cluster; set quotas on its children)",
+            ),
+        )
+    ]
+
+
 def validate_queue_write(
     queue: Mapping[str, Any], queues: Queues, old: Mapping[str, Any] | None = None
 ) -> list[Problem]:
@@ -73,7 +105,7 @@ def validate_queue_write(
     model, problems = parse_object(queue)
     if not isinstance(model, Queue):
         return problems
-    problems = unknown_fields(model) + validate_queue(model)
+    problems = unknown_fields(model) + validate_queue(model) + _root_resources_changed(old, queue)
     if problems or not _hierarchy_changed(old, queue):
         return problems
     return hierarchy_problems(queue, queues)
@@ -84,21 +116,31 @@ def validate_queue_delete(name: str, queues: Queues) -> list[Problem]:
         return [
             Problem(
                 "metadata.name",
-                "queue 'default' cannot be deleted: jobs that name no queue go there (close it instead: "
-                "'vcctl queue operate -n default -a close')",
+                volcano_said(
+                    VOLCANO_QUEUE_UNDELETABLE.format(queue=name),
+                    "jobs that name no queue go there (close it instead: "
+                    "'vcctl queue operate -n default -a close')",
+                ),
             )
         ]
     if name == constants.ROOT_QUEUE:
         return [
-            Problem("metadata.name", "queue 'root' cannot be deleted: it is the top of the queue hierarchy")
+            Problem(
+                "metadata.name",
+                volcano_said(
+                    VOLCANO_QUEUE_UNDELETABLE.format(queue=name), "it is the top of the queue hierarchy"
+                ),
+            )
         ]
     kids = children(queues, name)
     if kids:
         return [
             Problem(
                 "metadata.name",
-                f"queue {name!r} has child queues ({', '.join(kids)}); delete them or move them to another "
-                "parent first",
+                volcano_said(
+                    VOLCANO_QUEUE_HAS_CHILDREN.format(queue=name, count=len(kids), children=", ".join(kids)),
+                    "delete them or move them to another parent first",
+                ),
             )
         ]
     return []

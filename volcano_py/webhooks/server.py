@@ -6,7 +6,7 @@ How the operator wires it, before ``kopf.operator(registry=registry, settings=se
 
 which is these three steps (call them yourself for anything unusual)::
 
-    register(registry, queues=ApiQueues(client))            # the five Kopf admission handlers
+    register(registry, queues=ApiQueues(client), namespaces=ApiNamespaces(client))  # the Kopf handlers
     cert = configure_server(settings, port=9443, hosts=["127.0.0.1"], cert_dir=path)
     await install_configurations(client, name="volcano-py", ca_bundle=cert.ca_pem, url="https://127.0.0.1:9443")
 
@@ -36,9 +36,11 @@ from volcano_py.log import get_logger
 from volcano_py.webhooks.common import Queues, denial
 from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
 from volcano_py.webhooks.flow import validate_flow_object
-from volcano_py.webhooks.job import mutate_job, validate_job_create, validate_job_update
+from volcano_py.webhooks.hypernode import validate_hypernode_write
+from volcano_py.webhooks.job import job_warnings, mutate_job, validate_job_create, validate_job_update
 from volcano_py.webhooks.patch import PatchOp, apply_patch
-from volcano_py.webhooks.podgroup import validate_podgroup_create
+from volcano_py.webhooks.pod import validate_pod_create
+from volcano_py.webhooks.podgroup import in_default_queue, mutate_podgroup, validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
 from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
 
@@ -53,6 +55,29 @@ class QueueSource(Protocol):
     """Where admission reads the queues from; called once per request that needs them."""
 
     async def queues(self) -> Queues: ...
+
+
+class NamespaceSource(Protocol):
+    """Where PodGroup mutation reads a namespace's annotations from; None when it cannot be read."""
+
+    async def annotations(self, namespace: str) -> Mapping[str, Any] | None: ...
+
+
+class ApiNamespaces:
+    """A namespace's annotations read from the API server per PodGroup in the default queue."""
+
+    def __init__(self, client: KubeClient) -> None:
+        self._client = client
+
+    async def annotations(self, namespace: str) -> Mapping[str, Any] | None:
+        try:
+            body = await self._client.get(f"/api/v1/namespaces/{namespace}")
+        except ApiError as err:
+            # As Volcano: a namespace that cannot be read leaves the PodGroup in its queue.
+            _log.warning("could not read the namespace of a PodGroup", namespace=namespace, error=str(err))
+            return None
+        annotations: Mapping[str, Any] = (body.get("metadata") or {}).get("annotations") or {}
+        return annotations
 
 
 class ApiQueues:
@@ -108,21 +133,30 @@ def register(
     registry: kopf.OperatorRegistry,
     *,
     queues: QueueSource,
+    namespaces: NamespaceSource | None = None,
     record: AdmissionRecorder | None = None,
+    scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
 ) -> None:
-    """Register the admission handlers into ``registry``. ``record`` hears each request's outcome (the
-    controller's admission metric)."""
+    """Register the admission handlers into ``registry``; without ``namespaces`` a PodGroup does not take its
+    namespace's queue. ``record`` hears each request's outcome (the controller's admission metric);
+    ``scheduler_names``: whose pods the pod rules concern."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
 
     async def validate_job_handler(
-        body: kopf.Body, old: kopf.Body | None, operation: str, name: str, **_: Any
+        body: kopf.Body,
+        old: kopf.Body | None,
+        operation: str,
+        name: str,
+        warnings: list[str],
+        **_: Any,
     ) -> None:
         if operation == "UPDATE" and old is not None:
             problems = validate_job_update(_plain(old), _plain(body))
         else:
             problems = validate_job_create(_plain(body), await queues.queues())
+            warnings.extend(job_warnings(_plain(body)))
         _reject_if(problems, kind="Job", name=name, operation=operation)
 
     def mutate_queue_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
@@ -139,6 +173,21 @@ def register(
             problems = validate_queue_write(_plain(body), snapshot, previous)
         _reject_if(problems, kind="Queue", name=name, operation=operation)
 
+    async def mutate_podgroup_handler(
+        body: kopf.Body, patch: kopf.Patch, namespace: str | None, **_: Any
+    ) -> None:
+        plain = _plain(body)
+        if namespaces is None or not in_default_queue(plain):
+            return  # only a PodGroup in the default queue costs a namespace read
+        _apply_later(patch, mutate_podgroup(plain, await namespaces.annotations(namespace or "default")))
+
+    def validate_pod_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
+        problems = validate_pod_create(_plain(body), scheduler_names)
+        _reject_if(problems, kind="Pod", name=name, operation=operation)
+
+    def validate_hypernode_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
+        _reject_if(validate_hypernode_write(_plain(body)), kind="HyperNode", name=name, operation=operation)
+
     async def validate_podgroup_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         problems = validate_podgroup_create(_plain(body), await queues.queues())
         _reject_if(problems, kind="PodGroup", name=name, operation=operation)
@@ -153,6 +202,9 @@ def register(
         "mutate-queue": mutate_queue_handler,
         "validate-queue": validate_queue_handler,
         "validate-podgroup": validate_podgroup_handler,
+        "mutate-podgroup": mutate_podgroup_handler,
+        "validate-pod": validate_pod_handler,
+        "validate-hypernode": validate_hypernode_handler,
         "validate-jobflow": validate_flow_handler,
         "validate-jobtemplate": validate_flow_handler,
         "validate-cronjob": validate_flow_handler,
@@ -230,6 +282,7 @@ async def install_configurations(
     timeout_seconds: int = 5,
     failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
+    scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
 ) -> None:
     """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
     mutating, validating = webhook_configurations(
@@ -240,6 +293,7 @@ async def install_configurations(
         timeout_seconds=timeout_seconds,
         failure_policy=failure_policy,
         object_selector=object_selector,
+        scheduler_names=scheduler_names,
     )
     await _upsert(client, "mutatingwebhookconfigurations", mutating)
     await _upsert(client, "validatingwebhookconfigurations", validating)
@@ -271,13 +325,20 @@ def enable_admission(
     timeout_seconds: int = 5,
     failure_policy: str = "Fail",
     record: AdmissionRecorder | None = None,
+    scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
     the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
     """
-    register(registry, queues=ApiQueues(client), record=record)
+    register(
+        registry,
+        queues=ApiQueues(client),
+        namespaces=ApiNamespaces(client),
+        record=record,
+        scheduler_names=scheduler_names,
+    )
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
 
@@ -290,6 +351,7 @@ def enable_admission(
             service=service,
             timeout_seconds=timeout_seconds,
             failure_policy=failure_policy,
+            scheduler_names=scheduler_names,
         )
 
     kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)
