@@ -83,6 +83,45 @@ def test_pod_requests_count_init_containers_and_overhead() -> None:
     assert pod_request(pod_spec) == Resource.of(cpu="4", memory="1124Mi")
 
 
+def _quota_usage(*, pods: int, cpu: str, memory: str, gpu: str) -> dict[str, str]:
+    """Volcano's minResources keys for pods that request cpu, memory and GPUs (no limits)."""
+    counts = {"pods": str(pods), "count/pods": str(pods)}
+    return {
+        **counts,
+        "cpu": cpu,
+        "requests.cpu": cpu,
+        "memory": memory,
+        "requests.memory": memory,
+        "nvidia.com/gpu": gpu,
+        "requests.nvidia.com/gpu": gpu,
+    }
+
+
+def test_min_resources_carry_volcanos_quota_keys() -> None:
+    # Volcano's jobp e2e "Generate PodGroup and valid minResource when creating job": two tasks of one pod
+    # each, requests = limits = 1 cpu, 1000Mi, 1 GPU.
+    both = {"cpu": "1000m", "memory": "1000Mi", "nvidia.com/gpu": "1"}
+    template = {"containers": [{"name": "m", "image": "i", "resources": {"requests": both, "limits": both}}]}
+    body = JobBuilder().obj()
+    body["spec"]["tasks"] = [
+        {"name": name, "replicas": 1, "minAvailable": 1, "template": {"spec": template}}
+        for name in ("task-1", "task-2")
+    ]
+    got = build_podgroup(parse_job(body), {})["spec"]["minResources"]
+    assert got == {
+        "count/pods": "2",
+        "pods": "2",
+        "cpu": "2",
+        "requests.cpu": "2",
+        "limits.cpu": "2",
+        "memory": "2000Mi",
+        "requests.memory": "2000Mi",
+        "limits.memory": "2000Mi",
+        "nvidia.com/gpu": "2",
+        "requests.nvidia.com/gpu": "2",
+    }
+
+
 def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
     spec = parse_job(
         JobBuilder()
@@ -92,7 +131,8 @@ def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
         .obj()
     )
     got = min_resources(spec, {"high": 1000, "low": 10})
-    assert got == Resource.of(cpu="17", memory="3Gi")  # 2 high pods + 1 low pod
+    assert got.without_quota_only() == Resource.of(cpu="17", memory="3Gi")  # 2 high pods + 1 low pod
+    assert (got["pods"], got["count/pods"]) == (3, 3)
 
 
 def test_min_resources_fill_task_minimums_first() -> None:
@@ -100,7 +140,7 @@ def test_min_resources_fill_task_minimums_first() -> None:
         JobBuilder().task("ps", 2, min_available=1, cpu="2").task("w", 4, min_available=2, cpu="1").obj()
     )
     assert spec.min_available == 3
-    assert min_resources(spec, {}) == Resource.of(cpu="4", memory="3Gi")
+    assert min_resources(spec, {}).without_quota_only() == Resource.of(cpu="4", memory="3Gi")
 
 
 def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
@@ -116,7 +156,7 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
         "minMember": 2,
         "minTaskMember": {"w": 2},
         "queue": "q",
-        "minResources": {"cpu": "2", "memory": "2Gi", "nvidia.com/gpu": "2"},
+        "minResources": _quota_usage(pods=2, cpu="2", memory="2Gi", gpu="2"),
         "priorityClassName": "p",
         "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
     }
@@ -129,6 +169,6 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
         "spec": {
             "minMember": 4,
             "minTaskMember": {"w": 4},
-            "minResources": {"cpu": "4", "memory": "4Gi", "nvidia.com/gpu": "4"},
+            "minResources": _quota_usage(pods=4, cpu="4", memory="4Gi", gpu="4"),
         }
     }

@@ -103,7 +103,11 @@ def test_plain_pod_gets_a_podgroup_named_after_its_owner() -> None:
     pg = plainpod.build_podgroup(pod, {c.VOLCANO_GROUP_MIN_MEMBER_KEY: "3"})
     assert pg["metadata"]["name"] == "podgroup-owner-uid"
     assert pg["metadata"]["ownerReferences"][0]["name"] == "pi"
-    assert pg["spec"] == {"minMember": 3, "minResources": {"cpu": "6"}, "queue": "q1"}
+    assert pg["spec"] == {
+        "minMember": 3,
+        "minResources": {"count/pods": "3", "pods": "3", "cpu": "6", "requests.cpu": "6"},
+        "queue": "q1",
+    }
 
 
 def test_bare_pod_owns_its_podgroup_with_min_member_one() -> None:

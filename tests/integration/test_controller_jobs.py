@@ -149,6 +149,28 @@ async def test_scale_up_adds_pods(env: Env) -> None:
     await wait_for("scale down to worker-0 only", one_pod, 30)
 
 
+async def test_podgroup_min_resources_carry_volcanos_quota_keys_and_the_job_runs(env: Env) -> None:
+    both = {"cpu": "100m", "memory": "100Mi", "nvidia.com/gpu": "1"}
+    tasks = [task("task-1", 1, min_available=1), task("task-2", 1, min_available=1)]
+    for t in tasks:
+        t["template"]["spec"]["containers"][0]["resources"] = {"requests": both, "limits": both}
+    await env.create_job(vcjob("mr", *tasks))
+    await env.wait_phase("mr", "Running")
+    pg = (await env.podgroups())[0]
+    assert pg["spec"]["minResources"] == {
+        "count/pods": "2",
+        "pods": "2",
+        "cpu": "200m",
+        "requests.cpu": "200m",
+        "limits.cpu": "200m",
+        "memory": "200Mi",
+        "requests.memory": "200Mi",
+        "limits.memory": "200Mi",
+        "nvidia.com/gpu": "2",
+        "requests.nvidia.com/gpu": "2",
+    }
+
+
 async def test_ttl_deletes_the_finished_job(env: Env) -> None:
     await env.create_job(vcjob("ttl", task("worker", 1, complete_after="1s"), ttlSecondsAfterFinished=2))
     await env.wait_phase("ttl", "Completed")

@@ -13,7 +13,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import pod_request
+from volcano_py.resources import pod_quota_usage
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -74,7 +74,7 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
     )
     pg_spec: dict[str, Any] = {
         "minMember": members,
-        "minResources": (pod_request(spec) * members).to_quantities(),
+        "minResources": (pod_quota_usage(spec) * members).to_quantities(),
     }
     queue = (meta.get("annotations") or {}).get(c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
         c.QUEUE_NAME_ANNOTATION_KEY

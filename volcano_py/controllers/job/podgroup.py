@@ -1,8 +1,10 @@
 """The PodGroup ``<job>-<job uid>`` a Job is scheduled through, and how it follows edits of the Job.
 
-``minResources`` is what the scheduler's enqueue action reserves before admitting the group: the requests of
-the first ``minAvailable`` pods, taking tasks in descending priority-class value (Volcano's
-``calcPGMinResources``), so a gang is admitted only when its essential members could run.
+``minResources`` is what the scheduler's enqueue action reserves before admitting the group: the quota usage
+(requests, limits, pod counts: ``resources.pod_quota_usage``) of the first ``minAvailable`` pods, taking tasks
+in descending priority-class value (Volcano's ``calcPGMinResources``), so a gang is admitted only when its
+essential members could run. The scheduler weighs the requests; the quota names are there for what reads
+the PodGroup as Volcano writes it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.controllers.job.podbuilder import owner_reference
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
-from volcano_py.resources import Resource, pod_request
+from volcano_py.resources import Resource, pod_quota_usage
 
 
 def _task_requests(task: TaskSpec) -> Resource:
-    return pod_request(task.template.get("spec") or {})
+    return pod_quota_usage(task.template.get("spec") or {})
 
 
 def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
