@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, spec_patch
-from volcano_py.controllers.job.spec import parse_job
+from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.resources import Resource, pod_request
 
 
@@ -172,3 +175,69 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
             "minResources": _quota_usage(pods=4, cpu="4", memory="4Gi", gpu="4"),
         }
     }
+
+
+def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec:
+    body = JobBuilder("j", "ns", "u").task("w", replicas).obj()
+    policy: dict[str, Any] = {
+        "totalPartitions": replicas // size,
+        "partitionSize": size,
+        "minPartitions": minimum,
+    }
+    body["spec"]["tasks"][0].update(partitionPolicy=policy, **task)
+    return parse_job(body)
+
+
+@pytest.mark.parametrize(
+    ("spec", "min_task_member"),
+    [
+        pytest.param(_partitioned(6, 2, 2), 4, id="whole-partitions-when-minAvailable-is-unset"),
+        pytest.param(_partitioned(6, 2, 0), 6, id="no-minimum-partitions-means-every-replica"),
+        pytest.param(_partitioned(6, 2, 2, minAvailable=5), 5, id="minAvailable-wins"),
+    ],
+)
+def test_a_partitioned_task_needs_its_minimum_partitions(spec: JobSpec, min_task_member: int) -> None:
+    assert build_podgroup(spec, {})["spec"]["minTaskMember"] == {"w": min_task_member}
+
+
+def test_partitioned_pods_carry_their_partition_id() -> None:
+    spec = _partitioned(6, 2, 1)
+    ids = [
+        build_pod(spec, spec.tasks[0], i, version=0, retry_count=0)["metadata"]["labels"] for i in range(6)
+    ]
+    assert [labels[c.TASK_PARTITION_ID_KEY] for labels in ids] == ["0", "0", "1", "1", "2", "2"]
+    plain = parse_job(JobBuilder().task("w", 2).obj())
+    assert (
+        c.TASK_PARTITION_ID_KEY
+        not in build_pod(plain, plain.tasks[0], 1, version=0, retry_count=0)["metadata"]["labels"]
+    )
+
+
+def test_partition_policy_becomes_the_podgroups_sub_group_policy_and_follows_edits() -> None:
+    body = JobBuilder("j", "ns", "u").task("ps", 1).task("w", 4).obj()
+    topology = {"mode": "hard", "highestTierAllowed": 1}
+    body["spec"]["tasks"][1]["partitionPolicy"] = {
+        "totalPartitions": 2,
+        "partitionSize": 2,
+        "minPartitions": 1,
+        "networkTopology": topology,
+    }
+    pg = build_podgroup(parse_job(body), {})
+    assert pg["spec"]["subGroupPolicy"] == [
+        {
+            "name": "w",
+            "subGroupSize": 2,
+            "minSubGroups": 1,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: "w"}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+            "networkTopology": topology,
+        }
+    ]
+    assert spec_patch(pg, parse_job(body), {}) is None
+    body["spec"]["tasks"][1]["partitionPolicy"]["minPartitions"] = 2
+    patch = spec_patch(pg, parse_job(body), {})
+    assert patch is not None and patch["spec"]["subGroupPolicy"][0]["minSubGroups"] == 2
+    del body["spec"]["tasks"][1]["partitionPolicy"]
+    patch = spec_patch(pg, parse_job(body), {})
+    assert patch is not None and patch["spec"]["subGroupPolicy"] is None
+    assert "subGroupPolicy" not in build_podgroup(parse_job(body), {})["spec"]

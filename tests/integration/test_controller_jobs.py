@@ -9,6 +9,8 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
+from volcano_py.controllers.job.podgroup import spec_patch
+from volcano_py.controllers.job.spec import parse_job
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 
 pytestmark = pytest.mark.integration
@@ -169,6 +171,32 @@ async def test_podgroup_min_resources_carry_volcanos_quota_keys_and_the_job_runs
         "nvidia.com/gpu": "2",
         "requests.nvidia.com/gpu": "2",
     }
+
+
+async def test_partition_policy_reaches_the_podgroup_and_the_pods_and_the_job_runs(env: Env) -> None:
+    # Volcano's e2e "allocate work when job has subgroups (partitionPolicy) but no network topology".
+    worker = task("worker", 2, min_available=2)
+    worker["partitionPolicy"] = {"totalPartitions": 2, "partitionSize": 1, "minPartitions": 2}
+    await env.create_job(vcjob("pp", worker))
+    await env.wait_phase("pp", "Running")
+    pods = {p["metadata"]["name"]: p["metadata"]["labels"] for p in await env.pods("pp")}
+    assert {name: labels[c.TASK_PARTITION_ID_KEY] for name, labels in pods.items()} == {
+        "pp-worker-0": "0",
+        "pp-worker-1": "1",
+    }
+    pg = (await env.podgroups())[0]
+    assert pg["spec"]["subGroupPolicy"] == [
+        {
+            "name": "worker",
+            "subGroupSize": 1,
+            "minSubGroups": 2,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: "worker"}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+        }
+    ]
+    # What the API server stored (with its defaults) is what the controller wants: later syncs write nothing.
+    job = await env.job("pp")
+    assert job is not None and spec_patch(pg, parse_job(job), {}) is None
 
 
 async def test_ttl_deletes_the_finished_job(env: Env) -> None:
