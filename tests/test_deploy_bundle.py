@@ -62,7 +62,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("networking.k8s.io", "networkpolicies"): {"get", "create", "update", "delete"},
         ("", "events"): {"create", "patch"},
         ("scheduling.k8s.io", "priorityclasses"): {"get"},
-        ("apps", "replicasets"): {"get"},
+        ("apps", "replicasets"): {"get", "list", "watch"},
         ("apps", "statefulsets"): {"get"},
         ("apps", "daemonsets"): {"get"},
         ("batch", "jobs"): {"get"},

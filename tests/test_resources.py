@@ -16,12 +16,25 @@ from volcano_py.resources import (
     Resource,
     format_quantity,
     parse_quantity,
+    pod_limits,
+    pod_quota_usage,
     to_canonical,
     total,
     unit_scale,
 )
 
-NAMES = ["cpu", "memory", "pods", "nvidia.com/gpu", "ephemeral-storage", "hugepages-2Mi", "example.com/fpga"]
+NAMES = [
+    "cpu",
+    "memory",
+    "pods",
+    "nvidia.com/gpu",
+    "ephemeral-storage",
+    "hugepages-2Mi",
+    "example.com/fpga",
+    "requests.memory",
+    "limits.cpu",
+    "count/pods",
+]
 names = st.sampled_from(NAMES)
 amounts = st.integers(min_value=-(10**15), max_value=10**15)
 non_negative = st.integers(min_value=0, max_value=10**15)
@@ -184,3 +197,96 @@ def test_readable_repr() -> None:
 def test_parse_names_the_bad_resource() -> None:
     with pytest.raises(QuantityError, match=r"^resource 'memory': 'lots' is not a Kubernetes quantity"):
         Resource.parse({"cpu": "1", "memory": "lots"})
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "canonical", "written"),
+    [
+        pytest.param("requests.memory", "2000Mi", 2000 * 2**20, "2000Mi", id="requests.memory-in-bytes"),
+        pytest.param("limits.cpu", "1500m", 1500, "1500m", id="limits.cpu-in-millicores"),
+        pytest.param("requests.nvidia.com/gpu", "2", 2000, "2", id="requests.extended-in-milli-units"),
+        pytest.param("count/pods", "3", 3, "3", id="object-count-as-a-count"),
+        pytest.param("requests.hugepages-2Mi", "4Mi", 4 * 2**20, "4Mi", id="requests.hugepages-in-bytes"),
+    ],
+)
+def test_quota_names_take_the_unit_of_what_they_count(
+    name: str, text: str, canonical: int, written: str
+) -> None:
+    assert to_canonical(name, text) == canonical
+    assert format_quantity(name, canonical) == written
+
+
+def _containers(*resources: dict[str, dict[str, str]]) -> list[dict[str, object]]:
+    return [{"name": f"c{i}", "resources": r} for i, r in enumerate(resources)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "usage"),
+    [
+        pytest.param(
+            {"containers": _containers({})},
+            {"pods": "1", "count/pods": "1"},
+            id="best-effort-pod-counts-as-a-pod-only",
+        ),
+        pytest.param(
+            {"containers": _containers({"requests": {"cpu": "1"}, "limits": {"cpu": "2", "memory": "1Gi"}})},
+            {
+                "pods": "1",
+                "count/pods": "1",
+                "cpu": "1",
+                "requests.cpu": "1",
+                "limits.cpu": "2",
+                # a limit with no request is the request, as the API server defaults it
+                "memory": "1Gi",
+                "requests.memory": "1Gi",
+                "limits.memory": "1Gi",
+            },
+            id="requests-and-limits",
+        ),
+        pytest.param(
+            {
+                "containers": _containers(
+                    {"requests": {"example.com/fpga": "2"}, "limits": {"example.com/fpga": "2"}}
+                )
+            },
+            {"pods": "1", "count/pods": "1", "example.com/fpga": "2", "requests.example.com/fpga": "2"},
+            id="extended-resource-has-no-limits-name",
+        ),
+        pytest.param(
+            {
+                "containers": _containers(
+                    {"requests": {"hugepages-2Mi": "4Mi"}, "limits": {"hugepages-2Mi": "4Mi"}}
+                )
+            },
+            {"pods": "1", "count/pods": "1", "hugepages-2Mi": "4Mi", "requests.hugepages-2Mi": "4Mi"},
+            id="hugepages",
+        ),
+    ],
+)
+def test_pod_quota_usage_uses_the_quota_controllers_names(
+    spec: dict[str, object], usage: dict[str, str]
+) -> None:
+    assert pod_quota_usage(spec).to_quantities() == dict(sorted(usage.items()))
+
+
+def test_pod_limits_add_overhead_only_where_a_limit_is_set() -> None:
+    spec = {
+        "containers": _containers({"limits": {"cpu": "1"}}, {"limits": {"cpu": "500m"}}),
+        "initContainers": _containers({"limits": {"cpu": "2"}}),
+        "overhead": {"cpu": "100m", "memory": "64Mi"},
+    }
+    assert pod_limits(spec) == Resource.of(cpu="2100m")
+
+
+def test_without_quota_only_keeps_what_pods_ask_of_nodes() -> None:
+    got = Resource.parse(
+        {
+            "pods": "2",
+            "count/pods": "2",
+            "cpu": "2",
+            "requests.cpu": "2",
+            "limits.memory": "1Gi",
+            "x.io/y": "1",
+        }
+    ).without_quota_only()
+    assert got == Resource.parse({"cpu": "2", "x.io/y": "1"})

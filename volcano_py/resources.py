@@ -6,7 +6,9 @@ Every amount is held as an ``int`` in a canonical unit so that arithmetic never 
 * ``memory``, ``ephemeral-storage`` and ``hugepages-*`` in bytes;
 * ``pods`` as a count;
 * any other (extended) resource, such as ``nvidia.com/gpu``, in milli-units, so that a fractional request
-  (``500m`` of a GPU, as the openb trace has) is representable.
+  (``500m`` of a GPU, as the openb trace has) is representable;
+* a ResourceQuota name (``requests.memory``, ``limits.cpu``) in the unit of the resource it names, and an
+  object count (``count/pods``) as a count.
 
 Parsing follows ``k8s.io/apimachinery/pkg/api/resource``: a value with a finer precision than the unit is
 rounded *up*, as ``Quantity.MilliValue`` does, so a request is never under-counted.
@@ -26,6 +28,11 @@ MEMORY: Final = "memory"
 PODS: Final = "pods"
 EPHEMERAL_STORAGE: Final = "ephemeral-storage"
 GPU: Final = "nvidia.com/gpu"
+COUNT_PODS: Final = "count/pods"
+REQUESTS_PREFIX: Final = "requests."
+LIMITS_PREFIX: Final = "limits."
+HUGEPAGES_PREFIX: Final = "hugepages-"
+_COUNT_PREFIX: Final = "count/"
 
 _BINARY_SUFFIX: Final[dict[str, int]] = {
     "Ki": 2**10,
@@ -88,15 +95,40 @@ def parse_quantity(value: str | int | float) -> Fraction:
     return -number if match["sign"] == "-" else number
 
 
+def _quota_base(name: str) -> str:
+    """The resource a quota name counts: ``requests.memory`` and ``limits.memory`` count ``memory``."""
+    if name.startswith(REQUESTS_PREFIX):
+        return name[len(REQUESTS_PREFIX) :]
+    if name.startswith(LIMITS_PREFIX):
+        return name[len(LIMITS_PREFIX) :]
+    return name
+
+
 def _is_byte_resource(name: str) -> bool:
-    return name in (MEMORY, EPHEMERAL_STORAGE) or name.startswith("hugepages-")
+    base = _quota_base(name)
+    return base in (MEMORY, EPHEMERAL_STORAGE) or base.startswith(HUGEPAGES_PREFIX)
 
 
 def unit_scale(name: str) -> int:
     """How many canonical units one whole unit of ``name`` is (1000 for cpu and extended resources)."""
-    if _is_byte_resource(name) or name == PODS:
+    if _is_byte_resource(name) or name == PODS or name.startswith(_COUNT_PREFIX):
         return 1
     return 1000
+
+
+def is_quota_only(name: str) -> bool:
+    """A name that only a ResourceQuota counts (``pods``, ``count/*``, ``requests.*``, ``limits.*``).
+
+    A PodGroup's ``minResources`` carries them (Volcano writes a pod's quota usage there) but no pod asks a
+    node for them: the scheduler weighs such a minimum without them, as Volcano's does (it skips object
+    counts and prefixed names when reading the list, and ``pods`` when comparing).
+    """
+    return name == PODS or name.startswith((_COUNT_PREFIX, REQUESTS_PREFIX, LIMITS_PREFIX))
+
+
+def _is_extended(name: str) -> bool:
+    # Kubernetes' extended resources: a domain-qualified name outside kubernetes.io.
+    return "/" in name and "kubernetes.io/" not in name and not name.startswith(REQUESTS_PREFIX)
 
 
 @functools.lru_cache(maxsize=65536, typed=True)
@@ -160,6 +192,48 @@ def pod_request(spec: Mapping[str, Any]) -> Resource:
         if value is not None:
             total[name] = total.get(name, 0) + amount_of(name, value)
     return Resource(total)
+
+
+def pod_limits(spec: Mapping[str, Any]) -> Resource:
+    """A pod's limits as the quota controller sums them: containers summed, at least its largest init
+    container, and the overhead added only where a limit is set."""
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or ():
+        for name, value in _limit_amounts(container.get("resources")).items():
+            total[name] = total.get(name, 0) + value
+    for container in spec.get("initContainers") or ():
+        for name, value in _limit_amounts(container.get("resources")).items():
+            total[name] = max(total.get(name, 0), value)
+    for name, value in (spec.get("overhead") or {}).items():
+        if value is not None and name in total:
+            total[name] += amount_of(name, value)
+    return Resource(total)
+
+
+def pod_quota_usage(spec: Mapping[str, Any]) -> Resource:
+    """What one pod of ``spec`` counts against ResourceQuotas, under the quota controller's names.
+
+    ``pods`` and ``count/pods``; ``cpu``, ``memory`` and ``ephemeral-storage`` both bare and as
+    ``requests.*``, with ``limits.*`` where limits are set; hugepages bare and as ``requests.*``; extended
+    resources as ``requests.*`` and, as Volcano adds for the scheduler, bare. This is what Volcano writes as
+    a PodGroup's ``minResources`` (per pod), so quota-minded tools read the same keys from ours.
+    """
+    requests, limits = pod_request(spec), pod_limits(spec)
+    usage: dict[str, int] = {PODS: 1, COUNT_PODS: 1}
+    for name in (CPU, MEMORY, EPHEMERAL_STORAGE):
+        if name in requests:
+            usage[name] = usage[REQUESTS_PREFIX + name] = requests[name]
+        if name in limits:
+            usage[LIMITS_PREFIX + name] = limits[name]
+    for name, amount in requests.items():
+        if name.startswith(HUGEPAGES_PREFIX) or _is_extended(name):
+            usage[name] = usage[REQUESTS_PREFIX + name] = amount
+    return Resource(usage)
+
+
+def _limit_amounts(resources: Mapping[str, Any] | None) -> dict[str, int]:
+    limits = (resources or {}).get("limits") or {}
+    return {name: amount_of(name, value) for name, value in limits.items() if value is not None}
 
 
 def _request_amounts(resources: Mapping[str, Any] | None) -> dict[str, int]:
@@ -296,6 +370,12 @@ class Resource(Mapping[str, int]):
     def insufficient(self, available: Mapping[str, int]) -> list[str]:
         """The names of the resources on which this request does not fit in ``available``, sorted."""
         return sorted(name for name, value in self._amounts.items() if value > available.get(name, 0))
+
+    def without_quota_only(self) -> Resource:
+        """This vector less the names only a ResourceQuota counts (``is_quota_only``)."""
+        if not any(is_quota_only(name) for name in self._amounts):
+            return self
+        return Resource({n: v for n, v in self._amounts.items() if not is_quota_only(n)})
 
     def clamp_min_zero(self) -> Resource:
         return Resource({name: value for name, value in self._amounts.items() if value > 0})

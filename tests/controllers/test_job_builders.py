@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, spec_patch
-from volcano_py.controllers.job.spec import parse_job
+from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.resources import Resource, pod_request
 
 
@@ -83,6 +86,45 @@ def test_pod_requests_count_init_containers_and_overhead() -> None:
     assert pod_request(pod_spec) == Resource.of(cpu="4", memory="1124Mi")
 
 
+def _quota_usage(*, pods: int, cpu: str, memory: str, gpu: str) -> dict[str, str]:
+    """Volcano's minResources keys for pods that request cpu, memory and GPUs (no limits)."""
+    counts = {"pods": str(pods), "count/pods": str(pods)}
+    return {
+        **counts,
+        "cpu": cpu,
+        "requests.cpu": cpu,
+        "memory": memory,
+        "requests.memory": memory,
+        "nvidia.com/gpu": gpu,
+        "requests.nvidia.com/gpu": gpu,
+    }
+
+
+def test_min_resources_carry_volcanos_quota_keys() -> None:
+    # Volcano's jobp e2e "Generate PodGroup and valid minResource when creating job": two tasks of one pod
+    # each, requests = limits = 1 cpu, 1000Mi, 1 GPU.
+    both = {"cpu": "1000m", "memory": "1000Mi", "nvidia.com/gpu": "1"}
+    template = {"containers": [{"name": "m", "image": "i", "resources": {"requests": both, "limits": both}}]}
+    body = JobBuilder().obj()
+    body["spec"]["tasks"] = [
+        {"name": name, "replicas": 1, "minAvailable": 1, "template": {"spec": template}}
+        for name in ("task-1", "task-2")
+    ]
+    got = build_podgroup(parse_job(body), {})["spec"]["minResources"]
+    assert got == {
+        "count/pods": "2",
+        "pods": "2",
+        "cpu": "2",
+        "requests.cpu": "2",
+        "limits.cpu": "2",
+        "memory": "2000Mi",
+        "requests.memory": "2000Mi",
+        "limits.memory": "2000Mi",
+        "nvidia.com/gpu": "2",
+        "requests.nvidia.com/gpu": "2",
+    }
+
+
 def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
     spec = parse_job(
         JobBuilder()
@@ -92,7 +134,8 @@ def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
         .obj()
     )
     got = min_resources(spec, {"high": 1000, "low": 10})
-    assert got == Resource.of(cpu="17", memory="3Gi")  # 2 high pods + 1 low pod
+    assert got.without_quota_only() == Resource.of(cpu="17", memory="3Gi")  # 2 high pods + 1 low pod
+    assert (got["pods"], got["count/pods"]) == (3, 3)
 
 
 def test_min_resources_fill_task_minimums_first() -> None:
@@ -100,7 +143,7 @@ def test_min_resources_fill_task_minimums_first() -> None:
         JobBuilder().task("ps", 2, min_available=1, cpu="2").task("w", 4, min_available=2, cpu="1").obj()
     )
     assert spec.min_available == 3
-    assert min_resources(spec, {}) == Resource.of(cpu="4", memory="3Gi")
+    assert min_resources(spec, {}).without_quota_only() == Resource.of(cpu="4", memory="3Gi")
 
 
 def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
@@ -116,7 +159,7 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
         "minMember": 2,
         "minTaskMember": {"w": 2},
         "queue": "q",
-        "minResources": {"cpu": "2", "memory": "2Gi", "nvidia.com/gpu": "2"},
+        "minResources": _quota_usage(pods=2, cpu="2", memory="2Gi", gpu="2"),
         "priorityClassName": "p",
         "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
     }
@@ -129,6 +172,72 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
         "spec": {
             "minMember": 4,
             "minTaskMember": {"w": 4},
-            "minResources": {"cpu": "4", "memory": "4Gi", "nvidia.com/gpu": "4"},
+            "minResources": _quota_usage(pods=4, cpu="4", memory="4Gi", gpu="4"),
         }
     }
+
+
+def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec:
+    body = JobBuilder("j", "ns", "u").task("w", replicas).obj()
+    policy: dict[str, Any] = {
+        "totalPartitions": replicas // size,
+        "partitionSize": size,
+        "minPartitions": minimum,
+    }
+    body["spec"]["tasks"][0].update(partitionPolicy=policy, **task)
+    return parse_job(body)
+
+
+@pytest.mark.parametrize(
+    ("spec", "min_task_member"),
+    [
+        pytest.param(_partitioned(6, 2, 2), 4, id="whole-partitions-when-minAvailable-is-unset"),
+        pytest.param(_partitioned(6, 2, 0), 6, id="no-minimum-partitions-means-every-replica"),
+        pytest.param(_partitioned(6, 2, 2, minAvailable=5), 5, id="minAvailable-wins"),
+    ],
+)
+def test_a_partitioned_task_needs_its_minimum_partitions(spec: JobSpec, min_task_member: int) -> None:
+    assert build_podgroup(spec, {})["spec"]["minTaskMember"] == {"w": min_task_member}
+
+
+def test_partitioned_pods_carry_their_partition_id() -> None:
+    spec = _partitioned(6, 2, 1)
+    ids = [
+        build_pod(spec, spec.tasks[0], i, version=0, retry_count=0)["metadata"]["labels"] for i in range(6)
+    ]
+    assert [labels[c.TASK_PARTITION_ID_KEY] for labels in ids] == ["0", "0", "1", "1", "2", "2"]
+    plain = parse_job(JobBuilder().task("w", 2).obj())
+    assert (
+        c.TASK_PARTITION_ID_KEY
+        not in build_pod(plain, plain.tasks[0], 1, version=0, retry_count=0)["metadata"]["labels"]
+    )
+
+
+def test_partition_policy_becomes_the_podgroups_sub_group_policy_and_follows_edits() -> None:
+    body = JobBuilder("j", "ns", "u").task("ps", 1).task("w", 4).obj()
+    topology = {"mode": "hard", "highestTierAllowed": 1}
+    body["spec"]["tasks"][1]["partitionPolicy"] = {
+        "totalPartitions": 2,
+        "partitionSize": 2,
+        "minPartitions": 1,
+        "networkTopology": topology,
+    }
+    pg = build_podgroup(parse_job(body), {})
+    assert pg["spec"]["subGroupPolicy"] == [
+        {
+            "name": "w",
+            "subGroupSize": 2,
+            "minSubGroups": 1,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: "w"}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+            "networkTopology": topology,
+        }
+    ]
+    assert spec_patch(pg, parse_job(body), {}) is None
+    body["spec"]["tasks"][1]["partitionPolicy"]["minPartitions"] = 2
+    patch = spec_patch(pg, parse_job(body), {})
+    assert patch is not None and patch["spec"]["subGroupPolicy"][0]["minSubGroups"] == 2
+    del body["spec"]["tasks"][1]["partitionPolicy"]
+    patch = spec_patch(pg, parse_job(body), {})
+    assert patch is not None and patch["spec"]["subGroupPolicy"] is None
+    assert "subGroupPolicy" not in build_podgroup(parse_job(body), {})["spec"]

@@ -17,6 +17,7 @@ from volcano_py.controllers.shell.context import PODGROUP_INDEX, ControllerConte
 from volcano_py.controllers.shell.handlers import build_registry
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.plain_pods import PlainPodGroups
+from volcano_py.kube.kinds import PODS, REPLICASETS
 from volcano_py.kube.store import Delta, EventType
 
 
@@ -33,6 +34,10 @@ class RecordingClient:
     async def patch(self, path: str, body: dict[str, Any], content_type: str) -> dict[str, Any]:
         self.calls.append(("patch", path))
         return body
+
+    async def delete(self, path: str) -> dict[str, Any]:
+        self.calls.append(("delete", path))
+        return {}
 
 
 def context(client: Any = None) -> ControllerContext:
@@ -71,9 +76,10 @@ def test_one_informer_per_scheduler_name_selected_by_the_server() -> None:
     ctx = context()
     ctx.options = ControllerOptions(scheduler_names=("volcano", "batch"))
     informers = PlainPodGroups(ctx).informers(["a", None])
-    assert {(i.namespace, i.field_selector) for i in informers} == {
+    assert {(i.namespace, i.field_selector) for i in informers if i.kind is PODS} == {
         (ns, f"spec.schedulerName={name}") for ns in ("a", None) for name in ("batch", "volcano")
     }
+    assert {i.namespace for i in informers if i.kind is REPLICASETS} == {"a", None}
 
 
 def test_a_pod_is_queued_once_however_many_events_come_before_it_is_handled() -> None:
@@ -128,3 +134,29 @@ def test_an_existing_group_is_not_created_again_and_a_deleted_pod_is_forgotten()
     assert [verb for verb, _ in client.calls] == ["patch"]
     groups.changed(Delta(EventType.DELETED, "ns/p", pod(), None))
     assert not groups.annotated and not groups.waiting
+
+
+def replicaset(uid: str, replicas: int) -> dict[str, Any]:
+    return {"metadata": {"name": f"rs-{uid}", "namespace": "ns", "uid": uid}, "spec": {"replicas": replicas}}
+
+
+def test_a_replicaset_scaled_to_zero_gives_its_podgroup_back_once() -> None:
+    # A Deployment's rollout: the old ReplicaSet goes to 0 replicas and stays (revision history).
+    client = RecordingClient()
+    ctx = context(client)
+    ctx.indices[PODGROUP_INDEX] = {("ns", "podgroup-old"): [{"metadata": {"name": "podgroup-old"}}]}
+    groups = PlainPodGroups(ctx)
+    groups.replicaset_changed(
+        Delta(EventType.MODIFIED, "ns/rs-old", replicaset("old", 2), replicaset("old", 1))
+    )
+    assert groups.retiring.depth() == 0
+    groups.replicaset_changed(
+        Delta(EventType.MODIFIED, "ns/rs-old", replicaset("old", 1), replicaset("old", 0))
+    )
+    groups.replicaset_changed(Delta(EventType.ADDED, "ns/rs-gone", None, replicaset("gone", 0)))
+    assert groups.retiring.depth() == 2
+    asyncio.run(groups.retire(("ns", "podgroup-old"), None))
+    asyncio.run(groups.retire(("ns", "podgroup-gone"), None))  # no group of its own: no API call
+    assert client.calls == [
+        ("delete", "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/podgroup-old")
+    ]

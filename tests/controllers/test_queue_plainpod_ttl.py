@@ -103,7 +103,11 @@ def test_plain_pod_gets_a_podgroup_named_after_its_owner() -> None:
     pg = plainpod.build_podgroup(pod, {c.VOLCANO_GROUP_MIN_MEMBER_KEY: "3"})
     assert pg["metadata"]["name"] == "podgroup-owner-uid"
     assert pg["metadata"]["ownerReferences"][0]["name"] == "pi"
-    assert pg["spec"] == {"minMember": 3, "minResources": {"cpu": "6"}, "queue": "q1"}
+    assert pg["spec"] == {
+        "minMember": 3,
+        "minResources": {"count/pods": "3", "pods": "3", "cpu": "6", "requests.cpu": "6"},
+        "queue": "q1",
+    }
 
 
 def test_bare_pod_owns_its_podgroup_with_min_member_one() -> None:
@@ -139,3 +143,21 @@ def test_ttl_counts_from_the_finish_time() -> None:
     assert seconds_left(spec, status, datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)) == 20
     running = read_status(JobBuilder().status(state={"phase": "Running"}).obj())
     assert seconds_left(spec, running, datetime(2026, 1, 1, tzinfo=UTC)) is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "deleting", "retired"),
+    [
+        pytest.param({"replicas": 0}, False, "podgroup-rs-uid", id="scaled-to-zero"),
+        pytest.param({"replicas": 2}, False, None, id="wants-pods"),
+        pytest.param({}, False, None, id="replicas-default-to-one"),
+        pytest.param({"replicas": 0}, True, None, id="being-deleted-the-garbage-collector-takes-it"),
+    ],
+)
+def test_a_replicaset_at_zero_replicas_retires_its_podgroup(
+    spec: dict[str, int], deleting: bool, retired: str | None
+) -> None:
+    meta: dict[str, str] = {"name": "rs", "namespace": "ns", "uid": "rs-uid"}
+    if deleting:
+        meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert plainpod.retired_podgroup({"metadata": meta, "spec": spec}) == retired

@@ -9,6 +9,7 @@ from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH
 from volcano_py.kube.kinds import QUEUES
 
 pytestmark = pytest.mark.integration
@@ -124,3 +125,45 @@ async def test_closing_a_parent_queue_closes_its_children_and_opening_reopens_th
     finally:
         for name in (child, parent):
             await env.api.delete(QUEUES.object_path(name))
+
+
+async def test_a_deployment_rollout_leaves_one_podgroup(env: Env) -> None:
+    # Volcano's e2e "PodGroup's Count change with Deployment's Request change": the new ReplicaSet gets its
+    # own PodGroup, the old one (kept at zero replicas for rollback) gives its group back.
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+    body = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d-1"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"matchLabels": {"app": "d-1"}},
+            "template": {
+                "metadata": {"labels": {"app": "d-1"}},
+                "spec": {"schedulerName": "volcano", "containers": [container]},
+            },
+        },
+    }
+    path = f"/apis/apps/v1/namespaces/{env.ns}/deployments"
+    await env.api.create(path, body)
+
+    async def rolled_out() -> list[str] | None:
+        d = await env.api.get(f"{path}/d-1")
+        status = d.get("status") or {}
+        done = status.get("observedGeneration") == d["metadata"]["generation"] and (
+            status.get("updatedReplicas"),
+            status.get("availableReplicas"),
+            status.get("replicas"),
+        ) == (2, 2, 2)
+        names = sorted(pg["metadata"]["name"] for pg in await env.podgroups())
+        return names if done and len(names) == 1 else None
+
+    (first,) = await wait_for("the deployment ready with one PodGroup", rolled_out, 60)
+    patch = {
+        "spec": {
+            "template": {"spec": {"containers": [{**container, "resources": {"requests": {"cpu": "50m"}}}]}}
+        }
+    }
+    await env.api.patch(f"{path}/d-1", patch, STRATEGIC_MERGE_PATCH)
+    (second,) = await wait_for("the rollout done and only the new PodGroup left", rolled_out, 60)
+    assert second != first

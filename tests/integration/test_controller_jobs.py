@@ -9,6 +9,8 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
+from volcano_py.controllers.job.podgroup import spec_patch
+from volcano_py.controllers.job.spec import parse_job
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 
 pytestmark = pytest.mark.integration
@@ -147,6 +149,54 @@ async def test_scale_up_adds_pods(env: Env) -> None:
         return names if names == ["sc-worker-0"] else None
 
     await wait_for("scale down to worker-0 only", one_pod, 30)
+
+
+async def test_podgroup_min_resources_carry_volcanos_quota_keys_and_the_job_runs(env: Env) -> None:
+    both = {"cpu": "100m", "memory": "100Mi", "nvidia.com/gpu": "1"}
+    tasks = [task("task-1", 1, min_available=1), task("task-2", 1, min_available=1)]
+    for t in tasks:
+        t["template"]["spec"]["containers"][0]["resources"] = {"requests": both, "limits": both}
+    await env.create_job(vcjob("mr", *tasks))
+    await env.wait_phase("mr", "Running")
+    pg = (await env.podgroups())[0]
+    assert pg["spec"]["minResources"] == {
+        "count/pods": "2",
+        "pods": "2",
+        "cpu": "200m",
+        "requests.cpu": "200m",
+        "limits.cpu": "200m",
+        "memory": "200Mi",
+        "requests.memory": "200Mi",
+        "limits.memory": "200Mi",
+        "nvidia.com/gpu": "2",
+        "requests.nvidia.com/gpu": "2",
+    }
+
+
+async def test_partition_policy_reaches_the_podgroup_and_the_pods_and_the_job_runs(env: Env) -> None:
+    # Volcano's e2e "allocate work when job has subgroups (partitionPolicy) but no network topology".
+    worker = task("worker", 2, min_available=2)
+    worker["partitionPolicy"] = {"totalPartitions": 2, "partitionSize": 1, "minPartitions": 2}
+    await env.create_job(vcjob("pp", worker))
+    await env.wait_phase("pp", "Running")
+    pods = {p["metadata"]["name"]: p["metadata"]["labels"] for p in await env.pods("pp")}
+    assert {name: labels[c.TASK_PARTITION_ID_KEY] for name, labels in pods.items()} == {
+        "pp-worker-0": "0",
+        "pp-worker-1": "1",
+    }
+    pg = (await env.podgroups())[0]
+    assert pg["spec"]["subGroupPolicy"] == [
+        {
+            "name": "worker",
+            "subGroupSize": 1,
+            "minSubGroups": 2,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: "worker"}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+        }
+    ]
+    # What the API server stored (with its defaults) is what the controller wants: later syncs write nothing.
+    job = await env.job("pp")
+    assert job is not None and spec_patch(pg, parse_job(job), {}) is None
 
 
 async def test_ttl_deletes_the_finished_job(env: Env) -> None:

@@ -103,3 +103,27 @@ async def test_tensorflow_job_runs_to_completed_with_tf_config(env: Env) -> None
     job = await env.wait_phase("tf", "Completed")
     assert job["status"]["succeeded"] == 3
     assert c.JOB_NAME_KEY in pods["tf-ps-0"]["metadata"]["labels"]
+
+
+async def test_svc_hosts_follow_a_scale_down_to_zero_and_back(env: Env) -> None:
+    # Volcano's jobp e2e "Scale down" and "Scale down to zero and scale up": the hosts file is rewritten on
+    # every update of the Job, so the pods mounting it see the new size.
+    await env.create_job(vcjob("sd", task("default", 2), minAvailable=2, plugins={"svc": []}))
+    await env.wait_phase("sd", "Running")
+    path = f"/api/v1/namespaces/{env.ns}/configmaps/sd-svc"
+    assert (await _get(env, path))["data"]["VC_DEFAULT_NUM"] == "2"
+    for replicas, hosts in ((1, ["sd-default-0.sd"]), (0, []), (2, ["sd-default-0.sd", "sd-default-1.sd"])):
+        scaled = {
+            "spec": {"minAvailable": replicas, "tasks": [task("default", replicas, min_available=replicas)]}
+        }
+        await env.api.patch(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{env.ns}/jobs/sd", scaled)
+
+        async def rewritten(replicas: int = replicas) -> dict[str, str] | None:
+            data: dict[str, str] = (await _get(env, path)).get("data") or {}
+            return data if data.get("VC_DEFAULT_NUM") == str(replicas) else None
+
+        assert await wait_for(f"the hosts ConfigMap to list {replicas} hosts", rewritten, 30) == {
+            "default.host": "\n".join(hosts),
+            "VC_DEFAULT_HOSTS": ",".join(hosts),
+            "VC_DEFAULT_NUM": str(replicas),
+        }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plugin_builders import env_of, make_job, make_pod
+from plugin_builders import env_of, fixed_keys, make_job, make_pod
 
 from volcano_py.api import constants
 from volcano_py.jobplugins import ApplyPolicy, ObjectRef, build_plugins
@@ -124,3 +124,30 @@ def test_the_same_job_and_index_always_give_the_same_pod() -> None:
     build_plugins(job).on_pod_create(job, once, "w", 1)
     build_plugins(job).on_pod_create(job, twice, "w", 1)
     assert once == twice
+
+
+def test_svc_hosts_follow_a_scale_down_through_the_update_hook() -> None:
+    # Volcano's jobp e2e "Scale down": 2 -> 1 replicas, the hosts file lists one host; 0 lists none.
+    def hosts(replicas: int) -> dict[str, str]:
+        job = make_job("j").task("w", replicas).plugin("svc").obj()
+        (config_map,) = build_plugins(job).on_job_update(job)
+        assert config_map.policy is ApplyPolicy.REPLACE and config_map.ref.name == "j-svc"
+        data: dict[str, str] = config_map.body["data"]
+        return data
+
+    assert hosts(2) == {"w.host": "j-w-0.j\nj-w-1.j", "VC_W_HOSTS": "j-w-0.j,j-w-1.j", "VC_W_NUM": "2"}
+    assert hosts(1) == {"w.host": "j-w-0.j", "VC_W_HOSTS": "j-w-0.j", "VC_W_NUM": "1"}
+    assert hosts(0) == {"w.host": "", "VC_W_HOSTS": "", "VC_W_NUM": "0"}
+
+
+def test_only_plugins_with_an_update_hook_answer_a_job_update() -> None:
+    keys_made: list[int] = []
+
+    def keygen() -> tuple[bytes, bytes]:
+        keys_made.append(1)
+        return fixed_keys()
+
+    job = make_job("j").task("master", 1).task("worker", 2).plugin("mpi").plugin("ssh").plugin("svc").obj()
+    plugins = build_plugins(job, ssh_keygen=keygen)
+    assert [obj.ref.name for obj in plugins.on_job_update(job)] == ["j-svc"]
+    assert keys_made == []  # the Secret is never rewritten, so no key pair is made for it

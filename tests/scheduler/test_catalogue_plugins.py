@@ -206,6 +206,44 @@ def test_resourcequota_holds_jobs_beyond_the_quota(
         assert says in result.explanations["default/b"].message
 
 
+# Volcano's job controller writes a PodGroup's minResources as the pods' quota usage (pods, count/pods,
+# requests.*, limits.* beside the bare names); ours does too. 2 pods of 2 cpu each:
+VOLCANO_MIN_RESOURCES = {"cpu": 4, "requests_cpu": 4, "limits_cpu": 4, "pods": 2, "count__pods": 2}
+QUOTA_CONF = """
+actions: "enqueue, allocate"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: overcommit}, {name: resourcequota}, {name: predicates}, {name: %s}, {name: nodeorder}]
+"""
+
+
+@pytest.mark.parametrize("share", ["proportion", "capacity"])
+@pytest.mark.parametrize(
+    ("quota", "admitted", "says"),
+    [
+        (None, {"a", "b"}, None),
+        (_quota({"pods": "5"}, {"pods": "2"}), {"a"}, "insufficient on pods: requested 2, used 4, limited 5"),
+        (_quota({"count/pods": "4"}, {"count/pods": "0"}), {"a", "b"}, None),
+        (_quota({"requests.cpu": "6"}, {}), {"a"}, "insufficient on requests.cpu: requested 4, used 4"),
+    ],
+    ids=["no-quota", "pod-count-once", "count-pods-fit", "requests-cpu"],
+)
+def test_volcanos_quota_keys_in_min_resources_are_counted_once(
+    share: str, quota: dict[str, Any] | None, admitted: set[str], says: str | None
+) -> None:
+    podgroups = [make_pg(name, 2, phase="Pending").min_res(**VOLCANO_MIN_RESOURCES).obj() for name in "ab"]
+    result = _session(
+        QUOTA_CONF % share,
+        nodes=[make_node("n0", cpu=32).obj()],
+        podgroups=podgroups,
+        resource_quotas=[quota] if quota else [],
+    )
+    phases = {u.name: u.phase.value for u in result.podgroup_updates}
+    assert {name for name, phase in phases.items() if phase == "Inqueue"} == admitted
+    if says:
+        assert says in result.explanations["default/b"].message
+
+
 NG_CONF = """
 actions: "enqueue, allocate"
 tiers:

@@ -4,6 +4,10 @@ The group is named ``podgroup-<owner uid>`` so all replicas of one workload shar
 from the owner's ``scheduling.volcano.sh/group-min-member`` annotation (default 1) and the queue from the
 pod's ``scheduling.volcano.sh/queue-name``. The pod is then annotated with the group's name, which is how the
 scheduler finds the gang.
+
+A ReplicaSet scaled to zero gives its group back, as Volcano's PodGroup controller does: a Deployment's
+rollout leaves the old ReplicaSet in place at zero replicas (for rollback), so the owner reference alone would
+keep its PodGroup, counted by its queue, until the revision history drops it.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import pod_request
+from volcano_py.resources import pod_quota_usage
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -74,7 +78,7 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
     )
     pg_spec: dict[str, Any] = {
         "minMember": members,
-        "minResources": (pod_request(spec) * members).to_quantities(),
+        "minResources": (pod_quota_usage(spec) * members).to_quantities(),
     }
     queue = (meta.get("annotations") or {}).get(c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
         c.QUEUE_NAME_ANNOTATION_KEY
@@ -97,3 +101,14 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
         "spec": pg_spec,
         "status": {"phase": PodGroupPhase.PENDING.value},
     }
+
+
+def retired_podgroup(replicaset: Mapping[str, Any]) -> str | None:
+    """The PodGroup to delete for a ReplicaSet at zero replicas, or None while it wants pods.
+
+    ``spec.replicas`` defaults to 1 in the API, so an absent value wants pods.
+    """
+    meta = replicaset.get("metadata") or {}
+    if (replicaset.get("spec") or {}).get("replicas", 1) != 0 or meta.get("deletionTimestamp"):
+        return None
+    return f"{c.PODGROUP_NAME_PREFIX}{meta.get('uid')}"

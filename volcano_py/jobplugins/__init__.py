@@ -11,12 +11,13 @@ How the Job controller calls them
 1. ``plugins = build_plugins(job)`` — ``job`` is the Job as a dict (``metadata.name/namespace/uid``,
    ``spec.tasks``, ``spec.plugins``). Raises ``JobPluginError`` (``.field``, ``.message``) for an unknown
    plugin, a bad argument or a missing master/head task: record it as a Job event and do not create pods.
-2. Before creating the PodGroup and pods (Volcano's ``initiateJob``), and again on every sync after the spec
-   changed (scale) or the Job restarted: ``for obj in plugins.on_job_add(job)`` reconcile ``obj.body`` by
-   ``obj.policy`` — ``ApplyPolicy.CREATE``: create if absent, keep an existing one (ssh keys, Services);
-   ``ApplyPolicy.REPLACE``: create if absent, replace if different (the svc hosts ConfigMap follows replicas).
-   Then merge ``plugins.controlled_resources()`` into ``status.controlledResources``. The call is idempotent,
-   so a restart keeps the objects consistent without deleting them.
+2. Before creating the PodGroup and pods (Volcano's ``initiateJob``): ``for obj in plugins.on_job_add(job)``
+   reconcile ``obj.body`` by ``obj.policy`` — ``ApplyPolicy.CREATE``: create if absent, keep an existing one
+   (ssh keys, Services); ``ApplyPolicy.REPLACE``: create if absent, replace if different. Then merge
+   ``plugins.controlled_resources()`` into ``status.controlledResources``. The call is idempotent, so a
+   controller restart keeps the objects consistent without deleting them. On every sync after the spec
+   changed (scale) or the Job restarted (Volcano's ``OnJobUpdate``), write ``plugins.on_job_update(job)``
+   over what exists: only the svc hosts ConfigMap, which follows the replicas.
 3. For each pod built from task ``t`` at index ``i`` — a dict whose ``metadata.name`` is ``<job>-<t>-<i>``
    and whose labels include ``volcano.sh/job-name``, ``volcano.sh/job-namespace`` and ``volcano.sh/task-spec``
    (the svc and ray Services select on them) — call ``plugins.on_pod_create(job, pod, t, i)`` before creating
@@ -49,6 +50,7 @@ from volcano_py.jobplugins.types import (
     ApplyPolicy,
     JobPlugin,
     JobPluginError,
+    JobUpdateHook,
     ManagedObject,
     ObjectRef,
 )
@@ -59,6 +61,7 @@ __all__ = [
     "ApplyPolicy",
     "JobPlugin",
     "JobPluginError",
+    "JobUpdateHook",
     "ManagedObject",
     "ObjectRef",
     "PluginSet",

@@ -18,7 +18,14 @@ from volcano_py.jobplugins.ray import RayPlugin
 from volcano_py.jobplugins.ssh import KeyPair, SshPlugin, generate_rsa_key_pair
 from volcano_py.jobplugins.svc import SvcPlugin
 from volcano_py.jobplugins.tensorflow import TensorflowPlugin
-from volcano_py.jobplugins.types import JSON, JobPlugin, JobPluginError, ManagedObject, ObjectRef
+from volcano_py.jobplugins.types import (
+    JSON,
+    JobPlugin,
+    JobPluginError,
+    JobUpdateHook,
+    ManagedObject,
+    ObjectRef,
+)
 
 Builder = Callable[[Sequence[str]], JobPlugin]
 
@@ -193,6 +200,16 @@ class PluginSet:
 
     def on_job_add(self, job: Mapping[str, Any]) -> list[ManagedObject]:
         return [obj for plugin in self.plugins for obj in plugin.on_job_add(job)]
+
+    def on_job_update(self, job: Mapping[str, Any]) -> list[ManagedObject]:
+        """What must follow a Job whose objects exist when its spec changed (scale) or it restarted: only
+        the plugins with an update hook are asked, so no ssh key pair is generated to be thrown away."""
+        return [
+            obj
+            for plugin in self.plugins
+            if isinstance(plugin, JobUpdateHook)
+            for obj in plugin.on_job_update(job)
+        ]
 
     def on_job_delete(self, job: Mapping[str, Any]) -> list[ObjectRef]:
         return [ref for plugin in self.plugins for ref in plugin.on_job_delete(job)]

@@ -89,15 +89,7 @@ class SvcPlugin:
 
     def on_job_add(self, job: Mapping[str, Any]) -> list[ManagedObject]:
         objects = [
-            ManagedObject(
-                {
-                    "apiVersion": "v1",
-                    "kind": "ConfigMap",
-                    "metadata": owned_metadata(job, config_map_name(job)),
-                    "data": hosts_data(job),
-                },
-                ApplyPolicy.REPLACE,
-            ),
+            self._hosts(job),
             ManagedObject(
                 {
                     "apiVersion": "v1",
@@ -115,6 +107,20 @@ class SvcPlugin:
         if not self.disable_network_policy:
             objects.append(ManagedObject(self._network_policy(job), ApplyPolicy.CREATE))
         return objects
+
+    def on_job_update(self, job: Mapping[str, Any]) -> list[ManagedObject]:
+        """The hosts ConfigMap only: the Service and NetworkPolicy select by job name and do not change."""
+        return [self._hosts(job)]
+
+    @staticmethod
+    def _hosts(job: Mapping[str, Any]) -> ManagedObject:
+        body = {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": owned_metadata(job, config_map_name(job)),
+            "data": hosts_data(job),
+        }
+        return ManagedObject(body, ApplyPolicy.REPLACE)
 
     def on_job_delete(self, job: Mapping[str, Any]) -> list[ObjectRef]:
         namespace = job_namespace(job)

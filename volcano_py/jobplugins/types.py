@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 JSON = dict[str, Any]
 
@@ -67,3 +67,11 @@ class JobPlugin(Protocol):
     def on_job_add(self, job: Mapping[str, Any]) -> list[ManagedObject]: ...
 
     def on_job_delete(self, job: Mapping[str, Any]) -> list[ObjectRef]: ...
+
+
+@runtime_checkable
+class JobUpdateHook(Protocol):
+    """A plugin whose objects follow the Job's spec after it started (Volcano's ``OnJobUpdate``; only svc has
+    one that does anything). Found by type, so the others need no empty method."""
+
+    def on_job_update(self, job: Mapping[str, Any]) -> list[ManagedObject]: ...

@@ -53,6 +53,7 @@ QUEUES: Final = ResourceKind(
 PODDISRUPTIONBUDGETS: Final = ResourceKind(
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True
 )
+REPLICASETS: Final = ResourceKind("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
 RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota", namespaced=True)
 HYPERNODES: Final = ResourceKind(
     c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL, c.HYPERNODE_KIND, namespaced=False

@@ -1,8 +1,10 @@
 """The PodGroup ``<job>-<job uid>`` a Job is scheduled through, and how it follows edits of the Job.
 
-``minResources`` is what the scheduler's enqueue action reserves before admitting the group: the requests of
-the first ``minAvailable`` pods, taking tasks in descending priority-class value (Volcano's
-``calcPGMinResources``), so a gang is admitted only when its essential members could run.
+``minResources`` is what the scheduler's enqueue action reserves before admitting the group: the quota usage
+(requests, limits, pod counts: ``resources.pod_quota_usage``) of the first ``minAvailable`` pods, taking tasks
+in descending priority-class value (Volcano's ``calcPGMinResources``), so a gang is admitted only when its
+essential members could run. The scheduler weighs the requests; the quota names are there for what reads
+the PodGroup as Volcano writes it.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.controllers.job.podbuilder import owner_reference
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
-from volcano_py.resources import Resource, pod_request
+from volcano_py.resources import Resource, pod_quota_usage
 
 
 def _task_requests(task: TaskSpec) -> Resource:
-    return pod_request(task.template.get("spec") or {})
+    return pod_quota_usage(task.template.get("spec") or {})
 
 
 def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
@@ -54,6 +56,27 @@ def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
     return total
 
 
+def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
+    """One sub-group policy per task with a ``partitionPolicy``, as Volcano's job controller writes them: the
+    task's pods (selected by their task label) split by partition id into groups of ``partitionSize``, at
+    least ``minPartitions`` of them, each within the partition's network topology when it names one."""
+    out = []
+    for task in spec.tasks:
+        if task.partition is None:
+            continue
+        policy: dict[str, Any] = {
+            "name": task.name,
+            "subGroupSize": task.partition.size,
+            "minSubGroups": task.partition.min_partitions,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: task.name}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+        }
+        if task.partition.network_topology:
+            policy["networkTopology"] = dict(task.partition.network_topology)
+        out.append(policy)
+    return out
+
+
 def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "minMember": spec.min_available,
@@ -71,6 +94,8 @@ def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]
         elif nt.get("highestTierName"):
             topo["highestTierName"] = nt["highestTierName"]
         out["networkTopology"] = topo
+    if sub_groups := sub_group_policy(spec):
+        out["subGroupPolicy"] = sub_groups
     return out
 
 
@@ -103,6 +128,8 @@ def spec_patch(
         patch["minTaskMember"] = _replacing(have.get("minTaskMember") or {}, want["minTaskMember"])
     if Resource.parse(have.get("minResources") or {}) != Resource.parse(want["minResources"]):
         patch["minResources"] = _replacing(have.get("minResources") or {}, want["minResources"])
+    if (have.get("subGroupPolicy") or []) != want.get("subGroupPolicy", []):
+        patch["subGroupPolicy"] = want.get("subGroupPolicy")  # a merge patch replaces a list; null drops it
     return {"spec": patch} if patch else None
 
 

@@ -7,10 +7,14 @@ name, not from Kopf: Kopf's per-event machinery cost about 4 ms of CPU per plain
 once: its work item is keyed by the pod and collapses while it waits, and once the pod is annotated, the
 events that still show it without the annotation (the bind, the kubelet's status) are not handled again. So
 each plain pod costs one PodGroup create (none when its owner's group exists) and one patch.
+
+ReplicaSets are watched too: one scaled to zero (a Deployment's old revision after a rollout) has its
+PodGroup deleted (``plainpod.retired_podgroup``).
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 from volcano_py.api import constants as c
@@ -20,7 +24,7 @@ from volcano_py.controllers.shell.workqueue import KeyedQueue
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 from volcano_py.kube.events import WARNING
 from volcano_py.kube.informer import Informer
-from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.kinds import PODGROUPS, PODS, REPLICASETS
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
 
@@ -50,9 +54,11 @@ class PlainPodGroups:
         self.waiting: dict[PodKey, Obj] = {}
         # Pods annotated here whose watch has not shown the annotation yet (by uid).
         self.annotated: set[str] = set()
+        # PodGroups of ReplicaSets scaled to zero, to delete: (namespace, PodGroup name).
+        self.retiring: KeyedQueue[PodKey, None] = KeyedQueue(is_resync=lambda _r: True)
 
     def informers(self, namespaces: Sequence[str | None]) -> list[Informer]:
-        return [
+        pods = [
             Informer(
                 self.ctx.client,
                 PODS,
@@ -63,6 +69,34 @@ class PlainPodGroups:
             for namespace in namespaces
             for name in sorted(self.scheduler_names)
         ]
+        replicasets = [
+            Informer(self.ctx.client, REPLICASETS, self.replicaset_changed, namespace=namespace)
+            for namespace in namespaces
+        ]
+        return pods + replicasets
+
+    def replicaset_changed(self, delta: Delta) -> None:
+        """The ReplicaSet informer's handler (no I/O): a zero-replica set's group is queued for deletion."""
+        if delta.type is EventType.DELETED or delta.new is None:
+            return  # its PodGroup goes with it through the owner reference
+        name = plainpod.retired_podgroup(delta.new)
+        if name is not None:
+            self.retiring.add((str((delta.new.get("metadata") or {}).get("namespace") or ""), name), None)
+
+    async def retire(self, key: PodKey, _request: None) -> None:
+        namespace, name = key
+        if self.ctx.podgroup(namespace, name) is None:
+            return  # never had one (not ours, or an old revision already cleared): no API call
+        try:
+            await self.ctx.client.delete(PODGROUPS.object_path(name, namespace))
+        except ApiError as exc:
+            if exc.not_found:
+                return
+            where = f"{namespace}/{name}"
+            _log.warning(
+                "zero-replica ReplicaSet's PodGroup not deleted yet; again", podgroup=where, error=repr(exc)
+            )
+            self.retiring.add_after(RETRY_SECONDS, key, None)
 
     def changed(self, delta: Delta) -> None:
         """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does."""
@@ -129,4 +163,6 @@ class PlainPodGroups:
         self.annotated.add(str(meta.get("uid") or ""))
 
     async def run(self, workers: int = WORKERS) -> None:
-        await self.queue.run(self.handle, workers)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.queue.run(self.handle, workers))
+            group.create_task(self.retiring.run(self.retire, 1))

@@ -2,7 +2,8 @@
 
 The plugins themselves are pure (``volcano_py.jobplugins``); this module builds them once per Job
 generation (the ssh plugin makes a key pair, which must not change while the Job lives), applies the objects
-they ask for, and deletes them when the Job finishes, as Volcano's ``pluginOnJobAdd`` / ``OnJobDelete`` do.
+they ask for (all on first sight, then on each scale or restart only what follows the spec), and deletes them
+when the Job finishes, as Volcano's ``pluginOnJobAdd`` / ``OnJobUpdate`` / ``OnJobDelete`` do.
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from volcano_py.jobplugins import ApplyPolicy, JobPluginError, ObjectRef, PluginSet, build_plugins
+from volcano_py.jobplugins import (
+    ApplyPolicy,
+    JobPluginError,
+    ManagedObject,
+    ObjectRef,
+    PluginSet,
+    build_plugins,
+)
 from volcano_py.kube.client import ApiError, KubeClient
 
 _PLURALS = {
@@ -54,28 +62,51 @@ class JobPlugins:
         return built
 
     async def apply(self, body: Mapping[str, Any], plugins: PluginSet, version: int) -> None:
+        """The plugins' objects: all of them the first time this process sees the Job (Volcano's
+        ``OnJobAdd``), then, per new generation or version, only what follows the spec (``OnJobUpdate``)."""
         meta = body.get("metadata") or {}
         uid, stamp = str(meta.get("uid", "")), (int(meta.get("generation") or 0), version)
-        if self._applied.get(uid) == stamp:
+        seen = self._applied.get(uid)
+        if seen == stamp:
             return
-        for obj in plugins.on_job_add(body):
-            ref = obj.ref
-            try:
-                await self.client.create(object_path(ref.api_version, ref.kind, ref.namespace), obj.body)
-            except ApiError as exc:
-                if not exc.conflict:
-                    raise
-                if obj.policy is ApplyPolicy.REPLACE:
-                    path = object_path(ref.api_version, ref.kind, ref.namespace, ref.name)
-                    current = await self.client.get(path)
-                    if _differs(current, obj.body):
-                        replacement = dict(obj.body)
-                        replacement["metadata"] = {
-                            **obj.body["metadata"],
-                            "resourceVersion": current["metadata"]["resourceVersion"],
-                        }
-                        await self.client.replace(path, replacement)
+        if seen is None:
+            for obj in plugins.on_job_add(body):
+                await self._ensure(obj)
+        else:
+            for obj in plugins.on_job_update(body):
+                await self._rewrite(obj)
         self._applied[uid] = stamp
+
+    async def _ensure(self, obj: ManagedObject) -> None:
+        ref = obj.ref
+        try:
+            await self.client.create(object_path(ref.api_version, ref.kind, ref.namespace), obj.body)
+        except ApiError as exc:
+            if not exc.conflict:
+                raise
+            if obj.policy is ApplyPolicy.REPLACE:
+                path = object_path(ref.api_version, ref.kind, ref.namespace, ref.name)
+                current = await self.client.get(path)
+                if _differs(current, obj.body):
+                    replacement = dict(obj.body)
+                    replacement["metadata"] = {
+                        **obj.body["metadata"],
+                        "resourceVersion": current["metadata"]["resourceVersion"],
+                    }
+                    await self.client.replace(path, replacement)
+
+    async def _rewrite(self, obj: ManagedObject) -> None:
+        # One unconditional PUT: pods mounting the hosts file see a scale as soon as the Job says it
+        # (Volcano's e2e reads the ConfigMap 100 ms after the update), and nothing else writes this object.
+        ref = obj.ref
+        try:
+            await self.client.replace(
+                object_path(ref.api_version, ref.kind, ref.namespace, ref.name), obj.body
+            )
+        except ApiError as exc:
+            if not exc.not_found:
+                raise
+            await self.client.create(object_path(ref.api_version, ref.kind, ref.namespace), obj.body)
 
     async def release(self, body: Mapping[str, Any], plugins: PluginSet) -> None:
         refs: list[ObjectRef] = plugins.on_job_delete(body)

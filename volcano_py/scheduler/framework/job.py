@@ -74,7 +74,13 @@ class JobInfo:
                     f"{where}: spec.minTaskMember[{role!r}] must be an integer >= 0, got {count!r}"
                 )
         try:
-            min_resources = Resource.parse(spec["minResources"]) if spec.get("minResources") else None
+            # Quota names (pods, count/pods, requests.*, limits.*) ride along in Volcano's minResources; only
+            # what pods ask of nodes is weighed, so nothing is counted twice or against a node's pod slots.
+            min_resources = (
+                Resource.parse(spec["minResources"]).without_quota_only()
+                if spec.get("minResources")
+                else None
+            )
         except QuantityError as err:
             raise ValueError(f"{where}: spec.minResources: {err}") from None
         try:
