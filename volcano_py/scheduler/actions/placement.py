@@ -18,7 +18,7 @@ import numpy as np
 
 from ..framework.classes import TaskClass
 from ..framework.explain import node_reasons
-from ..framework.extension import Placed
+from ..framework.extension import HyperNodeWalk, Placed
 from ..framework.job import JobInfo
 from ..framework.nodetable import BoolArray, FloatArray, IntArray
 from ..framework.task import TaskInfo
@@ -197,11 +197,55 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
     return Placed(allocated, pipelined)
 
 
+def place_in_hypernodes(ssn: Session, stmt: Statement, job: JobInfo, walk: HyperNodeWalk) -> Placed | None:
+    """Volcano's walk for a job with a network topology: tier by tier from the lowest, place the job in each
+    HyperNode of the tier and take it back; the best-scoring HyperNode where it fitted gets it for real.
+    None when it fits nowhere and ``walk.unplaced`` gives no reason to wait (the usual placement follows)."""
+    # Each trial's misfits are its own (a node outside the HyperNode is no reason to tell the user).
+    told = ssn.fit_failures.pop(job.uid, None)
+    for tier in walk.gradients:
+        fitted: list[str] = []
+        for name, mask in tier:
+            with ssn.within(mask, f"outside HyperNode {name}"), ssn.statement() as trial:
+                placed = place_greedy(ssn, trial, job)
+                if placed.allocated + placed.pipelined and (ssn.job_ready(job) or ssn.job_pipelined(job)):
+                    fitted.append(name)
+                trial.discard()
+            ssn.fit_failures.pop(job.uid, None)
+        if not fitted:
+            continue
+        scores = walk.score(fitted)
+        # The highest score; among equals the first by name (Volcano picks one of them at random).
+        best = min(fitted, key=lambda name: (-scores.get(name, 0.0), name))
+        mask = next(m for name, m in tier if name == best)
+        if told is not None:
+            ssn.fit_failures[job.uid] = told
+        with ssn.within(mask, f"outside HyperNode {best}"):
+            return place_greedy(ssn, stmt, job)
+    if told is not None:
+        ssn.fit_failures[job.uid] = told
+    if walk.unplaced is None:
+        return None
+    pending = [t for t in job.pending_tasks if not t.best_effort]
+    ssn.fit_failures_of(job).add(len(pending), [walk.unplaced])
+    return Placed(0, 0)
+
+
 def place_job(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
-    """Plugins implementing ``place_job`` first (tier order); the greedy placement when none takes it."""
+    """Plugins implementing ``place_job`` first (tier order), then the first HyperNode walk offered for
+    the job; the greedy placement when none takes it."""
     for tier in ssn.points.place_job:
         for placer in tier:
             placed: Placed | None = placer(ssn, stmt, job)
             if placed is not None:
                 return placed
+    for walks in ssn.points.hypernode_walk:
+        for offer in walks:
+            walk = offer(ssn, job)
+            if walk is None:
+                continue
+            placed = place_in_hypernodes(ssn, stmt, job, walk)
+            if placed is not None:
+                return placed
+            return place_greedy(ssn, stmt, job)
     return place_greedy(ssn, stmt, job)

@@ -1,77 +1,263 @@
-"""network-topology-aware: Volcano's name for HyperNode-aware placement, answered by the ``cpsat`` plugin.
+"""network-topology-aware: Volcano's HyperNode placement, under Volcano's name and with its arguments.
 
-Jobs and PodGroups with ``networkTopology`` (``hard``: within ``highestTierAllowed``/``highestTierName`` or
-not at all; ``soft``: as low a tier as fits) and gangs are placed by the CP-SAT solver over the HyperNode
-tree, packing into the lowest-tier domain that fits (see docs/solver.md). This is the same code as
-``cpsat``, under Volcano's name and arguments:
+A job with ``networkTopology`` is placed as Volcano's allocate places it
+(``actions.placement.place_in_hypernodes`` walks what this plugin offers): the HyperNodes it may use
+(``hard``: up to ``highestTierAllowed``/``highestTierName``; ``soft``: any tier, then the whole cluster) are
+tried tier by tier from the lowest; in one tier the job is placed greedily inside each HyperNode where its
+``minResources`` fit (idle or future idle) and taken back, and of those where it fitted the one with the
+best score (``hypernode_binpack``: the fullest after it) gets it. A job with running pods stays inside the
+HyperNode of the highest allowed tier above them. When no tier fits, a ``hard`` job waits and says why.
+Pods of jobs without a topology get a node score (``hypernode.binpack.normal-pod.*``): how full their pod
+would leave the node's HyperNode at each tier, weighted ``fading ** (tier - 1)``.
 
-* ``weight`` (default 1) must be positive: 0 would ask for no topology scoring, which this plugin is;
-* ``hypernode.binpack.cpu`` / ``.memory`` / ``.resources`` / ``.resources.<name>`` and
-  ``hypernode.binpack.normal-pod.fading`` tune Volcano's weighted HyperNode score; the solver packs by its
-  own objective, so only Volcano's defaults (weights 1, fading 0.8) are accepted and any other value is
-  refused by name rather than silently ignored;
-* ``hypernode.binpack.normal-pod.enable`` (default true): single pods are packed by HyperNode too (cpsat's
-  ``cpsat.singlePods``), when the cluster has HyperNodes: without them there is no domain to pack into,
-  and single pods keep the greedy path (a solver call per pod at 5,000 nodes would cost seconds per cycle);
-* ``hypernode.gradient.evict.max-hypernodes`` bounds Volcano's HyperNode-domain preemption, which is not
-  how victims are chosen here: only its default (8) is accepted;
-* ``cpsat.timeBudgetMs`` and ``cpsat.maxDomains`` as for ``cpsat``.
+Arguments: ``weight`` (default 1, >= 0) scales the node score; ``hypernode.binpack.cpu`` / ``.memory``
+(default 1) and ``hypernode.binpack.resources`` (a comma-separated list) with ``.resources.<name>`` (default
+1) weight the fill ratio per resource; ``hypernode.binpack.normal-pod.enable`` (default true) and
+``.fading`` (default 0.8, >= 0); ``hypernode.gradient.evict.max-hypernodes`` bounds Volcano's HyperNode-domain
+preemption, which is not how victims are chosen here: only its default (8) is accepted. The ``cpsat`` plugin
+keeps this project's own objective (fewest domains, least stranded GPU) for the same constraints.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+
 from ..framework.arguments import Arguments, ConfError
-from .cpsat import CpsatPlugin
+from ..framework.classes import TaskClass
+from ..framework.extension import HyperNodeWalk
+from ..framework.job import JobInfo
+from ..framework.nodetable import BoolArray, FloatArray, IntArray
+from ..framework.session import Session
+from ..framework.status import ALLOCATED_STATUSES
+from ..solver.hypernode_tree import (
+    ROOT,
+    HyperNodeTree,
+    NetworkTopology,
+    TopologyError,
+    build_tree,
+    hypernodes_from_objects,
+    resolve_highest_tier,
+)
+from .hypernode_binpack import (
+    MAX_SCORE,
+    BinpackWeights,
+    faded_score,
+    fill_score,
+    hypernode_scores,
+    tier_weights,
+)
+
+log = get_logger(__name__)
 
 WEIGHT = "weight"
-BINPACK_PREFIX = "hypernode.binpack."
+BINPACK_CPU = "hypernode.binpack.cpu"
+BINPACK_MEMORY = "hypernode.binpack.memory"
+BINPACK_RESOURCES = "hypernode.binpack.resources"
 NORMAL_POD_ENABLE = "hypernode.binpack.normal-pod.enable"
 NORMAL_POD_FADING = "hypernode.binpack.normal-pod.fading"
 EVICT_MAX_HYPERNODES = "hypernode.gradient.evict.max-hypernodes"
-_FIXED_WEIGHTS = ("hypernode.binpack.cpu", "hypernode.binpack.memory")
 
 
-class NetworkTopologyAwarePlugin(CpsatPlugin):
+def binpack_weights(arguments: Arguments) -> BinpackWeights:
+    others = {
+        name: arguments.get_int(f"{BINPACK_RESOURCES}.{name}", 1, minimum=0)
+        for name in arguments.get_list(BINPACK_RESOURCES)
+    }
+    listed = {f"{BINPACK_RESOURCES}.{name}" for name in others}
+    for key in arguments.values:
+        if key.startswith(BINPACK_RESOURCES + ".") and key not in listed:
+            raise ConfError(
+                f"{arguments.owner}: {key}: the resource is not listed in {BINPACK_RESOURCES}, so its "
+                f"weight would be ignored; add it to {BINPACK_RESOURCES} or remove this key"
+            )
+    return BinpackWeights(
+        cpu=arguments.get_int(BINPACK_CPU, 1, minimum=0),
+        memory=arguments.get_int(BINPACK_MEMORY, 1, minimum=0),
+        others=others,
+    )
+
+
+class NetworkTopologyAwarePlugin:
     name = "network-topology-aware"
 
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known(
-            {WEIGHT, NORMAL_POD_ENABLE, NORMAL_POD_FADING, EVICT_MAX_HYPERNODES, "cpsat.timeBudgetMs",
-             "cpsat.maxDomains", *_FIXED_WEIGHTS},
-            prefixes=("hypernode.binpack.resources",),
+            {WEIGHT, BINPACK_CPU, BINPACK_MEMORY, BINPACK_RESOURCES, NORMAL_POD_ENABLE, NORMAL_POD_FADING,
+             EVICT_MAX_HYPERNODES},
+            prefixes=(BINPACK_RESOURCES + ".",),
         )  # fmt: skip
-        arguments.get_int(WEIGHT, 1, minimum=1)
-
-        def refuse(key: str, value: object, why: str) -> ConfError:
-            return ConfError(f"{arguments.owner}: {key}: {value!r} is not supported: {why}; remove it")
-
-        untunable = "the CP-SAT solver packs HyperNodes by its own objective, not by weighted scores"
-        for key in (
-            *_FIXED_WEIGHTS,
-            *(k for k in arguments.values if k.startswith(BINPACK_PREFIX + "resources.")),
-        ):
-            if arguments.get_int(key, 1, minimum=0) != 1:
-                raise refuse(key, arguments.values[key], untunable)
-        resources = arguments.get_list(BINPACK_PREFIX + "resources")
-        if resources:
-            raise refuse(
-                BINPACK_PREFIX + "resources", arguments.values[BINPACK_PREFIX + "resources"], untunable
-            )
-        if arguments.get_float(NORMAL_POD_FADING, 0.8, minimum=0.0) != 0.8:
-            raise refuse(NORMAL_POD_FADING, arguments.values[NORMAL_POD_FADING], untunable)
+        self.weight = arguments.get_int(WEIGHT, 1, minimum=0)
+        self.weights = binpack_weights(arguments)
+        self.normal_pods = arguments.get_bool(NORMAL_POD_ENABLE, True)
+        self.fading = arguments.get_float(NORMAL_POD_FADING, 0.8, minimum=0.0)
         if arguments.get_int(EVICT_MAX_HYPERNODES, 8, minimum=1) != 8:
-            raise refuse(
-                EVICT_MAX_HYPERNODES,
-                arguments.values[EVICT_MAX_HYPERNODES],
-                "preemption here plans victims node by node, not by HyperNode domain",
+            value = arguments.values[EVICT_MAX_HYPERNODES]
+            raise ConfError(
+                f"{arguments.owner}: {EVICT_MAX_HYPERNODES}: {value!r} is not supported: preemption here "
+                "plans victims node by node, not by HyperNode domain; remove it"
             )
-        single = arguments.get_bool(NORMAL_POD_ENABLE, True)
-        passed: dict[str, object] = {
-            key: arguments.values[key]
-            for key in ("cpsat.timeBudgetMs", "cpsat.maxDomains")
-            if key in arguments.values
-        }
-        super().__init__(Arguments(arguments.owner, {**passed, "cpsat.singlePods": single}))
+        self.tree: HyperNodeTree | None = None
+        self.tree_error = ""
+        self._masks: dict[str, BoolArray] = {}
+        self._tier_rows: dict[int, IntArray] = {}  # per tier: each node's HyperNode index there, -1: none
+        self._tier_names: dict[int, list[str]] = {}
 
-    def _solves_single_pods(self) -> bool:
-        return self.single_pods and self.tree is not None
+    # --- session ------------------------------------------------------------------------------------------
+
+    def on_session_open(self, ssn: Session) -> None:
+        self.tree, self.tree_error, self._masks = None, "", {}
+        self._tier_rows, self._tier_names = {}, {}
+        try:
+            specs = hypernodes_from_objects(ssn.snapshot.hypernodes)
+            if specs:
+                self.tree = build_tree(specs, {n.name: n.labels for n in ssn.nodes})
+        except TopologyError as err:
+            self.tree_error = str(err)
+            log.warning("HyperNodes ignored", error=self.tree_error)
+        if self.tree is None:
+            return
+        names = ssn.table.node_names
+        for tier in self.tree.tier_levels():
+            per_leaf, hypernodes = self.tree.tier_index(tier)
+            leaf = self.tree.leaf_index()
+            self._tier_rows[tier] = np.array([per_leaf[leaf[n]] if n in leaf else -1 for n in names])
+            self._tier_names[tier] = hypernodes
+
+    def on_session_close(self, ssn: Session) -> None:
+        self.tree, self._masks, self._tier_rows, self._tier_names = None, {}, {}, {}
+
+    def _mask(self, ssn: Session, hypernode: str) -> BoolArray:
+        mask = self._masks.get(hypernode)
+        if mask is None:
+            names = ssn.table.node_names
+            if hypernode == ROOT:  # the whole cluster, nodes outside every HyperNode too (Volcano's top)
+                mask = np.ones(len(names), dtype=np.bool_)
+            else:
+                members = self.tree.nodes(hypernode) if self.tree is not None else frozenset()
+                mask = np.array([n in members for n in names], dtype=np.bool_)
+            self._masks[hypernode] = mask
+        return mask
+
+    # --- jobs with a topology -----------------------------------------------------------------------------
+
+    def hypernode_walk(self, ssn: Session, job: JobInfo) -> HyperNodeWalk | None:
+        if not job.network_topology:
+            return None
+        waiting = len(job.pending_tasks)
+        try:
+            topology = NetworkTopology.parse(job.network_topology)
+        except TopologyError as err:
+            return HyperNodeWalk((), _no_score, f"PodGroup spec.{err}")
+        hard = topology.mode is NetworkTopologyMode.HARD
+        tree = self.tree
+        if tree is None:
+            if hard and self.tree_error:
+                return HyperNodeWalk((), _no_score, f"HyperNodes are invalid: {self.tree_error}")
+            return None  # no HyperNodes: the cluster is the one domain
+        highest = resolve_highest_tier(topology, tree) if hard else tree.root_tier
+        if highest is None:
+            reason = f"networkTopology.highestTierName {topology.highest_tier_name!r} names no HyperNode tier"
+            return HyperNodeWalk((), _no_score, reason)
+        gradients = tuple(
+            tuple((name, self._mask(ssn, name)) for name in tier)
+            for tier in self._gradients(ssn, job, tree, highest)
+        )
+        unplaced = f"no HyperNode up to tier {highest} holds the gang" if hard else None
+        log.debug("hypernode walk", job=job.uid, tiers=len(gradients), waiting=waiting)
+        return HyperNodeWalk(gradients, lambda fitted: self._scores(ssn, job, fitted), unplaced)
+
+    def _gradients(self, ssn: Session, job: JobInfo, tree: HyperNodeTree, highest: int) -> list[list[str]]:
+        """The HyperNodes to try, grouped by tier, lowest first (Volcano's gradients)."""
+        everything = [*tree.tiers, ROOT]
+        running = [t.node_name for t in job.tasks.values() if t.status in ALLOCATED_STATUSES and t.node_name]
+        if running:
+            # Stay under the highest allowed HyperNode above the job's running pods; no resource pre-filter.
+            root = ""
+            cursor: str | None = tree.enclosing(running)
+            while cursor is not None and tree.tier(cursor) <= highest:
+                root = cursor
+                cursor = None if cursor == ROOT else tree.parent.get(cursor, ROOT)
+            if not root:
+                return []
+            under = self._mask(ssn, root)
+            candidates = [h for h in everything if not (self._mask(ssn, h) & ~under).any()]
+        else:
+            table = ssn.table
+            need = table.vector(job.min_request, pods=0)
+            idle = np.maximum(table.allocatable - table.used, 0)
+            future = table.future_idle
+            candidates = [
+                h
+                for h in everything
+                if (idle[self._mask(ssn, h)].sum(axis=0) >= need).all()
+                or (future[self._mask(ssn, h)].sum(axis=0) >= need).all()
+            ]
+        by_tier: dict[int, list[str]] = {}
+        for h in candidates:
+            if tree.tier(h) <= highest:
+                by_tier.setdefault(tree.tier(h), []).append(h)
+        return [sorted(by_tier[tier]) for tier in sorted(by_tier)]
+
+    def _scores(self, ssn: Session, job: JobInfo, fitted: Sequence[str]) -> dict[str, float]:
+        """Volcano's HyperNode order: the fill score of the job's whole request, then its running tasks."""
+        request = _request(job)
+        table = ssn.table
+        fill: dict[str, float] = {}
+        there: dict[str, int] = {}
+        rows = [table.node_index[t.node_name] for t in job.tasks.values() if t.status in ALLOCATED_STATUSES]
+        for hypernode in fitted:
+            mask = self._mask(ssn, hypernode)
+            used = table.to_resource(table.used[mask].sum(axis=0))
+            allocatable = table.to_resource(table.allocatable[mask].sum(axis=0))
+            fill[hypernode] = fill_score(request, used, allocatable, self.weights)
+            there[hypernode] = sum(1 for row in rows if mask[row])
+        return hypernode_scores(fill, there, len(job.tasks), self.weight)
+
+    # --- pods of jobs without a topology ------------------------------------------------------------------
+
+    def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
+        if not self.normal_pods or not self.weight or self.tree is None or not self._tier_rows:
+            return np.zeros(len(rows), dtype=np.float64)
+        table = ssn.table
+        weights = tier_weights(range(min(self._tier_rows), max(self._tier_rows) + 1), self.fading)
+        request = dict(klass.request.items())
+        per_row: list[dict[int, float | None]] = [{} for _ in rows]
+        for tier, index in self._tier_rows.items():
+            names = self._tier_names[tier]
+            totals: dict[int, tuple[Resource, Resource]] = {}
+            for i, row in enumerate(rows.tolist()):
+                h = int(index[row])
+                if h < 0:
+                    per_row[i][tier] = None
+                    continue
+                if h not in totals:
+                    mask = self._mask(ssn, names[h])
+                    totals[h] = (
+                        table.to_resource(table.used[mask].sum(axis=0)),
+                        table.to_resource(table.allocatable[mask].sum(axis=0)),
+                    )
+                used, allocatable = totals[h]
+                more = int(extra[i])
+                with_extra = {n: used.get(n, 0) + more * a for n, a in request.items()} if more else used
+                per_row[i][tier] = fill_score(request, with_extra, allocatable, self.weights)
+        scores = [faded_score(p, weights) for p in per_row]
+        return np.array(scores, dtype=np.float64) * MAX_SCORE * self.weight
+
+
+def _no_score(fitted: Sequence[str]) -> Mapping[str, float]:
+    return {}
+
+
+def _request(job: JobInfo) -> dict[str, float]:
+    """Every task of the job, placed or not, as Volcano sums a sub-job's tasks."""
+    total: dict[str, float] = {}
+    for task in job.tasks.values():
+        for name, amount in task.resreq.items():
+            total[name] = total.get(name, 0.0) + amount
+    return total

@@ -1,0 +1,193 @@
+"""Volcano's HyperNode placement under ``network-topology-aware``, one session per case, on the cluster of
+Volcano's hypernode e2e suite (test/e2e/hypernode/network_topology_test.go): 8 nodes of 8 cpu / 8Gi, each
+running a 100m / 50Mi DaemonSet pod (kind's CNI), in three tiers of HyperNodes:
+
+                    s6
+           s4               s5
+       s0      s1       s2       s3
+     n0  n1  n2  n3   n4  n5   n6  n7
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.framework.snapshot import Snapshot
+
+from .builders import make_node, make_pg, make_pod
+
+NOW = "2026-01-01T00:00:00Z"
+# Volcano's CI scheduler conf (installer/helm/chart/volcano/config/volcano-scheduler-ci.conf).
+VOLCANO_CI = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}, {name: sla}]
+- plugins:
+  - name: overcommit
+  - name: drf
+    enablePreemptable: false
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+  - name: binpack
+  - name: network-topology-aware
+%s
+"""
+TIERS = {
+    "s0": (1, ["n0", "n1"]),
+    "s1": (1, ["n2", "n3"]),
+    "s2": (1, ["n4", "n5"]),
+    "s3": (1, ["n6", "n7"]),
+    "s4": (2, ["s0", "s1"]),
+    "s5": (2, ["s2", "s3"]),
+    "s6": (3, ["s4", "s5"]),
+}
+
+
+def _hypernodes() -> list[dict[str, Any]]:
+    return [
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "tier": tier,
+                "members": [
+                    {"type": "Node" if tier == 1 else "HyperNode", "selector": {"exactMatch": {"name": m}}}
+                    for m in members
+                ],
+            },
+        }
+        for name, (tier, members) in TIERS.items()
+    ]
+
+
+def _cpu_mem(cpu: int) -> dict[str, str]:
+    return {"cpu": str(cpu), "memory": f"{cpu}Gi"}
+
+
+def _session(
+    busy: list[tuple[str, int]],
+    job: dict[str, Any] | None,
+    *,
+    size: int,
+    cpu: int,
+    running: list[str] = (),  # type: ignore[assignment]
+    arguments: str = "",
+) -> SessionResult:
+    """``busy``: (node, cpu and Gi) pods of another scheduler; ``job``: the PodGroup's networkTopology;
+    ``size`` pods of ``cpu``, the first ones already running on the nodes of ``running``."""
+    nodes = [make_node(f"n{i}", cpu="8", memory="8Gi").obj() for i in range(8)]
+    pods = [
+        make_pod(f"kindnet-{i}").req(cpu="100m", memory="50Mi").running(f"n{i}").scheduler("other").obj()
+        for i in range(8)
+    ]
+    pods += [
+        make_pod(f"busy-{i}").req(**_cpu_mem(c)).running(node).scheduler("other").obj()
+        for i, (node, c) in enumerate(busy)
+    ]
+    pg = make_pg("job", size).obj()
+    if job is not None:
+        pg["spec"]["networkTopology"] = job
+    for i in range(size):
+        pod = make_pod(f"job-{i}").req(**_cpu_mem(cpu)).group("job")
+        if i < len(running):
+            pod = pod.running(running[i])
+        pods.append(pod.obj())
+    snapshot = Snapshot.build(nodes=nodes, pods=pods, podgroups=[pg], hypernodes=_hypernodes())
+    return run_session(snapshot, load_conf(VOLCANO_CI % arguments), NOW)
+
+
+HARD_1 = {"mode": "hard", "highestTierAllowed": 1}
+HARD_2 = {"mode": "hard", "highestTierAllowed": 2}
+SOFT = {"mode": "soft"}
+
+
+@pytest.mark.parametrize(
+    ("busy", "topology", "cpu", "running", "nodes"),
+    [
+        pytest.param(
+            [("n2", 1), ("n3", 1)], HARD_1, 2, [], {"n2", "n3"}, id="1.1-the-loaded-s1-not-an-empty-one"
+        ),
+        pytest.param(
+            [("n2", 4), ("n3", 4), ("n4", 1)],
+            HARD_1,
+            4,
+            [],
+            {"n4", "n5"},
+            id="1.2-s1-too-full-s2-fuller-than-s0",
+        ),
+        pytest.param(
+            [("n0", 4), ("n2", 4), ("n4", 4), ("n6", 4), ("n5", 1)],
+            HARD_2,
+            2,
+            [],
+            {"n5"},
+            id="2.1-s2-scores-best-in-tier-1",
+        ),
+        pytest.param([("n0", 1)], HARD_1, 2, [], {"n0", "n1"}, id="2.3-s0-holds-the-busy-pod"),
+        pytest.param([], HARD_1, 2, ["n1"], {"n0", "n1"}, id="2.3-a-killed-pod-comes-back-to-s0"),
+        pytest.param(
+            [("n0", 6), ("n2", 6), ("n4", 6), ("n6", 6), ("n1", 4), ("n3", 4), ("n5", 5), ("n7", 4)],
+            SOFT,
+            2,
+            [],
+            {"n5", "n7"},
+            id="3.1-soft-no-tier-1-fits-s5-fuller-than-s4",
+        ),
+    ],
+)
+def test_volcano_e2e_hypernode_choice(
+    busy: list[tuple[str, int]], topology: dict[str, Any], cpu: int, running: list[str], nodes: set[str]
+) -> None:
+    result = _session(busy, topology, size=2, cpu=cpu, running=running)
+    placed = {b.name: b.node for b in result.binds}
+    assert len(placed) == 2 - len(running), placed
+    assert set(placed.values()) <= nodes, placed
+
+
+def test_a_hard_gang_that_fits_no_allowed_hypernode_waits_and_says_so() -> None:
+    # 2.2: tier 1 and tier 2 are too full for two 2-cpu pods; only s6 (tier 3) would hold them.
+    busy = [("n0", 4), ("n1", 4), ("n2", 4), ("n4", 4), ("n5", 6), ("n6", 6), ("n3", 6), ("n7", 6)]
+    result = _session(busy, HARD_2, size=2, cpu=4)
+    assert not result.binds
+    assert "no HyperNode up to tier 2 holds the gang" in result.explanations["default/job"].message
+
+
+@pytest.mark.parametrize(
+    ("arguments", "nodes"),
+    [
+        pytest.param("", {"n0", "n1"}, id="cpu-and-memory-by-default"),
+        # Weighted by GPUs alone, s1 (its GPUs already half taken) is the fullest after the gang.
+        pytest.param(
+            "    arguments: {hypernode.binpack.cpu: 0, hypernode.binpack.memory: 0, "
+            "hypernode.binpack.resources: nvidia.com/gpu}",
+            {"n2", "n3"},
+            id="gpu-only-weights",
+        ),
+    ],
+)
+def test_binpack_weights_choose_the_hypernode(arguments: str, nodes: set[str]) -> None:
+    node_objs = [make_node(f"n{i}", cpu="8", memory="8Gi", gpu=4).obj() for i in range(4)]
+    busy = [
+        make_pod("cpu-heavy").req(cpu="6", memory="6Gi").running("n0").scheduler("other").obj(),
+        make_pod("gpu-heavy").req(cpu="1", memory="1Gi", gpu=2).running("n2").scheduler("other").obj(),
+    ]
+    hypernodes = [
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "tier": 1,
+                "members": [{"type": "Node", "selector": {"exactMatch": {"name": m}}} for m in ms],
+            },
+        }
+        for name, ms in (("s0", ["n0", "n1"]), ("s1", ["n2", "n3"]))
+    ]
+    pg = make_pg("job", 2).obj()
+    pg["spec"]["networkTopology"] = HARD_1
+    pods = [make_pod(f"job-{i}").req(cpu="1", memory="1Gi", gpu=1).group("job").obj() for i in range(2)]
+    snapshot = Snapshot.build(nodes=node_objs, pods=[*busy, *pods], podgroups=[pg], hypernodes=hypernodes)
+    result = run_session(snapshot, load_conf(VOLCANO_CI % arguments), NOW)
+    assert {b.node for b in result.binds} <= nodes and len(result.binds) == 2, result.binds
