@@ -191,3 +191,37 @@ def test_binpack_weights_choose_the_hypernode(arguments: str, nodes: set[str]) -
     snapshot = Snapshot.build(nodes=node_objs, pods=[*busy, *pods], podgroups=[pg], hypernodes=hypernodes)
     result = run_session(snapshot, load_conf(VOLCANO_CI % arguments), NOW)
     assert {b.node for b in result.binds} <= nodes and len(result.binds) == 2, result.binds
+
+
+@pytest.mark.parametrize(
+    ("arguments", "node"),
+    [
+        pytest.param("", "n2", id="enabled-the-fuller-hypernode"),
+        pytest.param(
+            "    arguments: {hypernode.binpack.normal-pod.enable: false}", "n0", id="disabled-a-tie"
+        ),
+    ],
+)
+def test_a_pod_without_topology_goes_to_the_fuller_hypernode(arguments: str, node: str) -> None:
+    # n0 and n2 are alike and the only nodes the pod may use; s1 (n2's) already runs more than s0 (n0's).
+    nodes = [make_node(f"n{i}", cpu="8", memory="8Gi").obj() for i in range(4)]
+    for i in (0, 2):
+        nodes[i]["metadata"]["labels"]["pick"] = "yes"
+    busy = [
+        make_pod("b1").req(cpu="2", memory="2Gi").running("n1").scheduler("other").obj(),
+        make_pod("b3").req(cpu="4", memory="4Gi").running("n3").scheduler("other").obj(),
+    ]
+    hypernodes = [
+        {
+            "metadata": {"name": name},
+            "spec": {
+                "tier": 1,
+                "members": [{"type": "Node", "selector": {"exactMatch": {"name": m}}} for m in ms],
+            },
+        }
+        for name, ms in (("s0", ["n0", "n1"]), ("s1", ["n2", "n3"]))
+    ]
+    pod = make_pod("p").req(cpu="1", memory="1Gi").selector(pick="yes").obj()
+    snapshot = Snapshot.build(nodes=nodes, pods=[*busy, pod], hypernodes=hypernodes)
+    result = run_session(snapshot, load_conf(VOLCANO_CI % arguments), NOW)
+    assert [(b.name, b.node) for b in result.binds] == [("p", node)]

@@ -267,6 +267,11 @@ class Session:
         mask, reason = self._within
         return ext.NodeVerdict(verdict.ok & mask, [*verdict.failures, (reason, ~mask)])
 
+    @property
+    def narrowed(self) -> bool:
+        """Inside ``within``: a job with a network topology is being tried in one HyperNode."""
+        return self._within is not None
+
     @contextmanager
     def within(self, mask: BoolArray, reason: str) -> Iterator[None]:
         """Only the nodes in ``mask`` pass the predicates inside the block (the others fail with ``reason``):

@@ -222,7 +222,9 @@ class NetworkTopologyAwarePlugin:
     # --- pods of jobs without a topology ------------------------------------------------------------------
 
     def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
-        if not self.normal_pods or not self.weight or self.tree is None or not self._tier_rows:
+        # A job with a topology being tried in one HyperNode is not a normal pod's job: Volcano scores its
+        # pods by their distance to the job's other pods, which is equal inside the HyperNode it tries.
+        if not self.normal_pods or not self.weight or not self._tier_rows or ssn.narrowed:
             return np.zeros(len(rows), dtype=np.float64)
         table = ssn.table
         weights = tier_weights(range(min(self._tier_rows), max(self._tier_rows) + 1), self.fading)
