@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from volcano_py.scheduler.plugins.hypernode_binpack import (
     BinpackWeights,
-    faded_score,
+    faded_scores,
     fill_score,
     hypernode_scores,
+    hypernode_totals,
     tier_weights,
 )
 
@@ -58,8 +60,18 @@ def test_hypernode_scores(
     [
         pytest.param(0.8, {1: 0.5, 2: 0.25}, (0.5 + 0.8 * 0.25) / 1.8, id="faded"),
         pytest.param(0.0, {1: 0.5, 2: 0.25}, 0.5, id="fading-0-tier-1-only"),
-        pytest.param(0.5, {1: None, 2: 0.5}, (1.0 + 0.5 * 0.5) / 1.5, id="no-hypernode-at-a-tier-scores-1"),
+        pytest.param(0.5, {1: float("nan"), 2: 0.5}, (1.0 + 0.5 * 0.5) / 1.5, id="none-there-scores-1"),
+        pytest.param(0.5, {2: 0.5}, (1.0 + 0.5 * 0.5) / 1.5, id="a-tier-without-hypernodes-scores-1"),
     ],
 )
-def test_faded_score(fading: float, per_tier: dict[int, float | None], score: float) -> None:
-    assert faded_score(per_tier, tier_weights([1, 2], fading)) == pytest.approx(score)
+def test_faded_scores(fading: float, per_tier: dict[int, float], score: float) -> None:
+    arrays = {tier: np.array([value, 0.0]) for tier, value in per_tier.items()}
+    got = faded_scores(arrays, tier_weights([1, 2], fading), 2)
+    assert got[0] == pytest.approx(score)
+
+
+def test_hypernode_totals_sum_the_nodes_of_each_hypernode() -> None:
+    index = np.array([0, 0, 1, -1])
+    amounts = np.array([[1, 10], [2, 20], [4, 40], [8, 80]])
+    got = hypernode_totals(index, amounts, np.array([1]), 2)
+    assert got.tolist() == [[30], [40]]

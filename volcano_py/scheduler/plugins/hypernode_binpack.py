@@ -13,8 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+import numpy.typing as npt
+
 from volcano_py.resources import CPU, MEMORY
 
+FloatArray = npt.NDArray[np.float64]
+IntArray = npt.NDArray[np.int64]
 # Volcano scales every plugin score to kube-scheduler's node score range before weighting.
 MAX_SCORE = 100.0
 
@@ -78,14 +83,30 @@ def tier_weights(tiers: Sequence[int], fading: float) -> dict[int, float]:
     return {tier: fading ** (tier - 1) for tier in tiers}  # 0.0 ** 0 is 1, as in Go
 
 
-def faded_score(per_tier: Mapping[int, float | None], weights: Mapping[int, float]) -> float:
-    """A node's score for a pod without topology, in [0, 1]: the weighted mean over tiers of the fill score
-    of its HyperNode at that tier (``None``: no HyperNode of that tier holds the node, which scores 1)."""
+def hypernode_totals(index: IntArray, amounts: IntArray, columns: IntArray, count: int) -> IntArray:
+    """Per HyperNode of one tier (``count`` of them), the sum of ``amounts`` (a row per node) over its nodes,
+    for ``columns``; ``index``: each node's HyperNode at that tier, -1 for none."""
+    held = index >= 0
+    where = index[held]
+    sums = [np.bincount(where, weights=amounts[held, c], minlength=count) for c in columns.tolist()]
+    # bincount sums in float64, exact below 2**53 (8 PiB of memory in bytes): back to the table's integers.
+    stacked = np.stack(sums, axis=1) if sums else np.zeros((count, 0), dtype=np.float64)
+    result: IntArray = np.rint(stacked).astype(np.int64)
+    return result
+
+
+def faded_scores(
+    per_tier: Mapping[int, FloatArray | None], weights: Mapping[int, float], count: int
+) -> FloatArray:
+    """Nodes' scores for a pod without topology, in [0, 1]: per node the weighted mean over tiers of the fill
+    score of its HyperNode at that tier (NaN, or ``None`` for the whole tier: no HyperNode of that tier holds
+    the node, which scores 1)."""
     total_weight = sum(weights.values())
+    out: FloatArray = np.zeros(count, dtype=np.float64)
     if total_weight <= 0:
-        return 0.0
-    total = 0.0
+        return out
     for tier, weight in weights.items():
-        score = per_tier.get(tier)
-        total += weight * (1.0 if score is None else score)
-    return total / total_weight
+        scores = per_tier.get(tier)
+        out += weight * (1.0 if scores is None else np.where(np.isnan(scores), 1.0, scores))
+    result: FloatArray = out / total_weight
+    return result

@@ -26,7 +26,6 @@ import numpy as np
 
 from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.log import get_logger
-from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
@@ -44,12 +43,14 @@ from ..solver.hypernode_tree import (
     hypernodes_from_objects,
     resolve_highest_tier,
 )
+from . import scoring
 from .hypernode_binpack import (
     MAX_SCORE,
     BinpackWeights,
-    faded_score,
+    faded_scores,
     fill_score,
     hypernode_scores,
+    hypernode_totals,
     tier_weights,
 )
 
@@ -107,11 +108,12 @@ class NetworkTopologyAwarePlugin:
         self._masks: dict[str, BoolArray] = {}
         self._tier_rows: dict[int, IntArray] = {}  # per tier: each node's HyperNode index there, -1: none
         self._tier_names: dict[int, list[str]] = {}
+        self._weight_vector: FloatArray | None = None
 
     # --- session ------------------------------------------------------------------------------------------
 
     def on_session_open(self, ssn: Session) -> None:
-        self.tree, self.tree_error, self._masks = None, "", {}
+        self.tree, self.tree_error, self._masks, self._weight_vector = None, "", {}, None
         self._tier_rows, self._tier_names = {}, {}
         try:
             specs = hypernodes_from_objects(ssn.snapshot.hypernodes)
@@ -227,29 +229,23 @@ class NetworkTopologyAwarePlugin:
         if not self.normal_pods or not self.weight or not self._tier_rows or ssn.narrowed:
             return np.zeros(len(rows), dtype=np.float64)
         table = ssn.table
-        weights = tier_weights(range(min(self._tier_rows), max(self._tier_rows) + 1), self.fading)
-        request = dict(klass.request.items())
-        per_row: list[dict[int, float | None]] = [{} for _ in rows]
+        if self._weight_vector is None or len(self._weight_vector) != len(table.names):
+            self._weight_vector = np.array([self.weights.of(n) or 0 for n in table.names], dtype=np.float64)
+        asked = np.flatnonzero((klass.vec > 0) & (self._weight_vector > 0))
+        request, weights = klass.vec[asked], self._weight_vector[asked]
+        per_tier: dict[int, FloatArray | None] = {}
         for tier, index in self._tier_rows.items():
-            names = self._tier_names[tier]
-            totals: dict[int, tuple[Resource, Resource]] = {}
-            for i, row in enumerate(rows.tolist()):
-                h = int(index[row])
-                if h < 0:
-                    per_row[i][tier] = None
-                    continue
-                if h not in totals:
-                    mask = self._mask(ssn, names[h])
-                    totals[h] = (
-                        table.to_resource(table.used[mask].sum(axis=0)),
-                        table.to_resource(table.allocatable[mask].sum(axis=0)),
-                    )
-                used, allocatable = totals[h]
-                more = int(extra[i])
-                with_extra = {n: used.get(n, 0) + more * a for n, a in request.items()} if more else used
-                per_row[i][tier] = fill_score(request, with_extra, allocatable, self.weights)
-        scores = [faded_score(p, weights) for p in per_row]
-        return np.array(scores, dtype=np.float64) * MAX_SCORE * self.weight
+            count = len(self._tier_names[tier])
+            hypernode = index[rows]
+            mine = np.maximum(hypernode, 0)
+            used = hypernode_totals(index, table.used, asked, count)[mine] + np.outer(extra, request)
+            allocatable = hypernode_totals(index, table.allocatable, asked, count)[mine]
+            fill = scoring.binpack(allocatable, used, request, weights) / scoring.MAX_NODE_SCORE
+            per_tier[tier] = np.where(hypernode >= 0, fill, np.nan)
+        levels = range(min(self._tier_rows), max(self._tier_rows) + 1)
+        scores = faded_scores(per_tier, tier_weights(levels, self.fading), len(rows))
+        result: FloatArray = scores * MAX_SCORE * self.weight
+        return result
 
 
 def _no_score(fitted: Sequence[str]) -> Mapping[str, float]:
