@@ -132,3 +132,36 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
             "minResources": {"cpu": "4", "memory": "4Gi", "nvidia.com/gpu": "4"},
         }
     }
+
+
+def test_partitions_become_the_podgroups_sub_groups_and_the_pods_partition_ids() -> None:
+    builder = JobBuilder("j", "ns", "u").task("w", 4).task("ps", 1)
+    builder.body["spec"]["tasks"][0]["partitionPolicy"] = {
+        "totalPartitions": 2,
+        "partitionSize": 2,
+        "minPartitions": 1,
+        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+    }
+    spec = parse_job(builder.obj())
+    pg = build_podgroup(spec, {})
+    assert pg["spec"]["subGroupPolicy"] == [
+        {
+            "name": "w",
+            "subGroupSize": 2,
+            "minSubGroups": 1,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: "w"}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        }
+    ]
+    ids = [
+        build_pod(spec, spec.tasks[0], i, version=0, retry_count=0)["metadata"]["labels"] for i in range(4)
+    ]
+    assert [labels[c.TASK_PARTITION_ID_KEY] for labels in ids] == ["0", "0", "1", "1"]
+    assert (
+        c.TASK_PARTITION_ID_KEY
+        not in build_pod(spec, spec.tasks[1], 0, version=0, retry_count=0)["metadata"]["labels"]
+    )
+    assert spec_patch(pg, spec, {}) is None
+    unpartitioned = parse_job(JobBuilder("j", "ns", "u").task("w", 4).task("ps", 1).obj())
+    assert spec_patch(pg, unpartitioned, {}) == {"spec": {"subGroupPolicy": []}}

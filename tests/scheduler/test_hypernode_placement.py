@@ -225,3 +225,138 @@ def test_a_pod_without_topology_goes_to_the_fuller_hypernode(arguments: str, nod
     snapshot = Snapshot.build(nodes=nodes, pods=[*busy, pod], hypernodes=hypernodes)
     result = run_session(snapshot, load_conf(VOLCANO_CI % arguments), NOW)
     assert [(b.name, b.node) for b in result.binds] == [("p", node)]
+
+
+def _partitioned(
+    busy: list[tuple[str, int]],
+    job: dict[str, Any] | None,
+    partition: dict[str, Any] | None,
+    *,
+    size: int,
+    cpu: int,
+    partition_size: int = 2,
+    min_member: int | None = None,
+) -> SessionResult:
+    """A Job's task ``t`` of ``size`` pods in partitions of ``partition_size`` as the Job controller writes
+    them: pods labelled with their partition id, the PodGroup's subGroupPolicy selecting them."""
+    nodes = [make_node(f"n{i}", cpu="8", memory="8Gi").obj() for i in range(8)]
+    pods = [
+        make_pod(f"kindnet-{i}").req(cpu="100m", memory="50Mi").running(f"n{i}").scheduler("other").obj()
+        for i in range(8)
+    ]
+    pods += [
+        make_pod(f"busy-{i}").req(**_cpu_mem(c)).running(node).scheduler("other").obj()
+        for i, (node, c) in enumerate(busy)
+    ]
+    pg = make_pg("job", size if min_member is None else min_member).obj()
+    if job is not None:
+        pg["spec"]["networkTopology"] = job
+    policy: dict[str, Any] = {
+        "name": "t",
+        "subGroupSize": partition_size,
+        "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "t"}},
+        "matchLabelKeys": ["volcano.sh/partition-id"],
+    }
+    if partition is not None:
+        policy["networkTopology"] = partition
+    pg["spec"]["subGroupPolicy"] = [policy]
+    for i in range(size):
+        pod = make_pod(f"job-{i}").req(**_cpu_mem(cpu)).group("job")
+        pods.append(
+            pod.label("volcano.sh/task-spec", "t")
+            .label("volcano.sh/partition-id", str(i // partition_size))
+            .obj()
+        )
+    snapshot = Snapshot.build(nodes=nodes, pods=pods, podgroups=[pg], hypernodes=_hypernodes())
+    return run_session(snapshot, load_conf(VOLCANO_CI % ""), NOW)
+
+
+def _per_hypernode(result: SessionResult) -> dict[str, int]:
+    leaf = {m: name for name, (tier, members) in TIERS.items() if tier == 1 for m in members}
+    counts: dict[str, int] = {}
+    for bind in result.binds:
+        counts[leaf[bind.node]] = counts.get(leaf[bind.node], 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize(
+    ("busy", "job", "partition", "cpu", "size", "min_member", "split"),
+    [
+        pytest.param([("n2", 1), ("n3", 1)], HARD_1, HARD_1, 2, 4, None, {"s1": 4}, id="4.1"),
+        pytest.param([("n2", 1), ("n3", 1)], HARD_2, HARD_1, 2, 4, None, {"s1": 4}, id="5.1"),
+        pytest.param(
+            [("n0", 3), ("n2", 3), ("n4", 6), ("n5", 6), ("n6", 6), ("n7", 6)],
+            HARD_2,
+            HARD_1,
+            3,
+            4,
+            None,
+            {"s0": 2, "s1": 2},
+            id="5.2-one-partition-per-rack",
+        ),
+        pytest.param(
+            [("n0", 6), ("n1", 6), ("n2", 1), ("n3", 1)], HARD_2, HARD_1, 2, 4, None, {"s1": 4}, id="5.4"
+        ),
+        pytest.param([("n2", 1), ("n3", 1)], HARD_2, SOFT, 2, 4, None, {"s1": 4}, id="6.1"),
+        pytest.param(
+            [("n0", 3), ("n1", 3), ("n2", 3), ("n3", 5), ("n4", 2), ("n6", 2)],
+            HARD_2,
+            SOFT,
+            4,
+            4,
+            None,
+            {"s2": 2, "s3": 2},
+            id="6.2-into-s5",
+        ),
+        pytest.param(
+            [("n0", 4), ("n4", 4), ("n2", 6), ("n3", 6), ("n6", 6), ("n7", 6)],
+            SOFT,
+            HARD_1,
+            3,
+            4,
+            None,
+            {"s0": 2, "s2": 2},
+            id="7.1",
+        ),
+        pytest.param(
+            [("n0", 4), ("n4", 4), ("n2", 6), ("n3", 6), ("n6", 6), ("n7", 6)],
+            None,
+            HARD_1,
+            3,
+            4,
+            None,
+            {"s0": 2, "s2": 2},
+            id="8.1-partitions-without-a-job-topology",
+        ),
+        pytest.param([("n2", 1), ("n3", 1)], HARD_1, HARD_1, 3, 4, 4, {"s1": 4}, id="9.1"),
+        pytest.param([("n2", 1), ("n3", 1)], HARD_2, HARD_1, 3, 8, 4, {"s0": 4, "s1": 4}, id="9.2"),
+    ],
+)
+def test_volcano_e2e_partitions(
+    busy: list[tuple[str, int]],
+    job: dict[str, Any] | None,
+    partition: dict[str, Any],
+    cpu: int,
+    size: int,
+    min_member: int | None,
+    split: dict[str, int],
+) -> None:
+    result = _partitioned(busy, job, partition, size=size, cpu=cpu, min_member=min_member)
+    assert _per_hypernode(result) == split
+
+
+@pytest.mark.parametrize(
+    ("busy", "job", "partition", "cpu", "size"),
+    [
+        pytest.param([(f"n{i}", 6) for i in range(8)], HARD_1, HARD_1, 4, 2, id="4.2-no-room"),
+        # 4.3: every rack has room for one 4-cpu pod, but the job must stay in one rack.
+        pytest.param(
+            [(f"n{i}", 6 if i % 2 == 0 else 2) for i in range(8)], HARD_1, HARD_1, 4, 2, id="4.3-one-per-rack"
+        ),
+    ],
+)
+def test_volcano_e2e_partitions_that_wait(
+    busy: list[tuple[str, int]], job: dict[str, Any] | None, partition: dict[str, Any], cpu: int, size: int
+) -> None:
+    result = _partitioned(busy, job, partition, size=size, cpu=cpu, partition_size=1)
+    assert not result.binds

@@ -93,6 +93,8 @@ def build_pod(spec: JobSpec, task: TaskSpec, index: int, *, version: int, retry_
     for key in _INHERITED_LABELS:
         if key in spec.labels:
             labels[key] = spec.labels[key]
+    if task.partition is not None:
+        labels[c.TASK_PARTITION_ID_KEY] = str(index // task.partition.partition_size)
 
     return {
         "apiVersion": "v1",

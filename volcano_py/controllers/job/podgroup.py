@@ -71,6 +71,30 @@ def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]
         elif nt.get("highestTierName"):
             topo["highestTierName"] = nt["highestTierName"]
         out["networkTopology"] = topo
+    groups = sub_group_policy(spec)
+    if groups:
+        out["subGroupPolicy"] = groups
+    return out
+
+
+def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
+    """One sub-group per partitioned task (Volcano's ``getSubGroupPolicy``): its pods, told apart by their
+    partition-id label, in groups of ``partitionSize``, with the partition's network topology."""
+    out: list[dict[str, Any]] = []
+    for task in spec.tasks:
+        policy = task.partition
+        if policy is None:
+            continue
+        group: dict[str, Any] = {
+            "name": task.name,
+            "subGroupSize": policy.partition_size,
+            "minSubGroups": policy.min_partitions,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: task.name}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+        }
+        if policy.network_topology is not None:
+            group["networkTopology"] = policy.network_topology.to_dict()
+        out.append(group)
     return out
 
 
@@ -99,6 +123,8 @@ def spec_patch(
     for key in ("minMember", "priorityClassName"):
         if key in want and have.get(key) != want[key]:
             patch[key] = want[key]
+    if (have.get("subGroupPolicy") or []) != want.get("subGroupPolicy", []):
+        patch["subGroupPolicy"] = want.get("subGroupPolicy", [])  # a list: a merge patch replaces it
     if (have.get("minTaskMember") or {}) != want["minTaskMember"]:
         patch["minTaskMember"] = _replacing(have.get("minTaskMember") or {}, want["minTaskMember"])
     if Resource.parse(have.get("minResources") or {}) != Resource.parse(want["minResources"]):

@@ -58,6 +58,9 @@ class TaskSpec:
     max_retry: int = 0
     depends_on: DependsOn | None = None
     topology_policy: str = ""
+    # Volcano's partitionPolicy: the task's pods in groups of ``partitionSize`` (pod label partition-id),
+    # each group a sub-group of the PodGroup (spec.subGroupPolicy) the scheduler places as one.
+    partition: api.PartitionPolicySpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,6 +196,7 @@ def _task(model: api.TaskSpec, i: int) -> TaskSpec:
         max_retry=model.max_retry,
         depends_on=depends_on,
         topology_policy=model.topology_policy.value if model.topology_policy else "",
+        partition=model.partition_policy,
     )
 
 

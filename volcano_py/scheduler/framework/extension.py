@@ -190,6 +190,10 @@ class JobPlacer(Protocol):
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None: ...
 
 
+# HyperNodes (name, node mask) grouped by tier, lowest tier first.
+Gradients = tuple[tuple[tuple[str, BoolArray], ...], ...]
+
+
 @dataclass(frozen=True, slots=True)
 class HyperNodeWalk:
     """Where to try a job with a network topology, as Volcano's allocate walks it: ``gradients`` are the
@@ -197,9 +201,22 @@ class HyperNodeWalk:
     tier and goes to the best by ``score`` of those where it fitted. ``unplaced``: the reason a job that
     fits nowhere waits with (None: it falls to the placement of jobs without topology)."""
 
-    gradients: tuple[tuple[tuple[str, BoolArray], ...], ...]
+    gradients: Gradients
     score: Callable[[Sequence[str]], Mapping[str, float]]
     unplaced: str | None = None
+    # When set, the job is placed inside a HyperNode sub-group by sub-group (its partitions), and a
+    # HyperNode's score is the sum of its sub-groups' scores.
+    subjobs: tuple[SubJobWalk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SubJobWalk:
+    """One sub-group of a job (a partition of ``subGroupSize`` pods) placed as one: ``gradients(h)`` are the
+    HyperNodes under the job's HyperNode ``h`` to try it in, by tier, lowest first; ``score`` as the job's."""
+
+    tasks: tuple[TaskInfo, ...]
+    gradients: Callable[[str], Gradients]
+    score: Callable[[Sequence[str]], Mapping[str, float]]
 
 
 @runtime_checkable

@@ -21,19 +21,24 @@ keeps this project's own objective (fewest domains, least stranded GPU) for the 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from volcano_py.api.meta import NetworkTopologyMode
+from volcano_py.api.scheduling import SubGroupPolicySpec
 from volcano_py.log import get_logger
+from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
-from ..framework.extension import HyperNodeWalk
+from ..framework.extension import Gradients, HyperNodeWalk, SubJobWalk
 from ..framework.job import JobInfo
 from ..framework.nodetable import BoolArray, FloatArray, IntArray
 from ..framework.session import Session
 from ..framework.status import ALLOCATED_STATUSES
+from ..framework.task import TaskInfo
 from ..solver.hypernode_tree import (
     ROOT,
     HyperNodeTree,
@@ -41,6 +46,7 @@ from ..solver.hypernode_tree import (
     TopologyError,
     build_tree,
     hypernodes_from_objects,
+    matches_labels,
     resolve_highest_tier,
 )
 from . import scoring
@@ -149,37 +155,116 @@ class NetworkTopologyAwarePlugin:
     # --- jobs with a topology -----------------------------------------------------------------------------
 
     def hypernode_walk(self, ssn: Session, job: JobInfo) -> HyperNodeWalk | None:
-        if not job.network_topology:
+        policies = (job.podgroup.get("spec") or {}).get("subGroupPolicy") or []
+        if not job.network_topology and not policies:
             return None
-        waiting = len(job.pending_tasks)
+        tree = self.tree
         try:
-            topology = NetworkTopology.parse(job.network_topology)
+            topology = NetworkTopology.parse(job.network_topology) if job.network_topology else None
         except TopologyError as err:
             return HyperNodeWalk((), _no_score, f"PodGroup spec.{err}")
-        hard = topology.mode is NetworkTopologyMode.HARD
-        tree = self.tree
+        hard = topology is not None and topology.mode is NetworkTopologyMode.HARD
         if tree is None:
-            if hard and self.tree_error:
+            if (hard or policies) and self.tree_error:
                 return HyperNodeWalk((), _no_score, f"HyperNodes are invalid: {self.tree_error}")
             return None  # no HyperNodes: the cluster is the one domain
-        highest = resolve_highest_tier(topology, tree) if hard else tree.root_tier
-        if highest is None:
-            reason = f"networkTopology.highestTierName {topology.highest_tier_name!r} names no HyperNode tier"
-            return HyperNodeWalk((), _no_score, reason)
-        gradients = tuple(
-            tuple((name, self._mask(ssn, name)) for name in tier)
-            for tier in self._gradients(ssn, job, tree, highest)
-        )
-        unplaced = f"no HyperNode up to tier {highest} holds the gang" if hard else None
-        log.debug("hypernode walk", job=job.uid, tiers=len(gradients), waiting=waiting)
-        return HyperNodeWalk(gradients, lambda fitted: self._scores(ssn, job, fitted), unplaced)
+        highest = tree.root_tier
+        if topology is not None and hard:
+            found = resolve_highest_tier(topology, tree)
+            if found is None:
+                reason = (
+                    f"networkTopology.highestTierName {topology.highest_tier_name!r} names no HyperNode tier"
+                )
+                return HyperNodeWalk((), _no_score, reason)
+            highest = found
+        tasks = list(job.tasks.values())
+        if topology is None:
+            tiers: list[list[str]] = [[ROOT]]  # sub-groups only: the whole cluster is the job's domain
+        else:
+            tiers = self._gradients(ssn, tasks, job.min_request, tree, highest)
+        gradients = tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
+        subjobs = self._subjobs(ssn, job, policies, tree, highest) if policies else ()
+        if isinstance(subjobs, str):
+            return HyperNodeWalk((), _no_score, subjobs)
+        unplaced = None
+        if hard or subjobs:
+            unplaced = f"no HyperNode up to tier {highest} holds the gang" + (
+                " by partitions" if subjobs else ""
+            )
+        log.debug("hypernode walk", job=job.uid, tiers=len(gradients), subjobs=len(subjobs))
+        return HyperNodeWalk(gradients, lambda fitted: self._scores(ssn, tasks, fitted), unplaced, subjobs)
 
-    def _gradients(self, ssn: Session, job: JobInfo, tree: HyperNodeTree, highest: int) -> list[list[str]]:
-        """The HyperNodes to try, grouped by tier, lowest first (Volcano's gradients)."""
+    def _subjobs(
+        self, ssn: Session, job: JobInfo, policies: list[Any], tree: HyperNodeTree, job_tier: int
+    ) -> tuple[SubJobWalk, ...] | str:
+        """The job's sub-groups (``spec.subGroupPolicy``: the tasks each selects, split by the values of its
+        ``matchLabelKeys``), in policy order then by those values; tasks of no sub-group form one more."""
+        groups: dict[tuple[int, tuple[str, ...]], list[TaskInfo]] = {}
+        bounds: list[int] = []
+        claimed: set[str] = set()
+        for i, raw in enumerate(policies):
+            try:
+                policy = SubGroupPolicySpec.model_validate(raw)
+                topology = (
+                    NetworkTopology.parse(raw["networkTopology"]) if raw.get("networkTopology") else None
+                )
+            except (ValidationError, TopologyError) as err:
+                return f"PodGroup spec.subGroupPolicy[{i}]: {err}"
+            highest = job_tier
+            if topology is not None and topology.mode is NetworkTopologyMode.HARD:
+                found = resolve_highest_tier(topology, tree)
+                if found is None:
+                    return f"PodGroup spec.subGroupPolicy[{i}].networkTopology names no HyperNode tier"
+                highest = min(found, job_tier)
+            bounds.append(highest)
+            for task in job.tasks.values():
+                if task.uid in claimed:
+                    continue
+                if policy.label_selector is not None and not matches_labels(
+                    policy.label_selector, task.labels
+                ):
+                    continue
+                key = tuple(task.labels.get(k, "") for k in policy.match_label_keys)
+                groups.setdefault((i, key), []).append(task)
+                claimed.add(task.uid)
+        rest = [t for t in job.tasks.values() if t.uid not in claimed]
+        out: list[SubJobWalk] = []
+        for (i, _), members in sorted(groups.items(), key=lambda item: (item[0][0], _natural(item[0][1]))):
+            out.append(self._subjob(ssn, members, tree, bounds[i]))
+        if rest:
+            out.append(self._subjob(ssn, rest, tree, tree.root_tier))
+        return tuple(out)
+
+    def _subjob(self, ssn: Session, members: list[TaskInfo], tree: HyperNodeTree, highest: int) -> SubJobWalk:
+        need = Resource()
+        for task in members:
+            need = need + task.resreq
+
+        def gradients(at: str) -> Gradients:
+            tiers = self._gradients(ssn, members, need, tree, highest, under=at)
+            return tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
+
+        return SubJobWalk(tuple(members), gradients, lambda fitted: self._scores(ssn, members, fitted))
+
+    def _gradients(
+        self,
+        ssn: Session,
+        tasks: Sequence[TaskInfo],
+        need: Resource,
+        tree: HyperNodeTree,
+        highest: int,
+        under: str | None = None,
+    ) -> list[list[str]]:
+        """The HyperNodes to try, grouped by tier, lowest first (Volcano's gradients); ``under``: only those
+        inside that HyperNode (a sub-group inside its job's)."""
         everything = [*tree.tiers, ROOT]
-        running = [t.node_name for t in job.tasks.values() if t.status in ALLOCATED_STATUSES and t.node_name]
+        running = [t.node_name for t in tasks if t.status in ALLOCATED_STATUSES and t.node_name]
+        candidates = everything
+        if under is not None:
+            outer = self._mask(ssn, under)
+            candidates = [h for h in everything if not (self._mask(ssn, h) & ~outer).any()]
         if running:
-            # Stay under the highest allowed HyperNode above the job's running pods; no resource pre-filter.
+            # Stay under the highest allowed HyperNode above the running pods; no resource pre-filter.
             root = ""
             cursor: str | None = tree.enclosing(running)
             while cursor is not None and tree.tier(cursor) <= highest:
@@ -187,18 +272,18 @@ class NetworkTopologyAwarePlugin:
                 cursor = None if cursor == ROOT else tree.parent.get(cursor, ROOT)
             if not root:
                 return []
-            under = self._mask(ssn, root)
-            candidates = [h for h in everything if not (self._mask(ssn, h) & ~under).any()]
+            inside = self._mask(ssn, root)
+            candidates = [h for h in candidates if not (self._mask(ssn, h) & ~inside).any()]
         else:
             table = ssn.table
-            need = table.vector(job.min_request, pods=0)
+            vec = table.vector(need, pods=0)
             idle = np.maximum(table.allocatable - table.used, 0)
             future = table.future_idle
             candidates = [
                 h
-                for h in everything
-                if (idle[self._mask(ssn, h)].sum(axis=0) >= need).all()
-                or (future[self._mask(ssn, h)].sum(axis=0) >= need).all()
+                for h in candidates
+                if (idle[self._mask(ssn, h)].sum(axis=0) >= vec).all()
+                or (future[self._mask(ssn, h)].sum(axis=0) >= vec).all()
             ]
         by_tier: dict[int, list[str]] = {}
         for h in candidates:
@@ -206,20 +291,24 @@ class NetworkTopologyAwarePlugin:
                 by_tier.setdefault(tree.tier(h), []).append(h)
         return [sorted(by_tier[tier]) for tier in sorted(by_tier)]
 
-    def _scores(self, ssn: Session, job: JobInfo, fitted: Sequence[str]) -> dict[str, float]:
-        """Volcano's HyperNode order: the fill score of the job's whole request, then its running tasks."""
-        request = _request(job)
+    def _scores(self, ssn: Session, tasks: Sequence[TaskInfo], fitted: Sequence[str]) -> dict[str, float]:
+        """Volcano's HyperNode order: the fill score of the whole request of ``tasks`` (placed or not), then
+        how many of them already run there."""
+        request: dict[str, float] = {}
+        for task in tasks:
+            for name, amount in task.resreq.items():
+                request[name] = request.get(name, 0.0) + amount
         table = ssn.table
         fill: dict[str, float] = {}
         there: dict[str, int] = {}
-        rows = [table.node_index[t.node_name] for t in job.tasks.values() if t.status in ALLOCATED_STATUSES]
+        rows = [table.node_index[t.node_name] for t in tasks if t.status in ALLOCATED_STATUSES]
         for hypernode in fitted:
             mask = self._mask(ssn, hypernode)
             used = table.to_resource(table.used[mask].sum(axis=0))
             allocatable = table.to_resource(table.allocatable[mask].sum(axis=0))
             fill[hypernode] = fill_score(request, used, allocatable, self.weights)
             there[hypernode] = sum(1 for row in rows if mask[row])
-        return hypernode_scores(fill, there, len(job.tasks), self.weight)
+        return hypernode_scores(fill, there, len(tasks), self.weight)
 
     # --- pods of jobs without a topology ------------------------------------------------------------------
 
@@ -252,10 +341,6 @@ def _no_score(fitted: Sequence[str]) -> Mapping[str, float]:
     return {}
 
 
-def _request(job: JobInfo) -> dict[str, float]:
-    """Every task of the job, placed or not, as Volcano sums a sub-job's tasks."""
-    total: dict[str, float] = {}
-    for task in job.tasks.values():
-        for name, amount in task.resreq.items():
-            total[name] = total.get(name, 0.0) + amount
-    return total
+def _natural(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
+    """Partition ids in number order ("2" before "10")."""
+    return tuple((int(v), "") if v.isdigit() else (1 << 62, v) for v in values)
