@@ -1,6 +1,6 @@
 """network-topology-aware through the real API: with Volcano's conf plugin a hard-topology gang lands in the
 HyperNode Volcano's binpack-weighted score picks (the one already running pods), as Volcano's hypernode
-e2e suite expects (Case 1.1)."""
+e2e suite expects (Case 1.1), and a Job's partitions each land whole in one HyperNode."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ctl_harness import Env, task, vcjob
 from test_scheduler_binding import (  # type: ignore[import-not-found]
     GROUP_KEY,
     POOL_LABEL,
@@ -41,10 +42,11 @@ tiers:
 
 
 @pytest.fixture
-async def racks(cluster: Any, api: KubeClient) -> AsyncIterator[str]:
+async def racks(cluster: Any, api: KubeClient, request: Any) -> AsyncIterator[str]:
     """Four 8-cpu nodes in two tier-1 HyperNodes: ``<pool>-a`` (nodes 0, 1) and ``<pool>-b`` (nodes 2, 3)."""
     pool = f"hn{uuid.uuid4().hex[:6]}"
-    cluster.create_nodes(4, prefix=f"{pool}-", cpu="8", memory="8Gi", gpus=0, labels={POOL_LABEL: pool})
+    cpu = getattr(request, "param", "8")
+    cluster.create_nodes(4, prefix=f"{pool}-", cpu=cpu, memory="8Gi", gpus=0, labels={POOL_LABEL: pool})
     for rack, nodes in (("a", (0, 1)), ("b", (2, 3))):
         members = [{"type": "Node", "selector": {"exactMatch": {"name": f"{pool}-{i}"}}} for i in nodes]
         body = {
@@ -113,3 +115,47 @@ async def test_a_hard_gang_goes_to_the_hypernode_already_running_pods(
 
     nodes = await wait_until(bound, "the gang's two pods bound", 60)
     assert set(nodes.values()) <= {f"{racks}-0", f"{racks}-1"}, nodes
+
+
+@pytest.mark.parametrize("racks", ["4"], indirect=True)  # 4-cpu nodes: one 3-cpu pod each
+async def test_a_jobs_partitions_each_land_whole_in_one_hypernode(
+    api: KubeClient, namespace: str, racks: str, start_scheduler: Any, tmp_path: Path, cluster: Any
+) -> None:
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(CONF)
+    name = f"vc-{racks}"
+    await start_scheduler(name, scheduler_conf=str(conf))
+    env = Env(api, namespace, str(cluster.kubeconfig))
+    await env.ensure_queue(c.DEFAULT_QUEUE, reclaimable=True)
+    env.start_operator()
+    try:
+        worker = task("w", 4, cpu="3")
+        worker["template"]["spec"]["nodeSelector"] = {POOL_LABEL: racks}
+        worker["partitionPolicy"] = {
+            "totalPartitions": 2,
+            "partitionSize": 2,
+            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        }
+        await env.create_job(vcjob("parted", worker, schedulerName=name, minAvailable=4))
+
+        async def placed() -> dict[str, str]:
+            pods = await env.pods("parted")
+            where = {
+                p["metadata"]["labels"][c.TASK_PARTITION_ID_KEY] + "/" + p["metadata"]["name"]: p["spec"].get(
+                    "nodeName", ""
+                )
+                for p in pods
+            }
+            return where if len(where) == 4 and all(where.values()) else {}
+
+        where = await wait_until(placed, "the job's four pods bound", 60)
+        rack = {f"{racks}-0": "a", f"{racks}-1": "a", f"{racks}-2": "b", f"{racks}-3": "b"}
+        by_partition: dict[str, set[str]] = {}
+        for key, node in where.items():
+            by_partition.setdefault(key.split("/")[0], set()).add(rack[node])
+        # Each partition in one rack; a rack's two nodes hold one partition, so they split one per rack.
+        assert sorted(by_partition) == ["0", "1"] and all(len(r) == 1 for r in by_partition.values()), where
+        assert by_partition["0"] != by_partition["1"], where
+    finally:
+        if env.operator is not None:
+            await env.operator.stop()
