@@ -25,7 +25,7 @@ from volcano_py.api.problems import join_path
 
 # Policy actions and events Volcano accepts that this controller does not carry out; refused by name.
 _UNSUPPORTED_ACTIONS = {
-    Action.RESTART_PARTITION: "partitions (spec.tasks[].partitionPolicy) are not supported"
+    Action.RESTART_PARTITION: "a partition is not restarted on its own here; use RestartTask or RestartJob"
 }
 _UNSUPPORTED_EVENTS = {Event.JOB_UPDATED: "the controller raises no event when a Job's spec is updated"}
 
