@@ -10,6 +10,7 @@ running a 100m / 50Mi DaemonSet pod (kind's CNI), in three tiers of HyperNodes:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -236,6 +237,7 @@ def _partitioned(
     cpu: int,
     partition_size: int = 2,
     min_member: int | None = None,
+    running: Sequence[str] = (),
 ) -> SessionResult:
     """A Job's task ``t`` of ``size`` pods in partitions of ``partition_size`` as the Job controller writes
     them: pods labelled with their partition id, the PodGroup's subGroupPolicy selecting them."""
@@ -262,6 +264,8 @@ def _partitioned(
     pg["spec"]["subGroupPolicy"] = [policy]
     for i in range(size):
         pod = make_pod(f"job-{i}").req(**_cpu_mem(cpu)).group("job")
+        if i < len(running):
+            pod = pod.running(running[i])
         pods.append(
             pod.label("volcano.sh/task-spec", "t")
             .label("volcano.sh/partition-id", str(i // partition_size))
@@ -360,3 +364,16 @@ def test_volcano_e2e_partitions_that_wait(
 ) -> None:
     result = _partitioned(busy, job, partition, size=size, cpu=cpu, partition_size=1)
     assert not result.binds
+
+
+@pytest.mark.parametrize(
+    ("running", "nodes"),
+    [
+        pytest.param((), {"n6", "n7"}, id="5.3-s3-the-loaded-rack"),
+        # A killed pod of partition 1 comes back to s3, where its partition and its job run.
+        pytest.param(("n6", "n7", "n6"), {"n6", "n7"}, id="5.3-a-killed-pod-comes-back"),
+    ],
+)
+def test_a_partitioned_job_stays_where_it_runs(running: tuple[str, ...], nodes: set[str]) -> None:
+    result = _partitioned([("n6", 1), ("n7", 1)], HARD_2, HARD_1, size=4, cpu=2, running=running)
+    assert len(result.binds) == 4 - len(running) and {b.node for b in result.binds} <= nodes, result.binds
