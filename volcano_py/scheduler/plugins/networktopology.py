@@ -46,7 +46,6 @@ from ..solver.hypernode_tree import (
     TopologyError,
     build_tree,
     hypernodes_from_objects,
-    matches_labels,
     resolve_highest_tier,
 )
 from . import scoring
@@ -59,6 +58,7 @@ from .hypernode_binpack import (
     hypernode_totals,
     tier_weights,
 )
+from .hypernode_gradients import gradients, subgroups
 
 log = get_logger(__name__)
 
@@ -182,7 +182,7 @@ class NetworkTopologyAwarePlugin:
             tiers: list[list[str]] = [[ROOT]]  # sub-groups only: the whole cluster is the job's domain
         else:
             tiers = self._gradients(ssn, tasks, job.min_request, tree, highest)
-        gradients = tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
+        named = self._named(ssn, tiers)
         subjobs = self._subjobs(ssn, job, policies, tree, highest) if policies else ()
         if isinstance(subjobs, str):
             return HyperNodeWalk((), _no_score, subjobs)
@@ -191,23 +191,21 @@ class NetworkTopologyAwarePlugin:
             unplaced = f"no HyperNode up to tier {highest} holds the gang" + (
                 " by partitions" if subjobs else ""
             )
-        log.debug("hypernode walk", job=job.uid, tiers=len(gradients), subjobs=len(subjobs))
-        return HyperNodeWalk(gradients, lambda fitted: self._scores(ssn, tasks, fitted), unplaced, subjobs)
+        log.debug("hypernode walk", job=job.uid, tiers=len(named), subjobs=len(subjobs))
+        return HyperNodeWalk(named, lambda fitted: self._scores(ssn, tasks, fitted), unplaced, subjobs)
 
     def _subjobs(
         self, ssn: Session, job: JobInfo, policies: list[Any], tree: HyperNodeTree, job_tier: int
     ) -> tuple[SubJobWalk, ...] | str:
-        """The job's sub-groups (``spec.subGroupPolicy``: the tasks each selects, split by the values of its
-        ``matchLabelKeys``), in policy order then by those values; tasks of no sub-group form one more."""
-        groups: dict[tuple[int, tuple[str, ...]], list[TaskInfo]] = {}
+        """The job's sub-groups (``spec.subGroupPolicy``), each bounded by its own topology's tier (at most
+        the job's); tasks of no sub-group form one more, bounded by the job's alone."""
+        specs: list[SubGroupPolicySpec] = []
         bounds: list[int] = []
-        claimed: set[str] = set()
         for i, raw in enumerate(policies):
             try:
-                policy = SubGroupPolicySpec.model_validate(raw)
-                topology = (
-                    NetworkTopology.parse(raw["networkTopology"]) if raw.get("networkTopology") else None
-                )
+                specs.append(SubGroupPolicySpec.model_validate(raw))
+                spec = raw.get("networkTopology")
+                topology = NetworkTopology.parse(spec) if spec else None
             except (ValidationError, TopologyError) as err:
                 return f"PodGroup spec.subGroupPolicy[{i}]: {err}"
             highest = job_tier
@@ -217,22 +215,10 @@ class NetworkTopologyAwarePlugin:
                     return f"PodGroup spec.subGroupPolicy[{i}].networkTopology names no HyperNode tier"
                 highest = min(found, job_tier)
             bounds.append(highest)
-            for task in job.tasks.values():
-                if task.uid in claimed:
-                    continue
-                if policy.label_selector is not None and not matches_labels(
-                    policy.label_selector, task.labels
-                ):
-                    continue
-                key = tuple(task.labels.get(k, "") for k in policy.match_label_keys)
-                groups.setdefault((i, key), []).append(task)
-                claimed.add(task.uid)
-        rest = [t for t in job.tasks.values() if t.uid not in claimed]
-        out: list[SubJobWalk] = []
-        for (i, _), members in sorted(groups.items(), key=lambda item: (item[0][0], _natural(item[0][1]))):
-            out.append(self._subjob(ssn, members, tree, bounds[i]))
+        groups, rest = subgroups(specs, list(job.tasks.values()))
+        out = [self._subjob(ssn, members, tree, bounds[i]) for i, members in groups]
         if rest:
-            out.append(self._subjob(ssn, rest, tree, tree.root_tier))
+            out.append(self._subjob(ssn, rest, tree, job_tier))
         return tuple(out)
 
     def _subjob(self, ssn: Session, members: list[TaskInfo], tree: HyperNodeTree, highest: int) -> SubJobWalk:
@@ -240,11 +226,13 @@ class NetworkTopologyAwarePlugin:
         for task in members:
             need = need + task.resreq
 
-        def gradients(at: str) -> Gradients:
-            tiers = self._gradients(ssn, members, need, tree, highest, under=at)
-            return tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
+        def inside(at: str) -> Gradients:
+            return self._named(ssn, self._gradients(ssn, members, need, tree, highest, under=at))
 
-        return SubJobWalk(tuple(members), gradients, lambda fitted: self._scores(ssn, members, fitted))
+        return SubJobWalk(tuple(members), inside, lambda fitted: self._scores(ssn, members, fitted))
+
+    def _named(self, ssn: Session, tiers: list[list[str]]) -> Gradients:
+        return tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
 
     def _gradients(
         self,
@@ -255,41 +243,17 @@ class NetworkTopologyAwarePlugin:
         highest: int,
         under: str | None = None,
     ) -> list[list[str]]:
-        """The HyperNodes to try, grouped by tier, lowest first (Volcano's gradients); ``under``: only those
-        inside that HyperNode (a sub-group inside its job's)."""
-        everything = [*tree.tiers, ROOT]
+        table = ssn.table
+        vec = table.vector(need, pods=0)
+        idle = np.maximum(table.allocatable - table.used, 0)
+        future = table.future_idle
+
+        def fits(hypernode: str) -> bool:
+            mask = self._mask(ssn, hypernode)
+            return bool((idle[mask].sum(axis=0) >= vec).all() or (future[mask].sum(axis=0) >= vec).all())
+
         running = [t.node_name for t in tasks if t.status in ALLOCATED_STATUSES and t.node_name]
-        candidates = everything
-        if under is not None:
-            outer = self._mask(ssn, under)
-            candidates = [h for h in everything if not (self._mask(ssn, h) & ~outer).any()]
-        if running:
-            # Stay under the highest allowed HyperNode above the running pods; no resource pre-filter.
-            root = ""
-            cursor: str | None = tree.enclosing(running)
-            while cursor is not None and tree.tier(cursor) <= highest:
-                root = cursor
-                cursor = None if cursor == ROOT else tree.parent.get(cursor, ROOT)
-            if not root:
-                return []
-            inside = self._mask(ssn, root)
-            candidates = [h for h in candidates if not (self._mask(ssn, h) & ~inside).any()]
-        else:
-            table = ssn.table
-            vec = table.vector(need, pods=0)
-            idle = np.maximum(table.allocatable - table.used, 0)
-            future = table.future_idle
-            candidates = [
-                h
-                for h in candidates
-                if (idle[self._mask(ssn, h)].sum(axis=0) >= vec).all()
-                or (future[self._mask(ssn, h)].sum(axis=0) >= vec).all()
-            ]
-        by_tier: dict[int, list[str]] = {}
-        for h in candidates:
-            if tree.tier(h) <= highest:
-                by_tier.setdefault(tree.tier(h), []).append(h)
-        return [sorted(by_tier[tier]) for tier in sorted(by_tier)]
+        return gradients(tree, highest, running=running, fits=fits, under=under)
 
     def _scores(self, ssn: Session, tasks: Sequence[TaskInfo], fitted: Sequence[str]) -> dict[str, float]:
         """Volcano's HyperNode order: the fill score of the whole request of ``tasks`` (placed or not), then
@@ -339,8 +303,3 @@ class NetworkTopologyAwarePlugin:
 
 def _no_score(fitted: Sequence[str]) -> Mapping[str, float]:
     return {}
-
-
-def _natural(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
-    """Partition ids in number order ("2" before "10")."""
-    return tuple((int(v), "") if v.isdigit() else (1 << 62, v) for v in values)
