@@ -130,11 +130,12 @@ class NetworkTopologyAwarePlugin:
             log.warning("HyperNodes ignored", error=self.tree_error)
         if self.tree is None:
             return
-        names = ssn.table.node_names
+        leaf = self.tree.leaf_index()
+        leaves = np.array([leaf.get(n, -1) for n in ssn.table.node_names], dtype=np.int64)
         for tier in self.tree.tier_levels():
             per_leaf, hypernodes = self.tree.tier_index(tier)
-            leaf = self.tree.leaf_index()
-            self._tier_rows[tier] = np.array([per_leaf[leaf[n]] if n in leaf else -1 for n in names])
+            lookup = np.array([*per_leaf, -1], dtype=np.int64)  # a leaf index of -1 reads the last: none
+            self._tier_rows[tier] = lookup[leaves]
             self._tier_names[tier] = hypernodes
 
     def on_session_close(self, ssn: Session) -> None:
@@ -146,9 +147,12 @@ class NetworkTopologyAwarePlugin:
             names = ssn.table.node_names
             if hypernode == ROOT:  # the whole cluster, nodes outside every HyperNode too (Volcano's top)
                 mask = np.ones(len(names), dtype=np.bool_)
+            elif self.tree is not None and hypernode in self.tree.tiers:
+                # Each node's HyperNode at that tier is known per session: one comparison, no name lookups.
+                tier = self.tree.tiers[hypernode]
+                mask = self._tier_rows[tier] == self._tier_names[tier].index(hypernode)
             else:
-                members = self.tree.nodes(hypernode) if self.tree is not None else frozenset()
-                mask = np.array([n in members for n in names], dtype=np.bool_)
+                mask = np.zeros(len(names), dtype=np.bool_)
             self._masks[hypernode] = mask
         return mask
 
