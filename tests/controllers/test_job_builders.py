@@ -140,7 +140,7 @@ def test_partitions_become_the_podgroups_sub_groups_and_the_pods_partition_ids()
         "totalPartitions": 2,
         "partitionSize": 2,
         "minPartitions": 1,
-        "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+        "networkTopology": {"highestTierAllowed": 1},
     }
     spec = parse_job(builder.obj())
     pg = build_podgroup(spec, {})

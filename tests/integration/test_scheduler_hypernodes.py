@@ -22,6 +22,8 @@ from test_scheduler_binding import (  # type: ignore[import-not-found]
 )
 
 from volcano_py.api import constants as c
+from volcano_py.controllers.job.podgroup import sub_group_policy
+from volcano_py.controllers.job.spec import parse_job
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import HYPERNODES, PODGROUPS, PODS
 
@@ -134,9 +136,10 @@ async def test_a_jobs_partitions_each_land_whole_in_one_hypernode(
         worker["partitionPolicy"] = {
             "totalPartitions": 2,
             "partitionSize": 2,
-            "networkTopology": {"mode": "hard", "highestTierAllowed": 1},
+            "networkTopology": {"highestTierAllowed": 1},
         }
-        await env.create_job(vcjob("parted", worker, schedulerName=name, minAvailable=4))
+        job = vcjob("parted", worker, schedulerName=name, minAvailable=4)
+        await env.create_job(job)
 
         async def placed() -> dict[str, str]:
             pods = await env.pods("parted")
@@ -156,6 +159,11 @@ async def test_a_jobs_partitions_each_land_whole_in_one_hypernode(
         # Each partition in one rack; a rack's two nodes hold one partition, so they split one per rack.
         assert sorted(by_partition) == ["0", "1"] and all(len(r) == 1 for r in by_partition.values()), where
         assert by_partition["0"] != by_partition["1"], where
+        # The PodGroup as stored (API defaults applied) is what the controller wants: no patch loop.
+        (podgroup,) = await env.podgroups()
+        assert podgroup["spec"]["subGroupPolicy"] == sub_group_policy(
+            parse_job({**job, "metadata": {"name": "parted", "namespace": namespace, "uid": "u"}})
+        )
     finally:
         if env.operator is not None:
             await env.operator.stop()

@@ -92,8 +92,16 @@ def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
             "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: task.name}},
             "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
         }
-        if policy.network_topology is not None:
-            group["networkTopology"] = policy.network_topology.to_dict()
+        nt = policy.network_topology
+        if nt is not None:
+            # The mode always written, as the API server's default would write it: a PodGroup read back
+            # then equals the desired one and is not patched again.
+            topo: dict[str, Any] = {"mode": nt.mode.value}
+            if nt.highest_tier_allowed is not None:
+                topo["highestTierAllowed"] = nt.highest_tier_allowed
+            elif nt.highest_tier_name:
+                topo["highestTierName"] = nt.highest_tier_name
+            group["networkTopology"] = topo
         out.append(group)
     return out
 
