@@ -162,6 +162,8 @@ def test_partitions_become_the_podgroups_sub_groups_and_the_pods_partition_ids()
         c.TASK_PARTITION_ID_KEY
         not in build_pod(spec, spec.tasks[1], 0, version=0, retry_count=0)["metadata"]["labels"]
     )
+    assert pg["spec"]["minTaskMember"] == {"w": 2, "ps": 1}  # minPartitions x partitionSize
     assert spec_patch(pg, spec, {}) is None
     unpartitioned = parse_job(JobBuilder("j", "ns", "u").task("w", 4).task("ps", 1).obj())
-    assert spec_patch(pg, unpartitioned, {}) == {"spec": {"subGroupPolicy": []}}
+    patch = spec_patch(pg, unpartitioned, {})
+    assert patch is not None and patch["spec"]["subGroupPolicy"] == []

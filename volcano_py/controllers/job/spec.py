@@ -174,6 +174,9 @@ def _task(model: api.TaskSpec, i: int) -> TaskSpec:
     # A task that leaves replicas out runs one pod.
     replicas = model.replicas if "replicas" in model.model_fields_set else 1
     min_av = replicas if model.min_available is None else model.min_available
+    partition = model.partition_policy
+    if model.min_available is None and partition is not None and partition.min_partitions > 0:
+        min_av = partition.min_partitions * partition.partition_size  # Volcano's getMinTaskMember
     if min_av > replicas:
         raise JobSpecError(
             f"{path}.minAvailable: {min_av} exceeds replicas {replicas}; lower it or add replicas"
