@@ -151,15 +151,39 @@ ARGUMENTS = [
     ("capacity", {"capacity.DynamicResourceAllocationEnable": False}, None),
     ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, "DRA claims are not allocated"),
     ("capacity", {"ancestorReclaimLevel": 2}, "ancestorReclaimLevel is not supported"),
-    ("network-topology-aware", {"weight": 1, "hypernode.binpack.cpu": 1, "cpsat.timeBudgetMs": 50}, None),
-    ("network-topology-aware", {"hypernode.binpack.normal-pod.enable": False}, None),
-    ("network-topology-aware", {"weight": 0}, "'weight' must be an integer >= 1"),
     (
         "network-topology-aware",
-        {"hypernode.binpack.memory": 3},
-        "hypernode.binpack.memory: 3 is not supported",
+        {"weight": 10, "hypernode.binpack.cpu": 5, "hypernode.binpack.memory": 0},
+        None,
     ),
-    ("network-topology-aware", {"hypernode.binpack.normal-pod.fading": 0.5}, "normal-pod.fading: 0.5"),
+    (
+        "network-topology-aware",
+        {
+            "hypernode.binpack.resources": "nvidia.com/gpu, example.com/foo",
+            "hypernode.binpack.resources.nvidia.com/gpu": 2,
+        },
+        None,
+    ),
+    ("network-topology-aware", {"hypernode.binpack.normal-pod.enable": False}, None),
+    ("network-topology-aware", {"hypernode.binpack.normal-pod.fading": 0}, None),
+    ("network-topology-aware", {"weight": -1}, "'weight' must be an integer >= 0"),
+    (
+        "network-topology-aware",
+        {"hypernode.binpack.cpu": -2},
+        "'hypernode.binpack.cpu' must be an integer >= 0",
+    ),
+    ("network-topology-aware", {"hypernode.binpack.normal-pod.fading": -0.5}, "must be a number >= 0.0"),
+    (
+        "network-topology-aware",
+        {"hypernode.binpack.resources.nvidia.com/gpu": 2},
+        "not listed in hypernode.binpack.resources",
+    ),
+    ("network-topology-aware", {"cpsat.timeBudgetMs": 50}, "unknown argument(s) cpsat.timeBudgetMs"),
+    (
+        "network-topology-aware",
+        {"hypernode.gradient.evict.max-hypernodes": 4},
+        "max-hypernodes: 4 is not supported",
+    ),
     ("cdp", {"cooldown": "1m"}, "unknown argument(s) cooldown"),
 ]
 

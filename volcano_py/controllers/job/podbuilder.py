@@ -94,8 +94,7 @@ def build_pod(spec: JobSpec, task: TaskSpec, index: int, *, version: int, retry_
         if key in spec.labels:
             labels[key] = spec.labels[key]
     if task.partition is not None:
-        # The PodGroup's subGroupPolicy groups a task's pods by this label (its matchLabelKeys).
-        labels[c.TASK_PARTITION_ID_KEY] = str(index // task.partition.size if task.partition.size > 0 else 0)
+        labels[c.TASK_PARTITION_ID_KEY] = str(index // task.partition.partition_size)
 
     return {
         "apiVersion": "v1",

@@ -56,27 +56,6 @@ def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
     return total
 
 
-def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
-    """One sub-group policy per task with a ``partitionPolicy``, as Volcano's job controller writes them: the
-    task's pods (selected by their task label) split by partition id into groups of ``partitionSize``, at
-    least ``minPartitions`` of them, each within the partition's network topology when it names one."""
-    out = []
-    for task in spec.tasks:
-        if task.partition is None:
-            continue
-        policy: dict[str, Any] = {
-            "name": task.name,
-            "subGroupSize": task.partition.size,
-            "minSubGroups": task.partition.min_partitions,
-            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: task.name}},
-            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
-        }
-        if task.partition.network_topology:
-            policy["networkTopology"] = dict(task.partition.network_topology)
-        out.append(policy)
-    return out
-
-
 def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "minMember": spec.min_available,
@@ -94,8 +73,38 @@ def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]
         elif nt.get("highestTierName"):
             topo["highestTierName"] = nt["highestTierName"]
         out["networkTopology"] = topo
-    if sub_groups := sub_group_policy(spec):
-        out["subGroupPolicy"] = sub_groups
+    groups = sub_group_policy(spec)
+    if groups:
+        out["subGroupPolicy"] = groups
+    return out
+
+
+def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
+    """One sub-group per partitioned task (Volcano's ``getSubGroupPolicy``): its pods, told apart by their
+    partition-id label, in groups of ``partitionSize``, with the partition's network topology."""
+    out: list[dict[str, Any]] = []
+    for task in spec.tasks:
+        policy = task.partition
+        if policy is None:
+            continue
+        group: dict[str, Any] = {
+            "name": task.name,
+            "subGroupSize": policy.partition_size,
+            "minSubGroups": policy.min_partitions,
+            "labelSelector": {"matchLabels": {c.TASK_SPEC_KEY: task.name}},
+            "matchLabelKeys": [c.TASK_PARTITION_ID_KEY],
+        }
+        nt = policy.network_topology
+        if nt is not None:
+            # The mode always written, as the API server's default would write it: a PodGroup read back
+            # then equals the desired one and is not patched again.
+            topo: dict[str, Any] = {"mode": nt.mode.value}
+            if nt.highest_tier_allowed is not None:
+                topo["highestTierAllowed"] = nt.highest_tier_allowed
+            elif nt.highest_tier_name:
+                topo["highestTierName"] = nt.highest_tier_name
+            group["networkTopology"] = topo
+        out.append(group)
     return out
 
 

@@ -25,7 +25,7 @@ from volcano_py.api.problems import join_path
 
 # Policy actions and events Volcano accepts that this controller does not carry out; refused by name.
 _UNSUPPORTED_ACTIONS = {
-    Action.RESTART_PARTITION: "partitions (spec.tasks[].partitionPolicy) are not supported"
+    Action.RESTART_PARTITION: "a partition is not restarted on its own here; use RestartTask or RestartJob"
 }
 _UNSUPPORTED_EVENTS = {Event.JOB_UPDATED: "the controller raises no event when a Job's spec is updated"}
 
@@ -49,15 +49,6 @@ class DependsOn:
 
 
 @dataclass(frozen=True, slots=True)
-class Partition:
-    """A task's ``partitionPolicy``: its pods in consecutive blocks of ``size`` (pod index // size)."""
-
-    size: int
-    min_partitions: int
-    network_topology: Mapping[str, Any] | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class TaskSpec:
     name: str
     replicas: int
@@ -67,7 +58,9 @@ class TaskSpec:
     max_retry: int = 0
     depends_on: DependsOn | None = None
     topology_policy: str = ""
-    partition: Partition | None = None
+    # Volcano's partitionPolicy: the task's pods in groups of ``partitionSize`` (pod label partition-id),
+    # each group a sub-group of the PodGroup (spec.subGroupPolicy) the scheduler places as one.
+    partition: api.PartitionPolicySpec | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,20 +173,10 @@ def _task(model: api.TaskSpec, i: int) -> TaskSpec:
     name = model.name or (c.DEFAULT_TASK_SPEC if i == 0 else f"{c.DEFAULT_TASK_SPEC}{i}")
     # A task that leaves replicas out runs one pod.
     replicas = model.replicas if "replicas" in model.model_fields_set else 1
-    partition = None
-    if (policy := model.partition_policy) is not None:
-        topology = (
-            policy.network_topology.model_dump(mode="json", by_alias=True, exclude_none=True)
-            if policy.network_topology
-            else None
-        )
-        partition = Partition(policy.partition_size, policy.min_partitions, topology)
-    if model.min_available is not None:
-        min_av = model.min_available
-    elif partition is not None and partition.min_partitions and partition.size:
-        min_av = partition.min_partitions * partition.size  # whole partitions, as Volcano's getMinTaskMember
-    else:
-        min_av = replicas
+    min_av = replicas if model.min_available is None else model.min_available
+    partition = model.partition_policy
+    if model.min_available is None and partition is not None and partition.min_partitions > 0:
+        min_av = partition.min_partitions * partition.partition_size  # Volcano's getMinTaskMember
     if min_av > replicas:
         raise JobSpecError(
             f"{path}.minAvailable: {min_av} exceeds replicas {replicas}; lower it or add replicas"
@@ -216,7 +199,7 @@ def _task(model: api.TaskSpec, i: int) -> TaskSpec:
         max_retry=model.max_retry,
         depends_on=depends_on,
         topology_policy=model.topology_policy.value if model.topology_policy else "",
-        partition=partition,
+        partition=model.partition_policy,
     )
 
 

@@ -11,16 +11,17 @@ once releasing pods are gone (pipelining) take the slower path that re-checks th
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..framework.classes import TaskClass
 from ..framework.explain import node_reasons
-from ..framework.extension import Placed
+from ..framework.extension import Gradients, HyperNodeWalk, Placed, SubJobWalk
 from ..framework.job import JobInfo
 from ..framework.nodetable import BoolArray, FloatArray, IntArray
+from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo
 
 if TYPE_CHECKING:
@@ -159,16 +160,25 @@ class Candidates:
         later[i] = float(self.ssn.node_scores(self.klass, self.all_rows[i : i + 1])[0]) if fits else _NONE
 
 
-def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bool = True) -> Placed:
-    """Place the job's pending tasks that have requests, in task order; stop once the job is ready
-    (so other jobs get their turn, as Volcano does) when ``until_ready``. Records why tasks did not fit."""
+def place_greedy(
+    ssn: Session,
+    stmt: Statement,
+    job: JobInfo,
+    *,
+    until_ready: bool = True,
+    only: Sequence[TaskInfo] | None = None,
+) -> Placed:
+    """Place the job's pending tasks that have requests (or those of ``only``), in task order; stop once the
+    job is ready (so other jobs get their turn, as Volcano does) when ``until_ready``. Records why tasks did
+    not fit."""
     queue = ssn.queues[job.queue]
-    tasks = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
+    pending = job.pending_tasks if only is None else [t for t in only if t.status is TaskStatus.PENDING]
+    tasks = ssn.sorted_tasks([t for t in pending if not t.best_effort])
     allocated = pipelined = 0
     was_ready = ssn.job_ready(job)
     for klass, run in class_runs(ssn, tasks):
         dynamic = ssn.is_dynamic(klass)
-        candidates = Candidates(ssn, klass, 1 if dynamic or was_ready else len(run))
+        candidates = Candidates(ssn, klass, 1 if dynamic or (was_ready and until_ready) else len(run))
         for n, task in enumerate(run):
             if dynamic and n:
                 candidates = Candidates(ssn, klass, 1)
@@ -197,11 +207,116 @@ def place_greedy(ssn: Session, stmt: Statement, job: JobInfo, *, until_ready: bo
     return Placed(allocated, pipelined)
 
 
+def _best_in(
+    ssn: Session,
+    gradients: Gradients,
+    score: Callable[[Sequence[str]], Mapping[str, float]],
+    attempt: Callable[[Statement, str], bool],
+) -> tuple[str, BoolArray, float] | None:
+    """The first tier where ``attempt`` succeeds inside some HyperNode (each try taken back), and of those
+    HyperNodes the best by ``score``; among equals the first by name (Volcano picks one at random)."""
+    for tier in gradients:
+        fitted: list[str] = []
+        for name, mask in tier:
+            with ssn.within(mask, f"outside HyperNode {name}"), ssn.statement() as trial:
+                if attempt(trial, name):
+                    fitted.append(name)
+                trial.discard()
+        if fitted:
+            scores = score(fitted)
+            best = min(fitted, key=lambda name: (-scores.get(name, 0.0), name))
+            mask = next(m for name, m in tier if name == best)
+            return best, mask, scores.get(best, 0.0)
+    return None
+
+
+def _gang_met(ssn: Session, job: JobInfo, placed: Placed) -> bool:
+    return bool(placed.allocated + placed.pipelined) and (ssn.job_ready(job) or ssn.job_pipelined(job))
+
+
+def _place_subjobs(
+    ssn: Session, stmt: Statement, job: JobInfo, subjobs: Sequence[SubJobWalk], at: str
+) -> tuple[Placed, float]:
+    """Inside the job's HyperNode ``at`` (already narrowed to it), each sub-group in turn into the best of
+    its HyperNodes, whole or not at all, until the job is ready; what was placed, and the sum of the chosen
+    HyperNodes' scores."""
+    total = 0.0
+    allocated = pipelined = 0
+    for sub in subjobs:
+        # As Volcano: once the job is ready, the sub-group just placed is the last of this round.
+        if (allocated or pipelined) and ssn.job_ready(job):
+            break
+        waiting = [t for t in sub.tasks if t.status is TaskStatus.PENDING and not t.best_effort]
+        if not waiting:
+            continue
+
+        def whole(trial: Statement, _: str, waiting: list[TaskInfo] = waiting) -> bool:
+            placed = place_greedy(ssn, trial, job, until_ready=False, only=waiting)
+            return placed.allocated + placed.pipelined == len(waiting)
+
+        chosen = _best_in(ssn, sub.gradients(at), sub.score, whole)
+        ssn.fit_failures.pop(job.uid, None)
+        if chosen is None:
+            continue
+        name, mask, score = chosen
+        with ssn.within(mask, f"outside HyperNode {name}"):
+            placed = place_greedy(ssn, stmt, job, until_ready=False, only=waiting)
+        allocated, pipelined = allocated + placed.allocated, pipelined + placed.pipelined
+        total += score
+    return Placed(allocated, pipelined), total
+
+
+def place_in_hypernodes(ssn: Session, stmt: Statement, job: JobInfo, walk: HyperNodeWalk) -> Placed | None:
+    """Volcano's walk for a job with a network topology: tier by tier from the lowest, place the job in each
+    HyperNode of the tier and take it back; the best-scoring HyperNode where it fitted gets it for real.
+    A job with sub-groups is placed sub-group by sub-group inside each HyperNode, scored by their sum.
+    None when it fits nowhere and ``walk.unplaced`` gives no reason to wait (the usual placement follows)."""
+    # Each trial's misfits are its own (a node outside the HyperNode is no reason to tell the user).
+    told = ssn.fit_failures.pop(job.uid, None)
+    sums: dict[str, float] = {}
+
+    def attempt(trial: Statement, at: str) -> bool:
+        if walk.subjobs:
+            placed, sums[at] = _place_subjobs(ssn, trial, job, walk.subjobs, at)
+        else:
+            placed = place_greedy(ssn, trial, job)
+        ssn.fit_failures.pop(job.uid, None)
+        return _gang_met(ssn, job, placed)
+
+    def score(fitted: Sequence[str]) -> Mapping[str, float]:
+        return {name: sums.get(name, 0.0) for name in fitted} if walk.subjobs else walk.score(fitted)
+
+    chosen = _best_in(ssn, walk.gradients, score, attempt)
+    if told is not None:
+        ssn.fit_failures[job.uid] = told
+    if chosen is not None:
+        best, mask, _ = chosen
+        with ssn.within(mask, f"outside HyperNode {best}"):
+            if walk.subjobs:
+                return _place_subjobs(ssn, stmt, job, walk.subjobs, best)[0]
+            return place_greedy(ssn, stmt, job)
+    if walk.unplaced is None:
+        return None
+    pending = [t for t in job.pending_tasks if not t.best_effort]
+    ssn.fit_failures_of(job).add(len(pending), [walk.unplaced])
+    return Placed(0, 0)
+
+
 def place_job(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
-    """Plugins implementing ``place_job`` first (tier order); the greedy placement when none takes it."""
+    """Plugins implementing ``place_job`` first (tier order), then the first HyperNode walk offered for
+    the job; the greedy placement when none takes it."""
     for tier in ssn.points.place_job:
         for placer in tier:
             placed: Placed | None = placer(ssn, stmt, job)
             if placed is not None:
                 return placed
+    for walks in ssn.points.hypernode_walk:
+        for offer in walks:
+            walk = offer(ssn, job)
+            if walk is None:
+                continue
+            placed = place_in_hypernodes(ssn, stmt, job, walk)
+            if placed is not None:
+                return placed
+            return place_greedy(ssn, stmt, job)
     return place_greedy(ssn, stmt, job)

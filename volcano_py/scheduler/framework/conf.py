@@ -229,8 +229,8 @@ def _check_combinations(conf: SchedulerConf) -> None:
         )
     if "cpsat" in conf.plugin_names() and "network-topology-aware" in conf.plugin_names():
         raise ConfError(
-            "plugins cpsat and network-topology-aware are the same placement (network-topology-aware is "
-            "cpsat under Volcano's name); keep only one of them"
+            "plugins cpsat and network-topology-aware both place jobs with a network topology (cpsat by its "
+            "own objective, network-topology-aware by Volcano's HyperNode scores); keep only one of them"
         )
     if "capacity" in conf.plugin_names() and "proportion" in conf.plugin_names():
         raise ConfError("plugins capacity and proportion both set queue shares; keep only one of them")

@@ -9,7 +9,7 @@ is discovered outside it. Each combination rule is written once below.
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, runtime_checkable
 
@@ -190,6 +190,43 @@ class JobPlacer(Protocol):
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None: ...
 
 
+# HyperNodes (name, node mask) grouped by tier, lowest tier first.
+Gradients = tuple[tuple[tuple[str, BoolArray], ...], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HyperNodeWalk:
+    """Where to try a job with a network topology, as Volcano's allocate walks it: ``gradients`` are the
+    HyperNodes (name, node mask) grouped by tier, lowest first; the job is tried inside each HyperNode of a
+    tier and goes to the best by ``score`` of those where it fitted. ``unplaced``: the reason a job that
+    fits nowhere waits with (None: it falls to the placement of jobs without topology)."""
+
+    gradients: Gradients
+    score: Callable[[Sequence[str]], Mapping[str, float]]
+    unplaced: str | None = None
+    # When set, the job is placed inside a HyperNode sub-group by sub-group (its partitions), and a
+    # HyperNode's score is the sum of its sub-groups' scores.
+    subjobs: tuple[SubJobWalk, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SubJobWalk:
+    """One sub-group of a job (a partition of ``subGroupSize`` pods) placed as one: ``gradients(h)`` are the
+    HyperNodes under the job's HyperNode ``h`` to try it in, by tier, lowest first; ``score`` as the job's."""
+
+    tasks: tuple[TaskInfo, ...]
+    gradients: Callable[[str], Gradients]
+    score: Callable[[Sequence[str]], Mapping[str, float]]
+
+
+@runtime_checkable
+class HyperNodeOrder(Protocol):
+    """The HyperNode walk for ``job`` (Volcano's HyperNode gradient and order functions), or None when the
+    job has no network topology to follow."""
+
+    def hypernode_walk(self, ssn: Session, job: JobInfo) -> HyperNodeWalk | None: ...
+
+
 @runtime_checkable
 class DeviceCapacity(Protocol):
     """How many more pods of ``klass`` each node's devices can hold (at most ``cap``), or None when the class
@@ -360,6 +397,7 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(EventHandler, "on_allocate", None),
     ExtensionPoint(EventHandler, "on_deallocate", None),
     ExtensionPoint(JobPlacer, "place_job", None),
+    ExtensionPoint(HyperNodeOrder, "hypernode_walk", None),
     ExtensionPoint(ExplainAllocatable, "explain_allocatable", None),
     ExtensionPoint(ExplainEnqueue, "explain_enqueue", None),
     ExtensionPoint(ExplainPreemptive, "explain_preemptive", None),
@@ -394,6 +432,7 @@ class Points:
     on_allocate: Tiers[Callable[[TaskInfo], None]]
     on_deallocate: Tiers[Callable[[TaskInfo], None]]
     place_job: Tiers[Callable[[Session, Statement, JobInfo], Placed | None]]
+    hypernode_walk: Tiers[Callable[[Session, JobInfo], HyperNodeWalk | None]]
     explain_allocatable: Tiers[Callable[[QueueInfo, TaskInfo], str | None]]
     explain_enqueue: Tiers[Callable[[JobInfo], str | None]]
     explain_preemptive: Tiers[Callable[[QueueInfo, TaskInfo], str | None]]

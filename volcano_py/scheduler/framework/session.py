@@ -66,6 +66,7 @@ class Session:
         self._static: dict[Hashable, ext.NodeVerdict] = {}
         self._dynamic: dict[Hashable, bool] = {}
         self._statements: list[Statement] = []
+        self._within: tuple[BoolArray, str] | None = None
         self.binds: list[Bind] = []
         self.evictions: list[Evict] = []
         self.conditions: dict[str, Condition] = {}
@@ -247,7 +248,7 @@ class Session:
         """All predicates ANDed over all nodes; cached per class unless a predicate says it can change."""
         cached = self._static.get(klass.constraint)
         if cached is not None:
-            return cached
+            return self._narrowed(cached)
         ok: BoolArray = np.ones(len(self.table), dtype=np.bool_)
         failures: list[tuple[str, BoolArray]] = []
         for tier in self.points.predicate:
@@ -258,7 +259,29 @@ class Session:
         result = ext.NodeVerdict(ok, failures)
         if not self.is_dynamic(klass):
             self._static[klass.constraint] = result
-        return result
+        return self._narrowed(result)
+
+    def _narrowed(self, verdict: ext.NodeVerdict) -> ext.NodeVerdict:
+        if self._within is None:
+            return verdict
+        mask, reason = self._within
+        return ext.NodeVerdict(verdict.ok & mask, [*verdict.failures, (reason, ~mask)])
+
+    @property
+    def narrowed(self) -> bool:
+        """Inside ``within``: a job with a network topology is being tried in one HyperNode."""
+        return self._within is not None
+
+    @contextmanager
+    def within(self, mask: BoolArray, reason: str) -> Iterator[None]:
+        """Only the nodes in ``mask`` pass the predicates inside the block (the others fail with ``reason``):
+        a placement tried inside one HyperNode."""
+        outer = self._within
+        self._within = (mask if outer is None else mask & outer[0], reason)
+        try:
+            yield
+        finally:
+            self._within = outer
 
     def node_scores(self, klass: TaskClass, rows: IntArray, extra: IntArray | None = None) -> FloatArray:
         """Sum of every node-order plugin's score for one more pod of ``klass`` on the nodes at ``rows``

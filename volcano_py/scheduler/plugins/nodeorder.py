@@ -132,7 +132,11 @@ class NodeOrderPlugin:
             fc = np.minimum((table.used[rows, c] + times * request[0]) * inv_c, 1.0)
             fm = np.minimum((table.used[rows, m] + times * request[1]) * inv_m, 1.0)
             if w["leastrequested.weight"]:
-                score = score + w["leastrequested.weight"] * (1.0 - (fc + fm) * 0.5) * scoring.MAX_NODE_SCORE
+                # kube-scheduler's integer arithmetic, as scoring.least_requested (the epsilon keeps a
+                # whole score such as 25 from reading as 24.999...).
+                lc = np.floor((1.0 - fc) * scoring.MAX_NODE_SCORE + 1e-9)
+                lm = np.floor((1.0 - fm) * scoring.MAX_NODE_SCORE + 1e-9)
+                score = score + w["leastrequested.weight"] * np.floor((lc + lm) * 0.5)
             if w["mostrequested.weight"]:
                 score = score + w["mostrequested.weight"] * (fc + fm) * 0.5 * scoring.MAX_NODE_SCORE
             if w["balancedresource.weight"]:

@@ -21,8 +21,14 @@ def _fractions(allocatable: IntArray, used: IntArray) -> FloatArray:
 
 
 def least_requested(allocatable: IntArray, used: IntArray) -> FloatArray:
-    """Spread: the more a node keeps free after the pod, the higher (mean over resources)."""
-    result: FloatArray = (1.0 - _fractions(allocatable, used)).mean(axis=1) * MAX_NODE_SCORE
+    """Spread: the more a node keeps free after the pod, the higher (mean over resources).
+
+    In kube-scheduler's integer arithmetic (each resource's score truncated, then their mean): the
+    fractions it drops are what tell apart nodes that a float sum with binpack would call equal."""
+    fits = (allocatable > 0) & (used <= allocatable)
+    free = np.where(fits, allocatable - used, 0) * int(MAX_NODE_SCORE)
+    per_resource = free // np.where(allocatable > 0, allocatable, 1)
+    result: FloatArray = (per_resource.sum(axis=1) // max(per_resource.shape[1], 1)).astype(np.float64)
     return result
 
 

@@ -128,7 +128,7 @@ def _selector_kinds(selector: MemberSelector) -> list[str]:
     return out
 
 
-def _matches_labels(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
+def matches_labels(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.match_labels.items()) and all(
         _requirement_matches(req, labels) for req in selector.match_expressions
     )
@@ -248,7 +248,7 @@ def _member_nodes(hn: HyperNode, member: MemberSpec, nodes: Mapping[str, Mapping
             ) from None
         return sorted(name for name in nodes if compiled.search(name))
     label_match = sel.label_match or LabelSelector()
-    return sorted(name for name, labels in nodes.items() if _matches_labels(label_match, labels))
+    return sorted(name for name, labels in nodes.items() if matches_labels(label_match, labels))
 
 
 def _check_member(hn: HyperNode, index: int, member: MemberSpec) -> None:
