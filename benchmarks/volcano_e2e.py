@@ -96,6 +96,10 @@ NEEDS_CONTAINER: dict[str, dict[str, str]] = {
         "MPI E2E Test will run and complete finally": _WORKLOAD,
         "MPI Plugin E2E Test will run and complete finally": _WORKLOAD,
         "Pytorch Plugin E2E Test will run and complete finally": _WORKLOAD,
+        "Ray Plugin E2E Test Will Start in pending state and  get running phase": (
+            "it opens its watch after the Service check and waits for Pending: with a real image pull, the "
+            "Job is still Pending then; a KWOK pod runs at once, so the watch sees Running, waits ten minutes"
+        ),
         "TensorFlow E2E Test Will Start in pending state and goes through other phases to get "
         "complete phase": _WORKLOAD,
         "TensorFlow Plugin E2E Test Will Start in pending state and goes through other phases to get "
