@@ -113,7 +113,97 @@ NEEDS_CONTAINER: dict[str, dict[str, str]] = {
 }
 
 # Failures whose cause is known and not ours to fix here. Suite -> {spec text: (class, reason)}.
-KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {}
+_NO_POD_VALIDATION = "no pod validating webhook: the jdb-min-available/-max-unavailable annotations pass"
+_NO_HN_VALIDATION = "no HyperNode validating webhook: members and regex patterns are not checked"
+_OWN_WORDS = "refused, but in our words only: Volcano's text, which the spec matches, is not in the message"
+_SCHEMA_FIRST = "refused by our CRD's schema before the webhook, with the API server's text, not Volcano's"
+_FLOW_STRICTER = "we refuse a JobFlow Volcano admits (its webhook checks only the DAG)"
+_NS_QUEUE = "the PodGroup webhook does not take the queue from the namespace's queue annotation"
+KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
+    "admission": {
+        **{
+            f"Pod Validating E2E Test Should reject pod creation with {case}": (OURS, _NO_POD_VALIDATION)
+            for case in (
+                "invalid negative annotation value",
+                "invalid zero annotation value",
+                "invalid percentage annotation (0%)",
+                "invalid percentage annotation (100%)",
+                "invalid string annotation",
+                "multiple conflicting annotations",
+            )
+        },
+        "Job Mutating E2E Test Should not override existing plugins": (
+            OURS,
+            "our Job webhook refuses svc's --enable-networking argument, which Volcano's accepts",
+        ),
+        "HyperNode Validating E2E Test Should reject HyperNode creation with empty exactMatch name": (
+            OURS,
+            _SCHEMA_FIRST,
+        ),
+        **{
+            f"HyperNode Validating E2E Test Should reject HyperNode {case}": (OURS, _NO_HN_VALIDATION)
+            for case in (
+                "creation with invalid regex pattern",
+                "creation with no members",
+                "update with invalid changes",
+            )
+        },
+        **{
+            f"Job Validating E2E Test Should reject job {case}": (OURS, _OWN_WORDS)
+            for case in (
+                "creation with no tasks specified",
+                "creation with task minAvailable greater than replicas",
+                "creation with job minAvailable greater than total replicas",
+                "creation with duplicate policy events",
+                "creation with policy event and exit code specified simultaneously",
+                "creation with policy having neither event nor exit code",
+                "creation with policy exit code zero",
+                "creation with duplicate policy exit codes",
+                "creation with AnyEvent policy and other event policies",
+                "creation with volume without claim name or claim spec",
+                "update with invalid minAvailable greater than total replicas",
+                "update attempting to change queue name",
+            )
+        },
+        "Job Validating E2E Test Should reject job creation with invalid policy action": (
+            OURS,
+            _SCHEMA_FIRST,
+        ),
+        **{
+            f"Queue Validating E2E Test Should reject queue creation with {case}": (OURS, _OWN_WORDS)
+            for case in (
+                "only guarantee resource (deserved required)",
+                "capability less than deserved",
+                "capability less than guarantee",
+                "deserved less than guarantee",
+                "guarantee resource type not in deserved",
+                "mismatched hierarchy annotation lengths",
+                "mismatched hierarchy and weights",
+            )
+        },
+        "PodGroup Mutating E2E Test Should set queue from namespace annotation when podgroup uses default "
+        "queue": (OURS, _NS_QUEUE),
+        "PodGroup Mutating E2E Test Should handle multiple podgroups in same namespace": (OURS, _NS_QUEUE),
+        **{
+            f"JobFlow Validating E2E Test Should allow jobflow {case}": (OURS, _FLOW_STRICTER)
+            for case in (
+                "creation with valid DAG structure",
+                "creation with duplicate flow names",
+                "creation with multiple flows having same dependency target",
+                "update with valid DAG structure",
+                "creation with simple linear dependency chain",
+                "creation with complex valid DAG structure",
+                "creation with empty flows list",
+                "creation with single flow (no dependencies)",
+            )
+        },
+        "JobFlow Validating E2E Test Should reject jobflow creation with missing flow definition": (
+            OURS,
+            _OWN_WORDS,
+        ),
+        "JobFlow Validating E2E Test Should reject jobflow creation with self-dependency": (OURS, _OWN_WORDS),
+    },
+}
 
 
 def say(message: str) -> None:
