@@ -1,5 +1,6 @@
 """The local control plane does what the rest of the project relies on: Ready GPU nodes, pods that run, finish
-and fail on cue, batch Jobs, namespace deletion, CRDs, and `dev up` / `dev down` leaving nothing behind."""
+and fail on cue, batch Jobs, ReplicationControllers, pods of the default scheduler placed (and Volcano's left
+alone), namespace deletion, CRDs, and `dev up` / `dev down` leaving nothing behind."""
 
 from __future__ import annotations
 
@@ -133,6 +134,7 @@ def test_each_component_restarts_in_place_and_the_cluster_keeps_its_state(
         assert kept["data"] == {"written": "before"}, f"lost after restarting {component}"
     cluster.restart("kube-controller-manager", hard=True)
     cluster.create_namespace()  # waits for KCM to make its default ServiceAccount: KCM works again
+    cluster.restart("kube-scheduler", hard=True)
     cluster.restart("kwok")
     _create(cluster, namespace, _pod("after-kwok", node="node-3"))
     assert _wait_phase(cluster, namespace, "after-kwok", "Running")["spec"]["nodeName"] == "node-3"
@@ -192,6 +194,44 @@ def test_batch_job_completes(cluster: DevCluster, namespace: str) -> None:
     )
     status = json.loads(cluster.kubectl("get", "-n", namespace, "job/two", "-o", "json").stdout)["status"]
     assert status["succeeded"] == 2
+
+
+def test_default_scheduler_places_its_pods_and_leaves_volcano_pods_alone(
+    cluster: DevCluster, namespace: str
+) -> None:
+    volcano = _pod("for-volcano")
+    volcano["spec"]["schedulerName"] = "volcano"
+    _create(cluster, namespace, volcano)
+    plain = _pod("plain")
+    del plain["spec"]["schedulerName"]  # defaulted to default-scheduler by the API server
+    _create(cluster, namespace, plain)
+    placed = _wait_phase(cluster, namespace, "plain", "Running")
+    assert placed["spec"]["schedulerName"] == "default-scheduler" and placed["spec"]["nodeName"]
+    # kube-scheduler has run its cycles meanwhile; the pod named for another scheduler is still unbound.
+    assert not _get_pod(cluster, namespace, "for-volcano")["spec"].get("nodeName")
+
+
+def test_replication_controller_gets_its_pods(cluster: DevCluster, namespace: str) -> None:
+    template = _pod("unused")
+    del template["spec"]["schedulerName"]
+    template["spec"]["restartPolicy"] = "Always"
+    rc = {
+        "apiVersion": "v1",
+        "kind": "ReplicationController",
+        "metadata": {"name": "rc"},
+        "spec": {
+            "replicas": 2,
+            "selector": {"app": "rc"},
+            "template": {"metadata": {"labels": {"app": "rc"}}, "spec": template["spec"]},
+        },
+    }
+    _create(cluster, namespace, rc)
+    path = f"/api/v1/namespaces/{namespace}/replicationcontrollers/rc"
+    cluster.wait_for(
+        "ReplicationController rc with 2 ready replicas",
+        lambda: cluster.get_json(path)["status"].get("readyReplicas") == 2,
+        timeout=60,
+    )
 
 
 def test_deleting_a_namespace_removes_its_objects(cluster: DevCluster) -> None:
@@ -346,7 +386,7 @@ def test_dev_up_gives_ready_gpu_nodes_and_dev_down_leaves_nothing(cluster: DevCl
     assert rows == [[f"node-{i}", "True", "8"] for i in range(4)]
 
     state = ClusterState.read(run_dir)
-    assert state is not None and len(state.children) == 4
+    assert state is not None and len(state.children) == len(COMPONENTS)
     apiserver = next(c.pid for c in state.children if c.name == "kube-apiserver")
     restarted = subprocess.run(
         [*CLI, "dev", "restart", "kube-apiserver", "--hard", "--run-dir", str(run_dir)],

@@ -35,7 +35,9 @@ def _on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def register(subparsers: Any) -> None:
-    dev = subparsers.add_parser("dev", help="a local control plane: etcd, kube-apiserver, KCM and KWOK")
+    dev = subparsers.add_parser(
+        "dev", help="a local control plane: etcd, kube-apiserver, KCM, kube-scheduler and KWOK"
+    )
     commands = dev.add_subparsers(dest="dev_command", metavar="ACTION", required=True)
 
     up = commands.add_parser(

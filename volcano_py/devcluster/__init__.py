@@ -1,5 +1,6 @@
 """A real local Kubernetes control plane for tests, demos and benchmarks: etcd, kube-apiserver,
-kube-controller-manager and KWOK, built from Go modules at pinned versions and started as child processes.
+kube-controller-manager, kube-scheduler (for pods of the default scheduler) and KWOK, built from Go modules
+at pinned versions and started as child processes.
 
 Use it from Python::
 

@@ -1,4 +1,5 @@
-"""``DevCluster``: start, use and stop one local control plane (etcd, kube-apiserver, KCM, kwok).
+"""``DevCluster``: start, use and stop one local control plane (etcd, kube-apiserver, KCM, kube-scheduler,
+kwok).
 
 Synchronous on purpose: it is driven from pytest fixtures, the CLI and benchmarks, none of which should need
 an event loop to get a cluster. Talk to the cluster with anything that reads ``.kubeconfig``.
@@ -34,10 +35,10 @@ log = get_logger(__name__)
 NODES_PER_KUBECTL = 100
 PARALLEL_KUBECTLS = 4
 PORT_ATTEMPTS = 3
-# The four processes, in start order (stopping goes the other way).
-COMPONENTS: tuple[str, ...] = ("etcd", "kube-apiserver", "kube-controller-manager", "kwok")
-# How long a restarted client (KCM, kwok) must stay up to count as started: neither serves a health endpoint
-# here, and a bad start (a flag, a lost kubeconfig) makes them exit within a second.
+# The five processes, in start order (stopping goes the other way).
+COMPONENTS: tuple[str, ...] = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
+# How long a restarted client (KCM, kube-scheduler, kwok) must stay up to count as started: none serves a
+# health endpoint here, and a bad start (a flag, a lost kubeconfig) makes them exit within a second.
 CLIENT_SETTLE_SECONDS = 1.0
 
 
@@ -118,7 +119,7 @@ class DevCluster:
         self.stop()
 
     def start(self) -> DevCluster:
-        """Build what is missing, start all four processes and return once the API serves and KCM works."""
+        """Build what is missing, start all five processes and return once the API serves and KCM works."""
         if self._children:
             raise ClusterError("the cluster is already started")
         began = time.monotonic()
@@ -146,7 +147,7 @@ class DevCluster:
         return self
 
     def stop(self) -> None:
-        """Stop every child (kwok, KCM, apiserver, etcd in that order) and wait until none is left."""
+        """Stop every child (in reverse start order, etcd last) and wait until none is left."""
         processes.stop_children(self._children)
         self._children = []
         (self.layout.root / processes.STATE_FILE).unlink(missing_ok=True)
@@ -200,8 +201,8 @@ class DevCluster:
         The others keep running: clients see the API (or etcd behind it) gone for a while and must recover by
         themselves. ``hard`` kills with SIGKILL (a crash) instead of SIGTERM (a rolling restart);
         ``down_seconds`` keeps the component stopped that long before starting it again. Returns once it
-        serves again (etcd /health, apiserver /readyz; KCM and kwok once they stay up), with the seconds it
-        was gone. ClusterError, with its log's last lines, when it does not come back.
+        serves again (etcd /health, apiserver /readyz; KCM, kube-scheduler and kwok once they stay up), with
+        the seconds it was gone. ClusterError, with its log's last lines, when it does not come back.
         """
         child = self._child(component)
         if self._die_with_parent and threading.get_ident() != self._starter:
@@ -273,6 +274,7 @@ class DevCluster:
             "kube-controller-manager",
             commands.controller_manager_args(self._binaries["kube-controller-manager"], self.layout),
         )
+        self._spawn("kube-scheduler", commands.scheduler_args(self._binaries["kube-scheduler"], self.layout))
         kwok_env = {**os.environ, "KWOK_WORKDIR": str(self.layout.kwok_home)}
         self._spawn("kwok", commands.kwok_args(self._binaries["kwok"], self.layout), env=kwok_env)
         # The default ServiceAccount appears only once KCM's controllers run: proof that KCM works.

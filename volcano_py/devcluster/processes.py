@@ -135,7 +135,7 @@ def kill_group(pgid: int, *, reap: Callable[[], object] = lambda: None) -> bool:
 
 
 def stop_children(children: Sequence[Child], *, grace_seconds: float = 10.0) -> None:
-    """Stop in reverse start order: clients (kwok, KCM) before the apiserver, the apiserver before etcd."""
+    """Stop in reverse start order: clients (kwok, schedulers, KCM) before the apiserver, it before etcd."""
     for child in reversed(children):
         if not stop_group(child.process.pid, grace_seconds=grace_seconds, reap=child.process.poll):
             log.warning("devcluster.survivor", component=child.name, pgid=child.process.pid)

@@ -64,6 +64,15 @@ KUBE_CONTROLLER_MANAGER = Component(
     version_args=("--version",),
     version_marker=f"Kubernetes {KUBERNETES_VERSION}",
 )
+# Places the pods of the default scheduler (``schedulerName: default-scheduler`` or none), as on a real
+# cluster; it leaves pods named for any other scheduler (volcano) alone.
+KUBE_SCHEDULER = Component(
+    name="kube-scheduler",
+    version=KUBERNETES_VERSION,
+    package="k8s.io/kubernetes/cmd/kube-scheduler",
+    version_args=("--version",),
+    version_marker=f"Kubernetes {KUBERNETES_VERSION}",
+)
 KUBECTL = Component(
     name="kubectl",
     version=KUBERNETES_VERSION,
@@ -96,8 +105,20 @@ PROMTOOL = Component(
 )
 
 # Build order: etcd is small and proves the toolchain works before the long Kubernetes compile.
-COMPONENTS: tuple[Component, ...] = (ETCD, KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL, KWOK)
-KUBERNETES_COMPONENTS: tuple[Component, ...] = (KUBE_APISERVER, KUBE_CONTROLLER_MANAGER, KUBECTL)
+COMPONENTS: tuple[Component, ...] = (
+    ETCD,
+    KUBE_APISERVER,
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_SCHEDULER,
+    KUBECTL,
+    KWOK,
+)
+KUBERNETES_COMPONENTS: tuple[Component, ...] = (
+    KUBE_APISERVER,
+    KUBE_CONTROLLER_MANAGER,
+    KUBE_SCHEDULER,
+    KUBECTL,
+)
 # Tools a developer and CI use around the cluster (`volcano-py dev build` builds them too; `dev up` does not).
 TOOLS: tuple[Component, ...] = (HELM, PROMTOOL)
 

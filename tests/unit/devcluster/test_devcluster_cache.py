@@ -61,6 +61,7 @@ def test_ensure_binaries_builds_nothing_when_all_are_cached(
         (ETCD, "etcd Version: 3.6.16"),
         (KUBE_APISERVER, "Kubernetes v1.34.4"),
         (versions.KUBE_CONTROLLER_MANAGER, "Kubernetes v1.34.4"),
+        (versions.KUBE_SCHEDULER, "Kubernetes v1.34.4"),
         (KUBECTL, "Client Version: v1.34.4"),
         (KWOK, "kwok version v0.8.0"),
     ]:

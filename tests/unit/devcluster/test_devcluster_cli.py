@@ -63,7 +63,7 @@ def test_dev_restart_refuses_an_unknown_component_listing_the_known_ones(
 ) -> None:
     with pytest.raises(SystemExit):
         main(["dev", "restart", "kubelet"])
-    choices = "choose from 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kwok'"
+    choices = "choose from 'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'"
     assert choices in capsys.readouterr().err
 
 

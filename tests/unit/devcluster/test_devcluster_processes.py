@@ -68,7 +68,10 @@ def test_command_lines_wire_the_components_together(tmp_path: Path) -> None:
     assert not any(arg.startswith("--disable-admission-plugins") for arg in apiserver)
     kcm = commands.controller_manager_args(Path("/bin/kcm"), layout)
     assert f"--kubeconfig={layout.kubeconfig}" in kcm
-    assert any("job-controller" in arg and "namespace-controller" in arg for arg in kcm)
+    # Every default controller (ReplicationControllers included) but the kubelet-only TTL annotator.
+    assert "--controllers=*,-ttl-controller" in kcm
+    scheduler = commands.scheduler_args(Path("/bin/kube-scheduler"), layout)
+    assert f"--kubeconfig={layout.kubeconfig}" in scheduler and "--leader-elect=false" in scheduler
     kwok = commands.kwok_args(Path("/bin/kwok"), layout)
     assert "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake" in kwok
     assert "--node-lease-duration-seconds=40" in kwok
