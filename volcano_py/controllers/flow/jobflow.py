@@ -230,6 +230,10 @@ def plan_jobflow(flow_body: Mapping[str, Any], templates: Mapping[str, Mapping[s
         return plan
     if phase in (FlowPhase.PENDING, FlowPhase.RUNNING):
         plan.create, plan.events = _start_ready_steps(flow, flow_body, templates, jobs)
+        if plan.events:
+            # Held at a step it cannot create: Volcano's sync stops there and writes no status. A client that
+            # updates the flow it has just created (before its templates) must not meet a conflict from us.
+            return plan
     old = flow_body.get("status") or {}
     status = flow_status(flow, old, jobs, now)
     if phase in (FlowPhase.PENDING, FlowPhase.RUNNING):
