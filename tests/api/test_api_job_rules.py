@@ -245,8 +245,8 @@ def test_a_valid_gang_job_has_no_problems() -> None:
         pytest.param(
             make_job().task("a", 1).policy(event="PodCrashed", action="RestartJob").obj(),
             # Only what a user may write is offered: no internal event (PodRunning, OutOfSync, ...).
-            "spec.policies[0].event: 'PodCrashed' is not a policy event (use one of *, PodFailed, "
-            "PodEvicted, PodPending, Unknown, TaskCompleted, TaskFailed, JobUpdated)",
+            "spec.policies[0].event: invalid policy event; 'PodCrashed' is not a policy event (use one of *, "
+            "PodFailed, PodEvicted, PodPending, Unknown, TaskCompleted, TaskFailed, JobUpdated)",
             id="unknown-event",
         ),
         pytest.param(

@@ -194,8 +194,9 @@ def test_an_unknown_task_policy_action_offers_only_what_a_user_may_write(
     code, out, _ = validate(tmp_path, docs(job), capsys)
     assert (code, out) == (
         1,
-        "Job/j: spec.tasks[0].policies[0].action: 'Retry' is not a policy action (use one of AbortJob, "
-        "RestartJob, RestartTask, RestartPod, RestartPartition, TerminateJob, CompleteJob, ResumeJob)\n",
+        "Job/j: spec.tasks[0].policies[0].action: invalid policy action; 'Retry' is not a policy action "
+        "(use one of AbortJob, RestartJob, RestartTask, RestartPod, RestartPartition, TerminateJob, "
+        "CompleteJob, ResumeJob)\n",
     )
 
 

@@ -146,6 +146,13 @@ WORKER = {
             id="bad-policy",
         ),
         pytest.param(
+            {"tasks": [WORKER], "policies": [{"event": "PodEvicted", "action": "InvalidAction"}]},
+            "spec.policies[0].action: invalid policy action; 'InvalidAction' is not a policy action (use one "
+            "of AbortJob, RestartJob, RestartTask, RestartPod, RestartPartition, TerminateJob, CompleteJob, "
+            "ResumeJob)",
+            id="unknown-policy-action-reaches-the-webhook",
+        ),
+        pytest.param(
             {"tasks": [WORKER], "plugins": {"horovod": []}},
             "spec.plugins.horovod: unable to find job plugin: horovod; use one of env, svc, ssh, mpi, "
             "pytorch, tensorflow, hcclrank, ray",

@@ -10,7 +10,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, Field
+from pydantic import BeforeValidator, Field, WithJsonSchema
 
 from volcano_py.api import constants
 from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Action, Event
@@ -24,6 +24,7 @@ from volcano_py.api.common import (
     VolcanoModel,
     crd_default,
 )
+from volcano_py.api.messages import VOLCANO_INVALID_ACTION, VOLCANO_INVALID_EVENT, volcano_said
 from volcano_py.api.meta import KubeObject, NetworkTopologySpec
 
 
@@ -81,16 +82,21 @@ def _known(enum: type[Event] | type[Action], allowed: tuple[StrEnum, ...], what:
     values = {member.value for member in enum}
     choices = ", ".join(member.value for member in allowed)
 
+    volcano = VOLCANO_INVALID_EVENT if what == "event" else VOLCANO_INVALID_ACTION
+
     def check(value: Any) -> Any:
         if isinstance(value, str) and value not in values:
-            raise ValueError(f"{value!r} is not a policy {what} (use one of {choices})")
+            ours = f"{value!r} is not a policy {what} (use one of {choices})"
+            raise ValueError(volcano_said(volcano, ours))
         return value
 
     return BeforeValidator(check)
 
 
 PolicyEvent = Annotated[Event, _known(Event, POLICY_EVENTS, "event")]
-PolicyAction = Annotated[Action, _known(Action, POLICY_ACTIONS, "action")]
+# Volcano's CRD leaves a policy's action a plain string (its events are an enum): a wrong action reaches the
+# webhook, which answers in Volcano's words ("invalid policy action"), not the API server's enum message.
+PolicyAction = Annotated[Action, _known(Action, POLICY_ACTIONS, "action"), WithJsonSchema({"type": "string"})]
 
 
 class LifecyclePolicy(VolcanoModel):
