@@ -137,7 +137,32 @@ _HOST_EXEC = (
 _PVC_1 = "[Volume type: dir] One pod requesting one prebound PVC should be able to mount volume and"
 _PVC_2 = "[Volume type: dir] Two pods mounting a local volume"
 _SS = "StatefulSet with pod affinity [Slow] should use volumes"
+_STICKY = (
+    "its pod's command ignores SIGTERM (`trap '' TERM`, 300 s grace) so the pod stays terminating; KWOK "
+    "deletes a pod as soon as it is marked for deletion, and the PodGroup loses the member"
+)
+_LEFT_QUEUE = (
+    "guarantee.go's queue1 (guarantee 2 CPU) outlives its spec, so proportion caps the default queue at "
+    "14 of 16 CPUs; the spec sizes its Job by ClusterSize: 16 on four empty KWOK nodes, fewer on kind, whose "
+    "daemon pods request CPU"
+)
 KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
+    "schedulingaction": {
+        **{
+            "PodGroup terminating E2E Test PodGroup should stay Running while scheduled members are "
+            f"terminating {case}": (CONTAINER, _STICKY)
+            for case in ("single-Pod PodGroup", "partially terminating multi-Pod PodGroup")
+        },
+        **{
+            spec: (ENVIRONMENT, _LEFT_QUEUE)
+            for spec in (
+                "Enqueue E2E Test Scheduling gated task will not consume inqueue resources",
+                "Job E2E Test schedule high priority job with preemption when idle resource is NOT enough "
+                "but preemptee resource is enough",
+                "Job E2E Test preemption doesn't work when podgroup is pending due to insufficient resource",
+            )
+        },
+    },
     "schedulingbase": {
         **{
             f"Volume Binding Test {case}": (CONTAINER, _HOST_EXEC)
