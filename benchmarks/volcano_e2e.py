@@ -129,7 +129,6 @@ NEEDS_CONTAINER: dict[str, dict[str, str]] = {
 }
 
 # Failures whose cause is known. Suite -> {spec text: (class, reason)}.
-_SCHEMA_FIRST = "refused by our CRD's schema before the webhook, with the API server's text, not Volcano's"
 _HOST_EXEC = (
     "it prepares the node's local volume by exec'ing `nsenter ... mkdir` in a hostexec pod; a KWOK node has "
     "no kubelet to exec into"
@@ -191,17 +190,6 @@ KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
         "standard storage class": (
             ENVIRONMENT,
             "it needs kind's `standard` StorageClass (local-path provisioner); the local plane has none",
-        ),
-    },
-    "admission": {
-        "Job Validating E2E Test Should reject job creation with invalid policy action": (
-            OURS,
-            _SCHEMA_FIRST,
-        ),
-        "JobFlow Validating E2E Test Should allow jobflow update with valid DAG structure": (
-            OURS,
-            "our JobFlow controller writes status (phase Pending) while the flow's JobTemplates are missing, "
-            "where Volcano's writes nothing; the spec's update, at the created resourceVersion, gets 409",
         ),
     },
 }
