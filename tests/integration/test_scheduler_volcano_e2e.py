@@ -51,6 +51,14 @@ async def _podgroup_events(api: KubeClient, ns: str, reason: str) -> list[dict[s
     return [e for e in listed.get("items") or [] if e.get("reason") == reason]
 
 
+async def _podgroup_running(api: KubeClient, namespace: str, when: str, seconds: float) -> None:
+    async def running() -> list[str] | None:
+        phases = await _podgroup_phases(api, namespace)
+        return phases if phases == ["Running"] else None
+
+    await wait_for(f"the Job's PodGroup Running {when}", running, seconds)
+
+
 async def test_a_conf_without_enqueue_still_starts_jobs(
     api: KubeClient, namespace: str, cluster: Any, start_scheduler: Any, tmp_path: Path
 ) -> None:
@@ -65,11 +73,7 @@ async def test_a_conf_without_enqueue_still_starts_jobs(
     try:
         await api.create(JOBS.collection_path(namespace), vcjob("noq", task("w", 2), schedulerName=name))
 
-        async def running() -> list[str] | None:
-            phases = await _podgroup_phases(api, namespace)
-            return phases if phases == ["Running"] else None
-
-        await wait_for("the Job's PodGroup Running under a conf without enqueue", running, 60)
+        await _podgroup_running(api, namespace, "under a conf without enqueue", 60)
     finally:
         await operator.stop()
 
@@ -101,11 +105,7 @@ async def test_a_gang_of_gated_pods_waits_unschedulable_and_runs_once_ungated(
             path = PODS.object_path(pod["metadata"]["name"], namespace)
             await api.patch(path, [{"op": "remove", "path": "/spec/schedulingGates"}], JSON_PATCH)
 
-        async def running() -> list[str] | None:
-            phases = await _podgroup_phases(api, namespace)
-            return phases if phases == ["Running"] else None
-
-        await wait_for("the PodGroup Running once the gates are removed", running, 30)
+        await _podgroup_running(api, namespace, "once the gates are removed", 30)
     finally:
         await operator.stop()
 
