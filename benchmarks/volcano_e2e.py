@@ -8,7 +8,8 @@ What Volcano's CI sets up (``hack/run-e2e-kind.sh``) and what stands in for it h
   ``volcano-system/integration-scheduler-configmap`` holding it under ``volcano-scheduler-ci.conf``. Suites
   edit that ConfigMap to change the scheduler's conf; a kubelet would refresh the mounted file, so this script
   copies the ConfigMap's text to the conf file (our scheduler re-reads it when it changes);
-- kind's four workers (the CI host's 4 CPUs and 16 GiB each): four KWOK nodes of that size;
+- kind's four workers (the CI host's 4 CPUs and 16 GiB each): four KWOK nodes of that size, and kind's
+  ``kindnet`` DaemonSet, whose pod on every node asks 100m CPU and 50Mi;
 - the hypernode suite's eight ``kwok-node-<i>`` nodes (8 CPU, 8 GiB, the ``kwok.x-k8s.io/node`` NoSchedule
   taint), without ``up``'s own rack HyperNodes, which the suite does not expect;
 - ``VC_BIN``: Volcano's ``vcctl`` built from the same tree (the vcctl suite runs it); ``KUBECONFIG`` for all;
@@ -261,6 +262,34 @@ class Up:
         return done.stdout
 
 
+# kind runs its CNI as a DaemonSet whose pod asks 100m CPU and 50Mi on every node, tainted or not. The suites
+# size their Jobs by what the nodes have left (``ClusterSize``), so without it they ask for a whole node more.
+KINDNET: dict[str, Any] = {
+    "apiVersion": "apps/v1",
+    "kind": "DaemonSet",
+    "metadata": {"name": "kindnet", "namespace": "kube-system", "labels": {"app": "kindnet"}},
+    "spec": {
+        "selector": {"matchLabels": {"app": "kindnet"}},
+        "template": {
+            "metadata": {"labels": {"app": "kindnet"}},
+            "spec": {
+                "tolerations": [{"operator": "Exists"}],
+                "containers": [
+                    {
+                        "name": "kindnet-cni",
+                        "image": "docker.io/kindest/kindnetd:v20250512-df8de77b",
+                        "resources": {
+                            "requests": {"cpu": "100m", "memory": "50Mi"},
+                            "limits": {"cpu": "100m", "memory": "50Mi"},
+                        },
+                    }
+                ],
+            },
+        },
+    },
+}
+
+
 def kwok_node(index: int) -> dict[str, Any]:
     """The node hack/run-e2e-kind.sh creates for the hypernode suite."""
     name = f"kwok-node-{index}"
@@ -346,11 +375,13 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
             "data": {CONF_KEY: conf.read_text()},
         }
         up.kubectl_run("apply", "-f", "-", input=json.dumps(configmap))
+        up.kubectl_run("apply", "-f", "-", input=json.dumps(KINDNET))
         if suite == "hypernode":
             up.kubectl_run("delete", "hypernodes", "--all", "--wait=true")
             nodes = {"apiVersion": "v1", "kind": "List", "items": [kwok_node(i) for i in range(8)]}
             up.kubectl_run("apply", "-f", "-", input=json.dumps(nodes))
             _wait(up, "the 8 kwok-node-* nodes Ready", lambda: _ready_kwok_nodes(up) == 8)
+        _wait(up, "kindnet on every node", lambda: _kindnet_running(up))
         syncer.start()
         say(f"{suite}: volcano-py up ready in {format_elapsed(time.monotonic() - began)} (log: {log_path})")
         yield up
@@ -363,6 +394,14 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+
+
+def _kindnet_running(up: Up) -> bool:
+    status = json.loads(up.kubectl_run("get", "daemonset", "-n", "kube-system", "kindnet", "-o", "json"))[
+        "status"
+    ]
+    want = status.get("desiredNumberScheduled", 0)
+    return bool(want) and status.get("numberAvailable", 0) == want
 
 
 def _ready_kwok_nodes(up: Up) -> int:

@@ -116,6 +116,46 @@ CASES = [
     ),
 ]
 
+# A Job as the e2e "gated task will not consume inqueue resources" builds it: a gang admitted for the whole
+# cluster whose pods are all gated, then a smaller Job that needs half of it.
+ENQUEUE_CONFS = {
+    "proportion": GANG_CONF,
+    "capacity": """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: capacity}, {name: nodeorder}]
+""",
+    "overcommit": """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}]
+- plugins: [{name: predicates}, {name: overcommit, arguments: {overcommit-factor: 1.0}}, {name: nodeorder}]
+""",
+}
+for plugin, conf in ENQUEUE_CONFS.items():
+    CASES.append(
+        pytest.param(
+            Scenario(
+                nodes=[make_node("n0", cpu="4").obj()],
+                pods=[
+                    *(member(f"g{i}", "gated", GATE) for i in range(4)),
+                    *(member(f"j{i}", "job1") for i in range(2)),
+                ],
+                podgroups=[
+                    make_pg("gated", 4).min_res(cpu="4").obj(),
+                    make_pg("job1", 2, phase="Pending").min_res(cpu="2").obj(),
+                ],
+                conf=conf,
+                bound=["j0", "j1"],
+                phases={"gated": "Inqueue", "job1": "Running"},
+            ),
+            # The gated gang's minimum (the whole node) is not held for pods that wait behind their gates, so
+            # the next Job is admitted and placed (Volcano's DeductSchGatedResources).
+            id=f"gated-pods-hold-no-queue-room-{plugin}",
+        )
+    )
+
 
 @pytest.mark.parametrize("scenario", CASES)
 def test_scenario(scenario: Scenario) -> None:

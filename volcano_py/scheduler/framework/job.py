@@ -292,6 +292,20 @@ class JobInfo:
         bucket = self.by_status.get(TaskStatus.PENDING)
         return _sum_requests(list(bucket.values())) if bucket else _NOTHING
 
+    def deduct_gated(self, amount: Resource) -> Resource:
+        """``amount`` less what the job's gate-held pods ask (Volcano's ``DeductSchGatedResources``): a gang
+        whose pods wait behind ``spec.schedulingGates`` holds no queue room for them, so other jobs get in.
+        Pods held only by Volcano's own queue-allocation gate wait for that very room, so they still count."""
+        if not self.gated_task_num:
+            return amount
+        held = [t for t in self.tasks_in(TaskStatus.PENDING) if t.gated and not _only_queue_gate(t)]
+        return (amount - _sum_requests(held)).clamp_min_zero() if held else amount
+
+
+def _only_queue_gate(task: TaskInfo) -> bool:
+    gates = (task.pod.get("spec") or {}).get("schedulingGates") or ()
+    return all(gate.get("name") == k.QUEUE_ALLOCATION_GATE_KEY for gate in gates)
+
 
 _new_job = object.__new__
 # What every shadow job starts from: one pod, minAvailable 1, the default queue, no enqueue.

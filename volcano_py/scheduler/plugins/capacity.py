@@ -89,7 +89,7 @@ class CapacityPlugin:
                 continue
             if job.phase in (PodGroupPhase.INQUEUE, PodGroupPhase.RUNNING):
                 # Admitted jobs still expect the rest of their minimum.
-                ledger.admit(job.queue, (minimum - held).clamp_min_zero())
+                ledger.admit(job.queue, job.deduct_gated((minimum - held).clamp_min_zero()))
             ledger.stretch(job.queue, (held - minimum).clamp_min_zero())
         self.ledger = ledger
 
@@ -125,7 +125,7 @@ class CapacityPlugin:
 
     def job_enqueued(self, job: JobInfo) -> None:
         if job.queue in self._book().tree.queues:
-            self._book().admit(job.queue, job.min_request)
+            self._book().admit(job.queue, job.deduct_gated(job.min_request))
 
     def explain_enqueue(self, job: JobInfo) -> str:
         return self._refusals.get(job.uid, "")

@@ -31,7 +31,7 @@ class OvercommitPlugin:
         for job in ssn.jobs.values():
             if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
                 # What an admitted job has not yet got of its minimum still counts against the cluster.
-                inqueue = inqueue + (job.min_resources - job.allocated).clamp_min_zero()
+                inqueue = inqueue + job.deduct_gated((job.min_resources - job.allocated).clamp_min_zero())
         self.inqueue = inqueue
 
     def on_session_close(self, ssn: Session) -> None:
@@ -46,7 +46,7 @@ class OvercommitPlugin:
         return Vote.REJECT if self._over(job) else Vote.PERMIT
 
     def job_enqueued(self, job: JobInfo) -> None:
-        self.inqueue = self.inqueue + job.min_request
+        self.inqueue = self.inqueue + job.deduct_gated(job.min_request)
 
     def explain_enqueue(self, job: JobInfo) -> str | None:
         parts = []

@@ -78,7 +78,7 @@ class ProportionPlugin:
                 _add(attr.request, job.pending_request)
             if job.min_resources is not None:
                 if job.phase is PodGroupPhase.INQUEUE:
-                    _add(attr.inqueue, (job.min_resources - allocated).clamp_min_zero())
+                    _add(attr.inqueue, job.deduct_gated((job.min_resources - allocated).clamp_min_zero()))
                 elif job.phase is PodGroupPhase.RUNNING:
                     _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
         for attr in attrs.values():
@@ -190,7 +190,7 @@ class ProportionPlugin:
     def job_enqueued(self, job: JobInfo) -> None:
         attr = self.attrs.get(job.queue)
         if attr is not None:
-            _add(attr.inqueue, job.min_request)
+            _add(attr.inqueue, job.deduct_gated(job.min_request))
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
         """May ``queue`` reclaim for one more pod? Only while it stays within its deserved share."""
