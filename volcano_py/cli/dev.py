@@ -80,7 +80,7 @@ def register(subparsers: Any) -> None:
     restart.set_defaults(func=_restart)
 
     build = commands.add_parser(
-        "build", help="build (or find cached) the control-plane binaries and helm, nothing else"
+        "build", help="build (or find cached) every binary the tests use: control plane, helm, promtool"
     )
     build.set_defaults(func=_build)
 

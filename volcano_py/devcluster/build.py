@@ -289,7 +289,7 @@ def ensure_binaries(cache: Path | None = None, *, out: TextIO | None = None) -> 
 
 
 def ensure_tools(cache: Path | None = None, *, out: TextIO | None = None) -> dict[str, Path]:
-    """``ensure_binaries`` for the tools (helm): built by ``volcano-py dev build``, not by ``dev up``."""
+    """``ensure_binaries`` for the tools (helm, promtool): built by ``dev build``, not by ``dev up``."""
     return _ensure(TOOLS, "tools", cache, out)
 
 
