@@ -93,3 +93,25 @@ def test_no_conf_file_means_volcanos_default() -> None:
     source = ConfSource(None, default_core(("volcano",)))
     assert source.conf.actions == ("enqueue", "allocate", "backfill")
     assert source.reload() is False
+
+
+@pytest.mark.parametrize("process", ["scheduler", "controller"])
+def test_feature_gates_reach_both_processes(process: str) -> None:
+    from volcano_py.cli import controller
+
+    args = build_parser().parse_args([process, "--feature-gates", "SchedulingGatesQueueAdmission=true"])
+    read = options_from if process == "scheduler" else controller.options_from
+    assert read(args).feature_gates.queue_admission_gates
+    assert not read(build_parser().parse_args([process])).feature_gates.queue_admission_gates
+
+
+@pytest.mark.parametrize("process", ["scheduler", "controller", "up"])
+def test_bad_feature_gate_is_refused_at_start(process: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from volcano_py.cli.main import main
+
+    # Refused before anything starts: no API server is needed to see it (nor a cluster, for up).
+    code = main([process, "--feature-gates", "Bogus=true"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert f"volcano-py {process}: --feature-gates: unknown feature gate 'Bogus'" in err
+    assert "SchedulingGatesQueueAdmission (default false)" in err

@@ -137,6 +137,14 @@ class PodBuilder(_Builder):
         self._body["spec"]["schedulingGates"] = [{"name": name} for name in names]
         return self
 
+    def queue_gate(self, *, gated: bool = True) -> Self:
+        """Opted in to queue admission through Volcano's queue-allocation gate, and (``gated``) holding it."""
+        self.annotate(k.QUEUE_ALLOCATION_GATE_KEY, "true")
+        if gated:
+            gates = self._body["spec"].setdefault("schedulingGates", [])
+            gates.append({"name": k.QUEUE_ALLOCATION_GATE_KEY})
+        return self
+
     def preemptable(self, value: bool) -> Self:
         self._body["metadata"].setdefault("annotations", {})[k.PREEMPTABLE_KEY] = str(value).lower()
         return self

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.features import parse_feature_gates
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
@@ -34,6 +35,10 @@ class Scenario:
     reasons: Mapping[str, str] = field(default_factory=dict)
     # PodGroup name -> substrings its explanation must contain
     explains: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # The scheduler's --feature-gates text.
+    features: str = ""
+    # pod names whose queue-allocation gate the session removes, exactly (None: don't check)
+    ungated: Sequence[str] | None = None
 
 
 def run(scenario: Scenario) -> SessionResult:
@@ -45,7 +50,9 @@ def run(scenario: Scenario) -> SessionResult:
         priority_classes=scenario.priority_classes,
         numatopologies=scenario.numatopologies,
     )
-    return run_session(snapshot, load_conf(scenario.conf), NOW)
+    return run_session(
+        snapshot, load_conf(scenario.conf), NOW, features=parse_feature_gates(scenario.features)
+    )
 
 
 def check(scenario: Scenario) -> SessionResult:
@@ -57,6 +64,8 @@ def check(scenario: Scenario) -> SessionResult:
         assert sorted(got) == sorted(scenario.bound)
     if scenario.bind_count is not None:
         assert len(got) == scenario.bind_count, got
+    if scenario.ungated is not None:
+        assert sorted(u.name for u in result.ungates) == sorted(scenario.ungated)
     if scenario.pipelined is not None:
         assert {p.name: p.node for p in result.pipelined} == dict(scenario.pipelined)
     updates = {u.name: u for u in result.podgroup_updates}

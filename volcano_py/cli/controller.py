@@ -9,6 +9,8 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.features import parse_feature_gates
+from volcano_py.cli.scheduler import add_feature_gates_argument
 from volcano_py.controllers.operator import ControllerOptions, run_controller
 from volcano_py.webhooks.configurations import DEFAULT_TIMEOUT_SECONDS, FAILURE_POLICIES
 
@@ -80,6 +82,7 @@ def register(subparsers: Any) -> None:
         default="Fail",
         help="what the API server does when admission cannot be reached (default Fail: Volcano kinds wait)",
     )
+    add_feature_gates_argument(parser)
     parser.set_defaults(func=_run)
 
 
@@ -114,6 +117,7 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         webhook_cert_dir=args.webhook_cert_dir,
         webhook_timeout_seconds=args.webhook_timeout,
         webhook_failure_policy=args.webhook_failure_policy,
+        feature_gates=parse_feature_gates(args.feature_gates),
     )
 
 

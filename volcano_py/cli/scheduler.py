@@ -10,6 +10,9 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.features import FLAG as FEATURE_GATES_FLAG
+from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
+from volcano_py.api.features import parse_feature_gates
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
@@ -119,7 +122,20 @@ def register(subparsers: Any) -> None:
         help=f"the asyncio event loop: uvloop costs less CPU per watch event and request "
         f"(default {DEFAULT_EVENT_LOOP})",
     )
+    add_feature_gates_argument(parser)
     parser.set_defaults(func=_run)
+
+
+def add_feature_gates_argument(parser: argparse.ArgumentParser) -> None:
+    """Volcano's ``--feature-gates``, checked when the options are built, so a bad one is refused at start."""
+    parser.add_argument(
+        FEATURE_GATES_FLAG,
+        dest="feature_gates",
+        default="",
+        metavar="NAME=BOOL,...",
+        help="Volcano's feature gates, as Kubernetes writes them (Name=true,Other=false); known: "
+        + ", ".join(sorted(KNOWN_FEATURE_GATES)),
+    )
 
 
 def options_from(args: argparse.Namespace) -> SchedulerOptions:
@@ -138,6 +154,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         burst_quiet=args.burst_quiet,
         scheduled_event_qps=args.scheduled_event_qps,
         scheduled_event_burst=args.scheduled_event_burst,
+        feature_gates=parse_feature_gates(args.feature_gates),
     )
 
 

@@ -28,8 +28,10 @@ from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINAL_PHASES, JobPhase
 from volcano_py.api.crd import CRDS, render_crd
+from volcano_py.api.features import FeatureGateError, parse_feature_gates
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
+from volcano_py.cli.scheduler import add_feature_gates_argument
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import (
     BuildError,
@@ -76,6 +78,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
     parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
+    # Given to both the scheduler and admission (the controller), as Volcano's CI gives FEATURE_GATES to both.
+    add_feature_gates_argument(parser)
     parser.set_defaults(func=run)
 
 
@@ -271,6 +275,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
                 leader_elect=False,
                 metrics_host="127.0.0.1",
                 metrics_port=metrics_port,
+                feature_gates=args.gates,
             ),
             stop,
         )
@@ -289,6 +294,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
                 webhook_addr="127.0.0.1",
                 webhook_hosts=("127.0.0.1",),
                 webhook_cert_dir=str(args.run_dir.resolve() / "webhook"),
+                feature_gates=args.gates,
             ),
             stop,
         )
@@ -334,6 +340,11 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.nodes < 1:
         print(f"volcano-py up: --nodes {args.nodes}: must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        args.gates = parse_feature_gates(args.feature_gates)
+    except FeatureGateError as err:
+        print(f"volcano-py up: {err}", file=sys.stderr)
         return 2
     args.example_files = sorted(args.examples.glob("*.yaml")) if args.demo else []
     try:

@@ -76,6 +76,17 @@ async def set_nominated_node(client: KubeClient, namespace: str, name: str, node
     )
 
 
+async def remove_scheduling_gate(client: KubeClient, namespace: str, name: str, gate: str) -> None:
+    """Take ``gate`` out of ``spec.schedulingGates`` and leave the others: the list merges by name, so a
+    strategic merge patch can delete one entry without reading the pod (removing a gate that is already
+    gone changes nothing)."""
+    await client.patch(
+        PODS.object_path(name, namespace),
+        {"spec": {"schedulingGates": [{"name": gate, "$patch": "delete"}]}},
+        STRATEGIC_MERGE_PATCH,
+    )
+
+
 async def delete_pod(
     client: KubeClient, namespace: str, name: str, uid: str, grace_seconds: int | None = None
 ) -> None:

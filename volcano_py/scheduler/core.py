@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from volcano_py.api import constants as k
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.log import get_logger
 
 from .builtin import default_registry
@@ -45,13 +46,19 @@ def load_conf_file(path: str | Path, *, registry: Registry | None = None) -> Sch
 
 
 def run_session(
-    snapshot: Snapshot, conf: SchedulerConf, now: str, *, registry: Registry | None = None
+    snapshot: Snapshot,
+    conf: SchedulerConf,
+    now: str,
+    *,
+    registry: Registry | None = None,
+    features: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> SessionResult:
     """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
 
-    ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``.
+    ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``; ``features``: the scheduler's
+    ``--feature-gates``.
     """
-    ssn = Session(snapshot, conf, registry or default_registry(), now=now)
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
     try:
         return _run(ssn, conf)
     finally:

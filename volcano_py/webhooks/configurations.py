@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from volcano_py.api import constants
+from volcano_py.api import constants, features
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 
 JSON = dict[str, Any]
 Operation = Literal["CREATE", "UPDATE", "DELETE", "CONNECT"]
@@ -40,7 +41,12 @@ class Webhook:
     outside_system_namespaces: bool = False
     # "pods": only pods we schedule that carry a disruption-budget annotation; "default-queue": only PodGroups
     # in the default queue (the mutation changes nothing else).
-    match: Literal["", "pods", "default-queue"] = ""
+    match: Literal["", "pods", "default-queue", "queue-gate"] = ""
+    # A feature gate the webhook exists for: without it on, it is neither served nor configured.
+    feature: str | None = None
+
+    def serves(self, gates: FeatureGates) -> bool:
+        return self.feature is None or self.feature in gates.enabled
 
 
 WEBHOOKS: Final = (
@@ -110,6 +116,20 @@ WEBHOOKS: Final = (
         ("CREATE",),
         outside_system_namespaces=True,
         match="pods",
+    ),
+    # Volcano's mutatepod.volcano.sh, here only for the queue-allocation gate (webhooks/pod_gates.py), so only
+    # pods that opt in reach it.
+    Webhook(
+        "mutate-pod",
+        "mutatepod.volcano.sh",
+        "mutating",
+        "",
+        "v1",
+        "pods",
+        ("CREATE",),
+        outside_system_namespaces=True,
+        match="queue-gate",
+        feature=features.SCHEDULING_GATES_QUEUE_ADMISSION,
     ),
     Webhook(
         "validate-hypernode",
@@ -185,6 +205,15 @@ def match_conditions(webhook: Webhook, scheduler_names: Sequence[str]) -> list[J
                 "expression": f"has(object.metadata.annotations) && ({keys})",
             },
         ]
+    if webhook.match == "queue-gate":
+        key = _cel_string(constants.QUEUE_ALLOCATION_GATE_KEY)
+        return [
+            {
+                "name": "queue-allocation-gate-opt-in",
+                "expression": f"has(object.metadata.annotations) && {key} in object.metadata.annotations && "
+                f"object.metadata.annotations[{key}] == 'true'",
+            }
+        ]
     if webhook.match == "default-queue":
         default = _cel_string(constants.DEFAULT_QUEUE)
         return [
@@ -208,6 +237,7 @@ def webhook_configurations(
     object_selector: Mapping[str, Any] | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     system_namespace: str | None = None,
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> tuple[JSON, JSON]:
     """``(MutatingWebhookConfiguration, ValidatingWebhookConfiguration)`` named ``name``.
 
@@ -215,7 +245,8 @@ def webhook_configurations(
     ``service`` is ``{"namespace", "name", "port"}`` of its in-cluster Service. ``object_selector`` narrows
     the webhooks to labelled objects (tests sharing a cluster use it). ``scheduler_names``: whose pods the pod
     rules concern; ``system_namespace``: where we run (the service's namespace, else volcano-system), which
-    with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own.
+    with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own. A webhook that
+    exists for a feature gate (``Webhook.feature``) is configured only when ``feature_gates`` turns it on.
     """
     if not 1 <= timeout_seconds <= 30:
         raise ValueError(f"timeout_seconds={timeout_seconds} must be within 1..30 (the API server's limits)")
@@ -223,6 +254,8 @@ def webhook_configurations(
         raise ValueError(f"failure_policy={failure_policy!r} must be one of {', '.join(FAILURE_POLICIES)}")
     hooks: dict[str, list[JSON]] = {"mutating": [], "validating": []}
     for webhook in WEBHOOKS:
+        if not webhook.serves(feature_gates):
+            continue
         entry: JSON = {
             "name": webhook.name,
             "clientConfig": _client_config(webhook, url=url, service=service, ca=ca_bundle),

@@ -30,6 +30,7 @@ from typing import Any, Protocol, cast
 import kopf
 
 from volcano_py.api import constants
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.problems import Problem
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.log import get_logger
@@ -40,6 +41,7 @@ from volcano_py.webhooks.hypernode import validate_hypernode_write
 from volcano_py.webhooks.job import job_warnings, mutate_job, validate_job_create, validate_job_update
 from volcano_py.webhooks.patch import PatchOp, apply_patch
 from volcano_py.webhooks.pod import validate_pod_create
+from volcano_py.webhooks.pod_gates import queue_allocation_gate
 from volcano_py.webhooks.podgroup import in_default_queue, mutate_podgroup, validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
 from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
@@ -136,10 +138,12 @@ def register(
     namespaces: NamespaceSource | None = None,
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> None:
     """Register the admission handlers into ``registry``; without ``namespaces`` a PodGroup does not take its
     namespace's queue. ``record`` hears each request's outcome (the controller's admission metric);
-    ``scheduler_names``: whose pods the pod rules concern."""
+    ``scheduler_names``: whose pods the pod rules concern; ``feature_gates``: Volcano's, as given to admission
+    (a webhook that exists for a gate is registered only with it on)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -185,6 +189,9 @@ def register(
         problems = validate_pod_create(_plain(body), scheduler_names)
         _reject_if(problems, kind="Pod", name=name, operation=operation)
 
+    def mutate_pod_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
+        _apply_later(patch, queue_allocation_gate(_plain(body), feature_gates))
+
     def validate_hypernode_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         _reject_if(validate_hypernode_write(_plain(body)), kind="HyperNode", name=name, operation=operation)
 
@@ -204,12 +211,15 @@ def register(
         "validate-podgroup": validate_podgroup_handler,
         "mutate-podgroup": mutate_podgroup_handler,
         "validate-pod": validate_pod_handler,
+        "mutate-pod": mutate_pod_handler,
         "validate-hypernode": validate_hypernode_handler,
         "validate-jobflow": validate_flow_handler,
         "validate-jobtemplate": validate_flow_handler,
         "validate-cronjob": validate_flow_handler,
     }
     for webhook in WEBHOOKS:
+        if not webhook.serves(feature_gates):
+            continue
         decorator = kopf.on.mutate if webhook.type == "mutating" else kopf.on.validate
         decorator(
             webhook.group,
@@ -283,6 +293,7 @@ async def install_configurations(
     failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> None:
     """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
     mutating, validating = webhook_configurations(
@@ -294,6 +305,7 @@ async def install_configurations(
         failure_policy=failure_policy,
         object_selector=object_selector,
         scheduler_names=scheduler_names,
+        feature_gates=feature_gates,
     )
     await _upsert(client, "mutatingwebhookconfigurations", mutating)
     await _upsert(client, "validatingwebhookconfigurations", validating)
@@ -326,6 +338,7 @@ def enable_admission(
     failure_policy: str = "Fail",
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
@@ -338,6 +351,7 @@ def enable_admission(
         namespaces=ApiNamespaces(client),
         record=record,
         scheduler_names=scheduler_names,
+        feature_gates=feature_gates,
     )
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
@@ -352,6 +366,7 @@ def enable_admission(
             timeout_seconds=timeout_seconds,
             failure_policy=failure_policy,
             scheduler_names=scheduler_names,
+            feature_gates=feature_gates,
         )
 
     kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)

@@ -14,6 +14,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
 from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.shell.metrics import ControllerMetrics
@@ -64,6 +65,8 @@ class ControllerOptions:
     webhook_cert_dir: str | None = None
     webhook_timeout_seconds: int = 5
     webhook_failure_policy: str = "Fail"  # or "Ignore": admit unchecked while no controller serves
+    # Volcano's --feature-gates, read by admission (SchedulingGatesQueueAdmission: the pod gate injection).
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
 
 
 @dataclass(slots=True)

@@ -5,6 +5,9 @@ one statement (``place_job``: a solver plugin or the greedy placement), then com
 holds if it is only pipelined (waiting on releasing pods), and discards otherwise: no partial gang binds.
 The job and queue go back into their heaps, so shares updated by the allocation order the next round.
 
+With ``SchedulingGatesQueueAdmission`` on, each job's pods held only by the queue-allocation gate are
+admitted to their queue as the job's turn comes, before its other pods are placed (``queue_gate``).
+
 Without an ``enqueue`` action in the conf, allocate is the admission gate instead, as in Volcano: it moves
 every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vote and no queue-state check
 (the Job controller creates pods only for Inqueue groups, so nothing would ever start otherwise).
@@ -21,6 +24,7 @@ from ..framework.sampling import NodeSampling
 from ..framework.session import Session
 from .ordering import OrderedQueue
 from .placement import place_job
+from .queue_gate import admit_gated, awaiting_admission
 
 
 class Allocate:
@@ -56,13 +60,14 @@ class Allocate:
                 job.phase = PodGroupPhase.INQUEUE
 
     def _candidates(self, ssn: Session) -> dict[str, list[JobInfo]]:
+        gates = ssn.features.queue_admission_gates
         by_queue: dict[str, list[JobInfo]] = {}
         for job in ssn.waiting_jobs():
             if job.queue not in ssn.queues:
                 continue
             if job.phase is PodGroupPhase.PENDING:
                 continue  # enqueue has not admitted it (or, in a conf ordering enqueue later, not yet)
-            if any(not t.best_effort for t in job.pending_tasks):
+            if _placeable(job) or (gates and awaiting_admission(job)):
                 by_queue.setdefault(job.queue, []).append(job)
         return by_queue
 
@@ -85,7 +90,9 @@ class Allocate:
             if not waiting:
                 continue
             job = waiting.pop()
-            if self._allocate_job(ssn, job):
+            if ssn.features.queue_admission_gates:
+                admit_gated(ssn, queue, job)
+            if _placeable(job) and self._allocate_job(ssn, job):
                 waiting.push(job)
             queues.push(queue)
 
@@ -110,5 +117,8 @@ class Allocate:
             else:
                 stmt.discard()
                 return False
-        more = any(not t.best_effort for t in job.pending_tasks)
-        return more and placed.allocated + placed.pipelined > 0
+        return _placeable(job) and placed.allocated + placed.pipelined > 0
+
+
+def _placeable(job: JobInfo) -> bool:
+    return any(not t.best_effort for t in job.pending_tasks)

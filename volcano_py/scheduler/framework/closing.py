@@ -142,6 +142,7 @@ def finish(ssn: Session) -> SessionResult:
         binds=tuple(ssn.binds),
         evictions=tuple(ssn.evictions),
         pipelined=tuple(pipelined),
+        ungates=tuple(ssn.ungates.values()),
         podgroup_updates=tuple(updates),
         queue_updates=tuple(queues),
         explanations=dict(ssn.explanations),

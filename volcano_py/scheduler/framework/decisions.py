@@ -49,6 +49,17 @@ class Pipeline:
 
 
 @dataclass(frozen=True, slots=True)
+class Ungate:
+    """Remove Volcano's queue-allocation scheduling gate from a pod: its queue has room for it now
+    (``SchedulingGatesQueueAdmission``). It is placed like any other pod once the gate is gone."""
+
+    namespace: str
+    name: str
+    uid: str
+    job: str
+
+
+@dataclass(frozen=True, slots=True)
 class Condition:
     """A PodGroup condition (Volcano's ``PodGroupCondition``); ``type`` is Unschedulable or Scheduled."""
 
@@ -106,6 +117,7 @@ class SessionResult:
     binds: tuple[Bind, ...] = ()
     evictions: tuple[Evict, ...] = ()
     pipelined: tuple[Pipeline, ...] = ()
+    ungates: tuple[Ungate, ...] = ()
     podgroup_updates: tuple[PodGroupUpdate, ...] = ()
     queue_updates: tuple[QueueUpdate, ...] = ()
     explanations: Mapping[str, Explanation] = field(default_factory=dict)

@@ -184,6 +184,14 @@ class EventHandler(Protocol):
 
 
 @runtime_checkable
+class GateAdmitted(Protocol):
+    """Told of each pod whose queue-allocation gate the session removes: its queue admitted it, and it is
+    placed in a later session, once the gate is gone (a quota plugin holds its room till then)."""
+
+    def on_gate_admitted(self, task: TaskInfo) -> None: ...
+
+
+@runtime_checkable
 class JobPlacer(Protocol):
     """Place a job's pending tasks through ``stmt``; None leaves the job to the next placer / greedy."""
 
@@ -396,6 +404,7 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
     ExtensionPoint(EventHandler, "on_allocate", None),
     ExtensionPoint(EventHandler, "on_deallocate", None),
+    ExtensionPoint(GateAdmitted, "on_gate_admitted", None),
     ExtensionPoint(JobPlacer, "place_job", None),
     ExtensionPoint(HyperNodeOrder, "hypernode_walk", None),
     ExtensionPoint(ExplainAllocatable, "explain_allocatable", None),
@@ -431,6 +440,7 @@ class Points:
     preemptive: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
     on_allocate: Tiers[Callable[[TaskInfo], None]]
     on_deallocate: Tiers[Callable[[TaskInfo], None]]
+    on_gate_admitted: Tiers[Callable[[TaskInfo], None]]
     place_job: Tiers[Callable[[Session, Statement, JobInfo], Placed | None]]
     hypernode_walk: Tiers[Callable[[Session, JobInfo], HyperNodeWalk | None]]
     explain_allocatable: Tiers[Callable[[QueueInfo, TaskInfo], str | None]]

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.queue_gate import only_queue_gate
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import QuantityError, Resource, total
 
@@ -298,13 +299,8 @@ class JobInfo:
         Pods held only by Volcano's own queue-allocation gate wait for that very room, so they still count."""
         if not self.gated_task_num:
             return amount
-        held = [t for t in self.tasks_in(TaskStatus.PENDING) if t.gated and not _only_queue_gate(t)]
+        held = [t for t in self.tasks_in(TaskStatus.PENDING) if t.gated and not only_queue_gate(t.pod)]
         return (amount - _sum_requests(held)).clamp_min_zero() if held else amount
-
-
-def _only_queue_gate(task: TaskInfo) -> bool:
-    gates = (task.pod.get("spec") or {}).get("schedulingGates") or ()
-    return all(gate.get("name") == k.QUEUE_ALLOCATION_GATE_KEY for gate in gates)
 
 
 _new_job = object.__new__

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as k
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
@@ -24,7 +25,7 @@ from volcano_py.resources import Resource
 from . import extension as ext
 from .classes import TaskClass, selector_label_keys
 from .conf import SchedulerConf
-from .decisions import Bind, Condition, Evict, Explanation
+from .decisions import Bind, Condition, Evict, Explanation, Ungate
 from .explain import FitFailures
 from .job import JobInfo
 from .node import NodeInfo, QueueInfo
@@ -40,7 +41,15 @@ log = get_logger(__name__)
 
 
 class Session:
-    def __init__(self, snapshot: Snapshot, conf: SchedulerConf, registry: Registry, *, now: str) -> None:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        conf: SchedulerConf,
+        registry: Registry,
+        *,
+        now: str,
+        features: FeatureGates = DEFAULT_FEATURE_GATES,
+    ) -> None:
         if snapshot.consumed:
             raise ValueError("this snapshot was already used by a session; build a new one per session")
         snapshot.consumed = True
@@ -48,6 +57,8 @@ class Session:
         self.conf = conf
         self.registry = registry
         self.now = now
+        # The scheduler's --feature-gates: a process setting, the same for every session.
+        self.features = features
         self.nodes: list[NodeInfo] = snapshot.nodes
         self.jobs: dict[str, JobInfo] = dict(snapshot.jobs)
         self.queues: dict[str, QueueInfo] = snapshot.queues
@@ -69,6 +80,7 @@ class Session:
         self._within: tuple[BoolArray, str] | None = None
         self.binds: list[Bind] = []
         self.evictions: list[Evict] = []
+        self.ungates: dict[str, Ungate] = {}
         self.conditions: dict[str, Condition] = {}
         self.explanations: dict[str, Explanation] = {}
         self.fit_failures: dict[str, FitFailures] = {}
@@ -318,6 +330,13 @@ class Session:
 
     def on_deallocate(self, task: TaskInfo) -> None:
         ext.broadcast(self.points.on_deallocate, task)
+
+    def admit_gated(self, task: TaskInfo) -> None:
+        """Decide to remove ``task``'s queue-allocation gate (its queue took it); plugins hear of it once."""
+        if task.uid in self.ungates:
+            return
+        self.ungates[task.uid] = Ungate(task.namespace, task.name, task.uid, task.job_id or "")
+        ext.broadcast(self.points.on_gate_admitted, task)
 
     def node_of(self, task: TaskInfo) -> int:
         return self.table.node_index[task.node_name]

@@ -4,12 +4,17 @@ The arithmetic lives in ``capacity_math`` (limits) and ``capacity_ledger`` (usag
 it to the session: it builds the ledger at open, keeps it current through allocate/deallocate events (so a
 discarded statement undoes its charges), and answers enqueue, allocate, reclaim and queue order from it.
 The model is stated in ``docs/queues.md``. It replaces ``proportion``; the conf loader refuses both.
+
+With ``SchedulingGatesQueueAdmission`` on, a pod admitted past its queue-allocation gate holds its room in the
+ledger (reserved) from then until it is placed or gone: at open, every pending pod that opted in and is no
+longer gated; during the session, each one allocate ungates. So the next gated pod is judged against it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from volcano_py.api.queue_gate import opted_in
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
@@ -19,8 +24,9 @@ from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
+from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo
-from .capacity_ledger import QuotaLedger
+from .capacity_ledger import QuotaLedger, QuotaVerdict
 from .capacity_math import QueueQuota, build_tree
 
 log = get_logger(__name__)
@@ -67,6 +73,8 @@ class CapacityPlugin:
         self.ssn: Session | None = None
         self.ledger: QuotaLedger | None = None
         self._refusals: dict[str, str] = {}
+        # Pods holding reserved room: task uid -> (queue, request).
+        self._reserved: dict[str, tuple[str, Resource]] = {}
 
     def _book(self) -> QuotaLedger:
         if self.ledger is None:
@@ -92,6 +100,11 @@ class CapacityPlugin:
                 ledger.admit(job.queue, job.deduct_gated((minimum - held).clamp_min_zero()))
             ledger.stretch(job.queue, (held - minimum).clamp_min_zero())
         self.ledger = ledger
+        self._reserved = {}
+        if ssn.features.queue_admission_gates:
+            for job in ssn.waiting_jobs():
+                for task in job.tasks_in(TaskStatus.PENDING):
+                    self._hold(job.queue, task)
 
     def on_session_close(self, ssn: Session) -> None:
         # The ledger stays: the session's closing reads each queue's deserved share after the plugins close.
@@ -107,12 +120,32 @@ class CapacityPlugin:
     def on_allocate(self, task: TaskInfo) -> None:
         queue = self._queue_of(task)
         if queue is not None and queue in self._book().tree.queues:
+            held = self._reserved.pop(task.uid, None)
+            if held is not None:
+                self._book().unreserve(*held)
             self._book().charge(queue, task.resreq)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         queue = self._queue_of(task)
         if queue is not None and queue in self._book().tree.queues:
             self._book().release(queue, task.resreq)
+            if self.ssn is not None and self.ssn.features.queue_admission_gates:
+                self._hold(queue, task)  # an undone allocation of a gate-admitted pod holds its room again
+
+    def on_gate_admitted(self, task: TaskInfo) -> None:
+        queue = self._queue_of(task)
+        if queue is not None and task.uid not in self._reserved:
+            self._reserve(queue, task)
+
+    def _hold(self, queue: str, task: TaskInfo) -> None:
+        """Reserve for ``task`` when it is pending, past its gate, and opted in to queue admission."""
+        if task.status is TaskStatus.PENDING and not task.gated and opted_in(task.pod):
+            self._reserve(queue, task)
+
+    def _reserve(self, queue: str, task: TaskInfo) -> None:
+        if queue in self._book().tree.queues and task.uid not in self._reserved:
+            self._reserved[task.uid] = (queue, task.resreq)
+            self._book().reserve(queue, task.resreq)
 
     # --- enqueue ----------------------------------------------------------------------------------------
 
@@ -133,12 +166,16 @@ class CapacityPlugin:
     # --- allocate ---------------------------------------------------------------------------------------
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return queue.open and self._book().allocatable(queue.name, task.resreq).ok
+        return queue.open and self._allocatable(queue, task).ok
 
     def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str:
         if not queue.open:
             return f"queue {queue.name} is {queue.state}"
-        return self._book().allocatable(queue.name, task.resreq).reason
+        return self._allocatable(queue, task).reason
+
+    def _allocatable(self, queue: QueueInfo, task: TaskInfo) -> QuotaVerdict:
+        held = self._reserved.get(task.uid)
+        return self._book().allocatable(queue.name, task.resreq, own=held[1] if held is not None else None)
 
     def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
         """Higher priority first, then the queue furthest below its deserved share, best-effort ones last."""

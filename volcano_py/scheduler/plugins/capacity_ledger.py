@@ -1,7 +1,8 @@
 """Queue usage against quota: what a queue holds, and whether it may take, admit or give up more.
 
 ``QuotaLedger`` keeps, per queue, what its tasks hold (``allocated``), what admitted jobs still expect to get
-(``inqueue``) and what running jobs hold beyond their minimum (``elastic``). A charge to a queue is charged to
+(``inqueue``), what running jobs hold beyond their minimum (``elastic``) and what pods let past their
+queue-allocation gate hold until they are placed (``reserved``). A charge to a queue is charged to
 its ancestors too, so a parent's figures are the sum of its subtree. Every check walks the queue's chain up
 to the root, so a child is never allowed what its parent cannot take.
 
@@ -74,6 +75,7 @@ class QuotaLedger:
         self._allocated: dict[str, Resource] = {name: Resource() for name in tree.queues}
         self._inqueue: dict[str, Resource] = {name: Resource() for name in tree.queues}
         self._elastic: dict[str, Resource] = {name: Resource() for name in tree.queues}
+        self._reserved: dict[str, Resource] = {name: Resource() for name in tree.queues}
 
     def _chain_names(self, queue: str) -> list[str]:
         limits = self.tree.queues.get(queue)
@@ -98,6 +100,14 @@ class QuotaLedger:
     def stretch(self, queue: str, amount: Resource) -> None:
         """A running job of ``queue`` holds ``amount`` beyond its minimum: reclaimable without breaking it."""
         self._add(self._elastic, queue, amount, 1)
+
+    def reserve(self, queue: str, amount: Resource) -> None:
+        """A pod of ``queue`` was admitted through its queue-allocation gate and is not placed yet: its room
+        is held, so no other pod is let in on it meanwhile."""
+        self._add(self._reserved, queue, amount, 1)
+
+    def unreserve(self, queue: str, amount: Resource) -> None:
+        self._add(self._reserved, queue, amount, -1)
 
     def allocated(self, queue: str) -> Resource:
         return self._allocated[queue]
@@ -144,16 +154,29 @@ class QuotaLedger:
             )
         return None
 
-    def allocatable(self, queue: str, request: Resource) -> QuotaVerdict:
-        """May a task asking ``request`` start in ``queue``? Within real capability up the whole chain."""
+    def allocatable(self, queue: str, request: Resource, *, own: Resource | None = None) -> QuotaVerdict:
+        """May a task asking ``request`` start in ``queue``? Within real capability up the whole chain, with
+        the room reserved for gate-admitted pods counted as held; ``own`` is the task's own reservation, if
+        it has one (its room is the one it would take)."""
         unusable = self._unusable(queue)
         if unusable is not None:
             return unusable
         shortfalls: list[Shortfall] = []
+        reserved = False
         for limits in self.tree.chain(queue):
-            would = self._allocated[limits.name] + request
+            held_back = self._reserved[limits.name] - own if own is not None else self._reserved[limits.name]
+            reserved = reserved or not held_back.is_zero()
+            would = self._allocated[limits.name] + held_back + request
             shortfalls += _over(limits.name, would, limits.real_capability, request, "capability")
-        return _refused("queue quota exceeded", shortfalls) if shortfalls else ALLOWED
+        if not shortfalls:
+            return ALLOWED
+        verdict = _refused("queue quota exceeded", shortfalls)
+        if reserved:
+            reason = (
+                f"{verdict.reason} (counting the room held for pods let past their queue-allocation gate)"
+            )
+            return QuotaVerdict(ok=False, reason=reason, shortfalls=verdict.shortfalls)
+        return verdict
 
     def enqueueable(self, queue: str, minimum: Resource) -> QuotaVerdict:
         """May a job needing ``minimum`` to start be admitted?

@@ -10,6 +10,8 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   pod is pending again in the next cycle.
 * Evictions first set the ``DisruptionTarget`` condition (so the pod's owner can tell preemption from a
   crash), then delete with the pod's uid as a precondition.
+* A pod whose queue admitted it past Volcano's queue-allocation gate has that gate removed (a strategic
+  merge patch deleting just it), best effort: one that fails is decided again by a later cycle.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
   (and from what is already on its way), coalesced per object and flushed in batches.
 """
@@ -39,6 +41,7 @@ from volcano_py.scheduler.framework.decisions import (
     PodGroupUpdate,
     QueueUpdate,
     SessionResult,
+    Ungate,
 )
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
@@ -197,6 +200,8 @@ class Binder:
         # Since when each gang has been offered as short of its pods (``forming``), while it is.
         self._short_since: dict[str, float] = {}
         self._pending_queue: dict[str, dict[str, Any]] = {}
+        # Pods whose gate removal is on its way: a cycle that runs before the watch shows it decides it again.
+        self._ungating: set[str] = set()
         self._status_dirty = asyncio.Event()
         self._in_flight = 0
         self._binds_unanswered = 0
@@ -253,6 +258,11 @@ class Binder:
             # Written once per node: the session repeats the nomination every cycle until the pod binds.
             if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") != pipelined.node:
                 self._spawn(self._nominate(pipelined))
+        for ungate in result.ungates:
+            key = f"{ungate.namespace}/{ungate.name}"
+            if key not in self._ungating:
+                self._ungating.add(key)
+                self._spawn(self._ungate(ungate, key))
         for update in result.podgroup_updates:
             self._queue_podgroup_status(update)
         for queue in result.queue_updates:
@@ -342,6 +352,23 @@ class Binder:
             except (ApiError, *_NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("nominating a node failed", pod=key, node=pipelined.node, error=repr(exc))
+
+    async def _ungate(self, ungate: Ungate, key: str) -> None:
+        started = time.monotonic()
+        try:
+            async with self._status_slots:
+                await patch.remove_scheduling_gate(
+                    self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
+                )
+        except (ApiError, *_NETWORK_ERRORS) as exc:
+            self._operation("ungate", "error", started)
+            if not (isinstance(exc, ApiError) and exc.not_found):
+                _log.warning("removing the queue-allocation gate failed", pod=key, error=repr(exc))
+            return
+        finally:
+            self._ungating.discard(key)
+        self._operation("ungate", "success", started)
+        _log.info("queue-allocation gate removed", pod=key, job=ungate.job)
 
     async def _evict(self, evict: Evict) -> None:
         key = f"{evict.namespace}/{evict.name}"

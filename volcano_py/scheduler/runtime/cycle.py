@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volcano_py.api import constants as c
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
@@ -198,6 +199,7 @@ class DefaultCore:
 
     scheduler_names: tuple[str, ...]
     registry: Registry = field(default_factory=default_registry)
+    features: FeatureGates = DEFAULT_FEATURE_GATES
     # Parsed pods, nodes and PodGroups from the last cycle (``run`` is never called twice at once).
     records: Records = field(default_factory=Records)
     # The last outcome when nothing waited, handed back while the cluster means the same.
@@ -232,7 +234,13 @@ class DefaultCore:
         snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
-        result = run_session(snapshot, conf, now.strftime("%Y-%m-%dT%H:%M:%SZ"), registry=self.registry)
+        result = run_session(
+            snapshot,
+            conf,
+            now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            registry=self.registry,
+            features=self.features,
+        )
         if warnings:
             self.quiet.forget()
         else:
@@ -270,5 +278,7 @@ class DefaultCore:
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
 
 
-def default_core(scheduler_names: Sequence[str]) -> DefaultCore:
-    return DefaultCore(tuple(scheduler_names))
+def default_core(
+    scheduler_names: Sequence[str], features: FeatureGates = DEFAULT_FEATURE_GATES
+) -> DefaultCore:
+    return DefaultCore(tuple(scheduler_names), features=features)

@@ -143,7 +143,7 @@ class Forming:
 def forming_jobs(snapshot: Snapshot, result: SessionResult) -> dict[str, Forming] | None:
     """The gangs being formed, when they are all that waits and the session decided and wrote nothing else
     (an empty dict: nothing waits at all); None when anything else waits or was decided."""
-    if result.binds or result.evictions or result.pipelined or snapshot.orphans:
+    if result.binds or result.evictions or result.pipelined or result.ungates or snapshot.orphans:
         return None
     forming: dict[str, Forming] = {}
     for job in snapshot.jobs.values():

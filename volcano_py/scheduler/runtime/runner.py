@@ -28,6 +28,7 @@ import aiohttp
 import structlog
 
 from volcano_py.api import constants as c
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.health import MetricsServer
@@ -74,6 +75,8 @@ class SchedulerOptions:
     burst_quiet: float = BURST_QUIET_SECONDS
     scheduled_event_qps: float = SCHEDULED_EVENT_QPS
     scheduled_event_burst: int = SCHEDULED_EVENT_BURST
+    # Volcano's --feature-gates (SchedulingGatesQueueAdmission: ungate pods their queue admits).
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
@@ -369,7 +372,7 @@ async def run_scheduler(
 ) -> None:
     """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
     if core is None:
-        core = default_core(options.scheduler_names)
+        core = default_core(options.scheduler_names, options.feature_gates)
     client = KubeClient(await load_api_client(options.kubeconfig))
     try:
         await Scheduler(options, client, core).run(stop, started=started)
