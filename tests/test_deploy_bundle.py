@@ -24,7 +24,7 @@ JSON = dict[str, Any]
 WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
     "volcano-py-scheduler": {
         ("", "nodes"): {"list", "watch"},
-        ("", "pods"): {"list", "watch", "delete"},
+        ("", "pods"): {"list", "watch", "patch", "delete"},  # patch: the queue-allocation gate removed
         ("", "pods/binding"): {"create"},
         ("", "pods/status"): {"patch"},
         ("", "events"): {"create", "patch"},

@@ -130,6 +130,8 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
         "custom.scheduler_tolerations[0].operator=Exists",
         "custom.scheduler_resources.limits.cpu=4",
         "custom.common_labels.team=batch",
+        "custom.scheduler_feature_gates=SchedulingGatesQueueAdmission=true",
+        "custom.admission_feature_gates=SchedulingGatesQueueAdmission=true",
     )
     scheduler = _one(objects, "Deployment", "volcano-py-scheduler")
     pod = scheduler["spec"]["template"]["spec"]
@@ -141,6 +143,7 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
     assert {"name": "VOLCANO_PY_LOG_LEVEL", "value": "debug"} in pod["containers"][0]["env"]
     parsed = _parsed_args(objects, "volcano-py-scheduler")
     assert parsed.schedule_period == 0.5 and parsed.scheduler_names == ["gpu-scheduler"]
+    assert parsed.feature_gates == "SchedulingGatesQueueAdmission=true"
 
     controller = _one(objects, "Deployment", "volcano-py-controller")["spec"]["template"]["spec"]
     assert controller["nodeSelector"] == {"pool": "control"} and "tolerations" not in controller
@@ -148,6 +151,7 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
     parsed = _parsed_args(objects, "volcano-py-controller")
     assert (parsed.workers, parsed.scheduler_names) == (4, ["gpu-scheduler"])
     assert (parsed.webhook_failure_policy, parsed.webhook_timeout) == ("Ignore", 10)
+    assert parsed.feature_gates == "SchedulingGatesQueueAdmission=true"
     assert all(
         o["metadata"]["labels"]["team"] == "batch" for o in objects if o["kind"] != "CustomResourceDefinition"
     )

@@ -17,6 +17,7 @@ from typing import Any
 
 import kopf
 
+from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.webhooks.server import (
@@ -39,8 +40,15 @@ def free_port() -> int:
 class AdmissionServer(threading.Thread):
     """Kopf with only our admission handlers, on its own event loop, so blocking kubectl cannot stall it."""
 
-    def __init__(self, cluster: DevCluster, cert_dir: Path, label: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        cluster: DevCluster,
+        cert_dir: Path,
+        label: Mapping[str, str],
+        feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    ) -> None:
         super().__init__(daemon=True, name="admission-server")
+        self.feature_gates = feature_gates
         self.cluster = cluster
         self.cert_dir = cert_dir
         self.label = dict(label)
@@ -64,6 +72,7 @@ class AdmissionServer(threading.Thread):
             registry,
             queues=ApiQueues(client),
             namespaces=ApiNamespaces(client),
+            feature_gates=self.feature_gates,
         )
 
         @kopf.on.login(registry=registry)
@@ -88,6 +97,7 @@ class AdmissionServer(threading.Thread):
                 ca_bundle=cert.ca_pem,
                 url=f"https://127.0.0.1:{self.port}",
                 object_selector={"matchLabels": self.label},
+                feature_gates=self.feature_gates,
             )
             self.ready.set()
             await operator
@@ -109,12 +119,16 @@ class AdmissionServer(threading.Thread):
 
 @contextlib.contextmanager
 def serving_admission(
-    cluster: DevCluster, cert_dir: Path, label: Mapping[str, str]
+    cluster: DevCluster,
+    cert_dir: Path,
+    label: Mapping[str, str],
+    feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ) -> Iterator[AdmissionServer]:
-    """Admission for objects carrying ``label`` while the block runs; the configurations are removed after."""
+    """Admission for objects carrying ``label`` while the block runs; the configurations are removed after.
+    ``feature_gates``: admission's ``--feature-gates``."""
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(cluster.kubeconfig)  # read by kopf.login_with_kubeconfig
-    server = AdmissionServer(cluster, cert_dir, label)
+    server = AdmissionServer(cluster, cert_dir, label, feature_gates)
     server.start()
     server.ready.wait(60)
     try:

@@ -324,6 +324,8 @@ def test_what_the_code_does_is_allowed(cluster: Any) -> None:
         # Evictions (preempt/reclaim, not in the shipped conf): a DisruptionTarget condition, then the delete.
         (SCHEDULER_SA, ("patch", "pods", "--subresource=status", "-n", "default")),
         (SCHEDULER_SA, ("delete", "pods", "-n", "default")),
+        # The queue-allocation gate's removal (SchedulingGatesQueueAdmission): a patch of the pod's spec.
+        (SCHEDULER_SA, ("patch", "pods", "-n", "default")),
         (SCHEDULER_SA, ("patch", "queues.scheduling.volcano.sh", "--subresource=status")),
         (SCHEDULER_SA, ("watch", "hypernodes.topology.volcano.sh")),
         (CONTROLLER_SA, ("create", "pods", "-n", "default")),
