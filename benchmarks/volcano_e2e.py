@@ -12,6 +12,8 @@ What Volcano's CI sets up (``hack/run-e2e-kind.sh``) and what stands in for it h
   ``kindnet`` DaemonSet, whose pod on every node asks 100m CPU and 50Mi;
 - the hypernode suite's eight ``kwok-node-<i>`` nodes (8 CPU, 8 GiB, the ``kwok.x-k8s.io/node`` NoSchedule
   taint), without ``up``'s own rack HyperNodes, which the suite does not expect;
+- ``FEATURE_GATES`` that Volcano's Makefile gives a suite's scheduler and admission (``SUITE_FEATURE_GATES``):
+  ``volcano-py up --feature-gates``, which hands them to both;
 - ``VC_BIN``: Volcano's ``vcctl`` built from the same tree (the vcctl suite runs it); ``KUBECONFIG`` for all;
   ``kubectl`` on ``PATH`` (some specs shell out to it); ``VOLCANO_E2E_NAMESPACE`` / ``_RELEASE_NAME`` /
   ``_CHART_PATH`` as the hypernode target sets them.
@@ -68,6 +70,8 @@ RELEASE = "integration"
 NAMESPACE = "volcano-system"
 SCHEDULER_CONFIGMAP = f"{RELEASE}-scheduler-configmap"
 PROGRESS_EVERY_SECONDS = 30.0
+# Volcano's Makefile: `e2e-test-schedulinggates` runs with FEATURE_GATES for the scheduler and admission.
+SUITE_FEATURE_GATES = {"schedulinggates": "SchedulingGatesQueueAdmission=true"}
 SUITE_TIMEOUT = "90m"
 CONTAINER, ENVIRONMENT, OURS = "needs-a-real-container", "environment", "ours"
 
@@ -344,6 +348,8 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
     command = [sys.executable, "-m", "volcano_py", "up", "--run-dir", str(run_dir / "cluster")]
     command += ["--nodes", "4", "--cpu", "4", "--memory", "16Gi", "--gpus-per-node", "0"]
     command += ["--scheduler-conf", str(conf), "--dashboard-port", "0"]
+    if suite in SUITE_FEATURE_GATES:
+        command += ["--feature-gates", SUITE_FEATURE_GATES[suite]]
     began = time.monotonic()
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
