@@ -192,6 +192,16 @@ async def test_admitted_pod_is_ungated_and_runs_and_an_unplaced_one_holds_the_qu
     await gated.held("pod-3", [GATE])
     assert (await gated.pod("pod-2"))["status"]["phase"] == "Pending"
 
+    async def told() -> str:
+        podgroup = await gated.api.get(PODGROUPS.object_path("pg", gated.ns))
+        messages = [
+            str(cond.get("message")) for cond in (podgroup.get("status") or {}).get("conditions") or ()
+        ]
+        return next((m for m in messages if "keeps the queue-allocation gate" in m), "")
+
+    message = await wait_for("the PodGroup told why pod-3 keeps its gate", told, 30)
+    assert f"until queue {gated.queue} has room: queue quota exceeded" in message
+
     await gated.delete("pod-2")
     await gated.wait_ungated_and_running("pod-3")
 

@@ -94,6 +94,12 @@ CASES = [
             podgroups=groups("pg", "pg3"),
             ungated=[],
             bind_count=0,
+            explains={
+                "pg3": [
+                    "1 pod keeps the queue-allocation gate until queue q has room: queue quota exceeded",
+                    "counting the room held for pods let past their queue-allocation gate",
+                ]
+            },
         ),
         # The e2e's second step: pod-2 passed its queue but fits no node; it keeps the queue's one slot.
         id="room-held-by-an-unplaced-admitted-pod-keeps-the-next-gated",

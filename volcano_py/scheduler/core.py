@@ -15,14 +15,17 @@ from pathlib import Path
 
 from volcano_py.api import constants as k
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.queue_gate import opted_in
 from volcano_py.log import get_logger
 
+from .actions.queue_gate import awaiting_admission
 from .builtin import default_registry
 from .framework.arguments import ConfError
 from .framework.closing import finish
 from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
 from .framework.decisions import Explanation, SessionResult
 from .framework.explain import plural
+from .framework.job import JobInfo
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
@@ -104,6 +107,8 @@ def _explain_gates(ssn: Session) -> None:
         if not gated or ssn.job_ready(job):
             continue
         gates = f"{plural(gated, 'pod')} held by spec.schedulingGates, placed once the gates are removed"
+        if waiting := _queue_gate_wait(ssn, job):
+            gates = f"{gates}; {waiting}"
         said = ssn.explanations.get(job.uid)
         if said is not None:
             ssn.explanations[job.uid] = Explanation(job.uid, said.reason, f"{said.message}; {gates}")
@@ -111,3 +116,18 @@ def _explain_gates(ssn: Session) -> None:
         unready = job.min_available - job.ready_task_num
         message = f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {gates}"
         ssn.explanations[job.uid] = Explanation(job.uid, k.REASON_NOT_ENOUGH_RESOURCES, message)
+
+
+def _queue_gate_wait(ssn: Session, job: JobInfo) -> str:
+    """Of the job's gated pods, those that keep Volcano's queue-allocation gate because their queue has no
+    room for them yet, and why (the queue's own words); empty when there are none."""
+    queue = ssn.queues.get(job.queue)
+    if not ssn.features.queue_admission_gates or queue is None:
+        return ""
+    waiting = [t for t in awaiting_admission(job) if t.uid not in ssn.ungates and opted_in(t.pod)]
+    if not waiting:
+        return ""
+    why = ssn.explain_allocatable(queue, waiting[0]) or "it has no room for them"
+    verb = "keeps" if len(waiting) == 1 else "keep"
+    pods = plural(len(waiting), "pod")
+    return f"{pods} {verb} the queue-allocation gate until queue {queue.name} has room: {why}"
