@@ -67,6 +67,10 @@ CASES = [
         id="room-in-the-queue-removes-the-gate",
     ),
     pytest.param(
+        scenario([make_pod("plain").req(cpu="1").queue_gate()], podgroups=[], ungated=["plain"]),
+        id="pod-without-a-podgroup-too",
+    ),
+    pytest.param(
         scenario([slot("pod-1").queue_gate()], features="", ungated=[], bind_count=0),
         id="feature-off-leaves-the-gate",
     ),
@@ -116,6 +120,30 @@ CASES = [
         ),
         # The first one admitted holds the slot within the same session.
         id="two-gated-pods-one-slot-one-ungated",
+    ),
+    pytest.param(
+        Scenario(
+            nodes=NODES,
+            queues=[make_queue("q").capability(cpu="2", memory="2Gi").obj()],
+            podgroups=[
+                make_pg("gang", 2, phase="Inqueue").queue("q").obj(),
+                make_pg("late", 1, phase="Inqueue").queue("q").obj(),
+            ],
+            pods=[
+                slot("a", "gang").queue_gate(gated=False).obj(),
+                slot("b", "gang")
+                .queue_gate(gated=False)
+                .node_selector({"kubernetes.io/fake-node": "fake"})
+                .obj(),
+                slot("c", "late").queue_gate().obj(),
+            ],
+            conf=CAPACITY_CONF,
+            features=ON,
+            ungated=[],
+            bind_count=0,
+        ),
+        # The gang's try (one pod finds a node, the other none) is undone; both hold their room again.
+        id="an-undone-gang-placement-holds-its-room-again",
     ),
     pytest.param(
         scenario(
