@@ -31,7 +31,7 @@ GATE = SCHEDULING_GATES_QUEUE_ADMISSION
 def test_parse(text: str | None, on: bool) -> None:
     gates = parse_feature_gates(text)
     assert gates.queue_admission_gates is on
-    assert gates.to_flag() == (f"{GATE}=true" if on else "")
+    assert gates.enabled == ({GATE} if on else set())
 
 
 @pytest.mark.parametrize(

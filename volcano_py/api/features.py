@@ -38,10 +38,6 @@ class FeatureGates:
     def queue_admission_gates(self) -> bool:
         return SCHEDULING_GATES_QUEUE_ADMISSION in self.enabled
 
-    def to_flag(self) -> str:
-        """The ``--feature-gates`` text that gives these gates (empty when all are at their defaults)."""
-        return ",".join(f"{name}=true" for name in sorted(self.enabled))
-
 
 def _known_list() -> str:
     return ", ".join(f"{name} (default {str(default).lower()})" for name, default in sorted(KNOWN.items()))
