@@ -169,7 +169,11 @@ def test_numbers_in_an_annotation_entry_are_taken_as_written() -> None:
             "resourceGroups[0].affinity.nodeAfinity: unknown affinity kind",
             id="affinity-unknown-kind",
         ),
-        pytest.param("resourceGroups: [a\n", "not valid YAML", id="yaml-syntax"),
+        pytest.param(
+            "resourceGroups: [a\n",
+            "not valid YAML (line 2, column 1: expected ',' or ']', but got '<stream end>'); fix the syntax",
+            id="yaml-syntax",
+        ),
         pytest.param("- a\n", "expected a mapping with 'resourceGroups:', got list", id="not-a-mapping"),
     ],
 )

@@ -202,7 +202,9 @@ def load_admission_conf(text: str) -> AdmissionConf:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as err:
-        raise AdmissionConfError([Problem("", f"not valid YAML ({err}); fix the syntax")]) from None
+        raise AdmissionConfError(
+            [Problem("", f"not valid YAML ({_yaml_error(err)}); fix the syntax")]
+        ) from None
     if raw is None:
         return AdmissionConf()
     if not isinstance(raw, Mapping):
@@ -223,6 +225,13 @@ def load_admission_conf(text: str) -> AdmissionConf:
     if problems:
         raise AdmissionConfError(problems)
     return conf
+
+
+def _yaml_error(err: yaml.YAMLError) -> str:
+    # One line, as a refusal is logged and printed by ``validate``: where, and what the parser saw.
+    mark = getattr(err, "problem_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    return f"line {mark.line + 1}, column {mark.column + 1}: {problem}" if mark is not None else str(problem)
 
 
 def _refuse(problem: Problem) -> AdmissionConf:
