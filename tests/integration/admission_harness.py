@@ -19,6 +19,7 @@ import kopf
 
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.server import (
     ApiNamespaces,
     ApiQueues,
@@ -39,9 +40,17 @@ def free_port() -> int:
 class AdmissionServer(threading.Thread):
     """Kopf with only our admission handlers, on its own event loop, so blocking kubectl cannot stall it."""
 
-    def __init__(self, cluster: DevCluster, cert_dir: Path, label: Mapping[str, str]) -> None:
+    def __init__(
+        self,
+        cluster: DevCluster,
+        cert_dir: Path,
+        label: Mapping[str, str],
+        admission_conf: Path | None = None,
+    ) -> None:
         super().__init__(daemon=True, name="admission-server")
         self.cluster = cluster
+        # A volcano-admission.conf: adds the pod mutating webhook, as ``--admission-conf`` does.
+        self.admission_conf = admission_conf
         self.cert_dir = cert_dir
         self.label = dict(label)
         self.port = free_port()
@@ -60,10 +69,12 @@ class AdmissionServer(threading.Thread):
     async def _main(self) -> None:
         client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
         registry = kopf.OperatorRegistry()
+        conf = AdmissionConfFile(self.admission_conf) if self.admission_conf is not None else None
         register(
             registry,
             queues=ApiQueues(client),
             namespaces=ApiNamespaces(client),
+            admission_conf=conf,
         )
 
         @kopf.on.login(registry=registry)
@@ -88,6 +99,7 @@ class AdmissionServer(threading.Thread):
                 ca_bundle=cert.ca_pem,
                 url=f"https://127.0.0.1:{self.port}",
                 object_selector={"matchLabels": self.label},
+                admission_conf=conf is not None,
             )
             self.ready.set()
             await operator
@@ -109,12 +121,13 @@ class AdmissionServer(threading.Thread):
 
 @contextlib.contextmanager
 def serving_admission(
-    cluster: DevCluster, cert_dir: Path, label: Mapping[str, str]
+    cluster: DevCluster, cert_dir: Path, label: Mapping[str, str], admission_conf: Path | None = None
 ) -> Iterator[AdmissionServer]:
-    """Admission for objects carrying ``label`` while the block runs; the configurations are removed after."""
+    """Admission for objects carrying ``label`` while the block runs; the configurations are removed after.
+    ``admission_conf``: a volcano-admission.conf, whose resource groups then mutate the labelled pods."""
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(cluster.kubeconfig)  # read by kopf.login_with_kubeconfig
-    server = AdmissionServer(cluster, cert_dir, label)
+    server = AdmissionServer(cluster, cert_dir, label, admission_conf)
     server.start()
     server.ready.wait(60)
     try:

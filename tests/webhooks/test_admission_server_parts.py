@@ -172,3 +172,52 @@ def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path
     assert len(registry._webhooks.get_all_handlers()) == 11
     startup = [handler.id for handler in registry._activities.get_all_handlers()]
     assert "install-webhook-configurations" in startup
+
+
+def test_the_pod_mutating_webhook_comes_only_with_an_admission_conf() -> None:
+    without, _ = webhook_configurations(name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443")
+    assert "mutatepod.volcano.sh" not in {hook["name"] for hook in without["webhooks"]}
+    mutating, _ = webhook_configurations(
+        name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443", admission_conf=True
+    )
+    (hook,) = [hook for hook in mutating["webhooks"] if hook["name"] == "mutatepod.volcano.sh"]
+    assert hook["rules"] == [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "resources": ["pods"],
+            "operations": ["CREATE"],
+            "scope": "*",
+        }
+    ]
+    assert hook["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate-pod"
+    assert hook["failurePolicy"] == "Fail" and hook["reinvocationPolicy"] == "Never"
+    # Every pod outside the system namespaces, whatever its scheduler: a group may take a whole namespace.
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "volcano-system"]
+    assert "matchConditions" not in hook
+
+
+def test_enable_admission_with_a_conf_registers_pod_mutation_and_refuses_a_bad_conf(tmp_path: Path) -> None:
+    conf = tmp_path / "volcano-admission.conf"
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n")
+    registry = kopf.OperatorRegistry()
+    client = KubeClient(cast(Any, None))
+    enable_admission(
+        registry,
+        kopf.OperatorSettings(),
+        client,
+        cert_dir=tmp_path / "c",
+        port=18443,
+        admission_conf=str(conf),
+    )
+    assert "mutate-pod" in {handler.id for handler in registry._webhooks.get_all_handlers()}
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n  object: {key: label}\n")
+    with pytest.raises(ValueError, match=r"--admission-conf .*: resourceGroups\[0\]\.object\.key: 'label'"):
+        enable_admission(
+            kopf.OperatorRegistry(),
+            kopf.OperatorSettings(),
+            client,
+            cert_dir=tmp_path / "c",
+            port=18443,
+            admission_conf=str(conf),
+        )

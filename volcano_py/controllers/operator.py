@@ -94,6 +94,7 @@ def _enable_webhooks(
         service=service,
         record=metrics.record_admission,
         scheduler_names=options.scheduler_names,
+        admission_conf=options.admission_conf,
     )
 
 

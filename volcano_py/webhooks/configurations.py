@@ -8,6 +8,11 @@ deliberate: admitting a Job without its defaults and checks would break it later
 is Volcano's (``validatepod.volcano.sh``: Fail, not in the system namespaces), narrowed further by
 matchConditions to the pods its rule can refuse: scheduled by us and carrying a disruption-budget annotation.
 Every other pod, any other scheduler's above all, never calls us, so an outage never blocks it.
+
+The pod mutating webhook (``mutatepod.volcano.sh``, resource groups of ``volcano-admission.conf``) is the one
+exception: a group may take every pod of a namespace, whatever its scheduler, so it must see them all (outside
+the system namespaces, as Volcano's). It is therefore installed only when an admission conf is given; without
+one no pod ever calls us.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ class Webhook:
     # "pods": only pods we schedule that carry a disruption-budget annotation; "default-queue": only PodGroups
     # in the default queue (the mutation changes nothing else).
     match: Literal["", "pods", "default-queue"] = ""
+    # Installed only with an admission conf (``--admission-conf``): the pod mutation by resource group.
+    needs_admission_conf: bool = False
 
 
 WEBHOOKS: Final = (
@@ -99,6 +106,17 @@ WEBHOOKS: Final = (
         ("CREATE",),
         outside_system_namespaces=True,
         match="default-queue",
+    ),
+    Webhook(
+        "mutate-pod",
+        "mutatepod.volcano.sh",
+        "mutating",
+        "",
+        "v1",
+        "pods",
+        ("CREATE",),
+        outside_system_namespaces=True,
+        needs_admission_conf=True,
     ),
     Webhook(
         "validate-pod",
@@ -208,6 +226,7 @@ def webhook_configurations(
     object_selector: Mapping[str, Any] | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     system_namespace: str | None = None,
+    admission_conf: bool = False,
 ) -> tuple[JSON, JSON]:
     """``(MutatingWebhookConfiguration, ValidatingWebhookConfiguration)`` named ``name``.
 
@@ -216,6 +235,7 @@ def webhook_configurations(
     the webhooks to labelled objects (tests sharing a cluster use it). ``scheduler_names``: whose pods the pod
     rules concern; ``system_namespace``: where we run (the service's namespace, else volcano-system), which
     with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own.
+    ``admission_conf``: whether the server has a volcano-admission.conf, which adds the pod mutating webhook.
     """
     if not 1 <= timeout_seconds <= 30:
         raise ValueError(f"timeout_seconds={timeout_seconds} must be within 1..30 (the API server's limits)")
@@ -223,6 +243,8 @@ def webhook_configurations(
         raise ValueError(f"failure_policy={failure_policy!r} must be one of {', '.join(FAILURE_POLICIES)}")
     hooks: dict[str, list[JSON]] = {"mutating": [], "validating": []}
     for webhook in WEBHOOKS:
+        if webhook.needs_admission_conf and not admission_conf:
+            continue
         entry: JSON = {
             "name": webhook.name,
             "clientConfig": _client_config(webhook, url=url, service=service, ca=ca_bundle),

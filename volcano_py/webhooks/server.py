@@ -30,9 +30,11 @@ from typing import Any, Protocol, cast
 import kopf
 
 from volcano_py.api import constants
+from volcano_py.api.admission_conf import AdmissionConf
 from volcano_py.api.problems import Problem
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.log import get_logger
+from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.common import Queues, denial
 from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
 from volcano_py.webhooks.flow import validate_flow_object
@@ -42,6 +44,7 @@ from volcano_py.webhooks.patch import PatchOp, apply_patch
 from volcano_py.webhooks.pod import validate_pod_create
 from volcano_py.webhooks.podgroup import in_default_queue, mutate_podgroup, validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
+from volcano_py.webhooks.resource_groups import mutate_pod
 from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
 
 _log = get_logger(__name__)
@@ -61,6 +64,12 @@ class NamespaceSource(Protocol):
     """Where PodGroup mutation reads a namespace's annotations from; None when it cannot be read."""
 
     async def annotations(self, namespace: str) -> Mapping[str, Any] | None: ...
+
+
+class AdmissionConfSource(Protocol):
+    """Where pod mutation reads the resource groups from (``AdmissionConfFile``); called per pod created."""
+
+    def conf(self) -> AdmissionConf: ...
 
 
 class ApiNamespaces:
@@ -136,10 +145,12 @@ def register(
     namespaces: NamespaceSource | None = None,
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    admission_conf: AdmissionConfSource | None = None,
 ) -> None:
     """Register the admission handlers into ``registry``; without ``namespaces`` a PodGroup does not take its
     namespace's queue. ``record`` hears each request's outcome (the controller's admission metric);
-    ``scheduler_names``: whose pods the pod rules concern."""
+    ``scheduler_names``: whose pods the pod rules concern; ``admission_conf``: the resource groups pods are
+    mutated by (without it the pod mutating webhook is not registered)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -181,6 +192,10 @@ def register(
             return  # only a PodGroup in the default queue costs a namespace read
         _apply_later(patch, mutate_podgroup(plain, await namespaces.annotations(namespace or "default")))
 
+    def mutate_pod_handler(body: kopf.Body, patch: kopf.Patch, namespace: str | None, **_: Any) -> None:
+        if admission_conf is not None:
+            _apply_later(patch, mutate_pod(_plain(body), namespace or "", admission_conf.conf()))
+
     def validate_pod_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         problems = validate_pod_create(_plain(body), scheduler_names)
         _reject_if(problems, kind="Pod", name=name, operation=operation)
@@ -203,6 +218,7 @@ def register(
         "validate-queue": validate_queue_handler,
         "validate-podgroup": validate_podgroup_handler,
         "mutate-podgroup": mutate_podgroup_handler,
+        "mutate-pod": mutate_pod_handler,
         "validate-pod": validate_pod_handler,
         "validate-hypernode": validate_hypernode_handler,
         "validate-jobflow": validate_flow_handler,
@@ -210,6 +226,8 @@ def register(
         "validate-cronjob": validate_flow_handler,
     }
     for webhook in WEBHOOKS:
+        if webhook.needs_admission_conf and admission_conf is None:
+            continue
         decorator = kopf.on.mutate if webhook.type == "mutating" else kopf.on.validate
         decorator(
             webhook.group,
@@ -283,8 +301,10 @@ async def install_configurations(
     failure_policy: str = "Fail",
     object_selector: Mapping[str, Any] | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    admission_conf: bool = False,
 ) -> None:
-    """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
+    """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``; ``admission_conf``
+    adds the pod mutating webhook (the server has a volcano-admission.conf)."""
     mutating, validating = webhook_configurations(
         name=name,
         ca_bundle=ca_bundle,
@@ -294,6 +314,7 @@ async def install_configurations(
         failure_policy=failure_policy,
         object_selector=object_selector,
         scheduler_names=scheduler_names,
+        admission_conf=admission_conf,
     )
     await _upsert(client, "mutatingwebhookconfigurations", mutating)
     await _upsert(client, "validatingwebhookconfigurations", validating)
@@ -326,18 +347,22 @@ def enable_admission(
     failure_policy: str = "Fail",
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
+    admission_conf: str | None = None,
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
-    the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
+    the operator stops, so Volcano kinds fail fast until a leader serves again (pods too when
+    ``admission_conf``, a volcano-admission.conf path, adds the pod mutating webhook; a bad conf raises here).
     """
+    conf_file = AdmissionConfFile(admission_conf) if admission_conf else None
     register(
         registry,
         queues=ApiQueues(client),
         namespaces=ApiNamespaces(client),
         record=record,
         scheduler_names=scheduler_names,
+        admission_conf=conf_file,
     )
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
@@ -352,6 +377,7 @@ def enable_admission(
             timeout_seconds=timeout_seconds,
             failure_policy=failure_policy,
             scheduler_names=scheduler_names,
+            admission_conf=conf_file is not None,
         )
 
     kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)

@@ -64,6 +64,8 @@ class ControllerOptions:
     webhook_cert_dir: str | None = None
     webhook_timeout_seconds: int = 5
     webhook_failure_policy: str = "Fail"  # or "Ignore": admit unchecked while no controller serves
+    # A volcano-admission.conf: its resource groups mutate new pods (re-read when the file changes).
+    admission_conf: str | None = None
 
 
 @dataclass(slots=True)
