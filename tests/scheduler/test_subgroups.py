@@ -207,15 +207,35 @@ def test_hard_sub_group_topology_is_refused_where_pods_go_one_by_one() -> None:
     assert "network-topology-aware" in message
 
 
-def test_cpsat_refuses_a_hard_job_topology_over_sub_groups() -> None:
+@pytest.mark.parametrize("conf", [CONFS[0], CONFS[2]])
+@pytest.mark.parametrize(
+    ("groups", "bound"),
+    [
+        pytest.param(2, 6, id="both-groups-in-one-rack"),
+        pytest.param(3, 6, id="a-third-group-has-no-room-in-that-rack"),
+    ],
+)
+def test_hard_job_topology_keeps_every_sub_group_in_one_rack(
+    conf: str | None, groups: int, bound: int
+) -> None:
+    # Racks of 6 CPUs, groups of 3 one-CPU pods, the job (minSubGroups 2) inside one rack.
     nodes, hypernodes = _racks()
-    pg = make_pg("lws", 4).sub_group("workers", [IDX], size=4).obj()
+    pg = make_pg("lws", 6).sub_group("workers", [IDX], size=3, min_groups=2).obj()
     pg["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 1}
-    result = _run(_pods(1, 4), pg, nodes, None, hypernodes)
+    result = _run(_pods(groups, 3), pg, nodes, conf, hypernodes)
+    assert len({"a" if b.node in ("n0", "n1") else "b" for b in result.binds}) == 1, result.binds
+    assert sorted(_bound_groups(result).values()) == [3, 3]
+    assert len(result.binds) == bound
+
+
+def test_hard_job_topology_that_no_rack_holds_waits() -> None:
+    nodes, hypernodes = _racks()
+    pg = make_pg("lws", 8).sub_group("workers", [IDX], size=4, min_groups=2).obj()
+    pg["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 1}
+    result = _run(_pods(2, 4), pg, nodes, None, hypernodes)
     assert not result.binds
-    assert (
-        "spec.networkTopology is hard and spec.subGroupPolicy" in result.explanations["default/lws"].message
-    )
+    message = result.explanations["default/lws"].message
+    assert "none of the 2 HyperNodes PodGroup spec.networkTopology (hard) allows holds" in message, message
 
 
 def test_explanation_names_the_sub_group_that_does_not_fit_whole() -> None:

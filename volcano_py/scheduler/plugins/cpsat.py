@@ -190,9 +190,16 @@ class CpsatPlugin:
         return Placed(allocated, 0)
 
     def solve_parts(
-        self, ssn: Session, job: JobInfo, parts: Sequence[Part], slots: dict[object, np.ndarray]
+        self,
+        ssn: Session,
+        job: JobInfo,
+        parts: Sequence[Part],
+        slots: dict[object, np.ndarray],
+        *,
+        within: np.ndarray | None = None,
     ) -> tuple[PlacementPlan, dict[str, dict[str, list[TaskInfo]]]]:
-        problem, by_gang = self._problem(ssn, job, parts, slots)
+        """Solve one gang per part; ``within``: only the nodes it marks are offered."""
+        problem, by_gang = self._problem(ssn, job, parts, slots, within)
         budget = SolverBudget(time_ms=max(self.budget_ms - self.spent_ms, 0.0), max_domains=self.max_domains)
         plan = solve(problem, budget)
         self.spent_ms += plan.solve_ms
@@ -227,6 +234,7 @@ class CpsatPlugin:
         job: JobInfo,
         parts: Sequence[Part],
         slots: dict[object, np.ndarray],
+        within: np.ndarray | None = None,
     ) -> tuple[PlacementProblem, dict[str, dict[str, list[TaskInfo]]]]:
         """One gang per part (the whole job, or each of its sub-groups), over node classes shared by all;
         second, per gang, its task classes' pods."""
@@ -251,6 +259,8 @@ class CpsatPlugin:
             allocatable = np.concatenate([allocatable, extra], axis=1)
         # For a shared-GPU class this is "one more pod fits now"; how many is its slot column.
         ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
+        if within is not None:
+            ok = ok & within[:, None]
         rows = np.flatnonzero(ok.any(axis=1))
         keys = np.concatenate([idle, allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[rows]
         unique, inverse = unique_rows(keys)

@@ -7,22 +7,27 @@ gangs are solved together in Volcano's turn order (sub-groups the job needs for 
 the plan is taken sub-group by sub-group until the job is ready, which also counts its ready sub-groups
 against ``minSubGroups``. A job still not ready falls to the greedy sub-group placement (which may pipeline
 onto releasing pods), unless a hard sub-group topology holds it: then it waits with the solver's reasons.
-A hard ``networkTopology`` of the whole job asks for all its sub-groups inside one HyperNode, which these
-per-sub-group gangs cannot promise: such a job is refused with the fix.
+A hard ``networkTopology`` of the whole job keeps all its sub-groups inside one HyperNode: the gangs are
+solved with only the nodes of one HyperNode at a time, tier by tier from the lowest up to the job's bound
+(by name within a tier; a job with pods running stays in HyperNodes holding them), and the first HyperNode
+where the job becomes ready takes it.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from volcano_py.api.meta import NetworkTopologyMode, NetworkTopologySpec
-from volcano_py.api.subgroups import SubGroupKey
+from volcano_py.log import get_logger
 
 from ..framework.extension import Placed
 from ..framework.job import JobInfo
+from ..framework.status import ALLOCATED_STATUSES
 from ..framework.subgroups import is_hard, placeable, turn_order
 from ..framework.task import TaskInfo
-from ..solver.hypernode_tree import NetworkTopology, TopologyError
+from ..solver.hypernode_tree import HyperNodeTree, NetworkTopology, TopologyError, resolve_highest_tier
 
 if TYPE_CHECKING:
     from ..framework.session import Session
@@ -30,11 +35,7 @@ if TYPE_CHECKING:
     from ..solver.problem import PlacementPlan
     from .cpsat import CpsatPlugin, Part
 
-JOB_HARD_REFUSAL = (
-    "PodGroup spec.networkTopology is hard and spec.subGroupPolicy splits the job: the cpsat plugin places "
-    "each sub-group on its own and cannot keep them all inside one HyperNode; use the network-topology-aware "
-    "plugin instead of cpsat in the scheduler conf, or set spec.networkTopology.mode to soft"
-)
+log = get_logger(__name__)
 
 
 def _topology(spec: NetworkTopologySpec) -> NetworkTopology:
@@ -55,63 +56,114 @@ def place_sub_groups(plugin: CpsatPlugin, ssn: Session, stmt: Statement, job: Jo
     except TopologyError as err:
         ssn.fit_failures_of(job).add(len(waiting), [f"PodGroup spec.{err}"])
         return Placed(0, 0)
-    if job_topology is not None and job_topology.mode is NetworkTopologyMode.HARD:
-        ssn.fit_failures_of(job).add(len(waiting), [JOB_HARD_REFUSAL])
-        return Placed(0, 0)
+    job_hard = job_topology is not None and job_topology.mode is NetworkTopologyMode.HARD
     parts: list[Part] = []
-    keys: dict[str, SubGroupKey | None] = {}
+    one_by_one: set[str] = set()  # parts whose pods are taken one at a time, until the job is ready
     hard = False
     for key, members in turn_order(job):
         need = job.sub_group_missing(key, members)
         tasks = ssn.sorted_tasks(placeable(job, members))
-        if key is not None and (need == 0 or len(tasks) < need):
-            continue  # ready: grows pod by pod on the greedy path; short of pods: cannot be ready yet
-        topology = job_topology
-        if key is not None:
-            tasks = tasks[:need]
-            spec = job.sub_group_policies[key.policy].network_topology
-            if spec is not None:
-                try:
-                    topology = _topology(spec)
-                except TopologyError as err:
-                    reason = f"PodGroup spec.subGroupPolicy[{key.policy}].{err}"
-                    ssn.fit_failures_of(job).add(len(waiting), [reason])
-                    return Placed(0, 0)
-            hard = hard or is_hard(job, key)
         name = f"{job.uid}/{key.label(job.sub_group_policies) if key is not None else 'default'}"
-        parts.append(Part(name, tasks, max(need, 1) if key is not None else 1, topology))
-        keys[name] = key
-    if not parts or not any(k is not None for k in keys.values()):
-        return None  # nothing to place all at once: pods go one by one
+        if key is not None and need == 0:
+            # Ready: it grows pod by pod, here only when the job's hard topology must hold those pods too
+            # (a hard topology of its own cannot be kept for them: the greedy path says so).
+            if job_hard and not is_hard(job, key):
+                parts.append(Part(name, tasks, 1, None))
+                one_by_one.add(name)
+            continue
+        if key is not None and len(tasks) < need:
+            continue  # short of pods (not all created, or gated): it cannot be ready this session
+        topology = None if job_hard else job_topology  # a hard one bounds the nodes offered instead
+        if key is None:
+            parts.append(Part(name, tasks, 1, topology))
+            one_by_one.add(name)
+            continue
+        spec = job.sub_group_policies[key.policy].network_topology
+        if spec is not None:
+            try:
+                topology = _topology(spec)
+            except TopologyError as err:
+                reason = f"PodGroup spec.subGroupPolicy[{key.policy}].{err}"
+                ssn.fit_failures_of(job).add(len(waiting), [reason])
+                return Placed(0, 0)
+        hard = hard or is_hard(job, key)
+        parts.append(Part(name, tasks[:need], need, topology))
+    if not parts or (len(one_by_one) == len(parts) and not job_hard):
+        return None  # nothing to place all at once and no HyperNode to keep: pods go one by one
     every = [t for part in parts for t in part.tasks]
     if any(t.host_ports or t.affinity.get("podAffinity") or t.affinity.get("podAntiAffinity") for t in every):
         return None  # their fit depends on their mates' placement: pod by pod (see CpsatPlugin.place_job)
     slots = plugin.device_slots(ssn, every)
     if slots is None:
         return None
-    if hard and plugin.tree_error:
+    if (hard or job_hard) and plugin.tree_error:
         ssn.fit_failures_of(job).add(len(waiting), [f"HyperNodes are invalid: {plugin.tree_error}"])
         return Placed(0, 0)
+    if job_topology is not None and job_hard:
+        domains = _job_domains(plugin.tree, job_topology, job)
+        if isinstance(domains, str):
+            ssn.fit_failures_of(job).add(len(waiting), [domains])
+            return Placed(0, 0)
+        names = ssn.table.node_names
+        for hypernode, nodes in domains:
+            within = np.fromiter((n in nodes for n in names), dtype=np.bool_, count=len(names))
+            if not within.any():
+                continue
+            plan, by_gang = plugin.solve_parts(ssn, job, parts, slots, within=within)
+            placed = _take(ssn, job, parts, one_by_one, plan, by_gang)
+            if placed is not None:
+                log.debug("cpsat placed sub-groups", job=job.uid, hypernode=hypernode)
+                return placed
+        reason = (
+            f"none of the {len(domains)} HyperNodes PodGroup spec.networkTopology (hard) allows holds the "
+            "sub-groups the job needs"
+        )
+        ssn.fit_failures_of(job).add(len(waiting), [reason])
+        return Placed(0, 0)
     plan, by_gang = plugin.solve_parts(ssn, job, parts, slots)
-    placed = _take(ssn, job, parts, keys, plan, by_gang)
+    placed = _take(ssn, job, parts, one_by_one, plan, by_gang)
     if placed is not None:
         return placed
     if not hard:
         return None
     reasons = [
-        f"sub-group {name.rsplit('/', 1)[-1]}: {plan.unplaced[name].reason}"
-        for name in keys
-        if name in plan.unplaced
+        f"sub-group {part.name.rsplit('/', 1)[-1]}: {plan.unplaced[part.name].reason}"
+        for part in parts
+        if part.name in plan.unplaced
     ]
     ssn.fit_failures_of(job).add(len(waiting), reasons or ["the sub-groups placed do not make the job ready"])
     return Placed(0, 0)
+
+
+def _job_domains(
+    tree: HyperNodeTree | None, topology: NetworkTopology, job: JobInfo
+) -> list[tuple[str, frozenset[str]]] | str:
+    """The HyperNodes a job with a hard topology may use (name, its nodes), lowest tier first, by name
+    within a tier; only those holding every node its pods already hold. A reason when there are none."""
+    if tree is None or not tree.tiers:
+        return (
+            "PodGroup spec.networkTopology is hard but the cluster has no HyperNodes: create them or use soft"
+        )
+    bound = resolve_highest_tier(topology, tree)
+    if bound is None:
+        return f"PodGroup spec.networkTopology.highestTierName {topology.highest_tier_name!r} names no tier"
+    running = {t.node_name for t in job.tasks_in(*ALLOCATED_STATUSES) if t.node_name}
+    out: list[tuple[str, frozenset[str]]] = []
+    for tier in [*tree.tier_levels(), tree.root_tier]:
+        if tier > bound:
+            break
+        for name in tree.at_tier(tier):
+            nodes = tree.nodes(name)
+            if running <= nodes:
+                out.append((name, nodes))
+    return out or f"no HyperNode up to tier {bound} holds the nodes the job's pods run on"
 
 
 def _take(
     ssn: Session,
     job: JobInfo,
     parts: list[Part],
-    keys: dict[str, SubGroupKey | None],
+    one_by_one: set[str],
     plan: PlacementPlan,
     by_gang: dict[str, dict[str, list[TaskInfo]]],
 ) -> Placed | None:
@@ -138,12 +190,12 @@ def _take(
                             break
                         one.allocate(task, row)
                         count += 1
-                        if keys[part.name] is None and ssn.job_ready(job):
-                            break  # default sub-group pods go one by one: enough once the job is ready
+                        if part.name in one_by_one and ssn.job_ready(job):
+                            break  # enough once the job is ready
                     else:
                         continue
                     break
-                if keys[part.name] is not None and count < part.min_available:
+                if part.name not in one_by_one and count < part.min_available:
                     one.discard()  # the queue stopped it part-way: a sub-group is never half placed
                     continue
                 one.commit()
