@@ -133,8 +133,10 @@ def test_min_sub_groups_binds_nothing_until_enough_groups_fit(conf: str | None) 
     waits = _run(_pods(3, 4), pg, small, conf)
     assert not waits.binds
     explanation = waits.explanations["default/lws"].message
-    assert "spec.subGroupPolicy[0] ('workers'): 2/3 sub-groups ready" in explanation or (
-        "0/3 sub-groups ready" in explanation
+    assert "sub-group workers[group-index=2]: 2 of the 4 pods it needs fit, so none is placed" in explanation
+    assert explanation.endswith(
+        "spec.subGroupPolicy[0] ('workers'): 0/3 sub-groups ready (minSubGroups 3, each needs 4 pods placed "
+        "together)"
     ), explanation
     big = [make_node(f"n{i}", cpu="6").obj() for i in range(2)]  # room for three
     runs = _run(_pods(3, 4), pg, big, conf)

@@ -56,6 +56,8 @@ class JobInfo:
     gated_task_num: int = 0
     # ``allocated`` as last summed; dropped whenever a task joins or changes status.
     _allocated: Resource | None = field(default=None, repr=False)
+    # ``sub_groups()`` as last grouped: membership reads labels only, so only a joining task drops it.
+    _sub_groups: dict[SubGroupKey | None, list[TaskInfo]] | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -135,6 +137,7 @@ class JobInfo:
         twin.ready_task_num = 0
         twin.gated_task_num = 0
         twin._allocated = None
+        twin._sub_groups = None
         return twin
 
     @classmethod
@@ -153,6 +156,7 @@ class JobInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         self._allocated = None
+        self._sub_groups = None
         self.tasks[task.uid] = task
         self.by_status.setdefault(task.status, {})[task.uid] = task
         self.ready_task_num += task.status in _READY
@@ -282,14 +286,18 @@ class JobInfo:
     # --- sub-groups (spec.subGroupPolicy; Volcano's SubJobs) ------------------------------------------------
 
     def sub_groups(self) -> dict[SubGroupKey | None, list[TaskInfo]]:
-        """The job's tasks by sub-group (None: the default one), sub-groups in policy then partition order."""
+        """The job's tasks by sub-group (None: the default one), sub-groups in policy then partition order.
+        Asked on every job comparison of a job with sub-groups: grouped once, statuses read live."""
+        if self._sub_groups is not None:
+            return self._sub_groups
         groups: dict[SubGroupKey | None, list[TaskInfo]] = {}
         policies = self.sub_group_policies
         for task in self.tasks.values():
             groups.setdefault(sub_group_of(policies, task.labels), []).append(task)
-        return dict(
+        self._sub_groups = dict(
             sorted(groups.items(), key=lambda kv: (1, (0, ())) if kv[0] is None else (0, kv[0].order()))
         )
+        return self._sub_groups
 
     def sub_group_size(self, key: SubGroupKey | None) -> int:
         """Pods the sub-group places all or nothing; the default sub-group's pods go one by one."""
