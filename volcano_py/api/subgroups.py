@@ -3,7 +3,9 @@
 A pod belongs to the first policy whose ``labelSelector`` (when set) selects it and for which it carries a
 non-empty value for every ``matchLabelKeys`` key; the sub-group is that policy and those values. A policy
 without ``matchLabelKeys`` therefore holds no pod. Pods of no policy form the job's default sub-group. The
-scheduler (gang readiness, placement), ``job why`` and the simulator all read membership from here.
+scheduler (gang readiness, every placement path) reads membership only from here, and so ``job why``
+(the words it shows come from the scheduler's PodGroup condition) and the simulator (which runs the
+scheduler's sessions) agree with it.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 
 
 def sub_groups_short_text(job: JobInfo) -> str:
-    """Which ``minSubGroups`` the job does not meet yet, or "" (also read by the placement explanations)."""
+    """Which ``minSubGroups`` the job does not meet yet, in words for its PodGroup condition; "" if none."""
     if not job.sub_group_policies:
         return ""
     short = job.sub_groups_short()
