@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from volcano_py.api.admission_conf import ADMISSION_CONF_KEY, load_admission_conf
 from volcano_py.cli.deploy import chart_files
 from volcano_py.cli.main import build_parser
 from volcano_py.scheduler.core import load_conf
@@ -112,6 +113,39 @@ def test_scheduler_config_override_replaces_the_conf(helm: Path, tmp_path: Path)
     assert [[p.name for p in tier] for tier in conf.tiers] == [["gang", "predicates"]]
 
 
+ADMISSION_CONF = """\
+resourceGroups:
+- resourceGroup: management
+  object: {key: namespace, value: [mng-ns-1]}
+  schedulerName: default-scheduler
+  labels: {volcano.sh/nodetype: management}
+"""
+
+
+def test_admission_config_override_reaches_the_controller_as_its_admission_conf(
+    helm: Path, tmp_path: Path
+) -> None:
+    assert "--admission-conf" not in " ".join(_container(render(helm), "volcano-py-controller")["args"])
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"custom": {"admission_config_override": ADMISSION_CONF}}))
+    done = subprocess.run(
+        [str(helm), "template", "volcano-py", str(CHART), "-n", NAMESPACE, "-f", str(values)],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    objects = [o for o in yaml.safe_load_all(done.stdout) if o]
+    configmap = _one(objects, "ConfigMap", "volcano-admission-configmap")
+    conf = load_admission_conf(configmap["data"][ADMISSION_CONF_KEY])
+    assert [group.resource_group for group in conf.resource_groups] == ["management"]
+    path = Path(_parsed_args(objects, "volcano-py-controller").admission_conf)
+    pod = _one(objects, "Deployment", "volcano-py-controller")["spec"]["template"]["spec"]
+    [volume] = [
+        v for v in pod["volumes"] if v.get("configMap", {}).get("name") == "volcano-admission-configmap"
+    ]
+    [mount] = [m for m in pod["containers"][0]["volumeMounts"] if m["name"] == volume["name"]]
+    # The whole ConfigMap as a directory (no subPath), so an edit reaches the file the controller re-reads.
+    assert "subPath" not in mount and Path(mount["mountPath"]) / ADMISSION_CONF_KEY == path
+
+
 def test_component_values_reach_the_deployments(helm: Path) -> None:
     objects = render(
         helm,
@@ -192,6 +226,11 @@ def test_switches_leave_out_what_they_turn_off(helm: Path) -> None:
             "custom.admission_timeout_seconds=60",
             "custom.admission_timeout_seconds is 60: the API server takes 1 to 30 seconds",
             id="timeout",
+        ),
+        pytest.param(
+            "custom.admission_enable=false,custom.admission_config_override=x",
+            "custom.admission_config_override needs custom.controller_enable and custom.admission_enable",
+            id="admission-conf-without-admission",
         ),
         pytest.param(
             "custom.admission_failure_policy=Retry",

@@ -61,3 +61,41 @@ def test_shipped_configmap_and_missing_conf(tmp_path: Path, capsys: pytest.Captu
     shipped = Path(__file__).resolve().parents[2] / "deploy" / "parts" / "30-scheduler-configmap.yaml"
     assert main(["validate", str(shipped)]) == 0
     assert main(["validate", str(tmp_path / "absent.conf")]) == 2
+
+
+ADMISSION_CONF = (
+    "resourceGroups:\n- resourceGroup: gpu\n  schedulerName: volcano\n  labels: {volcano.sh/nodetype: gpu}\n"
+)
+
+
+def test_an_admission_conf_file_and_configmap_are_checked_by_its_own_loader(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "volcano-admission.conf"
+    path.write_text(ADMISSION_CONF)
+    assert main(["validate", str(path)]) == 0
+    configmap = tmp_path / "admission-cm.yaml"
+
+    def write_configmap(conf: str) -> None:
+        configmap.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "ConfigMap",
+                    "metadata": {"name": "volcano-admission-configmap", "namespace": "volcano-system"},
+                    "data": {"volcano-admission.conf": conf},
+                }
+            )
+        )
+
+    write_configmap(ADMISSION_CONF)
+    assert main(["validate", str(configmap)]) == 0
+    path.write_text(ADMISSION_CONF.replace("schedulerName", "scheduler"))
+    write_configmap(ADMISSION_CONF.replace("resourceGroup: gpu", "resourceGroup: gpu\n  object: {key: x}"))
+    assert main(["validate", str(path), str(configmap)]) == 1
+    out = capsys.readouterr().out.strip().splitlines()
+    assert out == [
+        f"{path}: admission conf: resourceGroups[0].scheduler: unknown field (remove it or fix its spelling)",
+        f"{configmap}: ConfigMap/volcano-system/volcano-admission-configmap: data[volcano-admission.conf]: "
+        "resourceGroups[0].object.key: 'x' is not allowed (use one of 'namespace', 'annotation')",
+    ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -24,3 +25,13 @@ def test_create_concurrency_is_read() -> None:
 def test_zero_is_refused_naming_the_flag(flag: str) -> None:
     with pytest.raises(ValueError, match=f"{flag} must be at least 1, got 0"):
         controller.options_from(parse(flag, "0"))
+
+
+def test_admission_conf_is_read_and_a_bad_one_refused_before_start(tmp_path: Path) -> None:
+    assert controller.options_from(parse()).admission_conf is None
+    conf = tmp_path / "volcano-admission.conf"
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n  schedulerName: volcano\n")
+    assert controller.options_from(parse("--admission-conf", str(conf))).admission_conf == str(conf)
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n  schedulerNme: volcano\n")
+    with pytest.raises(ValueError, match=r"resourceGroups\[0\]\.schedulerNme: unknown field"):
+        controller.options_from(parse("--admission-conf", str(conf)))

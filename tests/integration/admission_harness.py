@@ -20,6 +20,7 @@ import kopf
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.server import (
     ApiNamespaces,
     ApiQueues,
@@ -46,10 +47,13 @@ class AdmissionServer(threading.Thread):
         cert_dir: Path,
         label: Mapping[str, str],
         feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+        admission_conf: Path | None = None,
     ) -> None:
         super().__init__(daemon=True, name="admission-server")
         self.feature_gates = feature_gates
         self.cluster = cluster
+        # A volcano-admission.conf: adds the pod mutating webhook, as ``--admission-conf`` does.
+        self.admission_conf = admission_conf
         self.cert_dir = cert_dir
         self.label = dict(label)
         self.port = free_port()
@@ -68,11 +72,13 @@ class AdmissionServer(threading.Thread):
     async def _main(self) -> None:
         client = KubeClient(await load_api_client(str(self.cluster.kubeconfig)))
         registry = kopf.OperatorRegistry()
+        conf = AdmissionConfFile(self.admission_conf) if self.admission_conf is not None else None
         register(
             registry,
             queues=ApiQueues(client),
             namespaces=ApiNamespaces(client),
             feature_gates=self.feature_gates,
+            admission_conf=conf,
         )
 
         @kopf.on.login(registry=registry)
@@ -98,6 +104,7 @@ class AdmissionServer(threading.Thread):
                 url=f"https://127.0.0.1:{self.port}",
                 object_selector={"matchLabels": self.label},
                 feature_gates=self.feature_gates,
+                admission_conf=conf is not None,
             )
             self.ready.set()
             await operator
@@ -123,12 +130,14 @@ def serving_admission(
     cert_dir: Path,
     label: Mapping[str, str],
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    admission_conf: Path | None = None,
 ) -> Iterator[AdmissionServer]:
     """Admission for objects carrying ``label`` while the block runs; the configurations are removed after.
-    ``feature_gates``: admission's ``--feature-gates``."""
+    ``feature_gates``: admission's ``--feature-gates``; ``admission_conf``: a volcano-admission.conf, whose
+    resource groups then mutate the labelled pods."""
     previous = os.environ.get("KUBECONFIG")
     os.environ["KUBECONFIG"] = str(cluster.kubeconfig)  # read by kopf.login_with_kubeconfig
-    server = AdmissionServer(cluster, cert_dir, label, feature_gates)
+    server = AdmissionServer(cluster, cert_dir, label, feature_gates, admission_conf)
     server.start()
     server.ready.wait(60)
     try:

@@ -4,6 +4,7 @@ gpu=1).group("pg1").obj()``. Every builder returns a plain dict shaped as the AP
 from __future__ import annotations
 
 import copy
+from collections.abc import Sequence
 from typing import Any, Self
 
 from volcano_py.api import constants as k
@@ -235,6 +236,29 @@ class PodGroupBuilder(_Builder):
 
     def priority_class(self, name: str) -> Self:
         self._body["spec"]["priorityClassName"] = name
+        return self
+
+    def sub_group(
+        self,
+        name: str,
+        keys: Sequence[str],
+        *,
+        size: int | None = None,
+        min_groups: int | None = None,
+        selector: dict[str, str] | None = None,
+        topology: dict[str, Any] | None = None,
+    ) -> Self:
+        """One more ``spec.subGroupPolicy`` entry (unset fields left out, as a user would)."""
+        policy: dict[str, Any] = {"name": name, "matchLabelKeys": list(keys)}
+        if size is not None:
+            policy["subGroupSize"] = size
+        if min_groups is not None:
+            policy["minSubGroups"] = min_groups
+        if selector is not None:
+            policy["labelSelector"] = {"matchLabels": selector}
+        if topology is not None:
+            policy["networkTopology"] = topology
+        self._body["spec"].setdefault("subGroupPolicy", []).append(policy)
         return self
 
 

@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from volcano_py.api.scheduling import SubGroupPolicySpec
-from volcano_py.scheduler.framework.task import TaskInfo
-from volcano_py.scheduler.plugins.hypernode_gradients import gradients, search_root, subgroups
+from volcano_py.scheduler.plugins.hypernode_gradients import gradients, search_root
 from volcano_py.scheduler.solver.hypernode_tree import (
     ROOT,
     HyperNodeTree,
@@ -16,7 +12,6 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     hypernodes_from_objects,
 )
 
-from .builders import make_pod
 from .test_hypernode_placement import _hypernodes
 
 
@@ -56,28 +51,3 @@ def test_search_root_is_the_highest_allowed_above_the_running_pods() -> None:
     tree = _tree()
     assert search_root(tree, ["n0", "n1"], 2) == "s4"
     assert search_root(tree, ["n0", "n3"], 1) is None
-
-
-def _task(name: str, **labels: str) -> TaskInfo:
-    pod: dict[str, Any] = make_pod(name).obj()
-    pod["metadata"]["labels"] = labels
-    return TaskInfo.from_pod(pod)
-
-
-def test_subgroups_split_by_partition_id_in_number_order() -> None:
-    policy = SubGroupPolicySpec.model_validate(
-        {
-            "name": "w",
-            "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "w"}},
-            "matchLabelKeys": ["volcano.sh/partition-id"],
-        }
-    )
-    tasks = [
-        _task(f"w{i}", **{"volcano.sh/task-spec": "w", "volcano.sh/partition-id": str(i // 2)})
-        for i in range(12)
-    ]
-    tasks.append(_task("ps", **{"volcano.sh/task-spec": "ps"}))
-    groups, rest = subgroups([policy], tasks)
-    assert [[t.name for t in members] for _, members in groups][:2] == [["w0", "w1"], ["w2", "w3"]]
-    assert [members[0].name for _, members in groups][-1] == "w10"  # "5" before "10"-style order
-    assert [t.name for t in rest] == ["ps"]

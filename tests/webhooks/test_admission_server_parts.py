@@ -12,6 +12,7 @@ import kopf
 import pytest
 from cryptography import x509
 
+from volcano_py.api.features import parse_feature_gates
 from volcano_py.kube.client import KubeClient
 from volcano_py.webhooks.common import Queues
 from volcano_py.webhooks.configurations import webhook_configurations
@@ -172,3 +173,80 @@ def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path
     assert len(registry._webhooks.get_all_handlers()) == 11
     startup = [handler.id for handler in registry._activities.get_all_handlers()]
     assert "install-webhook-configurations" in startup
+
+
+def test_the_pod_mutating_webhook_comes_only_with_an_admission_conf() -> None:
+    without, _ = webhook_configurations(name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443")
+    assert "mutatepod.volcano.sh" not in {hook["name"] for hook in without["webhooks"]}
+    mutating, _ = webhook_configurations(
+        name="vp", ca_bundle=b"CA", url="https://127.0.0.1:9443", admission_conf=True
+    )
+    (hook,) = [hook for hook in mutating["webhooks"] if hook["name"] == "mutatepod.volcano.sh"]
+    assert hook["rules"] == [
+        {
+            "apiGroups": [""],
+            "apiVersions": ["v1"],
+            "resources": ["pods"],
+            "operations": ["CREATE"],
+            "scope": "*",
+        }
+    ]
+    assert hook["clientConfig"]["url"] == "https://127.0.0.1:9443/mutate-pod"
+    assert hook["failurePolicy"] == "Fail" and hook["reinvocationPolicy"] == "Never"
+    # Every pod outside the system namespaces, whatever its scheduler: a group may take a whole namespace.
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["kube-system", "volcano-system"]
+    assert "matchConditions" not in hook
+
+
+@pytest.mark.parametrize(
+    ("gates", "admission_conf", "conditions"),
+    [
+        ("", False, None),
+        ("", True, []),
+        ("SchedulingGatesQueueAdmission=true", False, ["queue-allocation-gate-opt-in"]),
+        # Resource groups may take any pod, so the gate's narrowing must not hide pods from them.
+        ("SchedulingGatesQueueAdmission=true", True, []),
+    ],
+)
+def test_one_pod_mutating_webhook_sees_the_pods_its_rules_need(
+    gates: str, admission_conf: bool, conditions: list[str] | None
+) -> None:
+    mutating, _ = webhook_configurations(
+        name="vp",
+        ca_bundle=b"CA",
+        url="https://127.0.0.1:9443",
+        feature_gates=parse_feature_gates(gates),
+        admission_conf=admission_conf,
+    )
+    hooks = [hook for hook in mutating["webhooks"] if hook["name"] == "mutatepod.volcano.sh"]
+    if conditions is None:
+        assert hooks == []
+        return
+    (hook,) = hooks
+    assert [c["name"] for c in hook.get("matchConditions", [])] == conditions
+
+
+def test_enable_admission_with_a_conf_registers_pod_mutation_and_refuses_a_bad_conf(tmp_path: Path) -> None:
+    conf = tmp_path / "volcano-admission.conf"
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n")
+    registry = kopf.OperatorRegistry()
+    client = KubeClient(cast(Any, None))
+    enable_admission(
+        registry,
+        kopf.OperatorSettings(),
+        client,
+        cert_dir=tmp_path / "c",
+        port=18443,
+        admission_conf=str(conf),
+    )
+    assert "mutate-pod" in {handler.id for handler in registry._webhooks.get_all_handlers()}
+    conf.write_text("resourceGroups:\n- resourceGroup: gpu\n  object: {key: label}\n")
+    with pytest.raises(ValueError, match=r"--admission-conf .*: resourceGroups\[0\]\.object\.key: 'label'"):
+        enable_admission(
+            kopf.OperatorRegistry(),
+            kopf.OperatorSettings(),
+            client,
+            cert_dir=tmp_path / "c",
+            port=18443,
+            admission_conf=str(conf),
+        )

@@ -113,6 +113,8 @@ JDB_MAX_UNAVAILABLE_KEY: Final = "volcano.sh/jdb-max-unavailable"
 NUMA_POLICY_KEY: Final = "volcano.sh/numa-topology-policy"
 TOPOLOGY_DECISION_KEY: Final = "volcano.sh/topology-decision"
 QOS_LEVEL_KEY: Final = "volcano.sh/qos-level"
+# Pod annotation naming its resource group (volcano-admission.conf, groups without an object.key).
+RESOURCE_GROUP_ANNOTATION_KEY: Final = "volcano.sh/resource-group"
 
 # task-topology plugin: read from Job / PodGroup annotations.
 TASK_TOPOLOGY_KEY: Final = "volcano.sh/task-topology"

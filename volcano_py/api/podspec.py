@@ -97,8 +97,8 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
             )
         )
     problems += _check_string_map(spec.get("nodeSelector"), join_path(path, "nodeSelector"))
-    problems += _check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
-    problems += _check_affinity(spec.get("affinity"), join_path(path, "affinity"))
+    problems += check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
+    problems += check_affinity(spec.get("affinity"), join_path(path, "affinity"))
     for field in ("priorityClassName", "schedulerName"):
         value = spec.get(field)
         if value is None:
@@ -288,7 +288,7 @@ def _check_string_map(value: Any, path: str) -> list[Problem]:
     ]
 
 
-def _check_tolerations(tolerations: Any, path: str) -> list[Problem]:
+def check_tolerations(tolerations: Any, path: str) -> list[Problem]:
     if tolerations is None:
         return []
     if not isinstance(tolerations, list):
@@ -330,7 +330,7 @@ def _check_tolerations(tolerations: Any, path: str) -> list[Problem]:
     return problems
 
 
-def _check_affinity(affinity: Any, path: str) -> list[Problem]:
+def check_affinity(affinity: Any, path: str) -> list[Problem]:
     if affinity is None:
         return []
     if not isinstance(affinity, Mapping):

@@ -49,6 +49,8 @@ def _message(error: Any) -> str:
     value = error.get("input")
     if kind == "missing":
         return "is required (add this field)"
+    if kind == "extra_forbidden":
+        return "unknown field (remove it or fix its spelling)"
     if kind == "value_error":
         return str(ctx.get("error", error["msg"]))
     if kind == "enum":

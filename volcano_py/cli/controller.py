@@ -12,6 +12,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
 from volcano_py.cli.scheduler import add_feature_gates_argument
 from volcano_py.controllers.operator import ControllerOptions, run_controller
+from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.configurations import DEFAULT_TIMEOUT_SECONDS, FAILURE_POLICIES
 
 
@@ -83,6 +84,12 @@ def register(subparsers: Any) -> None:
         help="what the API server does when admission cannot be reached (default Fail: Volcano kinds wait)",
     )
     add_feature_gates_argument(parser)
+    parser.add_argument(
+        "--admission-conf",
+        metavar="FILE",
+        help="a volcano-admission.conf whose resourceGroups mutate new pods (re-read when it changes); "
+        "adds the pod mutating webhook (default: none, no pod is mutated)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -99,6 +106,8 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         raise ValueError(f"--workers must be at least 1, got {args.workers}")
     if args.create_concurrency < 1:
         raise ValueError(f"--create-concurrency must be at least 1, got {args.create_concurrency}")
+    if args.admission_conf:
+        AdmissionConfFile(args.admission_conf)  # a bad conf stops us now, not after winning the Lease
     return ControllerOptions(
         kubeconfig=args.kubeconfig,
         namespaces=tuple(args.namespaces or ()),
@@ -118,6 +127,7 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         webhook_timeout_seconds=args.webhook_timeout,
         webhook_failure_policy=args.webhook_failure_policy,
         feature_gates=parse_feature_gates(args.feature_gates),
+        admission_conf=args.admission_conf,
     )
 
 

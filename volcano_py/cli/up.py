@@ -73,6 +73,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--scheduler-conf", help="a volcano-scheduler.conf (default: Volcano's tiers + preempt, reclaim)"
     )
     parser.add_argument(
+        "--admission-conf",
+        help="a volcano-admission.conf: its resourceGroups mutate new pods (default: none)",
+    )
+    parser.add_argument(
         "--dashboard-port", type=int, default=8090, help="port of the web dashboard (default 8090; 0: any)"
     )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
@@ -295,6 +299,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
                 webhook_hosts=("127.0.0.1",),
                 webhook_cert_dir=str(args.run_dir.resolve() / "webhook"),
                 feature_gates=args.gates,
+                admission_conf=args.admission_conf,
             ),
             stop,
         )
@@ -347,6 +352,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"volcano-py up: {err}", file=sys.stderr)
         return 2
     args.example_files = sorted(args.examples.glob("*.yaml")) if args.demo else []
+    if args.admission_conf:
+        from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
+
+        try:
+            AdmissionConfFile(args.admission_conf)  # refused before a cluster is started for nothing
+        except ValueError as err:
+            print(f"volcano-py up: {err}", file=sys.stderr)
+            return 2
     try:
         cluster = _start_cluster(args)
     except (ToolchainMissing, BuildError, ClusterError) as err:

@@ -20,12 +20,13 @@ from typing import Any
 
 import yaml
 
+from volcano_py.api.admission_conf import ADMISSION_CONF_KEY
 from volcano_py.api.constants import FLOW_API_VERSION, QUEUE_KIND
 from volcano_py.api.flow_rules import templates_missing_across
 from volcano_py.api.queue_hierarchy import offline_hierarchy_problems
 from volcano_py.api.validation import object_ref, unchecked_reason, validate_object
 
-from .validate_conf import conf_problem, held_confs, is_scheduler_conf
+from .validate_conf import conf_problem, held_confs, is_admission_conf, is_scheduler_conf
 
 
 def register(subparsers: Any) -> None:
@@ -116,11 +117,18 @@ def check_text(text: str, source: str, report: Report | None = None) -> Report:
             if problem is not None:
                 report.problems.append(f"{source}: scheduler conf: {problem}")
             continue
+        if is_admission_conf(doc):
+            report.checked += 1
+            text_of_doc = text if len(documents) == 1 else yaml.safe_dump(doc)
+            problem = conf_problem(text_of_doc, ADMISSION_CONF_KEY)
+            if problem is not None:
+                report.problems.append(f"{source}: admission conf: {problem}")
+            continue
         confs = held_confs(doc)
         if confs:
             report.checked += 1
             for key, conf in sorted(confs.items()):
-                problem = conf_problem(conf)
+                problem = conf_problem(conf, key)
                 if problem is not None:
                     report.problems.append(f"{source}: {object_ref(doc)}: data[{key}]: {problem}")
             continue

@@ -95,6 +95,7 @@ def _enable_webhooks(
         record=metrics.record_admission,
         scheduler_names=options.scheduler_names,
         feature_gates=options.feature_gates,
+        admission_conf=options.admission_conf,
     )
 
 

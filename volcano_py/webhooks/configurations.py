@@ -8,6 +8,12 @@ deliberate: admitting a Job without its defaults and checks would break it later
 is Volcano's (``validatepod.volcano.sh``: Fail, not in the system namespaces), narrowed further by
 matchConditions to the pods its rule can refuse: scheduled by us and carrying a disruption-budget annotation.
 Every other pod, any other scheduler's above all, never calls us, so an outage never blocks it.
+
+The pod mutating webhook (``mutatepod.volcano.sh``, resource groups of ``volcano-admission.conf``) is the one
+exception: a group may take every pod of a namespace, whatever its scheduler, so it must see them all (outside
+the system namespaces, as Volcano's). It is therefore installed only when an admission conf is given. With
+only the SchedulingGatesQueueAdmission feature on, it is installed for the queue-allocation gate alone and
+sees only the pods that opt in to it. With neither, no pod ever calls us.
 """
 
 from __future__ import annotations
@@ -42,11 +48,19 @@ class Webhook:
     # "pods": only pods we schedule that carry a disruption-budget annotation; "default-queue": only PodGroups
     # in the default queue (the mutation changes nothing else).
     match: Literal["", "pods", "default-queue", "queue-gate"] = ""
-    # A feature gate the webhook exists for: without it on, it is neither served nor configured.
-    feature: str | None = None
+    # The pod mutation: served only when one of its rules is on (see ``pod_mutation_match``).
+    pod_mutation: bool = False
 
-    def serves(self, gates: FeatureGates) -> bool:
-        return self.feature is None or self.feature in gates.enabled
+
+def pod_mutation_match(gates: FeatureGates, admission_conf: bool) -> Literal["", "queue-gate"] | None:
+    """Which pods the pod mutating webhook must see: every pod outside the system namespaces when an admission
+    conf's resource groups may take any of them; only pods that opt in to the queue-allocation gate when that
+    feature alone is on; ``None``, no webhook at all, when neither is."""
+    if admission_conf:
+        return ""
+    if features.SCHEDULING_GATES_QUEUE_ADMISSION in gates.enabled:
+        return "queue-gate"
+    return None
 
 
 WEBHOOKS: Final = (
@@ -107,6 +121,17 @@ WEBHOOKS: Final = (
         match="default-queue",
     ),
     Webhook(
+        "mutate-pod",
+        "mutatepod.volcano.sh",
+        "mutating",
+        "",
+        "v1",
+        "pods",
+        ("CREATE",),
+        outside_system_namespaces=True,
+        pod_mutation=True,
+    ),
+    Webhook(
         "validate-pod",
         "validatepod.volcano.sh",
         "validating",
@@ -116,20 +141,6 @@ WEBHOOKS: Final = (
         ("CREATE",),
         outside_system_namespaces=True,
         match="pods",
-    ),
-    # Volcano's mutatepod.volcano.sh, here only for the queue-allocation gate (webhooks/pod_gates.py), so only
-    # pods that opt in reach it.
-    Webhook(
-        "mutate-pod",
-        "mutatepod.volcano.sh",
-        "mutating",
-        "",
-        "v1",
-        "pods",
-        ("CREATE",),
-        outside_system_namespaces=True,
-        match="queue-gate",
-        feature=features.SCHEDULING_GATES_QUEUE_ADMISSION,
     ),
     Webhook(
         "validate-hypernode",
@@ -187,9 +198,9 @@ def _cel_string(text: str) -> str:
     return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-def match_conditions(webhook: Webhook, scheduler_names: Sequence[str]) -> list[JSON]:
+def match_conditions(match: str, scheduler_names: Sequence[str]) -> list[JSON]:
     """The CEL conditions that keep requests the webhook would admit unchanged from ever reaching it."""
-    if webhook.match == "pods":
+    if match == "pods":
         names = ", ".join(_cel_string(name) for name in scheduler_names)
         keys = " || ".join(
             f"{_cel_string(key)} in object.metadata.annotations"
@@ -205,7 +216,7 @@ def match_conditions(webhook: Webhook, scheduler_names: Sequence[str]) -> list[J
                 "expression": f"has(object.metadata.annotations) && ({keys})",
             },
         ]
-    if webhook.match == "queue-gate":
+    if match == "queue-gate":
         key = _cel_string(constants.QUEUE_ALLOCATION_GATE_KEY)
         return [
             {
@@ -214,7 +225,7 @@ def match_conditions(webhook: Webhook, scheduler_names: Sequence[str]) -> list[J
                 f"object.metadata.annotations[{key}] == 'true'",
             }
         ]
-    if webhook.match == "default-queue":
+    if match == "default-queue":
         default = _cel_string(constants.DEFAULT_QUEUE)
         return [
             {
@@ -238,6 +249,7 @@ def webhook_configurations(
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     system_namespace: str | None = None,
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    admission_conf: bool = False,
 ) -> tuple[JSON, JSON]:
     """``(MutatingWebhookConfiguration, ValidatingWebhookConfiguration)`` named ``name``.
 
@@ -245,8 +257,9 @@ def webhook_configurations(
     ``service`` is ``{"namespace", "name", "port"}`` of its in-cluster Service. ``object_selector`` narrows
     the webhooks to labelled objects (tests sharing a cluster use it). ``scheduler_names``: whose pods the pod
     rules concern; ``system_namespace``: where we run (the service's namespace, else volcano-system), which
-    with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own. A webhook that
-    exists for a feature gate (``Webhook.feature``) is configured only when ``feature_gates`` turns it on.
+    with kube-system is out of the pod and PodGroup hooks' reach, as Volcano keeps its own. The pod mutating
+    webhook is configured only when ``admission_conf`` (the server has a volcano-admission.conf) or
+    ``feature_gates`` (SchedulingGatesQueueAdmission) give it a rule (``pod_mutation_match``).
     """
     if not 1 <= timeout_seconds <= 30:
         raise ValueError(f"timeout_seconds={timeout_seconds} must be within 1..30 (the API server's limits)")
@@ -254,8 +267,12 @@ def webhook_configurations(
         raise ValueError(f"failure_policy={failure_policy!r} must be one of {', '.join(FAILURE_POLICIES)}")
     hooks: dict[str, list[JSON]] = {"mutating": [], "validating": []}
     for webhook in WEBHOOKS:
-        if not webhook.serves(feature_gates):
-            continue
+        match = webhook.match
+        if webhook.pod_mutation:
+            found = pod_mutation_match(feature_gates, admission_conf)
+            if found is None:
+                continue
+            match = found
         entry: JSON = {
             "name": webhook.name,
             "clientConfig": _client_config(webhook, url=url, service=service, ca=ca_bundle),
@@ -284,7 +301,7 @@ def webhook_configurations(
                     {"key": "kubernetes.io/metadata.name", "operator": "NotIn", "values": excluded}
                 ]
             }
-        if conditions := match_conditions(webhook, scheduler_names):
+        if conditions := match_conditions(match, scheduler_names):
             entry["matchConditions"] = conditions
         if webhook.type == "mutating":
             entry["reinvocationPolicy"] = "Never"

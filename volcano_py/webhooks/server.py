@@ -30,12 +30,14 @@ from typing import Any, Protocol, cast
 import kopf
 
 from volcano_py.api import constants
+from volcano_py.api.admission_conf import AdmissionConf
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.problems import Problem
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.log import get_logger
+from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.common import Queues, denial
-from volcano_py.webhooks.configurations import WEBHOOKS, webhook_configurations
+from volcano_py.webhooks.configurations import WEBHOOKS, pod_mutation_match, webhook_configurations
 from volcano_py.webhooks.flow import validate_flow_object
 from volcano_py.webhooks.hypernode import validate_hypernode_write
 from volcano_py.webhooks.job import job_warnings, mutate_job, validate_job_create, validate_job_update
@@ -44,6 +46,7 @@ from volcano_py.webhooks.pod import validate_pod_create
 from volcano_py.webhooks.pod_gates import queue_allocation_gate
 from volcano_py.webhooks.podgroup import in_default_queue, mutate_podgroup, validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
+from volcano_py.webhooks.resource_groups import mutate_pod
 from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
 
 _log = get_logger(__name__)
@@ -63,6 +66,12 @@ class NamespaceSource(Protocol):
     """Where PodGroup mutation reads a namespace's annotations from; None when it cannot be read."""
 
     async def annotations(self, namespace: str) -> Mapping[str, Any] | None: ...
+
+
+class AdmissionConfSource(Protocol):
+    """Where pod mutation reads the resource groups from (``AdmissionConfFile``); called per pod created."""
+
+    def conf(self) -> AdmissionConf: ...
 
 
 class ApiNamespaces:
@@ -139,11 +148,13 @@ def register(
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    admission_conf: AdmissionConfSource | None = None,
 ) -> None:
     """Register the admission handlers into ``registry``; without ``namespaces`` a PodGroup does not take its
     namespace's queue. ``record`` hears each request's outcome (the controller's admission metric);
-    ``scheduler_names``: whose pods the pod rules concern; ``feature_gates``: Volcano's, as given to admission
-    (a webhook that exists for a gate is registered only with it on)."""
+    ``scheduler_names``: whose pods the pod rules concern; ``feature_gates``: Volcano's, as given to
+    admission; ``admission_conf``: the resource groups pods are mutated by. The pod mutating webhook is
+    registered only when one of its rules is on (``pod_mutation_match``)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
         _apply_later(patch, mutate_job(_plain(body)))
@@ -185,12 +196,15 @@ def register(
             return  # only a PodGroup in the default queue costs a namespace read
         _apply_later(patch, mutate_podgroup(plain, await namespaces.annotations(namespace or "default")))
 
+    def mutate_pod_handler(body: kopf.Body, patch: kopf.Patch, namespace: str | None, **_: Any) -> None:
+        # Volcano's order: the resource group's patch, then the queue-allocation gate.
+        pod = _plain(body)
+        ops = mutate_pod(pod, namespace or "", admission_conf.conf()) if admission_conf is not None else []
+        _apply_later(patch, [*ops, *queue_allocation_gate(pod, feature_gates)])
+
     def validate_pod_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         problems = validate_pod_create(_plain(body), scheduler_names)
         _reject_if(problems, kind="Pod", name=name, operation=operation)
-
-    def mutate_pod_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-        _apply_later(patch, queue_allocation_gate(_plain(body), feature_gates))
 
     def validate_hypernode_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
         _reject_if(validate_hypernode_write(_plain(body)), kind="HyperNode", name=name, operation=operation)
@@ -210,15 +224,15 @@ def register(
         "validate-queue": validate_queue_handler,
         "validate-podgroup": validate_podgroup_handler,
         "mutate-podgroup": mutate_podgroup_handler,
-        "validate-pod": validate_pod_handler,
         "mutate-pod": mutate_pod_handler,
+        "validate-pod": validate_pod_handler,
         "validate-hypernode": validate_hypernode_handler,
         "validate-jobflow": validate_flow_handler,
         "validate-jobtemplate": validate_flow_handler,
         "validate-cronjob": validate_flow_handler,
     }
     for webhook in WEBHOOKS:
-        if not webhook.serves(feature_gates):
+        if webhook.pod_mutation and pod_mutation_match(feature_gates, admission_conf is not None) is None:
             continue
         decorator = kopf.on.mutate if webhook.type == "mutating" else kopf.on.validate
         decorator(
@@ -294,8 +308,10 @@ async def install_configurations(
     object_selector: Mapping[str, Any] | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    admission_conf: bool = False,
 ) -> None:
-    """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``."""
+    """Create or replace our Mutating- and ValidatingWebhookConfiguration named ``name``; ``admission_conf``
+    adds the pod mutating webhook (the server has a volcano-admission.conf)."""
     mutating, validating = webhook_configurations(
         name=name,
         ca_bundle=ca_bundle,
@@ -306,6 +322,7 @@ async def install_configurations(
         object_selector=object_selector,
         scheduler_names=scheduler_names,
         feature_gates=feature_gates,
+        admission_conf=admission_conf,
     )
     await _upsert(client, "mutatingwebhookconfigurations", mutating)
     await _upsert(client, "validatingwebhookconfigurations", validating)
@@ -339,12 +356,15 @@ def enable_admission(
     record: AdmissionRecorder | None = None,
     scheduler_names: Sequence[str] = (constants.SCHEDULER_NAME,),
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES,
+    admission_conf: str | None = None,
 ) -> WebhookCertificate:
     """Handlers, TLS server and (at Kopf startup) webhook configurations: admission for one operator.
 
     The configurations are installed from a startup handler, just before Kopf starts serving; they stay when
-    the operator stops, so Volcano kinds fail fast (never pods) until a leader serves again.
+    the operator stops, so Volcano kinds fail fast until a leader serves again (pods too when
+    ``admission_conf``, a volcano-admission.conf path, adds the pod mutating webhook; a bad conf raises here).
     """
+    conf_file = AdmissionConfFile(admission_conf) if admission_conf else None
     register(
         registry,
         queues=ApiQueues(client),
@@ -352,6 +372,7 @@ def enable_admission(
         record=record,
         scheduler_names=scheduler_names,
         feature_gates=feature_gates,
+        admission_conf=conf_file,
     )
     cert = configure_server(settings, cert_dir=cert_dir, hosts=hosts, addr=addr, port=port)
     base_url = url if url is not None or service is not None else f"https://{hosts[0]}:{port}"
@@ -367,6 +388,7 @@ def enable_admission(
             failure_policy=failure_policy,
             scheduler_names=scheduler_names,
             feature_gates=feature_gates,
+            admission_conf=conf_file is not None,
         )
 
     kopf.on.startup(id="install-webhook-configurations", registry=registry)(install)

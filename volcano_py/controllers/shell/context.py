@@ -67,6 +67,8 @@ class ControllerOptions:
     webhook_failure_policy: str = "Fail"  # or "Ignore": admit unchecked while no controller serves
     # Volcano's --feature-gates, read by admission (SchedulingGatesQueueAdmission: the pod gate injection).
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
+    # A volcano-admission.conf: its resource groups mutate new pods (re-read when the file changes).
+    admission_conf: str | None = None
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from ..framework.job import JobInfo
 from ..framework.nodetable import BoolArray, FloatArray, IntArray
 from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo
+from .subgroups import place_by_sub_groups
 
 if TYPE_CHECKING:
     from ..framework.session import Session
@@ -238,8 +239,8 @@ def _place_subjobs(
     ssn: Session, stmt: Statement, job: JobInfo, subjobs: Sequence[SubJobWalk], at: str
 ) -> tuple[Placed, float]:
     """Inside the job's HyperNode ``at`` (already narrowed to it), each sub-group in turn into the best of
-    its HyperNodes, whole or not at all, until the job is ready; what was placed, and the sum of the chosen
-    HyperNodes' scores."""
+    its HyperNodes where at least its ``subGroupSize`` fits (else not at all), until the job is ready; what
+    was placed, and the sum of the chosen HyperNodes' scores."""
     total = 0.0
     allocated = pipelined = 0
     for sub in subjobs:
@@ -250,9 +251,11 @@ def _place_subjobs(
         if not waiting:
             continue
 
-        def whole(trial: Statement, _: str, waiting: list[TaskInfo] = waiting) -> bool:
+        need = max(job.sub_group_missing(sub.key, sub.tasks), 1) if job.sub_group_policies else len(waiting)
+
+        def whole(trial: Statement, _: str, waiting: list[TaskInfo] = waiting, need: int = need) -> bool:
             placed = place_greedy(ssn, trial, job, until_ready=False, only=waiting)
-            return placed.allocated + placed.pipelined == len(waiting)
+            return placed.allocated + placed.pipelined >= need
 
         chosen = _best_in(ssn, sub.gradients(at), sub.score, whole)
         ssn.fit_failures.pop(job.uid, None)
@@ -318,5 +321,12 @@ def place_job(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
             placed = place_in_hypernodes(ssn, stmt, job, walk)
             if placed is not None:
                 return placed
-            return place_greedy(ssn, stmt, job)
+            return _place_plain(ssn, stmt, job)
+    return _place_plain(ssn, stmt, job)
+
+
+def _place_plain(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
+    """Outside any HyperNode walk: a job with sub-groups sub-group by sub-group, any other pod by pod."""
+    if job.sub_group_policies:
+        return place_by_sub_groups(ssn, stmt, job)
     return place_greedy(ssn, stmt, job)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, Protocol, TypeVar, runtime_che
 import numpy as np
 import numpy.typing as npt
 
+from volcano_py.api.subgroups import SubGroupKey
 from volcano_py.resources import Resource
 
 from .job import JobInfo
@@ -225,6 +226,8 @@ class SubJobWalk:
     tasks: tuple[TaskInfo, ...]
     gradients: Callable[[str], Gradients]
     score: Callable[[Sequence[str]], Mapping[str, float]]
+    # Which sub-group (None: the job's default one), for its size.
+    key: SubGroupKey | None = None
 
 
 @runtime_checkable

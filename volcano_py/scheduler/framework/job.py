@@ -8,7 +8,8 @@ from typing import Any, Final
 
 from volcano_py.api import constants as k
 from volcano_py.api.queue_gate import only_queue_gate
-from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.api.scheduling import PodGroupPhase, SubGroupPolicySpec
+from volcano_py.api.subgroups import SubGroupKey, min_sub_groups, parse_policies, sub_group_of, sub_group_size
 from volcano_py.resources import QuantityError, Resource, total
 
 from .status import ALLOCATED_STATUSES, VALID_STATUSES, TaskStatus, is_ready_status, parse_podgroup_phase
@@ -43,6 +44,8 @@ class JobInfo:
     created: str = ""
     conditions: tuple[Mapping[str, Any], ...] = ()
     network_topology: Mapping[str, Any] | None = None
+    # ``spec.subGroupPolicy``: sub-groups placed all or nothing up to their size, some needed for readiness.
+    sub_group_policies: tuple[SubGroupPolicySpec, ...] = ()
     podgroup: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # A job made up for pods that name no PodGroup: one pod, minAvailable 1, in the default queue.
     shadow: bool = False
@@ -54,6 +57,8 @@ class JobInfo:
     gated_task_num: int = 0
     # ``allocated`` as last summed; dropped whenever a task joins or changes status.
     _allocated: Resource | None = field(default=None, repr=False)
+    # ``sub_groups()`` as last grouped: membership reads labels only, so only a joining task drops it.
+    _sub_groups: dict[SubGroupKey | None, list[TaskInfo]] | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -89,6 +94,7 @@ class JobInfo:
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
         priority_class = spec.get("priorityClassName") or ""
+        sub_group_policies = parse_policies(spec.get("subGroupPolicy"), where)
         return cls(
             uid=f"{namespace}/{name}",
             namespace=namespace,
@@ -103,6 +109,7 @@ class JobInfo:
             created=metadata.get("creationTimestamp") or "",
             conditions=tuple(status.get("conditions") or ()),
             network_topology=spec.get("networkTopology"),
+            sub_group_policies=sub_group_policies,
             podgroup=podgroup,
         )
 
@@ -123,6 +130,7 @@ class JobInfo:
         twin.created = self.created
         twin.conditions = self.conditions
         twin.network_topology = self.network_topology
+        twin.sub_group_policies = self.sub_group_policies
         twin.podgroup = self.podgroup
         twin.shadow = self.shadow
         twin.tasks = {}
@@ -130,6 +138,7 @@ class JobInfo:
         twin.ready_task_num = 0
         twin.gated_task_num = 0
         twin._allocated = None
+        twin._sub_groups = None
         return twin
 
     @classmethod
@@ -148,6 +157,7 @@ class JobInfo:
 
     def add_task(self, task: TaskInfo) -> None:
         self._allocated = None
+        self._sub_groups = None
         self.tasks[task.uid] = task
         self.by_status.setdefault(task.status, {})[task.uid] = task
         self.ready_task_num += task.status in _READY
@@ -258,14 +268,91 @@ class JobInfo:
         return [t for t in pending if id(t) in picked]
 
     def is_ready(self) -> bool:
-        """``minAvailable`` (and every ``minTaskMember``) met by tasks holding resources or done."""
-        return self.ready_task_num >= self.min_available and not self.roles_short()
+        """``minAvailable`` (and every ``minTaskMember`` and ``minSubGroups``) met by tasks holding
+        resources or done."""
+        return (
+            self.ready_task_num >= self.min_available
+            and not self.roles_short()
+            and not (self.sub_group_policies and self.sub_groups_short())
+        )
 
     def is_pipelined(self) -> bool:
         """Met when counting pipelined tasks too: the gang will start once releasing pods are gone."""
-        return self.ready_task_num + self.waiting_task_num >= self.min_available and not self.roles_short(
-            include_pipelined=True
+        return (
+            self.ready_task_num + self.waiting_task_num >= self.min_available
+            and not self.roles_short(include_pipelined=True)
+            and not (self.sub_group_policies and self.sub_groups_short(include_pipelined=True))
         )
+
+    # --- sub-groups (spec.subGroupPolicy; Volcano's SubJobs) ------------------------------------------------
+
+    def sub_groups(self) -> dict[SubGroupKey | None, list[TaskInfo]]:
+        """The job's tasks by sub-group (None: the default one), sub-groups in policy then partition order.
+        Asked on every job comparison of a job with sub-groups: grouped once, statuses read live."""
+        if self._sub_groups is not None:
+            return self._sub_groups
+        groups: dict[SubGroupKey | None, list[TaskInfo]] = {}
+        policies = self.sub_group_policies
+        for task in self.tasks.values():
+            groups.setdefault(sub_group_of(policies, task.labels), []).append(task)
+        self._sub_groups = dict(
+            sorted(groups.items(), key=lambda kv: (1, (0, ())) if kv[0] is None else (0, kv[0].order()))
+        )
+        return self._sub_groups
+
+    def sub_group_size(self, key: SubGroupKey | None) -> int:
+        """Pods the sub-group places all or nothing; the default sub-group's pods go one by one."""
+        return 1 if key is None else sub_group_size(self.sub_group_policies[key.policy])
+
+    def sub_group_ready(
+        self, key: SubGroupKey | None, members: Sequence[TaskInfo], *, include_pipelined: bool = False
+    ) -> bool:
+        """Its size met by members holding resources or done (pipelined ones too when asked)."""
+        return self.sub_group_missing(key, members, include_pipelined=include_pipelined) == 0
+
+    def sub_group_missing(
+        self, key: SubGroupKey | None, members: Sequence[TaskInfo], *, include_pipelined: bool = True
+    ) -> int:
+        """Pods the sub-group still needs placed to be ready: a pending best-effort pod counts as placed, as
+        it needs nothing (Volcano's ReadyTaskNum + PendingBestEffortTaskNum)."""
+        held = sum(
+            1
+            for t in members
+            if t.status in _READY
+            or (include_pipelined and t.status is TaskStatus.PIPELINED)
+            or (t.status is TaskStatus.PENDING and t.best_effort)
+        )
+        return max(self.sub_group_size(key) - held, 0)
+
+    def sub_groups_short(self, *, include_pipelined: bool = False) -> dict[int, tuple[int, int]]:
+        """Per policy with ``minSubGroups`` it does not meet: (ready sub-groups, minSubGroups)."""
+        needs = {i: min_sub_groups(p) for i, p in enumerate(self.sub_group_policies) if min_sub_groups(p)}
+        if not needs:
+            return {}
+        ready = dict.fromkeys(needs, 0)
+        for key, members in self.sub_groups().items():
+            if key is not None and key.policy in needs:
+                ready[key.policy] += self.sub_group_ready(key, members, include_pipelined=include_pipelined)
+        return {i: (ready[i], need) for i, need in needs.items() if ready[i] < need}
+
+    def sub_groups_missing(self) -> dict[int, tuple[int, int]]:
+        """Per policy whose pods form fewer sub-groups than its ``minSubGroups``: (count, minSubGroups)."""
+        counts: dict[int, int] = {}
+        for key in self.sub_groups():
+            if key is not None:
+                counts[key.policy] = counts.get(key.policy, 0) + 1
+        return {
+            i: (counts.get(i, 0), min_sub_groups(p))
+            for i, p in enumerate(self.sub_group_policies)
+            if counts.get(i, 0) < min_sub_groups(p)
+        }
+
+    def sub_group_size_of(self, policy: int) -> int:
+        return sub_group_size(self.sub_group_policies[policy])
+
+    def policy_name(self, index: int) -> str:
+        name = self.sub_group_policies[index].name
+        return f"spec.subGroupPolicy[{index}]" + (f" ({name!r})" if name else "")
 
     def is_starving(self) -> bool:
         return self.ready_task_num + self.waiting_task_num < self.min_available

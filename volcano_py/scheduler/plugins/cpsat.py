@@ -1,7 +1,8 @@
 """The ``cpsat`` plugin: the framework's ``place_job`` point, answered by ``solve``.
 
 Gangs (minAvailable > 1) and jobs with a ``networkTopology`` go through the solver; one-pod jobs stay on
-the framework's greedy path unless ``cpsat.singlePods`` is set. For each job the session's node table is
+the framework's greedy path unless ``cpsat.singlePods`` is set. A job with ``spec.subGroupPolicy`` is one
+gang per sub-group (``cpsat_subgroups``). For each job the session's node table is
 grouped into node classes (same idle and allocatable vectors, same predicate outcome for each of the job's
 task classes, same lowest HyperNode), the plan is applied through the statement, and an unplaced gang
 leaves its reason in the job's fit failures. A hard-topology gang the solver cannot place stays pending;
@@ -13,7 +14,8 @@ Arguments: ``cpsat.timeBudgetMs`` (per session, default 200), ``cpsat.maxDomains
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -29,6 +31,7 @@ from volcano_py.scheduler.framework.session import Session
 from volcano_py.scheduler.framework.statement import Statement
 from volcano_py.scheduler.framework.status import is_ready_status
 from volcano_py.scheduler.framework.task import TaskInfo
+from volcano_py.scheduler.plugins.cpsat_subgroups import place_sub_groups
 from volcano_py.scheduler.solver.hypernode_tree import (
     HyperNodeTree,
     NetworkTopology,
@@ -36,12 +39,30 @@ from volcano_py.scheduler.solver.hypernode_tree import (
     build_tree,
     hypernodes_from_objects,
 )
-from volcano_py.scheduler.solver.problem import Gang, NodeClass, PlacementProblem, SolverBudget, TaskClass
+from volcano_py.scheduler.solver.problem import (
+    Gang,
+    NodeClass,
+    PlacementPlan,
+    PlacementProblem,
+    SolverBudget,
+    TaskClass,
+)
 from volcano_py.scheduler.solver.solve import solve
 
 log = get_logger(__name__)
 # Synthetic resource columns: pods of one class that a node's shared GPU cards can still hold.
 SLOTS_PREFIX = "deviceshare.volcano-py/slots-"
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """What one gang of the placement problem holds: the whole job, or one of its sub-groups."""
+
+    name: str
+    tasks: list[TaskInfo]
+    min_available: int
+    topology: NetworkTopology | None
+    role_need: Mapping[str, int] = field(default_factory=dict)
 
 
 def _resource(names: Sequence[str], row: np.ndarray) -> Resource:
@@ -104,6 +125,8 @@ class CpsatPlugin:
         self.device, self.other_predicates = None, []
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
+        if job.sub_group_policies:
+            return place_sub_groups(self, ssn, stmt, job)
         pending = ssn.sorted_tasks([t for t in job.pending_tasks if not t.best_effort])
         if not pending or (
             job.min_available <= 1 and not job.network_topology and not self._solves_single_pods()
@@ -122,7 +145,7 @@ class CpsatPlugin:
             # Host ports and pod (anti-)affinity make a pod's fit depend on its gang mates' placement, which
             # counts per node class cannot express; the greedy path checks them pod by pod.
             return None
-        slots = self._device_slots(ssn, pending)
+        slots = self.device_slots(ssn, pending)
         if slots is None:
             return None
         try:
@@ -134,10 +157,17 @@ class CpsatPlugin:
         if hard and self.tree_error:
             ssn.fit_failures_of(job).add(len(pending), [f"HyperNodes are invalid: {self.tree_error}"])
             return Placed(0, 0)
-        problem, tasks_by_class = self._problem(ssn, job, pending, topology, slots)
-        budget = SolverBudget(time_ms=max(self.budget_ms - self.spent_ms, 0.0), max_domains=self.max_domains)
-        plan = solve(problem, budget)
-        self.spent_ms += plan.solve_ms
+        ready_by_role: dict[str, int] = {}
+        for task in job.tasks.values():
+            if is_ready_status(task.status):
+                ready_by_role[task.role] = ready_by_role.get(task.role, 0) + 1
+        role_need = {
+            role: max(0, need - ready_by_role.get(role, 0)) for role, need in job.role_minimums.items()
+        }
+        min_available = min(max(1, job.min_available - job.ready_task_num), len(pending))
+        whole = Part(job.uid, pending, min_available, topology, role_need)
+        plan, by_gang = self.solve_parts(ssn, job, [whole], slots)
+        tasks_by_class = by_gang[job.uid]
         if job.uid in plan.unplaced:
             # Greedy explains the unplaced tasks itself when it takes over; only a hard gang stops here.
             if not hard:
@@ -159,7 +189,23 @@ class CpsatPlugin:
         log.debug("cpsat placed", job=job.uid, pods=allocated, hypernode=plan.placed[job.uid].hypernode)
         return Placed(allocated, 0)
 
-    def _device_slots(self, ssn: Session, pending: list[TaskInfo]) -> dict[object, np.ndarray] | None:
+    def solve_parts(
+        self,
+        ssn: Session,
+        job: JobInfo,
+        parts: Sequence[Part],
+        slots: dict[object, np.ndarray],
+        *,
+        within: np.ndarray | None = None,
+    ) -> tuple[PlacementPlan, dict[str, dict[str, list[TaskInfo]]]]:
+        """Solve one gang per part; ``within``: only the nodes it marks are offered."""
+        problem, by_gang = self._problem(ssn, job, parts, slots, within)
+        budget = SolverBudget(time_ms=max(self.budget_ms - self.spent_ms, 0.0), max_domains=self.max_domains)
+        plan = solve(problem, budget)
+        self.spent_ms += plan.solve_ms
+        return plan, by_gang
+
+    def device_slots(self, ssn: Session, pending: list[TaskInfo]) -> dict[object, np.ndarray] | None:
         """Per task class asking for shared GPU cards, how many of its pods each node's cards hold; None
         when a class's fit changes as pods land for another reason, or when two classes share cards (their
         counts are not independent): then the greedy path places the job pod by pod."""
@@ -186,16 +232,21 @@ class CpsatPlugin:
         self,
         ssn: Session,
         job: JobInfo,
-        pending: list[TaskInfo],
-        topology: NetworkTopology | None,
+        parts: Sequence[Part],
         slots: dict[object, np.ndarray],
-    ) -> tuple[PlacementProblem, dict[str, list[TaskInfo]]]:
+        within: np.ndarray | None = None,
+    ) -> tuple[PlacementProblem, dict[str, dict[str, list[TaskInfo]]]]:
+        """One gang per part (the whole job, or each of its sub-groups), over node classes shared by all;
+        second, per gang, its task classes' pods."""
         table = ssn.table
-        groups: dict[tuple[str, object], tuple[FrameworkClass, list[TaskInfo]]] = {}
-        for task in pending:
-            klass = ssn.task_class(task)
-            groups.setdefault((task.role, klass.key), (klass, []))[1].append(task)
-        klasses = [klass for klass, _ in groups.values()]
+        column: dict[object, int] = {}
+        klasses: list[FrameworkClass] = []
+        for part in parts:
+            for task in part.tasks:
+                klass = ssn.task_class(task)
+                if klass.key not in column:
+                    column[klass.key] = len(klasses)
+                    klasses.append(klass)
         # A node's shared GPU cards hold a whole number of pods each, whatever the node's total says: the
         # count is one more resource column (as free and as allocatable), asked once per pod of its class.
         names = list(table.names) + [f"{SLOTS_PREFIX}{i}" for i in range(len(slots))]
@@ -208,6 +259,8 @@ class CpsatPlugin:
             allocatable = np.concatenate([allocatable, extra], axis=1)
         # For a shared-GPU class this is "one more pod fits now"; how many is its slot column.
         ok = np.stack([ssn.predicate(klass).ok for klass in klasses], axis=1)
+        if within is not None:
+            ok = ok & within[:, None]
         rows = np.flatnonzero(ok.any(axis=1))
         keys = np.concatenate([idle, allocatable, ok.astype(np.int64), self.leaf[:, None]], axis=1)[rows]
         unique, inverse = unique_rows(keys)
@@ -226,30 +279,31 @@ class CpsatPlugin:
             )
             for k, key in enumerate(unique)
         )
-        ready_by_role: dict[str, int] = {}
-        for task in job.tasks.values():
-            if is_ready_status(task.status):
-                ready_by_role[task.role] = ready_by_role.get(task.role, 0) + 1
-        role_need = {
-            role: max(0, need - ready_by_role.get(role, 0)) for role, need in job.role_minimums.items()
-        }
-        tasks: list[TaskClass] = []
-        by_name: dict[str, list[TaskInfo]] = {}
-        for c, ((role, _), (klass, members_of)) in enumerate(groups.items()):
-            name = role or "pods"
-            if name in by_name:  # one role, several pod shapes
-                name = f"{name}#{c}"
-            need = min(role_need.get(role, 0), len(members_of))
-            role_need[role] = role_need.get(role, 0) - need
-            feasible = frozenset(f"n{k}" for k, key in enumerate(unique) if key[2 * width + c])
-            vec = klass.vec
-            if slots:
-                vec = np.concatenate([vec, np.zeros(len(slots), dtype=np.int64)])
-                if klass.key in slot_column:
-                    vec[slot_column[klass.key]] = 1
-            tasks.append(TaskClass(name, _resource(names, vec), len(members_of), need, feasible))
-            by_name[name] = list(members_of)
-        min_available = min(max(1, job.min_available - job.ready_task_num), len(pending))
-        min_available = max(min_available, sum(t.min_member for t in tasks))
-        gang = Gang(job.uid, tuple(tasks), min_available, job.priority, topology)
-        return PlacementProblem(node_classes, (gang,), self.tree, self.likely(ssn)), by_name
+        gangs: list[Gang] = []
+        by_gang: dict[str, dict[str, list[TaskInfo]]] = {}
+        for part in parts:
+            role_need = dict(part.role_need)
+            groups: dict[tuple[str, object], list[TaskInfo]] = {}
+            for task in part.tasks:
+                groups.setdefault((task.role, ssn.task_class(task).key), []).append(task)
+            tasks: list[TaskClass] = []
+            by_name: dict[str, list[TaskInfo]] = {}
+            for c, ((role, key), members_of) in enumerate(groups.items()):
+                name = role or "pods"
+                if name in by_name:  # one role, several pod shapes
+                    name = f"{name}#{c}"
+                need = min(role_need.get(role, 0), len(members_of))
+                role_need[role] = role_need.get(role, 0) - need
+                col = 2 * width + column[key]
+                feasible = frozenset(f"n{k}" for k, row in enumerate(unique) if row[col])
+                vec = klasses[column[key]].vec
+                if slots:
+                    vec = np.concatenate([vec, np.zeros(len(slots), dtype=np.int64)])
+                    if key in slot_column:
+                        vec[slot_column[key]] = 1
+                tasks.append(TaskClass(name, _resource(names, vec), len(members_of), need, feasible))
+                by_name[name] = list(members_of)
+            min_available = max(part.min_available, sum(t.min_member for t in tasks))
+            gangs.append(Gang(part.name, tuple(tasks), min_available, job.priority, part.topology))
+            by_gang[part.name] = by_name
+        return PlacementProblem(node_classes, tuple(gangs), self.tree, self.likely(ssn)), by_gang

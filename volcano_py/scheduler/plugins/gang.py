@@ -1,10 +1,12 @@
-"""gang: all-or-nothing. A job is valid with ``minMember`` live tasks, ready when that many hold resources
-(and each ``minTaskMember`` is met), and never a victim below its ``minMember``. At close it writes the
-PodGroup's Unschedulable or Scheduled condition."""
+"""gang: all-or-nothing. A job is valid with ``minMember`` live tasks (and pods forming each policy's
+``minSubGroups``), ready when that many hold resources (and each ``minTaskMember`` and ``minSubGroups`` is
+met), and never a victim below its ``minMember``. At close it writes the PodGroup's Unschedulable or
+Scheduled condition, naming the sub-group policies still short."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from volcano_py.api import constants as k
 
@@ -18,6 +20,18 @@ from ..framework.task import TaskInfo
 SCHEDULED_REASON = "tasks in gang are ready to be scheduled"
 
 
+def sub_groups_short_text(job: JobInfo) -> str:
+    """Which ``minSubGroups`` the job does not meet yet, in words for its PodGroup condition; "" if none."""
+    if not job.sub_group_policies:
+        return ""
+    short = job.sub_groups_short()
+    return "; ".join(
+        f"{job.policy_name(i)}: {have}/{need} sub-groups ready (minSubGroups {need}, each needs "
+        f"{job.sub_group_size_of(i)} pods placed together)"
+        for i, (have, need) in short.items()
+    )
+
+
 class GangPlugin:
     name = "gang"
 
@@ -29,7 +43,7 @@ class GangPlugin:
         self.ssn = ssn
 
     def job_valid(self, job: JobInfo) -> Invalid | None:
-        if job.ready_task_num >= job.min_available and not job.min_task_member:
+        if job.ready_task_num >= job.min_available and not job.min_task_member and not job.sub_group_policies:
             return None  # ready tasks are valid ones, and no role has a minimum: asked of every job
         if job.valid_task_num < job.min_available:
             return Invalid(
@@ -41,6 +55,15 @@ class GangPlugin:
         if short:
             detail = ", ".join(f"task {role or '(unnamed)'} lacks {n}" for role, n in short.items())
             return Invalid(k.REASON_NOT_ENOUGH_PODS_OF_TASK, f"Not enough valid pods of each task: {detail}")
+        missing = job.sub_groups_missing()
+        if missing:
+            detail = ", ".join(
+                f"{job.policy_name(i)} has {have} of minSubGroups {need}"
+                for i, (have, need) in missing.items()
+            )
+            return Invalid(
+                k.REASON_NOT_ENOUGH_PODS_OF_TASK, f"Not enough valid subGroups for gang-scheduling: {detail}"
+            )
         return None
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
@@ -109,4 +132,9 @@ class GangPlugin:
                 if explanation
                 else f"{unready}/{len(job.tasks)} tasks in gang unschedulable: {detail}"
             )
+            short = sub_groups_short_text(job)
+            if short and short not in message:
+                message = f"{message}; {short}"
+                if explanation is not None:
+                    ssn.explanations[job.uid] = replace(explanation, message=message)
             ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, k.REASON_NOT_ENOUGH_RESOURCES, message)

@@ -10,10 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from volcano_py.api.scheduling import SubGroupPolicySpec
-
-from ..framework.task import TaskInfo
-from ..solver.hypernode_tree import ROOT, HyperNodeTree, matches_labels
+from ..solver.hypernode_tree import ROOT, HyperNodeTree
 
 
 def inside(tree: HyperNodeTree, hypernode: str, outer: str) -> bool:
@@ -60,30 +57,3 @@ def gradients(
         if tree.tier(h) <= highest:
             by_tier.setdefault(tree.tier(h), []).append(h)
     return [by_tier[tier] for tier in sorted(by_tier)]
-
-
-def subgroups(
-    policies: Sequence[SubGroupPolicySpec], tasks: Sequence[TaskInfo]
-) -> tuple[list[tuple[int, list[TaskInfo]]], list[TaskInfo]]:
-    """The sub-groups of a job's tasks: per policy (its index), the tasks its ``labelSelector`` selects,
-    split by the values of its ``matchLabelKeys``, in policy order then partition number; a task goes to the
-    first policy selecting it. Second: the tasks of no sub-group."""
-    groups: dict[tuple[int, tuple[str, ...]], list[TaskInfo]] = {}
-    claimed: set[str] = set()
-    for i, policy in enumerate(policies):
-        for task in tasks:
-            if task.uid in claimed:
-                continue
-            selector = policy.label_selector
-            if selector is not None and not matches_labels(selector, task.labels):
-                continue
-            key = tuple(task.labels.get(k, "") for k in policy.match_label_keys)
-            groups.setdefault((i, key), []).append(task)
-            claimed.add(task.uid)
-    ordered = sorted(groups.items(), key=lambda item: (item[0][0], _natural(item[0][1])))
-    return [(i, members) for (i, _), members in ordered], [t for t in tasks if t.uid not in claimed]
-
-
-def _natural(values: tuple[str, ...]) -> tuple[tuple[int, str], ...]:
-    """Partition ids in number order ("2" before "10")."""
-    return tuple((int(v), "") if v.isdigit() else (1 << 62, v) for v in values)

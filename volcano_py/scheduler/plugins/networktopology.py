@@ -24,10 +24,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from pydantic import ValidationError
 
 from volcano_py.api.meta import NetworkTopologyMode
-from volcano_py.api.scheduling import SubGroupPolicySpec
+from volcano_py.api.subgroups import SubGroupKey
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
@@ -58,7 +57,7 @@ from .hypernode_binpack import (
     hypernode_totals,
     tier_weights,
 )
-from .hypernode_gradients import gradients, subgroups
+from .hypernode_gradients import gradients
 
 log = get_logger(__name__)
 
@@ -203,14 +202,12 @@ class NetworkTopologyAwarePlugin:
     ) -> tuple[SubJobWalk, ...] | str:
         """The job's sub-groups (``spec.subGroupPolicy``), each bounded by its own topology's tier (at most
         the job's); tasks of no sub-group form one more, bounded by the job's alone."""
-        specs: list[SubGroupPolicySpec] = []
         bounds: list[int] = []
         for i, raw in enumerate(policies):
             try:
-                specs.append(SubGroupPolicySpec.model_validate(raw))
                 spec = raw.get("networkTopology")
                 topology = NetworkTopology.parse(spec) if spec else None
-            except (ValidationError, TopologyError) as err:
+            except TopologyError as err:
                 return f"PodGroup spec.subGroupPolicy[{i}]: {err}"
             highest = job_tier
             if topology is not None and topology.mode is NetworkTopologyMode.HARD:
@@ -219,13 +216,19 @@ class NetworkTopologyAwarePlugin:
                     return f"PodGroup spec.subGroupPolicy[{i}].networkTopology names no HyperNode tier"
                 highest = min(found, job_tier)
             bounds.append(highest)
-        groups, rest = subgroups(specs, list(job.tasks.values()))
-        out = [self._subjob(ssn, members, tree, bounds[i]) for i, members in groups]
-        if rest:
-            out.append(self._subjob(ssn, rest, tree, job_tier))
-        return tuple(out)
+        return tuple(
+            self._subjob(ssn, key, members, tree, job_tier if key is None else bounds[key.policy])
+            for key, members in job.sub_groups().items()
+        )
 
-    def _subjob(self, ssn: Session, members: list[TaskInfo], tree: HyperNodeTree, highest: int) -> SubJobWalk:
+    def _subjob(
+        self,
+        ssn: Session,
+        key: SubGroupKey | None,
+        members: list[TaskInfo],
+        tree: HyperNodeTree,
+        highest: int,
+    ) -> SubJobWalk:
         need = Resource()
         for task in members:
             need = need + task.resreq
@@ -233,7 +236,7 @@ class NetworkTopologyAwarePlugin:
         def inside(at: str) -> Gradients:
             return self._named(ssn, self._gradients(ssn, members, need, tree, highest, under=at))
 
-        return SubJobWalk(tuple(members), inside, lambda fitted: self._scores(ssn, members, fitted))
+        return SubJobWalk(tuple(members), inside, lambda fitted: self._scores(ssn, members, fitted), key)
 
     def _named(self, ssn: Session, tiers: list[list[str]]) -> Gradients:
         return tuple(tuple((name, self._mask(ssn, name)) for name in tier) for tier in tiers)
