@@ -4,8 +4,9 @@ conditions, network-topology limits), as Kubernetes and Volcano spell them.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import StrEnum
-from typing import Any
+from typing import Any, Final
 
 from pydantic import Field, StrictBool, StrictInt
 
@@ -59,15 +60,37 @@ class KubeObject(VolcanoModel):
         return self.metadata.namespace or ""
 
 
+# metav1.LabelSelectorRequirement's operators (a node selector's add Gt and Lt).
+LABEL_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
 class LabelSelectorRequirement(VolcanoModel):
     key: str
     operator: str
     values: list[str] = Field(default_factory=list)
 
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """Raises ValueError for an operator a label selector does not have."""
+        if self.operator == "In":
+            return self.key in labels and labels[self.key] in self.values
+        if self.operator == "NotIn":
+            return labels.get(self.key) not in self.values
+        if self.operator == "Exists":
+            return self.key in labels
+        if self.operator == "DoesNotExist":
+            return self.key not in labels
+        raise ValueError(f"operator {self.operator!r}; use {', '.join(LABEL_SELECTOR_OPERATORS)}")
+
 
 class LabelSelector(VolcanoModel):
     match_labels: dict[str, str] = Field(default_factory=dict)
     match_expressions: list[LabelSelectorRequirement] = Field(default_factory=list)
+
+    def matches(self, labels: Mapping[str, str]) -> bool:
+        """metav1's rule: every matchLabels pair and every expression hold (an empty selector selects all)."""
+        return all(labels.get(k) == v for k, v in self.match_labels.items()) and all(
+            req.matches(labels) for req in self.match_expressions
+        )
 
 
 class Condition(VolcanoModel):

@@ -30,7 +30,6 @@ RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
 TOLERATION_OPERATORS: Final = ("Exists", "Equal")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-LABEL_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist")
 AFFINITY_KINDS: Final = ("nodeAffinity", "podAffinity", "podAntiAffinity")
 # core/v1 PodSpec's fields (k8s.io/api v0.34). Volcano's Job CRD carries the full PodTemplateSpec schema, so
 # ``kubectl apply`` (strict field validation) refuses any other key; our CRD keeps templates open, so we do.

@@ -25,8 +25,7 @@ from volcano_py.api.messages import (
     VOLCANO_TIER_BOTH,
     volcano_said,
 )
-from volcano_py.api.meta import LabelSelector, NetworkTopologySpec, ObjectMeta
-from volcano_py.api.podspec import LABEL_SELECTOR_OPERATORS
+from volcano_py.api.meta import LABEL_SELECTOR_OPERATORS, LabelSelector, NetworkTopologySpec, ObjectMeta
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.scheduling import PodGroup, Queue
 from volcano_py.api.topology import HyperNode, MemberType

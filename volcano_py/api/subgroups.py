@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from volcano_py.api.meta import LabelSelector, LabelSelectorRequirement
+from volcano_py.api.meta import LABEL_SELECTOR_OPERATORS, LabelSelector
 from volcano_py.api.scheduling import SubGroupPolicySpec
 
 
@@ -55,10 +55,10 @@ def parse_policies(raw: Any, where: str) -> tuple[SubGroupPolicySpec, ...]:
             detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in err.errors())
             raise ValueError(f"{where}: spec.subGroupPolicy[{i}]: {detail}") from None
         for r, req in enumerate((policy.label_selector or LabelSelector()).match_expressions):
-            if req.operator not in _OPERATORS:
+            if req.operator not in LABEL_SELECTOR_OPERATORS:
                 raise ValueError(
                     f"{where}: spec.subGroupPolicy[{i}].labelSelector.matchExpressions[{r}].operator "
-                    f"{req.operator!r} is not allowed (use one of {', '.join(_OPERATORS)})"
+                    f"{req.operator!r} is not allowed (use one of {', '.join(LABEL_SELECTOR_OPERATORS)})"
                 )
         out.append(policy)
     return tuple(out)
@@ -79,31 +79,9 @@ def sub_group_of(policies: Sequence[SubGroupPolicySpec], labels: Mapping[str, st
     for i, policy in enumerate(policies):
         if not policy.match_label_keys:
             continue
-        if policy.label_selector is not None and not selector_matches(policy.label_selector, labels):
+        if policy.label_selector is not None and not policy.label_selector.matches(labels):
             continue
         values = tuple(labels.get(key, "") for key in policy.match_label_keys)
         if all(values):
             return SubGroupKey(i, values)
     return None
-
-
-def selector_matches(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    """A ``metav1.LabelSelector`` against a pod's labels (an empty selector selects every pod)."""
-    return all(labels.get(k) == v for k, v in selector.match_labels.items()) and all(
-        _requirement(req, labels) for req in selector.match_expressions
-    )
-
-
-_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
-
-
-def _requirement(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
-    if req.operator == "In":
-        return req.key in labels and labels[req.key] in req.values
-    if req.operator == "NotIn":
-        return labels.get(req.key) not in req.values
-    if req.operator == "Exists":
-        return req.key in labels
-    if req.operator == "DoesNotExist":
-        return req.key not in labels
-    raise ValueError(f"label selector operator {req.operator!r}: use one of {', '.join(_OPERATORS)}")

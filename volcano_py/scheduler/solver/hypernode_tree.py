@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
-from volcano_py.api.meta import LabelSelector, LabelSelectorRequirement, NetworkTopologyMode
+from volcano_py.api.meta import LabelSelector, NetworkTopologyMode
 from volcano_py.api.problems import from_validation_error, join_path
 from volcano_py.api.topology import HyperNode, MemberSelector, MemberSpec, MemberType
 
@@ -103,20 +103,6 @@ def _field_error(err: ValidationError) -> str:
     return str(from_validation_error(err)[0])
 
 
-def _requirement_matches(req: LabelSelectorRequirement, labels: Mapping[str, str]) -> bool:
-    if req.operator == "In":
-        return labels.get(req.key) in req.values
-    if req.operator == "NotIn":
-        return labels.get(req.key) not in req.values
-    if req.operator == "Exists":
-        return req.key in labels
-    if req.operator == "DoesNotExist":
-        return req.key not in labels
-    raise TopologyError(
-        f"labelMatch.matchExpressions operator {req.operator!r}; use In, NotIn, Exists or DoesNotExist"
-    )
-
-
 def _selector_kinds(selector: MemberSelector) -> list[str]:
     out = []
     if selector.exact_match is not None:
@@ -129,9 +115,10 @@ def _selector_kinds(selector: MemberSelector) -> list[str]:
 
 
 def matches_labels(selector: LabelSelector, labels: Mapping[str, str]) -> bool:
-    return all(labels.get(k) == v for k, v in selector.match_labels.items()) and all(
-        _requirement_matches(req, labels) for req in selector.match_expressions
-    )
+    try:
+        return selector.matches(labels)
+    except ValueError as err:
+        raise TopologyError(f"labelMatch.matchExpressions {err}") from None
 
 
 @dataclass(slots=True)
