@@ -2,7 +2,7 @@
 
 A fresh DevCluster with ``--nodes`` KWOK nodes (8 GPUs each) and our CRDs; the scheduler and controller run
 as child processes behind a fault proxy; a steady workload of Volcano Jobs (gangs 1-64, two priorities with
-preemption, some failing on purpose) runs while every fault kind of ``volcano_py.chaos.driver`` is injected
+preemption, some failing on purpose) runs while every fault kind of ``chaoslib.driver`` is injected
 ``--rounds`` times in a shuffled order. Reported per kind: faults injected, recovery to the next bind
 (p50/p99/max, from the moment the fault began), invariant violations; and overall: violations, work lost
 (Jobs that did not end in their planned phase, or lost pods' work), refused submissions, evictions, the
@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from chaoslib.driver import FAULT_KINDS, ChaosConfig, run_chaos
+
 from volcano_py import log
-from volcano_py.chaos.driver import FAULT_KINDS, ChaosConfig, run_chaos
 from volcano_py.devcluster import DevCluster
 
 REPO = Path(__file__).resolve().parent.parent

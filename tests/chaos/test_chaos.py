@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from volcano_py.chaos.driver import FAULT_KINDS, ChaosConfig, run_chaos
+from benchmarks.chaoslib.driver import FAULT_KINDS, ChaosConfig, run_chaos
 from volcano_py.devcluster import DevCluster
 
 pytestmark = [pytest.mark.chaos, pytest.mark.integration]

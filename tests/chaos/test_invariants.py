@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from volcano_py.chaos import invariants as inv
-from volcano_py.chaos.invariants import ApiState
+from benchmarks.chaoslib import invariants as inv
+from benchmarks.chaoslib.invariants import ApiState
 
 NS = "w"
 

@@ -31,10 +31,16 @@ import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINISHED_PHASES, JobPhase
-from volcano_py.chaos import invariants as inv
-from volcano_py.chaos.processes import Component, LogLine
-from volcano_py.chaos.proxy import FaultProxy
-from volcano_py.chaos.workload import (
+from volcano_py.cli.up import UP_CONF
+from volcano_py.devcluster import DevCluster, credentials
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
+
+from . import invariants as inv
+from .processes import Component, LogLine
+from .proxy import FaultProxy
+from .workload import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
     JobPlan,
@@ -42,11 +48,6 @@ from volcano_py.chaos.workload import (
     plan_jobs,
     priority_class,
 )
-from volcano_py.cli.up import UP_CONF
-from volcano_py.devcluster import DevCluster, credentials
-from volcano_py.devcluster.ports import free_ports
-from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
 
 T = TypeVar("T")
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
