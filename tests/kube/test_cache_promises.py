@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
+from volcano_py.kube.binding import binding_body
 from volcano_py.kube.client import KubeClient
-from volcano_py.kube.patch import binding_body
 from volcano_py.kube.store import EventType
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from volcano_py.kube import patch
+from volcano_py.kube import binding
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder, PendingEvent
 from volcano_py.kube.store import EventType
@@ -65,7 +65,7 @@ async def binder(monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[Binder]:
     async def bound(*_: Any, **__: Any) -> None:
         return None
 
-    monkeypatch.setattr(patch, "bind_pod", bound)  # every bind answers at once, as the API server would
+    monkeypatch.setattr(binding, "bind_pod", bound)  # every bind answers at once, as the API server would
     NOW[0] = 0.0
     client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration(host="http://127.0.0.1:9")))
     cache = SchedulerCache(client)

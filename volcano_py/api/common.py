@@ -250,6 +250,11 @@ def format_time(value: datetime) -> str:
     return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def now_time() -> str:
+    """This moment as a metav1.Time is written."""
+    return format_time(datetime.now(UTC))
+
+
 # A metav1.Time.
 Time = Annotated[
     datetime,

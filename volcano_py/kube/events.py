@@ -18,6 +18,7 @@ from typing import Any, Final
 
 import aiohttp
 
+from volcano_py.api.common import format_time
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import EVENTS
 from volcano_py.log import get_logger
@@ -151,7 +152,7 @@ class EventRecorder:
             self.dropped += 1
 
     def _body(self, event: PendingEvent, name: str) -> dict[str, Any]:
-        stamp = event.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        stamp = format_time(event.at)
         return {
             "apiVersion": "v1",
             "kind": "Event",
@@ -172,7 +173,7 @@ class EventRecorder:
         seen = self.aggregator.lookup(event, now)
         if seen is not None:
             count = seen.count + 1
-            patch = {"count": count, "lastTimestamp": event.at.strftime("%Y-%m-%dT%H:%M:%SZ")}
+            patch = {"count": count, "lastTimestamp": format_time(event.at)}
             try:
                 await self.client.patch(EVENTS.object_path(seen.name, event.ref.namespace), patch)
                 self.aggregator.remember(event, seen.name, count, now)

@@ -6,16 +6,11 @@ pod conditions use a strategic merge patch so only the condition of that type is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
+from volcano_py.api.common import now_time
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, KubeClient
 from volcano_py.kube.kinds import PODS, ResourceKind
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def condition(type_: str, status: str, reason: str, message: str, *, at: str | None = None) -> dict[str, str]:
@@ -24,39 +19,8 @@ def condition(type_: str, status: str, reason: str, message: str, *, at: str | N
         "status": status,
         "reason": reason,
         "message": message,
-        "lastTransitionTime": at or now_rfc3339(),
+        "lastTransitionTime": at or now_time(),
     }
-
-
-def binding_body(
-    namespace: str, name: str, uid: str, node: str, annotations: Mapping[str, str] | None = None
-) -> dict[str, Any]:
-    meta: dict[str, Any] = {"name": name, "namespace": namespace}
-    if uid:
-        meta["uid"] = uid  # a pod deleted and recreated under the same name must not receive our bind
-    if annotations:
-        # The API server copies a Binding's annotations onto the pod as it sets nodeName, in one write, so
-        # the device plugin never sees the pod on the node without its chosen GPU cards.
-        meta["annotations"] = dict(annotations)
-    return {
-        "apiVersion": "v1",
-        "kind": "Binding",
-        "metadata": meta,
-        "target": {"apiVersion": "v1", "kind": "Node", "name": node},
-    }
-
-
-async def bind_pod(
-    client: KubeClient,
-    namespace: str,
-    name: str,
-    uid: str,
-    node: str,
-    annotations: Mapping[str, str] | None = None,
-) -> None:
-    await client.create(
-        PODS.object_path(name, namespace, "binding"), binding_body(namespace, name, uid, node, annotations)
-    )
 
 
 async def set_pod_condition(client: KubeClient, namespace: str, name: str, cond: dict[str, str]) -> None:

@@ -27,8 +27,9 @@ from typing import Any, Final
 import aiohttp
 
 from volcano_py.api import constants as c
+from volcano_py.api.common import now_time
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.kube import patch
+from volcano_py.kube import binding, patch
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
@@ -88,7 +89,7 @@ def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -
     for cond in (current or {}).get("conditions") or ():
         key = (cond.get("type", ""), cond.get("status", ""), cond.get("reason", ""), cond.get("message", ""))
         kept[key] = str(cond.get("lastTransitionTime", ""))
-    now = patch.now_rfc3339()
+    now = now_time()
     conditions = []
     for cond in update.conditions:
         key = (cond.type, cond.status, cond.reason, cond.message)
@@ -294,7 +295,7 @@ class Binder:
         started = time.monotonic()
         async with self._bind_slots:
             try:
-                await patch.bind_pod(
+                await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
             except (ApiError, *_NETWORK_ERRORS) as exc:
