@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Mapping
+from enum import StrEnum
 from typing import Any, Final
 
 from volcano_py.api import constants
@@ -27,6 +28,28 @@ from volcano_py.api.problems import Problem, join_path
 from volcano_py.resources import GPU, QuantityError, parse_quantity
 
 RESTART_POLICIES: Final = ("Always", "OnFailure", "Never")
+
+
+class PodPhase(StrEnum):
+    """corev1.PodPhase."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+
+def pod_phase(pod: Mapping[str, Any]) -> PodPhase:
+    """A pod's ``status.phase``: Pending until the API server writes one; a value Kubernetes does not define
+    reads as Unknown."""
+    # A dict lookup, not PodPhase(raw): read for every pod of every snapshot.
+    return _POD_PHASES.get((pod.get("status") or {}).get("phase") or "Pending", PodPhase.UNKNOWN)
+
+
+_POD_PHASES: Final[Mapping[Any, PodPhase]] = {phase.value: phase for phase in PodPhase}
+
+
 TOLERATION_OPERATORS: Final = ("Exists", "Equal")
 TAINT_EFFECTS: Final = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 NODE_SELECTOR_OPERATORS: Final = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")

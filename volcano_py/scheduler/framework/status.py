@@ -9,6 +9,7 @@ import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
+from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
 
 
@@ -62,19 +63,17 @@ def parse_podgroup_phase(value: object) -> PodGroupPhase:
 
 def task_status_of(pod: Mapping[str, Any]) -> TaskStatus:
     """The task status of a pod, as Volcano derives it from the pod's phase, node and deletion mark."""
-    metadata = pod.get("metadata") or {}
-    status = pod.get("status") or {}
-    phase = status.get("phase") or "Pending"
-    terminating = bool(metadata.get("deletionTimestamp"))
-    if phase == "Running":
+    phase = pod_phase(pod)
+    terminating = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    if phase is PodPhase.RUNNING:
         return TaskStatus.RELEASING if terminating else TaskStatus.RUNNING
-    if phase == "Pending":
+    if phase is PodPhase.PENDING:
         if terminating:
             return TaskStatus.RELEASING
         node = (pod.get("spec") or {}).get("nodeName")
         return TaskStatus.BOUND if node else TaskStatus.PENDING
-    if phase == "Succeeded":
+    if phase is PodPhase.SUCCEEDED:
         return TaskStatus.SUCCEEDED
-    if phase == "Failed":
+    if phase is PodPhase.FAILED:
         return TaskStatus.FAILED
     return TaskStatus.UNKNOWN

@@ -9,6 +9,7 @@ from typing import Any
 
 from volcano_py.api import constants as k
 from volcano_py.api.common import parse_duration
+from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.log import get_logger
 
 from ..framework.arguments import Arguments
@@ -31,10 +32,9 @@ def cooling_until(pod: Mapping[str, Any]) -> float | None:
     except ValueError:
         log.warning("cdp: unreadable cooldown time ignored", pod=metadata.get("name"), value=text)
         return None
-    status = pod.get("status") or {}
-    if status.get("phase") != "Running":
+    if pod_phase(pod) is not PodPhase.RUNNING:
         return None
-    for condition in status.get("conditions") or ():
+    for condition in (pod.get("status") or {}).get("conditions") or ():
         if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
             return timestamp(str(condition.get("lastTransitionTime") or "")) + cooldown.total_seconds()
     return None
