@@ -10,7 +10,7 @@ child's), and children's guarantees and deserved shares add up to no more than t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final
 
 from volcano_py.api import constants
@@ -47,6 +47,21 @@ def queue_parent(queue: Mapping[str, Any]) -> str:
     if queue_name(queue) == constants.ROOT_QUEUE:
         return ""
     return parent or constants.ROOT_QUEUE
+
+
+def queue_lineage(name: str, parent_of: Callable[[str], str | None]) -> list[str]:
+    """``name``, its parent, its parent's parent, ... up to root: the queues whose settings a queue inherits.
+    ``parent_of`` answers a queue's parent ('' for root), None for a queue that does not exist, where the
+    walk stops, as it does at a cycle."""
+    chain: list[str] = []
+    current: str | None = name
+    while current and current not in chain:
+        parent = parent_of(current)
+        if parent is None:
+            break
+        chain.append(current)
+        current = parent
+    return chain
 
 
 def children(queues: Queues, name: str) -> list[str]:

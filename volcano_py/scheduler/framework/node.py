@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
@@ -159,7 +160,7 @@ class QueueInfo:
             guarantee=guarantee,
             reclaimable=spec.get("reclaimable", True) is not False,
             priority=int(spec.get("priority") or 0),
-            parent=spec.get("parent") or "",
+            parent=queue_parent(queue),
             state=status.get("state") or QueueState.OPEN.value,
             created=metadata.get("creationTimestamp") or "",
             allocated_status=resources("status.allocated", status.get("allocated")),

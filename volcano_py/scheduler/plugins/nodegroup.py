@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as k
+from volcano_py.api.queue_hierarchy import queue_lineage
 
 from ..framework.arguments import Arguments
 from ..framework.classes import TaskClass
@@ -102,14 +103,10 @@ class NodeGroupPlugin:
         self._scores = {}
 
     def _inherited(self, queues: Mapping[str, QueueInfo], name: str) -> GroupAffinity | None:
-        seen: set[str] = set()
-        current: str | None = name
-        while current and current not in seen and current in queues:
-            seen.add(current)
+        for current in queue_lineage(name, lambda q: queues[q].parent if q in queues else None):
             found = GroupAffinity.of(queues[current].affinity)
             if found is not None:
                 return found
-            current = queues[current].parent or (k.ROOT_QUEUE if current != k.ROOT_QUEUE else None)
         return None
 
     def on_session_close(self, ssn: Session) -> None:
