@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
 from volcano_py.whatif.why import job_phase, why_lines
 
@@ -116,7 +117,7 @@ def queue_rows(queues: Sequence[JSON]) -> list[list[object]]:
                 queue["metadata"]["name"],
                 spec.get("weight", 1),
                 status.get("state", "Open"),
-                spec.get("parent", "" if queue["metadata"]["name"] == c.ROOT_QUEUE else c.ROOT_QUEUE),
+                queue_parent(queue),
                 status.get("inqueue", 0),
                 status.get("pending", 0),
                 status.get("running", 0),

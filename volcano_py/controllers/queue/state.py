@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
+from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 
 CLOSED_BY_PARENT_KEY = "volcano.sh/closed-by-parent"
@@ -61,7 +62,7 @@ def read_queue(body: Mapping[str, object]) -> QueueView:
     status = body.get("status") or {}
     assert isinstance(meta, Mapping) and isinstance(spec, Mapping) and isinstance(status, Mapping)
     name = str(meta.get("name", ""))
-    parent = str(spec.get("parent") or ("" if name == c.ROOT_QUEUE else c.ROOT_QUEUE))
+    parent = queue_parent(body)
     annotations = meta.get("annotations") or {}
     assert isinstance(annotations, Mapping)
     return QueueView(
