@@ -6,6 +6,7 @@ for a plain pod with ``schedulerName: volcano``. Queues are cluster-scoped and f
 
 from __future__ import annotations
 
+import enum
 from enum import StrEnum
 
 from pydantic import Field, StrictBool
@@ -168,3 +169,22 @@ class Queue(KubeObject):
     kind: str = constants.QUEUE_KIND
     spec: QueueSpec = Field(default_factory=QueueSpec)
     status: QueueStatus | None = None
+
+
+class TaskStatus(enum.Enum):
+    """Where one pod stands in the scheduler's eyes (Volcano's ``TaskStatus``)."""
+
+    PENDING = "Pending"
+    ALLOCATED = "Allocated"
+    PIPELINED = "Pipelined"
+    BINDING = "Binding"
+    BOUND = "Bound"
+    RUNNING = "Running"
+    RELEASING = "Releasing"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+    # Members are singletons compared by identity; Enum's own hash is a Python call on the name, and
+    # statuses key the per-job and per-node indexes read for every task of every cycle.
+    __hash__ = object.__hash__

@@ -21,12 +21,13 @@ from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.cron import CronJob
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
+from volcano_py.api.jdb import check_jdb_annotations
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.kube_names import metadata_problems
 from volcano_py.api.meta import KubeObject, ObjectMeta
 from volcano_py.api.nodeinfo import Numatopology, validate_numatopology
-from volcano_py.api.podspec import check_jdb_annotations, check_pod_spec
+from volcano_py.api.podspec import check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
 from volcano_py.api.scheduling import PodGroup, Queue

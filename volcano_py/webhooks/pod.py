@@ -10,7 +10,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.api.podspec import check_jdb_annotations
+from volcano_py.api.jdb import check_jdb_annotations
 from volcano_py.api.problems import Problem
 
 

@@ -5,32 +5,12 @@
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Mapping
 from typing import Any, Final
 
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
-
-
-class TaskStatus(enum.Enum):
-    """Where one pod stands in the scheduler's eyes (Volcano's ``TaskStatus``)."""
-
-    PENDING = "Pending"
-    ALLOCATED = "Allocated"
-    PIPELINED = "Pipelined"
-    BINDING = "Binding"
-    BOUND = "Bound"
-    RUNNING = "Running"
-    RELEASING = "Releasing"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    UNKNOWN = "Unknown"
-
-    # Members are singletons compared by identity; Enum's own hash is a Python call on the name, and
-    # statuses key the per-job and per-node indexes read for every task of every cycle.
-    __hash__ = object.__hash__
-
+from volcano_py.api.scheduling import TaskStatus as TaskStatus  # the framework's readers import it from here
 
 # Statuses that hold resources on a node and count towards a gang being ready.
 ALLOCATED_STATUSES: Final = frozenset(
