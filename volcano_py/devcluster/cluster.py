@@ -7,17 +7,13 @@ an event loop to get a cluster. Talk to the cluster with anything that reads ``.
 
 from __future__ import annotations
 
-import functools
-import json
 import os
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
@@ -25,15 +21,13 @@ from typing import Any, TextIO
 from volcano_py.devcluster import commands, credentials, processes, rest, stages
 from volcano_py.devcluster.build import ensure_binaries
 from volcano_py.devcluster.errors import ClusterError, KubectlError
-from volcano_py.devcluster.nodes import GpuSharing, Topology, node_manifests
+from volcano_py.devcluster.objects import ClusterObjects
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.versions import kwok_stage_dir
 from volcano_py.log import get_logger
 
 log = get_logger(__name__)
 
-NODES_PER_KUBECTL = 100
-PARALLEL_KUBECTLS = 4
 PORT_ATTEMPTS = 3
 # The five processes, in start order (stopping goes the other way).
 COMPONENTS: tuple[str, ...] = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok")
@@ -42,7 +36,7 @@ COMPONENTS: tuple[str, ...] = ("etcd", "kube-apiserver", "kube-controller-manage
 CLIENT_SETTLE_SECONDS = 1.0
 
 
-class DevCluster:
+class DevCluster(ClusterObjects):
     """One local control plane. ``with DevCluster() as cluster: ...`` or ``start()`` / ``stop()``.
 
     ``run_dir`` holds its state (etcd data, PKI, kubeconfig, logs, state.json); by default a fresh temporary
@@ -359,134 +353,3 @@ class DevCluster:
         self.wait_for(
             f"ServiceAccount default in {namespace}", lambda: self._has_default_sa(namespace), timeout
         )
-
-    def create_namespace(self, name: str | None = None, *, labels: Mapping[str, str] | None = None) -> str:
-        """Create a namespace (``t-<random>`` by default) and wait until pods can be created in it."""
-        namespace = name or f"t-{uuid.uuid4().hex[:10]}"
-        manifest = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": dict(labels or {})},
-        }
-        self.kubectl("create", "-f", "-", input=json.dumps(manifest))
-        self.wait_for_default_service_account(namespace)
-        return namespace
-
-    # -- nodes and CRDs --------------------------------------------------------------------------------------
-
-    def create_nodes(
-        self,
-        count: int,
-        *,
-        prefix: str = "node-",
-        cpu: str = "32",
-        memory: str = "256Gi",
-        pods: int = 110,
-        gpus: int = 8,
-        labels: Mapping[str, str] | None = None,
-        topology: Topology | None = None,
-        start: int = 0,
-        timeout: float | None = None,
-        gpu_sharing: GpuSharing | None = None,
-    ) -> list[str]:
-        """Create fake nodes (see ``nodes.node_manifests``) and wait until they are all ready.
-
-        ``timeout`` defaults to 2 minutes plus a quarter second per node (measured: ~10-15 nodes/s on two
-        busy cores).
-        """
-        manifests = node_manifests(
-            count,
-            prefix=prefix,
-            cpu=cpu,
-            memory=memory,
-            pods=pods,
-            gpus=gpus,
-            labels=labels,
-            topology=topology,
-            start=start,
-            gpu_sharing=gpu_sharing,
-        )
-        names = [str(m["metadata"]["name"]) for m in manifests]  # type: ignore[index]
-        if not names:
-            return []
-        # kubectl creates a List one object at a time; a few kubectls in parallel make 1,000s of nodes quick.
-        chunks = [manifests[i : i + NODES_PER_KUBECTL] for i in range(0, len(manifests), NODES_PER_KUBECTL)]
-        with ThreadPoolExecutor(max_workers=min(PARALLEL_KUBECTLS, len(chunks))) as pool:
-            done = pool.map(
-                lambda chunk: self.kubectl(
-                    "create",
-                    "-f",
-                    "-",
-                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": chunk}),
-                ),
-                chunks,
-            )
-            list(done)  # re-raises the first KubectlError
-        wanted = set(names)
-        # Listing every node is heavy at thousands of nodes: poll less often the more there are.
-        self.wait_for(
-            f"{len(names)} nodes {prefix}* to be Ready",
-            lambda: wanted <= self.ready_nodes(),
-            timeout if timeout is not None else 120.0 + 0.25 * len(names),
-            interval=min(2.0, max(0.2, len(names) / 1000)),
-        )
-        return names
-
-    def ready_nodes(self) -> set[str]:
-        """Nodes that are Ready and carry none of the node.kubernetes.io/* taints.
-
-        Admission taints every new node not-ready; KCM lifts the taint a few seconds after kwok reports
-        Ready. Until then a scheduler that honours taints would refuse the node, so that is not "ready".
-        """
-        listing = self.get_json("/api/v1/nodes")
-        ready = set()
-        for node in listing.get("items", []):
-            conditions = node.get("status", {}).get("conditions", [])
-            taints = node.get("spec", {}).get("taints", [])
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(
-                str(t.get("key", "")).startswith("node.kubernetes.io/") for t in taints
-            ):
-                ready.add(node["metadata"]["name"])
-        return ready
-
-    def delete_nodes(self, prefix: str) -> list[str]:
-        """Delete every node whose name starts with ``prefix``; returns their names."""
-        if not prefix:
-            raise ValueError("prefix is empty; it would delete every node")
-        names = sorted(n["metadata"]["name"] for n in self.get_json("/api/v1/nodes").get("items", []))
-        doomed = [name for name in names if name.startswith(prefix)]
-        for chunk in range(0, len(doomed), 200):
-            self.kubectl("delete", "node", "--wait=true", *doomed[chunk : chunk + 200])
-        return doomed
-
-    def apply_crds(self, path: Path, timeout: float = 60.0) -> list[str]:
-        """Apply CRD manifests (a file or a directory) and wait until every one is Established.
-
-        Server-side apply: Volcano-sized CRDs overflow the annotation that client-side apply stores.
-        """
-        if not Path(path).exists():
-            raise FileNotFoundError(f"{path}: no such CRD file or directory")
-        applied = self.kubectl("apply", "--server-side", "--force-conflicts", "-o", "name", "-f", str(path))
-        names = [
-            line.strip()
-            for line in applied.stdout.splitlines()
-            if line.strip().startswith("customresourcedefinition")
-        ]
-        if names:
-            self.kubectl(
-                "wait",
-                "--for=condition=Established",
-                f"--timeout={int(timeout)}s",
-                *names,
-                timeout=timeout + 30,
-            )
-            # Established is not yet served: for a moment lists answer 429 "storage is (re)initializing".
-            for name in names:
-                crd = self.get_json(
-                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name.split('/')[-1]}"
-                )
-                spec = crd["spec"]
-                version = next(v["name"] for v in spec["versions"] if v.get("served", True))
-                served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
-                self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)
-        return names
