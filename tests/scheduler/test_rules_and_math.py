@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from volcano_py.resources import Resource
+from volcano_py.scheduler.framework import combine
 from volcano_py.scheduler.framework import extension as ext
 from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
@@ -30,13 +31,13 @@ def votes(*tiers: tuple[ext.Vote, ...]) -> list[list[object]]:
     ],
 )
 def test_vote_by_tier(tiers: tuple[tuple[ext.Vote, ...], ...], expected: bool) -> None:
-    assert ext.vote_by_tier(votes(*tiers), object()) is expected  # type: ignore[arg-type]
+    assert combine.vote_by_tier(votes(*tiers), object()) is expected  # type: ignore[arg-type]
 
 
 def test_first_nonzero_order_wins() -> None:
     tiers = [[lambda a, b: 0, lambda a, b: -1], [lambda a, b: 1]]
-    assert ext.first_nonzero(tiers, "x", "y") == -1
-    assert ext.first_nonzero([[lambda a, b: 0]], "x", "y") == 0
+    assert combine.first_nonzero(tiers, "x", "y") == -1
+    assert combine.first_nonzero([[lambda a, b: 0]], "x", "y") == 0
 
 
 def _task(name: str) -> TaskInfo:
@@ -46,15 +47,15 @@ def _task(name: str) -> TaskInfo:
 def test_a_victim_needs_every_plugins_consent_across_tiers() -> None:
     a, b, c = _task("a"), _task("b"), _task("c")
     across = [[lambda p, ts: [a, b]], [lambda p, ts: [b, c]]]
-    assert ext.all_consent(across, a, [a, b, c]) == [b]
+    assert combine.all_consent(across, a, [a, b, c]) == [b]
     # Unlike Volcano's "first tier naming victims decides", a lower tier can still refuse them.
     lower_vetoes = [[lambda p, ts: [a, b], lambda p, ts: [b, c]], [lambda p, ts: [c]]]
-    assert ext.all_consent(lower_vetoes, a, [a, b, c]) == []
+    assert combine.all_consent(lower_vetoes, a, [a, b, c]) == []
     abstain_first = [[lambda p, ts: None], [lambda p, ts: [c]]]
-    assert ext.all_consent(abstain_first, a, [a, b, c]) == [c]
+    assert combine.all_consent(abstain_first, a, [a, b, c]) == [c]
     vetoed = [[lambda p, ts: [a], lambda p, ts: []]]
-    assert ext.all_consent(vetoed, a, [a]) == []
-    assert ext.all_consent([[lambda p, ts: None]], a, [a]) == []  # nobody judged: no victims
+    assert combine.all_consent(vetoed, a, [a]) == []
+    assert combine.all_consent([[lambda p, ts: None]], a, [a]) == []  # nobody judged: no victims
 
 
 def test_water_fill_splits_by_weight_and_returns_unwanted_share() -> None:

@@ -22,6 +22,7 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
+from . import combine
 from . import extension as ext
 from .classes import TaskClass, selector_label_keys
 from .conf import SchedulerConf
@@ -122,7 +123,7 @@ class Session:
 
     def check_valid(self, job: JobInfo) -> None:
         """A job failing any ``job_valid`` leaves the session, with its reason on its PodGroup."""
-        invalid = ext.first_failure(self.points.job_valid, job)
+        invalid = combine.first_failure(self.points.job_valid, job)
         if invalid is not None:
             self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
             self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
@@ -149,7 +150,7 @@ class Session:
     # --- ordering ---------------------------------------------------------------------------------------
 
     def job_less(self, left: JobInfo, right: JobInfo) -> bool:
-        result = ext.first_nonzero(self.points.job_order, left, right)
+        result = combine.first_nonzero(self.points.job_order, left, right)
         if result:
             return result < 0
         return (left.created, left.uid) < (right.created, right.uid)
@@ -167,13 +168,13 @@ class Session:
         return job_key
 
     def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
-        result = ext.first_nonzero(self.points.task_order, left, right)
+        result = combine.first_nonzero(self.points.task_order, left, right)
         if result:
             return result < 0
         return (left.created, left.name) < (right.created, right.name)
 
     def queue_less(self, left: QueueInfo, right: QueueInfo) -> bool:
-        result = ext.first_nonzero(self.points.queue_order, left, right)
+        result = combine.first_nonzero(self.points.queue_order, left, right)
         if result:
             return result < 0
         return (left.created, left.name) < (right.created, right.name)
@@ -190,47 +191,47 @@ class Session:
     # --- yes/no questions -------------------------------------------------------------------------------
 
     def job_ready(self, job: JobInfo) -> bool:
-        return ext.all_pass(self.points.job_ready, job)
+        return combine.all_pass(self.points.job_ready, job)
 
     def job_pipelined(self, job: JobInfo) -> bool:
-        return ext.vote_by_tier(self.points.job_pipelined, job)
+        return combine.vote_by_tier(self.points.job_pipelined, job)
 
     def job_starving(self, job: JobInfo) -> bool:
-        return ext.first_tier_all(self.points.job_starving, job)
+        return combine.first_tier_all(self.points.job_starving, job)
 
     def job_enqueueable(self, job: JobInfo) -> bool:
-        return ext.vote_by_tier(self.points.job_enqueueable, job)
+        return combine.vote_by_tier(self.points.job_enqueueable, job)
 
     def job_enqueued(self, job: JobInfo) -> None:
-        ext.broadcast(self.points.job_enqueued, job)
+        combine.broadcast(self.points.job_enqueued, job)
 
     def allocatable(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return ext.all_pass(self.points.allocatable, queue, task)
+        return combine.all_pass(self.points.allocatable, queue, task)
 
     def overused(self, queue: QueueInfo) -> bool:
-        return ext.any_true(self.points.overused, queue)
+        return combine.any_true(self.points.overused, queue)
 
     def preemptive(self, queue: QueueInfo, task: TaskInfo) -> bool:
-        return ext.all_pass(self.points.preemptive, queue, task)
+        return combine.all_pass(self.points.preemptive, queue, task)
 
     def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
         """Of ``preemptees``, those every preemptable plugin lets ``preemptor`` evict (the victim rule)."""
-        return ext.all_consent(self.points.preemptable, preemptor, preemptees)
+        return combine.all_consent(self.points.preemptable, preemptor, preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo]:
         """Of ``reclaimees``, those every reclaimable plugin lets ``reclaimer`` evict (the victim rule)."""
-        return ext.all_consent(self.points.reclaimable, reclaimer, reclaimees)
+        return combine.all_consent(self.points.reclaimable, reclaimer, reclaimees)
 
     # --- why plugins said no, in words ------------------------------------------------------------------
 
     def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str:
-        return ext.reasons(self.points.explain_allocatable, queue, task)
+        return combine.reasons(self.points.explain_allocatable, queue, task)
 
     def explain_enqueue(self, job: JobInfo) -> str:
-        return ext.reasons(self.points.explain_enqueue, job)
+        return combine.reasons(self.points.explain_enqueue, job)
 
     def explain_preemptive(self, queue: QueueInfo, task: TaskInfo) -> str:
-        return ext.reasons(self.points.explain_preemptive, queue, task)
+        return combine.reasons(self.points.explain_preemptive, queue, task)
 
     # --- nodes: predicates and scores, per equivalence class --------------------------------------------
 
@@ -252,7 +253,7 @@ class Session:
     def is_dynamic(self, klass: TaskClass) -> bool:
         dynamic = self._dynamic.get(klass.constraint)
         if dynamic is None:
-            dynamic = ext.any_true(self.points.predicate_dynamic, klass)
+            dynamic = combine.any_true(self.points.predicate_dynamic, klass)
             self._dynamic[klass.constraint] = dynamic
         return dynamic
 
@@ -326,17 +327,17 @@ class Session:
             stmt.discard()
 
     def on_allocate(self, task: TaskInfo) -> None:
-        ext.broadcast(self.points.on_allocate, task)
+        combine.broadcast(self.points.on_allocate, task)
 
     def on_deallocate(self, task: TaskInfo) -> None:
-        ext.broadcast(self.points.on_deallocate, task)
+        combine.broadcast(self.points.on_deallocate, task)
 
     def admit_gated(self, task: TaskInfo) -> None:
         """Decide to remove ``task``'s queue-allocation gate (its queue took it); plugins hear of it once."""
         if task.uid in self.ungates:
             return
         self.ungates[task.uid] = Ungate(task.namespace, task.name, task.uid, task.job_id or "")
-        ext.broadcast(self.points.on_gate_admitted, task)
+        combine.broadcast(self.points.on_gate_admitted, task)
 
     def node_of(self, task: TaskInfo) -> int:
         return self.table.node_index[task.node_name]
