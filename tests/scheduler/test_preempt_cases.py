@@ -320,7 +320,10 @@ def test_elastic_victim_loses_one_pod_and_keeps_its_gang() -> None:
     assert set(outcome.nominated) == {"hi-0"}
 
 
-DRF_CONF = PREEMPT_CONF.replace("    enablePreemptable: false\n", "")
+# drf judges victims beside priority: a lower tier is not asked once the first names victims (Volcano's rule).
+DRF_CONF = PREEMPT_CONF.replace("  - name: drf\n    enablePreemptable: false\n", "").replace(
+    "  - name: conformance\n", "  - name: conformance\n  - name: drf\n"
+)
 
 
 def _share_inverting() -> Cluster:
@@ -333,7 +336,7 @@ def _share_inverting() -> Cluster:
 
 
 def test_drf_preemptable_refuses_a_share_inverting_preemption() -> None:
-    assert "enablePreemptable" not in DRF_CONF.split("drf")[1].split("name")[0]
+    assert "conformance\n  - name: drf\n- plugins" in DRF_CONF
     assert _share_inverting().run(DRF_CONF).evicted == set()
 
 

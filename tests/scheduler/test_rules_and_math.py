@@ -44,18 +44,24 @@ def _task(name: str) -> TaskInfo:
     return TaskInfo(name, "default", name, None, "", Resource(), 0, TaskStatus.RUNNING)
 
 
-def test_a_victim_needs_every_plugins_consent_across_tiers() -> None:
+def test_the_first_tier_naming_victims_decides_as_in_volcano() -> None:
     a, b, c = _task("a"), _task("b"), _task("c")
-    across = [[lambda p, ts: [a, b]], [lambda p, ts: [b, c]]]
-    assert combine.all_consent(across, a, [a, b, c]) == [b]
-    # Unlike Volcano's "first tier naming victims decides", a lower tier can still refuse them.
-    lower_vetoes = [[lambda p, ts: [a, b], lambda p, ts: [b, c]], [lambda p, ts: [c]]]
-    assert combine.all_consent(lower_vetoes, a, [a, b, c]) == []
+    within = [[lambda p, ts: [a, b], lambda p, ts: [b, c]]]
+    assert combine.first_deciding_tier(within, a, [a, b, c]) == [b]  # one tier: what all its plugins let go
+    # A lower tier is not asked once a higher one has victims.
+    lower_ignored = [[lambda p, ts: [a, b]], [lambda p, ts: [c]]]
+    assert combine.first_deciding_tier(lower_ignored, a, [a, b, c]) == [a, b]
+    # A plugin that lets none go leaves its tier undecided: the next tier decides.
+    undecided = [[lambda p, ts: [a], lambda p, ts: []], [lambda p, ts: [c]]]
+    assert combine.first_deciding_tier(undecided, a, [a, b, c]) == [c]
     abstain_first = [[lambda p, ts: None], [lambda p, ts: [c]]]
-    assert combine.all_consent(abstain_first, a, [a, b, c]) == [c]
-    vetoed = [[lambda p, ts: [a], lambda p, ts: []]]
-    assert combine.all_consent(vetoed, a, [a]) == []
-    assert combine.all_consent([[lambda p, ts: None]], a, [a]) == []  # nobody judged: no victims
+    assert combine.first_deciding_tier(abstain_first, a, [a, b, c]) == [c]
+    assert combine.first_deciding_tier([[lambda p, ts: [a], lambda p, ts: []]], a, [a]) == []
+    assert combine.first_deciding_tier([[lambda p, ts: None]], a, [a]) == []  # nobody judged: no victims
+    # Every plugin judges every candidate, not what the plugin before it let through.
+    seen: list[int] = []
+    counting = [[lambda p, ts: [a, b], lambda p, ts: seen.append(len(ts)) or [b]]]
+    assert combine.first_deciding_tier(counting, a, [a, b, c]) == [b] and seen == [3]
 
 
 def test_water_fill_splits_by_weight_and_returns_unwanted_share() -> None:

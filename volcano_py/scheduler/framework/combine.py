@@ -72,28 +72,35 @@ def first_tier_all(tiers: Sequence[Sequence[Callable[P, bool]]], *args: P.args, 
     return False
 
 
-def all_consent(
+def first_deciding_tier(
     tiers: Sequence[Sequence[Victims]], actor: TaskInfo, candidates: Sequence[TaskInfo]
 ) -> list[TaskInfo]:
-    """The victim rule (preemptable, reclaimable): the candidates every implementing plugin lets go, each
-    plugin judging what the ones before it let through; no implementer at all means no victims.
+    """The victim rule (preemptable, reclaimable), Volcano's: tier by tier, each implementing plugin judges
+    every candidate and the tier's victims are what all of them let go; the first tier with victims decides,
+    and later tiers are not asked. A plugin that lets none go leaves its tier undecided; one that answers
+    None abstains; no victims from any tier means none.
 
-    Volcano lets the first tier that names any victim decide, so a quota plugin in a lower tier can be
-    bypassed; here a victim needs every plugin's consent.
+    So in Volcano's confs, where priority, gang and conformance sit in the first tier, a job's own share
+    (proportion, capacity, in the second) does not protect its pods from reclaim once the first tier agrees.
     """
-    remaining = list(candidates)
-    judged = False
     for tier in tiers:
+        victims: list[TaskInfo] | None = None
         for fn in tier:
-            chosen = fn(actor, remaining)
+            chosen = fn(actor, candidates)
             if chosen is None:
                 continue
-            judged = True
-            keep = {t.uid for t in chosen}
-            remaining = [t for t in remaining if t.uid in keep]
-            if not remaining:
-                return []
-    return remaining if judged else []
+            if not chosen:
+                victims = None
+                break
+            if victims is None:
+                victims = list(chosen)
+            else:
+                keep = {t.uid for t in chosen}
+                # As Volcano's: an empty intersection is no decision, and the next plugin starts afresh.
+                victims = [t for t in victims if t.uid in keep] or None
+        if victims is not None:
+            return victims
+    return []
 
 
 def reasons(tiers: Sequence[Sequence[Callable[P, str | None]]], *args: P.args, **kwargs: P.kwargs) -> str:

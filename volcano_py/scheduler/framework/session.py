@@ -216,11 +216,11 @@ class Session:
 
     def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
         """Of ``preemptees``, those every preemptable plugin lets ``preemptor`` evict (the victim rule)."""
-        return combine.all_consent(self.points.preemptable, preemptor, preemptees)
+        return combine.first_deciding_tier(self.points.preemptable, preemptor, preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo]:
         """Of ``reclaimees``, those every reclaimable plugin lets ``reclaimer`` evict (the victim rule)."""
-        return combine.all_consent(self.points.reclaimable, reclaimer, reclaimees)
+        return combine.first_deciding_tier(self.points.reclaimable, reclaimer, reclaimees)
 
     # --- why plugins said no, in words ------------------------------------------------------------------
 

@@ -83,9 +83,28 @@ class GangPlugin:
     def job_starving(self, job: JobInfo) -> bool:
         return job.is_starving()
 
-    def _victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
-        """Pods a job can lose and keep its gang; or, when every pod the job holds is offered, all of them:
-        the whole gang may go as one victim (the preempt and reclaim actions evict such a set all or none)."""
+    def _reclaim_victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Volcano's rule: pods a job can lose and keep ``minAvailable`` ready. A job at its minimum gives
+        none here, which leaves this tier undecided: the next tier (a queue's share) may still take the whole
+        gang, and the reclaim action evicts a gang's pods all or none."""
+        assert self.ssn is not None
+        spare: dict[str, int] = {}
+        victims = []
+        for task in preemptees:
+            job = self.ssn.jobs.get(task.job_id or "")
+            if job is None:
+                continue  # as Volcano: a pod whose PodGroup is gone is nobody's victim here
+            if job.uid not in spare:
+                spare[job.uid] = job.ready_task_num - job.min_available
+            if spare[job.uid] > 0:
+                spare[job.uid] -= 1
+                victims.append(task)
+        return victims
+
+    def _preempt_victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """For preempt, more than Volcano's gang offers: pods a job can lose and keep its gang, and also, when
+        every pod the job holds is offered (or its minimum is one), all of them: the whole gang may go as one
+        victim, which the preempt action evicts all or none. Volcano's confs turn gang's preemptable off."""
         assert self.ssn is not None
         offered: dict[str, set[str]] = {}
         for task in preemptees:
@@ -107,10 +126,10 @@ class GangPlugin:
         return victims
 
     def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
-        return self._victims(preemptees)
+        return self._preempt_victims(preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
-        return self._victims(reclaimees)
+        return self._reclaim_victims(reclaimees)
 
     def on_session_close(self, ssn: Session) -> None:
         for job in ssn.jobs.values():
