@@ -1,7 +1,7 @@
 """The cost of one scheduler cycle on a busy, steady cluster, as the runtime runs it; prints JSON lines.
 
 A cluster of ``--nodes`` nodes (8 GPUs each) already running ``--running`` pods in gangs of 10, and the
-runtime's ``DefaultCore.run`` (snapshot from the cache's ``ClusterState``, then one session with the
+runtime's ``DefaultCore.run`` (snapshot from the cache's ``ClusterObjects``, then one session with the
 default conf) timed in the cases a live scheduler meets:
 
   cold          the first cycle after start: every object parsed
@@ -38,8 +38,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py import log
+from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.runtime.binder import podgroup_status
-from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, default_core
 
 Obj = dict[str, Any]
@@ -109,8 +109,8 @@ def steady_cluster(nodes: int, running: int) -> tuple[list[Obj], list[Obj], list
     return node_objs, pods, groups
 
 
-def state(nodes: list[Obj], pods: list[Obj], groups: list[Obj], generation: int) -> ClusterState:
-    return ClusterState(nodes=list(nodes), pods=list(pods), podgroups=list(groups),
+def state(nodes: list[Obj], pods: list[Obj], groups: list[Obj], generation: int) -> ClusterObjects:
+    return ClusterObjects(nodes=list(nodes), pods=list(pods), podgroups=list(groups),
                         queues=[queue("root"), queue("default")], priority_classes=[], hypernodes=[],
                         generation=generation)  # fmt: skip
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
-from volcano_py.scheduler.runtime.cache import ClusterState
+from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.runtime.cycle import default_core
 from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS
 
@@ -14,7 +14,7 @@ NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
 
 def told(pods: list[dict], podgroups: list[dict]) -> dict[tuple[str, str], float]:
     core = default_core(("volcano",))
-    state = ClusterState(
+    state = ClusterObjects(
         nodes=[make_node("n0", cpu="8").obj()], pods=pods, podgroups=podgroups,
         queues=[make_queue("root").obj(), make_queue("default").obj()], priority_classes=[], hypernodes=[],
         generation=0,

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.runtime.binder import podgroup_status
-from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, DefaultCore, default_core
 from volcano_py.scheduler.runtime.quiet import FORMING_HOLD_SECONDS
 
@@ -35,8 +35,8 @@ class Cluster:
         ]
         self.queues = [make_queue("root").obj(), make_queue("default").obj()]
 
-    def state(self) -> ClusterState:
-        return ClusterState(nodes=list(self.nodes), pods=list(self.pods), podgroups=list(self.podgroups),
+    def state(self) -> ClusterObjects:
+        return ClusterObjects(nodes=list(self.nodes), pods=list(self.pods), podgroups=list(self.podgroups),
                             queues=list(self.queues), priority_classes=[], hypernodes=[],
                             generation=0)  # fmt: skip
 

@@ -7,10 +7,20 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.kube.client import ApiError, KubeClient
-from volcano_py.kube.kinds import HYPERNODES, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
-from volcano_py.scheduler.core import load_conf, load_conf_file
-from volcano_py.scheduler.framework.conf import SchedulerConf
-from volcano_py.whatif import Budget, ClusterObjects, WhatIf, what_would_make_it_run
+from volcano_py.kube.kinds import (
+    HYPERNODES,
+    NODES,
+    NUMATOPOLOGIES,
+    PODDISRUPTIONBUDGETS,
+    PODGROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    QUEUES,
+    RESOURCEQUOTAS,
+    ResourceKind,
+)
+from volcano_py.scheduler.core import ClusterObjects, SchedulerConf, load_conf, load_conf_file
+from volcano_py.whatif import Budget, WhatIf, what_would_make_it_run
 from volcano_py.whatif.jobpods import missing_pods
 
 JSON = dict[str, Any]
@@ -38,6 +48,9 @@ async def read_objects(client: KubeClient) -> ClusterObjects:
         queues=await _items(client, QUEUES),
         priority_classes=await _items(client, PRIORITY_CLASSES),
         hypernodes=await _items(client, HYPERNODES, optional=True),
+        pdbs=await _items(client, PODDISRUPTIONBUDGETS),
+        resource_quotas=await _items(client, RESOURCEQUOTAS),
+        numatopologies=await _items(client, NUMATOPOLOGIES, optional=True),
     )
 
 

@@ -28,19 +28,20 @@ from volcano_py.kube.kinds import (
     HYPERNODES,
     LEASES,
     NODES,
+    NUMATOPOLOGIES,
+    PODDISRUPTIONBUDGETS,
     PODGROUPS,
     PODS,
     PRIORITY_CLASSES,
     QUEUES,
+    RESOURCEQUOTAS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
-from volcano_py.scheduler.core import run_session
-from volcano_py.scheduler.framework.conf import SchedulerConf
-from volcano_py.scheduler.framework.snapshot import Snapshot
-from volcano_py.whatif import Budget, ClusterObjects, WhatIf, what_would_make_it_run
+from volcano_py.scheduler.core import SchedulerConf, Snapshot
+from volcano_py.whatif import Budget, WhatIf, what_would_make_it_run
 from volcano_py.whatif.jobpods import missing_pods
 
 from . import views
@@ -102,6 +103,11 @@ class DashboardState:
             "jobs": self._informer(JOBS, optional=True),
             "priorityclasses": self._informer(PRIORITY_CLASSES),
             "hypernodes": self._informer(HYPERNODES, optional=True),
+            # Read by the scheduler's pdb, resourcequota and numa-aware plugins: the what-if needs them to
+            # answer as the scheduler decides.
+            "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
+            "resourcequotas": self._informer(RESOURCEQUOTAS),
+            "numatopologies": self._informer(NUMATOPOLOGIES, optional=True),
             "lease": self._informer(
                 LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
             ),
@@ -183,7 +189,7 @@ class DashboardState:
                     self._deserved_generation = self.generation  # nothing else changed meanwhile
 
     def _shares(self, cluster: views.Cluster) -> dict[str, Resource]:
-        result = run_session(views.snapshot_of(cluster), self.conf, _stamp(datetime.now(UTC)))
+        result = views.session_of(cluster, self.conf, _stamp(datetime.now(UTC)))
         return {u.name: u.deserved for u in result.queue_updates if u.deserved is not None}
 
     async def _scrape(self, interval: float = 5.0) -> None:
@@ -220,9 +226,12 @@ class DashboardState:
             jobs=self.values("jobs"),
             hypernodes=self.values("hypernodes"),
             priority_classes=self.values("priorityclasses"),
+            pdbs=self.values("poddisruptionbudgets"),
+            resource_quotas=self.values("resourcequotas"),
+            numatopologies=self.values("numatopologies"),
             scheduler_names=self.scheduler_names,
         )
-        snapshot = _safe_snapshot(cluster)
+        snapshot = views.snapshot_of(cluster)
         self._derived = Derived(generation, cluster, snapshot, views.node_cells(snapshot))
         return self._derived
 
@@ -255,15 +264,7 @@ class DashboardState:
         return asyncio.shield(running)
 
     async def _what_if(self, podgroup_key: str, job: Obj | None) -> WhatIf:
-        cluster = self.derived().cluster
-        objects = ClusterObjects(
-            nodes=tuple(cluster.nodes),
-            pods=tuple(cluster.pods),
-            podgroups=tuple(cluster.podgroups),
-            queues=tuple(cluster.queues),
-            priority_classes=tuple(cluster.priority_classes),
-            hypernodes=tuple(cluster.hypernodes),
-        )
+        objects = self.derived().cluster
         now = _stamp(datetime.now(UTC))
         extra = missing_pods(job, podgroup_key, objects.pods, created=now)
         answer = await asyncio.to_thread(
@@ -279,28 +280,6 @@ class DashboardState:
         self._whatif[podgroup_key] = (time.monotonic(), answer)
         self._running.pop(podgroup_key, None)
         return answer
-
-
-def _safe_snapshot(cluster: views.Cluster) -> Snapshot:
-    try:
-        return views.snapshot_of(cluster)
-    except ValueError:
-        # One malformed object must not blank the dashboard: build from the objects that parse, as the
-        # scheduler does (it reports the bad ones as Warning events, which the health page shows).
-        from volcano_py.scheduler.runtime.cache import ClusterState
-        from volcano_py.scheduler.runtime.cycle import build_snapshot
-
-        state = ClusterState(
-            nodes=list(cluster.nodes),
-            pods=list(cluster.pods),
-            podgroups=list(cluster.podgroups),
-            queues=list(cluster.queues),
-            priority_classes=list(cluster.priority_classes),
-            hypernodes=list(cluster.hypernodes),
-            generation=0,
-        )
-        snapshot, _warnings = build_snapshot(state, cluster.scheduler_names)
-        return snapshot
 
 
 def _latency_totals(text: str) -> tuple[float, float] | None:

@@ -1,6 +1,7 @@
 """What the dashboard shows, computed from the API's objects without I/O: queues, jobs, GPUs, health.
 
-The shell (``state``) mirrors the objects with watches and hands them here as a ``Cluster``; these
+The shell (``state``) mirrors the objects with watches and hands them here as a ``Cluster`` (the scheduler's
+``ClusterObjects`` plus the Volcano Jobs the pages list); these
 functions return frozen rows the HTML renderer prints and the JSON API serialises. Node usage is read
 through the scheduler's own ``Snapshot`` so "used" and "free" mean what they mean to the scheduler
 (terminating pods still hold their room), and stranded GPUs are the solver's measure.
@@ -15,7 +16,14 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.resources import CPU, GPU, MEMORY, PODS, Resource, format_quantity, total
-from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.scheduler.core import (
+    ClusterObjects,
+    SchedulerConf,
+    SessionResult,
+    Snapshot,
+    build_snapshot,
+    run_session,
+)
 from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, TaskStatus
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
 from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
@@ -25,16 +33,11 @@ BAR_RESOURCES = (GPU, CPU, MEMORY)
 
 
 @dataclass(frozen=True, slots=True)
-class Cluster:
-    """The objects one page is drawn from (the API's JSON, as the watches hold it)."""
+class Cluster(ClusterObjects):
+    """The objects one page is drawn from (the API's JSON, as the watches hold it): what the scheduler reads,
+    the Volcano Jobs the job rows show, and the schedulers whose pods are ours."""
 
-    nodes: Sequence[Obj] = ()
-    pods: Sequence[Obj] = ()
-    podgroups: Sequence[Obj] = ()
-    queues: Sequence[Obj] = ()
     jobs: Sequence[Obj] = ()
-    hypernodes: Sequence[Obj] = ()
-    priority_classes: Sequence[Obj] = ()
     scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
 
 
@@ -448,12 +451,13 @@ def warning_rows(events: Sequence[Obj], now: datetime, limit: int = 8) -> tuple[
 
 
 def snapshot_of(cluster: Cluster) -> Snapshot:
-    return Snapshot.build(
-        nodes=cluster.nodes,
-        pods=cluster.pods,
-        podgroups=cluster.podgroups,
-        queues=cluster.queues,
-        priority_classes=cluster.priority_classes,
-        hypernodes=cluster.hypernodes,
-        scheduler_names=cluster.scheduler_names,
-    )
+    """The scheduler's snapshot of the page's objects; one malformed object is left out (as the scheduler
+    leaves it out, reporting it as a Warning event the health page shows) rather than blanking the page."""
+    snapshot, _dropped = build_snapshot(cluster, cluster.scheduler_names)
+    return snapshot
+
+
+def session_of(cluster: Cluster, conf: SchedulerConf, now: str) -> SessionResult:
+    """One session of ``conf`` over the page's objects: what the scheduler would decide now (the queues'
+    deserved shares are read from it)."""
+    return run_session(snapshot_of(cluster), conf, now)

@@ -1,5 +1,7 @@
-"""The pure core's entry points: ``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in
-registry of ``builtin``) and ``run_session`` (one scheduling cycle, snapshot in, decisions out).
+"""The pure core's entry points, the one door its readers (runtime, dashboard, what-if, simulator) use:
+``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in registry of ``builtin``),
+``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out) and
+``run_session`` (one scheduling cycle, snapshot in, decisions out).
 
 Phases: (1) open the session, instantiating the conf's plugins; (2) run the conf's actions in order;
 (3) turn what stopped each job into an explanation (nodes, queues, pods held by scheduling gates); (4) let
@@ -26,11 +28,24 @@ from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
 from .framework.decisions import Explanation, SessionResult
 from .framework.explain import plural
 from .framework.job import JobInfo
+from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
 
-__all__ = ["DEFAULT_CONF", "ConfError", "SchedulerConf", "load_conf", "load_conf_file", "run_session"]
+__all__ = [
+    "DEFAULT_CONF",
+    "ClusterObjects",
+    "ConfError",
+    "SchedulerConf",
+    "SessionResult",
+    "Snapshot",
+    "Unschedulable",
+    "build_snapshot",
+    "load_conf",
+    "load_conf_file",
+    "run_session",
+]
 
 log = get_logger(__name__)
 

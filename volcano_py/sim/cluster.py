@@ -1,8 +1,9 @@
 """The simulated cluster as the Kubernetes objects a session reads, and the bookkeeping of what runs where.
 
-Objects are plain dicts in the API's wire form so the simulator feeds ``Snapshot.build`` exactly as the
-runtime cache does. A job's PodGroup is created when the job arrives and its pods once the PodGroup is
-Inqueue, as Volcano's Job controller does: admission costs one period.
+Objects are plain dicts in the API's wire form, handed to the scheduler's ``build_snapshot`` as one
+``ClusterObjects`` (``objects()``), exactly as the runtime cache does. A job's PodGroup is created when the
+job arrives and its pods once the PodGroup is Inqueue, as Volcano's Job controller does: admission costs one
+period.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 from volcano_py.api import constants as c
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
+from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.decisions import PodGroupUpdate
 
 from .workload import SimJob, SimNode, Workload, device_amount
@@ -97,6 +99,7 @@ class SimCluster:
             *workload.queues,
         ]
         self.hypernodes = list(workload.hypernodes)
+        self.workload = workload
         self.podgroups: dict[str, Obj] = {}
         self.jobs: dict[str, JobState] = {}
         self._pod_serial = 0
@@ -178,6 +181,21 @@ class SimCluster:
     def pods(self) -> Iterator[Obj]:
         for state in self.jobs.values():
             yield from state.pods.values()
+
+    def objects(self) -> ClusterObjects:
+        """What a session reads now."""
+        workload = self.workload
+        return ClusterObjects(
+            nodes=self.nodes,
+            pods=list(self.pods()),
+            podgroups=list(self.podgroups.values()),
+            queues=self.queues,
+            priority_classes=workload.priority_classes,
+            hypernodes=self.hypernodes,
+            pdbs=workload.pdbs,
+            resource_quotas=workload.resource_quotas,
+            numatopologies=workload.numatopologies,
+        )
 
     # --- changes decided by a session ----------------------------------------------------------------
 

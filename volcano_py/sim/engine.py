@@ -17,9 +17,7 @@ import numpy as np
 
 from volcano_py.api import constants as k
 from volcano_py.resources import CPU, GPU, MEMORY
-from volcano_py.scheduler.core import run_session
-from volcano_py.scheduler.framework.conf import SchedulerConf
-from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.scheduler.core import SchedulerConf, build_snapshot, run_session
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, stranded_cards
 
 from .cluster import DIMS, NAMESPACE, SimCluster, timestamp
@@ -133,13 +131,7 @@ class Simulator:
         cluster = self.cluster
         if not cluster.jobs:
             return False
-        snapshot = Snapshot.build(
-            nodes=cluster.nodes,
-            pods=list(cluster.pods()),
-            podgroups=list(cluster.podgroups.values()),
-            queues=cluster.queues,
-            hypernodes=cluster.hypernodes,
-        )
+        snapshot, _dropped = build_snapshot(cluster.objects(), (k.SCHEDULER_NAME,))
         decided = run_session(snapshot, self.conf, timestamp(now))
         result.sessions += 1
         for update in decided.podgroup_updates:

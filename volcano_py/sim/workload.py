@@ -61,6 +61,12 @@ class Workload:
     hypernodes: tuple[dict[str, object], ...] = ()
     queues: tuple[dict[str, object], ...] = ()
     name: str = ""
+    # Further objects every session reads as the scheduler would (PriorityClasses, PodDisruptionBudgets,
+    # ResourceQuotas of the simulator's namespace, Numatopologies of its nodes), unchanged by the simulation.
+    priority_classes: tuple[dict[str, object], ...] = ()
+    pdbs: tuple[dict[str, object], ...] = ()
+    resource_quotas: tuple[dict[str, object], ...] = ()
+    numatopologies: tuple[dict[str, object], ...] = ()
 
 
 RACK_LABEL = "topology.volcano-py.io/rack"

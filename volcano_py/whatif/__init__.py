@@ -1,10 +1,11 @@
 """What would make a pending job run: changes proved by what-if sessions (pure core: no I/O)."""
 
+from volcano_py.scheduler.core import ClusterObjects
+
 from .model import (
     AddNodes,
     Budget,
     Change,
-    ClusterObjects,
     EndJobs,
     OpenQueue,
     RaiseCapability,

@@ -16,18 +16,6 @@ Obj = dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterObjects:
-    """The API objects one what-if reads (the API's JSON; never mutated here)."""
-
-    nodes: tuple[Obj, ...] = ()
-    pods: tuple[Obj, ...] = ()
-    podgroups: tuple[Obj, ...] = ()
-    queues: tuple[Obj, ...] = ()
-    priority_classes: tuple[Obj, ...] = ()
-    hypernodes: tuple[Obj, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
 class Budget:
     """Bounds on one search: wall seconds and what-if sessions, whichever runs out first."""
 

@@ -22,12 +22,16 @@ from typing import Any
 from volcano_py.api import constants as k
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import GPU, PODS, Resource, total
-from volcano_py.scheduler.core import run_session
-from volcano_py.scheduler.framework.conf import SchedulerConf
-from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.core import (
+    ClusterObjects,
+    SchedulerConf,
+    SessionResult,
+    Snapshot,
+    build_snapshot,
+    run_session,
+)
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
-from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES, parse_podgroup_phase
 from volcano_py.scheduler.solver.hypernode_tree import (
     ROOT,
@@ -41,7 +45,6 @@ from .model import (
     AddNodes,
     Budget,
     Change,
-    ClusterObjects,
     EndJobs,
     OpenQueue,
     RaiseCapability,
@@ -132,15 +135,9 @@ class _Trials:
 
 
 def _snapshot(objs: ClusterObjects, extra_pods: Sequence[Obj], names: Sequence[str]) -> Snapshot:
-    return Snapshot.build(
-        nodes=objs.nodes,
-        pods=(*objs.pods, *extra_pods),
-        podgroups=objs.podgroups,
-        queues=objs.queues,
-        priority_classes=objs.priority_classes,
-        hypernodes=objs.hypernodes,
-        scheduler_names=names,
-    )
+    # The scheduler's own builder: a malformed object is left out here as the scheduler leaves it out.
+    snapshot, _dropped = build_snapshot(replace(objs, pods=(*objs.pods, *extra_pods)), names)
+    return snapshot
 
 
 # --- object edits (copies; the caller's objects are never changed) --------------------------------------

@@ -1,7 +1,7 @@
 """The scheduling framework: snapshot types, Session, Statement, extension points, conf parsing.
 
-Inputs (``snapshot``): ``Snapshot.build(nodes=, pods=, podgroups=, queues=, priority_classes=,
-hypernodes=)`` from Kubernetes JSON dicts; ``TaskInfo.from_pod``, ``NodeInfo.from_node``,
+Inputs (``objects``): ``build_snapshot(ClusterObjects(nodes=, pods=, podgroups=, ...), scheduler_names)``
+from Kubernetes JSON dicts (over ``snapshot.Snapshot.build``); ``TaskInfo.from_pod``, ``NodeInfo.from_node``,
 ``QueueInfo.from_queue``, ``JobInfo.from_podgroup``. Outputs (``decisions``): ``SessionResult`` with
 ``Bind``, ``Evict``, ``Pipeline``, ``PodGroupUpdate``, ``QueueUpdate``, ``Explanation``. The entry point
 is ``volcano_py.scheduler.core.run_session(snapshot, conf, now)``; conf text is parsed by ``core.load_conf``.

@@ -1,8 +1,8 @@
 """Snapshot: the cluster at one instant, built from plain Kubernetes JSON dicts.
 
-The runtime cache and the simulator both feed the scheduler through ``Snapshot.build``. A snapshot serves
-exactly one session: the session updates its tasks and nodes in place as it decides, which is what keeps a
-cycle cheap; build a fresh snapshot for the next cycle.
+Every reader feeds the scheduler through ``objects.build_snapshot``, over ``Snapshot.build``. A snapshot
+serves exactly one session: the session updates its tasks and nodes in place as it decides, which is what
+keeps a cycle cheap; build a fresh snapshot for the next cycle.
 """
 
 from __future__ import annotations
@@ -231,6 +231,3 @@ class Snapshot:
             numatopologies=tuple(numatopologies),
             orphans=orphans,
         )
-
-
-build_snapshot = Snapshot.build

@@ -8,7 +8,7 @@ them the cache remembers two kinds of promise the binder made:
   failed bind is ``forget()``-ed and the pod is pending again;
 * *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating.
 
-The cache never decides anything: the scheduling core reads its :class:`ClusterState` and decides.
+The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
 """
 
 from __future__ import annotations
@@ -38,26 +38,9 @@ from volcano_py.kube.kinds import (
 )
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
+from volcano_py.scheduler.core import ClusterObjects
 
 _log = get_logger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class ClusterState:
-    """One consistent view for one scheduling cycle; the objects are the API's JSON (do not mutate them)."""
-
-    nodes: list[Obj]
-    pods: list[Obj]
-    podgroups: list[Obj]
-    queues: list[Obj]
-    priority_classes: list[Obj]
-    hypernodes: list[Obj]
-    generation: int
-    # Read by the pdb and resourcequota plugins; empty when a test or tool builds a state without them.
-    pdbs: list[Obj] = field(default_factory=list)
-    resource_quotas: list[Obj] = field(default_factory=list)
-    # Read by the numa-aware plugin (nodeinfo.volcano.sh Numatopology, one per node).
-    numatopologies: list[Obj] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -229,9 +212,9 @@ class SchedulerCache:
             result.append(pod)
         return result
 
-    def snapshot(self) -> ClusterState:
+    def snapshot(self) -> ClusterObjects:
         stores = {name: informer.store for name, informer in self.informers.items()}
-        return ClusterState(
+        return ClusterObjects(
             nodes=stores["nodes"].values(),
             pods=self._pods_with_promises(),
             podgroups=stores["podgroups"].values(),

@@ -1,19 +1,19 @@
-"""The runtime's view of the pure core: a ``ClusterState`` in, one session run, a ``CycleOutcome`` out.
+"""The runtime's view of the pure core: a ``ClusterObjects`` in, one session run, a ``CycleOutcome`` out.
 
-``Core`` is what the runner needs from the pure core (parse a conf; turn a ``ClusterState`` into a
+``Core`` is what the runner needs from the pure core (parse a conf; turn a ``ClusterObjects`` into a
 ``CycleOutcome``); ``DefaultCore`` implements it over ``core.run_session``, and this module is the only place
 in the runtime that knows the core's entry points. ``ConfSource`` holds the conf in force and re-reads its
 file when it changes.
 
-``DefaultCore`` also shields the process from one malformed object: the core refuses a bad PodGroup or pod
-with a ValueError naming it; here that object is left out of the cycle (and reported as a Warning Event on
-it) instead of stopping scheduling for everyone.
+``DefaultCore`` also shields the process from one malformed object: the core's ``build_snapshot`` leaves it
+out of the cycle and names it, and here that becomes a Warning Event on it, instead of stopping scheduling
+for everyone.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -24,17 +24,19 @@ from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
-from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.core import (
+    ClusterObjects,
+    Unschedulable,
+    build_snapshot,
+    load_conf,
+    run_session,
+)
 from volcano_py.scheduler.framework import extension as ext
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.decisions import SessionResult
-from volcano_py.scheduler.framework.job import JobInfo
-from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
 from volcano_py.scheduler.framework.registry import Registry
-from volcano_py.scheduler.framework.snapshot import Records, Snapshot, priority_values
+from volcano_py.scheduler.framework.snapshot import Records
 from volcano_py.scheduler.framework.status import TaskStatus
-from volcano_py.scheduler.framework.task import TaskInfo
-from volcano_py.scheduler.runtime.cache import ClusterState
 from volcano_py.scheduler.runtime.quiet import QuietMemo
 from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING
 
@@ -50,18 +52,7 @@ class Core(Protocol):
         """Parse and validate a conf (None: Volcano's default); raise ValueError naming the bad entry."""
         ...
 
-    def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Unschedulable:
-    """A pod or PodGroup the session could not place, with the reason to show on it."""
-
-    obj: Mapping[str, Any]
-    reason: str
-    message: str
-    # Seconds the object must have waited for this reason before it is told (0: at once).
-    after: float = 0.0
+    def run(self, state: ClusterObjects, conf: Any, now: datetime) -> CycleOutcome: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,77 +113,6 @@ class ConfSource:
             self.reload()
 
 
-Obj = dict[str, Any]
-
-
-def _keep_valid(
-    objs: Iterable[Obj], check: Callable[[Obj], object], reason: str
-) -> tuple[list[Obj], list[Unschedulable]]:
-    good: list[Obj] = []
-    bad: list[Unschedulable] = []
-    for obj in objs:
-        try:
-            check(obj)
-        except ValueError as exc:
-            bad.append(Unschedulable(obj, reason, str(exc)))
-            continue
-        good.append(obj)
-    return good, bad
-
-
-def build_snapshot(
-    state: ClusterState, scheduler_names: Sequence[str], records: Records | None = None
-) -> tuple[Snapshot, list[Unschedulable]]:
-    """The core's Snapshot; on a malformed object, the Snapshot without it and a warning naming it.
-
-    ``records`` carries what the last build read, so an object seen before is not parsed again.
-    """
-    try:
-        return _build(state, state.pods, state.podgroups, state.nodes, state.queues, state.priority_classes,
-                      scheduler_names, records), []  # fmt: skip
-    except ValueError:
-        pass  # find the culprit(s) one by one: slow, and only when something is wrong
-    priority_classes, bad_pc = _keep_valid(
-        state.priority_classes, lambda pc: priority_values([pc]), "Invalid"
-    )
-    prio, _ = priority_values(priority_classes)
-    nodes, bad_nodes = _keep_valid(state.nodes, NodeInfo.from_node, "Invalid")
-    queues, bad_queues = _keep_valid(state.queues, QueueInfo.from_queue, "Invalid")
-    podgroups, bad_pgs = _keep_valid(
-        state.podgroups, lambda pg: JobInfo.from_podgroup(pg, priority_classes=prio), "Unschedulable"
-    )
-    pods, bad_pods = _keep_valid(
-        state.pods, lambda pod: TaskInfo.from_pod(pod, priority_classes=prio), "FailedScheduling"
-    )
-    snapshot = _build(state, pods, podgroups, nodes, queues, priority_classes, scheduler_names, records)
-    return snapshot, bad_pc + bad_nodes + bad_queues + bad_pgs + bad_pods
-
-
-def _build(
-    state: ClusterState,
-    pods: list[Obj],
-    podgroups: list[Obj],
-    nodes: list[Obj],
-    queues: list[Obj],
-    priority_classes: list[Obj],
-    scheduler_names: Sequence[str],
-    records: Records | None,
-) -> Snapshot:
-    return Snapshot.build(
-        nodes=nodes,
-        pods=pods,
-        podgroups=podgroups,
-        queues=queues,
-        priority_classes=priority_classes,
-        hypernodes=state.hypernodes,
-        pdbs=state.pdbs,
-        resource_quotas=state.resource_quotas,
-        numatopologies=state.numatopologies,
-        scheduler_names=scheduler_names,
-        records=records,
-    )
-
-
 @dataclass(slots=True)
 class DefaultCore:
     """Volcano's actions and plugins from the built-in registry."""
@@ -225,7 +145,7 @@ class DefaultCore:
             self._gang_first = (conf, first == "gang")
         return self._gang_first[1]
 
-    def run(self, state: ClusterState, conf: Any, now: datetime) -> CycleOutcome:
+    def run(self, state: ClusterObjects, conf: Any, now: datetime) -> CycleOutcome:
         recalled = self.quiet.recall(state, conf, now)
         if recalled is not None:
             return CycleOutcome(

@@ -28,7 +28,7 @@ per object: about 1 ms at 10,000 pods, against 100+ ms for a session.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Final
 
@@ -36,12 +36,11 @@ from volcano_py.api import constants as c
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube.kinds import object_identity
 from volcano_py.resources import total
+from volcano_py.scheduler.core import ClusterObjects, Snapshot
 from volcano_py.scheduler.framework.decisions import QueueUpdate, SessionResult
-from volcano_py.scheduler.framework.snapshot import Snapshot
+from volcano_py.scheduler.framework.objects import KINDS
 from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
-
-from .cache import ClusterState
 
 Obj = Mapping[str, Any]
 
@@ -57,10 +56,8 @@ _POD_STATUS_READ = ("phase", "nominatedNodeName")
 # A node's conditions are re-stamped on every heartbeat; their type, status and reason are what counts.
 _NODE_CONDITION_STAMPS = frozenset({"lastHeartbeatTime", "lastTransitionTime"})
 
-# Every list of ClusterState (a field added there is compared here too); pods first, the most often changed.
-_KINDS = tuple(
-    sorted((f.name for f in fields(ClusterState) if f.name != "generation"), key=lambda name: name != "pods")
-)
+# Every kind of ClusterObjects (a kind added there is compared here too); pods first, the most often changed.
+_KINDS = tuple(sorted(KINDS, key=lambda name: name != "pods"))
 
 
 def _metadata(obj: Obj) -> dict[str, Any]:
@@ -68,7 +65,7 @@ def _metadata(obj: Obj) -> dict[str, Any]:
 
 
 def meaning(kind: str, obj: Obj) -> dict[str, Any]:
-    """What the scheduler reads of ``obj`` (one of ClusterState's kinds): two versions with the same
+    """What the scheduler reads of ``obj`` (one of ClusterObjects's kinds): two versions with the same
     meaning schedule alike when nothing waits."""
     out = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
     out["metadata"] = _metadata(obj)
@@ -247,7 +244,7 @@ class QuietMemo:
     def __init__(self) -> None:
         self._entry: _Entry | None = None
 
-    def recall(self, state: ClusterState, conf: object, now: datetime) -> Recalled | None:
+    def recall(self, state: ClusterObjects, conf: object, now: datetime) -> Recalled | None:
         """The remembered outcome if ``state`` means what it meant then, under the same conf, apart from
         new pods that leave forming gangs short (within ``FORMING_HOLD_SECONDS``); else None."""
         entry = self._entry
@@ -269,7 +266,7 @@ class QuietMemo:
 
     def remember(
         self,
-        state: ClusterState,
+        state: ClusterObjects,
         conf: object,
         snapshot: Snapshot,
         result: SessionResult,
