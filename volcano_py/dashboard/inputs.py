@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
+from volcano_py.api.common import now_time
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import (
     HYPERNODES,
@@ -81,7 +81,7 @@ async def what_if(
     conf, source = await scheduler_conf(client, conf_path)
     meta = podgroup["metadata"]
     key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
-    now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = now_time()
     extra = missing_pods(job, key, objects.pods, created=now)
     answer = what_would_make_it_run(objects, key, conf, now=now, extra_pods=extra, budget=budget)
     return answer, source

@@ -21,6 +21,7 @@ from typing import Any
 import aiohttp
 
 from volcano_py.api import constants as c
+from volcano_py.api.common import format_time
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
@@ -56,7 +57,7 @@ WHATIF_TTL = 15.0
 
 
 def _stamp(now: datetime) -> str:
-    return now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(now)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.resources import CPU, GPU, MEMORY, PODS, Resource, format_quantity, total
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -253,7 +254,7 @@ def job_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
             continue
         key = f"{meta.get('namespace') or 'default'}/{group}"
         count[key] = count.get(key, 0) + 1
-        if (pod.get("status") or {}).get("phase") == "Running":
+        if pod_phase(pod) is PodPhase.RUNNING:
             running[key] = running.get(key, 0) + 1
     rows: list[JobRow] = []
     owned: set[str] = set()

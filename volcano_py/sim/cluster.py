@@ -16,6 +16,8 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as c
+from volcano_py.api.common import format_time
+from volcano_py.api.podspec import PodPhase
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
 from volcano_py.scheduler.core import ClusterObjects
@@ -31,7 +33,7 @@ Obj = dict[str, Any]
 
 def timestamp(seconds: float) -> str:
     """Simulated seconds as the RFC 3339 time the API would write (second precision, as Kubernetes)."""
-    return (EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return format_time(EPOCH + timedelta(seconds=int(seconds)))
 
 
 def node_object(node: SimNode) -> Obj:
@@ -215,7 +217,7 @@ class SimCluster:
                 f"pod {pod['metadata']['name']} bound twice ({pod['spec']['nodeName']}, {node})"
             )
         pod["spec"]["nodeName"] = node
-        pod["status"] = {"phase": "Running"}
+        pod["status"] = {"phase": PodPhase.RUNNING.value}
         state.finish_at[uid] = now + state.job.duration
         self._charge(node, state, +1)
         self._hold_cards(uid, node, state, annotations or {})
@@ -258,7 +260,7 @@ class SimCluster:
             for uid, end in list(state.finish_at.items()):
                 if end <= now:
                     pod = state.pods[uid]
-                    pod["status"] = {"phase": "Succeeded"}
+                    pod["status"] = {"phase": PodPhase.SUCCEEDED.value}
                     del state.finish_at[uid]
                     self._charge(pod["spec"]["nodeName"], state, -1)
                     self._release_cards(uid)

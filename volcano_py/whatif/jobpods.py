@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.podspec import PodPhase
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.spec import JobSpecError, parse_job
 
@@ -29,7 +30,7 @@ def pods_for_job(job: Mapping[str, Any], *, created: str) -> list[Obj]:
             pod = build_pod(spec, task, index, version=0, retry_count=0)
             pod["metadata"]["uid"] = f"whatif-{spec.uid}-{task.name}-{index}"
             pod["metadata"]["creationTimestamp"] = created
-            pod["status"] = {"phase": "Pending"}
+            pod["status"] = {"phase": PodPhase.PENDING.value}
             pods.append(pod)
     return pods
 

@@ -17,10 +17,10 @@ import asyncio
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.common import now_time
 from volcano_py.api.scheduling import QueueState
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
@@ -73,8 +73,7 @@ def _with_node(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
 
 
 def _terminating(pod: Obj) -> Obj:
-    stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": stamp}}
+    return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
 
 
 class SchedulerCache:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from volcano_py.api import constants as c
+from volcano_py.api.common import format_time
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
@@ -157,7 +158,7 @@ class DefaultCore:
         result = run_session(
             snapshot,
             conf,
-            now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            format_time(now),
             registry=self.registry,
             features=self.features,
         )

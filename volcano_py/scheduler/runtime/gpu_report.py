@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py import resources
+from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.resources import GPU, Resource
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
 from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
 
 Obj = Mapping[str, Any]
 _DIMS = (resources.CPU, resources.MEMORY, GPU)
-_FINISHED = ("Succeeded", "Failed")
+_FINISHED = (PodPhase.SUCCEEDED, PodPhase.FAILED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,8 +55,7 @@ def hypernode_gpus(
     used: dict[str, dict[str, int]] = {name: {} for name in allocatable}
     waiting: list[Resource] = []
     for pod in pods:
-        status_phase = (pod.get("status") or {}).get("phase")
-        if status_phase in _FINISHED:
+        if pod_phase(pod) in _FINISHED:
             continue
         spec = pod.get("spec") or {}
         request = resources.pod_request(spec)
