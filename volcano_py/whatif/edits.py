@@ -1,0 +1,116 @@
+"""The changes a what-if tries, made on copies of the cluster's objects (the caller's are never changed)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from dataclasses import replace
+from typing import Any
+
+from volcano_py.api import constants as k
+from volcano_py.resources import Resource
+from volcano_py.scheduler.core import ClusterObjects, Snapshot
+from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
+
+from .model import AddNodes, Change, EndJobs, RaiseWeight
+
+Obj = dict[str, Any]
+
+
+def name_of(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -> ClusterObjects:
+    queues = []
+    for queue in objs.queues:
+        edit = edits.get(name_of(queue))
+        if edit is not None:
+            queue = copy.deepcopy(queue)
+            edit(queue)
+        queues.append(queue)
+    return replace(objs, queues=tuple(queues))
+
+
+def set_capability(capability: Resource | None) -> Callable[[Obj], None]:
+    def edit(queue: Obj) -> None:
+        spec = queue.setdefault("spec", {})
+        if capability is None:
+            spec.pop("capability", None)
+        else:
+            spec["capability"] = capability.to_quantities()
+
+    return edit
+
+
+def open_queue(queue: Obj) -> None:
+    queue.setdefault("status", {})["state"] = "Open"
+
+
+def without_jobs(objs: ClusterObjects, view: Snapshot, victims: Iterable[str]) -> ClusterObjects:
+    gone = set(victims)
+    pod_uids = {t.uid for uid in gone for t in view.jobs[uid].tasks.values()}
+    return replace(
+        objs,
+        pods=tuple(p for p in objs.pods if str((p.get("metadata") or {}).get("uid") or "") not in pod_uids),
+        podgroups=tuple(
+            pg
+            for pg in objs.podgroups
+            if f"{(pg.get('metadata') or {}).get('namespace') or 'default'}/{name_of(pg)}" not in gone
+        ),
+    )
+
+
+def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) -> ClusterObjects:
+    base = name_of(template)
+    added: list[Obj] = []
+    for i in range(count):
+        node = copy.deepcopy(template)
+        name = f"{base}-whatif-{i + 1}"
+        node["metadata"] = {
+            **node.get("metadata", {}),
+            "name": name,
+            "labels": {**(node.get("metadata", {}).get("labels") or {}), "kubernetes.io/hostname": name},
+        }
+        node.setdefault("spec", {}).pop("unschedulable", None)
+        added.append(node)
+    hypernodes = objs.hypernodes
+    if has_tree and added:
+        # New nodes a HyperNode's selector does not already take arrive as one new rack, so a job bound to
+        # a tier-1 HyperNode can use them together.
+        nodes = {name_of(n): (n.get("metadata") or {}).get("labels") or {} for n in (*objs.nodes, *added)}
+        try:
+            covered = set(build_tree(hypernodes_from_objects(hypernodes), nodes).leaf_of_node)
+        except TopologyError:
+            covered = set()
+        loose = [name_of(n) for n in added if name_of(n) not in covered]
+        if loose:
+            rack: Obj = {
+                "apiVersion": k.TOPOLOGY_API_VERSION,
+                "kind": k.HYPERNODE_KIND,
+                "metadata": {"name": f"{base}-whatif-rack"},
+                "spec": {
+                    "tier": 1,
+                    "members": [{"type": "Node", "selector": {"exactMatch": {"name": n}}} for n in loose],
+                },
+            }
+            hypernodes = (*hypernodes, rack)
+    return replace(objs, nodes=(*objs.nodes, *added), hypernodes=hypernodes)
+
+
+def set_weight(weight: int) -> Callable[[Obj], None]:
+    def edit(queue: Obj) -> None:
+        queue.setdefault("spec", {})["weight"] = weight
+
+    return edit
+
+
+def apply_change(objs: ClusterObjects, view: Snapshot, change: Change, has_tree: bool) -> ClusterObjects:
+    if isinstance(change, RaiseWeight):
+        return edit_queues(objs, {change.queue: set_weight(change.to)})
+    if isinstance(change, EndJobs):
+        return without_jobs(objs, view, change.jobs)
+    if isinstance(change, AddNodes):
+        template = next(n for n in objs.nodes if name_of(n) == change.like)
+        return with_nodes(objs, template, change.count, has_tree)
+    return objs

@@ -1,0 +1,106 @@
+"""Which jobs a what-if proposes to end for a pending job, and how many: arithmetic that orders the trials
+(each is then proved by a real session)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from volcano_py.resources import Resource, total
+from volcano_py.scheduler.core import Snapshot
+from volcano_py.scheduler.framework.node import NodeInfo
+from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES
+from volcano_py.scheduler.solver.hypernode_tree import HyperNodeTree
+
+
+def holdings_of(view: Snapshot, target: str) -> dict[str, dict[str, Resource]]:
+    """Job uid -> node -> what its tasks hold there; only jobs a person could end for the target."""
+    out: dict[str, dict[str, Resource]] = {}
+    for uid, job in view.jobs.items():
+        if uid == target:
+            continue
+        for task in job.tasks.values():
+            if task.status not in ALLOCATED_STATUSES or not task.node_name or task.system_critical:
+                continue
+            per_node = out.setdefault(uid, {})
+            per_node[task.node_name] = per_node.get(task.node_name, Resource()) + task.resreq
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class Domain:
+    name: str  # as shown: "node n1", "HyperNode rack-a", "the cluster"
+    nodes: frozenset[str]
+
+
+def domains(view: Snapshot, tree: HyperNodeTree | None, need: Resource) -> list[Domain]:
+    domains = [Domain("the cluster", frozenset(n.name for n in view.nodes))]
+    if tree is not None:
+        domains += [
+            Domain(f"HyperNode {name}", tree.nodes(name)) for name in sorted(tree.tiers) if tree.nodes(name)
+        ]
+    domains += [Domain(f"node {n.name}", frozenset({n.name})) for n in view.nodes if need <= n.allocatable]
+    return domains
+
+
+def pick_victims(
+    domain: Domain,
+    nodes: dict[str, NodeInfo],
+    holdings: dict[str, dict[str, Resource]],
+    view: Snapshot,
+    need: Resource,
+    main: str,
+    priority: int,
+    queue: str,
+) -> list[str]:
+    """Victims for ``domain`` in the order to try: lower priority first; the smallest job that covers the
+    remaining shortfall of ``main``, else the largest."""
+    free = total(nodes[n].idle for n in domain.nodes if n in nodes)
+    deficit = max(0, need.amount(main) - free.amount(main))
+    held = {
+        uid: total(r for node, r in per_node.items() if node in domain.nodes).amount(main)
+        for uid, per_node in holdings.items()
+    }
+    pool = {uid: amount for uid, amount in held.items() if amount > 0}
+    order: list[str] = []
+    # Lower-priority jobs first; within those, jobs of the target's own queue (ending them also frees the
+    # queue's share and capability).
+    for lower, same in ((True, True), (True, False), (False, True), (False, False)):
+        tier = {
+            uid: a
+            for uid, a in pool.items()
+            if (view.jobs[uid].priority < priority) == lower and (view.jobs[uid].queue == queue) == same
+        }
+        while tier:
+            covering = [uid for uid, a in tier.items() if a >= deficit]
+            pick = (
+                min(covering, key=lambda u: (tier[u], u))
+                if covering
+                else max(tier, key=lambda u: (tier[u], u))
+            )
+            order.append(pick)
+            deficit = max(0, deficit - tier.pop(pick))
+    return order
+
+
+def covering_prefix(
+    order: list[str],
+    domain: Domain,
+    holdings: dict[str, dict[str, Resource]],
+    nodes: dict[str, NodeInfo],
+    need: Resource,
+    main: str,
+    share: tuple[set[str], int],
+) -> int:
+    """How many of ``order`` to end so the domain has room for the job and, when its queue is over its
+    deserved share by ``share[1]``, the queue's own jobs among them (``share[0]``) give back that much."""
+    free = total(nodes[n].idle for n in domain.nodes if n in nodes).amount(main)
+    same, over = share
+    count = 0
+    for uid in order:
+        if free >= need.amount(main) and over <= 0:
+            break
+        free += sum(r.amount(main) for node, r in holdings[uid].items() if node in domain.nodes)
+        if uid in same:
+            over -= sum(r.amount(main) for r in holdings[uid].values())
+        count += 1
+    return max(count, 1)
