@@ -39,7 +39,7 @@ from typing import Any
 
 from volcano_py import log
 from volcano_py.scheduler.core import ClusterObjects
-from volcano_py.scheduler.runtime.binder import podgroup_status
+from volcano_py.scheduler.framework.podgroup_status import podgroup_status
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, default_core
 
 Obj = dict[str, Any]

@@ -13,10 +13,15 @@ from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.store import EventType
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import Condition, PodGroupUpdate, SessionResult
-from volcano_py.scheduler.runtime.binder import Binder, allocated_patch, podgroup_status, same_podgroup_status
+from volcano_py.scheduler.framework.podgroup_status import (
+    allocated_patch,
+    podgroup_status,
+    same_podgroup_status,
+)
+from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
+from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
 
 UNSCHEDULABLE = Condition("Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable")
 

@@ -9,8 +9,8 @@ from kubernetes_asyncio import client as k8s_client
 
 from volcano_py.kube.client import KubeClient
 from volcano_py.scheduler.framework.decisions import SessionResult
+from volcano_py.scheduler.framework.retell import RETELL_SECONDS
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, Unschedulable, default_core
-from volcano_py.scheduler.runtime.retell import RETELL_SECONDS
 from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
 
 POD = {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": "p", "namespace": "ns", "uid": "u1"}}

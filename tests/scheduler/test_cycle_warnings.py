@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
 from volcano_py.scheduler.core import ClusterObjects
+from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS
 from volcano_py.scheduler.runtime.cycle import default_core
-from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS
 
 NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
 

@@ -14,7 +14,7 @@ import pytest
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
 from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.decisions import SessionResult
-from volcano_py.scheduler.runtime.binder import podgroup_status
+from volcano_py.scheduler.framework.podgroup_status import podgroup_status
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, DefaultCore, default_core
 from volcano_py.scheduler.runtime.quiet import FORMING_HOLD_SECONDS
 

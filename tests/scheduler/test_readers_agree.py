@@ -20,7 +20,7 @@ from volcano_py.dashboard import views as dashboard_views
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import ClusterObjects, SchedulerConf, SessionResult, load_conf
 from volcano_py.scheduler.framework.objects import KINDS
-from volcano_py.scheduler.runtime.binder import podgroup_status
+from volcano_py.scheduler.framework.podgroup_status import podgroup_status
 from volcano_py.scheduler.runtime.cycle import default_core
 from volcano_py.sim.cluster import NAMESPACE, SimCluster
 from volcano_py.sim.engine import Simulator

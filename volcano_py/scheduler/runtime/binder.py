@@ -20,21 +20,17 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Coroutine, Mapping
-from datetime import datetime
+from collections.abc import Callable, Coroutine
 from typing import Any, Final
 
 import aiohttp
 
 from volcano_py.api import constants as c
-from volcano_py.api.common import now_time
-from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube import binding, patch
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
-from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import (
     Bind,
     Evict,
@@ -44,9 +40,18 @@ from volcano_py.scheduler.framework.decisions import (
     SessionResult,
     Ungate,
 )
+from volcano_py.scheduler.framework.podgroup_status import (
+    allocated_patch,
+    forming,
+    only_counts_differ,
+    only_forming_news,
+    podgroup_status,
+    same_podgroup_status,
+)
+from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
+from volcano_py.scheduler.framework.task import timestamp
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING, RETELL_SECONDS, words
 from volcano_py.scheduler.runtime.scheduled import (
     SCHEDULED_EVENT_BURST,
     SCHEDULED_EVENT_QPS,
@@ -61,109 +66,6 @@ _NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
     return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace, "uid": uid}}
-
-
-def _parse_time(stamp: str) -> float | None:
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def _comparable_conditions(conditions: Any) -> list[tuple[str, str, str, str]]:
-    # Transition times and ids change on every write; only the meaning decides whether to write.
-    return sorted(
-        (
-            str(x.get("type", "")),
-            str(x.get("status", "")),
-            str(x.get("reason", "")),
-            str(x.get("message", "")),
-        )
-        for x in conditions or ()
-    )
-
-
-def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -> dict[str, Any]:
-    """The status to write for ``update``, keeping the transition time of conditions that did not change."""
-    kept: dict[tuple[str, str, str, str], str] = {}
-    for cond in (current or {}).get("conditions") or ():
-        key = (cond.get("type", ""), cond.get("status", ""), cond.get("reason", ""), cond.get("message", ""))
-        kept[key] = str(cond.get("lastTransitionTime", ""))
-    now = now_time()
-    conditions = []
-    for cond in update.conditions:
-        key = (cond.type, cond.status, cond.reason, cond.message)
-        conditions.append(
-            {
-                "type": cond.type,
-                "status": cond.status,
-                "reason": cond.reason,
-                "message": cond.message,
-                "lastTransitionTime": kept.get(key) or cond.last_transition_time or now,
-            }
-        )
-    return {
-        "phase": update.phase.value,
-        "conditions": conditions,
-        "running": update.running,
-        "succeeded": update.succeeded,
-        "failed": update.failed,
-    }
-
-
-def _meaning(status: Mapping[str, Any] | None, *, numbers: bool) -> tuple[Any, ...]:
-    """What a reader of a PodGroup status sees; without ``numbers``, condition messages' numbers masked."""
-    status = status or {}
-    conditions = _comparable_conditions(status.get("conditions"))
-    if not numbers:
-        conditions = [(t, s, r, words(m)) for t, s, r, m in conditions]
-    counters = tuple(int(status.get(k) or 0) for k in ("running", "succeeded", "failed"))
-    return (status.get("phase") or PodGroupPhase.PENDING, conditions, counters)
-
-
-def same_podgroup_status(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    return _meaning(a, numbers=True) == _meaning(b, numbers=True)
-
-
-def only_counts_differ(a: Mapping[str, Any] | None, b: Mapping[str, Any] | None) -> bool:
-    """True when two PodGroup statuses differ at most in the numbers inside their condition messages."""
-    return _meaning(a, numbers=False) == _meaning(b, numbers=False)
-
-
-def forming(update: PodGroupUpdate) -> bool:
-    """Whether the session says the gang waits for its pods (``retell.PODS_MISSING``)."""
-    return any(
-        cond.type == c.PODGROUP_CONDITION_UNSCHEDULABLE
-        and cond.status == "True"
-        and cond.reason in PODS_MISSING
-        for cond in update.conditions
-    )
-
-
-def only_forming_news(status: Mapping[str, Any], current: Mapping[str, Any] | None) -> bool:
-    """True when ``status`` says nothing ``current`` does not, apart from its Unschedulable condition."""
-
-    def others(s: Mapping[str, Any] | None) -> dict[str, Any]:
-        conditions = (s or {}).get("conditions") or ()
-        kept = [x for x in conditions if x.get("type") != c.PODGROUP_CONDITION_UNSCHEDULABLE]
-        return {**(s or {}), "conditions": kept}
-
-    return same_podgroup_status(others(status), others(current))
-
-
-def allocated_patch(allocated: Resource, current: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The merge patch for ``status.allocated``, or None when it already says that (resources that went away
-    are set to null, which a merge patch needs to remove a key)."""
-    current_list = (current or {}).get("allocated") or {}
-    try:
-        unchanged = Resource.parse(current_list) == allocated
-    except ValueError:
-        unchanged = False
-    if unchanged:
-        return None
-    body: dict[str, Any] = dict.fromkeys(current_list)
-    body.update(allocated.to_quantities())
-    return {"allocated": body}
 
 
 class Binder:
@@ -307,8 +209,8 @@ class Binder:
         # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from.
         _log.debug("bound", pod=key, node=bind.node)
         pod = self.cache.pod(key)
-        created = _parse_time(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
-        if created is not None:
+        created = timestamp(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
+        if created:
             self.metrics.task_scheduling_latency.observe(max(0.0, time.time() - created) * 1000)
         if not self.scheduled_events.take() and untold is not None:
             untold.append(bind.node)  # told on its PodGroup once the gang's binds have answered

@@ -36,10 +36,10 @@ from volcano_py.scheduler.framework import extension as ext
 from volcano_py.scheduler.framework.conf import SchedulerConf
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.registry import Registry
+from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, PODS_MISSING
 from volcano_py.scheduler.framework.snapshot import Records
 from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.runtime.quiet import QuietMemo
-from volcano_py.scheduler.runtime.retell import FORMING_GANG_SECONDS, PODS_MISSING
 
 _log = get_logger(__name__)
 
