@@ -6,7 +6,7 @@ import re
 from datetime import UTC, datetime
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
-from volcano_py.dashboard import render, views
+from volcano_py.dashboard import node_views, render, views
 
 NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
 
@@ -95,14 +95,14 @@ def test_job_rows_show_waiting_jobs_first_with_the_schedulers_reason() -> None:
 def test_gpu_grid_counts_free_used_and_stranded_per_rack() -> None:
     cluster = _cluster()
     snapshot = views.snapshot_of(cluster)
-    cells = {c.name: c for c in views.node_cells(snapshot)}
+    cells = {c.name: c for c in node_views.node_cells(snapshot)}
     # n0 has 4 of 8 GPUs free, but the only waiting pod needs 8: those 4 are stranded. n2 is idle: free.
     assert (cells["n0"].used, cells["n0"].free, cells["n0"].stranded) == (4, 4, 4)
     assert (cells["n1"].used, cells["n1"].free) == (8, 0)
     assert (cells["n2"].free, cells["n2"].stranded) == (8, 0)
-    groups = views.node_groups(list(cells.values()), snapshot)
+    groups = node_views.node_groups(list(cells.values()), snapshot)
     assert [(g.name, [n.name for n in g.cells()]) for g in groups] == [("r0", ["n0", "n1"]), ("r1", ["n2"])]
-    totals = views.gpu_totals(list(cells.values()))
+    totals = node_views.gpu_totals(list(cells.values()))
     html = render.gpu_grid(groups, totals)
     assert 'id="gpu-free">12<' in html
     assert html.count('<i class="stranded">') == 4 + 1  # and the legend's swatch

@@ -13,7 +13,8 @@ from urllib.parse import quote
 
 from volcano_py.resources import GPU
 
-from .views import Bar, GpuTotals, Group, Health, JobRow, NodeCell, QueueRow
+from .node_views import GpuTotals, Group, NodeCell
+from .views import Bar, Health, JobRow, QueueRow
 
 NAV = (
     ("/", "Overview"),

@@ -24,7 +24,7 @@ from volcano_py.kube.kinds import EVENTS
 from volcano_py.log import get_logger
 from volcano_py.whatif.why import what_would_make_it_run, why_lines
 
-from . import render, views
+from . import node_views, render, views
 from .state import DashboardState
 
 _log = get_logger(__name__)
@@ -119,7 +119,7 @@ class Dashboard:
         waiting = [j for j in jobs if j.pending]
         main = (
             "<h1>Overview</h1>"
-            + render.totals_line(views.gpu_totals(derived.cells))
+            + render.totals_line(node_views.gpu_totals(derived.cells))
             + render.health_block(self.state.health(now))
             + "<h2>Queues</h2>"
             + render.queues_table(self._queue_rows())
@@ -138,7 +138,7 @@ class Dashboard:
     async def nodes(self, request: web.Request) -> web.Response:
         derived = self.state.derived()
         main = "<h1>GPUs by HyperNode</h1>" + render.gpu_grid(
-            views.node_groups(derived.cells, derived.snapshot), views.gpu_totals(derived.cells)
+            node_views.node_groups(derived.cells, derived.snapshot), node_views.gpu_totals(derived.cells)
         )
         return self._page(request, "GPUs", main)
 
@@ -233,7 +233,7 @@ class Dashboard:
     async def overview_json(self, _request: web.Request) -> web.Response:
         now = _now()
         derived = self.state.derived()
-        totals = views.gpu_totals(derived.cells)
+        totals = node_views.gpu_totals(derived.cells)
         health = self.state.health(now)
         body = {
             "generation": derived.generation,

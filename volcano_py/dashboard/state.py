@@ -45,7 +45,7 @@ from volcano_py.scheduler.core import SchedulerConf, Snapshot
 from volcano_py.whatif import Budget, WhatIf, what_would_make_it_run
 from volcano_py.whatif.jobpods import missing_pods
 
-from . import views
+from . import node_views, views
 
 _log = get_logger(__name__)
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
@@ -65,7 +65,7 @@ class Derived:
     generation: int
     cluster: views.Cluster
     snapshot: Snapshot
-    cells: list[views.NodeCell]
+    cells: list[node_views.NodeCell]
 
 
 class DashboardState:
@@ -233,7 +233,7 @@ class DashboardState:
             scheduler_names=self.scheduler_names,
         )
         snapshot = views.snapshot_of(cluster)
-        self._derived = Derived(generation, cluster, snapshot, views.node_cells(snapshot))
+        self._derived = Derived(generation, cluster, snapshot, node_views.node_cells(snapshot))
         return self._derived
 
     def health(self, now: datetime) -> views.Health:
