@@ -193,7 +193,6 @@ def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec
     [
         pytest.param(_partitioned(6, 2, 2), 4, id="whole-partitions-when-minAvailable-is-unset"),
         pytest.param(_partitioned(6, 2, 0), 6, id="no-minimum-partitions-means-every-replica"),
-        pytest.param(_partitioned(6, 2, 2, minAvailable=5), 5, id="minAvailable-wins"),
     ],
 )
 def test_a_partitioned_task_needs_its_minimum_partitions(spec: JobSpec, min_task_member: int) -> None:

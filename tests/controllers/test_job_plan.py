@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ctl_builders import JobBuilder, PodBuilder
@@ -232,3 +233,20 @@ def test_restart_pod_deletes_only_that_pod() -> None:
     plan = plan_step(spec, JobStatus(phase=JobPhase.RUNNING), pods, "Running", step, NOW)
     assert plan.delete == ("job-worker-1",) and plan.status.phase is JobPhase.RESTARTING
     assert plan.status.counts.running == 2 and plan.status.counts.terminating == 1
+
+
+def test_restart_partition_deletes_the_pods_of_that_partition_only() -> None:
+    spec = _job()
+    pods = [
+        replace(read_pod(PodBuilder("job", "worker", i).phase("Running").obj()), partition=str(i // 2))
+        for i in range(4)
+    ]
+    step = step_for(JobPhase.RUNNING, Action.RESTART_PARTITION, Target("worker", partition="1"))
+    plan = plan_step(spec, JobStatus(phase=JobPhase.RUNNING), pods, "Running", step, NOW)
+    assert sorted(plan.delete) == ["job-worker-2", "job-worker-3"] and not plan.delete_podgroup
+    assert plan.status.phase is JobPhase.RESTARTING and plan.status.retry_count == 1
+    # A task without partitions (no pod carries the partition): Volcano leaves the Job as it is.
+    unpartitioned = [replace(p, partition="") for p in pods]
+    status = JobStatus(phase=JobPhase.RUNNING)
+    plan = plan_step(spec, status, unpartitioned, "Running", step, NOW)
+    assert plan.delete == () and plan.status == status and not plan.phase_changed

@@ -119,3 +119,20 @@ def test_deleted_pod_is_an_eviction_unless_the_controller_killed_it() -> None:
     killed = read_pod(PodBuilder("job", "worker", 0).phase("Running").out_of_sync().obj())
     assert on_pod_deleted(killed, known=True).event is Event.OUT_OF_SYNC
     assert on_pod_deleted(pod, known=False).event is Event.OUT_OF_SYNC
+
+
+def test_job_updated_matches_only_a_policy_that_names_it() -> None:
+    named = parse_job(JobBuilder().task("w").policy("RestartJob", event="JobUpdated").obj())
+    assert decide(named, 1, Request(Event.JOB_UPDATED, job_version=1)).action is Action.RESTART_JOB
+    # Volcano never raises JobUpdated, so '*' has never matched a spec update.
+    anything = parse_job(JobBuilder().task("w").policy("RestartJob", event="*").obj())
+    assert decide(anything, 1, Request(Event.JOB_UPDATED, job_version=1)).action is Action.SYNC_JOB
+
+
+def test_restart_partition_carries_the_pods_partition_and_supersedes_only_that_partition() -> None:
+    spec = parse_job(JobBuilder().task("w", 4).policy("RestartPartition", event="PodFailed").obj())
+    d = decide(spec, 0, Request(Event.POD_FAILED, task="w", pod="job-w-2", partition="1", exit_code=1))
+    assert (d.action, d.task, d.partition) == (Action.RESTART_PARTITION, "w", "1")
+    same = Decision(Action.RESTART_PARTITION, 5, Event.POD_FAILED, "w", "job-w-3", partition="1")
+    other = Decision(Action.RESTART_PARTITION, 5, Event.POD_FAILED, "w", "job-w-0", partition="0")
+    assert superseded(same, d) and not superseded(other, d)

@@ -278,3 +278,46 @@ async def test_preemption_restarts_without_consuming_max_retry(env: Env) -> None
 
     status = await wait_for("the job restarted and running again", restarted, 120)
     assert status["retryCount"] == 0  # maxRetry 1 would have failed the job had this counted
+
+
+async def test_restart_partition_replaces_only_the_evicted_pods_partition(env: Env) -> None:
+    worker = task("worker", 4, policies=[{"event": "PodEvicted", "action": "RestartPartition"}])
+    worker["partitionPolicy"] = {"totalPartitions": 2, "partitionSize": 2}
+    await env.create_job(vcjob("rp", worker))
+    await env.wait_phase("rp", "Running")
+    before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await env.live_pods("rp")}
+    await env.api.delete(f"/api/v1/namespaces/{env.ns}/pods/rp-worker-2")
+
+    async def partition_one_replaced() -> dict[str, str] | None:
+        now = {p["metadata"]["name"]: p["metadata"]["uid"] for p in await env.live_pods("rp")}
+        fresh = len(now) == 4 and all(now[n] != before[n] for n in ("rp-worker-2", "rp-worker-3"))
+        return now if fresh else None
+
+    after = await wait_for("the pods of partition 1 replaced", partition_one_replaced, 60)
+    assert [after[n] == before[n] for n in ("rp-worker-0", "rp-worker-1")] == [True, True]
+    job = await env.wait_phase("rp", "Running")
+    assert job["status"]["retryCount"] == 1
+
+
+async def test_job_updated_policy_restarts_the_job_on_a_scale_up(env: Env) -> None:
+    await env.create_job(
+        vcjob(
+            "ju",
+            task("worker", 2),
+            minAvailable=2,
+            policies=[{"event": "JobUpdated", "action": "RestartJob"}],
+        )
+    )
+    await env.wait_phase("ju", "Running")
+    before = {p["metadata"]["uid"] for p in await env.live_pods("ju")}
+    patch = {"spec": {"tasks": [task("worker", 3)]}}
+    await env.api.patch(f"/apis/batch.volcano.sh/v1alpha1/namespaces/{env.ns}/jobs/ju", patch)
+
+    async def restarted() -> dict | None:
+        job = await env.job("ju")
+        uids = {p["metadata"]["uid"] for p in await env.live_pods("ju")}
+        done = job and job["status"].get("retryCount") == 1 and job["status"]["state"]["phase"] == "Running"
+        return job if done and len(uids) == 3 and not uids & before else None
+
+    job = await wait_for("a restart with three new pods", restarted, 60)
+    assert job["status"]["version"] >= 1

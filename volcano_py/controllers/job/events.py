@@ -43,6 +43,7 @@ def _request(pod: PodView, event: Event, exit_code: int = 0) -> Request:
         job_version=pod.version,
         job_uid=pod.job_uid,
         disrupted=pod.disrupted,
+        partition=pod.partition,
     )
 
 

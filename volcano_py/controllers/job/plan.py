@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
 from volcano_py.controllers.job.spec import JobSpec, TaskSpec
-from volcano_py.controllers.job.state import Op, Step
+from volcano_py.controllers.job.state import Op, Step, Target
 from volcano_py.controllers.job.status import CountBuilder, JobStatus, transition
 
 # PodGroup phases in which the scheduler has admitted the group, so its pods may be created.
@@ -116,6 +116,14 @@ def plan_sync(
     return Plan(tuple(create), tuple(delete), False, new_status, changed, tuple(waiting))
 
 
+def _targeted(target: Target | None, pod: PodView) -> bool:
+    if target is None or pod.task != target.task:
+        return False
+    if target.partition is not None:
+        return pod.partition == target.partition
+    return not target.pod or pod.name == target.pod
+
+
 def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: Step, now: str) -> Plan:
     """Volcano's KillJob / KillTarget: delete pods (keeping ``step.retain`` phases), recount, apply the rule.
 
@@ -130,18 +138,16 @@ def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: S
         if pod.deleting:
             builder.add_terminating()
             continue
-        if step.op is Op.KILL_TARGET:
-            target = step.target
-            hit = (
-                target is not None and pod.task == target.task and (not target.pod or pod.name == target.pod)
-            )
-        else:
-            hit = pod.phase not in retain
+        hit = _targeted(step.target, pod) if step.op is Op.KILL_TARGET else pod.phase not in retain
         if hit:
             delete.append(pod.name)
             builder.add_terminating()
         else:
             builder.add(pod)
+    partition = step.target.partition if step.op is Op.KILL_TARGET and step.target else None
+    if partition is not None and not delete:
+        # Volcano leaves the Job as it is when the partition has no pod (or the task no partitions).
+        return Plan(status=status)
     after = replace(status, counts=builder.build())
     new_status, changed = _finish(spec, status, after, step, now)
     # A kill of the whole job starts a new generation of pods: events from older pods are then stale.

@@ -21,13 +21,8 @@ from volcano_py.api import constants as c
 from volcano_py.api.batch import DEFAULT_MAX_RETRY
 from volcano_py.api.bus import POLICY_ACTIONS, POLICY_EVENTS, Action, Event
 from volcano_py.api.common import parse_duration as api_parse_duration
+from volcano_py.api.job_rules import validate_job
 from volcano_py.api.problems import join_path
-
-# Policy actions and events Volcano accepts that this controller does not carry out; refused by name.
-_UNSUPPORTED_ACTIONS = {
-    Action.RESTART_PARTITION: "a partition is not restarted on its own here; use RestartTask or RestartJob"
-}
-_UNSUPPORTED_EVENTS = {Event.JOB_UPDATED: "the controller raises no event when a Job's spec is updated"}
 
 
 class JobSpecError(ValueError):
@@ -142,29 +137,10 @@ def _model_error(err: ValidationError) -> JobSpecError:
 def _policies(models: Sequence[api.LifecyclePolicy], where: str) -> tuple[LifecyclePolicy, ...]:
     out: list[LifecyclePolicy] = []
     for i, model in enumerate(models):
-        path = f"{where}.policies[{i}]"
-        action = model.action
-        if action is None:
-            raise JobSpecError(f"{path}.action: required; use one of {sorted(POLICY_ACTIONS)}")
-        if action not in POLICY_ACTIONS:
-            raise JobSpecError(f"{path}.action: {action} is internal; use one of {sorted(POLICY_ACTIONS)}")
-        if action in _UNSUPPORTED_ACTIONS:
-            raise JobSpecError(f"{path}.action: {action} is not supported: {_UNSUPPORTED_ACTIONS[action]}")
-        events = [*model.events, *([model.event] if model.event else [])]
-        for event in events:
-            if event in _UNSUPPORTED_EVENTS:
-                where_event = f"{path}.event" if event is model.event else f"{path}.events"
-                raise JobSpecError(f"{where_event}: {event} is not supported: {_UNSUPPORTED_EVENTS[event]}")
-        exit_code = model.exit_code
-        if exit_code == 0:
-            raise JobSpecError(f"{path}.exitCode: 0 means success and cannot trigger a policy")
-        if exit_code is not None and events:
-            raise JobSpecError(f"{path}: set either event(s) or exitCode, not both")
-        if exit_code is None and not events:
-            raise JobSpecError(f"{path}: needs an event, events or exitCode to match")
+        assert model.action is not None  # api.job_rules.check_policies requires one
         timeout = model.timeout
-        seconds = parse_duration(timeout, field_name=f"{path}.timeout") if timeout else None
-        out.append(LifecyclePolicy(action, tuple(events), exit_code, seconds))
+        seconds = parse_duration(timeout, field_name=f"{where}.policies[{i}].timeout") if timeout else None
+        out.append(LifecyclePolicy(model.action, tuple(model.all_events()), model.exit_code, seconds))
     return tuple(out)
 
 
@@ -177,16 +153,8 @@ def _task(model: api.TaskSpec, i: int) -> TaskSpec:
     partition = model.partition_policy
     if model.min_available is None and partition is not None and partition.min_partitions > 0:
         min_av = partition.min_partitions * partition.partition_size  # Volcano's getMinTaskMember
-    if min_av > replicas:
-        raise JobSpecError(
-            f"{path}.minAvailable: {min_av} exceeds replicas {replicas}; lower it or add replicas"
-        )
-    if not (model.template.get("spec") or {}).get("containers"):
-        raise JobSpecError(f"{path}.template.spec.containers: a task needs a pod template with containers")
     depends_on = None
-    if model.depends_on is not None and (model.depends_on.name or model.depends_on.iteration):
-        if not model.depends_on.name:
-            raise JobSpecError(f"{path}.dependsOn.name: list the task names this task waits for")
+    if model.depends_on is not None and model.depends_on.name:
         depends_on = DependsOn(
             tuple(model.depends_on.name), any_of=model.depends_on.iteration is api.Iteration.ANY
         )
@@ -207,10 +175,6 @@ def _volumes(models: Sequence[api.VolumeSpec], job_name: str, uid: str) -> tuple
     out: list[VolumeSpec] = []
     for i, vol in enumerate(models):
         claim = vol.volume_claim_name or ""
-        if not claim and not vol.volume_claim:
-            raise JobSpecError(
-                f"spec.volumes[{i}]: set volumeClaimName (an existing PVC) or volumeClaim (one to create)"
-            )
         # A generated claim name must be the same on every reconcile (Volcano stores a random one in the
         # spec; deriving it from the uid needs no write and cannot collide with a recreated Job's claim).
         out.append(
@@ -233,24 +197,15 @@ def parse_job(body: Mapping[str, Any]) -> JobSpec:
         )
     except ValidationError as err:
         raise _model_error(err) from None
+    # The admission rules the webhook and ``volcano-py validate`` apply: a Job the API server stored without
+    # the webhook is held to the same rules, in the same words.
+    problems = validate_job(job)
+    if problems:
+        raise JobSpecError("; ".join(str(p) for p in problems))
     spec = job.spec
-    if not spec.tasks:
-        raise JobSpecError("spec.tasks: a Job needs at least one task")
     tasks = tuple(_task(t, i) for i, t in enumerate(spec.tasks))
-    names = [t.name for t in tasks]
-    if len(set(names)) != len(names):
-        raise JobSpecError(f"spec.tasks[].name: task names must be unique, got {names}")
-    for t in tasks:
-        for dep in t.depends_on.names if t.depends_on else ():
-            if dep not in names:
-                raise JobSpecError(f"spec.tasks[{t.name}].dependsOn.name: no task named {dep!r}")
     total_min = sum(t.min_available for t in tasks)
     min_av = spec.min_available if "min_available" in spec.model_fields_set else total_min
-    total = sum(t.replicas for t in tasks)
-    if min_av > total:
-        raise JobSpecError(f"spec.minAvailable: {min_av} exceeds the {total} replicas of all tasks")
-    if spec.min_success is not None and spec.min_success > total:
-        raise JobSpecError(f"spec.minSuccess: {spec.min_success} exceeds the {total} replicas of all tasks")
     meta = job.metadata
     name, uid = meta.name or "", meta.uid or ""
     raw_spec = body.get("spec") or {}

@@ -24,7 +24,7 @@ class Op(Enum):
     KILL_JOB = (
         "kill-job"  # delete the job's pods (keeping finished ones when retain is soft) and its PodGroup
     )
-    KILL_TARGET = "kill-target"  # delete the pods of one task, or one pod
+    KILL_TARGET = "kill-target"  # delete the pods of one task, one partition of a task, or one pod
 
 
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -34,7 +34,8 @@ RETAIN_SOFT: frozenset[str] = frozenset({SUCCEEDED, FAILED})
 @dataclass(frozen=True, slots=True)
 class Target:
     task: str
-    pod: str = ""  # empty: the whole task
+    pod: str = ""  # empty: the whole task (or partition)
+    partition: str | None = None  # set for RestartPartition: the pods of the task with this partition-id
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +109,7 @@ def restarting_rule(spec: JobSpec, status: JobStatus) -> Change | None:
     return None
 
 
-_RESTARTS = frozenset({Action.RESTART_TASK, Action.RESTART_POD})
+_RESTARTS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
 
 def _active_step(phase: JobPhase, action: Action, target: Target | None, count_retry: bool) -> Step:

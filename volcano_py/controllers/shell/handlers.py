@@ -119,7 +119,15 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
             "resourceVersion"
         ):
             return  # the echo of our own status write
-        ctx.job_queue.add(key, Request(job_uid=str(body.metadata.uid)))
+        uid = str(body.metadata.uid)
+        seen = ctx.specs.get(uid)
+        if seen is not None and seen[0] != int(body.metadata.get("generation") or 0):
+            # The spec changed since the controller last read it (a scale up or down): JobUpdated, at the
+            # Job's current version so that it is not mistaken for an event of older pods.
+            version = int((body.get("status") or {}).get("version") or 0)
+            ctx.job_queue.add(key, Request(event=Event.JOB_UPDATED, job_uid=uid, job_version=version))
+            return
+        ctx.job_queue.add(key, Request(job_uid=uid))
 
     @kopf.on.event(*_PODGROUPS, registry=registry)
     async def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:

@@ -116,6 +116,8 @@ class JobWorker:
         target = None
         if decision.action in (Action.RESTART_TASK, Action.RESTART_POD) and decision.task:
             target = Target(decision.task, decision.pod if decision.action is Action.RESTART_POD else "")
+        elif decision.action is Action.RESTART_PARTITION and decision.task:
+            target = Target(decision.task, partition=decision.partition)
         step = step_for(status.phase, decision.action, target, count_retry=not req.disrupted)
         pg_phase: str | None = None
         controlled = dict(status.controlled_resources)
@@ -158,6 +160,7 @@ class JobWorker:
             task=decision.task,
             pod=decision.pod,
             pod_uid=decision.pod_uid,
+            partition=decision.partition,
         )
         handle = self.ctx.job_queue.add_after(decision.delay_seconds, key, fire)
         per_job[decision.pod] = DelayedAction(decision, handle)
