@@ -9,17 +9,17 @@ from ctl_builders import JobBuilder, PodBuilder
 
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.job.plan import plan_step
 from volcano_py.controllers.job.podview import PodView, read_pod
-from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.job.state import Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status
 
 NOW = "2026-01-01T00:00:10Z"
 
 
-def _job(**spec: Any) -> JobSpec:
-    return parse_job(JobBuilder().task("master", 1).task("worker", 3).set(**spec).obj())
+def _job(**spec: Any) -> ResolvedJob:
+    return resolve_job(JobBuilder().task("master", 1).task("worker", 3).set(**spec).obj())
 
 
 def _pods(*builders: PodBuilder) -> list[PodView]:
@@ -95,7 +95,7 @@ def test_scale_down_deletes_the_highest_indexes_and_scale_up_creates_new_ones() 
         *(PodBuilder("job", "worker", i).phase("Running") for i in range(3)),
         PodBuilder("job", "master", 0).phase("Running"),
     )
-    down = parse_job(JobBuilder().task("master", 1).task("worker", 2).obj())
+    down = resolve_job(JobBuilder().task("master", 1).task("worker", 2).obj())
     plan = plan_step(
         down,
         JobStatus(phase=JobPhase.RUNNING),
@@ -105,7 +105,7 @@ def test_scale_down_deletes_the_highest_indexes_and_scale_up_creates_new_ones() 
         NOW,
     )
     assert plan.delete == ("job-worker-2",) and plan.status.counts.terminating == 1
-    up = parse_job(JobBuilder().task("master", 1).task("worker", 5).obj())
+    up = resolve_job(JobBuilder().task("master", 1).task("worker", 5).obj())
     plan = plan_step(
         up,
         JobStatus(phase=JobPhase.RUNNING),
@@ -138,7 +138,7 @@ def test_preempted_pod_is_replaced_and_not_counted_as_failed() -> None:
 
 
 def test_depends_on_waits_for_the_dependency_to_be_ready() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder().task("ps", 1).task("worker", 2, depends_on=["ps"]).set(minAvailable=1).obj()
     )
     step = step_for(JobPhase.PENDING, Action.SYNC_JOB)
@@ -151,7 +151,7 @@ def test_depends_on_waits_for_the_dependency_to_be_ready() -> None:
 
 
 def test_depends_on_any_needs_one_dependency() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder().task("a", 1).task("b", 1).task("w", 1, depends_on=["a", "b"], any_of=True).obj()
     )
     plan = plan_step(

@@ -8,9 +8,9 @@ from hypothesis import strategies as st
 
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.plan import plan_step
 from volcano_py.controllers.job.podview import read_pod
-from volcano_py.controllers.job.spec import parse_job
 from volcano_py.controllers.job.state import step_for
 from volcano_py.controllers.job.status import JobStatus
 
@@ -46,7 +46,7 @@ def test_sync_creates_exactly_the_missing_replicas_and_deletes_the_surplus(
     if masters:
         builder.task("master", masters)
     builder.task("worker", workers).set(minAvailable=0)
-    spec = parse_job(builder.obj())
+    spec = resolve_job(builder.obj())
     pods = []
     for task, index, phase, deleting in raw:
         pod = PodBuilder("job", task, index).phase(phase)

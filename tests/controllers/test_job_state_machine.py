@@ -9,7 +9,7 @@ from ctl_builders import JobBuilder
 
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.bus import Action
-from volcano_py.controllers.job.spec import JobSpec, parse_job
+from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.job.state import (
     RETAIN_NONE,
     RETAIN_SOFT,
@@ -42,7 +42,7 @@ A = Action
 def test_actions_kill_and_move(
     phase: JobPhase, action: Action, op: Op, retain: frozenset[str], then: Change
 ) -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     step = step_for(phase, action)
     assert (step.op, step.retain) == (op, retain)
     assert step.rule is not None and step.rule(spec, JobStatus(phase=phase)) == then
@@ -54,7 +54,7 @@ def test_restart_task_kills_only_its_target() -> None:
 
 
 def test_disruption_restart_does_not_count_a_retry() -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     step = step_for(P.RUNNING, A.RESTART_JOB, count_retry=False)
     assert step.rule is not None and step.rule(spec, JobStatus()) == Change(P.RESTARTING, retry=False)
 
@@ -69,20 +69,20 @@ def test_finished_phases_only_release_resources(phase: JobPhase) -> None:
     ("phase", "final"), [(P.ABORTING, P.ABORTED), (P.COMPLETING, P.COMPLETED), (P.TERMINATING, P.TERMINATED)]
 )
 def test_draining_phases_finish_when_no_pod_is_left_running(phase: JobPhase, final: JobPhase) -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     rule = step_for(phase, A.SYNC_JOB).rule
     assert rule is not None
     assert rule(spec, JobStatus(phase=phase, counts=Counts(terminating=1, succeeded=1))) is None
     assert rule(spec, JobStatus(phase=phase, counts=Counts(succeeded=1, failed=1))) == Change(final)
 
 
-def _spec(min_success: int | None = None, min_available: int | None = None) -> JobSpec:
+def _spec(min_success: int | None = None, min_available: int | None = None) -> ResolvedJob:
     b = JobBuilder().task("master", 1).task("worker", 3)
     if min_success is not None:
         b.set(minSuccess=min_success)
     if min_available is not None:
         b.set(minAvailable=min_available)
-    return parse_job(b.obj())
+    return resolve_job(b.obj())
 
 
 def _counts(**phases: dict[str, int]) -> Counts:
@@ -142,7 +142,7 @@ def _counts(**phases: dict[str, int]) -> Counts:
         ),
     ],
 )
-def test_running_completion_rules(spec: JobSpec, counts: Counts, expected: JobPhase | None) -> None:
+def test_running_completion_rules(spec: ResolvedJob, counts: Counts, expected: JobPhase | None) -> None:
     change = running_rule(spec, JobStatus(phase=P.RUNNING, counts=counts))
     assert (change.phase if change else None) == expected
 

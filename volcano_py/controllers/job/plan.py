@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
-from volcano_py.controllers.job.spec import JobSpec, TaskSpec
 from volcano_py.controllers.job.state import Op, Step, Target
 from volcano_py.controllers.job.status import CountBuilder, JobStatus, transition
 
@@ -36,9 +36,9 @@ def pod_name(job: str, task: str, index: int) -> str:
     return f"{job}-{task}-{index}"
 
 
-def dependencies_ready(spec: JobSpec, task: TaskSpec, pods: Iterable[PodView]) -> bool:
+def dependencies_ready(spec: ResolvedJob, task: ResolvedTask, pods: Iterable[PodView]) -> bool:
     """Volcano's dependsOn: each dependency task has ``minAvailable`` pods running-and-ready or succeeded."""
-    if task.depends_on is None:
+    if not task.depends_on:
         return True
     ready: dict[str, int] = {}
     for pod in pods:
@@ -49,14 +49,14 @@ def dependencies_ready(spec: JobSpec, task: TaskSpec, pods: Iterable[PodView]) -
         dep = spec.task(name)
         return dep is not None and ready.get(name, 0) >= dep.min_available
 
-    names = task.depends_on.names
-    if task.depends_on.any_of and len(names) > 1:
+    names = task.depends_on
+    if task.depends_on_any and len(names) > 1:
         return any(one_ready(n) for n in names)
     return all(one_ready(n) for n in names)
 
 
 def _finish(
-    spec: JobSpec, before: JobStatus, after: JobStatus, step: Step, now: str
+    spec: ResolvedJob, before: JobStatus, after: JobStatus, step: Step, now: str
 ) -> tuple[JobStatus, bool]:
     change = step.rule(spec, after) if step.rule else None
     if change is None:
@@ -69,7 +69,7 @@ def _finish(
 
 
 def plan_sync(
-    spec: JobSpec,
+    spec: ResolvedJob,
     status: JobStatus,
     pods: Sequence[PodView],
     podgroup_phase: str | None,
@@ -124,7 +124,7 @@ def _targeted(target: Target | None, pod: PodView) -> bool:
     return not target.pod or pod.name == target.pod
 
 
-def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: Step, now: str) -> Plan:
+def plan_kill(spec: ResolvedJob, status: JobStatus, pods: Sequence[PodView], step: Step, now: str) -> Plan:
     """Volcano's KillJob / KillTarget: delete pods (keeping ``step.retain`` phases), recount, apply the rule.
 
     On the last retry Volcano keeps finished pods even for a hard kill, so their logs survive the failure.
@@ -157,7 +157,7 @@ def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: S
 
 
 def plan_step(
-    spec: JobSpec,
+    spec: ResolvedJob,
     status: JobStatus,
     pods: Sequence[PodView],
     podgroup_phase: str | None,

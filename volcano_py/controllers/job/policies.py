@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from volcano_py.api.bus import Action, Event
-from volcano_py.controllers.job.spec import JobSpec, LifecyclePolicy
+from volcano_py.api.job_view import ResolvedJob, ResolvedPolicy
 
 _INTERNAL_EVENTS = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED, Event.POD_RUNNING})
 _INTERNAL_ACTIONS = frozenset(
@@ -50,7 +50,7 @@ class Decision:
     partition: str = ""
 
 
-def _match(policies: tuple[LifecyclePolicy, ...], req: Request) -> LifecyclePolicy | None:
+def _match(policies: tuple[ResolvedPolicy, ...], req: Request) -> ResolvedPolicy | None:
     for policy in policies:
         named = req.event in policy.events
         matches = named or (Event.ANY in policy.events and req.event is not Event.JOB_UPDATED)
@@ -66,7 +66,7 @@ def _match(policies: tuple[LifecyclePolicy, ...], req: Request) -> LifecyclePoli
     return None
 
 
-def decide(spec: JobSpec, current_version: int, req: Request) -> Decision:
+def decide(spec: ResolvedJob, current_version: int, req: Request) -> Decision:
     """The action ``req`` triggers on a Job whose status version is ``current_version``."""
     base = Decision(Action.SYNC_JOB, 0.0, req.event, req.task, req.pod, req.pod_uid, req.partition)
     if req.action is not None:

@@ -14,8 +14,8 @@ from enum import Enum
 
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import ResolvedJob
 from volcano_py.controllers.job.podview import FAILED, SUCCEEDED
-from volcano_py.controllers.job.spec import JobSpec
 from volcano_py.controllers.job.status import JobStatus
 
 
@@ -44,7 +44,7 @@ class Change:
     retry: bool = False  # increment status.retryCount
 
 
-Rule = Callable[[JobSpec, JobStatus], Change | None]
+Rule = Callable[[ResolvedJob, JobStatus], Change | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,14 +56,14 @@ class Step:
 
 
 def _to(phase: JobPhase, *, retry: bool = False) -> Rule:
-    def rule(_spec: JobSpec, _status: JobStatus) -> Change:
+    def rule(_spec: ResolvedJob, _status: JobStatus) -> Change:
         return Change(phase, retry)
 
     return rule
 
 
 def _when_drained(phase: JobPhase) -> Rule:
-    def rule(_spec: JobSpec, status: JobStatus) -> Change | None:
+    def rule(_spec: ResolvedJob, status: JobStatus) -> Change | None:
         counts = status.counts
         if counts.terminating or counts.pending or counts.running:
             return None
@@ -72,14 +72,14 @@ def _when_drained(phase: JobPhase) -> Rule:
     return rule
 
 
-def pending_rule(spec: JobSpec, status: JobStatus) -> Change | None:
+def pending_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     counts = status.counts
     if spec.min_available <= counts.running + counts.succeeded + counts.failed:
         return Change(JobPhase.RUNNING)
     return None
 
 
-def running_rule(spec: JobSpec, status: JobStatus) -> Change | None:
+def running_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     counts = status.counts
     replicas = spec.total_replicas
     if replicas == 0:
@@ -101,7 +101,7 @@ def running_rule(spec: JobSpec, status: JobStatus) -> Change | None:
     return None
 
 
-def restarting_rule(spec: JobSpec, status: JobStatus) -> Change | None:
+def restarting_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     if status.retry_count >= spec.max_retry:
         return Change(JobPhase.FAILED)
     if spec.total_replicas - status.counts.terminating >= spec.min_available:

@@ -18,12 +18,12 @@ import kopf
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
+from volcano_py.api.job_view import JobSpecError
 from volcano_py.api.queue_hierarchy import written_state
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
 from volcano_py.controllers.job.policies import Request, decide
-from volcano_py.controllers.job.spec import JobSpecError
 from volcano_py.controllers.shell.context import (
     COMMANDS,
     JOB_INDEX,

@@ -15,13 +15,13 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent, JobPhase
 from volcano_py.api.bus import Action, Event
+from volcano_py.api.job_view import JobSpecError, ResolvedJob
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
-from volcano_py.controllers.job.spec import JobSpec, JobSpecError
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
 from volcano_py.controllers.shell.context import JOBS, ControllerContext, DelayedAction, JobKey
@@ -182,7 +182,7 @@ class JobWorker:
 
     # --- writes -----------------------------------------------------------------------------------------
 
-    async def _create_pod(self, spec: JobSpec, pod: dict[str, Any]) -> None:
+    async def _create_pod(self, spec: ResolvedJob, pod: dict[str, Any]) -> None:
         async with self._create_limit:
             try:
                 created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
@@ -199,7 +199,7 @@ class JobWorker:
             delta = datetime.fromisoformat(created_at.replace("Z", "+00:00")) - job_created
             self.ctx.metrics.job_to_pod_latency.observe(max(delta.total_seconds(), 0.0) * 1000)
 
-    async def _kill_pod(self, spec: JobSpec, name: str) -> None:
+    async def _kill_pod(self, spec: ResolvedJob, name: str) -> None:
         path = PODS.object_path(name, spec.namespace)
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark = [
@@ -223,7 +223,7 @@ class JobWorker:
                 raise
 
     async def _execute(
-        self, spec: JobSpec, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
+        self, spec: ResolvedJob, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
     ) -> None:
         created_at = (body.get("metadata") or {}).get("creationTimestamp")
         if created_at and spec.uid not in self._job_created:
@@ -261,7 +261,7 @@ class JobWorker:
             raise first if isinstance(first, ApiError) else ApiError(500, "InternalError", str(first))
 
     async def _write_status(
-        self, key: JobKey, body: dict[str, Any], before: JobStatus, after: JobStatus, spec: JobSpec
+        self, key: JobKey, body: dict[str, Any], before: JobStatus, after: JobStatus, spec: ResolvedJob
     ) -> None:
         if after == before:
             return
@@ -281,7 +281,7 @@ class JobWorker:
             elif after.phase is JobPhase.FAILED:
                 self.ctx.metrics.job_failed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()
 
-    async def _delete_expired(self, key: JobKey, spec: JobSpec) -> None:
+    async def _delete_expired(self, key: JobKey, spec: ResolvedJob) -> None:
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
@@ -295,7 +295,7 @@ class JobWorker:
             if not (exc.not_found or exc.conflict):
                 raise
 
-    async def _apply_ttl(self, key: JobKey, spec: JobSpec, status: JobStatus) -> None:
+    async def _apply_ttl(self, key: JobKey, spec: ResolvedJob, status: JobStatus) -> None:
         left = seconds_left(spec, status, datetime.now(UTC))
         if left is None:
             return
