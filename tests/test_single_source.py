@@ -44,7 +44,7 @@ def test_controllers_and_scheduler_phases_are_the_api_enums() -> None:
 
 
 def test_the_job_kinds_are_defined_only_in_the_api() -> None:
-    kinds = ("JobSpec", "TaskSpec", "LifecyclePolicy", "DependsOn", "VolumeSpec")
+    kinds = ("JobSpec", "TaskSpec", "JobStatus", "LifecyclePolicy", "DependsOn", "VolumeSpec")
     outside = [
         f"{klass.__module__}.{name}"
         for module in _all_modules()

@@ -10,9 +10,8 @@ from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
-from volcano_py.api.job_view import resolve_job
+from volcano_py.api.job_view import read_status, resolve_job
 from volcano_py.controllers import plainpod
-from volcano_py.controllers.job.status import read_status
 from volcano_py.controllers.queue.state import (
     QueueActionError,
     QueueState,

@@ -20,6 +20,7 @@ from volcano_py.api.batch import (
     DEFAULT_MAX_RETRY,
     Iteration,
     Job,
+    JobStatus,
     LifecyclePolicy,
     PartitionPolicySpec,
     TaskSpec,
@@ -234,3 +235,16 @@ def resolve_job(body: Mapping[str, Any]) -> ResolvedJob:
         network_topology=raw_spec.get("networkTopology"),
         max_retry=spec.max_retry,
     )
+
+
+def read_status(body: Mapping[str, Any]) -> JobStatus:
+    """A Job's status as stored (the controller's own last write), through the api model."""
+    try:
+        return JobStatus.model_validate(body.get("status") or {})
+    except ValidationError as err:
+        raise JobSpecError("; ".join(map(str, from_validation_error(err, "status")))) from None
+
+
+def status_to_dict(status: JobStatus) -> dict[str, Any]:
+    """The wire form of a status the controller writes: every counter, zeros included, as Volcano's."""
+    return status.model_dump(mode="json", by_alias=True, exclude_none=True)

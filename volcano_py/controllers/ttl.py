@@ -4,25 +4,15 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from volcano_py.api.batch import FINISHED_PHASES
+from volcano_py.api.batch import FINISHED_PHASES, JobStatus
 from volcano_py.api.job_view import ResolvedJob
-from volcano_py.controllers.job.status import JobStatus
-
-
-def parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def expires_at(spec: ResolvedJob, status: JobStatus) -> datetime | None:
     """When the Job should be deleted; None when it has no TTL, is not finished, or has no finish time."""
-    if spec.ttl_seconds_after_finished is None or status.phase not in FINISHED_PHASES:
+    if spec.ttl_seconds_after_finished is None or status.state.phase not in FINISHED_PHASES:
         return None
-    finished = parse_time(status.last_transition)
+    finished = status.state.last_transition_time
     if finished is None:
         return None
     return finished + timedelta(seconds=spec.ttl_seconds_after_finished)

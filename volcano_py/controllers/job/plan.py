@@ -8,13 +8,14 @@ it differs from the current one, so running the same plan twice is harmless.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from volcano_py.api.batch import JobStatus
 from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
 from volcano_py.controllers.job.state import Op, Step, Target
-from volcano_py.controllers.job.status import CountBuilder, JobStatus, transition
+from volcano_py.controllers.job.status import CountBuilder, transition
 
 # PodGroup phases in which the scheduler has admitted the group, so its pods may be created.
 ADMITTED_PODGROUP_PHASES = frozenset(
@@ -62,10 +63,10 @@ def _finish(
     if change is None:
         return after, False
     if change.retry:
-        after = replace(after, retry_count=after.retry_count + 1)
-    if change.phase == before.phase and not change.retry:
+        after = after.model_copy(update={"retry_count": after.retry_count + 1})
+    if change.phase == before.state.phase and not change.retry:
         return after, False
-    return transition(after, change.phase, now, reason=after.reason), True
+    return transition(after, change.phase, now, reason=after.state.reason or ""), True
 
 
 def plan_sync(
@@ -77,7 +78,7 @@ def plan_sync(
     now: str,
 ) -> Plan:
     """Volcano's SyncJob: pods only once the PodGroup is admitted; counts from what exists or is created."""
-    base = replace(status, min_available=spec.min_available)
+    base = status.model_copy(update={"min_available": spec.min_available})
     if podgroup_phase is None or podgroup_phase in ("", PodGroupPhase.PENDING):
         # Not admitted yet: counts stay as observed last time, only the phase rule runs.
         new_status, changed = _finish(spec, status, base, step, now)
@@ -111,7 +112,7 @@ def plan_sync(
         builder.add_terminating()
         if not pod.deleting:
             delete.append(pod.name)
-    after = replace(base, counts=builder.build())
+    after = builder.apply(base)
     new_status, changed = _finish(spec, status, after, step, now)
     return Plan(tuple(create), tuple(delete), False, new_status, changed, tuple(waiting))
 
@@ -148,11 +149,11 @@ def plan_kill(spec: ResolvedJob, status: JobStatus, pods: Sequence[PodView], ste
     if partition is not None and not delete:
         # Volcano leaves the Job as it is when the partition has no pod (or the task no partitions).
         return Plan(status=status)
-    after = replace(status, counts=builder.build())
+    after = builder.apply(status)
     new_status, changed = _finish(spec, status, after, step, now)
     # A kill of the whole job starts a new generation of pods: events from older pods are then stale.
     if step.op is Op.KILL_JOB and (delete or changed):
-        new_status = replace(new_status, version=status.version + 1)
+        new_status = new_status.model_copy(update={"version": status.version + 1})
     return Plan((), tuple(delete), step.op is Op.KILL_JOB, new_status, changed)
 
 

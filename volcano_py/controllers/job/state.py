@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import JobPhase, JobStatus
 from volcano_py.api.bus import Action
 from volcano_py.api.job_view import ResolvedJob
 from volcano_py.controllers.job.podview import FAILED, SUCCEEDED
-from volcano_py.controllers.job.status import JobStatus
+from volcano_py.controllers.job.status import task_phase
 
 
 class Op(Enum):
@@ -64,8 +64,7 @@ def _to(phase: JobPhase, *, retry: bool = False) -> Rule:
 
 def _when_drained(phase: JobPhase) -> Rule:
     def rule(_spec: ResolvedJob, status: JobStatus) -> Change | None:
-        counts = status.counts
-        if counts.terminating or counts.pending or counts.running:
+        if status.terminating or status.pending or status.running:
             return None
         return Change(phase)
 
@@ -73,30 +72,30 @@ def _when_drained(phase: JobPhase) -> Rule:
 
 
 def pending_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
-    counts = status.counts
-    if spec.min_available <= counts.running + counts.succeeded + counts.failed:
+    if spec.min_available <= status.running + status.succeeded + status.failed:
         return Change(JobPhase.RUNNING)
     return None
 
 
 def running_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
-    counts = status.counts
     replicas = spec.total_replicas
     if replicas == 0:
         return None
-    if spec.min_success is not None and counts.succeeded >= spec.min_success:
+    if spec.min_success is not None and status.succeeded >= spec.min_success:
         return Change(JobPhase.COMPLETED)
-    if counts.succeeded + counts.failed == replicas:
+    if status.succeeded + status.failed == replicas:
         if spec.min_available >= spec.total_task_min_available:
             for task in spec.tasks:
-                if task.name in counts.tasks and counts.task_phase(task.name, SUCCEEDED) < task.min_available:
+                if task.name in status.task_status_count and (
+                    task_phase(status, task.name, SUCCEEDED) < task.min_available
+                ):
                     return Change(JobPhase.FAILED)
-        if spec.min_success is not None and counts.succeeded < spec.min_success:
+        if spec.min_success is not None and status.succeeded < spec.min_success:
             return Change(JobPhase.FAILED)
-        if counts.succeeded >= spec.min_available:
+        if status.succeeded >= spec.min_available:
             return Change(JobPhase.COMPLETED)
         return Change(JobPhase.FAILED)
-    if counts.pending > replicas - spec.min_available:
+    if status.pending > replicas - spec.min_available:
         return Change(JobPhase.PENDING)
     return None
 
@@ -104,7 +103,7 @@ def running_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
 def restarting_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     if status.retry_count >= spec.max_retry:
         return Change(JobPhase.FAILED)
-    if spec.total_replicas - status.counts.terminating >= spec.min_available:
+    if spec.total_replicas - status.terminating >= spec.min_available:
         return Change(JobPhase.PENDING)
     return None
 
