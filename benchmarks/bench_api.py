@@ -3,7 +3,7 @@
 The scheduler's cache and the controllers parse every PodGroup, Queue and Job they watch, and the admission
 webhook validates every write, so these rates bound how much churn one process can follow. The scheduler's
 own edge (``TaskInfo.from_pod``, ``JobInfo.from_podgroup``: read straight from the raw body, for every pod
-of every cycle) and the controller's (``parse_job``) are measured beside the pydantic models. Reported per
+of every cycle) and the controller's (``resolve_job``) are measured beside the pydantic models. Reported per
 operation: objects per second and microseconds per object (best of ``--repeat`` runs of ``--count``), with
 the machine's load average so that runs can be compared.
 """
@@ -21,9 +21,9 @@ from typing import Any
 import yaml
 
 from volcano_py.api.batch import Job
+from volcano_py.api.job_view import resolve_job
 from volcano_py.api.scheduling import PodGroup
 from volcano_py.api.validation import validate_object
-from volcano_py.controllers.job.spec import parse_job
 from volcano_py.scheduler.framework.job import JobInfo
 from volcano_py.scheduler.framework.task import TaskInfo
 
@@ -103,7 +103,7 @@ def main() -> None:
         ("Job.model_validate (gang example)", lambda i: Job.model_validate(job_doc)),
         ("Job.to_dict (gang example)", lambda i: job.to_dict()),
         ("validate_object (gang example)", lambda i: validate_object(job_doc)),
-        ("parse_job (controller, gang example)", lambda i: parse_job(job_doc)),
+        ("resolve_job (controller, gang example)", lambda i: resolve_job(job_doc)),
         ("TaskInfo.from_pod (scheduler snapshot)", lambda i: TaskInfo.from_pod(pod_docs[i])),
         ("JobInfo.from_podgroup (scheduler snapshot)", lambda i: JobInfo.from_podgroup(pg_docs[i])),
     ]

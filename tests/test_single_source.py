@@ -10,7 +10,7 @@ from types import ModuleType
 
 import volcano_py
 from volcano_py.api import batch, bus, scheduling
-from volcano_py.controllers.job import plan, spec, state
+from volcano_py.controllers.job import plan, policies, state
 from volcano_py.controllers.queue import state as queue_state
 from volcano_py.scheduler.framework import decisions, status
 
@@ -36,11 +36,23 @@ def _api_enums() -> dict[frozenset[str], type[enum.Enum]]:
 
 def test_controllers_and_scheduler_phases_are_the_api_enums() -> None:
     assert state.JobPhase is batch.JobPhase
-    assert spec.Action is bus.Action and spec.Event is bus.Event
+    assert policies.Action is bus.Action and policies.Event is bus.Event
     assert queue_state.QueueState is scheduling.QueueState
     assert status.PodGroupPhase is scheduling.PodGroupPhase
     assert decisions.PodGroupPhase is scheduling.PodGroupPhase
     assert all(type(p) is scheduling.PodGroupPhase for p in plan.ADMITTED_PODGROUP_PHASES)
+
+
+def test_the_job_kinds_are_defined_only_in_the_api() -> None:
+    kinds = ("JobSpec", "TaskSpec", "JobStatus", "LifecyclePolicy", "DependsOn", "VolumeSpec")
+    outside = [
+        f"{klass.__module__}.{name}"
+        for module in _all_modules()
+        if not module.__name__.startswith("volcano_py.api.")
+        for name, klass in inspect.getmembers(module, inspect.isclass)
+        if name in kinds and klass.__module__ == module.__name__
+    ]
+    assert outside == []
 
 
 def test_no_enum_outside_api_repeats_an_api_enum() -> None:

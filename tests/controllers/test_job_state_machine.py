@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from ctl_builders import JobBuilder
 
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import JobPhase, JobState, JobStatus, TaskState
 from volcano_py.api.bus import Action
-from volcano_py.controllers.job.spec import JobSpec, parse_job
+from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.job.state import (
     RETAIN_NONE,
     RETAIN_SOFT,
@@ -21,7 +22,6 @@ from volcano_py.controllers.job.state import (
     running_rule,
     step_for,
 )
-from volcano_py.controllers.job.status import Counts, JobStatus
 
 P = JobPhase
 A = Action
@@ -42,10 +42,10 @@ A = Action
 def test_actions_kill_and_move(
     phase: JobPhase, action: Action, op: Op, retain: frozenset[str], then: Change
 ) -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     step = step_for(phase, action)
     assert (step.op, step.retain) == (op, retain)
-    assert step.rule is not None and step.rule(spec, JobStatus(phase=phase)) == then
+    assert step.rule is not None and step.rule(spec, JobStatus(state=JobState(phase=phase))) == then
 
 
 def test_restart_task_kills_only_its_target() -> None:
@@ -54,7 +54,7 @@ def test_restart_task_kills_only_its_target() -> None:
 
 
 def test_disruption_restart_does_not_count_a_retry() -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     step = step_for(P.RUNNING, A.RESTART_JOB, count_retry=False)
     assert step.rule is not None and step.rule(spec, JobStatus()) == Change(P.RESTARTING, retry=False)
 
@@ -69,33 +69,33 @@ def test_finished_phases_only_release_resources(phase: JobPhase) -> None:
     ("phase", "final"), [(P.ABORTING, P.ABORTED), (P.COMPLETING, P.COMPLETED), (P.TERMINATING, P.TERMINATED)]
 )
 def test_draining_phases_finish_when_no_pod_is_left_running(phase: JobPhase, final: JobPhase) -> None:
-    spec = parse_job(JobBuilder().task("w", 2).obj())
+    spec = resolve_job(JobBuilder().task("w", 2).obj())
     rule = step_for(phase, A.SYNC_JOB).rule
     assert rule is not None
-    assert rule(spec, JobStatus(phase=phase, counts=Counts(terminating=1, succeeded=1))) is None
-    assert rule(spec, JobStatus(phase=phase, counts=Counts(succeeded=1, failed=1))) == Change(final)
+    assert rule(spec, JobStatus(state=JobState(phase=phase), terminating=1, succeeded=1)) is None
+    assert rule(spec, JobStatus(state=JobState(phase=phase), succeeded=1, failed=1)) == Change(final)
 
 
-def _spec(min_success: int | None = None, min_available: int | None = None) -> JobSpec:
+def _spec(min_success: int | None = None, min_available: int | None = None) -> ResolvedJob:
     b = JobBuilder().task("master", 1).task("worker", 3)
     if min_success is not None:
         b.set(minSuccess=min_success)
     if min_available is not None:
         b.set(minAvailable=min_available)
-    return parse_job(b.obj())
+    return resolve_job(b.obj())
 
 
-def _counts(**phases: dict[str, int]) -> Counts:
+def _counts(**phases: dict[str, int]) -> dict[str, Any]:
     totals = {
         p: sum(t.get(p, 0) for t in phases.values()) for p in ("Pending", "Running", "Succeeded", "Failed")
     }
-    return Counts(
-        pending=totals["Pending"],
-        running=totals["Running"],
-        succeeded=totals["Succeeded"],
-        failed=totals["Failed"],
-        tasks={k: dict(v) for k, v in phases.items()},
-    )
+    return {
+        "pending": totals["Pending"],
+        "running": totals["Running"],
+        "succeeded": totals["Succeeded"],
+        "failed": totals["Failed"],
+        "task_status_count": {k: TaskState(phase=dict(v)) for k, v in phases.items()},
+    }
 
 
 @pytest.mark.parametrize(
@@ -142,19 +142,21 @@ def _counts(**phases: dict[str, int]) -> Counts:
         ),
     ],
 )
-def test_running_completion_rules(spec: JobSpec, counts: Counts, expected: JobPhase | None) -> None:
-    change = running_rule(spec, JobStatus(phase=P.RUNNING, counts=counts))
+def test_running_completion_rules(
+    spec: ResolvedJob, counts: dict[str, Any], expected: JobPhase | None
+) -> None:
+    change = running_rule(spec, JobStatus(state=JobState(phase=P.RUNNING), **counts))
     assert (change.phase if change else None) == expected
 
 
 def test_pending_runs_once_min_available_pods_started() -> None:
     spec = _spec(min_available=3)
-    assert pending_rule(spec, JobStatus(counts=Counts(running=2, pending=2))) is None
-    assert pending_rule(spec, JobStatus(counts=Counts(running=2, succeeded=1))) == Change(P.RUNNING)
+    assert pending_rule(spec, JobStatus(running=2, pending=2)) is None
+    assert pending_rule(spec, JobStatus(running=2, succeeded=1)) == Change(P.RUNNING)
 
 
 def test_restarting_fails_when_retries_are_exhausted_and_otherwise_waits_for_pods() -> None:
     spec = replace(_spec(), max_retry=2)
     assert restarting_rule(spec, JobStatus(retry_count=2)) == Change(P.FAILED)
-    assert restarting_rule(spec, JobStatus(retry_count=1, counts=Counts(terminating=1))) is None
+    assert restarting_rule(spec, JobStatus(retry_count=1, terminating=1)) is None
     assert restarting_rule(spec, JobStatus(retry_count=1)) == Change(P.PENDING)

@@ -10,9 +10,8 @@ from ctl_builders import JobBuilder
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import read_status, resolve_job
 from volcano_py.controllers import plainpod
-from volcano_py.controllers.job.spec import parse_job
-from volcano_py.controllers.job.status import read_status
 from volcano_py.controllers.queue.state import (
     QueueActionError,
     QueueState,
@@ -139,7 +138,7 @@ def test_ttl_counts_from_the_finish_time() -> None:
         .status(state={"phase": "Completed", "lastTransitionTime": "2026-01-01T00:00:00Z"})
         .obj()
     )
-    spec, status = parse_job(body), read_status(body)
+    spec, status = resolve_job(body), read_status(body)
     assert seconds_left(spec, status, datetime(2026, 1, 1, 0, 0, 10, tzinfo=UTC)) == 20
     running = read_status(JobBuilder().status(state={"phase": "Running"}).obj())
     assert seconds_left(spec, running, datetime(2026, 1, 1, tzinfo=UTC)) is None

@@ -9,8 +9,8 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.podgroup import spec_patch
-from volcano_py.controllers.job.spec import parse_job
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 
 pytestmark = pytest.mark.integration
@@ -196,7 +196,7 @@ async def test_partition_policy_reaches_the_podgroup_and_the_pods_and_the_job_ru
     ]
     # What the API server stored (with its defaults) is what the controller wants: later syncs write nothing.
     job = await env.job("pp")
-    assert job is not None and spec_patch(pg, parse_job(job), {}) is None
+    assert job is not None and spec_patch(pg, resolve_job(job), {}) is None
 
 
 async def test_ttl_deletes_the_finished_job(env: Env) -> None:

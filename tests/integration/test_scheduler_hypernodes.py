@@ -22,8 +22,8 @@ from test_scheduler_binding import (  # type: ignore[import-not-found]
 )
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.podgroup import sub_group_policy
-from volcano_py.controllers.job.spec import parse_job
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import HYPERNODES, PODGROUPS, PODS
 
@@ -162,7 +162,7 @@ async def test_a_jobs_partitions_each_land_whole_in_one_hypernode(
         # The PodGroup as stored (API defaults applied) is what the controller wants: no patch loop.
         (podgroup,) = await env.podgroups()
         assert podgroup["spec"]["subGroupPolicy"] == sub_group_policy(
-            parse_job({**job, "metadata": {"name": "parted", "namespace": namespace, "uid": "u"}})
+            resolve_job({**job, "metadata": {"name": "parted", "namespace": namespace, "uid": "u"}})
         )
     finally:
         if env.operator is not None:

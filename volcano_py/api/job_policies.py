@@ -55,6 +55,12 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
                 )
             )
             continue
+        if policy.action is None:
+            # Volcano admits a policy without an action and then does nothing when it matches.
+            trigger = "an event" if events else "an exitCode"
+            problems.append(
+                Problem(join_path(here, "action"), f"is required with {trigger} (use one of {_ACTIONS})")
+            )
         if events:
             for event in events:
                 if event not in POLICY_EVENTS:
@@ -81,11 +87,7 @@ def check_policies(policies: Sequence[LifecyclePolicy], path: str) -> list[Probl
                     )
                 else:
                     events_at[event] = i
-            if policy.action is None:
-                problems.append(
-                    Problem(join_path(here, "action"), f"is required with an event (use one of {_ACTIONS})")
-                )
-            elif policy.action not in POLICY_ACTIONS:
+            if policy.action is not None and policy.action not in POLICY_ACTIONS:
                 problems.append(
                     Problem(
                         join_path(here, "action"),

@@ -92,6 +92,15 @@ def validate_job(job: Job) -> list[Problem]:
                 ),
             )
         )
+    if spec.tasks and spec.min_success is not None and spec.min_success > total:
+        # Volcano admits it; such a Job could only ever fail.
+        problems.append(
+            Problem(
+                "spec.minSuccess",
+                f"{spec.min_success} is greater than the sum of task replicas {total} "
+                f"(lower minSuccess to at most {total} or add replicas)",
+            )
+        )
     problems += check_policies(spec.policies, "spec.policies")
     problems += _check_plugins(job)
     problems += _check_volumes(job)

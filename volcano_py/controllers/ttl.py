@@ -4,31 +4,21 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from volcano_py.api.batch import FINISHED_PHASES
-from volcano_py.controllers.job.spec import JobSpec
-from volcano_py.controllers.job.status import JobStatus
+from volcano_py.api.batch import FINISHED_PHASES, JobStatus
+from volcano_py.api.job_view import ResolvedJob
 
 
-def parse_time(text: str) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
-def expires_at(spec: JobSpec, status: JobStatus) -> datetime | None:
+def expires_at(spec: ResolvedJob, status: JobStatus) -> datetime | None:
     """When the Job should be deleted; None when it has no TTL, is not finished, or has no finish time."""
-    if spec.ttl_seconds_after_finished is None or status.phase not in FINISHED_PHASES:
+    if spec.ttl_seconds_after_finished is None or status.state.phase not in FINISHED_PHASES:
         return None
-    finished = parse_time(status.last_transition)
+    finished = status.state.last_transition_time
     if finished is None:
         return None
     return finished + timedelta(seconds=spec.ttl_seconds_after_finished)
 
 
-def seconds_left(spec: JobSpec, status: JobStatus, now: datetime) -> float | None:
+def seconds_left(spec: ResolvedJob, status: JobStatus, now: datetime) -> float | None:
     """Seconds until deletion (<= 0: delete now), or None when the Job never expires."""
     at = expires_at(spec, status)
     return None if at is None else (at - now).total_seconds()

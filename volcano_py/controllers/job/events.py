@@ -10,21 +10,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from volcano_py.api.bus import Event
+from volcano_py.api.job_view import ResolvedJob
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
 from volcano_py.controllers.job.policies import Request
-from volcano_py.controllers.job.spec import JobSpec
 
 DEFAULT_TASK_MAX_RETRY = 3
 
 
-def task_completed(spec: JobSpec, task: str, task_pods: Iterable[PodView]) -> bool:
+def task_completed(spec: ResolvedJob, task: str, task_pods: Iterable[PodView]) -> bool:
     t = spec.task(task)
     if t is None or t.replicas <= 0:
         return False
     return sum(1 for p in task_pods if p.phase == SUCCEEDED) >= t.replicas
 
 
-def task_failed(spec: JobSpec, task: str, task_pods: Iterable[PodView]) -> bool:
+def task_failed(spec: ResolvedJob, task: str, task_pods: Iterable[PodView]) -> bool:
     """Volcano: the live pods of the task restarted their containers ``maxRetry`` times (default 3) in all."""
     t = spec.task(task)
     if t is None or t.replicas == 0 or t.max_retry == -1:
@@ -43,10 +43,13 @@ def _request(pod: PodView, event: Event, exit_code: int = 0) -> Request:
         job_version=pod.version,
         job_uid=pod.job_uid,
         disrupted=pod.disrupted,
+        partition=pod.partition,
     )
 
 
-def on_pod_seen(spec: JobSpec, old_phase: str | None, pod: PodView, task_pods: Iterable[PodView]) -> Request:
+def on_pod_seen(
+    spec: ResolvedJob, old_phase: str | None, pod: PodView, task_pods: Iterable[PodView]
+) -> Request:
     """A pod was added or updated; ``old_phase`` is None when the controller has not seen it before."""
     if pod.out_of_sync:
         return _request(pod, Event.OUT_OF_SYNC)

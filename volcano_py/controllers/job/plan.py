@@ -8,13 +8,14 @@ it differs from the current one, so running the same plan twice is harmless.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
+from volcano_py.api.batch import JobStatus
+from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podview import FAILED, PENDING, RUNNING, SUCCEEDED, PodView
-from volcano_py.controllers.job.spec import JobSpec, TaskSpec
-from volcano_py.controllers.job.state import Op, Step
-from volcano_py.controllers.job.status import CountBuilder, JobStatus, transition
+from volcano_py.controllers.job.state import Op, Step, Target
+from volcano_py.controllers.job.status import CountBuilder, transition
 
 # PodGroup phases in which the scheduler has admitted the group, so its pods may be created.
 ADMITTED_PODGROUP_PHASES = frozenset(
@@ -36,9 +37,9 @@ def pod_name(job: str, task: str, index: int) -> str:
     return f"{job}-{task}-{index}"
 
 
-def dependencies_ready(spec: JobSpec, task: TaskSpec, pods: Iterable[PodView]) -> bool:
+def dependencies_ready(spec: ResolvedJob, task: ResolvedTask, pods: Iterable[PodView]) -> bool:
     """Volcano's dependsOn: each dependency task has ``minAvailable`` pods running-and-ready or succeeded."""
-    if task.depends_on is None:
+    if not task.depends_on:
         return True
     ready: dict[str, int] = {}
     for pod in pods:
@@ -49,27 +50,27 @@ def dependencies_ready(spec: JobSpec, task: TaskSpec, pods: Iterable[PodView]) -
         dep = spec.task(name)
         return dep is not None and ready.get(name, 0) >= dep.min_available
 
-    names = task.depends_on.names
-    if task.depends_on.any_of and len(names) > 1:
+    names = task.depends_on
+    if task.depends_on_any and len(names) > 1:
         return any(one_ready(n) for n in names)
     return all(one_ready(n) for n in names)
 
 
 def _finish(
-    spec: JobSpec, before: JobStatus, after: JobStatus, step: Step, now: str
+    spec: ResolvedJob, before: JobStatus, after: JobStatus, step: Step, now: str
 ) -> tuple[JobStatus, bool]:
     change = step.rule(spec, after) if step.rule else None
     if change is None:
         return after, False
     if change.retry:
-        after = replace(after, retry_count=after.retry_count + 1)
-    if change.phase == before.phase and not change.retry:
+        after = after.model_copy(update={"retry_count": after.retry_count + 1})
+    if change.phase == before.state.phase and not change.retry:
         return after, False
-    return transition(after, change.phase, now, reason=after.reason), True
+    return transition(after, change.phase, now, reason=after.state.reason or ""), True
 
 
 def plan_sync(
-    spec: JobSpec,
+    spec: ResolvedJob,
     status: JobStatus,
     pods: Sequence[PodView],
     podgroup_phase: str | None,
@@ -77,7 +78,7 @@ def plan_sync(
     now: str,
 ) -> Plan:
     """Volcano's SyncJob: pods only once the PodGroup is admitted; counts from what exists or is created."""
-    base = replace(status, min_available=spec.min_available)
+    base = status.model_copy(update={"min_available": spec.min_available})
     if podgroup_phase is None or podgroup_phase in ("", PodGroupPhase.PENDING):
         # Not admitted yet: counts stay as observed last time, only the phase rule runs.
         new_status, changed = _finish(spec, status, base, step, now)
@@ -111,12 +112,20 @@ def plan_sync(
         builder.add_terminating()
         if not pod.deleting:
             delete.append(pod.name)
-    after = replace(base, counts=builder.build())
+    after = builder.apply(base)
     new_status, changed = _finish(spec, status, after, step, now)
     return Plan(tuple(create), tuple(delete), False, new_status, changed, tuple(waiting))
 
 
-def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: Step, now: str) -> Plan:
+def _targeted(target: Target | None, pod: PodView) -> bool:
+    if target is None or pod.task != target.task:
+        return False
+    if target.partition is not None:
+        return pod.partition == target.partition
+    return not target.pod or pod.name == target.pod
+
+
+def plan_kill(spec: ResolvedJob, status: JobStatus, pods: Sequence[PodView], step: Step, now: str) -> Plan:
     """Volcano's KillJob / KillTarget: delete pods (keeping ``step.retain`` phases), recount, apply the rule.
 
     On the last retry Volcano keeps finished pods even for a hard kill, so their logs survive the failure.
@@ -130,28 +139,26 @@ def plan_kill(spec: JobSpec, status: JobStatus, pods: Sequence[PodView], step: S
         if pod.deleting:
             builder.add_terminating()
             continue
-        if step.op is Op.KILL_TARGET:
-            target = step.target
-            hit = (
-                target is not None and pod.task == target.task and (not target.pod or pod.name == target.pod)
-            )
-        else:
-            hit = pod.phase not in retain
+        hit = _targeted(step.target, pod) if step.op is Op.KILL_TARGET else pod.phase not in retain
         if hit:
             delete.append(pod.name)
             builder.add_terminating()
         else:
             builder.add(pod)
-    after = replace(status, counts=builder.build())
+    partition = step.target.partition if step.op is Op.KILL_TARGET and step.target else None
+    if partition is not None and not delete:
+        # Volcano leaves the Job as it is when the partition has no pod (or the task no partitions).
+        return Plan(status=status)
+    after = builder.apply(status)
     new_status, changed = _finish(spec, status, after, step, now)
     # A kill of the whole job starts a new generation of pods: events from older pods are then stale.
     if step.op is Op.KILL_JOB and (delete or changed):
-        new_status = replace(new_status, version=status.version + 1)
+        new_status = new_status.model_copy(update={"version": status.version + 1})
     return Plan((), tuple(delete), step.op is Op.KILL_JOB, new_status, changed)
 
 
 def plan_step(
-    spec: JobSpec,
+    spec: ResolvedJob,
     status: JobStatus,
     pods: Sequence[PodView],
     podgroup_phase: str | None,

@@ -12,15 +12,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.controllers.job.plan import pod_name
-from volcano_py.controllers.job.spec import JobSpec, TaskSpec
 
 # Job annotations and labels a pod inherits, so the scheduler's plugins see them per pod.
 _INHERITED_ANNOTATIONS = (c.PREEMPTABLE_KEY, c.COOLDOWN_TIME_KEY, c.REVOCABLE_ZONE_KEY)
 _INHERITED_LABELS = (c.PREEMPTABLE_KEY, c.COOLDOWN_TIME_KEY)
 
 
-def owner_reference(spec: JobSpec) -> dict[str, Any]:
+def owner_reference(spec: ResolvedJob) -> dict[str, Any]:
     return {
         "apiVersion": c.BATCH_API_VERSION,
         "kind": c.JOB_KIND,
@@ -31,11 +31,13 @@ def owner_reference(spec: JobSpec) -> dict[str, Any]:
     }
 
 
-def _volume_name(spec: JobSpec, i: int) -> str:
+def _volume_name(spec: ResolvedJob, i: int) -> str:
     return f"{spec.name}-volume-{i}"
 
 
-def build_pod(spec: JobSpec, task: TaskSpec, index: int, *, version: int, retry_count: int) -> dict[str, Any]:
+def build_pod(
+    spec: ResolvedJob, task: ResolvedTask, index: int, *, version: int, retry_count: int
+) -> dict[str, Any]:
     template: Mapping[str, Any] = task.template
     tmeta = template.get("metadata") or {}
     pod_spec: dict[str, Any] = copy.deepcopy(dict(template.get("spec") or {}))
@@ -110,7 +112,7 @@ def build_pod(spec: JobSpec, task: TaskSpec, index: int, *, version: int, retry_
     }
 
 
-def build_pvc(spec: JobSpec, claim_name: str, claim_spec: Mapping[str, Any]) -> dict[str, Any]:
+def build_pvc(spec: ResolvedJob, claim_name: str, claim_spec: Mapping[str, Any]) -> dict[str, Any]:
     """A PVC the Job asked the controller to create (``volumes[].volumeClaim``), owned by the Job."""
     return {
         "apiVersion": "v1",

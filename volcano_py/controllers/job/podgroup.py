@@ -13,19 +13,19 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.controllers.job.podbuilder import owner_reference
-from volcano_py.controllers.job.spec import JobSpec, TaskSpec
 from volcano_py.resources import Resource, pod_quota_usage
 
 
-def _task_requests(task: TaskSpec) -> Resource:
+def _task_requests(task: ResolvedTask) -> Resource:
     return pod_quota_usage(task.template.get("spec") or {})
 
 
-def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
+def min_resources(spec: ResolvedJob, priorities: Mapping[str, int]) -> Resource:
     """Requests of the first ``minAvailable`` pods by task priority (ties keep the Job's task order)."""
 
-    def priority(task: TaskSpec) -> int:
+    def priority(task: ResolvedTask) -> int:
         name = (task.template.get("spec") or {}).get("priorityClassName") or ""
         return priorities.get(name, 0)
 
@@ -56,7 +56,7 @@ def min_resources(spec: JobSpec, priorities: Mapping[str, int]) -> Resource:
     return total
 
 
-def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
+def desired_spec(spec: ResolvedJob, priorities: Mapping[str, int]) -> dict[str, Any]:
     out: dict[str, Any] = {
         "minMember": spec.min_available,
         "minTaskMember": {t.name: t.min_available for t in spec.tasks},
@@ -79,7 +79,7 @@ def desired_spec(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]
     return out
 
 
-def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
+def sub_group_policy(spec: ResolvedJob) -> list[dict[str, Any]]:
     """One sub-group per partitioned task (Volcano's ``getSubGroupPolicy``): its pods, told apart by their
     partition-id label, in groups of ``partitionSize``, with the partition's network topology."""
     out: list[dict[str, Any]] = []
@@ -108,7 +108,7 @@ def sub_group_policy(spec: JobSpec) -> list[dict[str, Any]]:
     return out
 
 
-def build_podgroup(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, Any]:
+def build_podgroup(spec: ResolvedJob, priorities: Mapping[str, int]) -> dict[str, Any]:
     return {
         "apiVersion": c.SCHEDULING_API_VERSION,
         "kind": c.PODGROUP_KIND,
@@ -124,7 +124,7 @@ def build_podgroup(spec: JobSpec, priorities: Mapping[str, int]) -> dict[str, An
 
 
 def spec_patch(
-    current: Mapping[str, Any], spec: JobSpec, priorities: Mapping[str, int]
+    current: Mapping[str, Any], spec: ResolvedJob, priorities: Mapping[str, int]
 ) -> dict[str, Any] | None:
     """A merge patch bringing an existing PodGroup's spec to the Job's (scale, priority), or None."""
     have = current.get("spec") or {}

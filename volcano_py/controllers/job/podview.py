@@ -41,6 +41,7 @@ class PodView:
     ready: bool = False
     restarts: int = 0
     job_uid: str = ""
+    partition: str = ""  # the partition-id label of a partitioned task's pod
 
 
 def _int_or(value: Any, default: int) -> int:
@@ -86,6 +87,7 @@ def read_pod(body: Mapping[str, Any]) -> PodView:
         ready=bool(statuses) and all(bool(s.get("ready")) for s in statuses),
         restarts=restarts,
         job_uid=str(owner_uid),
+        partition=str((meta.get("labels") or {}).get(c.TASK_PARTITION_ID_KEY, "")),
     )
 
 
@@ -101,6 +103,7 @@ def slim_pod(body: Mapping[str, Any]) -> dict[str, Any]:
             "annotations": {
                 k: v for k, v in (meta.get("annotations") or {}).items() if k.startswith("volcano.sh/")
             },
+            "labels": {k: v for k, v in (meta.get("labels") or {}).items() if k == c.TASK_PARTITION_ID_KEY},
             "deletionTimestamp": meta.get("deletionTimestamp"),
             "ownerReferences": [
                 {"uid": r.get("uid"), "controller": r.get("controller"), "kind": r.get("kind")}

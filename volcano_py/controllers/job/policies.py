@@ -3,14 +3,18 @@
 Matching is Volcano's ``applyPolicies``: a command's action wins; internal events and events from an older job
 version only sync; then the pod's task policies are tried before the job's, first match wins; ``PodPending``
 matches only a policy that has a ``timeout`` (a pending pod is normal until it has waited too long).
+
+``JobUpdated`` is raised when a Job's spec changes (Volcano declares the event for that, but its controller
+syncs such a change as ``OutOfSync``); it matches only a policy that names it, never ``*``, so a Job whose
+policies only use ``*`` behaves on an update as it does in Volcano.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from volcano_py.api.bus import Action, Event
-from volcano_py.controllers.job.spec import JobSpec, LifecyclePolicy
+from volcano_py.api.job_view import ResolvedJob, ResolvedPolicy
 
 _INTERNAL_EVENTS = frozenset({Event.OUT_OF_SYNC, Event.COMMAND_ISSUED, Event.POD_RUNNING})
 _INTERNAL_ACTIONS = frozenset(
@@ -32,6 +36,7 @@ class Request:
     job_version: int = 0
     job_uid: str = ""
     disrupted: bool = False  # the pod was preempted or evicted
+    partition: str = ""  # the pod's partition-id, for RestartPartition
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,11 +47,13 @@ class Decision:
     task: str = ""
     pod: str = ""
     pod_uid: str = ""
+    partition: str = ""
 
 
-def _match(policies: tuple[LifecyclePolicy, ...], req: Request) -> LifecyclePolicy | None:
+def _match(policies: tuple[ResolvedPolicy, ...], req: Request) -> ResolvedPolicy | None:
     for policy in policies:
-        matches = policy.events and (req.event in policy.events or Event.ANY in policy.events)
+        named = req.event in policy.events
+        matches = named or (Event.ANY in policy.events and req.event is not Event.JOB_UPDATED)
         # A pending pod is normal; only a policy with a timeout says how long is too long.
         if matches and (req.event is not Event.POD_PENDING or policy.timeout_seconds is not None):
             return policy
@@ -59,11 +66,11 @@ def _match(policies: tuple[LifecyclePolicy, ...], req: Request) -> LifecyclePoli
     return None
 
 
-def decide(spec: JobSpec, current_version: int, req: Request) -> Decision:
+def decide(spec: ResolvedJob, current_version: int, req: Request) -> Decision:
     """The action ``req`` triggers on a Job whose status version is ``current_version``."""
-    base = Decision(Action.SYNC_JOB, 0.0, req.event, req.task, req.pod, req.pod_uid)
+    base = Decision(Action.SYNC_JOB, 0.0, req.event, req.task, req.pod, req.pod_uid, req.partition)
     if req.action is not None:
-        return Decision(req.action, 0.0, req.event, req.task, req.pod, req.pod_uid)
+        return replace(base, action=req.action)
     if req.event in _INTERNAL_EVENTS:
         return base
     if req.job_uid and req.job_uid != spec.uid:
@@ -74,7 +81,7 @@ def decide(spec: JobSpec, current_version: int, req: Request) -> Decision:
     policy = (_match(task.policies, req) if task else None) or _match(spec.policies, req)
     if policy is None:
         return base
-    return Decision(policy.action, policy.timeout_seconds or 0.0, req.event, req.task, req.pod, req.pod_uid)
+    return replace(base, action=policy.action, delay_seconds=policy.timeout_seconds or 0.0)
 
 
 def is_internal(action: Action) -> bool:
@@ -91,9 +98,11 @@ def cancels_delayed(delayed: Decision, req: Request) -> bool:
 
 
 def scope(action: Action) -> str:
-    """What an action acts on, for cancelling delayed actions it supersedes: job, task or pod."""
+    """What an action acts on, for cancelling delayed actions it supersedes: job, task, partition or pod."""
     if action is Action.RESTART_TASK:
         return "task"
+    if action is Action.RESTART_PARTITION:
+        return "partition"
     if action is Action.RESTART_POD:
         return "pod"
     return "job"
@@ -108,4 +117,6 @@ def superseded(delayed: Decision, executed: Decision) -> bool:
         return delayed.task == executed.task
     if kind == "pod":
         return delayed.pod == executed.pod
+    if kind == "partition":
+        return (delayed.task, delayed.partition) == (executed.task, executed.partition)
     return True

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import JobPhase, JobStatus
 from volcano_py.api.bus import Action
+from volcano_py.api.job_view import ResolvedJob
 from volcano_py.controllers.job.podview import FAILED, SUCCEEDED
-from volcano_py.controllers.job.spec import JobSpec
-from volcano_py.controllers.job.status import JobStatus
+from volcano_py.controllers.job.status import task_phase
 
 
 class Op(Enum):
@@ -24,7 +24,7 @@ class Op(Enum):
     KILL_JOB = (
         "kill-job"  # delete the job's pods (keeping finished ones when retain is soft) and its PodGroup
     )
-    KILL_TARGET = "kill-target"  # delete the pods of one task, or one pod
+    KILL_TARGET = "kill-target"  # delete the pods of one task, one partition of a task, or one pod
 
 
 RETAIN_NONE: frozenset[str] = frozenset()
@@ -34,7 +34,8 @@ RETAIN_SOFT: frozenset[str] = frozenset({SUCCEEDED, FAILED})
 @dataclass(frozen=True, slots=True)
 class Target:
     task: str
-    pod: str = ""  # empty: the whole task
+    pod: str = ""  # empty: the whole task (or partition)
+    partition: str | None = None  # set for RestartPartition: the pods of the task with this partition-id
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +44,7 @@ class Change:
     retry: bool = False  # increment status.retryCount
 
 
-Rule = Callable[[JobSpec, JobStatus], Change | None]
+Rule = Callable[[ResolvedJob, JobStatus], Change | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,60 +56,59 @@ class Step:
 
 
 def _to(phase: JobPhase, *, retry: bool = False) -> Rule:
-    def rule(_spec: JobSpec, _status: JobStatus) -> Change:
+    def rule(_spec: ResolvedJob, _status: JobStatus) -> Change:
         return Change(phase, retry)
 
     return rule
 
 
 def _when_drained(phase: JobPhase) -> Rule:
-    def rule(_spec: JobSpec, status: JobStatus) -> Change | None:
-        counts = status.counts
-        if counts.terminating or counts.pending or counts.running:
+    def rule(_spec: ResolvedJob, status: JobStatus) -> Change | None:
+        if status.terminating or status.pending or status.running:
             return None
         return Change(phase)
 
     return rule
 
 
-def pending_rule(spec: JobSpec, status: JobStatus) -> Change | None:
-    counts = status.counts
-    if spec.min_available <= counts.running + counts.succeeded + counts.failed:
+def pending_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
+    if spec.min_available <= status.running + status.succeeded + status.failed:
         return Change(JobPhase.RUNNING)
     return None
 
 
-def running_rule(spec: JobSpec, status: JobStatus) -> Change | None:
-    counts = status.counts
+def running_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     replicas = spec.total_replicas
     if replicas == 0:
         return None
-    if spec.min_success is not None and counts.succeeded >= spec.min_success:
+    if spec.min_success is not None and status.succeeded >= spec.min_success:
         return Change(JobPhase.COMPLETED)
-    if counts.succeeded + counts.failed == replicas:
+    if status.succeeded + status.failed == replicas:
         if spec.min_available >= spec.total_task_min_available:
             for task in spec.tasks:
-                if task.name in counts.tasks and counts.task_phase(task.name, SUCCEEDED) < task.min_available:
+                if task.name in status.task_status_count and (
+                    task_phase(status, task.name, SUCCEEDED) < task.min_available
+                ):
                     return Change(JobPhase.FAILED)
-        if spec.min_success is not None and counts.succeeded < spec.min_success:
+        if spec.min_success is not None and status.succeeded < spec.min_success:
             return Change(JobPhase.FAILED)
-        if counts.succeeded >= spec.min_available:
+        if status.succeeded >= spec.min_available:
             return Change(JobPhase.COMPLETED)
         return Change(JobPhase.FAILED)
-    if counts.pending > replicas - spec.min_available:
+    if status.pending > replicas - spec.min_available:
         return Change(JobPhase.PENDING)
     return None
 
 
-def restarting_rule(spec: JobSpec, status: JobStatus) -> Change | None:
+def restarting_rule(spec: ResolvedJob, status: JobStatus) -> Change | None:
     if status.retry_count >= spec.max_retry:
         return Change(JobPhase.FAILED)
-    if spec.total_replicas - status.counts.terminating >= spec.min_available:
+    if spec.total_replicas - status.terminating >= spec.min_available:
         return Change(JobPhase.PENDING)
     return None
 
 
-_RESTARTS = frozenset({Action.RESTART_TASK, Action.RESTART_POD})
+_RESTARTS = frozenset({Action.RESTART_TASK, Action.RESTART_POD, Action.RESTART_PARTITION})
 
 
 def _active_step(phase: JobPhase, action: Action, target: Target | None, count_retry: bool) -> Step:

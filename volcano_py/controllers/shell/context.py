@@ -15,8 +15,8 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
-from volcano_py.controllers.job.spec import JobSpec, parse_job
 from volcano_py.controllers.shell.metrics import ControllerMetrics
 from volcano_py.controllers.shell.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
@@ -104,7 +104,7 @@ class ControllerContext:
     pod_phases: dict[str, str] = field(default_factory=dict)  # pod uid -> last phase seen
     delayed: dict[JobKey, dict[str, DelayedAction]] = field(default_factory=dict)
     ttl_timers: dict[JobKey, asyncio.TimerHandle] = field(default_factory=dict)
-    specs: dict[str, tuple[int, JobSpec]] = field(default_factory=dict)
+    specs: dict[str, tuple[int, ResolvedJob]] = field(default_factory=dict)
     ready: asyncio.Event = field(default_factory=asyncio.Event)
     # The pods of each Job (namespace, job name) -> pod uid -> slim pod, kept by the job-pod informer, not by
     # a Kopf index: Kopf holds every handler until each object of each indexed kind has been indexed, at a
@@ -165,14 +165,14 @@ class ControllerContext:
         found = _values(self.indices.get(QUEUE_INDEX), name)
         return found[0] if found else None
 
-    def spec(self, body: Mapping[str, Any]) -> JobSpec:
+    def spec(self, body: Mapping[str, Any]) -> ResolvedJob:
         """The parsed Job, cached per (uid, generation): pod events read it far more often than it changes."""
         meta = body.get("metadata") or {}
         uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
         cached = self.specs.get(uid)
         if cached is not None and cached[0] == generation and not meta.get("deletionTimestamp"):
             return cached[1]
-        parsed = parse_job(body)
+        parsed = resolve_job(body)
         self.specs[uid] = (generation, parsed)
         return parsed
 

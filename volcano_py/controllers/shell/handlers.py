@@ -18,12 +18,12 @@ import kopf
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
+from volcano_py.api.job_view import JobSpecError
 from volcano_py.api.queue_hierarchy import written_state
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
 from volcano_py.controllers.job.policies import Request, decide
-from volcano_py.controllers.job.spec import JobSpecError
 from volcano_py.controllers.shell.context import (
     COMMANDS,
     JOB_INDEX,
@@ -119,7 +119,15 @@ def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerCont
             "resourceVersion"
         ):
             return  # the echo of our own status write
-        ctx.job_queue.add(key, Request(job_uid=str(body.metadata.uid)))
+        uid = str(body.metadata.uid)
+        seen = ctx.specs.get(uid)
+        if seen is not None and seen[0] != int(body.metadata.get("generation") or 0):
+            # The spec changed since the controller last read it (a scale up or down): JobUpdated, at the
+            # Job's current version so that it is not mistaken for an event of older pods.
+            version = int((body.get("status") or {}).get("version") or 0)
+            ctx.job_queue.add(key, Request(event=Event.JOB_UPDATED, job_uid=uid, job_version=version))
+            return
+        ctx.job_queue.add(key, Request(job_uid=uid))
 
     @kopf.on.event(*_PODGROUPS, registry=registry)
     async def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:

@@ -6,10 +6,10 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
+from volcano_py.api.job_view import ResolvedJob
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podbuilder import build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
-from volcano_py.controllers.job.spec import JobSpec
 from volcano_py.controllers.shell.context import PVCS, ControllerContext
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.events import WARNING
@@ -23,7 +23,7 @@ class JobResources:
         # must not start pods on its old, already-admitted group.
         self.deleted_podgroups: set[str] = set()
 
-    async def ensure_volumes(self, spec: JobSpec, body: dict[str, Any]) -> None:
+    async def ensure_volumes(self, spec: ResolvedJob, body: dict[str, Any]) -> None:
         for vol in spec.volumes:
             path = PVCS.object_path(vol.claim_name, spec.namespace)
             if vol.claim_spec is None:
@@ -47,7 +47,7 @@ class JobResources:
                 if not exc.conflict:
                     raise
 
-    async def priorities(self, spec: JobSpec) -> dict[str, int]:
+    async def priorities(self, spec: ResolvedJob) -> dict[str, int]:
         names = {(t.template.get("spec") or {}).get("priorityClassName") for t in spec.tasks} - {None, ""}
         out: dict[str, int] = {}
         for name in names:
@@ -59,7 +59,7 @@ class JobResources:
                     raise
         return out
 
-    def report_podgroup(self, body: dict[str, Any], spec: JobSpec, podgroup: dict[str, Any]) -> None:
+    def report_podgroup(self, body: dict[str, Any], spec: ResolvedJob, podgroup: dict[str, Any]) -> None:
         """Volcano's PodGroupPending event: the newest true condition, when it is not Scheduled."""
         conditions = [
             x for x in (podgroup.get("status") or {}).get("conditions") or () if x.get("status") == "True"
@@ -73,7 +73,7 @@ class JobResources:
                 body, WARNING, JobEvent.PODGROUP_PENDING, message + f"reason: {latest.get('message', '')}"
             )
 
-    async def ensure_podgroup(self, spec: JobSpec) -> str | None:
+    async def ensure_podgroup(self, spec: ResolvedJob) -> str | None:
         """Create or update the Job's PodGroup; return its phase (None: just created, not admitted)."""
         current = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
         if current is not None and current["metadata"].get("uid") in self.deleted_podgroups:

@@ -13,17 +13,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.batch import JobEvent, JobPhase
+from volcano_py.api.batch import JobEvent, JobPhase, JobStatus
 from volcano_py.api.bus import Action, Event
+from volcano_py.api.job_view import JobSpecError, ResolvedJob, read_status, status_to_dict
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
 from volcano_py.controllers.job.policies import Decision, Request
-from volcano_py.controllers.job.spec import JobSpec, JobSpecError
 from volcano_py.controllers.job.state import Op, Target, step_for
-from volcano_py.controllers.job.status import JobStatus, read_status, status_to_dict, transition
+from volcano_py.controllers.job.status import transition
 from volcano_py.controllers.shell.context import JOBS, ControllerContext, DelayedAction, JobKey
 from volcano_py.controllers.shell.job_resources import JobResources
 from volcano_py.controllers.shell.plugins import JobPluginError, JobPlugins
@@ -90,6 +90,7 @@ class JobWorker:
             return
         try:
             spec = self.ctx.spec(body)
+            status = read_status(body)
         except JobSpecError as exc:
             self.ctx.recorder.record(body, WARNING, "InvalidJob", str(exc))
             return
@@ -100,7 +101,6 @@ class JobWorker:
         except JobPluginError as exc:
             self.ctx.recorder.record(body, WARNING, JobEvent.PLUGIN_ERROR, str(exc))
             return
-        status = read_status(body)
         self.ctx.cancel_recovered(key, req)
         decision = policies.decide(spec, status.version, req)
         if decision.delay_seconds > 0:
@@ -111,12 +111,14 @@ class JobWorker:
                 body, NORMAL, JobEvent.EXECUTE_ACTION, f"Start to execute action {decision.action}"
             )
         now = now_rfc3339()
-        if status.phase is None:
+        if status.state.phase is None:
             status = transition(status, JobPhase.PENDING, now)
         target = None
         if decision.action in (Action.RESTART_TASK, Action.RESTART_POD) and decision.task:
             target = Target(decision.task, decision.pod if decision.action is Action.RESTART_POD else "")
-        step = step_for(status.phase, decision.action, target, count_retry=not req.disrupted)
+        elif decision.action is Action.RESTART_PARTITION and decision.task:
+            target = Target(decision.task, partition=decision.partition)
+        step = step_for(status.state.phase, decision.action, target, count_retry=not req.disrupted)
         pg_phase: str | None = None
         controlled = dict(status.controlled_resources)
         if step.op is Op.SYNC:
@@ -134,10 +136,10 @@ class JobWorker:
         plan = plan_step(spec, status, pods, pg_phase, step, now)
         await self._execute(spec, body, plan, plugin_set)
         holds_plugin_objects = any(k.startswith("plugin-") for k in controlled)
-        if plugin_set is not None and holds_plugin_objects and plan.status.phase in _RELEASING_PHASES:
+        if plugin_set is not None and holds_plugin_objects and plan.status.state.phase in _RELEASING_PHASES:
             await self.plugins.release(body, plugin_set)
             controlled = {k: v for k, v in controlled.items() if not k.startswith("plugin-")}
-        plan = replace(plan, status=replace(plan.status, controlled_resources=controlled))
+        plan = replace(plan, status=plan.status.model_copy(update={"controlled_resources": controlled}))
         await self._write_status(key, body, read_status(body), plan.status, spec)
         if not policies.is_internal(decision.action):
             self._cleanup_superseded(key, decision)
@@ -158,6 +160,7 @@ class JobWorker:
             task=decision.task,
             pod=decision.pod,
             pod_uid=decision.pod_uid,
+            partition=decision.partition,
         )
         handle = self.ctx.job_queue.add_after(decision.delay_seconds, key, fire)
         per_job[decision.pod] = DelayedAction(decision, handle)
@@ -179,7 +182,7 @@ class JobWorker:
 
     # --- writes -----------------------------------------------------------------------------------------
 
-    async def _create_pod(self, spec: JobSpec, pod: dict[str, Any]) -> None:
+    async def _create_pod(self, spec: ResolvedJob, pod: dict[str, Any]) -> None:
         async with self._create_limit:
             try:
                 created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
@@ -196,7 +199,7 @@ class JobWorker:
             delta = datetime.fromisoformat(created_at.replace("Z", "+00:00")) - job_created
             self.ctx.metrics.job_to_pod_latency.observe(max(delta.total_seconds(), 0.0) * 1000)
 
-    async def _kill_pod(self, spec: JobSpec, name: str) -> None:
+    async def _kill_pod(self, spec: ResolvedJob, name: str) -> None:
         path = PODS.object_path(name, spec.namespace)
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark = [
@@ -220,7 +223,7 @@ class JobWorker:
                 raise
 
     async def _execute(
-        self, spec: JobSpec, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
+        self, spec: ResolvedJob, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
     ) -> None:
         created_at = (body.get("metadata") or {}).get("creationTimestamp")
         if created_at and spec.uid not in self._job_created:
@@ -258,7 +261,7 @@ class JobWorker:
             raise first if isinstance(first, ApiError) else ApiError(500, "InternalError", str(first))
 
     async def _write_status(
-        self, key: JobKey, body: dict[str, Any], before: JobStatus, after: JobStatus, spec: JobSpec
+        self, key: JobKey, body: dict[str, Any], before: JobStatus, after: JobStatus, spec: ResolvedJob
     ) -> None:
         if after == before:
             return
@@ -268,17 +271,18 @@ class JobWorker:
             JOBS.object_path(spec.name, spec.namespace, "status"), new_body
         )
         self.ctx.remember_written(key, written)
-        if after.phase != before.phase and after.phase is not None:
+        phase = after.state.phase
+        if phase != before.state.phase and phase is not None:
             # The echo of this write is skipped, and a new phase may have work to do at once (Restarting ->
             # Pending with no pod left to send an event), so look again.
             self.ctx.job_queue.add(key, Request())
-            self.ctx.recorder.record(body, NORMAL, str(after.phase), f"Job {spec.name} is {after.phase}")
-            if after.phase is JobPhase.COMPLETED:
+            self.ctx.recorder.record(body, NORMAL, str(phase), f"Job {spec.name} is {phase}")
+            if phase is JobPhase.COMPLETED:
                 self.ctx.metrics.job_completed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()
-            elif after.phase is JobPhase.FAILED:
+            elif phase is JobPhase.FAILED:
                 self.ctx.metrics.job_failed.labels(f"{spec.namespace}/{spec.name}", spec.queue).inc()
 
-    async def _delete_expired(self, key: JobKey, spec: JobSpec) -> None:
+    async def _delete_expired(self, key: JobKey, spec: ResolvedJob) -> None:
         body: dict[str, Any] = {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
@@ -292,7 +296,7 @@ class JobWorker:
             if not (exc.not_found or exc.conflict):
                 raise
 
-    async def _apply_ttl(self, key: JobKey, spec: JobSpec, status: JobStatus) -> None:
+    async def _apply_ttl(self, key: JobKey, spec: ResolvedJob, status: JobStatus) -> None:
         left = seconds_left(spec, status, datetime.now(UTC))
         if left is None:
             return
