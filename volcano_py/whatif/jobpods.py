@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_view import JobSpecError, resolve_job
 from volcano_py.api.podspec import PodPhase
 from volcano_py.controllers.job.podbuilder import build_pod
-from volcano_py.controllers.job.spec import JobSpecError, parse_job
 
 Obj = dict[str, Any]
 
@@ -21,7 +21,7 @@ Obj = dict[str, Any]
 def pods_for_job(job: Mapping[str, Any], *, created: str) -> list[Obj]:
     """Every pod of ``job`` as Pending pods stamped ``created``; [] when the Job cannot be read."""
     try:
-        spec = parse_job(job)
+        spec = resolve_job(job)
     except JobSpecError:
         return []
     pods: list[Obj] = []
