@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from observability import RULES, load_dashboards, load_rules, metric_names, queries
 
-from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
 _SUFFIXES = {"histogram": ("_bucket", "_count", "_sum", "_created"), "counter": ("_total", "_created")}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from volcano_py.controllers.shell.plugins import object_path
+from volcano_py.controllers.job.plugin_objects import object_path
 
 
 @pytest.mark.parametrize(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from volcano_py.controllers.shell.metrics import ControllerMetrics
-from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.controllers.runtime.workqueue import KeyedQueue
 
 
 async def test_one_key_is_never_processed_twice_at_once_and_order_is_kept() -> None:

@@ -14,9 +14,9 @@ import pytest
 from ctl_builders import JobBuilder, PodBuilder  # type: ignore[import-not-found]
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.shell.context import JOB_INDEX, ControllerContext, ControllerOptions
-from volcano_py.controllers.shell.handlers import build_registry, job_pod_changed
-from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.handlers import build_registry, job_pod_changed
+from volcano_py.controllers.runtime.context import JOB_INDEX, ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.store import Delta, EventType
 
 

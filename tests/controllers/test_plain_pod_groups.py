@@ -13,10 +13,10 @@ import asyncio
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.shell.context import PODGROUP_INDEX, ControllerContext, ControllerOptions
-from volcano_py.controllers.shell.handlers import build_registry
-from volcano_py.controllers.shell.metrics import ControllerMetrics
-from volcano_py.controllers.shell.plain_pods import PlainPodGroups
+from volcano_py.controllers.handlers import build_registry
+from volcano_py.controllers.podgroup.worker import PlainPodGroups
+from volcano_py.controllers.runtime.context import PODGROUP_INDEX, ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.kinds import PODS, REPLICASETS
 from volcano_py.kube.store import Delta, EventType
 

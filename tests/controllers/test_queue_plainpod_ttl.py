@@ -11,7 +11,8 @@ from ctl_builders import JobBuilder
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
 from volcano_py.api.job_view import read_status, resolve_job
-from volcano_py.controllers import plainpod
+from volcano_py.controllers.job.ttl import seconds_left
+from volcano_py.controllers.podgroup import rules as plainpod
 from volcano_py.controllers.queue.state import (
     QueueActionError,
     QueueState,
@@ -22,7 +23,6 @@ from volcano_py.controllers.queue.state import (
     podgroup_counts,
     read_queue,
 )
-from volcano_py.controllers.ttl import seconds_left
 
 S = QueueState
 

@@ -12,7 +12,7 @@ import pytest
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.controllers.shell.context import COMMANDS, JOBS
+from volcano_py.controllers.runtime.context import COMMANDS, JOBS
 from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES

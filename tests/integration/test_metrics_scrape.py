@@ -21,8 +21,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.controllers.shell.context import JOBS
-from volcano_py.controllers.shell.metrics import ControllerMetrics
+from volcano_py.controllers.runtime.context import JOBS
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.devcluster.nodes import RACK_LABEL
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client

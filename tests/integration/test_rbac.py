@@ -24,7 +24,7 @@ from ctl_harness import task, vcjob, wait_for
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.controllers.shell.context import JOBS
+from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import LEASES, PODS, QUEUES

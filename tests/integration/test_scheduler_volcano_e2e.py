@@ -16,7 +16,7 @@ from ctl_harness import Operator, task, vcjob, wait_for
 from test_scheduler_binding import api, pool, start_scheduler  # type: ignore[import-not-found]
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.shell.context import JOBS
+from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube.client import JSON_PATCH, ApiError, KubeClient
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS, QUEUES
 

@@ -1,8 +1,10 @@
 """The operator: Volcano's Job, PodGroup, Queue, Command and TTL controllers.
 
-The decisions (state machine, policy matching, pod and PodGroup building, status computation) live in pure
-modules under ``controllers.job``, ``controllers.queue``, ``plainpod`` and ``ttl``; the Kopf handlers in
-``controllers.shell`` observe the cluster, call them, and carry out the plans they return.
+One folder per kind (``job``, ``flow`` for JobFlow, JobTemplate and CronJob, ``queue``, ``podgroup`` for plain
+pods, ``hypernode``), each holding its pure rules (state machine, policy matching, pod and PodGroup building,
+status computation) and its ``worker``, which observes the cluster, calls them, and carries out the plans they
+return. ``runtime`` holds what the workers share: the Kopf registration (``runtime/handlers.py``), work
+queues, context and metrics.
 ``controllers.operator.run_controller(options, stop_event)`` runs it all in-process (own thread and event
 loop, Lease election, metrics on :8081); ``volcano-py controller`` is the process.
 

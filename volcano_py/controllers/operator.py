@@ -21,14 +21,14 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.shell.context import ControllerContext, ControllerOptions
-from volcano_py.controllers.shell.flows import FlowControllers
-from volcano_py.controllers.shell.handlers import build_registry, job_pod_changed
-from volcano_py.controllers.shell.job_worker import JobWorker
-from volcano_py.controllers.shell.metrics import ControllerMetrics
-from volcano_py.controllers.shell.plain_pods import PlainPodGroups
-from volcano_py.controllers.shell.queue_worker import QueueWorker
-from volcano_py.controllers.shell.topology import TopologyDiscovery
+from volcano_py.controllers.flow.worker import FlowControllers
+from volcano_py.controllers.handlers import build_registry, job_pod_changed
+from volcano_py.controllers.hypernode.worker import TopologyDiscovery
+from volcano_py.controllers.job.worker import JobWorker
+from volcano_py.controllers.podgroup.worker import PlainPodGroups
+from volcano_py.controllers.queue.worker import QueueWorker
+from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer

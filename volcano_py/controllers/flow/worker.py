@@ -22,8 +22,8 @@ from volcano_py.api import constants as c
 from volcano_py.api.flow import FlowPhase
 from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronjob
 from volcano_py.controllers.flow.jobflow import plan_jobflow
-from volcano_py.controllers.shell.context import JOBS, ControllerContext
-from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.controllers.runtime.context import JOBS, ControllerContext
+from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.log import get_logger

@@ -22,8 +22,8 @@ from volcano_py.controllers.hypernode.discovery import (
     parse_config,
     reconcile,
 )
-from volcano_py.controllers.shell.context import ControllerContext
-from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.controllers.runtime.context import ControllerContext
+from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import HYPERNODES
 from volcano_py.log import get_logger

@@ -24,7 +24,8 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
 from volcano_py.controllers.job.policies import Request, decide
-from volcano_py.controllers.shell.context import (
+from volcano_py.controllers.job.worker import cancel_recovered
+from volcano_py.controllers.runtime.context import (
     COMMANDS,
     JOB_INDEX,
     PODGROUP_INDEX,
@@ -175,7 +176,7 @@ def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     ctx.pod_phases[pod.uid] = pod.phase
     task_pods = (p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task)
     req = on_pod_seen(spec, old, pod, task_pods)
-    ctx.cancel_recovered(key, req)
+    cancel_recovered(ctx, key, req)
     version = int((job_body.get("status") or {}).get("version") or 0)
     decision = decide(spec, version, req)
     if decision.action is Action.SYNC_JOB and not decision.delay_seconds:

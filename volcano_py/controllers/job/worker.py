@@ -19,15 +19,15 @@ from volcano_py.api.job_view import JobSpecError, ResolvedJob, read_status, stat
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
+from volcano_py.controllers.job.plugin_objects import JobPluginError, JobPlugins
 from volcano_py.controllers.job.podbuilder import build_pod
 from volcano_py.controllers.job.podview import read_pod
-from volcano_py.controllers.job.policies import Decision, Request
+from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
+from volcano_py.controllers.job.resources import JobResources
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import transition
-from volcano_py.controllers.shell.context import JOBS, ControllerContext, DelayedAction, JobKey
-from volcano_py.controllers.shell.job_resources import JobResources
-from volcano_py.controllers.shell.plugins import JobPluginError, JobPlugins
-from volcano_py.controllers.ttl import seconds_left
+from volcano_py.controllers.job.ttl import seconds_left
+from volcano_py.controllers.runtime.context import JOBS, ControllerContext, DelayedAction, JobKey
 from volcano_py.jobplugins import PluginSet
 from volcano_py.kube.client import JSON_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
@@ -101,7 +101,7 @@ class JobWorker:
         except JobPluginError as exc:
             self.ctx.recorder.record(body, WARNING, JobEvent.PLUGIN_ERROR, str(exc))
             return
-        self.ctx.cancel_recovered(key, req)
+        cancel_recovered(self.ctx, key, req)
         decision = policies.decide(spec, status.version, req)
         if decision.delay_seconds > 0:
             self._delay(key, body, decision)
@@ -305,3 +305,13 @@ class JobWorker:
             await self._delete_expired(key, spec)
         elif key not in self.ctx.ttl_timers:
             self.ctx.ttl_timers[key] = self.ctx.job_queue.add_after(left + 0.05, key, Request())
+
+
+def cancel_recovered(ctx: ControllerContext, key: JobKey, req: Request) -> None:
+    """Cancel the action delayed for ``req``'s pod if this event shows the pod recovered."""
+    delayed = ctx.delayed.get(key) or {}
+    entry = delayed.get(req.pod) if req.pod else None
+    if entry is not None and cancels_delayed(entry.decision, req):
+        _log.info("cancel delayed action", job=key[1], action=entry.decision.action, pod=req.pod)
+        entry.handle.cancel()
+        del delayed[req.pod]

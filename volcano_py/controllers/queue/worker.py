@@ -14,7 +14,7 @@ from volcano_py.controllers.queue.state import (
     podgroup_counts,
     read_queue,
 )
-from volcano_py.controllers.shell.context import ControllerContext
+from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import QUEUES

@@ -10,19 +10,21 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.job_view import ResolvedJob, resolve_job
-from volcano_py.controllers.job.policies import Decision, Request, cancels_delayed
-from volcano_py.controllers.shell.metrics import ControllerMetrics
-from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.log import get_logger
+
+if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
+    from volcano_py.controllers.job.policies import Decision, Request
 
 _log = get_logger(__name__)
 
@@ -175,15 +177,6 @@ class ControllerContext:
         parsed = resolve_job(body)
         self.specs[uid] = (generation, parsed)
         return parsed
-
-    def cancel_recovered(self, key: JobKey, req: Request) -> None:
-        """Cancel the action delayed for ``req``'s pod if this event shows the pod recovered."""
-        delayed = self.delayed.get(key) or {}
-        entry = delayed.get(req.pod) if req.pod else None
-        if entry is not None and cancels_delayed(entry.decision, req):
-            _log.info("cancel delayed action", job=key[1], action=entry.decision.action, pod=req.pod)
-            entry.handle.cancel()
-            del delayed[req.pod]
 
     def remember_written(self, key: JobKey, body: dict[str, Any]) -> None:
         self.written_jobs[key] = body

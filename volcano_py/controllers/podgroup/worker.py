@@ -9,7 +9,7 @@ events that still show it without the annotation (the bind, the kubelet's status
 each plain pod costs one PodGroup create (none when its owner's group exists) and one patch.
 
 ReplicaSets are watched too: one scaled to zero (a Deployment's old revision after a rollout) has its
-PodGroup deleted (``plainpod.retired_podgroup``).
+PodGroup deleted (``rules.retired_podgroup``).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import asyncio
 from collections.abc import Sequence
 
 from volcano_py.api import constants as c
-from volcano_py.controllers import plainpod
-from volcano_py.controllers.shell.context import ControllerContext
-from volcano_py.controllers.shell.workqueue import KeyedQueue
+from volcano_py.controllers.podgroup import rules
+from volcano_py.controllers.runtime.context import ControllerContext
+from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
 from volcano_py.kube.events import WARNING
 from volcano_py.kube.informer import Informer
@@ -79,7 +79,7 @@ class PlainPodGroups:
         """The ReplicaSet informer's handler (no I/O): a zero-replica set's group is queued for deletion."""
         if delta.type is EventType.DELETED or delta.new is None:
             return  # its PodGroup goes with it through the owner reference
-        name = plainpod.retired_podgroup(delta.new)
+        name = rules.retired_podgroup(delta.new)
         if name is not None:
             self.retiring.add((str((delta.new.get("metadata") or {}).get("namespace") or ""), name), None)
 
@@ -105,7 +105,7 @@ class PlainPodGroups:
         meta = body.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         uid = str(meta.get("uid") or "")
-        if delta.type is EventType.DELETED or not plainpod.needs_podgroup(body, self.scheduler_names):
+        if delta.type is EventType.DELETED or not rules.needs_podgroup(body, self.scheduler_names):
             self.waiting.pop(key, None)
             self.annotated.discard(uid)
             return
@@ -129,7 +129,7 @@ class PlainPodGroups:
         meta = pod.get("metadata") or {}
         namespace = str(meta.get("namespace") or "")
         owner_annotations: dict[str, str] = {}
-        ref = plainpod.controller_ref(pod)
+        ref = rules.controller_ref(pod)
         if ref is not None and ref.get("kind") in OWNER_PATHS:
             try:
                 owner = await self.ctx.client.get(
@@ -140,7 +140,7 @@ class PlainPodGroups:
                 if not exc.not_found:
                     raise
         try:
-            group = plainpod.build_podgroup(pod, owner_annotations)
+            group = rules.build_podgroup(pod, owner_annotations)
         except ValueError as exc:
             self.ctx.recorder.record(pod, WARNING, "InvalidPodGroup", str(exc))
             return
