@@ -66,7 +66,8 @@ class Probe(VolcanoModel):
     task_status_list: list[TaskStatusProbe] = Field(default_factory=list)
 
 
-class DependsOn(VolcanoModel):
+# A JobFlow step's ``dependsOn`` (flow.volcano.sh), not a Job task's (``batch.DependsOn``).
+class FlowDependsOn(VolcanoModel):
     targets: list[str] = Field(default_factory=list)
     probe: Probe | None = None
 
@@ -88,7 +89,7 @@ class Flow(VolcanoModel):
     """One step: the JobTemplate of this name, run once its targets completed, with ``patch`` laid over it."""
 
     name: str = Field(min_length=1)
-    depends_on: DependsOn | None = None
+    depends_on: FlowDependsOn | None = None
     patch: Patch | None = None
 
     def targets(self) -> list[str]:
