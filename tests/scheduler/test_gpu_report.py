@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from volcano_py.scheduler.runtime.gpu_report import HyperNodeGpus, hypernode_gpus
+from volcano_py.scheduler.solver.gpu_report import HyperNodeGpus, hypernode_gpus
 
 
 def _node(name: str, rack: str, gpus: int = 8) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 import pytest
 
-from volcano_py.scheduler.runtime.pacing import BACKLOG_PIPELINES, EARLY_CPU_SHARE, Pacing, backlogged
+from volcano_py.scheduler.framework.pacing import BACKLOG_PIPELINES, EARLY_CPU_SHARE, Pacing, backlogged
 
 NO_ARRIVAL = float("-inf")
 

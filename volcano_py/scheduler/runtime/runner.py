@@ -35,14 +35,14 @@ from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, run_unless_stopped, run_while_leading
 from volcano_py.log import get_logger
+from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
-from volcano_py.scheduler.runtime.gpu_report import hypernode_gpus
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-from volcano_py.scheduler.runtime.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
+from volcano_py.scheduler.solver.gpu_report import hypernode_gpus
 
 _log = get_logger(__name__)
 
