@@ -10,7 +10,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.dashboard import DashboardOptions, run_dashboard
-from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.core import ConfError
 
 
 def register(subparsers: Any) -> None:

@@ -15,7 +15,7 @@ from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
 from volcano_py.api.features import parse_feature_gates
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
-from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS
+from volcano_py.scheduler.core import BURST_QUIET_SECONDS
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS

@@ -8,8 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from volcano_py.scheduler.builtin import default_registry
-from volcano_py.scheduler.framework.conf import parse_conf
+from volcano_py.scheduler.core import default_registry, parse_conf
 from volcano_py.sim import html
 from volcano_py.sim import workload as wl
 from volcano_py.sim.engine import SimResult, Simulator, stderr_progress

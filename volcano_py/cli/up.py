@@ -42,7 +42,7 @@ from volcano_py.devcluster import (
     Topology,
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
-from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
+from volcano_py.scheduler.core import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
 
 # The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them
 # (gang then votes on victims, so a victim gang goes whole or not at all), and CP-SAT gang placement.

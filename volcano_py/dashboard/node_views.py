@@ -9,10 +9,13 @@ from typing import Any
 from volcano_py.resources import GPU, PODS
 from volcano_py.scheduler.core import (
     Snapshot,
+    StrandedGpus,
+    TaskStatus,
+    TopologyError,
+    build_tree,
+    hypernodes_from_objects,
+    vector_of,
 )
-from volcano_py.scheduler.framework.status import TaskStatus
-from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
-from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
 
 Obj = dict[str, Any]
 

@@ -18,6 +18,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.resources import CPU, GPU, MEMORY, Resource, format_quantity, total
 from volcano_py.scheduler.core import (
+    ALLOCATED_STATUSES,
     ClusterObjects,
     SchedulerConf,
     SessionResult,
@@ -25,7 +26,6 @@ from volcano_py.scheduler.core import (
     build_snapshot,
     run_session,
 )
-from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES
 
 Obj = dict[str, Any]
 BAR_RESOURCES = (GPU, CPU, MEMORY)

@@ -1,7 +1,10 @@
 """The pure core's entry points, the one door its readers (runtime, dashboard, what-if, simulator) use:
 ``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in registry of ``builtin``),
 ``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out) and
-``run_session`` (one scheduling cycle, snapshot in, decisions out).
+``run_session`` (one scheduling cycle, snapshot in, decisions out). It also hands out what those readers
+read besides running one (the snapshot's views, the conf's helpers, the GPU and HyperNode arithmetic): no
+module outside ``scheduler`` imports ``framework``, ``solver``, ``actions`` or ``plugins`` itself (an import
+contract holds it).
 
 Phases: (1) open the session, instantiating the conf's plugins; (2) run the conf's actions in order;
 (3) turn what stopped each job into an explanation (nodes, queues, pods held by scheduling gates); (4) let
@@ -24,27 +27,60 @@ from .actions.queue_gate import awaiting_admission
 from .builtin import default_registry
 from .framework.arguments import ConfError
 from .framework.closing import finish
-from .framework.conf import DEFAULT_CONF, SchedulerConf, parse_conf
-from .framework.decisions import Explanation, SessionResult
+from .framework.conf import (
+    DEFAULT_CONF,
+    VOLCANO_SHIPPED_CONF,
+    SchedulerConf,
+    parse_conf,
+    with_actions,
+    with_cpsat,
+)
+from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
 from .framework.job import JobInfo
+from .framework.node import NodeInfo, QueueInfo
 from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
+from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
+from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
+from .solver.fragmentation import StrandedGpus, stranded_cards, vector_of
+from .solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree, hypernodes_from_objects
 
 __all__ = [
+    "ALLOCATED_STATUSES",
+    "BURST_QUIET_SECONDS",
     "DEFAULT_CONF",
+    "ROOT",
+    "VOLCANO_SHIPPED_CONF",
     "ClusterObjects",
     "ConfError",
+    "HyperNodeTree",
+    "JobInfo",
+    "NodeInfo",
+    "PodGroupUpdate",
+    "QueueInfo",
     "SchedulerConf",
     "SessionResult",
     "Snapshot",
+    "StrandedGpus",
+    "TaskStatus",
+    "TopologyError",
     "Unschedulable",
     "build_snapshot",
+    "build_tree",
+    "default_registry",
+    "hypernodes_from_objects",
     "load_conf",
     "load_conf_file",
+    "parse_conf",
+    "parse_podgroup_phase",
     "run_session",
+    "stranded_cards",
+    "vector_of",
+    "with_actions",
+    "with_cpsat",
 ]
 
 log = get_logger(__name__)

@@ -20,8 +20,7 @@ from volcano_py.api.common import format_time
 from volcano_py.api.podspec import PodPhase
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
-from volcano_py.scheduler.core import ClusterObjects
-from volcano_py.scheduler.framework.decisions import PodGroupUpdate
+from volcano_py.scheduler.core import ClusterObjects, PodGroupUpdate
 
 from .workload import SimJob, SimNode, Workload, device_amount
 

@@ -17,8 +17,7 @@ import numpy as np
 
 from volcano_py.api import constants as k
 from volcano_py.resources import CPU, GPU, MEMORY
-from volcano_py.scheduler.core import SchedulerConf, build_snapshot, run_session
-from volcano_py.scheduler.solver.fragmentation import StrandedGpus, stranded_cards
+from volcano_py.scheduler.core import SchedulerConf, StrandedGpus, build_snapshot, run_session, stranded_cards
 
 from .cluster import DIMS, NAMESPACE, SimCluster, timestamp
 from .workload import SHARED_CARD_MIB, Workload, device_amount

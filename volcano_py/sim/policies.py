@@ -6,8 +6,13 @@ the CP-SAT gang placement plugin added, so the two runs differ in placement alon
 
 from __future__ import annotations
 
-from volcano_py.scheduler.builtin import default_registry
-from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF, SchedulerConf, parse_conf, with_cpsat
+from volcano_py.scheduler.core import (
+    VOLCANO_SHIPPED_CONF,
+    SchedulerConf,
+    default_registry,
+    parse_conf,
+    with_cpsat,
+)
 
 GREEDY_CONF = VOLCANO_SHIPPED_CONF
 CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)

@@ -9,8 +9,13 @@ from typing import Any
 
 from volcano_py.api import constants as k
 from volcano_py.resources import Resource
-from volcano_py.scheduler.core import ClusterObjects, Snapshot
-from volcano_py.scheduler.solver.hypernode_tree import TopologyError, build_tree, hypernodes_from_objects
+from volcano_py.scheduler.core import (
+    ClusterObjects,
+    Snapshot,
+    TopologyError,
+    build_tree,
+    hypernodes_from_objects,
+)
 
 from .model import AddNodes, Change, EndJobs, RaiseWeight
 

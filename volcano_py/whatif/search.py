@@ -21,15 +21,14 @@ from volcano_py.api import constants as k
 from volcano_py.api.queue_hierarchy import queue_lineage
 from volcano_py.resources import GPU, PODS, Resource, total
 from volcano_py.scheduler.core import (
+    ROOT,
     ClusterObjects,
+    HyperNodeTree,
+    JobInfo,
+    NodeInfo,
+    QueueInfo,
     SchedulerConf,
     Snapshot,
-)
-from volcano_py.scheduler.framework.job import JobInfo
-from volcano_py.scheduler.framework.node import NodeInfo, QueueInfo
-from volcano_py.scheduler.solver.hypernode_tree import (
-    ROOT,
-    HyperNodeTree,
     TopologyError,
     build_tree,
     hypernodes_from_objects,

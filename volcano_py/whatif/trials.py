@@ -14,9 +14,9 @@ from volcano_py.scheduler.core import (
     SessionResult,
     Snapshot,
     build_snapshot,
+    parse_podgroup_phase,
     run_session,
 )
-from volcano_py.scheduler.framework.status import parse_podgroup_phase
 
 from .model import Budget
 

@@ -6,10 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from volcano_py.resources import Resource, total
-from volcano_py.scheduler.core import Snapshot
-from volcano_py.scheduler.framework.node import NodeInfo
-from volcano_py.scheduler.framework.status import ALLOCATED_STATUSES
-from volcano_py.scheduler.solver.hypernode_tree import HyperNodeTree
+from volcano_py.scheduler.core import ALLOCATED_STATUSES, HyperNodeTree, NodeInfo, Snapshot
 
 
 def holdings_of(view: Snapshot, target: str) -> dict[str, dict[str, Resource]]:

@@ -16,7 +16,7 @@ from volcano_py.cli.vcctl import objects, views
 from volcano_py.dashboard import inputs
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, ResourceKind
-from volcano_py.scheduler.framework.arguments import ConfError
+from volcano_py.scheduler.core import ConfError
 from volcano_py.whatif import Budget
 from volcano_py.whatif.why import what_would_make_it_run
 
