@@ -145,10 +145,10 @@ _STICKY = (
     "its pod's command ignores SIGTERM (`trap '' TERM`, 300 s grace) so the pod stays terminating; KWOK "
     "deletes a pod as soon as it is marked for deletion, and the PodGroup loses the member"
 )
-_LEFT_QUEUE = (
-    "guarantee.go's queue1 (guarantee 2 CPU) outlives its spec, so proportion caps the default queue at "
-    "14 of 16 CPUs; the spec sizes its Job by ClusterSize: 16 on four empty KWOK nodes, fewer on kind, whose "
-    "daemon pods request CPU"
+_GRACE = (
+    "its Jobs carry no scheduling gates, so the preemptor may preempt half the preemptee at once (the spec's "
+    "last step expects exactly that); it checks in between that all of the preemptee still runs, which holds "
+    "on kind while the victims' 30 s termination grace keeps them Running; a KWOK pod is gone when deleted"
 )
 KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
     "hypernode": {
@@ -164,15 +164,8 @@ KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
             f"terminating {case}": (CONTAINER, _STICKY)
             for case in ("single-Pod PodGroup", "partially terminating multi-Pod PodGroup")
         },
-        **{
-            spec: (ENVIRONMENT, _LEFT_QUEUE)
-            for spec in (
-                "Enqueue E2E Test Scheduling gated task will not consume inqueue resources",
-                "Job E2E Test schedule high priority job with preemption when idle resource is NOT enough "
-                "but preemptee resource is enough",
-                "Job E2E Test preemption doesn't work when podgroup is pending due to insufficient resource",
-            )
-        },
+        "Job E2E Test Jobs unschedulable due to scheduling gates will not preempt other jobs despite "
+        "sufficient preemptor": (CONTAINER, _GRACE),
     },
     "schedulingbase": {
         **{
