@@ -7,9 +7,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.podspec import PodPhase, pod_phase
 
-PENDING, RUNNING, SUCCEEDED, FAILED, UNKNOWN = "Pending", "Running", "Succeeded", "Failed", "Unknown"
-POD_PHASES = (PENDING, RUNNING, SUCCEEDED, FAILED, UNKNOWN)
+# The pod phases the Job controller counts, by their api names (``PodPhase`` is a ``str``, so status maps
+# keyed by phase text read them alike).
+PENDING, RUNNING, SUCCEEDED, FAILED, UNKNOWN = (
+    PodPhase.PENDING,
+    PodPhase.RUNNING,
+    PodPhase.SUCCEEDED,
+    PodPhase.FAILED,
+    PodPhase.UNKNOWN,
+)
 
 # Reasons Kubernetes puts on a pod's DisruptionTarget condition when something other than the workload
 # itself ended it (preemption, API eviction, taint eviction, node pressure): not the job's failure.
@@ -55,7 +63,7 @@ def read_pod(body: Mapping[str, Any]) -> PodView:
     meta = body.get("metadata") or {}
     ann: Mapping[str, str] = meta.get("annotations") or {}
     status = body.get("status") or {}
-    phase = str(status.get("phase") or PENDING)
+    phase = pod_phase(body)
     statuses = list(status.get("containerStatuses") or ())
     exit_code = 0
     if statuses:
@@ -79,7 +87,7 @@ def read_pod(body: Mapping[str, Any]) -> PodView:
         index=_int_or(ann.get(c.TASK_INDEX_KEY), -1),
         version=_int_or(ann.get(c.JOB_VERSION_KEY), 0),
         retry_count=_int_or(ann.get(c.JOB_RETRY_COUNT_KEY), 0),
-        phase=phase if phase in POD_PHASES else UNKNOWN,
+        phase=phase,
         deleting=bool(meta.get("deletionTimestamp")),
         out_of_sync=c.CONTROLLER_OUT_OF_SYNC_KEY in ann,
         disrupted=disrupted,

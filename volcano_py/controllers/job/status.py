@@ -24,7 +24,7 @@ class CountBuilder:
     """Accumulates pods into a status's counters (terminating pods count only as terminating)."""
 
     def __init__(self) -> None:
-        self._by_phase = {PENDING: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, UNKNOWN: 0}
+        self._by_phase: dict[str, int] = {PENDING: 0, RUNNING: 0, SUCCEEDED: 0, FAILED: 0, UNKNOWN: 0}
         self._terminating = 0
         self._tasks: dict[str, dict[str, int]] = {}
 

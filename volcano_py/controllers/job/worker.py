@@ -15,6 +15,7 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent, JobPhase, JobStatus
 from volcano_py.api.bus import Action, Event
+from volcano_py.api.common import now_time
 from volcano_py.api.job_view import JobSpecError, ResolvedJob, read_status, status_to_dict
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
@@ -40,10 +41,6 @@ _log = get_logger(__name__)
 _RELEASING_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.ABORTED, JobPhase.TERMINATED})
 RETRY_BASE_SECONDS = 0.5
 RETRY_MAX_SECONDS = 60.0
-
-
-def now_rfc3339() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _escape(key: str) -> str:
@@ -110,7 +107,7 @@ class JobWorker:
             self.ctx.recorder.record(
                 body, NORMAL, JobEvent.EXECUTE_ACTION, f"Start to execute action {decision.action}"
             )
-        now = now_rfc3339()
+        now = now_time()
         if status.state.phase is None:
             status = transition(status, JobPhase.PENDING, now)
         target = None
