@@ -152,6 +152,12 @@ _GRACE = (
 )
 KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
     "hypernode": {
+        "Network Topology Tests Hard Mode Tests Case 1.3: Pods remain pending when no hypernode has "
+        "sufficient resources": (
+            OURS,
+            "not yet explained: it passes run alone (12.8 s at the same commit) and failed after Case 1.2 in "
+            "the full suite, where the Job's two pods were bound (the spec waits to see them Pending)",
+        ),
         "HyperNode controller runtime deploys exactly one HyperNode controller owner": (
             ENVIRONMENT,
             "it reads the Helm release's Deployments (`integration-controllers` and its container args) in "
