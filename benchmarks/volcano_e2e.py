@@ -155,10 +155,10 @@ KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
         "Network Topology Tests Hard Mode Tests Case 1.3: Pods remain pending when no hypernode has "
         "sufficient resources": (
             OURS,
-            "a race the spec's names hide: by the numbers the Job fits in s0 (n0 holds 4 free cpu, n1 8), and "
-            "a session on that cluster binds it there, as Volcano's would; the spec passes only if one 100 ms "
-            "poll sees both pods Pending before they are bound. Run alone it passed (12.8 s); in the full suite, "
-            "on two cores busy with other work, our scheduler bound them first",
+            "a race: by the numbers the Job fits in s0 (n0 has 4 free cpu, n1 8) and a session on that "
+            "cluster binds it there; the spec passes only if one 100 ms poll sees both pods Pending before "
+            "they are bound. Run alone it passed (12.8 s); in the full suite, on two cores busy with other "
+            "work, our scheduler bound them first",
         ),
         "HyperNode controller runtime deploys exactly one HyperNode controller owner": (
             ENVIRONMENT,
