@@ -184,9 +184,10 @@ KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
     "schedulingbase": {
         "Job E2E Test Schedule Multiple Jobs": (
             OURS,
-            "timing: three Jobs of 12 one-cpu pods (min 2) on 12 free cpus; it passes run alone (10 s), but "
-            "in the full suite on two busy cores the controller made one Job's pods a cycle before the others' "
-            "and the scheduler gave that Job every free cpu; Volcano's one-second period lets all three arrive",
+            "timing: three Jobs of 12 one-cpu pods (min 2) on 12 free cpus; it passes run alone (10 s), "
+            "but in the full suite on two busy cores the controller made one Job's pods a cycle before the "
+            "others' and the scheduler gave that Job every free cpu; Volcano's one-second period lets all "
+            "three arrive first",
         ),
         **{
             f"Volume Binding Test {case}": (CONTAINER, _HOST_EXEC)
