@@ -8,15 +8,7 @@ from typing import Any
 from volcano_py.api.common import now_time
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import (
-    HYPERNODES,
-    NODES,
-    NUMATOPOLOGIES,
-    PODDISRUPTIONBUDGETS,
-    PODGROUPS,
-    PODS,
-    PRIORITY_CLASSES,
-    QUEUES,
-    RESOURCEQUOTAS,
+    SESSION_KINDS,
     ResourceKind,
 )
 from volcano_py.scheduler.core import ClusterObjects, SchedulerConf, load_conf, load_conf_file
@@ -41,17 +33,10 @@ async def _items(client: KubeClient, kind: ResourceKind, *, optional: bool = Fal
 
 
 async def read_objects(client: KubeClient) -> ClusterObjects:
-    return ClusterObjects(
-        nodes=await _items(client, NODES),
-        pods=await _items(client, PODS),
-        podgroups=await _items(client, PODGROUPS),
-        queues=await _items(client, QUEUES),
-        priority_classes=await _items(client, PRIORITY_CLASSES),
-        hypernodes=await _items(client, HYPERNODES, optional=True),
-        pdbs=await _items(client, PODDISRUPTIONBUDGETS),
-        resource_quotas=await _items(client, RESOURCEQUOTAS),
-        numatopologies=await _items(client, NUMATOPOLOGIES, optional=True),
-    )
+    read: dict[str, Any] = {
+        field: await _items(client, kind, optional=optional) for field, kind, optional in SESSION_KINDS
+    }
+    return ClusterObjects(**read)
 
 
 async def scheduler_conf(client: KubeClient, path: str | None) -> tuple[SchedulerConf, str]:

@@ -79,3 +79,19 @@ def object_identity(obj: Mapping[str, Any]) -> str:
     """The object's uid, or ``namespace/name`` when it has none (a body built by hand, not yet created)."""
     meta = obj.get("metadata") or {}
     return str(meta.get("uid") or f"{meta.get('namespace')}/{meta.get('name')}")
+
+
+# The kinds one scheduling session reads, by the name of their field in ``ClusterObjects``, and whether
+# their CRD may be absent (the cluster is then read as having none). Every reader of the session's input
+# (the scheduler's cache, the dashboard, ``vcctl job why``) reads this one list.
+SESSION_KINDS: Final[tuple[tuple[str, ResourceKind, bool], ...]] = (
+    ("nodes", NODES, False),
+    ("pods", PODS, False),
+    ("podgroups", PODGROUPS, False),
+    ("queues", QUEUES, False),
+    ("priority_classes", PRIORITY_CLASSES, False),
+    ("hypernodes", HYPERNODES, True),
+    ("pdbs", PODDISRUPTIONBUDGETS, False),
+    ("resource_quotas", RESOURCEQUOTAS, False),
+    ("numatopologies", NUMATOPOLOGIES, True),
+)

@@ -25,15 +25,9 @@ from volcano_py.api.scheduling import QueueState
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
-    HYPERNODES,
-    NODES,
-    NUMATOPOLOGIES,
-    PODDISRUPTIONBUDGETS,
-    PODGROUPS,
     PODS,
-    PRIORITY_CLASSES,
     QUEUES,
-    RESOURCEQUOTAS,
+    SESSION_KINDS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType, Obj
@@ -91,15 +85,8 @@ class SchedulerCache:
         self.last_arrival = float("-inf")
         self.arrival = asyncio.Event()
         self.informers: dict[str, Informer] = {
-            "nodes": self._informer(NODES),
-            "pods": self._informer(PODS, self._on_pod),
-            "podgroups": self._informer(PODGROUPS),
-            "queues": self._informer(QUEUES),
-            "priorityclasses": self._informer(PRIORITY_CLASSES),
-            "hypernodes": self._informer(HYPERNODES, optional=True),
-            "numatopologies": self._informer(NUMATOPOLOGIES, optional=True),
-            "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
-            "resourcequotas": self._informer(RESOURCEQUOTAS),
+            field: self._informer(kind, self._on_pod if kind is PODS else None, optional=optional)
+            for field, kind, optional in SESSION_KINDS
         }
 
     def _informer(self, kind: ResourceKind, extra: Any = None, *, optional: bool = False) -> Informer:
@@ -212,19 +199,11 @@ class SchedulerCache:
         return result
 
     def snapshot(self) -> ClusterObjects:
-        stores = {name: informer.store for name, informer in self.informers.items()}
-        return ClusterObjects(
-            nodes=stores["nodes"].values(),
-            pods=self._pods_with_promises(),
-            podgroups=stores["podgroups"].values(),
-            queues=stores["queues"].values(),
-            priority_classes=stores["priorityclasses"].values(),
-            hypernodes=stores["hypernodes"].values(),
-            generation=self.generation,
-            pdbs=stores["poddisruptionbudgets"].values(),
-            resource_quotas=stores["resourcequotas"].values(),
-            numatopologies=stores["numatopologies"].values(),
-        )
+        # Pods come with the binds and evictions promised but not yet seen in a watch.
+        read = {
+            field: self.informers[field].store.values() for field, _, _ in SESSION_KINDS if field != "pods"
+        }
+        return ClusterObjects(**read, pods=self._pods_with_promises(), generation=self.generation)
 
     # --- start-up -------------------------------------------------------------------------------------------
 
