@@ -5,6 +5,10 @@ one statement (``place_job``: a solver plugin or the greedy placement), then com
 holds if it is only pipelined (waiting on releasing pods), and discards otherwise: no partial gang binds.
 The job and queue go back into their heaps, so shares updated by the allocation order the next round.
 
+A job already ready grows only while the cluster keeps the room owed to admitted gangs whose pods the Job
+controller has not created yet (``owed``): early sessions must not hand that room to whichever Job's pods
+came first.
+
 With ``SchedulingGatesQueueAdmission`` on, each job's pods held only by the queue-allocation gate are
 admitted to their queue as the job's turn comes, before its other pods are placed (``queue_gate``).
 
@@ -15,7 +19,10 @@ every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vo
 
 from __future__ import annotations
 
+import numpy as np
+
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
@@ -23,6 +30,7 @@ from ..framework.node import QueueInfo
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
 from .ordering import OrderedQueue
+from .owed import Owed, owed_to_admitted
 from .placement import place_job
 from .queue_gate import admit_gated, awaiting_admission
 
@@ -77,6 +85,8 @@ class Allocate:
         ssn.sampling.min_nodes = self.sampling.min_nodes
         if not ssn.enqueue_enabled:
             self._admit_pending(ssn)
+        # Gangs short of pods left the session at open or at enqueue; the snapshot still holds them.
+        owed = owed_to_admitted(ssn.snapshot.jobs.values())
         by_queue = self._candidates(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         key = ssn.job_key()
@@ -92,7 +102,7 @@ class Allocate:
             job = waiting.pop()
             if ssn.features.queue_admission_gates:
                 admit_gated(ssn, queue, job)
-            if _placeable(job) and self._allocate_job(ssn, job):
+            if _placeable(job) and self._allocate_job(ssn, job, owed):
                 waiting.push(job)
             queues.push(queue)
 
@@ -106,10 +116,16 @@ class Allocate:
             reason = ssn.explain_allocatable(queue, pending[0])
             ssn.fit_failures_of(job).add(len(pending), [reason or f"queue {queue.name} is overused"])
 
-    def _allocate_job(self, ssn: Session, job: JobInfo) -> bool:
+    def _allocate_job(self, ssn: Session, job: JobInfo, owed: Owed) -> bool:
         """One round for one job; True when it placed something and still has tasks to place."""
+        growing = bool(owed) and ssn.job_ready(job)
         with ssn.statement() as stmt:
             placed = place_job(ssn, stmt, job)
+            if growing and not owed.kept_in(_room(ssn)):
+                stmt.discard()
+                pending = [t for t in job.pending_tasks if not t.best_effort]
+                ssn.fit_failures_of(job).add(len(pending), [owed.reason()])
+                return False
             if ssn.job_ready(job):
                 stmt.commit()
             elif ssn.job_pipelined(job):
@@ -118,6 +134,12 @@ class Allocate:
                 stmt.discard()
                 return False
         return _placeable(job) and placed.allocated + placed.pipelined > 0
+
+
+def _room(ssn: Session) -> Resource:
+    """What the cluster has free once releasing pods are gone, less what is pipelined, summed over nodes."""
+    table = ssn.table
+    return table.to_resource(np.maximum(table.future_idle, 0).sum(axis=0))
 
 
 def _placeable(job: JobInfo) -> bool:

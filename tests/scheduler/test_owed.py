@@ -1,0 +1,153 @@
+"""Admitted gangs whose pods the Job controller has not created yet keep their minimum: a job already ready
+grows into the rest of the cluster, not into their room (``actions/owed``)."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from tests.scheduler.builders import make_node, make_pg, make_pod
+from tests.scheduler.harness import Scenario, run
+from volcano_py.resources import Resource
+from volcano_py.scheduler.actions.owed import Owed, awaiting_pods, owed_to_admitted
+from volcano_py.scheduler.framework.snapshot import Snapshot
+
+SAME_SECOND = "2026-01-01T00:00:00Z"
+CPU = 1000  # millicores
+GREEDY = """
+actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins:
+  - {name: overcommit}
+  - {name: drf, enablePreemptable: false}
+  - {name: predicates}
+  - {name: proportion}
+  - {name: nodeorder}
+  - {name: binpack}
+"""
+
+
+def _snapshot(phase: str, min_member: int, min_cpu: int | None, pods: list[str]) -> Snapshot:
+    """PodGroup ``pg`` in ``phase`` and its pods: ``pending``, ``running`` (1 cpu on n0), or ``gated``."""
+    builder = make_pg("pg", min_member, phase=phase)
+    if min_cpu is not None:
+        builder = builder.min_res(cpu=min_cpu)
+    objs = []
+    for i, state in enumerate(pods):
+        pod = make_pod(f"p{i}").req(cpu="1").group("pg")
+        if state == "running":
+            pod = pod.running("n0")
+        elif state == "gated":
+            pod = pod.gates("example.com/hold")
+        objs.append(pod.obj())
+    return Snapshot.build(nodes=[make_node("n0", cpu="16").obj()], pods=objs, podgroups=[builder.obj()])
+
+
+@pytest.mark.parametrize(
+    ("phase", "min_member", "min_cpu", "pods", "owed_cpu"),
+    [
+        pytest.param("Inqueue", 2, 2, [], 2, id="admitted-no-pods-yet-owed-its-minimum"),
+        pytest.param("Inqueue", 2, 2, ["pending"], 2, id="admitted-one-of-two-pods-owed-its-minimum"),
+        pytest.param("Inqueue", 2, 2, ["pending", "pending"], 0, id="admitted-with-its-pods-owed-nothing"),
+        pytest.param("Inqueue", 3, 3, ["running"], 2, id="owed-less-what-it-already-holds"),
+        pytest.param("Inqueue", 2, 2, ["gated"], 1, id="gated-pods-hold-no-room"),
+        pytest.param("Pending", 2, 2, [], 0, id="not-admitted-owed-nothing"),
+        pytest.param("Running", 2, 2, ["running"], 0, id="running-owed-nothing"),
+        pytest.param("Inqueue", 2, None, [], 0, id="no-min-resources-owed-nothing"),
+    ],
+)
+def test_awaiting_pods(
+    phase: str, min_member: int, min_cpu: int | None, pods: list[str], owed_cpu: int
+) -> None:
+    job = _snapshot(phase, min_member, min_cpu, pods).jobs["default/pg"]
+    assert awaiting_pods(job).amount("cpu") == owed_cpu * CPU
+
+
+def test_owed_to_admitted_sums_and_names_the_gangs_waiting_for_pods() -> None:
+    pgs = [make_pg(n, 2).min_res(cpu=2, memory="1Gi").obj() for n in ("b", "a", "ready")]
+    pods = [make_pod(f"r{i}").req(cpu="1").group("ready").obj() for i in range(2)]
+    plain = make_pod("plain").req(cpu="1").obj()  # its own (shadow) job, never owed anything
+    snapshot = Snapshot.build(nodes=[make_node("n0").obj()], pods=[*pods, plain], podgroups=pgs)
+    owed = owed_to_admitted(snapshot.jobs.values())
+    assert owed.total == Resource({"cpu": 4 * CPU, "memory": 2 * 1024**3})
+    assert owed.jobs == ("default/a", "default/b")
+    assert (
+        owed.reason() == "room kept for admitted PodGroups default/a, default/b until their pods are created"
+    )
+
+
+@pytest.mark.parametrize(
+    ("owed", "room", "kept"),
+    [
+        pytest.param(Owed(Resource({"cpu": 4})), {"cpu": 4, "memory": 1}, True, id="exactly-enough"),
+        pytest.param(Owed(Resource({"cpu": 4})), {"cpu": 3, "memory": 9}, False, id="short-on-cpu"),
+        pytest.param(Owed(Resource({"cpu": 1, "memory": 2})), {"cpu": 5}, False, id="short-on-memory"),
+        pytest.param(Owed(Resource()), {}, True, id="nothing-owed"),
+    ],
+)
+def test_kept_in(owed: Owed, room: dict[str, int], kept: bool) -> None:
+    assert owed.kept_in(room) is kept
+
+
+@pytest.mark.parametrize(
+    ("jobs", "reason"),
+    [
+        pytest.param(("ns/a",), "room kept for admitted PodGroup ns/a until its pods are created", id="one"),
+        pytest.param(
+            ("ns/a", "ns/b", "ns/c", "ns/d", "ns/e"),
+            "room kept for admitted PodGroups ns/a, ns/b, ns/c and 2 more until their pods are created",
+            id="many-named-then-counted",
+        ),
+    ],
+)
+def test_reason(jobs: tuple[str, ...], reason: str) -> None:
+    assert Owed(Resource({"cpu": 1}), jobs).reason() == reason
+
+
+def _three_jobs(others: dict[str, tuple[str, int]]) -> list[dict[str, object]]:
+    """Job ``a`` (12 pending pods) and the other jobs: name -> (PodGroup phase, pods created so far)."""
+    return [make_pod(f"a{i}").req(cpu="1").group("a").created(SAME_SECOND).obj() for i in range(12)] + [
+        make_pod(f"{name}{i}").req(cpu="1").group(name).created(SAME_SECOND).obj()
+        for name, (_, count) in others.items()
+        for i in range(count)
+    ]
+
+
+@pytest.mark.parametrize("conf", [pytest.param(None, id="default-cpsat"), pytest.param(GREEDY, id="greedy")])
+@pytest.mark.parametrize(
+    ("others", "placed"),
+    [
+        # The e2e shape: three Jobs (minAvailable 2 of 12 one-cpu pods) admitted together on 12 cpus; a
+        # session started as soon as a's pods were created gave a all 12 and b and c never ran.
+        pytest.param(
+            {"b": ("Inqueue", 0), "c": ("Inqueue", 1)}, {"a": 8}, id="admitted-gangs-awaiting-pods-keep-room"
+        ),
+        pytest.param(
+            {"b": ("Pending", 0), "c": ("Pending", 0)}, {"a": 8}, id="admitted-by-this-sessions-enqueue"
+        ),
+        pytest.param(
+            {"b": ("Inqueue", 12), "c": ("Inqueue", 0)}, {"a": 5, "b": 5}, id="jobs-with-pods-share-the-rest"
+        ),
+        pytest.param({}, {"a": 12}, id="nothing-owed-a-job-takes-all"),
+        pytest.param({"b": ("Running", 0)}, {"a": 12}, id="a-running-gang-is-owed-nothing"),
+    ],
+)
+def test_a_ready_job_does_not_grow_into_room_owed_to_admitted_gangs(
+    conf: str | None, others: dict[str, tuple[str, int]], placed: dict[str, int]
+) -> None:
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi").obj() for i in range(3)]
+    podgroups = [make_pg("a", 2).created(SAME_SECOND).min_res(cpu=2).obj()]
+    podgroups += [
+        make_pg(name, 2, phase=phase).created(SAME_SECOND).min_res(cpu=2).obj()
+        for name, (phase, _) in others.items()
+    ]
+    result = run(Scenario(nodes=nodes, pods=_three_jobs(others), podgroups=podgroups, conf=conf))
+    assert dict(Counter(bind.job.removeprefix("default/") for bind in result.binds)) == placed
+    if placed == {"a": 8}:
+        why = result.explanations["default/a"]
+        assert (
+            "room kept for admitted PodGroups default/b, default/c until their pods are created"
+            in why.message
+        )
