@@ -151,3 +151,15 @@ def test_a_ready_job_does_not_grow_into_room_owed_to_admitted_gangs(
             "room kept for admitted PodGroups default/b, default/c until their pods are created"
             in why.message
         )
+
+
+@pytest.mark.parametrize("conf", [pytest.param(None, id="default-cpsat"), pytest.param(GREEDY, id="greedy")])
+def test_once_their_pods_exist_the_admitted_gangs_get_the_room_kept_for_them(conf: str | None) -> None:
+    # The next session of the shape above: a runs 8 of its pods, b's and c's 12 pods each have been created.
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi").obj() for i in range(3)]
+    podgroups = [make_pg(name, 2).created(SAME_SECOND).min_res(cpu=2).obj() for name in "abc"]
+    pods = [make_pod(f"a{i}").req(cpu="1").group("a").running(f"n{i // 4}").obj() for i in range(8)]
+    pods += [make_pod(f"a{i}").req(cpu="1").group("a").obj() for i in range(8, 12)]
+    pods += [make_pod(f"{job}{i}").req(cpu="1").group(job).obj() for job in "bc" for i in range(12)]
+    result = run(Scenario(nodes=nodes, pods=pods, podgroups=podgroups, conf=conf))
+    assert dict(Counter(bind.job.removeprefix("default/") for bind in result.binds)) == {"b": 2, "c": 2}
