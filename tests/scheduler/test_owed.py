@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod
 from tests.scheduler.harness import Scenario, run
 from volcano_py.resources import Resource
-from volcano_py.scheduler.actions.owed import Owed, awaiting_pods, owed_to_admitted
+from volcano_py.scheduler.actions.owed import Owed, OwedGang, awaiting_pods, fits_all, owed_to_admitted
 from volcano_py.scheduler.framework.snapshot import Snapshot
 
 SAME_SECOND = "2026-01-01T00:00:00Z"
@@ -46,49 +48,73 @@ def _snapshot(phase: str, min_member: int, min_cpu: int | None, pods: list[str])
 
 
 @pytest.mark.parametrize(
-    ("phase", "min_member", "min_cpu", "pods", "owed_cpu"),
+    ("phase", "min_member", "min_cpu", "pods", "owed"),
     [
-        pytest.param("Inqueue", 2, 2, [], 2, id="admitted-no-pods-yet-owed-its-minimum"),
-        pytest.param("Inqueue", 2, 2, ["pending"], 2, id="admitted-one-of-two-pods-owed-its-minimum"),
-        pytest.param("Inqueue", 2, 2, ["pending", "pending"], 0, id="admitted-with-its-pods-owed-nothing"),
-        pytest.param("Inqueue", 3, 3, ["running"], 2, id="owed-less-what-it-already-holds"),
-        pytest.param("Inqueue", 2, 2, ["gated"], 1, id="gated-pods-hold-no-room"),
-        pytest.param("Pending", 2, 2, [], 0, id="not-admitted-owed-nothing"),
-        pytest.param("Running", 2, 2, ["running"], 0, id="running-owed-nothing"),
-        pytest.param("Inqueue", 2, None, [], 0, id="no-min-resources-owed-nothing"),
+        pytest.param("Inqueue", 2, 2, [], (2, 1), id="admitted-no-pods-yet-owed-its-minimum"),
+        pytest.param("Inqueue", 2, 2, ["pending"], (2, 1), id="admitted-one-of-two-pods-owed-its-minimum"),
+        pytest.param("Inqueue", 2, 2, ["pending", "pending"], None, id="admitted-with-its-pods-owed-nothing"),
+        pytest.param("Inqueue", 3, 3, ["running"], (2, 1), id="owed-less-the-pods-holding-room"),
+        pytest.param("Inqueue", 3, 4, [], (3, 2), id="an-uneven-share-rounds-up"),
+        pytest.param("Inqueue", 2, 2, ["gated"], (2, 1), id="a-gated-pod-holds-no-room"),
+        pytest.param("Pending", 2, 2, [], None, id="not-admitted-owed-nothing"),
+        pytest.param("Running", 2, 2, ["running"], None, id="running-owed-nothing"),
+        pytest.param("Inqueue", 2, None, [], None, id="no-min-resources-owed-nothing"),
     ],
 )
 def test_awaiting_pods(
-    phase: str, min_member: int, min_cpu: int | None, pods: list[str], owed_cpu: int
+    phase: str, min_member: int, min_cpu: int | None, pods: list[str], owed: tuple[int, int] | None
 ) -> None:
+    """``owed``: (pods owed, whole cpus each, rounded up) or None."""
     job = _snapshot(phase, min_member, min_cpu, pods).jobs["default/pg"]
-    assert awaiting_pods(job).amount("cpu") == owed_cpu * CPU
+    gang = awaiting_pods(job)
+    if owed is None:
+        assert gang is None
+    else:
+        assert gang is not None
+        assert (gang.count, -(-gang.each.amount("cpu") // CPU)) == owed
 
 
-def test_owed_to_admitted_sums_and_names_the_gangs_waiting_for_pods() -> None:
+def test_owed_to_admitted_names_the_gangs_waiting_for_pods() -> None:
     pgs = [make_pg(n, 2).min_res(cpu=2, memory="1Gi").obj() for n in ("b", "a", "ready")]
     pods = [make_pod(f"r{i}").req(cpu="1").group("ready").obj() for i in range(2)]
     plain = make_pod("plain").req(cpu="1").obj()  # its own (shadow) job, never owed anything
     snapshot = Snapshot.build(nodes=[make_node("n0").obj()], pods=[*pods, plain], podgroups=pgs)
     owed = owed_to_admitted(snapshot.jobs.values())
-    assert owed.total == Resource({"cpu": 4 * CPU, "memory": 2 * 1024**3})
-    assert owed.jobs == ("default/a", "default/b")
+    assert sorted((g.job, g.count, g.each) for g in owed.gangs) == [
+        ("default/a", 2, Resource({"cpu": CPU, "memory": 512 * 1024**2})),
+        ("default/b", 2, Resource({"cpu": CPU, "memory": 512 * 1024**2})),
+    ]
     assert (
         owed.reason() == "room kept for admitted PodGroups default/a, default/b until their pods are created"
     )
 
 
+def _rows(*rows: tuple[int, ...]) -> npt.NDArray[np.int64]:
+    return np.array(rows, dtype=np.int64).reshape(len(rows), -1)
+
+
 @pytest.mark.parametrize(
-    ("owed", "room", "kept"),
+    ("free", "demands", "fits"),
     [
-        pytest.param(Owed(Resource({"cpu": 4})), {"cpu": 4, "memory": 1}, True, id="exactly-enough"),
-        pytest.param(Owed(Resource({"cpu": 4})), {"cpu": 3, "memory": 9}, False, id="short-on-cpu"),
-        pytest.param(Owed(Resource({"cpu": 1, "memory": 2})), {"cpu": 5}, False, id="short-on-memory"),
-        pytest.param(Owed(Resource()), {}, True, id="nothing-owed"),
+        # columns: pods, cpu (whole cpus, for the table's sake)
+        pytest.param(_rows((10, 4)), [((1, 2), 2)], True, id="exactly-enough-on-one-node"),
+        pytest.param(_rows((10, 3)), [((1, 2), 2)], False, id="one-cpu-short"),
+        pytest.param(
+            _rows((10, 1), (10, 1), (10, 1), (10, 1)), [((1, 2), 1)], False, id="slivers-hold-no-whole-pod"
+        ),
+        pytest.param(_rows((10, 3), (10, 3)), [((1, 2), 2)], True, id="one-pod-on-each-of-two-nodes"),
+        pytest.param(_rows((10, 4), (10, 2)), [((1, 2), 2), ((1, 2), 1)], True, id="two-gangs-fill-it"),
+        pytest.param(_rows((10, 4), (10, 2)), [((1, 2), 2), ((1, 2), 2)], False, id="two-gangs-one-too-many"),
+        pytest.param(_rows((1, 8)), [((1, 1), 2)], False, id="pod-slots-count"),
+        pytest.param(_rows((10, -2), (10, 2)), [((1, 2), 1)], True, id="an-overcommitted-node-lends-nothing"),
+        pytest.param(_rows((10, 0)), [], True, id="nothing-owed"),
     ],
 )
-def test_kept_in(owed: Owed, room: dict[str, int], kept: bool) -> None:
-    assert owed.kept_in(room) is kept
+def test_fits_all(
+    free: npt.NDArray[np.int64], demands: list[tuple[tuple[int, int], int]], fits: bool
+) -> None:
+    rows = [(np.array(each, dtype=np.int64), count) for each, count in demands]
+    assert fits_all(free, rows) is fits
 
 
 @pytest.mark.parametrize(
@@ -96,14 +122,14 @@ def test_kept_in(owed: Owed, room: dict[str, int], kept: bool) -> None:
     [
         pytest.param(("ns/a",), "room kept for admitted PodGroup ns/a until its pods are created", id="one"),
         pytest.param(
-            ("ns/a", "ns/b", "ns/c", "ns/d", "ns/e"),
+            ("ns/e", "ns/b", "ns/c", "ns/d", "ns/a"),
             "room kept for admitted PodGroups ns/a, ns/b, ns/c and 2 more until their pods are created",
             id="many-named-then-counted",
         ),
     ],
 )
 def test_reason(jobs: tuple[str, ...], reason: str) -> None:
-    assert Owed(Resource({"cpu": 1}), jobs).reason() == reason
+    assert Owed(tuple(OwedGang(job, Resource({"cpu": 1}), 1) for job in jobs)).reason() == reason
 
 
 def _three_jobs(others: dict[str, tuple[str, int]]) -> list[dict[str, object]]:
@@ -163,3 +189,16 @@ def test_once_their_pods_exist_the_admitted_gangs_get_the_room_kept_for_them(con
     pods += [make_pod(f"{job}{i}").req(cpu="1").group(job).obj() for job in "bc" for i in range(12)]
     result = run(Scenario(nodes=nodes, pods=pods, podgroups=podgroups, conf=conf))
     assert dict(Counter(bind.job.removeprefix("default/") for bind in result.binds)) == {"b": 2, "c": 2}
+
+
+@pytest.mark.parametrize("conf", [pytest.param(None, id="default-cpsat"), pytest.param(GREEDY, id="greedy")])
+def test_the_hold_counts_whole_pods_not_slivers(conf: str | None) -> None:
+    # As on kind: a DaemonSet pod takes 100m of each 4-cpu node, so 15.6 cpus hold only 12 one-cpu pods. Two
+    # Jobs with their pods and a third just admitted: the third keeps two whole places, not 2 of the 15.6.
+    nodes = [make_node(f"n{i}", cpu="4", memory="16Gi").obj() for i in range(4)]
+    pods = [make_pod(f"kindnet-{i}").req(cpu="100m", memory="50Mi").running(f"n{i}").obj() for i in range(4)]
+    pods += [make_pod(f"{job}{i}").req(cpu="1").group(job).obj() for job in "ab" for i in range(12)]
+    podgroups = [make_pg("a", 2).min_res(cpu=2).obj(), make_pg("b", 2).min_res(cpu=2).obj()]
+    podgroups.append(make_pg("c", 2, phase="Pending").min_res(cpu=2).obj())
+    result = run(Scenario(nodes=nodes, pods=pods, podgroups=podgroups, conf=conf))
+    assert dict(Counter(bind.job.removeprefix("default/") for bind in result.binds)) == {"a": 5, "b": 5}

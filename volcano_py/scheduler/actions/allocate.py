@@ -19,10 +19,7 @@ every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vo
 
 from __future__ import annotations
 
-import numpy as np
-
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
@@ -30,7 +27,7 @@ from ..framework.node import QueueInfo
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
 from .ordering import OrderedQueue
-from .owed import Owed, owed_to_admitted
+from .owed import Owed, fits_all, owed_to_admitted
 from .placement import place_job
 from .queue_gate import admit_gated, awaiting_admission
 
@@ -121,7 +118,7 @@ class Allocate:
         growing = bool(owed) and ssn.job_ready(job)
         with ssn.statement() as stmt:
             placed = place_job(ssn, stmt, job)
-            if growing and not owed.kept_in(_room(ssn)):
+            if growing and not _keeps(ssn, owed):
                 stmt.discard()
                 pending = [t for t in job.pending_tasks if not t.best_effort]
                 ssn.fit_failures_of(job).add(len(pending), [owed.reason()])
@@ -136,10 +133,10 @@ class Allocate:
         return _placeable(job) and placed.allocated + placed.pipelined > 0
 
 
-def _room(ssn: Session) -> Resource:
-    """What the cluster has free once releasing pods are gone, less what is pipelined, summed over nodes."""
+def _keeps(ssn: Session, owed: Owed) -> bool:
+    """Whether the nodes, as they will be once releasing pods are gone, still hold every owed pod."""
     table = ssn.table
-    return table.to_resource(np.maximum(table.future_idle, 0).sum(axis=0))
+    return fits_all(table.future_idle, [(table.vector(g.each), g.count) for g in owed.gangs])
 
 
 def _placeable(job: JobInfo) -> bool:
