@@ -174,12 +174,6 @@ KNOWN_FAILURES: dict[str, dict[str, tuple[str, str]]] = {
         },
         "Job E2E Test Jobs unschedulable due to scheduling gates will not preempt other jobs despite "
         "sufficient preemptor": (CONTAINER, _GRACE),
-        "Job E2E Test should preempt low priority pod with anti-affinity constraint": (
-            OURS,
-            "it turns on preempt's `enableTopologyAwarePreemption` (victims chosen by the preemptor's pod "
-            "anti-affinity); volcano-py refuses that argument, so the scheduler keeps its previous conf and "
-            "the preemptor, kept off every node by its anti-affinity to the blockers, is never placed",
-        ),
     },
     "schedulingbase": {
         "Job E2E Test Schedule Multiple Jobs": (

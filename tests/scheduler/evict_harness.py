@@ -160,6 +160,7 @@ class Cluster:
         pod_priority: str | None = None,
         pending_priority: str | None = None,
         phase: str | None = None,
+        affinity: dict[str, Any] | None = None,
     ) -> Cluster:
         """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
 
@@ -195,6 +196,8 @@ class Cluster:
                 pod_spec["priorityClassName"] = klass
             if preemption_policy:
                 pod_spec["preemptionPolicy"] = preemption_policy
+            if affinity:
+                pod_spec["affinity"] = affinity
             if on:
                 pod_spec["nodeName"] = on
             annotations = {k.KUBE_GROUP_NAME_KEY: name, **(pod_annotations or {})}

@@ -203,10 +203,17 @@ def test_plugin_arguments(plugin: str, args: dict[str, object], refusal: str | N
     ("action", "args", "refusal"),
     [
         ("preempt", {"minCandidateNodesPercentage": 10, "predicateErrorCacheEnable": True}, None),
+        ("preempt", {"enableTopologyAwarePreemption": True, "topologyAwarePreemptWorkerNum": 4}, None),
+        ("preempt", {"minCandidateNodesPercentage": 101}, "must be between 0 and 100, got 101"),
         (
-            "preempt",
+            "reclaim",
             {"enableTopologyAwarePreemption": True},
-            "enableTopologyAwarePreemption is not supported",
+            "enableTopologyAwarePreemption is read by the preempt action only",
+        ),
+        (
+            "gangpreempt",
+            {"enableTopologyAwarePreemption": True},
+            "enableTopologyAwarePreemption is read by the preempt action only",
         ),
         ("gangpreempt", {"maxDomains": 4, "allowWholeBundle": True}, None),
         ("gangreclaim", {"allowWholeBundle": False}, "allowWholeBundle: false is not supported"),
