@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.api import constants as c
+from volcano_py.api import dra
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +63,24 @@ NUMATOPOLOGIES: Final = ResourceKind(
     c.NODEINFO_GROUP, c.NODEINFO_VERSION, c.NUMATOPOLOGY_PLURAL, c.NUMATOPOLOGY_KIND, namespaced=False
 )
 
+DEVICE_CLASSES: Final = ResourceKind(
+    dra.RESOURCE_GROUP, dra.RESOURCE_VERSION, dra.DEVICE_CLASS_PLURAL, dra.DEVICE_CLASS_KIND, namespaced=False
+)
+RESOURCE_SLICES: Final = ResourceKind(
+    dra.RESOURCE_GROUP,
+    dra.RESOURCE_VERSION,
+    dra.RESOURCE_SLICE_PLURAL,
+    dra.RESOURCE_SLICE_KIND,
+    namespaced=False,
+)
+RESOURCE_CLAIMS: Final = ResourceKind(
+    dra.RESOURCE_GROUP,
+    dra.RESOURCE_VERSION,
+    dra.RESOURCE_CLAIM_PLURAL,
+    dra.RESOURCE_CLAIM_KIND,
+    namespaced=True,
+)
+
 
 def object_key(obj: dict[str, object]) -> str:
     """``namespace/name`` for namespaced objects, ``name`` for cluster-scoped ones (as client-go keys)."""
@@ -94,4 +113,8 @@ SESSION_KINDS: Final[tuple[tuple[str, ResourceKind, bool], ...]] = (
     ("pdbs", PODDISRUPTIONBUDGETS, False),
     ("resource_quotas", RESOURCEQUOTAS, False),
     ("numatopologies", NUMATOPOLOGIES, True),
+    # Served from Kubernetes 1.34 on; an older API server is read as having no devices and no claims.
+    ("device_classes", DEVICE_CLASSES, True),
+    ("resource_slices", RESOURCE_SLICES, True),
+    ("resource_claims", RESOURCE_CLAIMS, True),
 )

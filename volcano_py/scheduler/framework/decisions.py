@@ -7,15 +7,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimWrite:
+    """A ResourceClaim to reserve for a pod before its bind (``status.reservedFor``), and to allocate first
+    when ``allocation`` is given (``status.allocation``, unless the claim already holds that allocation).
+    ``allocation`` None: the claim was allocated before this session; it is only reserved."""
+
+    namespace: str
+    name: str
+    uid: str
+    allocation: Mapping[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class Bind:
     """Bind pod ``namespace/name`` to ``node``. ``job`` is the PodGroup key ``namespace/name``.
-    ``annotations`` go on the pod with the bind (the GPU cards chosen for it, for the device plugin)."""
+    ``annotations`` go on the pod with the bind (the GPU cards chosen for it, for the device plugin);
+    ``claims`` are written before it (Dynamic Resource Allocation)."""
 
     namespace: str
     name: str
@@ -23,6 +41,7 @@ class Bind:
     node: str
     job: str
     annotations: Mapping[str, str] = field(default_factory=dict)
+    claims: tuple[ClaimWrite, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

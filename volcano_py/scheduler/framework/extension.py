@@ -241,10 +241,13 @@ class HyperNodeOrder(Protocol):
 @runtime_checkable
 class DeviceCapacity(Protocol):
     """How many more pods of ``klass`` each node's devices can hold (at most ``cap``), or None when the class
-    asks for no device. A count placer (cpsat) reads it for a pod's fit that per-node totals cannot express
-    (shared GPU cards); the greedy path needs none, as it re-checks the device predicate pod by pod."""
+    asks for no device of this plugin's (or none it can count). A count placer (cpsat) reads it for a pod's
+    fit that per-node totals cannot express (shared GPU cards, DRA devices); the greedy path needs none, as it
+    re-checks the device predicate pod by pod. ``predicate_dynamic_besides_devices``: whether the plugin's
+    predicate also changes as pods land for a reason the count does not capture (then no count is used)."""
 
     def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None: ...
+    def predicate_dynamic_besides_devices(self, klass: TaskClass) -> bool: ...
 
 
 @runtime_checkable

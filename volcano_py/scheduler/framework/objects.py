@@ -36,6 +36,10 @@ class ClusterObjects:
     pdbs: Sequence[Obj] = ()
     resource_quotas: Sequence[Obj] = ()
     numatopologies: Sequence[Obj] = ()
+    # resource.k8s.io (Dynamic Resource Allocation), for the predicates plugin.
+    device_classes: Sequence[Obj] = ()
+    resource_slices: Sequence[Obj] = ()
+    resource_claims: Sequence[Obj] = ()
     # Bumped by the runtime's cache on every change it mirrors (0 for objects read once).
     generation: int = 0
 
@@ -115,6 +119,9 @@ def _build(
         pdbs=objects.pdbs,
         resource_quotas=objects.resource_quotas,
         numatopologies=objects.numatopologies,
+        device_classes=objects.device_classes,
+        resource_slices=objects.resource_slices,
+        resource_claims=objects.resource_claims,
         scheduler_names=scheduler_names,
         records=records,
     )

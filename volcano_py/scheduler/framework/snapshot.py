@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
 
+from . import dra
 from .job import JobInfo
 from .node import NodeInfo, QueueInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
@@ -148,6 +149,10 @@ class Snapshot:
     resource_quotas: tuple[Obj, ...] = ()
     # Numatopology objects (nodeinfo.volcano.sh), one per node, for the numa-aware plugin.
     numatopologies: tuple[Obj, ...] = ()
+    # DeviceClasses, ResourceSlices and ResourceClaims (resource.k8s.io), for Dynamic Resource Allocation.
+    device_classes: tuple[Obj, ...] = ()
+    resource_slices: tuple[Obj, ...] = ()
+    resource_claims: tuple[Obj, ...] = ()
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
@@ -164,6 +169,9 @@ class Snapshot:
         pdbs: Iterable[Obj] = (),
         resource_quotas: Iterable[Obj] = (),
         numatopologies: Iterable[Obj] = (),
+        device_classes: Iterable[Obj] = (),
+        resource_slices: Iterable[Obj] = (),
+        resource_claims: Iterable[Obj] = (),
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
     ) -> Snapshot:
@@ -191,8 +199,16 @@ class Snapshot:
             job = records.job(pg)
             jobs[job.uid] = job
         orphans: list[Orphan] = []
+        claims = tuple(resource_claims)
+        claim_index: dict[str, dra.Claim] | None = None
         for pod in pods:
             task = records.task(pod)
+            if task.claims_used and task.status is TaskStatus.PENDING:
+                if claim_index is None:
+                    claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in claims)}
+                # Pods differ by their claims' state, which is not in the pod: this snapshot's twin says it.
+                base = task.class_key if isinstance(task.class_key, tuple) else (task.class_key,)
+                task.class_key = (*base, dra.claims_class_key(task.pod, claim_index))
             node = by_name.get(task.node_name) if task.node_name else None
             if node is not None and task.status in OCCUPYING_STATUSES:
                 node.add_task(task)
@@ -229,5 +245,8 @@ class Snapshot:
             pdbs=tuple(pdbs),
             resource_quotas=tuple(resource_quotas),
             numatopologies=tuple(numatopologies),
+            device_classes=tuple(device_classes),
+            resource_slices=tuple(resource_slices),
+            resource_claims=claims,
             orphans=orphans,
         )

@@ -150,6 +150,7 @@ class Statement:
                     task.node_name,
                     task.job_id or "",
                     dict(task.bind_annotations),
+                    task.claim_writes,
                 )
                 self.ssn.binds.append(bind)
                 out.append(bind)

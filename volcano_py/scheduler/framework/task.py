@@ -15,6 +15,7 @@ from typing import Any, Final
 from volcano_py.api import constants as k
 from volcano_py.resources import QuantityError, Resource, pod_request
 
+from .decisions import ClaimWrite
 from .status import TaskStatus, task_status_of
 
 _DEVICE_RESOURCES = frozenset(
@@ -80,6 +81,10 @@ class TaskInfo:
     pod: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # Annotations a plugin wants written on the pod with its bind (deviceshare's chosen GPU cards).
     bind_annotations: dict[str, str] = field(default_factory=dict, repr=False)
+    # The pod has ``spec.resourceClaims`` (Dynamic Resource Allocation).
+    claims_used: bool = False
+    # The claims to allocate and reserve for the pod before its bind (the predicates plugin's choice).
+    claim_writes: tuple[ClaimWrite, ...] = field(default=(), repr=False)
 
     @property
     def key(self) -> str:
@@ -113,6 +118,8 @@ class TaskInfo:
         twin.pod = self.pod
         twin.klass = None
         twin.bind_annotations = {}
+        twin.claims_used = self.claims_used
+        twin.claim_writes = ()
         return twin
 
     def revised(self, old_pod: Mapping[str, Any], pod: Mapping[str, Any]) -> TaskInfo | None:
@@ -220,6 +227,7 @@ class TaskInfo:
             tolerations=tolerations,
             host_ports=host_ports,
             gated=bool(spec.get("schedulingGates")),
+            claims_used=bool(spec.get("resourceClaims")),
             class_key=class_key,
             pod=pod,
         )

@@ -83,13 +83,13 @@ class CpsatPlugin:
         self._waiting: set[Resource] = set()
         self._likely: tuple[Resource, ...] | None = None
         self.spent_ms = 0.0
-        self.device: DeviceCapacity | None = None
+        self.devices: list[DeviceCapacity] = []
         self.other_predicates: list[Predicate] = []
 
     def on_session_open(self, ssn: Session) -> None:
         self.spent_ms = 0.0
         # Found once per session: isinstance against a runtime Protocol is slow, and every gang asks.
-        self.device = next((p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)), None)
+        self.devices = [p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)]
         self.other_predicates = [
             p for _, p in ssn.plugins if isinstance(p, Predicate) and not isinstance(p, DeviceCapacity)
         ]
@@ -122,7 +122,7 @@ class CpsatPlugin:
     def on_session_close(self, ssn: Session) -> None:
         self.tree, self.leaf = None, np.zeros(0, dtype=np.int64)
         self._waiting, self._likely = set(), None
-        self.device, self.other_predicates = None, []
+        self.devices, self.other_predicates = [], []
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
         if job.sub_group_policies:
@@ -206,10 +206,11 @@ class CpsatPlugin:
         return plan, by_gang
 
     def device_slots(self, ssn: Session, pending: list[TaskInfo]) -> dict[object, np.ndarray] | None:
-        """Per task class asking for shared GPU cards, how many of its pods each node's cards hold; None
-        when a class's fit changes as pods land for another reason, or when two classes share cards (their
-        counts are not independent): then the greedy path places the job pod by pod."""
-        device, others = self.device, self.other_predicates
+        """Per task class asking for devices (shared GPU cards, DRA claims), how many of its pods each node's
+        devices hold (the least over the plugins that count them); None when a class's fit changes as pods
+        land for another reason, or when two classes share devices (their counts are not independent): then
+        the greedy path places the job pod by pod."""
+        devices, others = self.devices, self.other_predicates
         counts: dict[object, int] = {}
         klasses: dict[object, FrameworkClass] = {}
         for task in pending:
@@ -222,10 +223,12 @@ class CpsatPlugin:
                 continue
             if any(p.predicate_dynamic(klass) for p in others):
                 return None
-            column = device.device_slots(ssn, klass, counts[key]) if device is not None else None
-            if column is None:
+            if any(p.predicate_dynamic_besides_devices(klass) for p in devices):
                 return None
-            out[key] = column
+            columns = [c for p in devices if (c := p.device_slots(ssn, klass, counts[key])) is not None]
+            if not columns:
+                return None
+            out[key] = np.minimum.reduce(columns) if len(columns) > 1 else columns[0]
         return out if len(out) <= 1 else None
 
     def _problem(
