@@ -37,6 +37,11 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("scheduling.volcano.sh", "queues/status"): {"patch"},
         ("topology.volcano.sh", "hypernodes"): {"list", "watch"},
         ("nodeinfo.volcano.sh", "numatopologies"): {"list", "watch"},
+        # DRA: a pod's claims are allocated and reserved for it before its bind (kube/claims.py).
+        ("resource.k8s.io", "deviceclasses"): {"list", "watch"},
+        ("resource.k8s.io", "resourceslices"): {"list", "watch"},
+        ("resource.k8s.io", "resourceclaims"): {"list", "watch", "get"},
+        ("resource.k8s.io", "resourceclaims/status"): {"update"},
     },
     "volcano-py-controller": {
         ("batch.volcano.sh", "jobs"): {"list", "watch", "get", "create", "delete"},
@@ -84,6 +89,9 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("policy", "poddisruptionbudgets"): {"list", "watch"},
         ("", "resourcequotas"): {"list", "watch"},
         ("nodeinfo.volcano.sh", "numatopologies"): {"list", "watch"},
+        ("resource.k8s.io", "deviceclasses"): {"list", "watch"},
+        ("resource.k8s.io", "resourceslices"): {"list", "watch"},
+        ("resource.k8s.io", "resourceclaims"): {"list", "watch"},
     },
     "volcano-py-dashboard-leases": {("coordination.k8s.io", "leases"): {"list", "watch"}},
     "volcano-py-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},

@@ -12,6 +12,7 @@ from kubernetes_asyncio import client as k8s_client
 from volcano_py.kube.binding import binding_body
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.store import EventType
+from volcano_py.scheduler.framework.decisions import ClaimWrite
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 
@@ -141,3 +142,38 @@ async def test_a_pod_whose_gates_are_removed_is_an_arrival(
     cache.arrival.clear()
     watch(cache, EventType.MODIFIED, then)
     assert cache.arrival.is_set() is arrives
+
+
+def _claim(rv: str, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta = {"name": "c", "namespace": "ns", "uid": "cu", "resourceVersion": rv}
+    return {"metadata": meta, "spec": {"devices": {"requests": []}}, "status": status or {}}
+
+
+def watch_claim(cache: SchedulerCache, event: EventType, obj: dict[str, Any]) -> None:
+    informer = cache.informers["resource_claims"]
+    informer._dispatch(informer.store.apply(event, obj))
+
+
+async def test_a_claim_written_with_a_bind_counts_as_allocated_until_the_watch_shows_it(
+    cache: SchedulerCache,
+) -> None:
+    # Else the next cycle would offer the claim's devices to another pod while the write is on its way.
+    allocation = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "g0"}]}}
+    watch_claim(cache, EventType.ADDED, _claim("1"))
+    cache.assume_claims("a", "u1", [ClaimWrite("ns", "c", "cu", allocation)])
+    (seen,) = cache.snapshot().resource_claims
+    assert seen["status"] == {
+        "allocation": allocation,
+        "reservedFor": [{"resource": "pods", "name": "a", "uid": "u1"}],
+    }
+    assert cache.informers["resource_claims"].store.get("ns/c") == _claim("1")
+    written = {"allocation": allocation, "reservedFor": [{"resource": "pods", "name": "a", "uid": "u1"}]}
+    watch_claim(cache, EventType.MODIFIED, _claim("2", written))
+    assert cache._claims == {}
+
+
+async def test_a_failed_bind_forgets_its_claims(cache: SchedulerCache) -> None:
+    watch_claim(cache, EventType.ADDED, _claim("1"))
+    cache.assume_claims("a", "u1", [ClaimWrite("ns", "c", "cu", {"devices": {"results": []}})])
+    cache.forget_claims("u1")
+    assert cache.snapshot().resource_claims == [_claim("1")]

@@ -25,6 +25,7 @@ from volcano_py.api.common import format_time
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
+    DEVICE_CLASSES,
     EVENTS,
     HYPERNODES,
     LEASES,
@@ -35,6 +36,8 @@ from volcano_py.kube.kinds import (
     PODS,
     PRIORITY_CLASSES,
     QUEUES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     RESOURCEQUOTAS,
     ResourceKind,
 )
@@ -109,6 +112,9 @@ class DashboardState:
             "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
             "resourcequotas": self._informer(RESOURCEQUOTAS),
             "numatopologies": self._informer(NUMATOPOLOGIES, optional=True),
+            "deviceclasses": self._informer(DEVICE_CLASSES, optional=True),
+            "resourceslices": self._informer(RESOURCE_SLICES, optional=True),
+            "resourceclaims": self._informer(RESOURCE_CLAIMS, optional=True),
             "lease": self._informer(
                 LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
             ),
@@ -230,6 +236,9 @@ class DashboardState:
             pdbs=self.values("poddisruptionbudgets"),
             resource_quotas=self.values("resourcequotas"),
             numatopologies=self.values("numatopologies"),
+            device_classes=self.values("deviceclasses"),
+            resource_slices=self.values("resourceslices"),
+            resource_claims=self.values("resourceclaims"),
             scheduler_names=self.scheduler_names,
         )
         snapshot = views.snapshot_of(cluster)

@@ -3,11 +3,12 @@
 ``submit()`` is synchronous and returns at once: it records the promises in the cache (so the next snapshot
 already sees the binds and evictions) and schedules the requests as tasks of the binder's own TaskGroup.
 
-* Binds go through ``pods/binding``, a gang's all at once, with at most ``bind_concurrency`` in flight over
-  all gangs. A bound pod gets its ``Scheduled`` Event within a budget per second; a gang's pods bound beyond
-  it are told in one Event on their PodGroup (see ``scheduled``). A refused bind rolls back the assumption,
-  marks the pod ``PodScheduled=False`` with reason ``SchedulerError`` and records ``FailedScheduling``; the
-  pod is pending again in the next cycle.
+* Binds go through ``pods/binding``, a gang's all at once (a pod's ResourceClaims allocated and reserved for
+  it first, as kube-scheduler does, and taken back when its bind fails), with at most ``bind_concurrency``
+  in flight over all gangs. A bound pod gets its ``Scheduled`` Event within a budget per second; a gang's
+  pods bound beyond it are told in one Event on their PodGroup (see ``scheduled``). A refused bind rolls back
+  the assumption, marks the pod ``PodScheduled=False`` with reason ``SchedulerError`` and records
+  ``FailedScheduling``; the pod is pending again in the next cycle.
 * Evictions first set the ``DisruptionTarget`` condition (so the pod's owner can tell preemption from a
   crash), then delete with the pod's uid as a precondition.
 * A pod whose queue admitted it past Volcano's queue-allocation gate has that gate removed (a strategic
@@ -26,13 +27,15 @@ from typing import Any, Final
 import aiohttp
 
 from volcano_py.api import constants as c
-from volcano_py.kube import binding, patch
+from volcano_py.kube import binding, claims, patch
+from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
     Bind,
+    ClaimWrite,
     Evict,
     Pipeline,
     PodGroupUpdate,
@@ -152,6 +155,8 @@ class Binder:
         for job, binds in result.binds_by_job().items():
             for bind in binds:
                 self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
+                if bind.claims:
+                    self.cache.assume_claims(bind.name, bind.uid, bind.claims)
             self._spawn(self._bind_gang(job, binds))
         for evict in result.evictions:
             self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
@@ -196,12 +201,26 @@ class Binder:
         key = f"{bind.namespace}/{bind.name}"
         started = time.monotonic()
         async with self._bind_slots:
+            written: list[tuple[ClaimWrite, bool]] = []
             try:
+                # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
+                for write in bind.claims:
+                    wrote = await claims.reserve_claim(
+                        self.client,
+                        write.namespace,
+                        write.name,
+                        write.uid,
+                        write.allocation,
+                        bind.name,
+                        bind.uid,
+                    )
+                    written.append((write, wrote))
                 await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, ClaimError, *_NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
+                await self._undo_claims(bind, written)
                 await self._bind_failed(bind, key, exc)
                 return False
         self._operation("bind", "success", started)
@@ -223,8 +242,21 @@ class Binder:
         )
         return True
 
+    async def _undo_claims(self, bind: Bind, written: list[tuple[ClaimWrite, bool]]) -> None:
+        """Take back the reservations (and the allocations this bind made) of a pod that was not bound."""
+        for write, wrote in reversed(written):
+            try:
+                await claims.unreserve_claim(
+                    self.client, write.namespace, write.name, write.uid, bind.uid, deallocate=wrote
+                )
+            except (ApiError, ClaimError, *_NETWORK_ERRORS) as exc:
+                # The resourceclaim controller removes a reservation of a pod that is gone; one of a pending
+                # pod stays until the pod is placed again, with the same devices.
+                _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
+
     async def _bind_failed(self, bind: Bind, key: str, exc: Exception) -> None:
         self.cache.forget(key)
+        self.cache.forget_claims(bind.uid)
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
