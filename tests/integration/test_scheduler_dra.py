@@ -1,0 +1,154 @@
+"""Dynamic Resource Allocation on a real control plane: kube-controller-manager makes each pod's claim from
+its ResourceClaimTemplate, the scheduler places the pod where the claim fits, and writes the allocation and
+the reservation before the bind (kube-scheduler's dynamicresources plugin: Filter, Reserve, PreBind)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from test_scheduler_binding import api, events_for, start_scheduler, wait_until
+
+from volcano_py.api import dra
+from volcano_py.devcluster.dra import device_class, gpu_slice
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.kinds import PODS, RESOURCE_CLAIMS
+
+pytestmark = pytest.mark.integration
+__all__ = ["api", "start_scheduler"]
+
+POOL_LABEL = "volcano-py.io/test-pool"
+
+
+@pytest.fixture
+def dra_pool(cluster: Any) -> Iterator[tuple[str, list[str]]]:
+    """Two fresh nodes; the fake driver publishes 1 GPU on the first and 2 on the second."""
+    name = f"dra{uuid.uuid4().hex[:6]}"
+    nodes = cluster.create_nodes(
+        2, prefix=f"{name}-", cpu="16", memory="64Gi", gpus=0, labels={POOL_LABEL: name}
+    )
+    objects = [device_class(), gpu_slice(nodes[0], 1), gpu_slice(nodes[1], 2)]
+    cluster.kubectl("apply", "-f", "-", input=_list(objects))
+    yield name, nodes
+    for node in nodes:
+        cluster.kubectl(
+            "delete", "resourceslice", f"{node}-{dra.EXAMPLE_GPU_DRIVER}", "--ignore-not-found", check=False
+        )
+    cluster.delete_nodes(f"{name}-")
+
+
+def _list(items: list[dict[str, Any]]) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+
+
+def _template(name: str, count: int) -> dict[str, Any]:
+    return {
+        "apiVersion": dra.RESOURCE_API_VERSION,
+        "kind": dra.RESOURCE_CLAIM_TEMPLATE_KIND,
+        "metadata": {"name": name},
+        "spec": {
+            "spec": {
+                "devices": {
+                    "requests": [
+                        {
+                            "name": "gpus",
+                            "exactly": {"deviceClassName": dra.EXAMPLE_GPU_CLASS, "count": count},
+                        }
+                    ]
+                }
+            }
+        },
+    }
+
+
+def _pod(name: str, scheduler: str, pool: str, template: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {
+            "schedulerName": scheduler,
+            "nodeSelector": {POOL_LABEL: pool},
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": "1"}, "claims": [{"name": "gpu"}]},
+                }
+            ],
+        },
+    }
+
+
+async def _claim_of(api: KubeClient, namespace: str, pod: str) -> dict[str, Any] | None:
+    current = await api.get(PODS.object_path(pod, namespace))
+    for status in current.get("status", {}).get("resourceClaimStatuses") or ():
+        if status.get("name") == "gpu" and status.get("resourceClaimName"):
+            claim: dict[str, Any] = await api.get(
+                RESOURCE_CLAIMS.object_path(status["resourceClaimName"], namespace)
+            )
+            return claim
+    return None
+
+
+async def test_a_pod_with_a_claim_for_two_gpus_is_bound_where_they_are_and_the_claim_is_allocated(
+    api: KubeClient, namespace: str, dra_pool: tuple[str, list[str]], start_scheduler: Any
+) -> None:
+    # Filter (only the node whose slice has 2 free matching devices), Reserve + PreBind (status.allocation
+    # and status.reservedFor written before the pods/binding).
+    pool, nodes = dra_pool
+    name = f"sched-{pool}"
+    await api.create(
+        f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{namespace}/resourceclaimtemplates", _template("two", 2)
+    )
+    await start_scheduler(name)
+    await api.create(PODS.collection_path(namespace), _pod("trainer", name, pool, "two"))
+
+    async def bound() -> str:
+        pod = await api.get(PODS.object_path("trainer", namespace))
+        return str(pod["spec"].get("nodeName") or "")
+
+    assert await wait_until(bound, "the pod to be bound", 20) == nodes[1]
+    claim = await _claim_of(api, namespace, "trainer")
+    assert claim is not None
+    status = claim["status"]
+    results = status["allocation"]["devices"]["results"]
+    assert sorted(r["device"] for r in results) == ["gpu-0", "gpu-1"]
+    assert {(r["driver"], r["pool"], r["request"]) for r in results} == {
+        (dra.EXAMPLE_GPU_DRIVER, nodes[1], "gpus")
+    }
+    pod = await api.get(PODS.object_path("trainer", namespace))
+    assert status["reservedFor"] == [{"resource": "pods", "name": "trainer", "uid": pod["metadata"]["uid"]}]
+
+
+async def test_a_pod_whose_claim_cannot_be_satisfied_stays_pending_with_the_claim_named(
+    api: KubeClient, namespace: str, dra_pool: tuple[str, list[str]], start_scheduler: Any
+) -> None:
+    pool, _ = dra_pool
+    name = f"sched-{pool}"
+    await api.create(
+        f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{namespace}/resourceclaimtemplates",
+        _template("three", 3),
+    )
+    await start_scheduler(name)
+    await api.create(PODS.collection_path(namespace), _pod("greedy", name, pool, "three"))
+    claim = await wait_until(lambda: _claim_of(api, namespace, "greedy"), "the pod's claim to be made", 20)
+    needle = f"have fewer than 3 free {dra.EXAMPLE_GPU_CLASS} devices for ResourceClaim "
+    needle += f"{namespace}/{claim['metadata']['name']} (request gpus)"
+
+    async def told() -> list[str]:
+        return [
+            e["message"]
+            for e in await events_for(api, namespace, "greedy")
+            if e["reason"] == "FailedScheduling" and needle in e["message"]
+        ]
+
+    await wait_until(told, "a FailedScheduling event naming the claim", 20)
+    pod = await api.get(PODS.object_path("greedy", namespace))
+    assert not pod["spec"].get("nodeName")
+    claim = await api.get(RESOURCE_CLAIMS.object_path(claim["metadata"]["name"], namespace))
+    assert "allocation" not in (claim.get("status") or {})
