@@ -149,7 +149,8 @@ ARGUMENTS = [
     ("sla", {"sla-waiting-time": "soon"}, "sla-waiting-time' must be a positive duration"),
     ("nodegroup", {"strict": False, "enablePreferredOrder": True}, None),
     ("capacity", {"capacity.DynamicResourceAllocationEnable": False}, None),
-    ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, "DRA claims are not allocated"),
+    ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, None),
+    ("capacity", {"capacity.DRAConsumableCapacityEnable": True}, "consumable capacity"),
     ("capacity", {"ancestorReclaimLevel": 2}, "ancestorReclaimLevel is not supported"),
     (
         "network-topology-aware",

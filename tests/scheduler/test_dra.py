@@ -10,7 +10,7 @@ import pytest
 
 from volcano_py.scheduler.framework.decisions import SessionResult
 
-from .builders import make_node, make_pg, make_pod
+from .builders import make_node, make_pg, make_pod, make_queue
 from .dra_builders import DRIVER, gpu, gpus, make_claim, make_class, make_slice, request
 from .harness import Scenario, check
 
@@ -347,5 +347,82 @@ def test_with_dra_switched_off_a_claiming_pod_is_refused_not_placed_as_if_it_cla
             conf=conf,
             bind_count=0,
             reasons={"p": "DynamicResourceAllocation"},
+        )
+    )
+
+
+CAPACITY = (
+    'actions: "enqueue, allocate"\ntiers:\n- plugins: [{name: priority}, {name: gang}]\n'
+    "- plugins: [{name: predicates}, {name: capacity}]"
+)
+
+
+def _team_job(i: int, phase: str) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    pod = _pod(f"j{i}", f"j{i}-gpu").obj()
+    # A PodGroup without minResources is admitted unchecked (Volcano's enqueue action).
+    pg = make_pg(f"j{i}", phase=phase).queue("team").min_res(cpu=1).obj()
+    return pod, pg, make_claim(f"j{i}-gpu", [request(count=2)], owner_pod=f"j{i}")
+
+
+@pytest.mark.parametrize(
+    ("phase", "reason", "needle"),
+    [
+        pytest.param(
+            "Inqueue",
+            "NotEnoughResources",
+            "queue 'team' deviceclass/gpu.example.com: would hold 6, capability is 4",
+            id="allocate-holds-the-third-claim",
+        ),
+        pytest.param(
+            "Pending",
+            "NotInqueueable",
+            "deviceclass/gpu.example.com",
+            id="enqueue-holds-the-third-job",
+        ),
+    ],
+)
+def test_a_queue_capped_on_a_device_class_holds_the_claim_beyond_it(
+    phase: str, reason: str, needle: str
+) -> None:
+    # Volcano's capacity.DynamicResourceAllocationEnable: a queue's capability names deviceclass/<class>, and
+    # the devices its pods' claims ask for count against it (pkg/scheduler/plugins/capacity/capacity.go).
+    jobs = [_team_job(i, phase) for i in range(3)]
+    queue = make_queue("team").capability(cpu=100, deviceclass__gpu_example_com=4).obj()
+    check(
+        Scenario(
+            nodes=_nodes("n1"),
+            pods=[p for p, _, _ in jobs],
+            podgroups=[g for _, g, _ in jobs],
+            queues=[queue],
+            device_classes=[make_class()],
+            resource_slices=[gpus("n1", 8)],
+            resource_claims=[c for _, _, c in jobs],
+            conf=CAPACITY,
+            bound=["j0", "j1"],
+            reasons={"j2": reason},
+            explains={"j2": [needle]},
+        )
+    )
+
+
+def test_a_running_pods_claim_counts_in_its_queue() -> None:
+    running = _pod("old", "old-gpu").obj()
+    running["spec"]["nodeName"] = "n1"
+    running["status"]["phase"] = "Running"
+    held = make_claim("old-gpu", [request(count=3)], owner_pod="old", allocated=[(DRIVER, "n1", "gpu-0")])
+    pod, pg, claim = _team_job(1, "Inqueue")
+    queue = make_queue("team").capability(cpu=100, deviceclass__gpu_example_com=4).obj()
+    check(
+        Scenario(
+            nodes=_nodes("n1"),
+            pods=[running, pod],
+            podgroups=[make_pg("old").queue("team").obj(), pg],
+            queues=[queue],
+            device_classes=[make_class()],
+            resource_slices=[gpus("n1", 8)],
+            resource_claims=[held, claim],
+            conf=CAPACITY,
+            bind_count=0,
+            explains={"j1": ["deviceclass/gpu.example.com: would hold 5, capability is 4"]},
         )
     )

@@ -35,6 +35,9 @@ NODE_NAME_FIELD: Final = "metadata.name"
 RESERVED_FOR_PODS: Final = "pods"
 # kube-scheduler's limit on ``status.reservedFor`` (ResourceClaimReservedForMaxSize).
 RESERVED_FOR_MAX: Final = 256
+# Volcano's queue resource name for a count of devices of one DeviceClass (``deviceclass/<class>``), which a
+# Queue's capability, deserved and guarantee may list (its capacity plugin's DRA quota).
+DEVICE_CLASS_QUOTA_PREFIX: Final = "deviceclass/"
 # The driver and the class of ``volcano-py up``'s fake GPUs (examples/dra-gpu.yaml asks for them).
 EXAMPLE_GPU_DRIVER: Final = "gpu.example.com"
 EXAMPLE_GPU_CLASS: Final = "gpu.example.com"

@@ -276,6 +276,16 @@ def read_claim(obj: Mapping[str, Any]) -> Claim:
     )
 
 
+def device_counts(claim: Claim) -> dict[str, int]:
+    """Devices the claim asks for, per DeviceClass: ``ExactCount`` requests only (an ``All`` request's size
+    is known only once allocated), as Volcano's capacity plugin counts them."""
+    out: dict[str, int] = {}
+    for request in claim.requests:
+        if not request.all:
+            out[request.device_class] = out.get(request.device_class, 0) + request.count
+    return out
+
+
 # --- a pod's claims ---------------------------------------------------------------------------------------
 
 

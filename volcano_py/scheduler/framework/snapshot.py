@@ -153,8 +153,16 @@ class Snapshot:
     device_classes: tuple[Obj, ...] = ()
     resource_slices: tuple[Obj, ...] = ()
     resource_claims: tuple[Obj, ...] = ()
+    # ``resource_claims`` read, by ``namespace/name`` (``dra_claims``).
+    claim_index: dict[str, dra.Claim] | None = None
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
+
+    def dra_claims(self) -> dict[str, dra.Claim]:
+        """The ResourceClaims as the allocator reads them, by ``namespace/name`` (read once per snapshot)."""
+        if self.claim_index is None:
+            self.claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in self.resource_claims)}
+        return self.claim_index
 
     @classmethod
     def build(
@@ -248,5 +256,6 @@ class Snapshot:
             device_classes=tuple(device_classes),
             resource_slices=tuple(resource_slices),
             resource_claims=claims,
+            claim_index=claim_index,
             orphans=orphans,
         )

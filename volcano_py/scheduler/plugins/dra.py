@@ -36,7 +36,6 @@ from ..framework.dra import (
     choose_devices,
     complete_pools,
     pod_claims,
-    read_claim,
     read_class,
     read_slice,
 )
@@ -99,7 +98,7 @@ class DraSession:
                 log.warning("DeviceClass unreadable; left out", name=_name(obj), error=str(err)[:200])
                 continue
             self.classes[spec.name] = spec
-        self.claims = {c.key: c for c in (read_claim(obj) for obj in snapshot.resource_claims)}
+        self.claims = snapshot.dra_claims()
         self.held = {d for c in self.claims.values() for d in c.allocated or ()}
         self.local = [[] for _ in ssn.nodes]
         slices = []
