@@ -10,7 +10,7 @@ import pytest
 
 from volcano_py.scheduler.framework.decisions import SessionResult
 
-from .builders import make_node, make_pg, make_pod, make_queue
+from .builders import make_node, make_pg, make_pod, make_priority_class, make_queue
 from .dra_builders import DRIVER, gpu, gpus, make_claim, make_class, make_slice, request
 from .harness import Scenario, check
 
@@ -426,3 +426,56 @@ def test_a_running_pods_claim_counts_in_its_queue() -> None:
             explains={"j1": ["deviceclass/gpu.example.com: would hold 5, capability is 4"]},
         )
     )
+
+
+PREEMPT = (
+    'actions: "enqueue, allocate, preempt"\ntiers:\n- plugins: [{name: priority}, {name: gang}]\n'
+    "- plugins: [{name: predicates}]"
+)
+
+
+def _running(name: str, claim: str, prio: int) -> dict[str, Any]:
+    pod = _pod(name, claim).priority(prio, "low" if prio < 100 else "high").obj()
+    pod["spec"]["nodeName"] = "n1"
+    pod["status"]["phase"] = "Running"
+    return pod
+
+
+@pytest.mark.parametrize(
+    ("sharers", "evicted"),
+    [
+        pytest.param(["low"], ["low"], id="victims-claim-frees-its-devices"),
+        pytest.param(["low", "keeper"], [], id="a-claim-another-running-pod-shares-is-not-freed"),
+    ],
+)
+def test_preemption_frees_the_devices_of_victims_claims(sharers: list[str], evicted: list[str]) -> None:
+    # Preemption with DRA: a victim's devices count as free for the preemptor only when no pod that stays
+    # holds its claim (kube-scheduler's preemption re-runs the DRA filter without the victims).
+    claim = make_claim(
+        "low-gpu", [request(count=2)], allocated=[(DRIVER, "n1", "gpu-0"), (DRIVER, "n1", "gpu-1")],
+        node="n1", reserved_for=sharers,
+    )  # fmt: skip
+    pods = [_running("low", "low-gpu", 1), _pod("high", "high-gpu").priority(1000, "high").obj()]
+    groups = [make_pg("low").priority_class("low").obj(), make_pg("high").priority_class("high").obj()]
+    if "keeper" in sharers:
+        keeper = make_pod("keeper").req(cpu=1).group("keeper").claim("gpu", "low-gpu").priority(1000, "high")
+        keeper_pod = keeper.obj()
+        keeper_pod["spec"]["nodeName"] = "n1"
+        keeper_pod["status"]["phase"] = "Running"
+        pods.append(keeper_pod)
+        groups.append(make_pg("keeper").priority_class("high").obj())
+    result = check(
+        Scenario(
+            nodes=_nodes("n1"),
+            pods=pods,
+            podgroups=groups,
+            priority_classes=[make_priority_class("low", 1), make_priority_class("high", 1000)],
+            device_classes=[make_class()],
+            resource_slices=[gpus("n1", 2)],
+            resource_claims=[claim, make_claim("high-gpu", [request(count=2)], owner_pod="high")],
+            conf=PREEMPT,
+            bind_count=0,
+            pipelined={"high": "n1"} if evicted else {},
+        )
+    )
+    assert [e.name for e in result.evictions] == evicted

@@ -5,7 +5,10 @@ order. For each, the victims are the running pods of strictly lower-priority job
 every preemptable plugin lets go and that are not protected (``volcano.sh/preemptable: "false"``,
 kube-system, system-critical). The whole gang is planned in one statement (see ``victims``): committed only
 when the gang becomes placeable, else discarded with nothing evicted. The gang's pods are pipelined to the
-nodes being freed (their nominated nodes) and bound by allocate once the victims are gone.
+nodes being freed (their nominated nodes) and bound by allocate once the victims are gone. The DRA devices
+of claims held only by releasing pods count as free here (``ssn.after_releases``), and a gang claiming
+devices has its victims found node by node by dry runs (``topology_preempt``), as the devices a pod needs
+freed are particular ones.
 
 Then, within each job, a pending pod may take the place of a running pod of the same job with a lower pod
 priority. Preemption never crosses queues: that is reclaim's job.
@@ -102,6 +105,11 @@ class Preempt:
         self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:
+        # Preempt only pipelines pods, to nodes being freed: what releasing pods hold counts as free here.
+        with ssn.after_releases():
+            self._execute(ssn)
+
+    def _execute(self, ssn: Session) -> None:
         self._layouts = {}
         by_queue = starving_jobs(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
@@ -119,7 +127,12 @@ class Preempt:
                 self._within_job(ssn, ssn.queues[job.queue], job)
 
     def _for_gang(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
-        if self.topology_aware and any(ssn.is_dynamic(ssn.task_class(t)) for t in to_place(ssn, job)):
+        pods = to_place(ssn, job)
+        # A pod claiming DRA devices needs particular claims' devices freed, which counts of room cannot
+        # express: its victims are found by dry runs whatever the argument, as Volcano's predicates find them.
+        if any(t.claims_used for t in pods) or (
+            self.topology_aware and any(ssn.is_dynamic(ssn.task_class(t)) for t in pods)
+        ):
             evicted = preempt_node_by_node(
                 ssn,
                 job,
@@ -176,11 +189,13 @@ class Preempt:
     def _swap(self, ssn: Session, queue: QueueInfo, task: TaskInfo, victim: TaskInfo) -> bool:
         klass = ssn.task_class(task)
         row = ssn.node_of(victim)
-        if not ssn.predicate(klass).ok[row]:
+        # A pod claiming devices may need the victim's: its predicates are asked once the victim is out.
+        if not task.claims_used and not ssn.predicate(klass).ok[row]:
             return False
         with ssn.statement() as stmt:
             stmt.evict(victim, REASON, task)
-            if (ssn.table.future_idle[row] >= klass.vec).all() and ssn.allocatable(queue, task):
+            fits = (ssn.table.future_idle[row] >= klass.vec).all() and ssn.predicate(klass).ok[row]
+            if fits and ssn.allocatable(queue, task):
                 stmt.pipeline(task, row)
                 stmt.commit()
                 return True

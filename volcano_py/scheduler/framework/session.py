@@ -79,6 +79,8 @@ class Session:
         self._dynamic: dict[Hashable, bool] = {}
         self._statements: list[Statement] = []
         self._within: tuple[BoolArray, str] | None = None
+        # Inside ``after_releases``: predicates over what releasing pods hold answer for once they are gone.
+        self.counting_releases = False
         self.binds: list[Bind] = []
         self.evictions: list[Evict] = []
         self.ungates: dict[str, Ungate] = {}
@@ -284,6 +286,17 @@ class Session:
     def narrowed(self) -> bool:
         """Inside ``within``: a job with a network topology is being tried in one HyperNode."""
         return self._within is not None
+
+    @contextmanager
+    def after_releases(self) -> Iterator[None]:
+        """Predicates inside the block judge nodes as they will be once releasing pods are gone (the DRA
+        devices of their claims free): for actions that only pipeline pods there, as preempt does."""
+        outer = self.counting_releases
+        self.counting_releases = True
+        try:
+            yield
+        finally:
+            self.counting_releases = outer
 
     @contextmanager
     def within(self, mask: BoolArray, reason: str) -> Iterator[None]:

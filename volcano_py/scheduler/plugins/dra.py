@@ -79,11 +79,17 @@ class DraSession:
         self.classes: dict[str, ClassSpec] = {}
         self.claims: dict[str, Claim] = {}
         self.local: list[list[DeviceEntry]] = []
+        # Devices of claims allocated before the session, and of those allocated in it.
         self.held: set[DeviceId] = set()
+        self.session_held: set[DeviceId] = set()
         self.allocated: dict[str, _Allocated] = {}
         self.placed: dict[str, list[str]] = {}
         self.needs: dict[Hashable, _Needs] = {}
         self.labels = NodeLabels([], [])
+        # Pods releasing (terminating, or evicted in this session), and the claims each one holds.
+        self.releasing: set[str] = set()
+        self.claims_of: dict[str, list[str]] = {}
+        self._freeing: set[DeviceId] | None = None
 
     # --- session ------------------------------------------------------------------------------------------
 
@@ -100,6 +106,7 @@ class DraSession:
             self.classes[spec.name] = spec
         self.claims = snapshot.dra_claims()
         self.held = {d for c in self.claims.values() for d in c.allocated or ()}
+        self.session_held = set()
         self.local = [[] for _ in ssn.nodes]
         slices = []
         for obj in snapshot.resource_slices:
@@ -127,6 +134,17 @@ class DraSession:
             for row in rows.tolist():
                 self.local[row].extend(piece.devices)
         self.allocated, self.placed, self.needs = {}, {}, {}
+        self.claims_of = {}
+        for claim in self.claims.values():
+            for uid in claim.reserved_for if claim.allocated else ():
+                self.claims_of.setdefault(uid, []).append(claim.key)
+        self.releasing = {
+            t.uid
+            for n in ssn.nodes
+            for t in n.tasks.values()
+            if t.status is TaskStatus.RELEASING and t.uid in self.claims_of
+        }
+        self._freeing = None
         for job in ssn.waiting_jobs():
             for task in job.pending_tasks:
                 if task.claims_used:
@@ -168,6 +186,21 @@ class DraSession:
             else:
                 (own if ref.template else shared).append(claim)
         return _Needs(tuple(own), tuple(shared), tuple(allocated))
+
+    def _taken(self) -> set[DeviceId]:
+        """Devices no new claim can have: all allocated ones, less (inside ``ssn.after_releases``) those of
+        claims whose every pod is releasing, which kube-controller-manager frees once the pods are gone."""
+        if self.ssn is None or not self.ssn.counting_releases or not self.releasing:
+            return self.held | self.session_held if self.session_held else self.held
+        if self._freeing is None:
+            freeing: set[DeviceId] = set()
+            for uid in self.releasing:
+                for key in self.claims_of.get(uid, ()):
+                    claim = self.claims[key]
+                    if all(user in self.releasing for user in claim.reserved_for):
+                        freeing.update(claim.allocated or ())
+            self._freeing = freeing
+        return (self.held - self._freeing) | self.session_held
 
     def asks(self, klass: TaskClass) -> bool:
         return klass.key in self.needs
@@ -218,8 +251,9 @@ class DraSession:
                 ok &= mask
         if fresh:
             failing: dict[str, list[int]] = {}
+            taken = self._taken()
             for row in np.flatnonzero(ok).tolist():
-                chosen = choose_devices(fresh, self.local[row], self.held, self.classes)
+                chosen = choose_devices(fresh, self.local[row], taken, self.classes)
                 if isinstance(chosen, NoFit):
                     failing.setdefault(chosen.reason, []).append(row)
             for reason, rows in failing.items():
@@ -248,7 +282,7 @@ class DraSession:
             if not fresh:
                 out[row] = cap
                 continue
-            held = set(self.held)
+            held = set(self._taken())
             count = 0
             while count < cap:
                 chosen = choose_devices(fresh, self.local[row], held, self.classes)
@@ -261,6 +295,9 @@ class DraSession:
 
     def on_allocate(self, task: TaskInfo) -> None:
         ssn = self.ssn
+        if task.uid in self.releasing and task.status is not TaskStatus.RELEASING:
+            self.releasing.discard(task.uid)  # an eviction taken back
+            self._freeing = None
         if ssn is None or not task.claims_used or task.status not in _PLACED or not task.node_name:
             return
         row = ssn.node_of(task)
@@ -272,7 +309,7 @@ class DraSession:
                 log.warning("a placed pod's claim cannot be used", pod=task.key, why=claim)
                 return
             (fresh if claim.allocated is None and claim.key not in self.allocated else using).append(claim)
-        chosen = choose_devices(fresh, self.local[row], self.held, self.classes) if fresh else Chosen({})
+        chosen = choose_devices(fresh, self.local[row], self._taken(), self.classes) if fresh else Chosen({})
         if isinstance(chosen, NoFit):
             log.warning("no devices fit a placed pod's claims", pod=task.key, why=chosen.reason)
             return
@@ -281,7 +318,7 @@ class DraSession:
             results = chosen.results.get(claim.key, ())
             body = allocation_body(claim, results, node, self.classes)
             self.allocated[claim.key] = _Allocated(results, body, row)
-            self.held |= {d for _, d in results}
+            self.session_held |= {d for _, d in results}
         writes: list[ClaimWrite] = []
         keys: list[str] = []
         for claim in [*fresh, *using]:
@@ -294,6 +331,9 @@ class DraSession:
         task.claim_writes = tuple(writes)
 
     def on_deallocate(self, task: TaskInfo) -> None:
+        if task.status is TaskStatus.RELEASING and task.uid in self.claims_of:
+            self.releasing.add(task.uid)  # evicted: its claims free their devices once it is gone
+            self._freeing = None
         keys = self.placed.pop(task.uid, None)
         if keys is None:
             return
@@ -303,7 +343,7 @@ class DraSession:
                 continue
             done.users.discard(task.uid)
             if not done.users:
-                self.held -= {d for _, d in done.results}
+                self.session_held -= {d for _, d in done.results}
                 del self.allocated[key]
         task.claim_writes = ()
 
