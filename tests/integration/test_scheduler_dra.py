@@ -4,18 +4,21 @@ the reservation before the bind (kube-scheduler's dynamicresources plugin: Filte
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 from test_scheduler_binding import api, events_for, start_scheduler, wait_until
+from test_scheduler_preemption import PREEMPT_CONF
 
 from volcano_py.api import dra
 from volcano_py.devcluster.dra import device_class, gpu_slice
-from volcano_py.kube.client import KubeClient
-from volcano_py.kube.kinds import PODS, RESOURCE_CLAIMS
+from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.kinds import PODS, PRIORITY_CLASSES, RESOURCE_CLAIMS
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "start_scheduler"]
@@ -152,3 +155,55 @@ async def test_a_pod_whose_claim_cannot_be_satisfied_stays_pending_with_the_clai
     assert not pod["spec"].get("nodeName")
     claim = await api.get(RESOURCE_CLAIMS.object_path(claim["metadata"]["name"], namespace))
     assert "allocation" not in (claim.get("status") or {})
+
+
+async def test_a_preempted_pods_claim_is_freed_and_the_preemptor_gets_its_devices(
+    api: KubeClient, namespace: str, dra_pool: tuple[str, list[str]], start_scheduler: Any, tmp_path: Path
+) -> None:
+    # Preemption with DRA: the victim's claim frees its devices only once the victim is gone (the
+    # resourceclaim controller deletes a pod's claim after the pod); the preemptor, nominated meanwhile,
+    # is then allocated those devices.
+    pool, nodes = dra_pool
+    suffix = uuid.uuid4().hex[:6]
+    low, high = f"dra-low-{suffix}", f"dra-high-{suffix}"
+    for name, value in ((low, 10), (high, 1000)):
+        await api.create(
+            PRIORITY_CLASSES.collection_path(),
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
+             "value": value},
+        )  # fmt: skip
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(PREEMPT_CONF)
+    name = f"sched-{pool}"
+    try:
+        await api.create(
+            f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{namespace}/resourceclaimtemplates",
+            _template("two", 2),
+        )
+        await start_scheduler(name, scheduler_conf=str(conf))
+        victim = _pod("victim", name, pool, "two")
+        victim["spec"]["priorityClassName"] = low
+        await api.create(PODS.collection_path(namespace), victim)
+
+        async def bound(pod: str) -> str:
+            current = await api.get(PODS.object_path(pod, namespace))
+            return str(current["spec"].get("nodeName") or "")
+
+        assert await wait_until(lambda: bound("victim"), "the victim bound", 20) == nodes[1]
+        old_claim = await _claim_of(api, namespace, "victim")
+        assert old_claim is not None
+        preemptor = _pod("preemptor", name, pool, "two")
+        preemptor["spec"]["priorityClassName"] = high
+        await api.create(PODS.collection_path(namespace), preemptor)
+        assert await wait_until(lambda: bound("preemptor"), "the preemptor bound", 60) == nodes[1]
+        claim = await _claim_of(api, namespace, "preemptor")
+        assert claim is not None
+        results = claim["status"]["allocation"]["devices"]["results"]
+        assert sorted(r["device"] for r in results) == ["gpu-0", "gpu-1"]
+        with contextlib.suppress(ApiError):
+            gone = await api.get(RESOURCE_CLAIMS.object_path(old_claim["metadata"]["name"], namespace))
+            assert not (gone.get("status") or {}).get("allocation"), "the victim's claim is still allocated"
+    finally:
+        for pc in (low, high):
+            with contextlib.suppress(ApiError):
+                await api.delete(PRIORITY_CLASSES.object_path(pc))
