@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from volcano_py.api import dra as api
+from volcano_py.log import get_logger
 from volcano_py.resources import QuantityError, parse_quantity
 
 from .dra_cel import (
@@ -34,6 +35,7 @@ from .dra_cel import (
     parse_semver,
 )
 
+log = get_logger(__name__)
 # (driver, pool, device name): what an allocation result names.
 DeviceId = tuple[str, str, str]
 # The search gives up past this many steps on one node (a pathological constraint over many devices).
@@ -168,6 +170,16 @@ def read_slice(obj: Mapping[str, Any]) -> SliceDevices:
         bool(spec.all_nodes),
         devices,
     )
+
+
+def read_slice_or_none(obj: Mapping[str, Any]) -> SliceDevices | None:
+    """``read_slice``, or None for a slice that does not read (the session goes on without it)."""
+    try:
+        return read_slice(obj)
+    except ValidationError as err:
+        name = (obj.get("metadata") or {}).get("name")
+        log.warning("ResourceSlice unreadable; its devices are not offered", name=name, error=str(err)[:200])
+        return None
 
 
 def complete_pools(slices: Iterable[SliceDevices]) -> list[SliceDevices]:
@@ -375,11 +387,27 @@ class _Slot:
     constraints: list[int] = field(default_factory=list)  # indexes into the search's constraint values
 
 
+# Selector outcomes by (the selectors, the device): True, False, or the error text. A session keeps one, so
+# each device is judged once per distinct request however many nodes and pods ask.
+MatchMemo = dict[tuple[tuple[str, ...], DeviceId], bool | str]
+
+
+def _judge(selectors: tuple[str, ...], device: DeviceEntry) -> bool | str:
+    for expression in selectors:
+        outcome = evaluate(expression, device.view)
+        if outcome.error:
+            return outcome.error
+        if not outcome.matches:
+            return False
+    return True
+
+
 def _matching(
     request: RequestSpec,
     claim: Claim,
     classes: Mapping[str, ClassSpec],
     devices: Sequence[DeviceEntry],
+    memo: MatchMemo | None,
 ) -> list[DeviceEntry] | NoFit:
     klass = classes.get(request.device_class)
     if klass is None:
@@ -395,14 +423,16 @@ def _matching(
             return NoFit(f"cannot be checked for ResourceClaim {claim.key} (request {request.name}): {err}")
     out: list[DeviceEntry] = []
     for device in devices:
-        for expression in selectors:
-            outcome = evaluate(expression, device.view)
-            if outcome.error:
-                return NoFit(f"cannot be checked for ResourceClaim {claim.key}: {outcome.error}")
-            if not outcome.matches:
-                break
+        if memo is None:
+            verdict = _judge(selectors, device)
         else:
+            key = (selectors, device.id)
+            known = memo.get(key)
+            verdict = memo[key] = _judge(selectors, device) if known is None else known
+        if verdict is True:
             out.append(device)
+        elif verdict is not False:
+            return NoFit(f"cannot be checked for ResourceClaim {claim.key}: {verdict}")
     return out
 
 
@@ -411,9 +441,10 @@ def choose_devices(
     devices: Sequence[DeviceEntry],
     held: Iterable[DeviceId] | set[DeviceId],
     classes: Mapping[str, ClassSpec],
+    memo: MatchMemo | None = None,
 ) -> Chosen | NoFit:
     """Devices from ``devices`` (those a node sees) for every request of ``claims`` (unallocated, not
-    refused), none of them in ``held``; or why not."""
+    refused), none of them in ``held``; or why not. ``memo``: selector outcomes kept between calls."""
     held = held if isinstance(held, set) else set(held)
     slots: list[_Slot] = []
     constraint_of: list[tuple[Claim, Constraint]] = []
@@ -421,7 +452,7 @@ def choose_devices(
         first = len(constraint_of)
         constraint_of.extend((claim, c) for c in claim.constraints)
         for request in claim.requests:
-            matching = _matching(request, claim, classes, devices)
+            matching = _matching(request, claim, classes, devices, memo)
             if isinstance(matching, NoFit):
                 return matching
             what = f"{request.device_class} devices for ResourceClaim {claim.key} (request {request.name})"

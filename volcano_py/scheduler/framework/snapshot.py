@@ -78,7 +78,7 @@ class Records:
     cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
     """
 
-    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "tasks")
+    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "slices", "tasks")
 
     def __init__(self, *, keep: bool = True) -> None:
         # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
@@ -87,6 +87,8 @@ class Records:
         self.tasks: _Kept[TaskInfo] = _Kept()
         self.nodes: _Kept[NodeInfo] = _Kept()
         self.jobs: _Kept[JobInfo] = _Kept()
+        # ResourceSlices as the DRA allocator reads them (None: unreadable), read when a session asks.
+        self.slices: _Kept[dra.SliceDevices | None] = _Kept()
         # The last build's pods by uid, made only when a new version of some pod is met (``_last_pod``).
         self._by_uid: dict[str, tuple[Obj, TaskInfo]] | None = None
 
@@ -97,7 +99,7 @@ class Records:
             self._priorities = dict(priorities)
 
     def end(self) -> None:
-        for kept in (self.tasks, self.nodes, self.jobs):
+        for kept in (self.tasks, self.nodes, self.jobs, self.slices):
             kept.turn()
         self._by_uid = None
 
@@ -110,6 +112,11 @@ class Records:
         if not self.keep:
             return NodeInfo.from_node(node)
         return self.nodes.read(node, NodeInfo.from_node).fresh()
+
+    def slice(self, obj: Obj) -> dra.SliceDevices | None:
+        if not self.keep:
+            return dra.read_slice_or_none(obj)
+        return self.slices.read(obj, dra.read_slice_or_none)
 
     def job(self, podgroup: Obj) -> JobInfo:
         if not self.keep:
@@ -155,8 +162,14 @@ class Snapshot:
     resource_claims: tuple[Obj, ...] = ()
     # ``resource_claims`` read, by ``namespace/name`` (``dra_claims``).
     claim_index: dict[str, dra.Claim] | None = None
+    # How ``dra_slices`` reads a slice (the caller's records keep what was read for the next snapshot).
+    slice_reader: Callable[[Obj], dra.SliceDevices | None] = dra.read_slice_or_none
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
+
+    def dra_slices(self) -> list[dra.SliceDevices]:
+        """The ResourceSlices as the DRA allocator reads them, unreadable ones left out."""
+        return [s for s in (self.slice_reader(obj) for obj in self.resource_slices) if s is not None]
 
     def dra_claims(self) -> dict[str, dra.Claim]:
         """The ResourceClaims as the allocator reads them, by ``namespace/name`` (read once per snapshot)."""
@@ -257,5 +270,6 @@ class Snapshot:
             resource_slices=tuple(resource_slices),
             resource_claims=claims,
             claim_index=claim_index,
+            slice_reader=records.slice,
             orphans=orphans,
         )

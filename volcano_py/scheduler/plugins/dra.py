@@ -30,6 +30,7 @@ from ..framework.dra import (
     ClassSpec,
     DeviceEntry,
     DeviceId,
+    MatchMemo,
     NoFit,
     PodClaim,
     allocation_body,
@@ -37,7 +38,6 @@ from ..framework.dra import (
     complete_pools,
     pod_claims,
     read_class,
-    read_slice,
 )
 from ..framework.extension import BoolArray, IntArray, NodeVerdict
 from ..framework.session import Session
@@ -57,6 +57,22 @@ class _Allocated:
     body: Mapping[str, Any]
     row: int
     users: set[str] = field(default_factory=set)
+
+
+@dataclass(slots=True)
+class _RowFits:
+    """Per node, whether a class's claims fit there (``reason`` -1) or which reason they fail with, as of the
+    node's ``seen`` version; valid while ``state`` (the shared devices' version, the release view) holds."""
+
+    state: tuple[int, bool]
+    seen: IntArray
+    reason: IntArray
+    reasons: list[str] = field(default_factory=list)
+
+    def index(self, reason: str) -> int:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+        return self.reasons.index(reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,12 +106,25 @@ class DraSession:
         self.releasing: set[str] = set()
         self.claims_of: dict[str, list[str]] = {}
         self._freeing: set[DeviceId] | None = None
+        # Versions for ``_row_fits``: per node, bumped when its own devices are taken or given back; one for
+        # the devices many nodes see (and for the release view), bumped likewise.
+        self.row_version: IntArray = np.zeros(0, dtype=np.int64)
+        self.version = 0
+        self.local_ids: set[DeviceId] = set()
+        self._fits: dict[Hashable, _RowFits] = {}
+        self._slots: dict[Hashable, tuple[tuple[int, bool], IntArray, IntArray]] = {}
+        self.memo: MatchMemo = {}
 
     # --- session ------------------------------------------------------------------------------------------
 
     def open(self, ssn: Session, labels: NodeLabels) -> None:
         self.ssn, self.labels = ssn, labels
         snapshot = ssn.snapshot
+        self.local = [[] for _ in ssn.nodes]
+        self.allocated, self.placed, self.needs = {}, {}, {}
+        asking = [t for job in ssn.waiting_jobs() for t in job.pending_tasks if t.claims_used]
+        if not asking:
+            return  # no pod to place claims: devices and claims need not be read
         self.classes = {}
         for obj in snapshot.device_classes:
             try:
@@ -107,15 +136,10 @@ class DraSession:
         self.claims = snapshot.dra_claims()
         self.held = {d for c in self.claims.values() for d in c.allocated or ()}
         self.session_held = set()
-        self.local = [[] for _ in ssn.nodes]
-        slices = []
-        for obj in snapshot.resource_slices:
-            try:
-                slices.append(read_slice(obj))
-            except ValidationError as err:
-                log.warning("ResourceSlice unreadable; left out", name=_name(obj), error=str(err)[:200])
         index = ssn.table.node_index
-        for piece in complete_pools(slices):
+        pools = complete_pools(snapshot.dra_slices())
+        local_slices = [piece for piece in pools if piece.node_name is not None]
+        for piece in pools:
             if piece.node_name is not None:
                 row = index.get(piece.node_name)
                 if row is not None:
@@ -133,7 +157,6 @@ class DraSession:
                 continue
             for row in rows.tolist():
                 self.local[row].extend(piece.devices)
-        self.allocated, self.placed, self.needs = {}, {}, {}
         self.claims_of = {}
         for claim in self.claims.values():
             for uid in claim.reserved_for if claim.allocated else ():
@@ -145,16 +168,26 @@ class DraSession:
             if t.status is TaskStatus.RELEASING and t.uid in self.claims_of
         }
         self._freeing = None
-        for job in ssn.waiting_jobs():
-            for task in job.pending_tasks:
-                if task.claims_used:
-                    klass = ssn.task_class(task)
-                    if klass.key not in self.needs:
-                        self.needs[klass.key] = self._needs_of(task)
+        self.row_version = np.zeros(len(ssn.nodes), dtype=np.int64)
+        self.version = 0
+        self._fits, self._slots, self.memo = {}, {}, {}
+        self.local_ids = {d.id for piece in local_slices for d in piece.devices}
+        for task in asking:
+            klass = ssn.task_class(task)
+            if klass.key not in self.needs:
+                self.needs[klass.key] = self._needs_of(task)
 
     def close(self) -> None:
         self.ssn = None
         self.local, self.allocated, self.placed, self.needs = [], {}, {}, {}
+        self._fits, self._slots, self.memo = {}, {}, {}
+
+    def _changed(self, row: int, devices: set[DeviceId]) -> None:
+        """Devices at ``row`` were taken or given back: answers cached for that node (or, for devices other
+        nodes see too, for every node) are stale."""
+        self.row_version[row] += 1
+        if not devices <= self.local_ids:
+            self.version += 1
 
     # --- what a pod's claims need -------------------------------------------------------------------------
 
@@ -250,18 +283,34 @@ class DraSession:
                 failures.append((reason, ~mask & ok))
                 ok &= mask
         if fresh:
-            failing: dict[str, list[int]] = {}
-            taken = self._taken()
-            for row in np.flatnonzero(ok).tolist():
-                chosen = choose_devices(fresh, self.local[row], taken, self.classes)
-                if isinstance(chosen, NoFit):
-                    failing.setdefault(chosen.reason, []).append(row)
-            for reason, rows in failing.items():
-                mask = np.zeros(n, dtype=np.bool_)
-                mask[rows] = True
-                ok &= ~mask
-                failures.append((reason, mask))
+            fits = self._row_fits(klass.key, fresh, ok)
+            for index in np.unique(fits.reason[ok]).tolist():
+                if index < 0:
+                    continue
+                mask = ok & (fits.reason == index)
+                failures.append((fits.reasons[index], mask))
+            ok &= fits.reason < 0
         return NodeVerdict(ok, [(r, m) for r, m in failures if m.any()])
+
+    def _row_fits(self, key: Hashable, fresh: list[Claim], rows: BoolArray) -> _RowFits:
+        """Whether ``fresh`` claims fit each of ``rows``, computed again only for nodes whose devices changed
+        since it was last asked (a pod placed takes devices of one node: the next pod rechecks that node)."""
+        ssn = self.ssn
+        state = (self.version, ssn.counting_releases if ssn is not None else False)
+        cache_key = (key, tuple(c.key for c in fresh))
+        fits = self._fits.get(cache_key)
+        if fits is None or fits.state != state:
+            n = len(self.local)
+            fits = _RowFits(state, np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64))
+            self._fits[cache_key] = fits
+        stale = np.flatnonzero(rows & (fits.seen != self.row_version))
+        if stale.size:
+            taken = self._taken()
+            for row in stale.tolist():
+                chosen = choose_devices(fresh, self.local[row], taken, self.classes, self.memo)
+                fits.reason[row] = fits.index(chosen.reason) if isinstance(chosen, NoFit) else -1
+            fits.seen[stale] = self.row_version[stale]
+        return fits
 
     def slots(self, klass: TaskClass, cap: int) -> IntArray | None:
         """How many pods of ``klass`` each node's devices can take one after another (at most ``cap``); None
@@ -278,19 +327,33 @@ class DraSession:
         ok = np.ones(len(self.local), dtype=np.bool_)
         for key in pinned:
             ok &= self._allowed(key, None)[0]
-        for row in np.flatnonzero(ok).tolist():
-            if not fresh:
-                out[row] = cap
-                continue
-            held = set(self._taken())
+        if not fresh:
+            out[ok] = cap
+            return out
+        ssn = self.ssn
+        state = (self.version, ssn.counting_releases if ssn is not None else False)
+        cache_key = (klass.key, tuple(c.key for c in fresh), cap)
+        cached = self._slots.get(cache_key)
+        if cached is None or cached[0] != state:
+            n = len(self.local)
+            cached = (state, np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
+            self._slots[cache_key] = cached
+        _, seen, counts = cached
+        stale = np.flatnonzero(ok & (seen != self.row_version))
+        taken = self._taken() if stale.size else set()
+        for row in stale.tolist():
+            devices = self.local[row]
+            held = {d.id for d in devices if d.id in taken}
             count = 0
             while count < cap:
-                chosen = choose_devices(fresh, self.local[row], held, self.classes)
+                chosen = choose_devices(fresh, devices, held, self.classes, self.memo)
                 if isinstance(chosen, NoFit):
                     break
                 held |= chosen.devices()
                 count += 1
-            out[row] = count
+            counts[row] = count
+        seen[stale] = self.row_version[stale]
+        out[ok] = counts[ok]
         return out
 
     def on_allocate(self, task: TaskInfo) -> None:
@@ -298,6 +361,7 @@ class DraSession:
         if task.uid in self.releasing and task.status is not TaskStatus.RELEASING:
             self.releasing.discard(task.uid)  # an eviction taken back
             self._freeing = None
+            self.version += 1
         if ssn is None or not task.claims_used or task.status not in _PLACED or not task.node_name:
             return
         row = ssn.node_of(task)
@@ -309,7 +373,10 @@ class DraSession:
                 log.warning("a placed pod's claim cannot be used", pod=task.key, why=claim)
                 return
             (fresh if claim.allocated is None and claim.key not in self.allocated else using).append(claim)
-        chosen = choose_devices(fresh, self.local[row], self._taken(), self.classes) if fresh else Chosen({})
+        taken = self._taken()
+        chosen = (
+            choose_devices(fresh, self.local[row], taken, self.classes, self.memo) if fresh else Chosen({})
+        )
         if isinstance(chosen, NoFit):
             log.warning("no devices fit a placed pod's claims", pod=task.key, why=chosen.reason)
             return
@@ -318,7 +385,9 @@ class DraSession:
             results = chosen.results.get(claim.key, ())
             body = allocation_body(claim, results, node, self.classes)
             self.allocated[claim.key] = _Allocated(results, body, row)
-            self.session_held |= {d for _, d in results}
+            taken = {d for _, d in results}
+            self.session_held |= taken
+            self._changed(row, taken)
         writes: list[ClaimWrite] = []
         keys: list[str] = []
         for claim in [*fresh, *using]:
@@ -334,6 +403,7 @@ class DraSession:
         if task.status is TaskStatus.RELEASING and task.uid in self.claims_of:
             self.releasing.add(task.uid)  # evicted: its claims free their devices once it is gone
             self._freeing = None
+            self.version += 1
         keys = self.placed.pop(task.uid, None)
         if keys is None:
             return
@@ -343,7 +413,9 @@ class DraSession:
                 continue
             done.users.discard(task.uid)
             if not done.users:
-                self.session_held -= {d for _, d in done.results}
+                freed = {d for _, d in done.results}
+                self.session_held -= freed
+                self._changed(done.row, freed)
                 del self.allocated[key]
         task.claim_writes = ()
 
