@@ -479,3 +479,48 @@ def test_preemption_frees_the_devices_of_victims_claims(sharers: list[str], evic
         )
     )
     assert [e.name for e in result.evictions] == evicted
+
+
+def test_reclaim_frees_the_devices_of_the_victims_claim() -> None:
+    # Reclaim as preempt: queue b below its deserved share takes back the pod of queue a (over its share)
+    # whose claim holds the devices b's pod needs, not a's other pod, which frees only cpu.
+    conf = (
+        'actions: "enqueue, allocate, reclaim"\ntiers:\n- plugins: [{name: priority}, {name: gang}]\n'
+        "- plugins: [{name: predicates}, {name: capacity}]"
+    )
+    queues = []
+    for name in ("a", "b"):
+        queue = make_queue(name).obj()
+        queue["spec"]["deserved"] = {"cpu": "2"}
+        queues.append(queue)
+    holder = _pod("holder", "holder-gpu").obj()
+    other = make_pod("other").req(cpu=2).group("other").obj()
+    holder["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    for pod in (holder, other):
+        pod["spec"]["nodeName"] = "n1"
+        pod["status"]["phase"] = "Running"
+    claim = make_claim(
+        "holder-gpu", [request(count=2)], allocated=[(DRIVER, "n1", "gpu-0"), (DRIVER, "n1", "gpu-1")],
+        node="n1", reserved_for=["holder"],
+    )  # fmt: skip
+    wanting = _pod("wanting", "wanting-gpu").obj()
+    wanting["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "2"}}
+    result = check(
+        Scenario(
+            nodes=[make_node("n1", cpu="4", memory="16Gi").obj()],
+            pods=[holder, other, wanting],
+            podgroups=[
+                make_pg("holder").queue("a").obj(),
+                make_pg("other").queue("a").obj(),
+                make_pg("wanting").queue("b").obj(),
+            ],
+            queues=queues,
+            device_classes=[make_class()],
+            resource_slices=[gpus("n1", 2)],
+            resource_claims=[claim, make_claim("wanting-gpu", [request(count=2)], owner_pod="wanting")],
+            conf=conf,
+            bind_count=0,
+            pipelined={"wanting": "n1"},
+        )
+    )
+    assert [e.name for e in result.evictions] == ["holder"]
