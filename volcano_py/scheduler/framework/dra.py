@@ -234,11 +234,19 @@ def read_claim(obj: Mapping[str, Any]) -> Claim:
     except ValidationError as err:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
+        # Unreadable, yet the devices its allocation names stay held.
+        results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+        held = tuple(
+            (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
+            for r in results or ()
+            if isinstance(r, Mapping)
+        )
         return Claim(
             namespace,
             name,
             str(meta.get("uid") or ""),
             refused=f"ResourceClaim {key}: {where}: {first['msg']}",
+            allocated=held if results is not None else None,
         )
     owner = next((o for o in claim.metadata.owner_references if o.controller), None)
     allocation = claim.status.allocation

@@ -202,6 +202,7 @@ class Binder:
         started = time.monotonic()
         async with self._bind_slots:
             written: list[tuple[ClaimWrite, bool]] = []
+            binding_sent = False
             try:
                 # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
                 for write in bind.claims:
@@ -215,12 +216,16 @@ class Binder:
                         bind.uid,
                     )
                     written.append((write, wrote))
+                binding_sent = True
                 await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
             except (ApiError, ClaimError, *_NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
-                await self._undo_claims(bind, written)
+                # A pod already bound (by a previous leader) runs with its claims: they stay reserved for it.
+                already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
+                if not already_bound:
+                    await self._undo_claims(bind, written)
                 await self._bind_failed(bind, key, exc)
                 return False
         self._operation("bind", "success", started)
