@@ -388,7 +388,7 @@ def test_a_queue_capped_on_a_device_class_holds_the_claim_beyond_it(
     # the devices its pods' claims ask for count against it (pkg/scheduler/plugins/capacity/capacity.go).
     jobs = [_team_job(i, phase) for i in range(3)]
     queue = make_queue("team").capability(cpu=100, deviceclass__gpu_example_com=4).obj()
-    check(
+    result = check(
         Scenario(
             nodes=_nodes("n1"),
             pods=[p for p, _, _ in jobs],
@@ -403,6 +403,9 @@ def test_a_queue_capped_on_a_device_class_holds_the_claim_beyond_it(
             explains={"j2": [needle]},
         )
     )
+    # As Volcano's queue status: what the queue's claims hold, by DeviceClass.
+    (team,) = [u for u in result.queue_updates if u.name == "team"]
+    assert team.allocated.to_quantities() == {"cpu": "2", "deviceclass/gpu.example.com": "4"}
 
 
 def test_a_running_pods_claim_counts_in_its_queue() -> None:

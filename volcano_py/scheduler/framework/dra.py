@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from volcano_py.api import dra as api
 from volcano_py.log import get_logger
-from volcano_py.resources import QuantityError, parse_quantity
+from volcano_py.resources import QuantityError, Resource, parse_quantity, to_canonical
 
 from .dra_cel import (
     AttributeValue,
@@ -296,6 +296,11 @@ def read_claim(obj: Mapping[str, Any]) -> Claim:
     )
 
 
+def quota_name(device_class: str) -> str:
+    """The queue resource counting devices of ``device_class`` (Volcano's ``deviceclass/<class>``)."""
+    return f"{api.DEVICE_CLASS_QUOTA_PREFIX}{device_class}"
+
+
 def device_counts(claim: Claim) -> dict[str, int]:
     """Devices the claim asks for, per DeviceClass: ``ExactCount`` requests only (an ``All`` request's size
     is known only once allocated), as Volcano's capacity plugin counts them."""
@@ -303,6 +308,29 @@ def device_counts(claim: Claim) -> dict[str, int]:
     for request in claim.requests:
         if not request.all:
             out[request.device_class] = out.get(request.device_class, 0) + request.count
+    return out
+
+
+def claim_devices(claim: Claim) -> Resource:
+    """``device_counts`` as queue resources (``deviceclass/<class>``)."""
+    return Resource({quota_name(c): to_canonical(quota_name(c), n) for c, n in device_counts(claim).items()})
+
+
+def held_by_queues(
+    placed: Iterable[tuple[str, Mapping[str, Any]]], claims: Mapping[str, Claim]
+) -> dict[str, Resource]:
+    """Per queue, the devices the claims of its placed pods (queue, pod) ask for, each claim once."""
+    seen: set[tuple[str, str]] = set()
+    out: dict[str, Resource] = {}
+    for queue, pod in placed:
+        for ref in pod_claims(pod):
+            claim = claims.get(ref.claim) if ref.claim else None
+            if claim is None or (queue, claim.key) in seen:
+                continue
+            seen.add((queue, claim.key))
+            counted = claim_devices(claim)
+            if not counted.is_zero():
+                out[queue] = out.get(queue, Resource()) + counted
     return out
 
 

@@ -10,15 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from volcano_py.api.dra import DEVICE_CLASS_QUOTA_PREFIX
-from volcano_py.resources import Resource, to_canonical
+from volcano_py.resources import Resource
 
-from ..framework.dra import Claim, device_counts, pod_claims
+from ..framework.dra import Claim, claim_devices, pod_claims
 from ..framework.task import TaskInfo
-
-
-def quota_name(device_class: str) -> str:
-    return f"{DEVICE_CLASS_QUOTA_PREFIX}{device_class}"
 
 
 class DeviceQuota:
@@ -38,11 +33,7 @@ class DeviceQuota:
     def _count(self, key: str) -> Resource:
         counted = self._counts.get(key)
         if counted is None:
-            amounts = {
-                quota_name(cls): to_canonical(quota_name(cls), n)
-                for cls, n in device_counts(self.claims[key]).items()
-            }
-            counted = self._counts[key] = Resource(amounts)
+            counted = self._counts[key] = claim_devices(self.claims[key])
         return counted
 
     def request(self, queue: str, task: TaskInfo) -> Resource:
