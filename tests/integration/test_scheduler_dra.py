@@ -15,10 +15,11 @@ import pytest
 from test_scheduler_binding import api, events_for, start_scheduler, wait_until
 from test_scheduler_preemption import PREEMPT_CONF
 
+from volcano_py.api import constants as c
 from volcano_py.api import dra
 from volcano_py.devcluster.dra import device_class, gpu_slice
 from volcano_py.kube.client import ApiError, KubeClient
-from volcano_py.kube.kinds import PODS, PRIORITY_CLASSES, RESOURCE_CLAIMS
+from volcano_py.kube.kinds import PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, RESOURCE_CLAIMS
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "start_scheduler"]
@@ -207,3 +208,78 @@ async def test_a_preempted_pods_claim_is_freed_and_the_preemptor_gets_its_device
         for pc in (low, high):
             with contextlib.suppress(ApiError):
                 await api.delete(PRIORITY_CLASSES.object_path(pc))
+
+
+QUOTA_CONF = """\
+actions: "enqueue, allocate"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+- plugins:
+  - name: predicates
+  - name: capacity
+"""
+
+
+async def test_a_queue_capped_on_a_device_class_holds_the_job_beyond_it_with_the_reason(
+    api: KubeClient, namespace: str, dra_pool: tuple[str, list[str]], start_scheduler: Any, tmp_path: Path
+) -> None:
+    # Volcano's capacity.DynamicResourceAllocationEnable: a Queue's capability names deviceclass/<class>.
+    pool, _ = dra_pool
+    queue = f"dra-q-{uuid.uuid4().hex[:6]}"
+    # One device of the class for the queue, three in the pool: the second job's claim fits the nodes only.
+    quota = {"cpu": "100", f"{dra.DEVICE_CLASS_QUOTA_PREFIX}{dra.EXAMPLE_GPU_CLASS}": "1"}
+    await api.create(
+        QUEUES.collection_path(),
+        {"apiVersion": c.SCHEDULING_API_VERSION, "kind": c.QUEUE_KIND, "metadata": {"name": queue},
+         "spec": {"weight": 1, "capability": quota}},
+    )  # fmt: skip
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(QUOTA_CONF)
+    name = f"sched-{pool}"
+    try:
+        await api.create(
+            f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{namespace}/resourceclaimtemplates",
+            _template("one", 1),
+        )
+        await start_scheduler(name, scheduler_conf=str(conf))
+        for job in ("first", "second"):
+            await api.create(
+                PODGROUPS.collection_path(namespace),
+                {"apiVersion": c.SCHEDULING_API_VERSION, "kind": c.PODGROUP_KIND, "metadata": {"name": job},
+                 "spec": {"minMember": 1, "queue": queue, "minResources": {"cpu": "1"}}},
+            )  # fmt: skip
+            pod = _pod(job, name, pool, "one")
+            pod["metadata"]["annotations"] = {c.KUBE_GROUP_NAME_KEY: job}
+            await api.create(PODS.collection_path(namespace), pod)
+            if job == "first":
+                await wait_until(lambda: _bound(api, namespace, "first"), "the first job's pod bound", 20)
+
+        async def held() -> str:
+            pg = await api.get(PODGROUPS.object_path("second", namespace))
+            return " ".join(
+                f"{cond.get('reason')}: {cond.get('message')}"
+                for cond in (pg.get("status") or {}).get("conditions") or ()
+                if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
+            )
+
+        said = await wait_until(held, "the second job held with a reason", 20)
+        assert (
+            f"queue '{queue}' deviceclass/{dra.EXAMPLE_GPU_CLASS}: would hold 2, capability is 1" in said
+        ), said
+        assert not await _bound(api, namespace, "second")
+
+        async def counted() -> Any:
+            status = (await api.get(QUEUES.object_path(queue))).get("status") or {}
+            return (status.get("allocated") or {}).get(f"deviceclass/{dra.EXAMPLE_GPU_CLASS}")
+
+        assert await wait_until(counted, "the queue's status to count the devices", 20) == "1"
+    finally:
+        with contextlib.suppress(ApiError):
+            await api.delete(QUEUES.object_path(queue))
+
+
+async def _bound(api: KubeClient, namespace: str, pod: str) -> str:
+    current = await api.get(PODS.object_path(pod, namespace))
+    return str(current["spec"].get("nodeName") or "")
