@@ -226,8 +226,8 @@ def test_a_shared_claim_puts_its_pods_on_one_node() -> None:
                     owner_pod="p",
                 )
             ],
-            "ResourceClaim default/p-gpu spec.devices.requests[gpus].firstAvailable (prioritized list) "
-            "is not supported",
+            "ResourceClaim default/p-gpu spec.devices.requests[0].firstAvailable: (prioritized list) "
+            "is not supported by volcano-py; use exactly",
             id="prioritized-list-refused",
         ),
         pytest.param(

@@ -7,6 +7,13 @@ from fractions import Fraction
 
 import pytest
 
+from volcano_py.api.dra_cel import (
+    DeviceView,
+    SelectorCompileError,
+    compile_selector,
+    evaluate,
+    parse_semver,
+)
 from volcano_py.scheduler.framework.dra import (
     Chosen,
     Claim,
@@ -16,13 +23,6 @@ from volcano_py.scheduler.framework.dra import (
     NoFit,
     RequestSpec,
     choose_devices,
-)
-from volcano_py.scheduler.framework.dra_cel import (
-    DeviceView,
-    SelectorCompileError,
-    compile_selector,
-    evaluate,
-    parse_semver,
 )
 
 D = "gpu.example.com"

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from volcano_py.api import dra
+from volcano_py.api.dra_cel import evaluate
 from volcano_py.devcluster.dra import fake_gpu_driver
 from volcano_py.scheduler.framework.dra import read_class, read_slice
-from volcano_py.scheduler.framework.dra_cel import evaluate
 
 
 def test_each_node_gets_a_complete_pool_of_its_gpus_that_the_class_selects() -> None:

@@ -23,10 +23,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from volcano_py.api import dra as api
-from volcano_py.log import get_logger
-from volcano_py.resources import QuantityError, Resource, parse_quantity, to_canonical
-
-from .dra_cel import (
+from volcano_py.api.dra_cel import (
     AttributeValue,
     DeviceView,
     SelectorCompileError,
@@ -34,6 +31,9 @@ from .dra_cel import (
     evaluate,
     parse_semver,
 )
+from volcano_py.api.dra_rules import claim_problems
+from volcano_py.log import get_logger
+from volcano_py.resources import QuantityError, Resource, parse_quantity, to_canonical
 
 log = get_logger(__name__)
 # (driver, pool, device name): what an allocation result names.
@@ -197,32 +197,8 @@ def complete_pools(slices: Iterable[SliceDevices]) -> list[SliceDevices]:
 
 
 def _refusal(key: str, claim: api.ResourceClaim) -> str:
-    devices = claim.spec.devices
-    for request in devices.requests:
-        where = f"ResourceClaim {key} spec.devices.requests[{request.name}]"
-        if request.first_available:
-            return f"{where}.firstAvailable (prioritized list) is not supported by volcano-py; use exactly"
-        exact = request.exactly
-        if exact is None:
-            return f"{where} has neither exactly nor firstAvailable"
-        if exact.admin_access:
-            return f"{where}.exactly.adminAccess is not supported by volcano-py; remove it"
-        if exact.capacity is not None and exact.capacity.requests:
-            return f"{where}.exactly.capacity (consumable capacity) is not supported by volcano-py; remove it"
-        if exact.allocation_mode is api.AllocationMode.EXACT_COUNT and exact.count < 1:
-            return f"{where}.exactly.count must be at least 1, got {exact.count}"
-        for selector in exact.selectors:
-            if selector.cel is None:
-                return f"{where}.exactly.selectors: only cel selectors are supported"
-    for i, constraint in enumerate(devices.constraints):
-        if constraint.distinct_attribute:
-            return (
-                f"ResourceClaim {key} spec.devices.constraints[{i}].distinctAttribute is not supported by "
-                "volcano-py; remove it"
-            )
-        if not constraint.match_attribute:
-            return f"ResourceClaim {key} spec.devices.constraints[{i}] has no matchAttribute"
-    return ""
+    problems = claim_problems(claim.spec.devices, "spec.devices")
+    return f"ResourceClaim {key} {problems[0]}" if problems else ""
 
 
 def read_claim(obj: Mapping[str, Any]) -> Claim:
