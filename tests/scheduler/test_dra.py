@@ -527,3 +527,24 @@ def test_reclaim_frees_the_devices_of_the_victims_claim() -> None:
         )
     )
     assert [e.name for e in result.evictions] == ["holder"]
+
+
+def test_a_claim_shared_by_a_queues_pods_counts_once() -> None:
+    # Volcano's claim reference count per queue: two pods of one shared claim of 2 devices fit a cap of 2.
+    pods = [make_pod(f"s{i}").req(cpu=1).group("job").claim("gpu", "shared").obj() for i in range(2)]
+    queue = make_queue("team").capability(cpu=100, deviceclass__gpu_example_com=2).obj()
+    result = check(
+        Scenario(
+            nodes=_nodes("n1"),
+            pods=pods,
+            podgroups=[make_pg("job").min(2).queue("team").min_res(cpu=2).obj()],
+            queues=[queue],
+            device_classes=[make_class()],
+            resource_slices=[gpus("n1", 4)],
+            resource_claims=[make_claim("shared", [request(count=2)])],
+            conf=CAPACITY,
+            bind_count=2,
+        )
+    )
+    (team,) = [u for u in result.queue_updates if u.name == "team"]
+    assert team.allocated.to_quantities()["deviceclass/gpu.example.com"] == "2"

@@ -171,12 +171,8 @@ class CapacityPlugin:
         (Volcano counts the claims of the pods that exist, up to minAvailable of them)."""
         if self.devices is None:
             return job.min_request
-        extra = Resource()
-        seen: set[str] = set()
-        for task in job.tasks_in(TaskStatus.PENDING)[: max(job.min_available, 1)]:
-            if task.claims_used and task.uid not in seen:
-                seen.add(task.uid)
-                extra = extra + self.devices.request(job.queue, task)
+        first = job.tasks_in(TaskStatus.PENDING)[: max(job.min_available, 1)]
+        extra = self.devices.request(job.queue, *(t for t in first if t.claims_used))
         return job.min_request + extra if extra else job.min_request
 
     def job_enqueueable(self, job: JobInfo) -> Vote:

@@ -36,10 +36,11 @@ class DeviceQuota:
             counted = self._counts[key] = claim_devices(self.claims[key])
         return counted
 
-    def request(self, queue: str, task: TaskInfo) -> Resource:
-        """The devices the pod would add to ``queue``: its claims the queue does not hold yet."""
+    def request(self, queue: str, *tasks: TaskInfo) -> Resource:
+        """The devices the pods would add to ``queue``: their claims it does not hold yet, each once."""
+        keys = {key for task in tasks for key in self._claims_of(task)}
         out = Resource()
-        for key in self._claims_of(task):
+        for key in sorted(keys):
             if not self.refs.get((queue, key)):
                 out = out + self._count(key)
         return out
