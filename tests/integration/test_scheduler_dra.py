@@ -283,3 +283,41 @@ async def test_a_queue_capped_on_a_device_class_holds_the_job_beyond_it_with_the
 async def _bound(api: KubeClient, namespace: str, pod: str) -> str:
     current = await api.get(PODS.object_path(pod, namespace))
     return str(current["spec"].get("nodeName") or "")
+
+
+async def test_a_gang_whose_claims_do_not_all_fit_is_not_placed_at_all(
+    api: KubeClient, namespace: str, dra_pool: tuple[str, list[str]], start_scheduler: Any
+) -> None:
+    # Gang + DRA: two workers of 2 devices each, and only one node with 2 free: neither is bound, and no
+    # claim is allocated (the first worker's devices are given back when the gang does not fit whole).
+    pool, _ = dra_pool
+    name = f"sched-{pool}"
+    await api.create(
+        f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{namespace}/resourceclaimtemplates", _template("two", 2)
+    )
+    await start_scheduler(name)
+    await api.create(
+        PODGROUPS.collection_path(namespace),
+        {"apiVersion": c.SCHEDULING_API_VERSION, "kind": c.PODGROUP_KIND, "metadata": {"name": "gang"},
+         "spec": {"minMember": 2, "queue": "default"}},
+    )  # fmt: skip
+    workers = ("w0", "w1")
+    for worker in workers:
+        pod = _pod(worker, name, pool, "two")
+        pod["metadata"]["annotations"] = {c.KUBE_GROUP_NAME_KEY: "gang"}
+        await api.create(PODS.collection_path(namespace), pod)
+
+    async def told() -> str:
+        pg = await api.get(PODGROUPS.object_path("gang", namespace))
+        return " ".join(
+            str(cond.get("message"))
+            for cond in (pg.get("status") or {}).get("conditions") or ()
+            if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
+        )
+
+    said = await wait_until(told, "the gang held with a reason", 20)
+    assert "free gpu.example.com devices for ResourceClaim" in said, said
+    for worker in workers:
+        assert not await _bound(api, namespace, worker)
+        claim = await _claim_of(api, namespace, worker)
+        assert claim is not None and "allocation" not in (claim.get("status") or {})
