@@ -385,9 +385,9 @@ class DraSession:
             results = chosen.results.get(claim.key, ())
             body = allocation_body(claim, results, node, self.classes)
             self.allocated[claim.key] = _Allocated(results, body, row)
-            taken = {d for _, d in results}
-            self.session_held |= taken
-            self._changed(row, taken)
+            took = {d for _, d in results}
+            self.session_held |= took
+            self._changed(row, took)
         writes: list[ClaimWrite] = []
         keys: list[str] = []
         for claim in [*fresh, *using]:
