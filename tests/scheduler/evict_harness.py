@@ -124,8 +124,11 @@ class Cluster:
         reclaimable: bool | None = None,
         priority: int = 0,
         state: str = "Open",
+        dequeue_strategy: str | None = None,
     ) -> Cluster:
         spec: dict[str, Any] = {"weight": 1, "priority": priority}
+        if dequeue_strategy:
+            spec["dequeueStrategy"] = dequeue_strategy
         if parent:
             spec["parent"] = parent
         if deserved:
