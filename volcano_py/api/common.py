@@ -243,6 +243,12 @@ def _parse_time(value: Any) -> Any:
     return value
 
 
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 time as metav1.Time is written (UTC when it names no zone); ValueError otherwise."""
+    parsed: datetime = _parse_time(text)
+    return parsed
+
+
 def format_time(value: datetime) -> str:
     """RFC 3339 in UTC with second precision, as metav1.Time is written."""
     if value.tzinfo is None:

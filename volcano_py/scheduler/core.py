@@ -1,7 +1,8 @@
 """The pure core's entry points, the one door its readers (runtime, dashboard, what-if, simulator) use:
 ``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in registry of ``builtin``),
-``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out) and
-``run_session`` (one scheduling cycle, snapshot in, decisions out). It also hands out what those readers
+``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out),
+``run_session`` (one scheduling cycle, snapshot in, decisions out) and ``queue_order`` (each queue's waiting
+jobs in the order a session takes them). It also hands out what those readers
 read besides running one (the snapshot's views, the conf's helpers, the GPU and HyperNode arithmetic): no
 module outside ``scheduler`` imports ``framework``, ``solver``, ``actions`` or ``plugins`` itself (an import
 contract holds it).
@@ -76,6 +77,7 @@ __all__ = [
     "load_conf_file",
     "parse_conf",
     "parse_podgroup_phase",
+    "queue_order",
     "run_session",
     "stranded_cards",
     "vector_of",
@@ -115,6 +117,35 @@ def run_session(
     ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
     try:
         return _run(ssn, conf)
+    finally:
+        ssn.release()
+
+
+def queue_order(
+    snapshot: Snapshot,
+    conf: SchedulerConf,
+    now: str,
+    *,
+    registry: Registry | None = None,
+    features: FeatureGates = DEFAULT_FEATURE_GATES,
+) -> dict[str, tuple[str, ...]]:
+    """Each queue's waiting jobs (PodGroup keys, ``namespace/name``), first to be taken first.
+
+    A job waits while its gang is short of ``minAvailable``, whether enqueue has admitted it yet or not. The
+    order is the session's job order (the conf's job-order plugins, then creation time): the one enqueue
+    admits and allocate places jobs in, as a session opened over ``snapshot`` (which this consumes) computes
+    it.
+    """
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
+    try:
+        ssn.open()
+        # From the snapshot, not the session: a gang whose pods are still being created is left out of a
+        # session's jobs, yet it waits in its queue all the same.
+        waiting = [job for job in snapshot.jobs.values() if not job.shadow and not job.is_ready()]
+        order: dict[str, list[str]] = {}
+        for job in ssn.sorted_jobs(waiting):
+            order.setdefault(job.queue, []).append(job.uid)
+        return {queue: tuple(uids) for queue, uids in order.items()}
     finally:
         ssn.release()
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -35,6 +36,11 @@ def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -
             edit(queue)
         queues.append(queue)
     return replace(objs, queues=tuple(queues))
+
+
+def with_phase(podgroup: Obj, phase: PodGroupPhase) -> Obj:
+    """A copy of ``podgroup`` in ``phase`` (as the scheduler's status write leaves it)."""
+    return {**podgroup, "status": {**(podgroup.get("status") or {}), "phase": phase.value}}
 
 
 def set_capability(capability: Resource | None) -> Callable[[Obj], None]:

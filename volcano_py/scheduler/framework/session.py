@@ -167,6 +167,17 @@ class Session:
 
         return job_key
 
+    def sorted_jobs(self, jobs: Sequence[JobInfo]) -> list[JobInfo]:
+        """``jobs`` in the session's job order: the order enqueue and allocate pop them in, as of now."""
+        key = self.job_key()
+        if key is not None:
+            return sorted(jobs, key=key)
+
+        def cmp(a: JobInfo, b: JobInfo) -> int:
+            return -1 if self.job_less(a, b) else (1 if self.job_less(b, a) else 0)
+
+        return sorted(jobs, key=functools.cmp_to_key(cmp))
+
     def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
         result = combine.first_nonzero(self.points.task_order, left, right)
         if result:
