@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from volcano_py.cli.vcctl import build_parser, objects, views
 from volcano_py.cli.vcctl.render import human_duration
+from volcano_py.forecast import Basis, Eta, Forecast
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -137,3 +138,25 @@ def test_queue_object_refuses_bad_weight_and_state() -> None:
         objects.queue_object(name="q", weight=0, state="Open")
     with pytest.raises(objects.UsageError, match="--state: must be Open or Closed, got 'Closing'"):
         objects.queue_object(name="q", weight=1, state="Closing")
+
+
+def test_queue_get_lists_waiting_jobs_in_order_with_their_estimated_start() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    etas = {
+        "default/a-u1": Eta(
+            "default/a-u1", "q", 1, 2, now + timedelta(minutes=9), Basis.DECLARED, shown="default/a"
+        ),
+        "default/b": Eta(
+            "default/b", "q", 2, 2, None, Basis.UNKNOWN, "no start within the horizon (7d ahead)"
+        ),
+        "default/c": Eta("default/c", "other", 1, 1, now, Basis.NOW),
+    }
+    text = views.queue_forecast(Forecast(now, etas), "q", "the built-in default conf")
+    assert text.splitlines()[1:] == [
+        "Waiting jobs in the scheduler's order, estimated starts from sessions of the built-in default conf "
+        "run forward:",
+        "Position   Job         Estimated start                          Basis",
+        "1          default/a   in 9m (2026-01-01T00:09:00Z)             declared",
+        "2          default/b   no start within the horizon (7d ahead)   unknown",
+    ]
+    assert views.queue_forecast(Forecast(now, {}), "q", "x") == "\nNo job waits in queue q.\n"

@@ -13,7 +13,6 @@ import pytest
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
 from volcano_py.api import constants as k
 from volcano_py.forecast import Basis, Bounds, RuntimeModel, forecast
-from volcano_py.forecast.model import span
 from volcano_py.scheduler.core import ClusterObjects, build_snapshot, load_conf, queue_order
 
 NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
@@ -288,10 +287,3 @@ def test_the_text_names_position_estimate_and_basis() -> None:
         "Estimated start: in 9m (2026-01-01T01:09:00Z)",
         "Basis: runtimes the running pods declare (expected-runtime annotation, activeDeadlineSeconds)",
     ]
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"), [(0, "0s"), (12, "12s"), (250, "4m10s"), (3600, "1h"), (90061, "1d1h")]
-)
-def test_span(seconds: float, text: str) -> None:
-    assert span(seconds) == text

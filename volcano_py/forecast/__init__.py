@@ -1,7 +1,7 @@
 """Each waiting job's position in its queue and its estimated start, from a forward simulation of the
 cluster with the scheduler's own sessions (pure core: no I/O)."""
 
-from .model import BASIS_TEXT, Basis, Bounds, Eta, Forecast
+from .model import BASIS_TEXT, Basis, Bounds, Eta, Forecast, job_section
 from .runtimes import RuntimeModel, declared_runtime
 from .simulate import forecast
 
@@ -14,4 +14,5 @@ __all__ = [
     "RuntimeModel",
     "declared_runtime",
     "forecast",
+    "job_section",
 ]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from volcano_py.api.common import format_time
+from volcano_py.api.common import format_time, human_duration
 
 
 class Basis(StrEnum):
@@ -49,6 +49,11 @@ class Eta:
     start: datetime | None
     basis: Basis
     why_unknown: str = ""
+    shown: str = ""  # as a person names it: the Volcano Job owning the PodGroup, else the PodGroup
+
+    @property
+    def name(self) -> str:
+        return self.shown or self.job
 
     def in_text(self, now: datetime) -> str:
         """``in 4m10s (2026-01-01T00:04:10Z)``, or why there is no estimate."""
@@ -56,7 +61,7 @@ class Eta:
             return self.why_unknown
         if self.basis is Basis.NOW:
             return "now (the next scheduling cycle places it)"
-        return f"in {span(self.start.timestamp() - now.timestamp())} ({format_time(self.start)})"
+        return f"in {human_duration(self.start.timestamp() - now.timestamp())} ({format_time(self.start)})"
 
     def lines(self, now: datetime) -> list[str]:
         """What ``vcctl job why`` prints for the job."""
@@ -68,6 +73,7 @@ class Eta:
 
     def as_json(self) -> dict[str, Any]:
         return {
+            "job": self.name,
             "podgroup": self.job,
             "queue": self.queue,
             "position": self.position,
@@ -112,17 +118,16 @@ class Forecast:
         }
 
 
-def span(seconds: float) -> str:
-    """``2d3h``, ``4m10s``, ``12s``: the two largest units."""
-    left = max(0, round(seconds))
-    parts: list[str] = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
-        if left >= size or (unit == "s" and not parts):
-            parts.append(f"{left // size}{unit}")
-            left %= size
-        if len(parts) == 2:
-            break
-    return "".join(parts)
+def job_section(forecast: Forecast, podgroup: str, source: str) -> str:
+    """The forecast section of ``vcctl job why`` (and the dashboard's job page) for one PodGroup."""
+    lines = [f"Position and estimated start (sessions of {source} run forward):"]
+    eta = forecast.etas.get(podgroup)
+    if eta is None:
+        lines.append("  Not waiting: its gang holds minAvailable, or it has no PodGroup yet.")
+    else:
+        lines.extend(f"  {line}" for line in eta.lines(forecast.now))
+    lines.extend(f"  {problem}" for problem in forecast.problems)
+    return "\n".join(lines) + "\n"
 
 
 def at(seconds: float) -> datetime:

@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.common import format_time
+from volcano_py.api.common import format_time, human_duration
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.scheduler.core import (
@@ -30,11 +30,11 @@ from volcano_py.scheduler.core import (
     queue_order,
     run_session,
 )
-from volcano_py.whatif.edits import with_phase
+from volcano_py.whatif.edits import shown_name, with_phase
 from volcano_py.whatif.jobpods import missing_pods
 from volcano_py.whatif.trials import snapshot_with
 
-from .model import Basis, Bounds, Eta, Forecast, at, span
+from .model import Basis, Bounds, Eta, Forecast, at
 from .runtimes import Expected, RuntimeModel, expected_end, started_at
 
 Obj = dict[str, Any]
@@ -249,9 +249,9 @@ def forecast(
         moment, ended, modelled = max(latest, upcoming), True, modelled or finished_modelled
     stopped = (
         f"no estimate: the forecast stopped at its bound ({sessions} sessions, {clock() - began:.1f}s) "
-        f"{span(moment - start)} ahead"
+        f"{human_duration(moment - start)} ahead"
         if exhausted
-        else f"no start within the horizon ({span(bounds.horizon)} ahead), from the runtimes known"
+        else f"no start within the horizon ({human_duration(bounds.horizon)} ahead), from the runtimes known"
     )
     etas: dict[str, Eta] = {}
     for queue, uids in order.items():
@@ -265,6 +265,7 @@ def forecast(
                 start=at(when[0]) if when else None,
                 basis=when[1] if when else Basis.UNKNOWN,
                 why_unknown="" if when else stopped,
+                shown=shown_name(world.podgroups[uid]) if uid in world.podgroups else uid,
             )
     return Forecast(
         now=now,

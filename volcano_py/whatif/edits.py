@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -25,6 +25,16 @@ Obj = dict[str, Any]
 
 def name_of(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
+
+
+def shown_name(podgroup: Mapping[str, Any]) -> str:
+    """A PodGroup as a person names it: the Volcano Job owning it, else the PodGroup (``namespace/name``)."""
+    meta = podgroup.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
+            return f"{namespace}/{ref['name']}"
+    return f"{namespace}/{meta.get('name') or ''}"
 
 
 def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -> ClusterObjects:
