@@ -18,6 +18,13 @@ from volcano_py.scheduler.core import ClusterObjects, build_snapshot, load_conf,
 NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
 Obj = dict[str, Any]
 MODEL = RuntimeModel((100.0, 200.0, 300.0))
+GPU_TEMPLATE: Obj = {
+    "spec": {
+        "containers": [
+            {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}
+        ]
+    }
+}
 
 
 def stamp(seconds_from_now: float) -> str:
@@ -104,6 +111,12 @@ def cluster(nodes: int, *jobs: list[Obj], queues: Sequence[Obj] = ()) -> Cluster
             [job("r", 8, on="n0", priority="low"), job("w", 8, priority="low")],
             ["default/w"],
             id="running-jobs-do-not-wait",
+        ),
+        pytest.param(
+            None,
+            [[job("done", 8, phase="Completed")[0]], job("w", 8, priority="low")],
+            ["default/w"],
+            id="a-completed-job-whose-pods-are-gone-does-not-wait",
         ),
     ],
 )
@@ -244,15 +257,22 @@ def test_pods_of_serving_owners_and_other_schedulers_hold_their_room() -> None:
     assert answer.etas["default/want"].basis is Basis.UNKNOWN
 
 
-def test_a_volcano_job_waiting_for_enqueue_starts_once_admitted_with_its_own_pods() -> None:
-    template = {
-        "metadata": {"annotations": {k.EXPECTED_RUNTIME_KEY: "20m"}},
-        "spec": {
-            "containers": [
-                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}
-            ]
-        },
+def test_a_completed_volcano_job_whose_pods_are_gone_gets_none_back() -> None:
+    done = job("done-u1", 8, phase="Completed")[0]
+    done["metadata"]["ownerReferences"] = [{"kind": "Job", "name": "done", "uid": "u1", "controller": True}]
+    vjob = {
+        "apiVersion": k.BATCH_API_VERSION,
+        "kind": "Job",
+        "metadata": {"name": "done", "namespace": "default", "uid": "u1"},
+        "spec": {"tasks": [{"name": "worker", "replicas": 1, "template": GPU_TEMPLATE}]},
     }
+    answer = forecast(cluster(1, [done], job("want", 8)), load_conf(), NOW, jobs=[vjob], model=MODEL)
+    assert list(answer.etas) == ["default/want"]
+    assert (answer.etas["default/want"].basis, answer.etas["default/want"].start) == (Basis.NOW, NOW)
+
+
+def test_a_volcano_job_waiting_for_enqueue_starts_once_admitted_with_its_own_pods() -> None:
+    template = {"metadata": {"annotations": {k.EXPECTED_RUNTIME_KEY: "20m"}}, **GPU_TEMPLATE}
     vjob = {
         "apiVersion": k.BATCH_API_VERSION,
         "kind": "Job",

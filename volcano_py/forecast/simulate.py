@@ -116,7 +116,8 @@ class _World:
             self.podgroups[key] = with_phase(pg, update.phase)
             if was is PodGroupPhase.PENDING:
                 changed = True
-                self.add_missing_pods(key, stamp)
+                if update.phase is PodGroupPhase.INQUEUE:
+                    self.add_missing_pods(key, stamp)
         for bind in result.binds:
             pod = self.pods.get(bind.uid)
             if pod is None:
@@ -185,8 +186,9 @@ def _world(
     )
     stamp = format_time(at(now))
     for key, pg in world.podgroups.items():
-        # Admitted, so the controller is creating its pods: they are as good as there.
-        if parse_podgroup_phase((pg.get("status") or {}).get("phase")) is not PodGroupPhase.PENDING:
+        # Admitted, so the controller is creating its pods: they are as good as there. (A Running or
+        # Completed one without pods has had them, and gets no new ones.)
+        if parse_podgroup_phase((pg.get("status") or {}).get("phase")) is PodGroupPhase.INQUEUE:
             world.add_missing_pods(key, stamp)
     for pod in list(world.pods.values()):
         if (pod.get("metadata") or {}).get("deletionTimestamp"):

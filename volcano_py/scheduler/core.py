@@ -22,6 +22,7 @@ from pathlib import Path
 from volcano_py.api import constants as k
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.queue_gate import opted_in
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 
 from .actions.queue_gate import awaiting_admission
@@ -141,13 +142,21 @@ def queue_order(
         ssn.open()
         # From the snapshot, not the session: a gang whose pods are still being created is left out of a
         # session's jobs, yet it waits in its queue all the same.
-        waiting = [job for job in snapshot.jobs.values() if not job.shadow and not job.is_ready()]
+        waiting = [job for job in snapshot.jobs.values() if _waits(job)]
         order: dict[str, list[str]] = {}
         for job in ssn.sorted_jobs(waiting):
             order.setdefault(job.queue, []).append(job.uid)
         return {queue: tuple(uids) for queue, uids in order.items()}
     finally:
         ssn.release()
+
+
+def _waits(job: JobInfo) -> bool:
+    """Short of its gang and either waiting for admission or placement, or with pods to place (a Completed
+    PodGroup whose pods are gone waits for nothing)."""
+    if job.shadow or job.is_ready():
+        return False
+    return job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE) or bool(job.pending_tasks)
 
 
 def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:
