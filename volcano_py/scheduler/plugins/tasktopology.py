@@ -57,14 +57,17 @@ class TaskTopologyPlugin:
         arguments.check_known({WEIGHT_ARGUMENT})
         self.weight = arguments.get_int(WEIGHT_ARGUMENT, 1, minimum=0)
         self.ssn: Session | None = None
-        # Job uid -> its buckets (None: no topology, or one Volcano would ignore). Built on first use, before
-        # any pod of the job is placed: another plugin's session open may already ask for a pod's class.
+        # Job uid -> its buckets (None: no topology, or one Volcano would ignore). Built at session open, or
+        # earlier on first use: another plugin's session open may already ask for a pod's class.
         self.jobs: dict[str, JobBuckets | None] = {}
         # Pod uid -> the node its allocate event counted it on (a discard clears the pod's node first).
         self.counted: dict[str, str] = {}
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
+        # Dealt now, before any pod is placed, whichever hook would ask first.
+        for job in ssn.waiting_jobs():
+            self._buckets(job.uid)
 
     def on_session_close(self, ssn: Session) -> None:
         self.ssn, self.jobs, self.counted = None, {}, {}
