@@ -66,9 +66,9 @@ def test_ci_conf_runs_its_plugins() -> None:
 WORKING_PLUGINS = [
     "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
     "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
-    "resourcequota", "sla",
+    "resourcequota", "sla", "task-topology",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "rescheduling", "task-topology", "tdm", "usage"]
+REFUSED_PLUGINS = ["extender", "rescheduling", "tdm", "usage"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS = ["shuffle"]
 
@@ -185,6 +185,9 @@ ARGUMENTS = [
         "max-hypernodes: 4 is not supported",
     ),
     ("cdp", {"cooldown": "1m"}, "unknown argument(s) cooldown"),
+    ("task-topology", {"task-topology.weight": 10}, None),
+    ("task-topology", {"task-topology.weight": -1}, "task-topology.weight"),
+    ("task-topology", {"weight": 2}, "unknown argument(s) weight"),
 ]
 
 

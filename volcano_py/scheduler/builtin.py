@@ -38,6 +38,7 @@ from .plugins.proportion import ProportionPlugin
 from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
+from .plugins.tasktopology import TaskTopologyPlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
 REFUSED_ACTIONS = {
@@ -62,10 +63,6 @@ REFUSED_PLUGINS = {
     "usage": (
         "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
         "read; remove it"
-    ),
-    "task-topology": (
-        "task affinity by job annotations (volcano.sh/task-topology-affinity, -anti-affinity, "
-        "-task-order) is not implemented; use pod (anti-)affinity on the task templates instead"
     ),
 }
 
@@ -100,6 +97,7 @@ def default_registry() -> Registry:
     registry.add_plugin("deviceshare", DeviceSharePlugin)
     registry.add_plugin("numa-aware", NumaAwarePlugin)
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
+    registry.add_plugin("task-topology", TaskTopologyPlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():
