@@ -36,6 +36,9 @@ class TaskClass:
     host_ports: tuple[tuple[str, str, int], ...]
     # The queue of the pod's job: queue-scoped predicates and scores (nodegroup) differ per queue.
     queue: str = ""
+    # A plugin's own split of pods the spec cannot tell apart (an HTTP extender that answered them
+    # differently): a token the plugin chose, None for none (``Session.split_class``).
+    split: Hashable = None
     # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
@@ -49,17 +52,23 @@ class TaskClass:
 
     @classmethod
     def of(
-        cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = (), queue: str = ""
+        cls,
+        task: TaskInfo,
+        vec: npt.NDArray[np.int64],
+        labels: Hashable = (),
+        queue: str = "",
+        split: Hashable = None,
     ) -> TaskClass:
         """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
         there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
         return cls(
-            key=(task.namespace, queue, task.class_key, labels),
+            key=(task.namespace, queue, task.class_key, labels, split),
             constraint=(
                 task.namespace,
                 queue,
                 task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
                 labels,
+                split,
             ),
             request=task.resreq,
             vec=vec,
@@ -70,6 +79,7 @@ class TaskClass:
             tolerations=task.tolerations,
             host_ports=task.host_ports,
             queue=queue,
+            split=split,
             items=tuple(task.resreq.items()),
             asked=vec.nonzero()[0],
         )

@@ -75,6 +75,8 @@ class Session:
         self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
         self._node_order_fns: list[Callable[..., FloatArray]] = []
         self._classes: dict[Hashable, TaskClass] = {}
+        # Task uid -> a plugin's token that puts it in a class of its own kind (``split_class``).
+        self._splits: dict[str, Hashable] = {}
         self._static: dict[Hashable, ext.NodeVerdict] = {}
         self._dynamic: dict[Hashable, bool] = {}
         self._statements: list[Statement] = []
@@ -242,13 +244,21 @@ class Session:
         labels = tuple(task.labels.get(k) for k in self.selector_keys) if self.selector_keys else ()
         job = self.jobs.get(task.job_id or "")
         queue = job.queue if job is not None else ""
-        key = (task.namespace, queue, task.class_key, labels)
+        split = self._splits.get(task.uid) if self._splits else None
+        key = (task.namespace, queue, task.class_key, labels, split)
         klass = self._classes.get(key)
         if klass is None:
-            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue)
+            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue, split)
             self._classes[key] = klass
         task.klass = klass
         return klass
+
+    def split_class(self, task: TaskInfo, token: Hashable) -> None:
+        """Keep ``task`` apart from pods of the same spec that do not carry ``token``: a plugin whose answers
+        differ between such pods (an HTTP extender's, per pod) calls this at session open, before the task's
+        class is used."""
+        self._splits[task.uid] = token
+        task.klass = None
 
     def is_dynamic(self, klass: TaskClass) -> bool:
         dynamic = self._dynamic.get(klass.constraint)
