@@ -54,6 +54,8 @@ from .plugins.extender_wire import (
     passed_nodes,
     predicate_body,
     prioritize_body,
+    read_enqueueable,
+    read_overused,
     read_predicate,
     read_prioritize,
 )
@@ -98,6 +100,8 @@ __all__ = [
     "passed_nodes",
     "predicate_body",
     "prioritize_body",
+    "read_enqueueable",
+    "read_overused",
     "read_predicate",
     "read_prioritize",
     "run_session",

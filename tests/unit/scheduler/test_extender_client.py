@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from tests.scheduler.builders import make_node, make_pod
+from tests.scheduler.builders import make_node, make_pg, make_pod
 from volcano_py.scheduler.core import CallFailed, ClusterObjects, Refusal
 from volcano_py.scheduler.runtime.cycle import default_core
 from volcano_py.scheduler.runtime.extender import ExtenderClient
@@ -195,8 +195,10 @@ async def test_a_failed_predicate_call_fails_the_node_unless_ignorable(
 ) -> None:
     extender.handlers["filter"] = answer
     extender.delay = delay
+    # A short timeout only where the wait is the point: a 10 MiB answer takes a while on a busy machine.
+    timeout = "200ms" if delay else "20s"
     answers, outcome = await _cycle(
-        client, _conf(extender.url, **{"extender.httpTimeout": "200ms"}), _state()
+        client, _conf(extender.url, **{"extender.httpTimeout": timeout}), _state()
     )
     failed = answers.fits["uid-default-p0"]
     assert sorted(failed) == ["n0", "n1", "n2"]
@@ -220,3 +222,30 @@ async def test_the_extenders_own_error_stops_the_pod_even_if_ignorable(
     answers, outcome = await _cycle(client, _conf(extender.url, **{"extender.ignorable": True}), _state())
     assert answers.scores == {"uid-default-p0": CallFailed("scores stale", answered=True)}
     assert not outcome.result.binds
+
+
+async def test_job_enqueueable_and_queue_overused_are_asked_once_before_the_session(
+    extender: FakeExtender, client: ExtenderClient
+) -> None:
+    extender.handlers["enqueueable"] = lambda body: {"status": -1 if body["job"]["Name"] == "held" else 1}
+    extender.handlers["overused"] = lambda body: {"overused": body["queue"]["Name"] == "default"}
+    text = _conf(
+        extender.url,
+        **{"extender.jobEnqueueableVerb": "enqueueable", "extender.queueOverusedVerb": "overused"},
+    )
+    state = ClusterObjects(
+        nodes=[make_node("n0").obj()],
+        pods=[make_pod("p0").req(cpu=1).obj()],
+        podgroups=[make_pg(name, 1, phase="Pending").min_res(cpu=1).obj() for name in ("held", "let")],
+    )
+    answers, outcome = await _cycle(client, text, state)
+    assert answers.enqueueable == {"default/held": -1, "default/let": 1}
+    assert answers.overused == {"default": True}
+    phases = {u.name: u.phase.value for u in outcome.result.podgroup_updates}
+    assert (phases["held"], phases["let"]) == ("Pending", "Inqueue")
+    assert not outcome.result.binds  # the extender says queue default is overused
+    assert sorted(v for v in extender.verbs() if v in ("enqueueable", "overused")) == [
+        "enqueueable",
+        "enqueueable",
+        "overused",
+    ]

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.scheduler.builders import make_node, make_pg, make_pod
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
 from volcano_py.scheduler.core import (
     CallFailed,
     ConfError,
@@ -20,6 +20,8 @@ from volcano_py.scheduler.core import (
     extender_conf,
     load_conf,
     passed_nodes,
+    read_enqueueable,
+    read_overused,
     read_predicate,
     read_prioritize,
     run_session,
@@ -66,6 +68,8 @@ PLAIN = ExtenderConf(url_prefix="http://127.0.0.1:8888/ext/", predicate="filter"
                 "extender.httpTimeout": "250ms",
                 "extender.onSessionOpenVerb": "open",
                 "extender.onSessionCloseVerb": "close",
+                "extender.jobEnqueueableVerb": "enqueueable",
+                "extender.queueOverusedVerb": "overused",
                 "extender.ignorable": "true",
                 "extender.managedResources": ["nvidia.com/gpu", "example.com/fpga"],
             },
@@ -76,6 +80,8 @@ PLAIN = ExtenderConf(url_prefix="http://127.0.0.1:8888/ext/", predicate="filter"
                 on_session_close="close",
                 predicate="filter",
                 prioritize="prioritize",
+                job_enqueueable="enqueueable",
+                queue_overused="overused",
                 ignorable=True,
                 managed_resources=frozenset({"nvidia.com/gpu", "example.com/fpga"}),
             ),
@@ -115,10 +121,11 @@ def test_conf_reads_volcanos_arguments(arguments: dict[str, Any], expected: Exte
         ),
         pytest.param({**BASE, "extender.allocateFuncVerb": "a"}, "may undo it", id="allocate-func"),
         pytest.param({**BASE, "extender.deallocateFuncVerb": "d"}, "each eviction", id="deallocate-func"),
-        pytest.param({**BASE, "extender.jobEnqueueableVerb": "e"}, "'extender.jobEnqueueableVerb'", id="enq"),
-        pytest.param({**BASE, "extender.jobEnqueuedVerb": "e"}, "'extender.jobEnqueuedVerb'", id="enqueued"),
         pytest.param(
-            {**BASE, "extender.queueOverusedVerb": "o"}, "'extender.queueOverusedVerb'", id="overused"
+            {**BASE, "extender.jobEnqueuedVerb": "e"},
+            "'extender.jobEnqueuedVerb' is not supported by volcano-py: Volcano asks it from inside its "
+            "decisions: it is told of each job as enqueue admits it",
+            id="job-enqueued",
         ),
         pytest.param(
             {"extender.predicateVerb": "filter"},
@@ -410,3 +417,130 @@ def test_a_gang_keeps_off_the_refused_nodes(cpsat: bool) -> None:
 def test_under_cpsat_a_one_pod_job_follows_the_score() -> None:
     result = _session(_answers(scores={"n1": 5.0}), cpsat=True)
     assert [b.node for b in result.binds] == ["n1"]
+
+
+# --- jobEnqueueable and queueOverused, asked once before the session ----------------------------------------
+
+
+def test_consultation_asks_about_pending_jobs_with_min_resources_and_queues_with_pending_pods() -> None:
+    arguments = {
+        **BASE,
+        "extender.jobEnqueueableVerb": "enqueueable",
+        "extender.queueOverusedVerb": "overused",
+    }
+    conf = extender_conf(load_conf(_conf(arguments)))
+    assert conf is not None
+    snapshot = Snapshot.build(
+        nodes=[make_node("n0").obj()],
+        pods=[make_pod("w0").req(cpu=1).group("running").obj()],
+        podgroups=[
+            make_pg("asks", 1, phase="Pending").min_res(cpu=1).obj(),
+            make_pg("no-min", 1, phase="Pending").obj(),  # admitted without asking, as in Volcano
+            make_pg("running", 1).queue("busy").obj(),
+        ],
+        queues=[make_queue("busy").obj(), make_queue("idle").obj()],
+    )
+    plan = consultation(conf, snapshot, raw_nodes={}, raw_queues={}, flags={})
+    assert [uid for uid, _ in plan.jobs] == ["default/asks"]
+    assert json.loads(plan.jobs[0][1])["job"]["Name"] == "asks"
+    assert [name for name, _ in plan.queues] == ["busy"]
+    assert json.loads(plan.queues[0][1])["queue"]["Name"] == "busy"
+    for flags, enqueue in (({"enableJobEnqueued": False}, True), ({}, False)):
+        assert not consultation(
+            conf, snapshot, raw_nodes={}, raw_queues={}, flags=flags, enqueue=enqueue
+        ).jobs
+    assert not consultation(
+        conf, snapshot, raw_nodes={}, raw_queues={}, flags={"enableOverused": False}
+    ).queues
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        pytest.param({"status": 1}, 1, id="permit"),
+        pytest.param({"status": -1}, -1, id="reject"),
+        pytest.param({}, 0, id="abstain"),
+        pytest.param({"status": "yes"}, "is not {status: int}", id="not-an-int"),
+    ],
+)
+def test_read_enqueueable(payload: object, expected: int | str) -> None:
+    got = read_enqueueable(payload)
+    if isinstance(expected, str):
+        assert isinstance(got, CallFailed) and expected in got.message
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    [
+        pytest.param({"overused": True}, True, id="overused"),
+        pytest.param({}, False, id="not-said"),
+        pytest.param({"overused": "yes"}, "is not {overused: bool}", id="not-a-bool"),
+    ],
+)
+def test_read_overused(payload: object, expected: bool | str) -> None:
+    got = read_overused(payload)
+    if isinstance(expected, str):
+        assert isinstance(got, CallFailed) and expected in got.message
+    else:
+        assert got is expected
+
+
+@pytest.mark.parametrize(
+    ("answer", "ignorable", "phase", "reason"),
+    [
+        pytest.param(None, False, "Inqueue", "", id="not-asked-abstains"),
+        pytest.param(1, False, "Inqueue", "", id="permit"),
+        pytest.param(0, False, "Inqueue", "", id="abstain"),
+        pytest.param(
+            -1,
+            False,
+            "Pending",
+            "extender http://127.0.0.1:8888/ext/ does not let it in (enqueueable answered -1)",
+            id="reject",
+        ),
+        pytest.param(CallFailed("down"), True, "Inqueue", "", id="failed-ignorable-permits"),
+        pytest.param(
+            CallFailed("down"),
+            False,
+            "Pending",
+            "extender enqueueable call failed (down)",
+            id="failed-rejects",
+        ),
+    ],
+)
+def test_job_enqueueable_votes_on_admitting_a_job(
+    answer: int | CallFailed | None, ignorable: bool, phase: str, reason: str
+) -> None:
+    snapshot = Snapshot.build(
+        nodes=[make_node("n0").obj()], podgroups=[make_pg("pg", 1, phase="Pending").min_res(cpu=1).obj()]
+    )
+    snapshot.extender = ExtenderAnswers(enqueueable={"default/pg": answer} if answer is not None else {})
+    arguments = {**BASE, "extender.jobEnqueueableVerb": "enqueueable", "extender.ignorable": ignorable}
+    result = run_session(snapshot, load_conf(_conf(arguments)), NOW)
+    (update,) = [u for u in result.podgroup_updates if u.name == "pg"]
+    assert update.phase.value == phase
+    if reason:
+        assert result.explanations["default/pg"].message == reason
+
+
+@pytest.mark.parametrize(
+    ("answer", "ignorable", "placed"),
+    [
+        pytest.param(False, False, True, id="not-overused"),
+        pytest.param(True, False, False, id="overused"),
+        pytest.param(CallFailed("down"), True, True, id="failed-ignorable"),
+        pytest.param(CallFailed("down"), False, False, id="failed-counts-as-overused"),
+    ],
+)
+def test_queue_overused_stops_the_queues_placements(
+    answer: bool | CallFailed, ignorable: bool, placed: bool
+) -> None:
+    snapshot = Snapshot.build(nodes=[make_node("n0").obj()], pods=[make_pod("p0").req(cpu=1).obj()])
+    snapshot.extender = ExtenderAnswers(overused={"default": answer})
+    arguments = {**BASE, "extender.queueOverusedVerb": "overused", "extender.ignorable": ignorable}
+    result = run_session(snapshot, load_conf(_conf(arguments)), NOW)
+    assert bool(result.binds) is placed
+    if not placed:
+        assert "queue default is overused" in result.explanations["default/p0"].message

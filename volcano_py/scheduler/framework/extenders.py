@@ -1,7 +1,8 @@
 """What HTTP scheduler extenders answered before a session, as the session's input.
 
 The session does no I/O, so the runtime asks the conf's extender its questions (predicate per pending task
-and node, prioritize per pending task) before the session opens, and hands the answers in on the
+and node, prioritize per pending task, jobEnqueueable per Pending job, queueOverused per queue) before the
+session opens, and hands the answers in on the
 ``Snapshot`` (``Snapshot.extender``; a conf names a plugin once, so there is at most one extender). The
 ``extender`` plugin reads them as its predicate and node order. A reader that asks no extender (``vcctl job
 why``, the simulator) leaves them out, and the plugin then abstains.
@@ -37,10 +38,14 @@ class ExtenderAnswers:
 
     ``opened``: how the ``onSessionOpen`` call went (None: answered, or no such verb). ``asked``: the uids of
     the tasks the extender was asked about. ``fits``: per task, the nodes its predicate did not pass (a
-    node not listed passed); ``scores``: per task, its prioritize answer (node name -> score) or the failure.
+    node not listed passed); ``scores``: per task, its prioritize answer (node name -> score) or the failure;
+    ``enqueueable``: per Pending job, its jobEnqueueable vote (> 0 permit, 0 abstain, < 0 reject);
+    ``overused``: per queue, its queueOverused answer.
     """
 
     opened: CallFailed | None = None
     asked: frozenset[str] = frozenset()
     fits: Mapping[str, Mapping[str, Refusal | CallFailed]] = field(default_factory=dict)
     scores: Mapping[str, Mapping[str, float] | CallFailed] = field(default_factory=dict)
+    enqueueable: Mapping[str, int | CallFailed] = field(default_factory=dict)
+    overused: Mapping[str, bool | CallFailed] = field(default_factory=dict)

@@ -10,6 +10,11 @@ plugin reads its calls' results:
   adds nothing with ``extender.ignorable``; without it, or when the extender answers with an error, the pod
   is not placed this session (Volcano then finds no best node among two or more candidates; here its nodes
   fail with the error, so a single candidate waits too);
+- a jobEnqueueable answer is the plugin's vote on admitting a Pending job (above 0 permit, 0 abstain, below
+  0 reject; a failed call permits with ``extender.ignorable`` and rejects without); a queueOverused answer
+  says whether the queue is overused (a failed call: overused unless ``extender.ignorable``). Both are
+  asked once per session: Volcano's requests carry the job and the queue as the session opened them, and
+  with no in-session call the extender has heard nothing since;
 - when ``onSessionOpen`` failed and the extender is not ignorable, the plugin does nothing this session,
   as Volcano's registers none of its functions then.
 
@@ -27,7 +32,9 @@ import numpy as np
 from ..framework.arguments import Arguments
 from ..framework.classes import TaskClass
 from ..framework.extenders import CallFailed, ExtenderAnswers, Refusal
-from ..framework.extension import FloatArray, IntArray, NodeVerdict
+from ..framework.extension import FloatArray, IntArray, NodeVerdict, Vote
+from ..framework.job import JobInfo
+from ..framework.node import QueueInfo
 from ..framework.session import Session
 from .extender_wire import PLUGIN, ExtenderConf
 
@@ -44,12 +51,15 @@ class ExtenderPlugin:
         self.outcomes: list[Outcome] = []
         self._verdicts: dict[int, NodeVerdict] = {}
         self._scores: dict[int, FloatArray] = {}
+        self.answers = ExtenderAnswers()
 
     def on_session_open(self, ssn: Session) -> None:
         self.outcomes, self._verdicts, self._scores = [], {}, {}
+        self.answers = ExtenderAnswers()
         answers = ssn.snapshot.extender
         if answers is None or (answers.opened is not None and not self.conf.ignorable):
             return
+        self.answers = answers
         index: dict[Outcome, int] = {}
         for job in ssn.waiting_jobs():
             for task in job.pending_tasks:
@@ -64,6 +74,30 @@ class ExtenderPlugin:
 
     def on_session_close(self, ssn: Session) -> None:
         self.outcomes, self._verdicts, self._scores = [], {}, {}
+        self.answers = ExtenderAnswers()
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        answer = self.answers.enqueueable.get(job.uid)
+        if answer is None:
+            return Vote.ABSTAIN
+        if isinstance(answer, CallFailed):
+            return Vote.PERMIT if self.conf.ignorable else Vote.REJECT
+        return Vote.PERMIT if answer > 0 else Vote.REJECT if answer < 0 else Vote.ABSTAIN
+
+    def explain_enqueue(self, job: JobInfo) -> str | None:
+        answer = self.answers.enqueueable.get(job.uid)
+        if isinstance(answer, CallFailed) and not self.conf.ignorable:
+            return f"extender {self.conf.job_enqueueable} call failed ({answer.message})"
+        if isinstance(answer, int) and answer < 0:
+            verb = self.conf.job_enqueueable
+            return f"extender {self.conf.url_prefix} does not let it in ({verb} answered {answer})"
+        return None
+
+    def overused(self, queue: QueueInfo) -> bool:
+        answer = self.answers.overused.get(queue.name)
+        if isinstance(answer, CallFailed):
+            return not self.conf.ignorable
+        return bool(answer)
 
     def _token(self, klass: TaskClass) -> int | None:
         split = klass.split

@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from volcano_py.api import extender as x
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import CPU, MEMORY, PODS, unit_scale
 
 from ..framework.arguments import Arguments, ConfError
@@ -36,6 +37,8 @@ _SUPPORTED = (
     x.ON_SESSION_CLOSE_VERB,
     x.PREDICATE_VERB,
     x.PRIORITIZE_VERB,
+    x.JOB_ENQUEUEABLE_VERB,
+    x.QUEUE_OVERUSED_VERB,
     x.IGNORABLE,
     x.MANAGED_RESOURCES,
 )
@@ -47,9 +50,10 @@ _REFUSED_VERBS = {
     x.JOB_READY_VERB: f"{_IN_SESSION}, with the job as this session's allocations have left it",
     x.ALLOCATE_FUNC_VERB: f"{_IN_SESSION}: it is told of each allocation as it is made and may undo it",
     x.DEALLOCATE_FUNC_VERB: f"{_IN_SESSION}: it is told of each eviction or undo as it is made",
-    x.JOB_ENQUEUEABLE_VERB: f"{_IN_SESSION}, as enqueue weighs each Pending job against the queue's room",
-    x.JOB_ENQUEUED_VERB: f"{_IN_SESSION}: it is told of each job as enqueue admits it",
-    x.QUEUE_OVERUSED_VERB: f"{_IN_SESSION}, between the allocations of each queue",
+    x.JOB_ENQUEUED_VERB: (
+        f"{_IN_SESSION}: it is told of each job as enqueue admits it, so that its jobEnqueueable answers for "
+        "the next jobs of the same session can count it"
+    ),
 }
 
 
@@ -63,6 +67,8 @@ class ExtenderConf:
     on_session_close: str = ""
     predicate: str = ""
     prioritize: str = ""
+    job_enqueueable: str = ""
+    queue_overused: str = ""
     ignorable: bool = False
     managed_resources: frozenset[str] = frozenset()
 
@@ -84,6 +90,8 @@ class ExtenderConf:
             on_session_close=arguments.get_str(x.ON_SESSION_CLOSE_VERB, "").strip(),
             predicate=arguments.get_str(x.PREDICATE_VERB, "").strip(),
             prioritize=arguments.get_str(x.PRIORITIZE_VERB, "").strip(),
+            job_enqueueable=arguments.get_str(x.JOB_ENQUEUEABLE_VERB, "").strip(),
+            queue_overused=arguments.get_str(x.QUEUE_OVERUSED_VERB, "").strip(),
             ignorable=arguments.get_bool(x.IGNORABLE, False),
             managed_resources=_managed(arguments),
         )
@@ -96,9 +104,15 @@ class ExtenderConf:
 
     @property
     def verbs(self) -> tuple[str, ...]:
-        return tuple(
-            v for v in (self.on_session_open, self.on_session_close, self.predicate, self.prioritize) if v
+        verbs = (
+            self.on_session_open,
+            self.on_session_close,
+            self.predicate,
+            self.prioritize,
+            self.job_enqueueable,
+            self.queue_overused,
         )
+        return tuple(v for v in verbs if v)
 
     def url(self, verb: str) -> str:
         return f"{self.url_prefix.rstrip('/')}/{verb}"
@@ -224,8 +238,10 @@ def _encode(doc: Any) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class Consultation:
-    """What to ask one extender before a session: each body encoded once, combined per call by the
-    ``*_body`` functions. ``tasks``: the pending tasks it is interested in; ``nodes``: every node."""
+    """What to ask one extender before a session, each body encoded once. ``tasks``: the pending tasks it is
+    interested in, and ``nodes``: every node, combined per call by ``predicate_body`` and
+    ``prioritize_body``; ``jobs``: per Pending job with ``minResources``, its jobEnqueueable body;
+    ``queues``: per queue with pending pods, its queueOverused body."""
 
     conf: ExtenderConf
     open_body: bytes | None
@@ -233,6 +249,8 @@ class Consultation:
     nodes: tuple[tuple[str, bytes], ...]
     ask_predicate: bool
     ask_prioritize: bool
+    jobs: tuple[tuple[str, bytes], ...] = ()
+    queues: tuple[tuple[str, bytes], ...] = ()
 
 
 def consultation(
@@ -242,9 +260,12 @@ def consultation(
     raw_nodes: Mapping[str, Mapping[str, Any]],
     raw_queues: Mapping[str, Mapping[str, Any]],
     flags: Mapping[str, bool],
+    enqueue: bool = True,
 ) -> Consultation:
-    """The calls for ``snapshot``. ``flags``: the plugin's conf flags (``enablePredicate: false`` or
-    ``enableNodeOrder: false`` leave that verb uncalled, as Volcano's session never calls it then)."""
+    """The calls for ``snapshot``. ``flags``: the plugin's conf flags (``enablePredicate``,
+    ``enableNodeOrder``, ``enableJobEnqueued``, ``enableOverused`` false leave that verb uncalled, as
+    Volcano's session never calls it then); ``enqueue``: whether the conf runs the enqueue action (the only
+    one that asks jobEnqueueable)."""
     pending = [
         task
         for job in snapshot.jobs.values()
@@ -254,7 +275,6 @@ def consultation(
     ask_predicate = bool(conf.predicate) and flags.get("enablePredicate", True)
     ask_prioritize = bool(conf.prioritize) and flags.get("enableNodeOrder", True)
     asking = bool(pending) and (ask_predicate or ask_prioritize)
-    nodes = tuple((n.name, _encode(node_doc(n, raw_nodes.get(n.name)))) for n in snapshot.nodes)
     open_body = None
     if conf.on_session_open:
         open_body = _encode(
@@ -268,13 +288,34 @@ def consultation(
                 "NodeList": None,
             }
         )
+    jobs: tuple[tuple[str, bytes], ...] = ()
+    if conf.job_enqueueable and enqueue and flags.get("enableJobEnqueued", True):
+        # As Volcano's enqueue: a Pending job without minResources is admitted without asking.
+        jobs = tuple(
+            (uid, _encode({"job": job_doc(job)}))
+            for uid, job in snapshot.jobs.items()
+            if job.phase is PodGroupPhase.PENDING and job.min_resources is not None
+        )
+    queues: tuple[tuple[str, bytes], ...] = ()
+    if conf.queue_overused and flags.get("enableOverused", True):
+        # Allocate and reclaim ask it of the queues they have pods to place for.
+        waiting = sorted({job.queue for job in snapshot.jobs.values() if job.pending_tasks})
+        queues = tuple(
+            (name, _encode({"queue": queue_doc(snapshot.queues[name], raw_queues.get(name))}))
+            for name in waiting
+            if name in snapshot.queues
+        )
     return Consultation(
         conf=conf,
         open_body=open_body,
         tasks=tuple((t.uid, _encode(task_doc(t))) for t in pending) if asking else (),
-        nodes=nodes if asking else (),
+        nodes=tuple((n.name, _encode(node_doc(n, raw_nodes.get(n.name)))) for n in snapshot.nodes)
+        if asking
+        else (),
         ask_predicate=ask_predicate,
         ask_prioritize=ask_prioritize,
+        jobs=jobs,
+        queues=queues,
     )
 
 
@@ -319,6 +360,22 @@ def read_prioritize(payload: object) -> Mapping[str, float] | CallFailed:
     ):
         return CallFailed(f"the prioritize answer's nodeScore is not {{node: number}}: {scores!r:.200}")
     return {str(name): float(score) for name, score in scores.items()}
+
+
+def read_enqueueable(payload: object) -> int | CallFailed:
+    """A jobEnqueueable answer ``{"status": n}``: above 0 permits, 0 abstains, below 0 rejects."""
+    status = payload.get("status", 0) if isinstance(payload, dict) else None
+    if not isinstance(status, int) or isinstance(status, bool):
+        return CallFailed(f"the jobEnqueueable answer is not {{status: int}}: {payload!r:.200}")
+    return status
+
+
+def read_overused(payload: object) -> bool | CallFailed:
+    """A queueOverused answer ``{"overused": true|false}``."""
+    overused = payload.get("overused", False) if isinstance(payload, dict) else None
+    if not isinstance(overused, bool):
+        return CallFailed(f"the queueOverused answer is not {{overused: bool}}: {payload!r:.200}")
+    return overused
 
 
 def passed_nodes(consulted: Consultation, refused: Mapping[str, Refusal | CallFailed]) -> list[bytes]:

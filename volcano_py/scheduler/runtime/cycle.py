@@ -188,6 +188,7 @@ class DefaultCore:
             raw_nodes={(n.get("metadata") or {}).get("name") or "": n for n in state.nodes},
             raw_queues={(q.get("metadata") or {}).get("name") or "": q for q in state.queues},
             flags=option.flags if option is not None else {},
+            enqueue="enqueue" in conf.actions,
         )
 
     def run(

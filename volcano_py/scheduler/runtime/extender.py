@@ -3,9 +3,10 @@
 The core's ``consult`` says what to ask (Volcano's request bodies, built from the cycle's snapshot); this
 module POSTs them to ``<extender.urlPrefix>/<verb>`` and turns what comes back into ``ExtenderAnswers`` for
 the session. As Volcano's plugin: ``onSessionOpen`` first (when it fails and the extender is not
-``extender.ignorable``, nothing else is asked, as Volcano's plugin then registers nothing); then the
-predicate for every pending task the extender is interested in on every node, all at once (at most
-``concurrency`` in flight, each within ``extender.httpTimeout``); then prioritize for each task over the
+``extender.ignorable``, nothing else is asked, as Volcano's plugin then registers nothing); then, all at
+once (at most ``concurrency`` in flight, each within ``extender.httpTimeout``), the predicate for every
+pending task the extender is interested in on every node, jobEnqueueable for every Pending job with
+``minResources`` and queueOverused for every queue with pending pods; then prioritize for each task over the
 nodes its predicate passed (when two or more did: with one candidate Volcano asks no score); after the
 session, ``onSessionClose``. A call fails on a refused connection, a timeout, an HTTP status other than
 200, an answer over 10 MiB or one that is not the verb's JSON; the session reads failures by
@@ -31,6 +32,8 @@ from volcano_py.scheduler.core import (
     passed_nodes,
     predicate_body,
     prioritize_body,
+    read_enqueueable,
+    read_overused,
     read_predicate,
     read_prioritize,
 )
@@ -106,20 +109,39 @@ class ExtenderClient:
                 if not conf.ignorable:
                     return ExtenderAnswers(opened=opened)
         fits: dict[str, dict[str, Refusal | CallFailed]] = {}
+        enqueueable: dict[str, int | CallFailed] = {}
+        overused: dict[str, bool | CallFailed] = {}
         failed: list[CallFailed] = []
-        if consulted.ask_predicate:
 
-            async def fit(uid: str, task: bytes, node: str, body: bytes) -> None:
-                got = await self.post(conf, conf.predicate, predicate_body(task, body))
-                answer = got if isinstance(got, CallFailed) else read_predicate(got)
-                if answer is not None:
-                    fits.setdefault(uid, {})[node] = answer
-                    if isinstance(answer, CallFailed):
-                        failed.append(answer)
+        async def fit(uid: str, task: bytes, node: str, body: bytes) -> None:
+            got = await self.post(conf, conf.predicate, predicate_body(task, body))
+            answer = got if isinstance(got, CallFailed) else read_predicate(got)
+            if answer is not None:
+                fits.setdefault(uid, {})[node] = answer
+                if isinstance(answer, CallFailed):
+                    failed.append(answer)
 
-            await asyncio.gather(
-                *(fit(uid, t, name, n) for uid, t in consulted.tasks for name, n in consulted.nodes)
-            )
+        async def admit(uid: str, body: bytes) -> None:
+            got = await self.post(conf, conf.job_enqueueable, body)
+            answer = enqueueable[uid] = got if isinstance(got, CallFailed) else read_enqueueable(got)
+            if isinstance(answer, CallFailed):
+                failed.append(answer)
+
+        async def weigh(name: str, body: bytes) -> None:
+            got = await self.post(conf, conf.queue_overused, body)
+            answer = overused[name] = got if isinstance(got, CallFailed) else read_overused(got)
+            if isinstance(answer, CallFailed):
+                failed.append(answer)
+
+        await asyncio.gather(
+            *(admit(uid, body) for uid, body in consulted.jobs),
+            *(weigh(name, body) for name, body in consulted.queues),
+            *(
+                fit(uid, t, name, n)
+                for uid, t in (consulted.tasks if consulted.ask_predicate else ())
+                for name, n in consulted.nodes
+            ),
+        )
         scores: dict[str, dict[str, float] | CallFailed] = {}
         if consulted.ask_prioritize:
 
@@ -140,7 +162,12 @@ class ExtenderClient:
                 "extender calls failed", count=len(failed), first=failed[0].message, ignorable=conf.ignorable
             )
         return ExtenderAnswers(
-            opened=opened, asked=frozenset(uid for uid, _ in consulted.tasks), fits=fits, scores=scores
+            opened=opened,
+            asked=frozenset(uid for uid, _ in consulted.tasks),
+            fits=fits,
+            scores=scores,
+            enqueueable=enqueueable,
+            overused=overused,
         )
 
     async def closed(self, consulted: Consultation) -> None:
