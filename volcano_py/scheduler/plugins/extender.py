@@ -1,4 +1,4 @@
-"""extender: an HTTP scheduler extender's predicate and prioritize answers as a predicate and node order.
+"""extender: an HTTP scheduler extender's answers as a predicate, node order, enqueue vote and overused.
 
 The session makes no calls: the runtime asks the extender before it opens (``extender_wire`` says what,
 ``runtime/extender.py`` asks) and the answers come in on the snapshot. Here they are read as Volcano's
