@@ -67,8 +67,9 @@ WORKING_PLUGINS = [
     "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
     "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
     "resourcequota", "sla", "task-topology",
+    "extender",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "rescheduling", "tdm", "usage"]
+REFUSED_PLUGINS = ["rescheduling", "tdm", "usage"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS = ["shuffle"]
 

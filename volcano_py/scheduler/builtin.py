@@ -25,6 +25,7 @@ from .plugins.conformance import ConformancePlugin
 from .plugins.cpsat import CpsatPlugin
 from .plugins.deviceshare import DeviceSharePlugin
 from .plugins.drf import DrfPlugin
+from .plugins.extender import ExtenderPlugin
 from .plugins.gang import GangPlugin
 from .plugins.networktopology import NetworkTopologyAwarePlugin
 from .plugins.nodegroup import NodeGroupPlugin
@@ -55,10 +56,6 @@ REFUSED_PLUGINS = {
         "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
         "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented (its evictions run through the "
         "shuffle action, which is not implemented either); remove it"
-    ),
-    "extender": (
-        "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented: the scheduling "
-        "core does no I/O inside a session, so call-outs would first have to move to the runtime; remove it"
     ),
     "usage": (
         "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
@@ -98,6 +95,7 @@ def default_registry() -> Registry:
     registry.add_plugin("numa-aware", NumaAwarePlugin)
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     registry.add_plugin("task-topology", TaskTopologyPlugin)
+    registry.add_plugin("extender", ExtenderPlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

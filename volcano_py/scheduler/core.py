@@ -37,6 +37,7 @@ from .framework.conf import (
 )
 from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
+from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
 from .framework.job import JobInfo
 from .framework.node import NodeInfo, QueueInfo
 from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
@@ -45,6 +46,19 @@ from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
+from .plugins.extender_wire import (
+    Consultation,
+    ExtenderConf,
+    consultation,
+    extender_conf,
+    passed_nodes,
+    predicate_body,
+    prioritize_body,
+    read_enqueueable,
+    read_overused,
+    read_predicate,
+    read_prioritize,
+)
 from .solver.fragmentation import StrandedGpus, stranded_cards, vector_of
 from .solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree, hypernodes_from_objects
 
@@ -54,13 +68,18 @@ __all__ = [
     "DEFAULT_CONF",
     "ROOT",
     "VOLCANO_SHIPPED_CONF",
+    "CallFailed",
     "ClusterObjects",
     "ConfError",
+    "Consultation",
+    "ExtenderAnswers",
+    "ExtenderConf",
     "HyperNodeTree",
     "JobInfo",
     "NodeInfo",
     "PodGroupUpdate",
     "QueueInfo",
+    "Refusal",
     "SchedulerConf",
     "SessionResult",
     "Snapshot",
@@ -70,12 +89,21 @@ __all__ = [
     "Unschedulable",
     "build_snapshot",
     "build_tree",
+    "consultation",
     "default_registry",
+    "extender_conf",
     "hypernodes_from_objects",
     "load_conf",
     "load_conf_file",
     "parse_conf",
     "parse_podgroup_phase",
+    "passed_nodes",
+    "predicate_body",
+    "prioritize_body",
+    "read_enqueueable",
+    "read_overused",
+    "read_predicate",
+    "read_prioritize",
     "run_session",
     "stranded_cards",
     "vector_of",

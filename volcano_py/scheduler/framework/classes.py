@@ -40,8 +40,9 @@ class TaskClass:
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    # What a ``TaskSplit`` plugin tells apart (task-topology: job, task, bucket); ``key`` leaves it out, so
-    # what is cached per key (device needs, the solver's task classes) is shared by the split classes.
+    # What ``TaskSplit`` plugins tell apart though the spec is alike (task-topology: job, task, bucket; an
+    # HTTP extender: its answers), one value per plugin; None when none did. It is part of ``key`` and
+    # ``constraint``: split classes may pass different nodes, so they share no cached answer.
     split: tuple[Hashable, ...] | None = None
     # ``asked`` with the amounts, as plain ints, for a scan column by column (derived, not passed).
     needs: tuple[tuple[int, int], ...] = field(init=False, default=())
@@ -62,12 +63,13 @@ class TaskClass:
         """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
         there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
         return cls(
-            key=(task.namespace, queue, task.class_key, labels),
+            key=(task.namespace, queue, task.class_key, labels, split),
             constraint=(
                 task.namespace,
                 queue,
                 task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
                 labels,
+                split,
             ),
             request=task.resreq,
             vec=vec,

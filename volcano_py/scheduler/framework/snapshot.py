@@ -13,6 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
 
+from .extenders import ExtenderAnswers
 from .job import JobInfo
 from .node import NodeInfo, QueueInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
@@ -148,6 +149,8 @@ class Snapshot:
     resource_quotas: tuple[Obj, ...] = ()
     # Numatopology objects (nodeinfo.volcano.sh), one per node, for the numa-aware plugin.
     numatopologies: tuple[Obj, ...] = ()
+    # The conf's HTTP extender's answers, asked by the runtime before the session (None: not asked).
+    extender: ExtenderAnswers | None = None
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
