@@ -39,6 +39,7 @@ from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
 from .plugins.tasktopology import TaskTopologyPlugin
+from .plugins.usage import UsagePlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
 REFUSED_ACTIONS = {
@@ -59,10 +60,6 @@ REFUSED_PLUGINS = {
     "extender": (
         "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented: the scheduling "
         "core does no I/O inside a session, so call-outs would first have to move to the runtime; remove it"
-    ),
-    "usage": (
-        "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
-        "read; remove it"
     ),
 }
 
@@ -98,6 +95,7 @@ def default_registry() -> Registry:
     registry.add_plugin("numa-aware", NumaAwarePlugin)
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     registry.add_plugin("task-topology", TaskTopologyPlugin)
+    registry.add_plugin("usage", UsagePlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

@@ -27,6 +27,7 @@ from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import (
     ClusterObjects,
+    MetricsConf,
     Unschedulable,
     build_snapshot,
     load_conf,
@@ -197,6 +198,12 @@ class DefaultCore:
             for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
+
+
+def metrics_source(conf: object) -> MetricsConf | None:
+    """Where ``conf`` (the one in force) says node load is read from; None for none (or a conf of another
+    core)."""
+    return conf.metrics if isinstance(conf, SchedulerConf) else None
 
 
 def default_core(
