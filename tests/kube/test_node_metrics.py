@@ -12,8 +12,10 @@ from typing import Any
 import aiohttp
 import pytest
 from aiohttp import web
+from structlog.testing import capture_logs
 
 from volcano_py.scheduler.core import MetricsConf, NodeUsage
+from volcano_py.scheduler.runtime.cycle import default_core
 from volcano_py.scheduler.runtime.node_metrics import (
     CPU_QUERY,
     MEMORY_QUERY,
@@ -23,6 +25,7 @@ from volcano_py.scheduler.runtime.node_metrics import (
 )
 
 AT = datetime(2026, 1, 1, 12, tzinfo=UTC)
+METRICS = "metrics: {type: prometheus, address: 'http://prometheus:9090'}\n"
 Answers = dict[str, tuple[int, Any]]
 
 
@@ -120,3 +123,15 @@ def test_volcanos_queries() -> None:
     assert MEMORY_QUERY == (
         "100*avg_over_time(((1-node_memory_MemAvailable_bytes/node_memory_MemTotal_bytes))[10m:30s])"
     )
+
+
+@pytest.mark.parametrize(
+    ("metrics", "warned"),
+    [pytest.param("", True, id="usage-without-metrics"), pytest.param(METRICS, False, id="with-metrics")],
+)
+def test_a_usage_conf_without_metrics_is_loaded_with_a_warning(metrics: str, warned: bool) -> None:
+    text = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: usage\n' + metrics
+    with capture_logs() as logs:
+        conf = default_core(("volcano",)).load_conf(text)
+    assert conf.plugin_names() == ["usage"]
+    assert any("no metrics section" in entry["event"] for entry in logs) is warned

@@ -130,7 +130,14 @@ class DefaultCore:
     _gang_first: tuple[object, bool] | None = field(default=None, init=False, repr=False)
 
     def load_conf(self, text: str | None) -> SchedulerConf:
-        return load_conf(text, registry=self.registry)
+        conf = load_conf(text, registry=self.registry)
+        if conf.option("usage") is not None and conf.metrics is None:
+            # Volcano loads such a conf too, and its usage plugin then passes every node: say so once.
+            _log.warning(
+                "plugin usage has no node load to read: the conf has no metrics section, so every node "
+                "passes its thresholds; add metrics: {type: prometheus, address: <Prometheus URL>}"
+            )
+        return conf
 
     def gang_validates_first(self, conf: SchedulerConf) -> bool:
         """Whether the first plugin of ``conf`` with a ``job_valid`` is gang, which reads only counts."""
