@@ -4,9 +4,10 @@ threshold gets no pod, and a pod that could only go there waits saying so.
 Prometheus (built from the pinned Prometheus module, like promtool) scrapes node-exporter series for two fake
 nodes every second, and the scheduler asks it Volcano's queries. The series come from a small exporter in this
 test, one target per node with ``instance`` set to the node's name (as Volcano's queries expect): a CPU idle
-counter growing at 1 - load per second and the memory gauges. KWOK can serve metrics too, but only from
-expressions fixed in its configuration when the session's cluster starts, and its expressions cannot divide by
-a node's CPU count, which node-exporter's per-CPU idle counter needs.
+counter growing at 1 - load per second and the memory gauges. KWOK could serve such series from a ``Metric``
+(CEL over its nodes and pods), but the session's kwok runs without its metrics server and reads its
+configuration once, at start: serving them would change the cluster every integration test shares, for a
+load each test must set for itself.
 
 Volcano's CPU query averages 5-minute rates over 10 minutes, and Prometheus divides a rate by its whole
 window, so a series minutes old reads far busier than it is. The same series' last 20 minutes are therefore
