@@ -66,10 +66,10 @@ def test_ci_conf_runs_its_plugins() -> None:
 WORKING_PLUGINS = [
     "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
     "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
-    "resourcequota", "sla", "task-topology",
+    "resourcequota", "sla", "task-topology", "usage",
     "extender",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["rescheduling", "tdm", "usage"]
+REFUSED_PLUGINS = ["rescheduling", "tdm"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS = ["shuffle"]
 

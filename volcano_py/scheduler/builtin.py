@@ -40,6 +40,7 @@ from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
 from .plugins.tasktopology import TaskTopologyPlugin
+from .plugins.usage import UsagePlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
 REFUSED_ACTIONS = {
@@ -56,10 +57,6 @@ REFUSED_PLUGINS = {
         "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
         "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented (its evictions run through the "
         "shuffle action, which is not implemented either); remove it"
-    ),
-    "usage": (
-        "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
-        "read; remove it"
     ),
 }
 
@@ -96,6 +93,7 @@ def default_registry() -> Registry:
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     registry.add_plugin("task-topology", TaskTopologyPlugin)
     registry.add_plugin("extender", ExtenderPlugin)
+    registry.add_plugin("usage", UsagePlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

@@ -39,7 +39,8 @@ from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
 from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
 from .framework.job import JobInfo
-from .framework.node import NodeInfo, QueueInfo
+from .framework.metrics_conf import MetricsConf
+from .framework.node import NodeInfo, NodeUsage, QueueInfo
 from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
@@ -76,7 +77,9 @@ __all__ = [
     "ExtenderConf",
     "HyperNodeTree",
     "JobInfo",
+    "MetricsConf",
     "NodeInfo",
+    "NodeUsage",
     "PodGroupUpdate",
     "QueueInfo",
     "Refusal",

@@ -24,6 +24,7 @@ import yaml
 
 from .arguments import ConfError
 from .extension import EXTENSION_POINTS
+from .metrics_conf import MetricsConf, parse_metrics
 from .registry import Registry
 
 _VOLCANO_BUILTIN_CONF = """\
@@ -104,6 +105,8 @@ class SchedulerConf:
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
     configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Where node load is read from (the ``metrics`` section); None: no node load is collected.
+    metrics: MetricsConf | None = None
 
     def plugin_names(self) -> list[str]:
         return [p.name for tier in self.tiers for p in tier]
@@ -149,7 +152,7 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
     if unknown:
         raise ConfError(
             f"scheduler conf: unknown top-level key(s) {', '.join(unknown)}; "
-            "use actions, tiers, configurations"
+            "use actions, tiers, configurations, metrics"
         )
     actions_text = raw.get("actions")
     if not isinstance(actions_text, str) or not actions_text.strip():
@@ -209,7 +212,12 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
             raise ConfError(f"configurations[{c}] ({entry['name']}): arguments must be a mapping")
         registry.action(entry["name"], arguments)
         configurations[entry["name"]] = dict(arguments)
-    conf = SchedulerConf(actions=actions, tiers=tuple(tiers), configurations=configurations)
+    conf = SchedulerConf(
+        actions=actions,
+        tiers=tuple(tiers),
+        configurations=configurations,
+        metrics=parse_metrics(raw.get("metrics")),
+    )
     _check_combinations(conf)
     return conf
 

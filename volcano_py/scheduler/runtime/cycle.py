@@ -31,6 +31,7 @@ from volcano_py.scheduler.core import (
     Consultation,
     ExtenderAnswers,
     ExtenderConf,
+    MetricsConf,
     Snapshot,
     Unschedulable,
     build_snapshot,
@@ -153,7 +154,14 @@ class DefaultCore:
     )
 
     def load_conf(self, text: str | None) -> SchedulerConf:
-        return load_conf(text, registry=self.registry)
+        conf = load_conf(text, registry=self.registry)
+        if conf.option("usage") is not None and conf.metrics is None:
+            # Volcano loads such a conf too, and its usage plugin then passes every node: say so once.
+            _log.warning(
+                "plugin usage has no node load to read: the conf has no metrics section, so every node "
+                "passes its thresholds; add metrics: {type: prometheus, address: <Prometheus URL>}"
+            )
+        return conf
 
     def gang_validates_first(self, conf: SchedulerConf) -> bool:
         """Whether the first plugin of ``conf`` with a ``job_valid`` is gang, which reads only counts."""
@@ -249,6 +257,12 @@ class DefaultCore:
             for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
+
+
+def metrics_source(conf: object) -> MetricsConf | None:
+    """Where ``conf`` (the one in force) says node load is read from; None for none (or a conf of another
+    core)."""
+    return conf.metrics if isinstance(conf, SchedulerConf) else None
 
 
 def default_core(

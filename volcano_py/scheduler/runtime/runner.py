@@ -41,9 +41,10 @@ from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, b
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
-from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
+from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core, metrics_source
 from volcano_py.scheduler.runtime.extender import ExtenderClient
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.node_metrics import NodeMetricsCollector
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
 from volcano_py.scheduler.runtime.usage_ledger import UsageLedger, half_life_of
 from volcano_py.scheduler.solver.gpu_report import hypernode_gpus
@@ -140,6 +141,10 @@ class Scheduler:
         self.metrics = SchedulerMetrics()
         self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
         self.recorder = EventRecorder(client, component="volcano")
+        # Node load for the usage plugin, from the metrics source of the conf in force (none: nothing asked).
+        self.node_metrics = NodeMetricsCollector(
+            lambda: metrics_source(self.conf.conf), self.cache.node_names, self.cache.set_node_usage
+        )
         self.binder = Binder(
             client,
             self.cache,
@@ -169,7 +174,7 @@ class Scheduler:
         self._said = _Once()
         self._unschedulable_jobs: set[str] = set()
         self._gpu_report_at = float("-inf")
-        self.usage = UsageLedger()
+        self.recent_usage = UsageLedger()
 
     def ready(self) -> bool:
         return self.cache.synced and (self.elector is None or self.elector.is_leader)
@@ -200,11 +205,11 @@ class Scheduler:
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
-            due = self.usage.observe(
+            due = self.recent_usage.observe(
                 outcome.result.queue_updates, state.queues, time.time(), half_life_of(self.conf.conf)
             )
             if due:
-                await self.usage.write(self.client, due, time.time())
+                await self.recent_usage.write(self.client, due, time.time())
             self._report(outcome)
             if consulted is not None:
                 await self.extender.closed(consulted)
@@ -340,6 +345,7 @@ class Scheduler:
                     group.create_task(self.recorder.run()),
                     group.create_task(self.binder.run()),
                     group.create_task(self.conf.watch()),
+                    group.create_task(self.node_metrics.run()),
                 ]
                 await run_unless_stopped(self.cache.wait_synced(), stop)
                 if not stop.is_set():
