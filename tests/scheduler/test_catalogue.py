@@ -68,10 +68,10 @@ WORKING_PLUGINS = [
     "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
     "resourcequota", "sla",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "task-topology", "tdm", "usage"]
+REFUSED_PLUGINS = ["extender", "task-topology", "usage"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS: list[str] = []
-WORKING_PLUGINS += ["rescheduling"]
+WORKING_PLUGINS += ["rescheduling", "tdm"]
 WORKING_ACTIONS += ["shuffle"]
 
 

@@ -40,14 +40,11 @@ from .plugins.rescheduling import ReschedulingPlugin
 from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
+from .plugins.tdm import TdmPlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
 REFUSED_ACTIONS: dict[str, str] = {}
 REFUSED_PLUGINS = {
-    "tdm": (
-        "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
-        "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented; remove it"
-    ),
     "extender": (
         "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented: the scheduling "
         "core does no I/O inside a session, so call-outs would first have to move to the runtime; remove it"
@@ -95,6 +92,7 @@ def default_registry() -> Registry:
     registry.add_plugin("numa-aware", NumaAwarePlugin)
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     registry.add_plugin("rescheduling", ReschedulingPlugin)
+    registry.add_plugin("tdm", TdmPlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():
