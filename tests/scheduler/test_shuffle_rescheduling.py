@@ -341,3 +341,9 @@ def _names(*tasks: TaskInfo) -> Callable[[], list[Victim]]:
 )
 def test_victim_tasks_rule(tiers: list[list[Callable[[], list[Victim]]]], expected: list[str]) -> None:
     assert [v.task.name for v in combine.union_first_tier(tiers)] == expected
+
+
+def test_enabled_victim_false_switches_a_plugins_victims_off() -> None:
+    text = conf().replace("  - name: rescheduling\n", "  - name: rescheduling\n    enabledVictim: false\n")
+    assert "enabledVictim: false" in text
+    assert evicted(run(four_singles_on_n0(), text)) == set()

@@ -71,15 +71,21 @@ class TdmPlugin:
         self.zones: list[str] = []  # each node's zone, by row ("" for an ordinary node)
         self.open: dict[str, bool] = {}
         self.ssn: Session | None = None
+        self._verdicts: dict[bool, NodeVerdict] = {}
+        self._open_scores: FloatArray = np.zeros(0, dtype=np.float64)
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
         moment = datetime.fromtimestamp(ssn.now_seconds, UTC)
         self.zones = [node_revocable_zone(n.labels) for n in ssn.nodes]
         self.open = {zone: window.open_at(moment) for zone, window in self.windows.items()}
+        self._verdicts = {}
+        in_open_zone = np.array([self.open.get(zone, False) for zone in self.zones], dtype=np.bool_)
+        self._open_scores = np.where(in_open_zone, MAX_NODE_SCORE, 0.0)
 
     def on_session_close(self, ssn: Session) -> None:
         self.ssn = None
+        self._verdicts = {}
 
     # --- placement ----------------------------------------------------------------------------------------
 
@@ -87,9 +93,13 @@ class TdmPlugin:
         return False
 
     def predicate(self, ssn: Session, klass: TaskClass) -> NodeVerdict:
+        """The same two answers for every class: with revocable leave or without (computed once each)."""
+        leave = bool(klass.revocable_zone)
+        cached = self._verdicts.get(leave)
+        if cached is not None:
+            return cached
         zones = np.array(self.zones, dtype=object)
-        revocable: BoolArray = zones != ""
-        ok: BoolArray = ~revocable
+        ok: BoolArray = zones == ""
         failures: list[tuple[str, BoolArray]] = []
         for zone in sorted(set(self.zones) - {""}):
             here: BoolArray = zones == zone
@@ -98,24 +108,17 @@ class TdmPlugin:
                 failures.append((f"in revocable zone {zone}, which has no {ZONE_PREFIX}{zone} window", here))
             elif not self.open[zone]:
                 failures.append((f"in revocable zone {zone} outside its window {window.text} (UTC)", here))
-            elif not klass.revocable_zone:
-                failures.append(
-                    (
-                        f"revocable (zone {zone}), and the pod is not {k.PREEMPTABLE_KEY}",
-                        here,
-                    )
-                )
+            elif not leave:
+                failures.append((f"revocable (zone {zone}), and the pod is not {k.PREEMPTABLE_KEY}", here))
             else:
                 ok = ok | here
-        return NodeVerdict(ok, failures)
+        verdict = self._verdicts[leave] = NodeVerdict(ok, failures)
+        return verdict
 
     def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
-        scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
         if not klass.revocable_zone:
-            return scores
-        for i, row in enumerate(rows.tolist()):
-            if self.open.get(self.zones[row], False):
-                scores[i] = MAX_NODE_SCORE
+            return np.zeros(len(rows), dtype=np.float64)
+        scores: FloatArray = self._open_scores[rows]
         return scores
 
     # --- jobs ---------------------------------------------------------------------------------------------
