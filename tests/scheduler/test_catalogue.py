@@ -66,9 +66,9 @@ def test_ci_conf_runs_its_plugins() -> None:
 WORKING_PLUGINS = [
     "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
     "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
-    "resourcequota", "sla",
+    "resourcequota", "sla", "task-topology",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "task-topology", "usage"]
+REFUSED_PLUGINS = ["extender", "usage"]
 WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
 REFUSED_ACTIONS: list[str] = []
 WORKING_PLUGINS += ["rescheduling", "tdm"]
@@ -177,6 +177,9 @@ ARGUMENTS = [
         "max-hypernodes: 4 is not supported",
     ),
     ("cdp", {"cooldown": "1m"}, "unknown argument(s) cooldown"),
+    ("task-topology", {"task-topology.weight": 10}, None),
+    ("task-topology", {"task-topology.weight": -1}, "task-topology.weight"),
+    ("task-topology", {"weight": 2}, "unknown argument(s) weight"),
 ]
 
 
@@ -195,10 +198,17 @@ def test_plugin_arguments(plugin: str, args: dict[str, object], refusal: str | N
     ("action", "args", "refusal"),
     [
         ("preempt", {"minCandidateNodesPercentage": 10, "predicateErrorCacheEnable": True}, None),
+        ("preempt", {"enableTopologyAwarePreemption": True, "topologyAwarePreemptWorkerNum": 4}, None),
+        ("preempt", {"minCandidateNodesPercentage": 101}, "must be between 0 and 100, got 101"),
         (
-            "preempt",
+            "reclaim",
             {"enableTopologyAwarePreemption": True},
-            "enableTopologyAwarePreemption is not supported",
+            "enableTopologyAwarePreemption is read by the preempt action only",
+        ),
+        (
+            "gangpreempt",
+            {"enableTopologyAwarePreemption": True},
+            "enableTopologyAwarePreemption is read by the preempt action only",
         ),
         ("gangpreempt", {"maxDomains": 4, "allowWholeBundle": True}, None),
         ("gangreclaim", {"allowWholeBundle": False}, "allowWholeBundle: false is not supported"),

@@ -105,6 +105,8 @@ HIERARCHY_KEY: Final = "volcano.sh/hierarchy"
 HIERARCHY_WEIGHTS_KEY: Final = "volcano.sh/hierarchy-weights"
 PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
 COOLDOWN_TIME_KEY: Final = "volcano.sh/cooldown-time"
+# Queue annotation written by this scheduler: its decayed recent usage (see api/recent_usage.py).
+RECENT_USAGE_KEY: Final = "volcano-py.io/recent-usage"
 REVOCABLE_ZONE_KEY: Final = "volcano.sh/revocable-zone"
 NODE_GROUP_NAME_KEY: Final = "volcano.sh/nodegroup-name"  # node label read by the nodegroup plugin
 NODE_GROUP_RESOURCE_LIMITS_KEY: Final = "volcano.sh/nodegroup-resource-limits"  # queue annotation

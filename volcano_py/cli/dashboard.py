@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--scheduler-metrics",
         metavar="URL",
-        help="the scheduler's /metrics URL, for its cycle time (e.g. http://volcano-py-scheduler-metrics."
+        help="the scheduler's /metrics URL, for its cycle time (e.g. http://volcano-scheduler-service."
         "volcano-system:8080/metrics)",
     )
     parser.add_argument(

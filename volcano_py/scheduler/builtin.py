@@ -40,6 +40,7 @@ from .plugins.rescheduling import ReschedulingPlugin
 from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
+from .plugins.tasktopology import TaskTopologyPlugin
 from .plugins.tdm import TdmPlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
@@ -52,10 +53,6 @@ REFUSED_PLUGINS = {
     "usage": (
         "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
         "read; remove it"
-    ),
-    "task-topology": (
-        "task affinity by job annotations (volcano.sh/task-topology-affinity, -anti-affinity, "
-        "-task-order) is not implemented; use pod (anti-)affinity on the task templates instead"
     ),
 }
 
@@ -93,6 +90,7 @@ def default_registry() -> Registry:
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
     registry.add_plugin("rescheduling", ReschedulingPlugin)
     registry.add_plugin("tdm", TdmPlugin)
+    registry.add_plugin("task-topology", TaskTopologyPlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

@@ -23,7 +23,7 @@ from ..framework.session import Session
 from ..framework.task import TaskInfo
 from .gangplan import VictimLayout, evict_for_gang
 from .ordering import OrderedQueue
-from .preempt import check_victim_action_arguments, starving_jobs
+from .preempt import check_victim_action_arguments, refuse_topology_aware, starving_jobs
 from .victims import (
     note,
     to_place,
@@ -39,6 +39,7 @@ class Reclaim:
 
     def __init__(self, arguments: Arguments) -> None:
         check_victim_action_arguments(arguments)
+        refuse_topology_aware(arguments)
         self._layouts: dict[tuple[str, int], VictimLayout] = {}
 
     def execute(self, ssn: Session) -> None:

@@ -42,6 +42,9 @@ class TaskClass:
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # What a ``TaskSplit`` plugin tells apart (task-topology: job, task, bucket); ``key`` leaves it out, so
+    # what is cached per key (device needs, the solver's task classes) is shared by the split classes.
+    split: tuple[Hashable, ...] | None = None
     # ``asked`` with the amounts, as plain ints, for a scan column by column (derived, not passed).
     needs: tuple[tuple[int, int], ...] = field(init=False, default=())
 
@@ -51,7 +54,12 @@ class TaskClass:
 
     @classmethod
     def of(
-        cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = (), queue: str = ""
+        cls,
+        task: TaskInfo,
+        vec: npt.NDArray[np.int64],
+        labels: Hashable = (),
+        queue: str = "",
+        split: tuple[Hashable, ...] | None = None,
     ) -> TaskClass:
         """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
         there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
@@ -75,6 +83,7 @@ class TaskClass:
             revocable_zone=task.revocable_zone,
             items=tuple(task.resreq.items()),
             asked=vec.nonzero()[0],
+            split=split,
         )
 
     @property

@@ -9,7 +9,7 @@ is discovered outside it. Each combination rule is written once, in ``combine.py
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -125,6 +125,24 @@ class NodeOrder(Protocol):
     hypothetical ``extra`` lets placement score a node's 1st, 2nd, ... pod in one vectorised call."""
 
     def node_order(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray: ...
+
+
+@runtime_checkable
+class TaskSplit(Protocol):
+    """Pods this plugin scores apart though their specs are alike (task-topology: by job, task and bucket):
+    ``class_split`` is a value that keeps such pods out of each other's class (None: no say). Such scores
+    follow where the job's other pods land, so placement scores a split class again after each pod."""
+
+    def class_split(self, ssn: Session, task: TaskInfo) -> Hashable | None: ...
+
+
+@runtime_checkable
+class PairPreference(Protocol):
+    """How much ``job`` wants two of its pods on one node, by their tasks (``volcano.sh/task-spec``): a score
+    per pair of pods, > 0 together, < 0 apart; pairs not listed are indifferent. A count placer (cpsat) adds
+    it to its objective, where the greedy path gets the same wish from ``node_order`` pod by pod."""
+
+    def pair_preference(self, job: JobInfo) -> Mapping[tuple[str, str], int]: ...
 
 
 @runtime_checkable
@@ -320,6 +338,8 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Predicate, "predicate", "enablePredicate"),
     ExtensionPoint(Predicate, "predicate_dynamic", "enablePredicate"),
     ExtensionPoint(NodeOrder, "node_order", "enableNodeOrder"),
+    ExtensionPoint(TaskSplit, "class_split", "enableNodeOrder"),
+    ExtensionPoint(PairPreference, "pair_preference", "enableNodeOrder"),
     ExtensionPoint(JobValid, "job_valid", None),
     ExtensionPoint(JobReady, "job_ready", "enableJobReady"),
     ExtensionPoint(JobPipelined, "job_pipelined", "enableJobPipelined"),
@@ -358,6 +378,8 @@ class Points:
     predicate: Tiers[Callable[[Session, TaskClass], NodeVerdict]]
     predicate_dynamic: Tiers[Callable[[TaskClass], bool]]
     node_order: Tiers[Callable[[Session, TaskClass, IntArray, IntArray], FloatArray]]
+    class_split: Tiers[Callable[[Session, TaskInfo], Hashable | None]]
+    pair_preference: Tiers[Callable[[JobInfo], Mapping[tuple[str, str], int]]]
     job_valid: Tiers[Callable[[JobInfo], Invalid | None]]
     job_ready: Tiers[Callable[[JobInfo], bool]]
     job_pipelined: Tiers[Callable[[JobInfo], Vote]]

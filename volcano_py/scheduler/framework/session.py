@@ -259,13 +259,23 @@ class Session:
         labels = tuple(task.labels.get(k) for k in self.selector_keys) if self.selector_keys else ()
         job = self.jobs.get(task.job_id or "")
         queue = job.queue if job is not None else ""
-        key = (task.namespace, queue, task.class_key, labels)
+        split = self._split(task) if self.points.class_split else None
+        key = (task.namespace, queue, task.class_key, labels, split)
         klass = self._classes.get(key)
         if klass is None:
-            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue)
+            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue, split)
             self._classes[key] = klass
         task.klass = klass
         return klass
+
+    def _split(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
+        splits = tuple(fn(self, task) for tier in self.points.class_split for fn in tier)
+        return None if all(s is None for s in splits) else splits
+
+    def pod_by_pod(self, klass: TaskClass) -> bool:
+        """Placed one pod at a time, each checked and scored afresh: a predicate's answer or a split class's
+        score changes as pods land."""
+        return klass.split is not None or self.is_dynamic(klass)
 
     def is_dynamic(self, klass: TaskClass) -> bool:
         dynamic = self._dynamic.get(klass.constraint)

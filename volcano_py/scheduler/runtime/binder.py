@@ -62,7 +62,7 @@ from volcano_py.scheduler.runtime.scheduled import (
 
 _log = get_logger(__name__)
 
-_NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
+NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
 def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
@@ -201,7 +201,7 @@ class Binder:
                 await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
                 await self._bind_failed(bind, key, exc)
                 return False
@@ -241,7 +241,7 @@ class Binder:
                 bind.name,
                 patch.condition("PodScheduled", "False", "SchedulerError", message),
             )
-        except (ApiError, *_NETWORK_ERRORS) as mark_exc:
+        except (ApiError, *NETWORK_ERRORS) as mark_exc:
             _log.warning("could not mark the pod unscheduled", pod=key, error=repr(mark_exc))
         pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
         self.recorder.record(pod, WARNING, "FailedScheduling", message)
@@ -253,7 +253,7 @@ class Binder:
                 await patch.set_nominated_node(
                     self.client, pipelined.namespace, pipelined.name, pipelined.node
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("nominating a node failed", pod=key, node=pipelined.node, error=repr(exc))
 
@@ -264,7 +264,7 @@ class Binder:
                 await patch.remove_scheduling_gate(
                     self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
                 )
-        except (ApiError, *_NETWORK_ERRORS) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             self._operation("ungate", "error", started)
             if not (isinstance(exc, ApiError) and exc.not_found):
                 _log.warning("removing the queue-allocation gate failed", pod=key, error=repr(exc))
@@ -295,7 +295,7 @@ class Binder:
                     patch.condition("DisruptionTarget", "True", "PreemptionByScheduler", message),
                 )
                 await patch.delete_pod(self.client, evict.namespace, evict.name, evict.uid)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
@@ -392,7 +392,7 @@ class Binder:
             try:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
                 await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
                         "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
@@ -404,6 +404,6 @@ class Binder:
         async with self._status_slots:
             try:
                 await patch.patch_status(self.client, QUEUES, name, None, body)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))

@@ -42,6 +42,7 @@ from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
+from volcano_py.scheduler.runtime.usage_ledger import UsageLedger, half_life_of
 from volcano_py.scheduler.solver.gpu_report import hypernode_gpus
 
 _log = get_logger(__name__)
@@ -164,6 +165,7 @@ class Scheduler:
         self._said = _Once()
         self._unschedulable_jobs: set[str] = set()
         self._gpu_report_at = float("-inf")
+        self.usage = UsageLedger()
 
     def ready(self) -> bool:
         return self.cache.synced and (self.elector is None or self.elector.is_leader)
@@ -188,6 +190,11 @@ class Scheduler:
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
+            due = self.usage.observe(
+                outcome.result.queue_updates, state.queues, time.time(), half_life_of(self.conf.conf)
+            )
+            if due:
+                await self.usage.write(self.client, due, time.time())
             self._report(outcome)
             if time.monotonic() - self._gpu_report_at >= GPU_REPORT_SECONDS:
                 self._gpu_report_at = time.monotonic()
