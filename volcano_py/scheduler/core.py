@@ -16,6 +16,7 @@ decision reads the wall clock.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from volcano_py.api import constants as k
@@ -24,6 +25,7 @@ from volcano_py.api.queue_gate import opted_in
 from volcano_py.log import get_logger
 
 from .actions.queue_gate import awaiting_admission
+from .actions.shuffle import SHUFFLE
 from .builtin import default_registry
 from .framework.arguments import ConfError
 from .framework.closing import finish
@@ -90,6 +92,7 @@ __all__ = [
     "TaskStatus",
     "TopologyError",
     "Unschedulable",
+    "acts_on_running",
     "build_snapshot",
     "build_tree",
     "consultation",
@@ -137,17 +140,24 @@ def run_session(
     *,
     registry: Registry | None = None,
     features: FeatureGates = DEFAULT_FEATURE_GATES,
+    timers: Mapping[str, float] | None = None,
 ) -> SessionResult:
     """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
 
     ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``; ``features``: the scheduler's
-    ``--feature-gates``.
+    ``--feature-gates``; ``timers``: the last result's ``timers`` (when periodic plugins last acted).
     """
-    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features, timers=timers)
     try:
         return _run(ssn, conf)
     finally:
         ssn.release()
+
+
+def acts_on_running(conf: SchedulerConf) -> bool:
+    """Whether a session under ``conf`` can decide something while nothing waits: ``shuffle`` evicts
+    running pods when its plugins' clocks say so, so such a conf needs a session every period."""
+    return SHUFFLE in conf.actions
 
 
 def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:

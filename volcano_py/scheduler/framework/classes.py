@@ -36,6 +36,8 @@ class TaskClass:
     host_ports: tuple[tuple[str, str, int], ...]
     # The queue of the pod's job: queue-scoped predicates and scores (nodegroup) differ per queue.
     queue: str = ""
+    # The pod's leave to run on revocable nodes (tdm), ``*`` or "".
+    revocable_zone: str = ""
     # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
@@ -80,6 +82,7 @@ class TaskClass:
             tolerations=task.tolerations,
             host_ports=task.host_ports,
             queue=queue,
+            revocable_zone=task.revocable_zone,
             items=tuple(task.resreq.items()),
             asked=vec.nonzero()[0],
             split=split,

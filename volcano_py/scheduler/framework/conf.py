@@ -240,5 +240,3 @@ def _check_combinations(conf: SchedulerConf) -> None:
             "plugins cpsat and network-topology-aware both place jobs with a network topology (cpsat by its "
             "own objective, network-topology-aware by Volcano's HyperNode scores); keep only one of them"
         )
-    if "capacity" in conf.plugin_names() and "proportion" in conf.plugin_names():
-        raise ConfError("plugins capacity and proportion both set queue shares; keep only one of them")

@@ -58,6 +58,14 @@ class NodeVerdict:
 
 
 @dataclass(frozen=True, slots=True)
+class Victim:
+    """A running pod a plugin wants evicted by ``shuffle``, and why (told in the pod's Evict Event)."""
+
+    task: TaskInfo
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
 class Placed:
     """What a job placer did for one job (its changes are on the statement)."""
 
@@ -187,6 +195,22 @@ class Preemptable(Protocol):
 @runtime_checkable
 class Reclaimable(Protocol):
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None: ...
+
+
+@runtime_checkable
+class VictimTasks(Protocol):
+    """Of the running pods ``candidates``, those this plugin wants evicted now (Volcano's VictimTasks:
+    rescheduling, tdm); the ``shuffle`` action evicts them."""
+
+    def victim_tasks(self, ssn: Session, candidates: Sequence[TaskInfo]) -> list[Victim]: ...
+
+
+@runtime_checkable
+class EvictionGuard(Protocol):
+    """Of the pods ``candidates`` (in the order they would go), those this plugin lets ``shuffle`` evict
+    together (pdb's budgets, cdp's cooldowns): the protections preempt and reclaim honour."""
+
+    def evictable(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]: ...
 
 
 @runtime_checkable
@@ -327,6 +351,8 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Preemptable, "preemptable", "enablePreemptable"),
     ExtensionPoint(Reclaimable, "reclaimable", "enableReclaimable"),
     ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
+    ExtensionPoint(VictimTasks, "victim_tasks", "enabledVictim"),
+    ExtensionPoint(EvictionGuard, "evictable", None),
     ExtensionPoint(EventHandler, "on_allocate", None),
     ExtensionPoint(EventHandler, "on_deallocate", None),
     ExtensionPoint(GateAdmitted, "on_gate_admitted", None),
@@ -365,6 +391,8 @@ class Points:
     preemptable: Tiers[Victims]
     reclaimable: Tiers[Victims]
     preemptive: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
+    victim_tasks: Tiers[Callable[[Session, Sequence[TaskInfo]], list[Victim]]]
+    evictable: Tiers[Callable[[Sequence[TaskInfo]], list[TaskInfo]]]
     on_allocate: Tiers[Callable[[TaskInfo], None]]
     on_deallocate: Tiers[Callable[[TaskInfo], None]]
     on_gate_admitted: Tiers[Callable[[TaskInfo], None]]

@@ -34,6 +34,7 @@ from volcano_py.scheduler.core import (
     MetricsConf,
     Snapshot,
     Unschedulable,
+    acts_on_running,
     build_snapshot,
     consultation,
     extender_conf,
@@ -73,6 +74,10 @@ class Core(Protocol):
     def run(
         self, state: ClusterObjects, conf: Any, now: datetime, extender: ExtenderAnswers | None = None
     ) -> CycleOutcome: ...
+
+    def needs_every_period(self, conf: Any) -> bool:
+        """Whether ``conf`` may decide something with nothing new in the cluster (a session every period)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,6 +149,8 @@ class DefaultCore:
     records: Records = field(default_factory=Records)
     # The last outcome when nothing waited, handed back while the cluster means the same.
     quiet: QuietMemo = field(default_factory=QuietMemo)
+    # When periodic plugins last acted, from the last session to the next (``SessionResult.timers``).
+    timers: dict[str, float] = field(default_factory=dict)
     # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
     _gang_first: tuple[object, bool] | None = field(default=None, init=False, repr=False)
     # Per conf (the last one asked about): its extender.
@@ -162,6 +169,9 @@ class DefaultCore:
                 "passes its thresholds; add metrics: {type: prometheus, address: <Prometheus URL>}"
             )
         return conf
+
+    def needs_every_period(self, conf: SchedulerConf) -> bool:
+        return acts_on_running(conf)
 
     def gang_validates_first(self, conf: SchedulerConf) -> bool:
         """Whether the first plugin of ``conf`` with a ``job_valid`` is gang, which reads only counts."""
@@ -221,8 +231,10 @@ class DefaultCore:
             format_time(now),
             registry=self.registry,
             features=self.features,
+            timers=self.timers,
         )
-        if warnings:
+        self.timers = dict(result.timers)
+        if warnings or acts_on_running(conf):
             self.quiet.forget()
         else:
             self.quiet.remember(

@@ -285,7 +285,11 @@ class Scheduler:
             try:
                 # The core is deterministic: with nothing changed since a cycle that decided nothing, the next
                 # one would decide nothing again. Skip it, but not for long (time-based policies exist).
-                quiet = self.cache.generation == last_generation and started - last_run < IDLE_RERUN_SECONDS
+                quiet = (
+                    self.cache.generation == last_generation
+                    and started - last_run < IDLE_RERUN_SECONDS
+                    and not self.core.needs_every_period(self.conf.conf)
+                )
                 if not quiet:
                     last_generation = self.cache.generation
                     last_run = started
