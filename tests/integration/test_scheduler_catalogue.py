@@ -33,6 +33,7 @@ from volcano_py.kube.kinds import (
     QUEUES,
     RESOURCEQUOTAS,
 )
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name
@@ -244,10 +245,8 @@ async def test_a_conf_naming_every_volcano_name_runs_a_gang(
     api: KubeClient, namespace: str, pool: str, start_scheduler: Any, tmp_path: Path
 ) -> None:
     """Every plugin and action of Volcano's registries in one conf: the scheduler starts with it and binds."""
-    from tests.scheduler.test_catalogue import EVERY_NAME_CONF
-
     conf = tmp_path / "volcano-scheduler.conf"
-    conf.write_text(EVERY_NAME_CONF)
+    conf.write_text(EVERY_VOLCANO_NAME_CONF)
     scheduler = f"vc-{pool}"
     await start_scheduler(scheduler, scheduler_conf=str(conf))
     await api.create(

@@ -7,7 +7,7 @@ import pytest
 
 from tests.scheduler.evict_harness import Cluster
 from volcano_py.scheduler.builtin import default_registry
-from volcano_py.scheduler.core import ConfError, load_conf
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, ConfError, load_conf
 
 # The same content as the three confs Volcano's Helm chart ships (installer/helm/chart/volcano/config/).
 HELM_DEFAULT = """\
@@ -74,23 +74,7 @@ WORKING_ACTIONS = [
     "allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim", "shuffle",
 ]  # fmt: skip
 REFUSED_ACTIONS: list[str] = []
-# Every name of Volcano's registries, in one conf, as a user switching over might have it.
-EVERY_NAME_CONF = (
-    'actions: "enqueue, allocate, backfill, preempt, reclaim, gangpreempt, gangreclaim, shuffle"\n'
-    "tiers:\n- plugins:\n"
-    + "".join(f"  - name: {n}\n" for n in ("priority", "gang", "conformance", "sla", "tdm", "pdb", "cdp"))
-    + "- plugins:\n"
-    + "".join(
-        f"  - name: {name}\n"
-        for name in (
-            "drf", "predicates", "proportion", "capacity", "nodeorder", "binpack", "resource-strategy-fit",
-            "overcommit", "task-topology", "numa-aware", "deviceshare", "rescheduling", "usage",
-            "network-topology-aware", "extender", "resourcequota", "nodegroup",
-        )
-    )
-    # nodegroup (last) is strict by default, as in Volcano: nodes without its label would take no pod.
-    + "    arguments:\n      strict: false\n"
-)  # fmt: skip
+EVERY_NAME_CONF = EVERY_VOLCANO_NAME_CONF
 
 
 def _one_plugin(name: str) -> str:

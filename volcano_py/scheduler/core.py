@@ -31,6 +31,7 @@ from .framework.arguments import ConfError
 from .framework.closing import finish
 from .framework.conf import (
     DEFAULT_CONF,
+    EVERY_VOLCANO_NAME_CONF,
     VOLCANO_SHIPPED_CONF,
     SchedulerConf,
     parse_conf,
@@ -69,6 +70,7 @@ __all__ = [
     "ALLOCATED_STATUSES",
     "BURST_QUIET_SECONDS",
     "DEFAULT_CONF",
+    "EVERY_VOLCANO_NAME_CONF",
     "ROOT",
     "VOLCANO_SHIPPED_CONF",
     "CallFailed",

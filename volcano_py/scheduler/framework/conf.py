@@ -65,6 +65,23 @@ def with_actions(conf: str, actions: str) -> str:
 
 VOLCANO_SHIPPED_CONF = with_plugin(_VOLCANO_BUILTIN_CONF, "binpack")
 DEFAULT_CONF = with_cpsat(_VOLCANO_BUILTIN_CONF)
+# Every action and plugin name of Volcano's registries in one conf (order-sensitive ones in Volcano's order):
+# what a user switching over with everything enabled has. nodegroup is not strict: strict keeps every pod off
+# nodes without a nodegroup label, as in Volcano.
+_EVERY_FIRST_TIER = ("priority", "gang", "conformance", "sla", "tdm", "pdb", "cdp")
+_EVERY_SECOND_TIER = (
+    "drf", "predicates", "proportion", "capacity", "nodeorder", "binpack", "resource-strategy-fit",
+    "overcommit", "task-topology", "numa-aware", "deviceshare", "rescheduling", "usage",
+    "network-topology-aware", "extender", "resourcequota",
+)  # fmt: skip
+EVERY_VOLCANO_NAME_CONF = (
+    'actions: "enqueue, allocate, backfill, preempt, reclaim, gangpreempt, gangreclaim, shuffle"\n'
+    "tiers:\n- plugins:\n"
+    + "".join(f"  - name: {name}\n" for name in _EVERY_FIRST_TIER)
+    + "- plugins:\n"
+    + "".join(f"  - name: {name}\n" for name in _EVERY_SECOND_TIER)
+    + "  - name: nodegroup\n    arguments:\n      strict: false\n"
+)
 
 
 # Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch
