@@ -79,7 +79,7 @@ async def test_the_queue_that_used_less_recently_goes_first_and_its_ledger_is_ke
             await api.create(PODS.collection_path(namespace), pod)
 
         def quick_ledger(s: Any) -> None:
-            s.usage.write_every = 0.5
+            s.recent_usage.write_every = 0.5
 
         await start_scheduler(scheduler, scheduler_conf=str(conf), before=quick_ledger)
 

@@ -223,6 +223,7 @@ def forecast(
     world = _world(objects, jobs, start, model, names)
     waiting = {uid for uids in order.values() for uid in uids}
     started: dict[str, tuple[float, Basis]] = {}
+    timers: dict[str, float] = {}
     sessions, moment, exhausted = 0, start, False
     ended, modelled = False, False  # whether any pod was expected to end yet, and any of those modelled
     while True:
@@ -231,7 +232,8 @@ def forecast(
                 exhausted = True
                 break
             snapshot = snapshot_with(world.cluster(), (), names)
-            result = run_session(snapshot, conf, format_time(at(moment)))
+            result = run_session(snapshot, conf, format_time(at(moment)), timers=timers)
+            timers = dict(result.timers)  # periodic plugins (shuffle's) act on the forecast's clock
             sessions += 1
             changed = world.apply(result, moment)
             basis = Basis.MODELLED if modelled else (Basis.DECLARED if ended else Basis.NOW)

@@ -17,6 +17,7 @@ decision reads the wall clock.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from volcano_py.api import constants as k
@@ -26,11 +27,13 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 
 from .actions.queue_gate import awaiting_admission
+from .actions.shuffle import SHUFFLE
 from .builtin import default_registry
 from .framework.arguments import ConfError
 from .framework.closing import finish
 from .framework.conf import (
     DEFAULT_CONF,
+    EVERY_VOLCANO_NAME_CONF,
     VOLCANO_SHIPPED_CONF,
     SchedulerConf,
     parse_conf,
@@ -39,14 +42,29 @@ from .framework.conf import (
 )
 from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
+from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
 from .framework.job import JobInfo
-from .framework.node import NodeInfo, QueueInfo
+from .framework.metrics_conf import MetricsConf
+from .framework.node import NodeInfo, NodeUsage, QueueInfo
 from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
+from .plugins.extender_wire import (
+    Consultation,
+    ExtenderConf,
+    consultation,
+    extender_conf,
+    passed_nodes,
+    predicate_body,
+    prioritize_body,
+    read_enqueueable,
+    read_overused,
+    read_predicate,
+    read_prioritize,
+)
 from .solver.fragmentation import StrandedGpus, stranded_cards, vector_of
 from .solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree, hypernodes_from_objects
 
@@ -54,15 +72,23 @@ __all__ = [
     "ALLOCATED_STATUSES",
     "BURST_QUIET_SECONDS",
     "DEFAULT_CONF",
+    "EVERY_VOLCANO_NAME_CONF",
     "ROOT",
     "VOLCANO_SHIPPED_CONF",
+    "CallFailed",
     "ClusterObjects",
     "ConfError",
+    "Consultation",
+    "ExtenderAnswers",
+    "ExtenderConf",
     "HyperNodeTree",
     "JobInfo",
+    "MetricsConf",
     "NodeInfo",
+    "NodeUsage",
     "PodGroupUpdate",
     "QueueInfo",
+    "Refusal",
     "SchedulerConf",
     "SessionResult",
     "Snapshot",
@@ -70,15 +96,25 @@ __all__ = [
     "TaskStatus",
     "TopologyError",
     "Unschedulable",
+    "acts_on_running",
     "build_snapshot",
     "build_tree",
+    "consultation",
     "default_registry",
+    "extender_conf",
     "hypernodes_from_objects",
     "load_conf",
     "load_conf_file",
     "parse_conf",
     "parse_podgroup_phase",
+    "passed_nodes",
+    "predicate_body",
+    "prioritize_body",
     "queue_order",
+    "read_enqueueable",
+    "read_overused",
+    "read_predicate",
+    "read_prioritize",
     "run_session",
     "stranded_cards",
     "vector_of",
@@ -109,13 +145,14 @@ def run_session(
     *,
     registry: Registry | None = None,
     features: FeatureGates = DEFAULT_FEATURE_GATES,
+    timers: Mapping[str, float] | None = None,
 ) -> SessionResult:
     """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
 
     ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``; ``features``: the scheduler's
-    ``--feature-gates``.
+    ``--feature-gates``; ``timers``: the last result's ``timers`` (when periodic plugins last acted).
     """
-    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features, timers=timers)
     try:
         return _run(ssn, conf)
     finally:
@@ -157,6 +194,12 @@ def _waits(job: JobInfo) -> bool:
     if job.shadow or job.is_ready():
         return False
     return job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE) or bool(job.pending_tasks)
+
+
+def acts_on_running(conf: SchedulerConf) -> bool:
+    """Whether a session under ``conf`` can decide something while nothing waits: ``shuffle`` evicts
+    running pods when its plugins' clocks say so, so such a conf needs a session every period."""
+    return SHUFFLE in conf.actions
 
 
 def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:

@@ -1,9 +1,11 @@
-"""NodeInfo and QueueInfo: a node and a queue as the scheduler sees them, read from their JSON."""
+"""NodeInfo and QueueInfo: a node and a queue as the scheduler sees them, read from their JSON; and a node's
+load as the metrics source reports it (``NodeUsage``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from volcano_py.api.queue_hierarchy import queue_parent
@@ -108,6 +110,17 @@ class NodeInfo:
     def future_idle(self) -> Resource:
         """What will be free once releasing pods are gone and pipelined ones have arrived."""
         return self.idle + self.releasing - self.pipelined
+
+
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """A node's load as the metrics source reported it (Volcano's ``NodeUsage``): CPU and memory in percent
+    (0-100), each averaged over Volcano's 10-minute window, and when it was read. The ``usage`` plugin
+    disregards a reading older than 5 minutes, as Volcano does."""
+
+    cpu: float
+    memory: float
+    collected_at: datetime
 
 
 @dataclass(slots=True, eq=False)

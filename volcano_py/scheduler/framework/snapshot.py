@@ -13,8 +13,9 @@ from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
 
+from .extenders import ExtenderAnswers
 from .job import JobInfo
-from .node import NodeInfo, QueueInfo
+from .node import NodeInfo, NodeUsage, QueueInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -148,6 +149,10 @@ class Snapshot:
     resource_quotas: tuple[Obj, ...] = ()
     # Numatopology objects (nodeinfo.volcano.sh), one per node, for the numa-aware plugin.
     numatopologies: tuple[Obj, ...] = ()
+    # The conf's HTTP extender's answers, asked by the runtime before the session (None: not asked).
+    extender: ExtenderAnswers | None = None
+    # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
+    node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
@@ -164,6 +169,7 @@ class Snapshot:
         pdbs: Iterable[Obj] = (),
         resource_quotas: Iterable[Obj] = (),
         numatopologies: Iterable[Obj] = (),
+        node_usage: Mapping[str, NodeUsage] | None = None,
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
     ) -> Snapshot:
@@ -229,5 +235,6 @@ class Snapshot:
             pdbs=tuple(pdbs),
             resource_quotas=tuple(resource_quotas),
             numatopologies=tuple(numatopologies),
+            node_usage=dict(node_usage or {}),
             orphans=orphans,
         )

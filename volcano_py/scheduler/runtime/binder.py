@@ -32,6 +32,7 @@ from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
+    EVICTING_ACTIONS,
     Bind,
     Evict,
     Pipeline,
@@ -277,7 +278,14 @@ class Binder:
         key = f"{evict.namespace}/{evict.name}"
         started = time.monotonic()
         message = evict.reason + (f" (preempted for {evict.preemptor})" if evict.preemptor else "")
-        action = "preempt" if evict.preemptor else "reclaim"
+        if evict.detail:
+            message = f"{message}: {evict.detail}"
+        # The core's evictions name their action (preempt, reclaim, shuffle); any other reason is reclaim's.
+        action = (
+            evict.reason
+            if evict.reason in EVICTING_ACTIONS
+            else ("preempt" if evict.preemptor else "reclaim")
+        )
         async with self._bind_slots:
             try:
                 await patch.set_pod_condition(

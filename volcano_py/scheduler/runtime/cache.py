@@ -8,7 +8,8 @@ them the cache remembers two kinds of promise the binder made:
   failed bind is ``forget()``-ed and the pod is pending again;
 * *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating.
 
-The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
+It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
+carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from volcano_py.kube.kinds import (
 )
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
-from volcano_py.scheduler.core import ClusterObjects
+from volcano_py.scheduler.core import ClusterObjects, NodeUsage
 
 _log = get_logger(__name__)
 
@@ -84,6 +85,7 @@ class SchedulerCache:
         # When the newest pending pod of ours was seen (monotonic), and a signal for it: see ``pacing``.
         self.last_arrival = float("-inf")
         self.arrival = asyncio.Event()
+        self.node_usage: dict[str, NodeUsage] = {}
         self.informers: dict[str, Informer] = {
             field: self._informer(kind, self._on_pod if kind is PODS else None, optional=optional)
             for field, kind, optional in SESSION_KINDS
@@ -146,6 +148,19 @@ class SchedulerCache:
             and not spec.get("schedulingGates")
         )
 
+    def node_names(self) -> list[str]:
+        nodes = self.informers["nodes"].store.values()
+        return [str(node.get("metadata", {}).get("name", "")) for node in nodes]
+
+    def set_node_usage(self, usage: dict[str, NodeUsage]) -> None:
+        """The nodes' load as just read; a changed load is news (a node may have cooled below a threshold)."""
+        changed = {n: (u.cpu, u.memory) for n, u in usage.items()} != {
+            n: (u.cpu, u.memory) for n, u in self.node_usage.items()
+        }
+        self.node_usage = usage
+        if changed:
+            self.generation += 1
+
     def pod(self, key: str) -> Obj | None:
         return self.informers["pods"].store.get(key)
 
@@ -203,7 +218,9 @@ class SchedulerCache:
         read = {
             field: self.informers[field].store.values() for field, _, _ in SESSION_KINDS if field != "pods"
         }
-        return ClusterObjects(**read, pods=self._pods_with_promises(), generation=self.generation)
+        return ClusterObjects(
+            **read, pods=self._pods_with_promises(), node_usage=self.node_usage, generation=self.generation
+        )
 
     # --- start-up -------------------------------------------------------------------------------------------
 
