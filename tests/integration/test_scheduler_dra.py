@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -264,10 +264,9 @@ async def test_a_queue_capped_on_a_device_class_holds_the_job_beyond_it_with_the
                 if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
             )
 
-        said = await wait_until(held, "the second job held with a reason", 20)
-        assert (
-            f"queue '{queue}' deviceclass/{dra.EXAMPLE_GPU_CLASS}: would hold 2, capability is 1" in said
-        ), said
+        # Until its claim exists the pod waits for it; then the queue's cap is the reason.
+        needle = f"queue '{queue}' deviceclass/{dra.EXAMPLE_GPU_CLASS}: would hold 2, capability is 1"
+        await wait_until(lambda: _saying(held, needle), f"the second job held with {needle!r}", 20)
         assert not await _bound(api, namespace, "second")
 
         async def counted() -> Any:
@@ -278,6 +277,12 @@ async def test_a_queue_capped_on_a_device_class_holds_the_job_beyond_it_with_the
     finally:
         with contextlib.suppress(ApiError):
             await api.delete(QUEUES.object_path(queue))
+
+
+async def _saying(read: Callable[[], Awaitable[str]], needle: str) -> str:
+    """What ``read`` says, once it says ``needle`` (a reason may come after a passing one)."""
+    said = await read()
+    return said if needle in said else ""
 
 
 async def _bound(api: KubeClient, namespace: str, pod: str) -> str:
@@ -315,8 +320,8 @@ async def test_a_gang_whose_claims_do_not_all_fit_is_not_placed_at_all(
             if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
         )
 
-    said = await wait_until(told, "the gang held with a reason", 20)
-    assert "free gpu.example.com devices for ResourceClaim" in said, said
+    needle = "free gpu.example.com devices for ResourceClaim"
+    await wait_until(lambda: _saying(told, needle), f"the gang held with {needle!r}", 20)
     for worker in workers:
         assert not await _bound(api, namespace, worker)
         claim = await _claim_of(api, namespace, worker)

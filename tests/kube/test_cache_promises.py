@@ -4,6 +4,7 @@ No server is involved: watch events are fed to the cache's informer stores the w
 """
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,6 +13,7 @@ from kubernetes_asyncio import client as k8s_client
 from volcano_py.kube.binding import binding_body
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.store import EventType
+from volcano_py.scheduler.core import NodeUsage
 from volcano_py.scheduler.framework.decisions import ClaimWrite
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
@@ -177,3 +179,15 @@ async def test_a_failed_bind_forgets_its_claims(cache: SchedulerCache) -> None:
     cache.assume_claims("a", "u1", [ClaimWrite("ns", "c", "cu", {"devices": {"results": []}})])
     cache.forget_claims("u1")
     assert cache.snapshot().resource_claims == [_claim("1")]
+
+
+async def test_node_usage_reaches_the_snapshot_and_a_change_is_news(cache: SchedulerCache) -> None:
+    at = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    cache.set_node_usage({"n0": NodeUsage(90.0, 10.0, at)})
+    first = cache.generation
+    assert cache.snapshot().node_usage == {"n0": NodeUsage(90.0, 10.0, at)}
+    cache.set_node_usage({"n0": NodeUsage(90.0, 10.0, at + timedelta(seconds=30))})
+    assert cache.generation == first  # the same load read again: nothing for a new cycle to decide
+    assert cache.snapshot().node_usage["n0"].collected_at == at + timedelta(seconds=30)
+    cache.set_node_usage({"n0": NodeUsage(20.0, 10.0, at)})
+    assert cache.generation == first + 1

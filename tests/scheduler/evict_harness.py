@@ -124,8 +124,13 @@ class Cluster:
         reclaimable: bool | None = None,
         priority: int = 0,
         state: str = "Open",
+        dequeue_strategy: str | None = None,
+        annotations: dict[str, str] | None = None,
+        weight: int = 1,
     ) -> Cluster:
-        spec: dict[str, Any] = {"weight": 1, "priority": priority}
+        spec: dict[str, Any] = {"weight": weight, "priority": priority}
+        if dequeue_strategy:
+            spec["dequeueStrategy"] = dequeue_strategy
         if parent:
             spec["parent"] = parent
         if deserved:
@@ -136,7 +141,8 @@ class Cluster:
             spec["capability"] = capability
         if reclaimable is not None:
             spec["reclaimable"] = reclaimable
-        self.queues.append({"metadata": {"name": name}, "spec": spec, "status": {"state": state}})
+        metadata: dict[str, Any] = {"name": name, "annotations": dict(annotations or {})}
+        self.queues.append({"metadata": metadata, "spec": spec, "status": {"state": state}})
         return self
 
     def job(

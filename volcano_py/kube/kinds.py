@@ -54,6 +54,7 @@ QUEUES: Final = ResourceKind(
 PODDISRUPTIONBUDGETS: Final = ResourceKind(
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True
 )
+VOLCANO_JOBS: Final = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 REPLICASETS: Final = ResourceKind("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
 RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota", namespaced=True)
 HYPERNODES: Final = ResourceKind(

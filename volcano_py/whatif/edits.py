@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -26,6 +27,16 @@ def name_of(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
+def shown_name(podgroup: Mapping[str, Any]) -> str:
+    """A PodGroup as a person names it: the Volcano Job owning it, else the PodGroup (``namespace/name``)."""
+    meta = podgroup.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
+            return f"{namespace}/{ref['name']}"
+    return f"{namespace}/{meta.get('name') or ''}"
+
+
 def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -> ClusterObjects:
     queues = []
     for queue in objs.queues:
@@ -35,6 +46,11 @@ def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -
             edit(queue)
         queues.append(queue)
     return replace(objs, queues=tuple(queues))
+
+
+def with_phase(podgroup: Obj, phase: PodGroupPhase) -> Obj:
+    """A copy of ``podgroup`` in ``phase`` (as the scheduler's status write leaves it)."""
+    return {**podgroup, "status": {**(podgroup.get("status") or {}), "phase": phase.value}}
 
 
 def set_capability(capability: Resource | None) -> Callable[[Obj], None]:

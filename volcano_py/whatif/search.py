@@ -41,6 +41,7 @@ from .edits import (
     open_queue,
     set_capability,
     set_weight,
+    shown_name,
     with_nodes,
     without_jobs,
 )
@@ -334,12 +335,8 @@ def _end_jobs(
 
 
 def _shown(view: Snapshot, uid: str) -> str:
-    """A job as a person names it: the Volcano Job owning the PodGroup, else the PodGroup."""
-    job = view.jobs[uid]
-    for ref in (job.podgroup.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
-            return f"{job.namespace}/{ref['name']}"
-    return uid
+    podgroup = view.jobs[uid].podgroup
+    return shown_name(podgroup) if podgroup else uid
 
 
 def _where(nodes: list[str], tree: HyperNodeTree | None) -> str:

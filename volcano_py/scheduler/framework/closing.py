@@ -158,4 +158,5 @@ def finish(ssn: Session) -> SessionResult:
         queue_updates=tuple(queues),
         explanations=dict(ssn.explanations),
         timings=dict(ssn.timings),
+        timers=dict(ssn.timers),
     )

@@ -44,15 +44,21 @@ class Bind:
     claims: tuple[ClaimWrite, ...] = ()
 
 
+# The actions that evict; each names itself as its evictions' ``reason`` (the ``pod_evictions`` label).
+EVICTING_ACTIONS = ("preempt", "reclaim", "shuffle")
+
+
 @dataclass(frozen=True, slots=True)
 class Evict:
-    """Evict a pod; ``preemptor`` is the pod key (``namespace/name``) that needs the room, if any."""
+    """Evict a pod; ``preemptor`` is the pod key (``namespace/name``) that needs the room, if any;
+    ``detail`` says why this pod when no preemptor does (shuffle's victims: the plugin's reason)."""
 
     namespace: str
     name: str
     uid: str
     reason: str
     preemptor: str | None = None
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +148,8 @@ class SessionResult:
     explanations: Mapping[str, Explanation] = field(default_factory=dict)
     # Seconds spent per action and in plugin open/close, for the runtime's latency metrics.
     timings: Mapping[str, float] = field(default_factory=dict)
+    # When periodic plugins last acted (``Session.timers``), for the runtime to hand to the next session.
+    timers: Mapping[str, float] = field(default_factory=dict)
 
     def binds_by_job(self) -> dict[str, list[Bind]]:
         """Binds grouped per PodGroup, so a gang is sent to the API together."""

@@ -14,8 +14,9 @@ from typing import Any, Generic, TypeVar
 from volcano_py.api import constants as k
 
 from . import dra
+from .extenders import ExtenderAnswers
 from .job import JobInfo
-from .node import NodeInfo, QueueInfo
+from .node import NodeInfo, NodeUsage, QueueInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -164,6 +165,10 @@ class Snapshot:
     claim_index: dict[str, dra.Claim] | None = None
     # How ``dra_slices`` reads a slice (the caller's records keep what was read for the next snapshot).
     slice_reader: Callable[[Obj], dra.SliceDevices | None] = dra.read_slice_or_none
+    # The conf's HTTP extender's answers, asked by the runtime before the session (None: not asked).
+    extender: ExtenderAnswers | None = None
+    # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
+    node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
 
@@ -193,6 +198,7 @@ class Snapshot:
         device_classes: Iterable[Obj] = (),
         resource_slices: Iterable[Obj] = (),
         resource_claims: Iterable[Obj] = (),
+        node_usage: Mapping[str, NodeUsage] | None = None,
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
     ) -> Snapshot:
@@ -271,5 +277,6 @@ class Snapshot:
             resource_claims=claims,
             claim_index=claim_index,
             slice_reader=records.slice,
+            node_usage=dict(node_usage or {}),
             orphans=orphans,
         )

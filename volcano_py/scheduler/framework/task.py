@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.revocable import revocable_zone
 from volcano_py.resources import QuantityError, Resource, pod_request
 
 from .decisions import ClaimWrite
@@ -75,6 +76,8 @@ class TaskInfo:
     # ``spec.schedulingGates`` is not empty: the API server refuses to bind the pod until they are removed,
     # so no action places it (a change of gates is a new pod version, read again).
     gated: bool = False
+    # Leave to run on revocable nodes (tdm): ``*`` or "" (``api.revocable``); part of ``class_key``.
+    revocable_zone: str = ""
     class_key: Hashable = None
     # The session's equivalence class for this task, set on first use (saves re-hashing ``class_key``).
     klass: Any = field(default=None, repr=False)
@@ -114,6 +117,7 @@ class TaskInfo:
         twin.tolerations = self.tolerations
         twin.host_ports = self.host_ports
         twin.gated = self.gated
+        twin.revocable_zone = self.revocable_zone
         twin.class_key = self.class_key
         twin.pod = self.pod
         twin.klass = None
@@ -180,6 +184,7 @@ class TaskInfo:
         affinity = dict(spec.get("affinity") or {})
         tolerations = tuple(spec.get("tolerations") or ())
         has_pod_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        zone = revocable_zone(annotations)
         device_key: Hashable = None
         if any(name in _DEVICE_RESOURCES for name in resreq):
             # Shared GPUs are placed per container and may be limited to card types: pods that differ there
@@ -205,6 +210,7 @@ class TaskInfo:
             # Self-(anti-)affinity depends on the pod's own labels, so they split classes only then.
             _freeze(labels) if has_pod_affinity else None,
             device_key,
+            zone,
         )
         return cls(
             uid=metadata.get("uid") or f"{namespace}/{name}",
@@ -228,6 +234,7 @@ class TaskInfo:
             host_ports=host_ports,
             gated=bool(spec.get("schedulingGates")),
             claims_used=bool(spec.get("resourceClaims")),
+            revocable_zone=zone,
             class_key=class_key,
             pod=pod,
         )

@@ -231,6 +231,15 @@ class CpsatPlugin:
             out[key] = np.minimum.reduce(columns) if len(columns) > 1 else columns[0]
         return out if len(out) <= 1 else None
 
+    def _pair_preference(self, ssn: Session, job: JobInfo) -> dict[tuple[str, str], int]:
+        """The job's wishes for pods of two tasks on one node (task-topology), summed over the plugins."""
+        out: dict[tuple[str, str], int] = {}
+        for tier in ssn.points.pair_preference:
+            for fn in tier:
+                for pair, score in fn(job).items():
+                    out[pair] = out.get(pair, 0) + score
+        return out
+
     def _problem(
         self,
         ssn: Session,
@@ -284,6 +293,7 @@ class CpsatPlugin:
         )
         gangs: list[Gang] = []
         by_gang: dict[str, dict[str, list[TaskInfo]]] = {}
+        prefer = self._pair_preference(ssn, job)
         for part in parts:
             role_need = dict(part.role_need)
             groups: dict[tuple[str, object], list[TaskInfo]] = {}
@@ -307,6 +317,13 @@ class CpsatPlugin:
                 tasks.append(TaskClass(name, _resource(names, vec), len(members_of), need, feasible))
                 by_name[name] = list(members_of)
             min_available = max(part.min_available, sum(t.min_member for t in tasks))
-            gangs.append(Gang(part.name, tuple(tasks), min_available, job.priority, part.topology))
+            roles = [(t.name, by_name[t.name][0].role) for t in tasks]
+            pairs = tuple(
+                (a, b, score)
+                for i, (a, role_a) in enumerate(roles)
+                for b, role_b in roles[i:]
+                if (score := prefer.get((role_a, role_b), 0))
+            )
+            gangs.append(Gang(part.name, tuple(tasks), min_available, job.priority, part.topology, pairs))
             by_gang[part.name] = by_name
         return PlacementProblem(node_classes, tuple(gangs), self.tree, self.likely(ssn)), by_gang

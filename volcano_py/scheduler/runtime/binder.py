@@ -34,6 +34,7 @@ from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
+    EVICTING_ACTIONS,
     Bind,
     ClaimWrite,
     Evict,
@@ -64,7 +65,7 @@ from volcano_py.scheduler.runtime.scheduled import (
 
 _log = get_logger(__name__)
 
-_NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
+NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
 def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
@@ -220,7 +221,7 @@ class Binder:
                 await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
-            except (ApiError, ClaimError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, ClaimError, *NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
                 # A pod already bound (by a previous leader) runs with its claims: they stay reserved for it.
                 already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
@@ -254,7 +255,7 @@ class Binder:
                 await claims.unreserve_claim(
                     self.client, write.namespace, write.name, write.uid, bind.uid, deallocate=wrote
                 )
-            except (ApiError, ClaimError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, ClaimError, *NETWORK_ERRORS) as exc:
                 # The resourceclaim controller removes a reservation of a pod that is gone; one of a pending
                 # pod stays until the pod is placed again, with the same devices.
                 _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
@@ -277,7 +278,7 @@ class Binder:
                 bind.name,
                 patch.condition("PodScheduled", "False", "SchedulerError", message),
             )
-        except (ApiError, *_NETWORK_ERRORS) as mark_exc:
+        except (ApiError, *NETWORK_ERRORS) as mark_exc:
             _log.warning("could not mark the pod unscheduled", pod=key, error=repr(mark_exc))
         pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
         self.recorder.record(pod, WARNING, "FailedScheduling", message)
@@ -289,7 +290,7 @@ class Binder:
                 await patch.set_nominated_node(
                     self.client, pipelined.namespace, pipelined.name, pipelined.node
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("nominating a node failed", pod=key, node=pipelined.node, error=repr(exc))
 
@@ -300,7 +301,7 @@ class Binder:
                 await patch.remove_scheduling_gate(
                     self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
                 )
-        except (ApiError, *_NETWORK_ERRORS) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             self._operation("ungate", "error", started)
             if not (isinstance(exc, ApiError) and exc.not_found):
                 _log.warning("removing the queue-allocation gate failed", pod=key, error=repr(exc))
@@ -314,7 +315,14 @@ class Binder:
         key = f"{evict.namespace}/{evict.name}"
         started = time.monotonic()
         message = evict.reason + (f" (preempted for {evict.preemptor})" if evict.preemptor else "")
-        action = "preempt" if evict.preemptor else "reclaim"
+        if evict.detail:
+            message = f"{message}: {evict.detail}"
+        # The core's evictions name their action (preempt, reclaim, shuffle); any other reason is reclaim's.
+        action = (
+            evict.reason
+            if evict.reason in EVICTING_ACTIONS
+            else ("preempt" if evict.preemptor else "reclaim")
+        )
         async with self._bind_slots:
             try:
                 await patch.set_pod_condition(
@@ -324,7 +332,7 @@ class Binder:
                     patch.condition("DisruptionTarget", "True", "PreemptionByScheduler", message),
                 )
                 await patch.delete_pod(self.client, evict.namespace, evict.name, evict.uid)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
@@ -421,7 +429,7 @@ class Binder:
             try:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
                 await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
                         "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
@@ -433,6 +441,6 @@ class Binder:
         async with self._status_slots:
             try:
                 await patch.patch_status(self.client, QUEUES, name, None, body)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))

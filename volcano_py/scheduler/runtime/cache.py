@@ -10,7 +10,8 @@ them the cache remembers two kinds of promise the binder made:
 * *claims* being written with a bind: a ResourceClaim counts as allocated and reserved for its pod until the
   watch shows it so (or the bind fails), so the next cycle does not hand its devices to another pod.
 
-The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
+It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
+carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from volcano_py.kube.kinds import (
 )
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
-from volcano_py.scheduler.core import ClusterObjects
+from volcano_py.scheduler.core import ClusterObjects, NodeUsage
 from volcano_py.scheduler.framework.decisions import ClaimWrite
 
 _log = get_logger(__name__)
@@ -117,6 +118,7 @@ class SchedulerCache:
         self.last_arrival = float("-inf")
         self.arrival = asyncio.Event()
         extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim}
+        self.node_usage: dict[str, NodeUsage] = {}
         self.informers: dict[str, Informer] = {
             field: self._informer(kind, extras.get(kind), optional=optional)
             for field, kind, optional in SESSION_KINDS
@@ -186,6 +188,19 @@ class SchedulerCache:
             and bool(old.get("schedulingGates"))
             and not spec.get("schedulingGates")
         )
+
+    def node_names(self) -> list[str]:
+        nodes = self.informers["nodes"].store.values()
+        return [str(node.get("metadata", {}).get("name", "")) for node in nodes]
+
+    def set_node_usage(self, usage: dict[str, NodeUsage]) -> None:
+        """The nodes' load as just read; a changed load is news (a node may have cooled below a threshold)."""
+        changed = {n: (u.cpu, u.memory) for n, u in usage.items()} != {
+            n: (u.cpu, u.memory) for n, u in self.node_usage.items()
+        }
+        self.node_usage = usage
+        if changed:
+            self.generation += 1
 
     def pod(self, key: str) -> Obj | None:
         return self.informers["pods"].store.get(key)
@@ -268,6 +283,7 @@ class SchedulerCache:
             **read,
             pods=self._pods_with_promises(),
             resource_claims=self._claims_with_promises(),
+            node_usage=self.node_usage,
             generation=self.generation,
         )
 
