@@ -68,11 +68,22 @@ def open_queue(queue: Obj) -> None:
     queue.setdefault("status", {})["state"] = "Open"
 
 
+def _freed_claim(claim: Obj, pod_uids: set[str]) -> Obj:
+    """The claim once the pods ``pod_uids`` are gone: a claim only they held is deallocated (as
+    kube-controller-manager does), so its DRA devices are free."""
+    status = claim.get("status") or {}
+    users = {str(r.get("uid")) for r in status.get("reservedFor") or ()}
+    if not users or not users <= pod_uids:
+        return claim
+    return {**claim, "status": {k: v for k, v in status.items() if k not in ("allocation", "reservedFor")}}
+
+
 def without_jobs(objs: ClusterObjects, view: Snapshot, victims: Iterable[str]) -> ClusterObjects:
     gone = set(victims)
     pod_uids = {t.uid for uid in gone for t in view.jobs[uid].tasks.values()}
     return replace(
         objs,
+        resource_claims=tuple(_freed_claim(c, pod_uids) for c in objs.resource_claims),
         pods=tuple(p for p in objs.pods if str((p.get("metadata") or {}).get("uid") or "") not in pod_uids),
         podgroups=tuple(
             pg
@@ -95,6 +106,7 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
         }
         node.setdefault("spec", {}).pop("unschedulable", None)
         added.append(node)
+    slices = tuple(_slices_like(objs.resource_slices, base, [name_of(n) for n in added]))
     hypernodes = objs.hypernodes
     if has_tree and added:
         # New nodes a HyperNode's selector does not already take arrive as one new rack, so a job bound to
@@ -116,7 +128,26 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
                 },
             }
             hypernodes = (*hypernodes, rack)
-    return replace(objs, nodes=(*objs.nodes, *added), hypernodes=hypernodes)
+    return replace(
+        objs,
+        nodes=(*objs.nodes, *added),
+        hypernodes=hypernodes,
+        resource_slices=(*objs.resource_slices, *slices),
+    )
+
+
+def _slices_like(slices: Iterable[Obj], base: str, names: list[str]) -> Iterable[Obj]:
+    """The template node's own ResourceSlices (its DRA devices), for each new node: a pool of its own."""
+    mine = [s for s in slices if (s.get("spec") or {}).get("nodeName") == base]
+    for name in names:
+        for piece in mine:
+            spec = piece.get("spec") or {}
+            pool = {**(spec.get("pool") or {}), "name": f"{(spec.get('pool') or {}).get('name')}-{name}"}
+            yield {
+                **piece,
+                "metadata": {"name": f"{name_of(piece)}-{name}"},
+                "spec": {**spec, "nodeName": name, "pool": pool},
+            }
 
 
 def set_weight(weight: int) -> Callable[[Obj], None]:

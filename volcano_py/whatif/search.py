@@ -360,6 +360,10 @@ def _add_nodes(
     biggest = max(target.pending_tasks, key=lambda t: (t.resreq.amount(GPU), sum(t.resreq.values())))
     main = _main(biggest.resreq)
     shapes = [n for n in view.nodes if n.ready and not n.unschedulable and biggest.resreq <= n.allocatable]
+    if any(t.claims_used for t in target.pending_tasks):
+        # Pods claiming DRA devices need nodes that have devices: shaped like one whose driver publishes some.
+        with_devices = {(s.get("spec") or {}).get("nodeName") for s in view.resource_slices}
+        shapes = [n for n in shapes if n.name in with_devices] or shapes
     if not shapes:
         notes.append(f"No node in the cluster is large enough for one of its pods ({biggest.resreq}).")
         return None
