@@ -548,3 +548,25 @@ def test_a_claim_shared_by_a_queues_pods_counts_once() -> None:
     )
     (team,) = [u for u in result.queue_updates if u.name == "team"]
     assert team.allocated.to_quantities()["deviceclass/gpu.example.com"] == "2"
+
+
+def test_a_selector_no_device_meets_is_named_in_the_reason() -> None:
+    # The class has the devices; the request's selector is what no node meets, so the reason quotes it.
+    check(
+        Scenario(
+            nodes=_nodes("n1"),
+            pods=[_pod("p", "p-gpu").obj()],
+            podgroups=[make_pg("p").obj()],
+            device_classes=[make_class()],
+            resource_slices=[make_slice("n1", [gpu("g0", memory="40Gi"), gpu("g1", memory="40Gi")])],
+            resource_claims=[make_claim("p-gpu", [request("gpus", 2, MEM80)], owner_pod="p")],
+            conf=PLAIN,
+            bind_count=0,
+            explains={
+                "p": [
+                    "1 node have fewer than 2 free gpu.example.com devices for ResourceClaim default/p-gpu "
+                    f"(request gpus) that match {MEM80}"
+                ]
+            },
+        )
+    )

@@ -427,7 +427,16 @@ def _matching(
             f"cannot be checked: DeviceClass {request.device_class} of ResourceClaim {claim.key} "
             f"(request {request.name}) does not exist"
         )
-    selectors = klass.selectors + request.selectors
+    return _select(klass.selectors + request.selectors, claim, request, devices, memo)
+
+
+def _select(
+    selectors: tuple[str, ...],
+    claim: Claim,
+    request: RequestSpec,
+    devices: Sequence[DeviceEntry],
+    memo: MatchMemo | None,
+) -> list[DeviceEntry] | NoFit:
     for expression in selectors:
         try:
             compile_selector(expression)
@@ -446,6 +455,26 @@ def _matching(
         elif verdict is not False:
             return NoFit(f"cannot be checked for ResourceClaim {claim.key}: {verdict}")
     return out
+
+
+def _short(
+    request: RequestSpec,
+    claim: Claim,
+    classes: Mapping[str, ClassSpec],
+    devices: Sequence[DeviceEntry],
+    held: set[DeviceId],
+    memo: MatchMemo | None,
+) -> NoFit:
+    """Why too few devices match: the request's own selectors, when the class alone would have had enough."""
+    what = f"{request.device_class} devices for ResourceClaim {claim.key} (request {request.name})"
+    klass = classes.get(request.device_class)
+    if request.selectors and klass is not None:
+        of_class = _select(klass.selectors, claim, request, devices, memo)
+        free = [] if isinstance(of_class, NoFit) else [d for d in of_class if d.id not in held]
+        if len(free) >= request.count:
+            chosen = " && ".join(request.selectors)
+            return NoFit(f"have fewer than {request.count} free {what} that match {chosen}")
+    return NoFit(f"have fewer than {request.count} free {what}")
 
 
 def choose_devices(
@@ -478,7 +507,7 @@ def choose_devices(
             else:
                 free = [d for d in matching if d.id not in held]
                 if len(free) < request.count:
-                    return NoFit(f"have fewer than {request.count} free {what}")
+                    return _short(request, claim, classes, devices, held, memo)
             applies = [
                 first + i
                 for i, c in enumerate(claim.constraints)
