@@ -7,7 +7,8 @@ Workloads, at 1,000 and 5,000 nodes of 8 GPUs / 96 CPUs / 768 GiB:
 Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given), ``volcano`` (Volcano's
 Helm-shipped volcano-scheduler.conf: the built-in conf plus binpack) and ``volcano-ci`` (the plugins of its
 volcano-scheduler-ci.conf: that plus sla, DRA-aware predicates and network-topology-aware, with
-enqueue/allocate/backfill run here); a ratio line compares volcano-ci with each other conf run.
+enqueue/allocate/backfill run here) and ``every-name`` (every action and plugin of Volcano's registries);
+a ratio line compares volcano-ci with each other conf run.
 
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
        [--conf default volcano volcano-ci] [--repeat 3] [--python-gc]
@@ -26,7 +27,7 @@ import time
 from typing import Any
 
 from volcano_py import log
-from volcano_py.scheduler.core import load_conf, run_session
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, load_conf, run_session
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
@@ -136,6 +137,7 @@ CONFS: dict[str, str | None] = {
     "default": None,
     "volcano": VOLCANO_SHIPPED_CONF,
     "volcano-ci": VOLCANO_CI_PLUGINS,
+    "every-name": EVERY_VOLCANO_NAME_CONF,
 }
 
 

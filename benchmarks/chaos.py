@@ -51,6 +51,11 @@ def main() -> None:
     parser.add_argument(
         "--work-dir", type=Path, help="logs of the scheduler and controller (default: a temp dir)"
     )
+    parser.add_argument(
+        "--scheduler-conf",
+        type=Path,
+        help="the scheduler's conf (default: volcano-py up's), e.g. one with shuffle and rescheduling",
+    )
     args = parser.parse_args()
     log.configure("warning")  # logs to stderr: stdout is the JSON alone
     work_dir = args.work_dir or Path(tempfile.mkdtemp(prefix="volcano-py-chaos-"))
@@ -61,6 +66,7 @@ def main() -> None:
         rounds=args.rounds,
         faults=tuple(args.faults),
         seed=args.seed,
+        **({"scheduler_conf": args.scheduler_conf.read_text()} if args.scheduler_conf else {}),
     )
     with DevCluster(out=sys.stderr) as cluster:
         progress(f"creating {args.nodes} nodes")
@@ -77,6 +83,7 @@ def main() -> None:
                 "jobs": args.jobs,
                 "rounds": args.rounds,
                 "seed": args.seed,
+                "scheduler_conf": str(args.scheduler_conf or "volcano-py up's"),
                 "cpus": os.cpu_count(),
                 **report.summary(),
                 "records": [

@@ -1,5 +1,6 @@
-"""Fixtures for any test directory: ``helm`` and ``promtool``, the pinned tools (built from their Go modules
-on first use, cached with the control-plane binaries). Without Go they skip; under ``CI=true`` they fail."""
+"""Fixtures for any test directory: ``helm``, ``promtool`` and ``prometheus``, the pinned tools (built from
+their Go modules on first use, cached with the control-plane binaries). Without Go they skip; under
+``CI=true`` they fail."""
 
 from __future__ import annotations
 
@@ -30,3 +31,8 @@ def helm() -> Path:
 @pytest.fixture(scope="session")
 def promtool() -> Path:
     return _tool("promtool")
+
+
+@pytest.fixture(scope="session")
+def prometheus() -> Path:
+    return _tool("prometheus")

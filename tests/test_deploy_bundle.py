@@ -22,7 +22,7 @@ JSON = dict[str, Any]
 # The most each role may ever hold, per (apiGroup, resource). Widening a role means widening this list too,
 # in review, next to the reason.
 WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
-    "volcano-py-scheduler": {
+    "volcano-scheduler": {
         ("", "nodes"): {"list", "watch"},
         ("", "pods"): {"list", "watch", "patch", "delete"},  # patch: the queue-allocation gate removed
         ("", "pods/binding"): {"create"},
@@ -33,12 +33,18 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("policy", "poddisruptionbudgets"): {"list", "watch"},
         ("", "resourcequotas"): {"list", "watch"},
         ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "patch"},
-        ("scheduling.volcano.sh", "queues"): {"list", "watch", "create"},
+        # create: the root and default queues at start-up; patch: proportion's recent-usage annotation.
+        ("scheduling.volcano.sh", "queues"): {"list", "watch", "create", "patch"},
         ("scheduling.volcano.sh", "queues/status"): {"patch"},
         ("topology.volcano.sh", "hypernodes"): {"list", "watch"},
         ("nodeinfo.volcano.sh", "numatopologies"): {"list", "watch"},
+        # DRA: a pod's claims are allocated and reserved for it before its bind (kube/claims.py).
+        ("resource.k8s.io", "deviceclasses"): {"list", "watch"},
+        ("resource.k8s.io", "resourceslices"): {"list", "watch"},
+        ("resource.k8s.io", "resourceclaims"): {"list", "watch", "get"},
+        ("resource.k8s.io", "resourceclaims/status"): {"update"},
     },
-    "volcano-py-controller": {
+    "volcano-controllers": {
         ("batch.volcano.sh", "jobs"): {"list", "watch", "get", "create", "delete"},
         ("batch.volcano.sh", "jobs/status"): {"update"},
         ("batch.volcano.sh", "cronjobs"): {"list", "watch"},
@@ -72,7 +78,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("admissionregistration.k8s.io", "validatingwebhookconfigurations"): {"create", "get", "update"},
     },
     # Read-only: the dashboard watches what it shows and never writes.
-    "volcano-py-dashboard": {
+    "volcano-dashboard": {
         ("", "nodes"): {"list", "watch"},
         ("", "pods"): {"list", "watch"},
         ("", "events"): {"list", "watch"},
@@ -84,10 +90,13 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("policy", "poddisruptionbudgets"): {"list", "watch"},
         ("", "resourcequotas"): {"list", "watch"},
         ("nodeinfo.volcano.sh", "numatopologies"): {"list", "watch"},
+        ("resource.k8s.io", "deviceclasses"): {"list", "watch"},
+        ("resource.k8s.io", "resourceslices"): {"list", "watch"},
+        ("resource.k8s.io", "resourceclaims"): {"list", "watch"},
     },
-    "volcano-py-dashboard-leases": {("coordination.k8s.io", "leases"): {"list", "watch"}},
-    "volcano-py-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
-    "volcano-py-controller-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
+    "volcano-dashboard-leases": {("coordination.k8s.io", "leases"): {"list", "watch"}},
+    "volcano-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
+    "volcano-controllers-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},
 }
 
 
@@ -171,6 +180,37 @@ def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(obj
     _one(objects, "Namespace", NAMESPACE)
 
 
+# A default Volcano install (`helm install volcano ... -n volcano-system`) names these objects so (its chart's
+# scheduler.yaml, controllers.yaml, admission.yaml); users' scripts say `logs deploy/volcano-scheduler`.
+VOLCANO_DEFAULT_NAMES = {
+    ("Deployment", "volcano-scheduler"),
+    ("Deployment", "volcano-controllers"),
+    ("ServiceAccount", "volcano-scheduler"),
+    ("ServiceAccount", "volcano-controllers"),
+    ("ClusterRole", "volcano-scheduler"),
+    ("ClusterRole", "volcano-controllers"),
+    ("ClusterRoleBinding", "volcano-scheduler-role"),
+    ("ClusterRoleBinding", "volcano-controllers-role"),
+    ("ConfigMap", "volcano-scheduler-configmap"),
+    ("Service", "volcano-scheduler-service"),
+    ("Service", "volcano-controllers-service"),
+    ("Service", "volcano-admission-service"),
+}
+
+
+def test_names_are_those_of_a_default_volcano_install(objects: list[JSON]) -> None:
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    assert VOLCANO_DEFAULT_NAMES - names == set()
+    # Ours alone (the dashboard, the leader-election Roles) carry the same release prefix; nothing else.
+    ours = {n for n in names - VOLCANO_DEFAULT_NAMES if n[0] not in ("CustomResourceDefinition", "Namespace")}
+    assert {name for _, name in ours} == {
+        "volcano-dashboard", "volcano-dashboard-role", "volcano-dashboard-leases",
+        "volcano-scheduler-leader-election", "volcano-controllers-leader-election",
+    }  # fmt: skip
+    controllers = _container(_one(objects, "Deployment", "volcano-controllers"))
+    assert "--webhook-service=volcano-system/volcano-admission-service" in controllers["args"]
+
+
 def test_rbac_stays_within_each_roles_whitelist(objects: list[JSON]) -> None:
     roles = [o for o in objects if o["kind"] in ("ClusterRole", "Role")]
     assert sorted(r["metadata"]["name"] for r in roles) == sorted(WHITELIST)
@@ -188,8 +228,8 @@ def test_rbac_stays_within_each_roles_whitelist(objects: list[JSON]) -> None:
 
 
 def test_leases_other_than_our_own_cannot_be_read_or_written(objects: list[JSON]) -> None:
-    for name, lease in (("volcano-py-scheduler-leader-election", "vc-scheduler"),
-                        ("volcano-py-controller-leader-election", "volcano-py-controller")):  # fmt: skip
+    for name, lease in (("volcano-scheduler-leader-election", "vc-scheduler"),
+                        ("volcano-controllers-leader-election", "volcano-py-controller")):  # fmt: skip
         for rule in _one(objects, "Role", name)["rules"]:
             if set(rule["verbs"]) & {"get", "update"}:
                 assert rule.get("resourceNames") == [lease]
@@ -200,9 +240,7 @@ def test_bindings_give_each_service_account_its_own_roles(objects: list[JSON]) -
         name = binding["metadata"]["name"]
         _one(objects, binding["roleRef"]["kind"], binding["roleRef"]["name"])
         account = next(
-            a
-            for a in ("volcano-py-scheduler", "volcano-py-dashboard", "volcano-py-controller")
-            if name.startswith(a) or a == "volcano-py-controller"
+            a for a in ("volcano-scheduler", "volcano-dashboard", "volcano-controllers") if name.startswith(a)
         )
         assert binding["subjects"] == [{"kind": "ServiceAccount", "name": account, "namespace": NAMESPACE}]
         _one(objects, "ServiceAccount", account)
@@ -217,7 +255,7 @@ def _container(deployment: JSON) -> JSON:
 
 @pytest.mark.parametrize(
     ("name", "command", "ready_path"),
-    [("volcano-py-scheduler", "scheduler", "/readyz"), ("volcano-py-controller", "controller", "/healthz")],
+    [("volcano-scheduler", "scheduler", "/readyz"), ("volcano-controllers", "controller", "/healthz")],
 )
 def test_deployment_runs_the_real_cli_safely(
     objects: list[JSON], name: str, command: str, ready_path: str
@@ -246,7 +284,7 @@ def test_deployment_runs_the_real_cli_safely(
 
 
 def test_scheduler_reads_volcanos_conf_from_the_configmap(objects: list[JSON]) -> None:
-    deployment = _one(objects, "Deployment", "volcano-py-scheduler")
+    deployment = _one(objects, "Deployment", "volcano-scheduler")
     container = _container(deployment)
     parsed = build_parser().parse_args([a.replace("$(POD_NAME)", "p") for a in container["args"]])
     conf_path = Path(parsed.scheduler_conf)
@@ -267,9 +305,9 @@ def test_scheduler_reads_volcanos_conf_from_the_configmap(objects: list[JSON]) -
 @pytest.mark.parametrize(
     ("service", "port", "target"),
     [
-        ("volcano-py-scheduler-metrics", 8080, "metrics"),
-        ("volcano-py-controller-metrics", 8081, "metrics"),
-        ("volcano-py-admission-service", 443, "webhook"),
+        ("volcano-scheduler-service", 8080, "metrics"),
+        ("volcano-controllers-service", 8081, "metrics"),
+        ("volcano-admission-service", 443, "webhook"),
     ],
 )
 def test_services_reach_a_named_container_port(
@@ -288,15 +326,15 @@ def test_services_reach_a_named_container_port(
 
 
 def test_dashboard_is_read_only_and_runs_the_real_cli(objects: list[JSON]) -> None:
-    for name in ("volcano-py-dashboard", "volcano-py-dashboard-leases"):
+    for name in ("volcano-dashboard", "volcano-dashboard-leases"):
         role = next(
             o for o in objects if o["kind"] in ("ClusterRole", "Role") and o["metadata"]["name"] == name
         )
         for rule in role["rules"]:
             assert set(rule["verbs"]) <= {"get", "list", "watch"}, f"{name} may write: {rule}"
-    deployment = _one(objects, "Deployment", "volcano-py-dashboard")
+    deployment = _one(objects, "Deployment", "volcano-dashboard")
     pod = deployment["spec"]["template"]["spec"]
-    assert pod["serviceAccountName"] == "volcano-py-dashboard"
+    assert pod["serviceAccountName"] == "volcano-dashboard"
     assert pod["securityContext"]["runAsNonRoot"] is True
     container = _container(deployment)
     parsed = build_parser().parse_args(container["args"])
@@ -305,4 +343,4 @@ def test_dashboard_is_read_only_and_runs_the_real_cli(objects: list[JSON]) -> No
     assert parsed.port == ports["http"] and parsed.host == "0.0.0.0"
     mounts = {m["mountPath"] for m in container["volumeMounts"]}
     assert parsed.scheduler_conf.rsplit("/", 1)[0] in mounts
-    _one(objects, "Service", "volcano-py-dashboard")
+    _one(objects, "Service", "volcano-dashboard")

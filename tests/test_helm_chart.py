@@ -3,6 +3,7 @@ do what their (Volcano) names say; bad values fail the render naming the key; ``
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -11,19 +12,30 @@ import pytest
 import yaml
 
 from volcano_py.api.admission_conf import ADMISSION_CONF_KEY, load_admission_conf
-from volcano_py.cli.deploy import chart_files
+from volcano_py.cli.deploy import BundleError, chart_files
 from volcano_py.cli.main import build_parser
 from volcano_py.scheduler.core import load_conf
 
 REPO = Path(__file__).resolve().parents[1]
 CHART, BUNDLE = REPO / "deploy" / "helm" / "volcano-py", REPO / "deploy" / "volcano-py.yaml"
 NAMESPACE = "volcano-system"
+# The release the bundle is: its objects get the names of a default Volcano install.
+RELEASE = "volcano"
 JSON = dict[str, Any]
 Key = tuple[str, str, str]
 
 
-def render(helm: Path, *sets: str, namespace: str = NAMESPACE, check: bool = True) -> list[JSON]:
-    args = [str(helm), "template", "volcano-py", str(CHART), "-n", namespace, "--include-crds"]
+def render(
+    helm: Path,
+    *sets: str,
+    namespace: str = NAMESPACE,
+    release: str = RELEASE,
+    values: Path | None = None,
+    check: bool = True,
+) -> list[JSON]:
+    args = [str(helm), "template", release, str(CHART), "-n", namespace, "--include-crds"]
+    if values is not None:
+        args += ["-f", str(values)]
     for item in sets:
         args += ["--set", item]
     done = subprocess.run(args, capture_output=True, text=True, timeout=60, check=False)
@@ -63,6 +75,19 @@ def test_chart_generated_files_are_committed_as_rendered() -> None:
     assert stale == [], "run `volcano-py deploy render` and commit the result"
 
 
+def test_a_copied_part_naming_an_object_outside_the_release_is_refused(tmp_path: Path) -> None:
+    parts = tmp_path / "parts"
+    shutil.copytree(REPO / "deploy" / "parts", parts)
+    dashboard = parts / "42-dashboard.yaml"
+    dashboard.write_text(
+        dashboard.read_text().replace("name: volcano-dashboard-leases", "name: dashboard-leases")
+    )
+    with pytest.raises(
+        BundleError, match=r"42-dashboard\.yaml: Role dashboard-leases is not named volcano-<comp"
+    ):
+        chart_files(parts, REPO / "crds")
+
+
 def test_default_render_is_the_bundle_object_by_object(helm: Path) -> None:
     bundle = {_key(o): o for o in yaml.safe_load_all(BUNDLE.read_text(encoding="utf-8")) if o}
     chart = {_key(o): o for o in render(helm)}
@@ -88,12 +113,50 @@ def test_another_namespace_reaches_every_namespaced_reference(helm: Path) -> Non
     }
     for binding in (o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
         assert binding["subjects"][0]["namespace"] == "batch-system"
-    assert _parsed_args(objects, "volcano-py-scheduler").lease_namespace == "batch-system"
-    controller = _parsed_args(objects, "volcano-py-controller")
-    assert controller.webhook_service == "batch-system/volcano-py-admission-service"
+    assert _parsed_args(objects, "volcano-scheduler").lease_namespace == "batch-system"
+    controller = _parsed_args(objects, "volcano-controllers")
+    assert controller.webhook_service == "batch-system/volcano-admission-service"
 
 
 _CLUSTER_SCOPED = {"CustomResourceDefinition", "ClusterRole", "ClusterRoleBinding"}
+
+
+def test_release_integration_has_the_deployments_volcanos_e2e_reads(helm: Path) -> None:
+    """Volcano's e2e "HyperNode controller runtime deploys exactly one HyperNode controller owner", against
+    the release its CI installs: `integration-controllers` owns HyperNode discovery (no
+    `-hyperNode-controller` in its args) and there is no standalone `integration-hypernode-controller`."""
+    objects = render(helm, release="integration")
+    deployments = {o["metadata"]["name"] for o in objects if o["kind"] == "Deployment"}
+    assert deployments == {"integration-scheduler", "integration-controllers", "integration-dashboard"}
+    assert "integration-hypernode-controller" not in deployments
+    args = _container(objects, "integration-controllers")["args"]
+    assert [a for a in args if "-hyperNode-controller" in a] == []
+    names = [o["metadata"]["name"] for o in objects if o["kind"] != "CustomResourceDefinition"]
+    assert [name for name in names if not name.startswith("integration-")] == []
+
+
+def test_every_reference_names_an_object_of_the_same_release(helm: Path, tmp_path: Path) -> None:
+    values = tmp_path / "values.yaml"
+    values.write_text(yaml.safe_dump({"custom": {"admission_config_override": ADMISSION_CONF}}))
+    objects = render(helm, release="integration", namespace="batch-system", values=values)
+    names = {(o["kind"], o["metadata"]["name"]) for o in objects}
+    for binding in (o for o in objects if o["kind"] in ("ClusterRoleBinding", "RoleBinding")):
+        assert (binding["roleRef"]["kind"], binding["roleRef"]["name"]) in names, binding["metadata"]["name"]
+        for subject in binding["subjects"]:
+            assert ("ServiceAccount", subject["name"]) in names, binding["metadata"]["name"]
+    for deployment in (o for o in objects if o["kind"] == "Deployment"):
+        pod = deployment["spec"]["template"]["spec"]
+        assert ("ServiceAccount", pod["serviceAccountName"]) in names
+        for volume in (v for v in pod["volumes"] if "configMap" in v):
+            assert ("ConfigMap", volume["configMap"]["name"]) in names
+    assert ("ConfigMap", "integration-admission-configmap") in names
+    controller = _parsed_args(objects, "integration-controllers")
+    assert controller.webhook_service == "batch-system/integration-admission-service"
+    assert ("Service", "integration-admission-service") in names
+    dashboard = build_parser().parse_args(_container(objects, "integration-dashboard")["args"])
+    assert dashboard.scheduler_metrics == "http://integration-scheduler-service.batch-system:8080/metrics"
+    assert ("Service", "integration-scheduler-service") in names
+
 
 CONF = 'actions: "enqueue, allocate"\ntiers:\n- plugins:\n  - name: gang\n  - name: predicates\n'
 
@@ -102,7 +165,7 @@ def test_scheduler_config_override_replaces_the_conf(helm: Path, tmp_path: Path)
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump({"custom": {"scheduler_config_override": CONF}}))
     done = subprocess.run(
-        [str(helm), "template", "volcano-py", str(CHART), "-n", NAMESPACE, "-f", str(values)],
+        [str(helm), "template", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(values)],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     objects = [o for o in yaml.safe_load_all(done.stdout) if o]
@@ -125,19 +188,19 @@ resourceGroups:
 def test_admission_config_override_reaches_the_controller_as_its_admission_conf(
     helm: Path, tmp_path: Path
 ) -> None:
-    assert "--admission-conf" not in " ".join(_container(render(helm), "volcano-py-controller")["args"])
+    assert "--admission-conf" not in " ".join(_container(render(helm), "volcano-controllers")["args"])
     values = tmp_path / "values.yaml"
     values.write_text(yaml.safe_dump({"custom": {"admission_config_override": ADMISSION_CONF}}))
     done = subprocess.run(
-        [str(helm), "template", "volcano-py", str(CHART), "-n", NAMESPACE, "-f", str(values)],
+        [str(helm), "template", RELEASE, str(CHART), "-n", NAMESPACE, "-f", str(values)],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     objects = [o for o in yaml.safe_load_all(done.stdout) if o]
     configmap = _one(objects, "ConfigMap", "volcano-admission-configmap")
     conf = load_admission_conf(configmap["data"][ADMISSION_CONF_KEY])
     assert [group.resource_group for group in conf.resource_groups] == ["management"]
-    path = Path(_parsed_args(objects, "volcano-py-controller").admission_conf)
-    pod = _one(objects, "Deployment", "volcano-py-controller")["spec"]["template"]["spec"]
+    path = Path(_parsed_args(objects, "volcano-controllers").admission_conf)
+    pod = _one(objects, "Deployment", "volcano-controllers")["spec"]["template"]["spec"]
     [volume] = [
         v for v in pod["volumes"] if v.get("configMap", {}).get("name") == "volcano-admission-configmap"
     ]
@@ -167,7 +230,7 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
         "custom.scheduler_feature_gates=SchedulingGatesQueueAdmission=true",
         "custom.admission_feature_gates=SchedulingGatesQueueAdmission=true",
     )
-    scheduler = _one(objects, "Deployment", "volcano-py-scheduler")
+    scheduler = _one(objects, "Deployment", "volcano-scheduler")
     pod = scheduler["spec"]["template"]["spec"]
     assert scheduler["spec"]["replicas"] == 2
     assert pod["nodeSelector"] == {"pool": "system"}
@@ -175,14 +238,14 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
     assert pod["containers"][0]["image"] == "ghcr.io/volcano-py/volcano-py:0.2.1"
     assert pod["containers"][0]["resources"]["limits"] == {"cpu": 4, "memory": "2Gi"}
     assert {"name": "VOLCANO_PY_LOG_LEVEL", "value": "debug"} in pod["containers"][0]["env"]
-    parsed = _parsed_args(objects, "volcano-py-scheduler")
+    parsed = _parsed_args(objects, "volcano-scheduler")
     assert parsed.schedule_period == 0.5 and parsed.scheduler_names == ["gpu-scheduler"]
     assert parsed.feature_gates == "SchedulingGatesQueueAdmission=true"
 
-    controller = _one(objects, "Deployment", "volcano-py-controller")["spec"]["template"]["spec"]
+    controller = _one(objects, "Deployment", "volcano-controllers")["spec"]["template"]["spec"]
     assert controller["nodeSelector"] == {"pool": "control"} and "tolerations" not in controller
     assert controller["containers"][0]["image"] == "ghcr.io/volcano-py/volcano-py:0.2.0"
-    parsed = _parsed_args(objects, "volcano-py-controller")
+    parsed = _parsed_args(objects, "volcano-controllers")
     assert (parsed.workers, parsed.scheduler_names) == (4, ["gpu-scheduler"])
     assert (parsed.webhook_failure_policy, parsed.webhook_timeout) == ("Ignore", 10)
     assert parsed.feature_gates == "SchedulingGatesQueueAdmission=true"
@@ -199,19 +262,22 @@ def test_switches_leave_out_what_they_turn_off(helm: Path) -> None:
         "custom.scheduler_metrics_enable=false",
     )
     names = {(o["kind"], o["metadata"]["name"]) for o in objects}
-    assert ("Service", "volcano-py-admission-service") not in names
-    assert ("Service", "volcano-py-scheduler-metrics") not in names
-    assert ("Service", "volcano-py-controller-metrics") in names
-    controller = _parsed_args(objects, "volcano-py-controller")
+    assert ("Service", "volcano-admission-service") not in names
+    assert ("Service", "volcano-scheduler-service") not in names
+    assert ("Service", "volcano-controllers-service") in names
+    controller = _parsed_args(objects, "volcano-controllers")
     assert controller.webhook_port == 0 and controller.leader_elect is False
-    assert [p["name"] for p in _container(objects, "volcano-py-controller")["ports"]] == ["metrics"]
-    assert _parsed_args(objects, "volcano-py-scheduler").leader_elect is False
+    assert [p["name"] for p in _container(objects, "volcano-controllers")["ports"]] == ["metrics"]
+    assert _parsed_args(objects, "volcano-scheduler").leader_elect is False
 
     only_controller = render(helm, "custom.scheduler_enable=false")
-    assert not [o for o in only_controller if o["metadata"]["name"].startswith("volcano-scheduler")]
-    assert ("Deployment", "volcano-py-scheduler") not in {
-        (o["kind"], o["metadata"]["name"]) for o in only_controller
-    }
+    # Its ServiceAccount and RBAC stay (generated from the parts, without a switch); its workload goes.
+    assert not [
+        o
+        for o in only_controller
+        if o["kind"] in ("Deployment", "Service", "ConfigMap")
+        and o["metadata"]["name"].startswith("volcano-scheduler")
+    ]
 
 
 @pytest.mark.parametrize(

@@ -85,6 +85,7 @@ class ChaosConfig:
     sentinels: int = (
         2  # high-priority 2-pod Jobs that run the whole time (their PodGroups' status is checked)
     )
+    scheduler_conf: str = UP_CONF  # e.g. with shuffle and rescheduling, so their evictions meet the faults
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.faults) - set(FAULT_KINDS))
@@ -266,7 +267,7 @@ class ChaosRun:
             credentials.kubeconfig(self.proxy.url, self.cluster.token, self.cluster.layout.serving_cert)
         )
         conf = config.work_dir / "volcano-scheduler.conf"
-        conf.write_text(UP_CONF)
+        conf.write_text(config.scheduler_conf)
         scheduler_metrics, controller_metrics, webhook = free_ports(3)
         python = [sys.executable, "-m", "volcano_py"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}

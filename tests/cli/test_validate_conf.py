@@ -36,15 +36,18 @@ def test_volcanos_ci_conf_file_loads(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "1 object(s) checked, 0 problem(s)" in capsys.readouterr().err
 
 
-def test_refused_plugin_in_a_configmap_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_refused_metrics_source_in_a_configmap_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "cm.yaml"
-    path.write_text(_configmap(HELM_CI.replace("name: sla", "name: usage")))
+    path.write_text(_configmap(HELM_CI + "metrics: {type: elasticsearch, address: 'http://es:9200'}\n"))
     assert main(["validate", str(path)]) == 1
     out = capsys.readouterr().out.strip().splitlines()
     assert out == [
         f"{path}: ConfigMap/volcano-system/volcano-scheduler-configmap: data[volcano-scheduler.conf]: "
-        "tiers[0].plugins[3]: plugin 'usage' is not supported by volcano-py: node load thresholds and "
-        "scoring need a metrics source (Prometheus), which volcano-py does not read; remove it"
+        "metrics.type: 'elasticsearch' is not supported: Elasticsearch is not read by volcano-py; use type: "
+        "prometheus with the address of a Prometheus that scrapes node-exporter (node_cpu_seconds_total, "
+        "node_memory_*)"
     ]
 
 

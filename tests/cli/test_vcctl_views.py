@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 import pytest
 
-from volcano_py.cli.vcctl import build_parser, objects, views
+from volcano_py.cli.vcctl import build_parser, commands, objects, views
+from volcano_py.cli.vcctl import main as vcctl_main
 from volcano_py.cli.vcctl.render import human_duration
+from volcano_py.forecast import Basis, Eta, Forecast
+from volcano_py.kube.client import ApiError
 
 NOW = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
 
@@ -137,3 +141,50 @@ def test_queue_object_refuses_bad_weight_and_state() -> None:
         objects.queue_object(name="q", weight=0, state="Open")
     with pytest.raises(objects.UsageError, match="--state: must be Open or Closed, got 'Closing'"):
         objects.queue_object(name="q", weight=1, state="Closing")
+
+
+def test_queue_get_lists_waiting_jobs_in_order_with_their_estimated_start() -> None:
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    etas = {
+        "default/a-u1": Eta(
+            "default/a-u1", "q", 1, 2, now + timedelta(minutes=9), Basis.DECLARED, shown="default/a"
+        ),
+        "default/b": Eta(
+            "default/b", "q", 2, 2, None, Basis.UNKNOWN, "no start within the horizon (7d ahead)"
+        ),
+        "default/c": Eta("default/c", "other", 1, 1, now, Basis.NOW),
+    }
+    text = views.queue_forecast(Forecast(now, etas), "q", "the built-in default conf")
+    assert text.splitlines()[1:] == [
+        "Waiting jobs in the scheduler's order, estimated starts from sessions of the built-in default conf "
+        "run forward:",
+        "Position   Job         Estimated start                          Basis",
+        "1          default/a   in 9m (2026-01-01T00:09:00Z)             declared",
+        "2          default/b   no start within the horizon (7d ahead)   unknown",
+    ]
+    assert views.queue_forecast(Forecast(now, {}), "q", "x") == "\nNo job waits in queue q.\n"
+
+
+class _QueueOnly:
+    """An API that lets the user read Queues and nothing else (RBAC as Volcano's vcctl needs it)."""
+
+    async def get(self, path: str, **_params: Any) -> dict[str, Any]:
+        if path.endswith("/queues/q"):
+            return {"metadata": {"name": "q"}, "spec": {"weight": 1}, "status": {"state": "Open"}}
+        raise ApiError(403, "Forbidden", f"cannot list {path}")
+
+    async def close(self) -> None:
+        pass
+
+
+def test_queue_get_without_rights_to_read_the_cluster_prints_the_table_and_says_why_no_forecast(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def client(_args: object) -> _QueueOnly:
+        return _QueueOnly()
+
+    monkeypatch.setattr(commands, "_client", client)
+    assert vcctl_main(["queue", "get", "-n", "q", "-k", "/nonexistent"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:3] == ["q", "1", "Open"]
+    assert out[3] == ("No forecast of its waiting jobs: cannot read the cluster (cannot list /api/v1/nodes)")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from datetime import UTC, datetime, timedelta
 
 from aiohttp.test_utils import TestClient, TestServer
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from volcano_py.api import constants as c
 from volcano_py.dashboard.server import Dashboard
 from volcano_py.dashboard.state import DashboardState
 from volcano_py.kube.store import EventType
@@ -70,3 +72,45 @@ async def test_pages_json_and_a_live_change() -> None:
         fragment = await (await client.get("/nodes?fragment=1")).text()
         assert re.search(r'id="gpu-free">0<', fragment)
     notifier.cancel()
+
+
+async def test_position_and_estimated_start_pages_and_json() -> None:
+    state = DashboardState(None, load_conf(None), conf_source="the built-in default conf")  # type: ignore[arg-type]
+    started = (datetime.now(UTC) - timedelta(minutes=10)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    running = make_pod("run-0").req(cpu="1", gpu=8).group("run").running("n0")
+    running = running.annotate(c.EXPECTED_RUNTIME_KEY, "1h").obj()
+    running["status"]["startTime"] = started
+    objects = {
+        "nodes": [make_node("n0", cpu="64", memory="256Gi", gpu=8).obj()],
+        "pods": [running, make_pod("want-0").req(cpu="1", gpu=8).group("want").obj()],
+        "podgroups": [make_pg("run", phase="Running").obj(), make_pg("want").obj()],
+        "queues": [make_queue("root").obj(), make_queue("default").obj()],
+    }
+    for kind, items in objects.items():
+        informer = state.informers[kind]
+        for i, item in enumerate(items):
+            item["metadata"]["resourceVersion"] = str(i + 1)
+        for delta in informer.store.replace(items):
+            informer._dispatch(delta)
+    async with TestClient(TestServer(Dashboard(state).app)) as client:
+        assert (await client.get("/api/eta.json")).status == 503  # not computed yet: said, not faked
+        assert state._store_forecast(state._forecast(state.derived().cluster))
+        body = json.loads(await (await client.get("/api/eta.json")).text())
+        [eta] = body["jobs"]
+        assert (eta["podgroup"], eta["position"], eta["waiting"], eta["basis"]) == (
+            "default/want",
+            1,
+            1,
+            "declared",
+        )
+        one = json.loads(await (await client.get("/api/eta/default/want.json")).text())
+        assert one["eta"] == eta and one["text"][0] == "Position: 1 of 1 waiting in queue default"
+        assert one["text"][1].startswith("Estimated start: in 50m (") or one["text"][1].startswith(
+            "Estimated start: in 49m ("
+        )
+        page = await (await client.get("/jobs/default/want")).text()
+        assert "Position and estimated start" in page and "Position: 1 of 1 waiting in queue default" in page
+        queues = await (await client.get("/queues?fragment=1")).text()
+        assert 'data-head="default/want" data-basis="declared"' in queues
+        jobs = await (await client.get("/jobs?fragment=1")).text()
+        assert 'data-position="1" data-basis="declared"' in jobs

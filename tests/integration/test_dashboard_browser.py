@@ -33,7 +33,7 @@ from volcano_py.resources import GPU, Resource
 
 pytestmark = pytest.mark.integration
 SYSTEM = "volcano-system"
-DASHBOARD_SA = f"system:serviceaccount:{SYSTEM}:volcano-py-dashboard"
+DASHBOARD_SA = f"system:serviceaccount:{SYSTEM}:volcano-dashboard"
 RBAC_KINDS = ("Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding")
 __all__ = ["env"]
 REPO = Path(__file__).resolve().parents[2]
@@ -130,7 +130,7 @@ def _dashboard_kubeconfig(cluster: Any, path: Path) -> str:
     parts = [REPO / "deploy" / "parts" / name for name in ("00-namespace.yaml", "42-dashboard.yaml")]
     docs = [d for p in parts for d in yaml.safe_load_all(p.read_text()) if d and d["kind"] in RBAC_KINDS]
     cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(docs))
-    made = cluster.kubectl("create", "token", "volcano-py-dashboard", "-n", SYSTEM, "--duration=1h")
+    made = cluster.kubectl("create", "token", "volcano-dashboard", "-n", SYSTEM, "--duration=1h")
     token = made.stdout.strip()
     config = yaml.safe_load(Path(cluster.kubeconfig).read_text())
     for user in config["users"]:

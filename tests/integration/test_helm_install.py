@@ -40,7 +40,7 @@ SYSTEM = "volcano-system"
 
 def _rendered(helm: Path, out: Path) -> list[dict[str, Any]]:
     done = subprocess.run(
-        [str(helm), "template", "volcano-py", str(CHART), "-n", SYSTEM, "--include-crds"],
+        [str(helm), "template", "volcano", str(CHART), "-n", SYSTEM, "--include-crds"],
         capture_output=True, text=True, timeout=60, check=True,
     )  # fmt: skip
     out.write_text(done.stdout)
@@ -111,19 +111,19 @@ async def test_chart_output_installs_and_runs_a_job(
             ns = ["-n", obj["metadata"]["namespace"]] if "namespace" in obj["metadata"] else []
             cluster.kubectl("get", obj["kind"].lower(), obj["metadata"]["name"], *ns)
 
-        scheduler_args, controller_args = (_args(objects, "volcano-py-scheduler"),
-                                           _args(objects, "volcano-py-controller"))  # fmt: skip
+        scheduler_args, controller_args = (_args(objects, "volcano-scheduler"),
+                                           _args(objects, "volcano-controllers"))  # fmt: skip
         conf = tmp_path / "volcano-scheduler.conf"
         configmap = _one(objects, "ConfigMap", "volcano-scheduler-configmap")
         conf.write_text(configmap["data"]["volcano-scheduler.conf"])
         scheduler_options = dataclasses.replace(
             scheduler_cli.options_from(scheduler_args),
-            kubeconfig=_token_kubeconfig(cluster, "volcano-py-scheduler", tmp_path / "s.kc"),
+            kubeconfig=_token_kubeconfig(cluster, "volcano-scheduler", tmp_path / "s.kc"),
             scheduler_conf=str(conf), metrics_host="127.0.0.1", metrics_port=0,
         )  # fmt: skip
         controller_options = dataclasses.replace(
             controller_cli.options_from(controller_args),
-            kubeconfig=_token_kubeconfig(cluster, "volcano-py-controller", tmp_path / "c.kc"),
+            kubeconfig=_token_kubeconfig(cluster, "volcano-controllers", tmp_path / "c.kc"),
             metrics_host="127.0.0.1", metrics_port=0, webhook_port=None,
         )  # fmt: skip
         for lease in (scheduler_options.lease_name, controller_options.lease_name):

@@ -42,8 +42,8 @@ RBAC_PARTS = (
     "21-rbac-controller.yaml",
 )
 SYSTEM = "volcano-system"
-SCHEDULER_SA = f"system:serviceaccount:{SYSTEM}:volcano-py-scheduler"
-CONTROLLER_SA = f"system:serviceaccount:{SYSTEM}:volcano-py-controller"
+SCHEDULER_SA = f"system:serviceaccount:{SYSTEM}:volcano-scheduler"
+CONTROLLER_SA = f"system:serviceaccount:{SYSTEM}:volcano-controllers"
 SCHEDULER_LEASE, CONTROLLER_LEASE = "vc-scheduler", "volcano-py-controller"
 
 
@@ -127,7 +127,7 @@ async def test_recorder_sees_a_real_denial(cluster: Any, denials: Denials, tmp_p
     """The watch on denials is not blind: the scheduler's token creating a pod is refused and recorded."""
     _apply_rbac(cluster)
     api = KubeClient(
-        await load_api_client(_service_account_kubeconfig(cluster, "volcano-py-scheduler", tmp_path / "kc"))
+        await load_api_client(_service_account_kubeconfig(cluster, "volcano-scheduler", tmp_path / "kc"))
     )
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "nope"},
            "spec": {"containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
@@ -146,8 +146,8 @@ async def test_roles_are_enough_for_a_full_job(
     _apply_rbac(cluster)
     for lease in (SCHEDULER_LEASE, CONTROLLER_LEASE):  # a holder left by an earlier run would make us wait
         cluster.kubectl("delete", "lease", lease, "-n", SYSTEM, "--ignore-not-found")
-    scheduler_kc = _service_account_kubeconfig(cluster, "volcano-py-scheduler", tmp_path / "scheduler.kc")
-    controller_kc = _service_account_kubeconfig(cluster, "volcano-py-controller", tmp_path / "controller.kc")
+    scheduler_kc = _service_account_kubeconfig(cluster, "volcano-scheduler", tmp_path / "scheduler.kc")
+    controller_kc = _service_account_kubeconfig(cluster, "volcano-controllers", tmp_path / "controller.kc")
     # The conf the Deployment mounts, so the shipped plugins run too.
     configmap = yaml.safe_load((PARTS / "30-scheduler-configmap.yaml").read_text())
     conf = tmp_path / "volcano-scheduler.conf"
@@ -248,9 +248,9 @@ async def test_controller_can_install_the_webhook_configurations(
     """The admission bootstrap (create, then replace on restart) works under the controller's token."""
     _apply_rbac(cluster)
     api = KubeClient(
-        await load_api_client(_service_account_kubeconfig(cluster, "volcano-py-controller", tmp_path / "kc"))
+        await load_api_client(_service_account_kubeconfig(cluster, "volcano-controllers", tmp_path / "kc"))
     )
-    service = {"namespace": SYSTEM, "name": "volcano-py-admission-service", "port": 443}
+    service = {"namespace": SYSTEM, "name": "volcano-admission-service", "port": 443}
     # Selects no object, so the shared cluster's other tests never call this (absent) server.
     nothing = {"matchLabels": {"volcano-py.io/rbac-test": "selects-nothing"}}
     try:

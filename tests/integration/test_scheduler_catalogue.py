@@ -33,6 +33,7 @@ from volcano_py.kube.kinds import (
     QUEUES,
     RESOURCEQUOTAS,
 )
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name
@@ -238,3 +239,27 @@ async def test_nodegroup_keeps_a_queues_pods_on_its_group(
     finally:
         with contextlib.suppress(ApiError):
             await api.delete(QUEUES.object_path(queue))
+
+
+async def test_a_conf_naming_every_volcano_name_runs_a_gang(
+    api: KubeClient, namespace: str, pool: str, start_scheduler: Any, tmp_path: Path
+) -> None:
+    """Every plugin and action of Volcano's registries in one conf: the scheduler starts with it and binds."""
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(EVERY_VOLCANO_NAME_CONF)
+    scheduler = f"vc-{pool}"
+    await start_scheduler(scheduler, scheduler_conf=str(conf))
+    await api.create(
+        PODGROUPS.collection_path(namespace),
+        {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": "every"},
+         "spec": {"minMember": 3, "queue": "default"}},
+    )  # fmt: skip
+    for i in range(3):
+        pod = pod_manifest(f"every-{i}", scheduler, pool, gpus=2, group="every")
+        await api.create(PODS.collection_path(namespace), pod)
+
+    async def gang_bound() -> bool:
+        current = await pods_by_name(api, namespace)
+        return all(current[f"every-{i}"]["spec"].get("nodeName") for i in range(3))
+
+    await wait_until(gang_bound, "the gang bound under the every-name conf", 30)

@@ -125,3 +125,76 @@ async def test_eviction_sets_disruption_target_before_delete(
         assert condition["status"] == "True" and "reclaimed by queue q2" in condition["message"]
     finally:
         await api.patch(PODS.object_path("victim", namespace), {"metadata": {"finalizers": None}})
+
+
+def _required(kind: str, app: str) -> dict[str, Any]:
+    term = {"labelSelector": {"matchLabels": {"app": app}}, "topologyKey": "kubernetes.io/hostname"}
+    return {kind: {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+async def test_topology_aware_preemption_evicts_the_pod_in_the_way_not_the_cheapest(
+    api: KubeClient, namespace: str, pool: str, start_scheduler: Any, tmp_path: Path
+) -> None:
+    """With ``enableTopologyAwarePreemption``, a preemptor anti-affine to the blockers evicts one blocker,
+    not the lower-priority bystander beside it that freeing room alone would pick."""
+    suffix = uuid.uuid4().hex[:6]
+    classes = {"low": 10, "mid": 100, "high": 1000}
+    names = {level: f"it-{level}-{suffix}" for level in classes}
+    for level, value in classes.items():
+        await api.create(
+            PRIORITY_CLASSES.collection_path(),
+            {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+             "metadata": {"name": names[level]}, "value": value},
+        )  # fmt: skip
+    conf = tmp_path / "volcano-scheduler.conf"
+    conf.write_text(
+        PREEMPT_CONF
+        + "configurations:\n- name: preempt\n  arguments:\n    enableTopologyAwarePreemption: true\n"
+    )
+    scheduler_name = f"vc-{pool}"
+
+    def pod(name: str, level: str, gpus: int, app: str, affinity: dict[str, Any]) -> dict[str, Any]:
+        manifest = pod_manifest(name, scheduler_name, pool, gpus=gpus)
+        manifest["metadata"]["labels"] = {"app": app}
+        manifest["spec"]["priorityClassName"] = names[level]
+        manifest["spec"]["affinity"] = affinity
+        return manifest
+
+    try:
+        await start_scheduler(scheduler_name, scheduler_conf=str(conf))
+        # One blocker and one bystander per node: 6 of each node's 8 GPUs stay free.
+        for i in range(2):
+            blocker = pod(f"blocker-{i}", "mid", 1, "blocker", _required("podAntiAffinity", "blocker"))
+            await api.create(PODS.collection_path(namespace), blocker)
+        for i in range(2):
+            bystander = pod(
+                f"bystander-{i}", "low", 1, "bystander", _required("podAntiAffinity", "bystander")
+            )
+            await api.create(PODS.collection_path(namespace), bystander)
+
+        async def four_bound() -> bool:
+            current = await pods_by_name(api, namespace)
+            return len(current) == 4 and all(p["spec"].get("nodeName") for p in current.values())
+
+        await wait_until(four_bound, "the blockers and bystanders bound", 30)
+        preemptor = pod("high", "high", 7, "preemptor", _required("podAntiAffinity", "blocker"))
+        await api.create(PODS.collection_path(namespace), preemptor)
+
+        async def high_bound() -> str:
+            return str((await pods_by_name(api, namespace))["high"]["spec"].get("nodeName") or "")
+
+        node = await wait_until(high_bound, "the preemptor bound where a blocker was", 60)
+        current = await pods_by_name(api, namespace)
+        gone = sorted(
+            name for name in ("blocker-0", "blocker-1", "bystander-0", "bystander-1")
+            if name not in current or current[name]["metadata"].get("deletionTimestamp")
+        )  # fmt: skip
+        assert len(gone) == 1 and gone[0].startswith("blocker-"), gone
+        assert any(e["reason"] == "Evict" for e in await events_for(api, namespace, gone[0]))
+        assert all(
+            current[name]["spec"]["nodeName"] != node for name in current if name.startswith("blocker-")
+        )
+    finally:
+        for name in names.values():
+            with contextlib.suppress(ApiError):
+                await api.delete(PRIORITY_CLASSES.object_path(name))

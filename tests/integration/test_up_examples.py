@@ -108,6 +108,7 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
             "tensorflow-job",
             "topology-job",
             "urgent-high",
+            "dra-gpu-job",
         ):
             assert f"Job/{example}" in names
         assert "Pod/plain-pod" in names

@@ -4,6 +4,7 @@ No server is involved: watch events are fed to the cache's informer stores the w
 """
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from kubernetes_asyncio import client as k8s_client
 from volcano_py.kube.binding import binding_body
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.store import EventType
+from volcano_py.scheduler.core import NodeUsage
+from volcano_py.scheduler.framework.decisions import ClaimWrite
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 
@@ -141,3 +144,50 @@ async def test_a_pod_whose_gates_are_removed_is_an_arrival(
     cache.arrival.clear()
     watch(cache, EventType.MODIFIED, then)
     assert cache.arrival.is_set() is arrives
+
+
+def _claim(rv: str, status: dict[str, Any] | None = None) -> dict[str, Any]:
+    meta = {"name": "c", "namespace": "ns", "uid": "cu", "resourceVersion": rv}
+    return {"metadata": meta, "spec": {"devices": {"requests": []}}, "status": status or {}}
+
+
+def watch_claim(cache: SchedulerCache, event: EventType, obj: dict[str, Any]) -> None:
+    informer = cache.informers["resource_claims"]
+    informer._dispatch(informer.store.apply(event, obj))
+
+
+async def test_a_claim_written_with_a_bind_counts_as_allocated_until_the_watch_shows_it(
+    cache: SchedulerCache,
+) -> None:
+    # Else the next cycle would offer the claim's devices to another pod while the write is on its way.
+    allocation = {"devices": {"results": [{"request": "r", "driver": "d", "pool": "p", "device": "g0"}]}}
+    watch_claim(cache, EventType.ADDED, _claim("1"))
+    cache.assume_claims("a", "u1", [ClaimWrite("ns", "c", "cu", allocation)])
+    (seen,) = cache.snapshot().resource_claims
+    assert seen["status"] == {
+        "allocation": allocation,
+        "reservedFor": [{"resource": "pods", "name": "a", "uid": "u1"}],
+    }
+    assert cache.informers["resource_claims"].store.get("ns/c") == _claim("1")
+    written = {"allocation": allocation, "reservedFor": [{"resource": "pods", "name": "a", "uid": "u1"}]}
+    watch_claim(cache, EventType.MODIFIED, _claim("2", written))
+    assert cache._claims == {}
+
+
+async def test_a_failed_bind_forgets_its_claims(cache: SchedulerCache) -> None:
+    watch_claim(cache, EventType.ADDED, _claim("1"))
+    cache.assume_claims("a", "u1", [ClaimWrite("ns", "c", "cu", {"devices": {"results": []}})])
+    cache.forget_claims("u1")
+    assert cache.snapshot().resource_claims == [_claim("1")]
+
+
+async def test_node_usage_reaches_the_snapshot_and_a_change_is_news(cache: SchedulerCache) -> None:
+    at = datetime(2026, 1, 1, 12, tzinfo=UTC)
+    cache.set_node_usage({"n0": NodeUsage(90.0, 10.0, at)})
+    first = cache.generation
+    assert cache.snapshot().node_usage == {"n0": NodeUsage(90.0, 10.0, at)}
+    cache.set_node_usage({"n0": NodeUsage(90.0, 10.0, at + timedelta(seconds=30))})
+    assert cache.generation == first  # the same load read again: nothing for a new cycle to decide
+    assert cache.snapshot().node_usage["n0"].collected_at == at + timedelta(seconds=30)
+    cache.set_node_usage({"n0": NodeUsage(20.0, 10.0, at)})
+    assert cache.generation == first + 1

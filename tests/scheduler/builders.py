@@ -146,6 +146,24 @@ class PodBuilder(_Builder):
             gates.append({"name": k.QUEUE_ALLOCATION_GATE_KEY})
         return self
 
+    def claim_template(self, entry: str, template: str, claim: str | None = None) -> Self:
+        """A ``spec.resourceClaims`` entry from a template; ``claim``: the claim the resourceclaim controller
+        made for it (in ``status.resourceClaimStatuses``), None while it has not."""
+        self._body["spec"].setdefault("resourceClaims", []).append(
+            {"name": entry, "resourceClaimTemplateName": template}
+        )
+        if claim is not None:
+            statuses = self._body["status"].setdefault("resourceClaimStatuses", [])
+            statuses.append({"name": entry, "resourceClaimName": claim})
+        return self
+
+    def claim(self, entry: str, claim: str) -> Self:
+        """A ``spec.resourceClaims`` entry naming a (shareable) claim."""
+        self._body["spec"].setdefault("resourceClaims", []).append(
+            {"name": entry, "resourceClaimName": claim}
+        )
+        return self
+
     def preemptable(self, value: bool) -> Self:
         self._body["metadata"].setdefault("annotations", {})[k.PREEMPTABLE_KEY] = str(value).lower()
         return self

@@ -124,8 +124,13 @@ class Cluster:
         reclaimable: bool | None = None,
         priority: int = 0,
         state: str = "Open",
+        dequeue_strategy: str | None = None,
+        annotations: dict[str, str] | None = None,
+        weight: int = 1,
     ) -> Cluster:
-        spec: dict[str, Any] = {"weight": 1, "priority": priority}
+        spec: dict[str, Any] = {"weight": weight, "priority": priority}
+        if dequeue_strategy:
+            spec["dequeueStrategy"] = dequeue_strategy
         if parent:
             spec["parent"] = parent
         if deserved:
@@ -136,7 +141,8 @@ class Cluster:
             spec["capability"] = capability
         if reclaimable is not None:
             spec["reclaimable"] = reclaimable
-        self.queues.append({"metadata": {"name": name}, "spec": spec, "status": {"state": state}})
+        metadata: dict[str, Any] = {"name": name, "annotations": dict(annotations or {})}
+        self.queues.append({"metadata": metadata, "spec": spec, "status": {"state": state}})
         return self
 
     def job(
@@ -160,6 +166,7 @@ class Cluster:
         pod_priority: str | None = None,
         pending_priority: str | None = None,
         phase: str | None = None,
+        affinity: dict[str, Any] | None = None,
     ) -> Cluster:
         """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
 
@@ -195,6 +202,8 @@ class Cluster:
                 pod_spec["priorityClassName"] = klass
             if preemption_policy:
                 pod_spec["preemptionPolicy"] = preemption_policy
+            if affinity:
+                pod_spec["affinity"] = affinity
             if on:
                 pod_spec["nodeName"] = on
             annotations = {k.KUBE_GROUP_NAME_KEY: name, **(pod_annotations or {})}

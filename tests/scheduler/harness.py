@@ -24,6 +24,9 @@ class Scenario:
     queues: Sequence[Obj] = ()
     priority_classes: Sequence[Obj] = ()
     numatopologies: Sequence[Obj] = ()
+    device_classes: Sequence[Obj] = ()
+    resource_slices: Sequence[Obj] = ()
+    resource_claims: Sequence[Obj] = ()
     conf: str | None = None
     # pod name -> node name, exactly the set of binds expected (None: don't check)
     binds: Mapping[str, str] | None = None
@@ -49,6 +52,9 @@ def run(scenario: Scenario) -> SessionResult:
         queues=scenario.queues,
         priority_classes=scenario.priority_classes,
         numatopologies=scenario.numatopologies,
+        device_classes=scenario.device_classes,
+        resource_slices=scenario.resource_slices,
+        resource_claims=scenario.resource_claims,
     )
     return run_session(
         snapshot, load_conf(scenario.conf), NOW, features=parse_feature_gates(scenario.features)

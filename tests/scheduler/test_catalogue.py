@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from tests.scheduler.evict_harness import Cluster
 from volcano_py.scheduler.builtin import default_registry
-from volcano_py.scheduler.core import ConfError, load_conf
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, ConfError, load_conf
 
 # The same content as the three confs Volcano's Helm chart ships (installer/helm/chart/volcano/config/).
 HELM_DEFAULT = """\
@@ -64,13 +65,16 @@ def test_ci_conf_runs_its_plugins() -> None:
 
 # Volcano's registry (pkg/scheduler/plugins/factory.go, actions/factory.go), less deviceshare and numa-aware.
 WORKING_PLUGINS = [
-    "binpack", "capacity", "cdp", "conformance", "drf", "gang", "network-topology-aware", "nodegroup",
-    "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "resource-strategy-fit",
-    "resourcequota", "sla",
+    "binpack", "capacity", "cdp", "conformance", "drf", "extender", "gang", "network-topology-aware",
+    "nodegroup", "nodeorder", "overcommit", "pdb", "predicates", "priority", "proportion", "rescheduling",
+    "resource-strategy-fit", "resourcequota", "sla", "task-topology", "tdm", "usage",
 ]  # fmt: skip
-REFUSED_PLUGINS = ["extender", "rescheduling", "task-topology", "tdm", "usage"]
-WORKING_ACTIONS = ["allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim"]
-REFUSED_ACTIONS = ["shuffle"]
+REFUSED_PLUGINS: list[str] = []
+WORKING_ACTIONS = [
+    "allocate", "backfill", "enqueue", "gangpreempt", "gangreclaim", "preempt", "reclaim", "shuffle",
+]  # fmt: skip
+REFUSED_ACTIONS: list[str] = []
+EVERY_NAME_CONF = EVERY_VOLCANO_NAME_CONF
 
 
 def _one_plugin(name: str) -> str:
@@ -82,26 +86,10 @@ def test_registry_plugin_loads(name: str) -> None:
     assert load_conf(_one_plugin(name)).plugin_names() == [name]
 
 
-@pytest.mark.parametrize("name", REFUSED_PLUGINS)
-def test_registry_plugin_refused_with_reason(name: str) -> None:
-    with pytest.raises(ConfError, match=rf"plugin '{name}' is not supported by volcano-py: .+; "):
-        load_conf(_one_plugin(name))
-
-
 @pytest.mark.parametrize("name", WORKING_ACTIONS)
 def test_registry_action_loads(name: str) -> None:
     text = f'actions: "{name}"\ntiers:\n- plugins:\n  - name: gang\n'
     assert load_conf(text).actions == (name,)
-
-
-def test_shuffle_refused_with_reason() -> None:
-    with pytest.raises(ConfError, match=r"actions: 'shuffle' is not supported by volcano-py: .*rescheduling"):
-        load_conf('actions: "enqueue, allocate, shuffle"\ntiers:\n- plugins:\n  - name: gang\n')
-    with pytest.raises(ConfError, match=r"configurations\[0\]: 'shuffle' is not supported"):
-        load_conf(
-            'actions: "allocate"\ntiers:\n- plugins:\n  - name: gang\n'
-            "configurations:\n- name: shuffle\n  arguments: {}\n"
-        )
 
 
 def test_every_volcano_name_is_accounted_for() -> None:
@@ -110,6 +98,14 @@ def test_every_volcano_name_is_accounted_for() -> None:
     assert set(REFUSED_PLUGINS) == set(registry.refused_plugins)
     assert set(WORKING_ACTIONS) <= set(registry.actions)
     assert set(REFUSED_ACTIONS) == set(registry.refused_actions)
+
+
+def test_a_conf_naming_every_volcano_name_loads_and_runs_a_session() -> None:
+    conf = load_conf(EVERY_NAME_CONF)
+    assert set(conf.plugin_names()) == {*WORKING_PLUGINS, "numa-aware", "deviceshare"}
+    assert set(conf.actions) == set(WORKING_ACTIONS)
+    cluster = Cluster().nodes_named("n", 2, cpu=8).job("gang", cpu="2", pending=4, min_member=4)
+    assert cluster.run(EVERY_NAME_CONF).bound == {f"gang-{i}" for i in range(4)}
 
 
 def _with_args(plugin: str, args: dict[str, object]) -> str:
@@ -149,7 +145,8 @@ ARGUMENTS = [
     ("sla", {"sla-waiting-time": "soon"}, "sla-waiting-time' must be a positive duration"),
     ("nodegroup", {"strict": False, "enablePreferredOrder": True}, None),
     ("capacity", {"capacity.DynamicResourceAllocationEnable": False}, None),
-    ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, "DRA claims are not allocated"),
+    ("capacity", {"capacity.DynamicResourceAllocationEnable": True}, None),
+    ("capacity", {"capacity.DRAConsumableCapacityEnable": True}, "consumable capacity"),
     ("capacity", {"ancestorReclaimLevel": 2}, "ancestorReclaimLevel is not supported"),
     (
         "network-topology-aware",
@@ -185,6 +182,9 @@ ARGUMENTS = [
         "max-hypernodes: 4 is not supported",
     ),
     ("cdp", {"cooldown": "1m"}, "unknown argument(s) cooldown"),
+    ("task-topology", {"task-topology.weight": 10}, None),
+    ("task-topology", {"task-topology.weight": -1}, "task-topology.weight"),
+    ("task-topology", {"weight": 2}, "unknown argument(s) weight"),
 ]
 
 
@@ -203,10 +203,17 @@ def test_plugin_arguments(plugin: str, args: dict[str, object], refusal: str | N
     ("action", "args", "refusal"),
     [
         ("preempt", {"minCandidateNodesPercentage": 10, "predicateErrorCacheEnable": True}, None),
+        ("preempt", {"enableTopologyAwarePreemption": True, "topologyAwarePreemptWorkerNum": 4}, None),
+        ("preempt", {"minCandidateNodesPercentage": 101}, "must be between 0 and 100, got 101"),
         (
-            "preempt",
+            "reclaim",
             {"enableTopologyAwarePreemption": True},
-            "enableTopologyAwarePreemption is not supported",
+            "enableTopologyAwarePreemption is read by the preempt action only",
+        ),
+        (
+            "gangpreempt",
+            {"enableTopologyAwarePreemption": True},
+            "enableTopologyAwarePreemption is read by the preempt action only",
         ),
         ("gangpreempt", {"maxDomains": 4, "allowWholeBundle": True}, None),
         ("gangreclaim", {"allowWholeBundle": False}, "allowWholeBundle: false is not supported"),

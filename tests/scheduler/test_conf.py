@@ -91,7 +91,7 @@ BAD = [
         id="drf-hierarchy-with-proportion",
     ),
     pytest.param(
-        'actions: "allocate"\nconfigurations:\n- name: shuffle\n  arguments: {}',
+        'actions: "allocate"\nconfigurations:\n- name: shufle\n  arguments: {}',
         "configurations[0]",
         id="configuration-for-unknown-action",
     ),

@@ -310,3 +310,24 @@ def test_a_conf_that_validates_jobs_before_gang_keeps_every_cycle_a_session() ->
     core.run(cluster.state(), later, NOW)
     arrive(cluster, 2)
     assert core.run(cluster.state(), later, NOW).quiet
+
+
+SHUFFLE_CONF = """
+actions: "allocate, shuffle"
+tiers:
+- plugins: [{name: gang}]
+- plugins: [{name: predicates}, {name: rescheduling, arguments: {interval: 1m}}]
+"""
+
+
+def test_a_conf_with_shuffle_runs_a_session_every_cycle_and_carries_its_timers() -> None:
+    cluster = Cluster()
+    core = default_core(("volcano",))
+    conf = core.load_conf(SHUFFLE_CONF)
+    assert core.needs_every_period(conf) and not core.needs_every_period(core.load_conf(None))
+    for minute in range(3):
+        outcome = core.run(cluster.state(), conf, NOW + timedelta(minutes=minute))
+        cluster.echo(outcome)
+        assert not outcome.quiet  # shuffle's plugins act on their own clock, with nothing waiting
+    # rescheduling's interval started at the first session and ran again once a minute had passed.
+    assert core.timers["rescheduling"] == (NOW + timedelta(minutes=2)).timestamp()

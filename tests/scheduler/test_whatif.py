@@ -321,3 +321,33 @@ def test_a_victim_is_named_by_the_volcano_job_that_owns_its_podgroup() -> None:
     assert [s.text() for s in answer.suggestions][1] == (
         "free 8 nvidia.com/gpu on node n0 by ending or preempting default/run"
     )
+
+
+def test_a_pod_claiming_devices_is_offered_nodes_with_devices_and_the_end_of_whoever_holds_them() -> None:
+    from tests.scheduler.dra_builders import DRIVER, gpus, make_claim, make_class, request
+
+    holder = make_pod("old-0").req(cpu="1").group("old").claim("gpu", "old-gpu").obj()
+    holder["spec"]["nodeName"] = "n0"
+    holder["status"]["phase"] = "Running"
+    held = make_claim(
+        "old-gpu", [request(count=2)], allocated=[(DRIVER, "n0", "gpu-0"), (DRIVER, "n0", "gpu-1")],
+        node="n0", reserved_for=["old-0"],
+    )  # fmt: skip
+    want = make_pod("want-0").req(cpu="1").group("want").claim_template("gpu", "two", "want-gpu").obj()
+    objs = ClusterObjects(
+        nodes=(
+            make_node("n0", cpu="8", memory="32Gi").obj(),
+            make_node("n1", cpu="64", memory="256Gi").obj(),
+        ),
+        pods=(holder, want),
+        podgroups=(make_pg("old").obj(), make_pg("want").obj()),
+        queues=(make_queue("default").obj(),),
+        device_classes=(make_class(),),
+        resource_slices=(gpus("n0", 2),),
+        resource_claims=(held, make_claim("want-gpu", [request(count=2)], owner_pod="want-0")),
+    )
+    answer = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW)
+    texts = [s.text() for s in answer.suggestions]
+    assert "nothing short of 1 more node like n0" in texts, texts
+    ends = [c for s in answer.suggestions for c in s.changes if isinstance(c, EndJobs)]
+    assert [e.jobs for e in ends] == [("default/old",)], texts

@@ -60,3 +60,26 @@ def test_a_running_job_whose_podgroup_still_says_it_waits_for_pods_is_placed() -
     assert why_lines(job("Pending"), podgroup("Inqueue", [condition]))[-1] == (
         "Why pending: Not enough valid tasks for gang-scheduling, valid: 0, min: 1"
     )
+
+
+@pytest.mark.parametrize(
+    ("affinity", "note"),
+    [
+        ("ps,worker", None),
+        (
+            "ps,chef",
+            "Note: task-topology annotations ignored (volcano.sh/task-topology-affinity: task 'chef' is not "
+            "a task of this job (its tasks: ps, worker); name one of them); the job is placed as if it had "
+            "none, as Volcano does: fix the annotation and the next session follows it.",
+        ),
+    ],
+    ids=["good", "names-a-task-the-job-lacks"],
+)
+def test_an_ignored_task_topology_is_told(affinity: str, note: str | None) -> None:
+    tf = job("Running")
+    tf["spec"] = {"tasks": [{"name": "ps"}, {"name": "worker"}]}
+    pg = podgroup("Running")
+    pg["metadata"]["annotations"] = {"volcano.sh/task-topology-affinity": affinity}
+    lines = why_lines(tf, pg)
+    assert lines[2] == "Not pending: the scheduler placed this job."
+    assert lines[3:] == ([note] if note else [])

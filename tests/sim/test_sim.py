@@ -9,6 +9,8 @@ import pytest
 
 from volcano_py.cli.main import main
 from volcano_py.resources import Resource
+from volcano_py.scheduler.core import load_conf
+from volcano_py.sim.cluster import EPOCH
 from volcano_py.sim.engine import Simulator
 from volcano_py.sim.policies import conf_for
 from volcano_py.sim.report import percentile, summary
@@ -162,3 +164,15 @@ def test_shared_gpu_openb_places_fractions_per_card(tmp_path: Path) -> None:
 def test_shared_gpus_are_refused_for_synthetic(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit, match="--shared-gpus is for openb"):
         main(["sim", "synthetic", "--shared-gpus"])
+
+
+def test_a_periodic_plugins_clock_runs_on_simulated_time() -> None:
+    work = Workload((_node("n0"),), (_job("a", 0, 100), _job("b", 0, 50)), name="two")
+    conf = load_conf(
+        'actions: "enqueue, allocate, shuffle"\ntiers:\n- plugins:\n  - name: gang\n'
+        "  - name: rescheduling\n    arguments: {interval: 1h}\n"
+    )
+    sim = Simulator(work, conf, period=1.0)
+    sim.run()
+    # The interval started at the first simulated session (the epoch), not at the wall clock's now.
+    assert sim.timers == {"rescheduling": EPOCH.timestamp()}

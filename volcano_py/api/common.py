@@ -219,6 +219,35 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=sign * seconds)
 
 
+def human_duration(seconds: float) -> str:
+    """``95s``, ``4m10s``, ``3h``, ``2d5h`` — the kubectl AGE format (ages, and the
+    forecast's "in 4m10s")."""
+    if seconds < -1:
+        return "<invalid>"
+    secs = max(0, int(seconds))
+    if secs < 120:
+        return f"{secs}s"
+    minutes = secs // 60
+    if minutes < 10:
+        rest = secs % 60
+        return f"{minutes}m{rest}s" if rest else f"{minutes}m"
+    if minutes < 180:
+        return f"{minutes}m"
+    hours = minutes // 60
+    if hours < 8:
+        rest = minutes % 60
+        return f"{hours}h{rest}m" if rest else f"{hours}h"
+    if hours < 48:
+        return f"{hours}h"
+    days = hours // 24
+    if hours < 24 * 8:
+        rest = hours % 24
+        return f"{days}d{rest}h" if rest else f"{days}d"
+    if days < 365 * 2:
+        return f"{days}d"
+    return f"{days // 365}y{days % 365}d" if days < 365 * 8 else f"{days // 365}y"
+
+
 def _check_duration(value: Any) -> Any:
     if not isinstance(value, str):
         raise ValueError(f"{value!r} is not a duration (write it as a string like '30s', '10m' or '1h30m')")
@@ -241,6 +270,12 @@ def _parse_time(value: Any) -> Any:
             ) from None
         return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
     return value
+
+
+def parse_time(text: str) -> datetime:
+    """An RFC 3339 time as metav1.Time is written (UTC when it names no zone); ValueError otherwise."""
+    parsed: datetime = _parse_time(text)
+    return parsed
 
 
 def format_time(value: datetime) -> str:

@@ -105,6 +105,13 @@ HIERARCHY_KEY: Final = "volcano.sh/hierarchy"
 HIERARCHY_WEIGHTS_KEY: Final = "volcano.sh/hierarchy-weights"
 PREEMPTABLE_KEY: Final = "volcano.sh/preemptable"
 COOLDOWN_TIME_KEY: Final = "volcano.sh/cooldown-time"
+# Queue annotation written by this scheduler: its decayed recent usage (see api/recent_usage.py).
+RECENT_USAGE_KEY: Final = "volcano-py.io/recent-usage"
+# How long a job's pods are expected to run once started (a Go duration), on a pod, a PodGroup or a Volcano
+# Job (its PodGroup carries it): read by the position-and-ETA forecast (docs/queues.md), never enforced.
+EXPECTED_RUNTIME_KEY: Final = "volcano-py.io/expected-runtime"
+# Owners whose pods serve until deleted rather than run to completion: the forecast expects no end of theirs.
+SERVING_OWNER_KINDS: Final = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController"})
 REVOCABLE_ZONE_KEY: Final = "volcano.sh/revocable-zone"
 NODE_GROUP_NAME_KEY: Final = "volcano.sh/nodegroup-name"  # node label read by the nodegroup plugin
 NODE_GROUP_RESOURCE_LIMITS_KEY: Final = "volcano.sh/nodegroup-resource-limits"  # queue annotation

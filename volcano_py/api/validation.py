@@ -3,7 +3,9 @@
 Three layers, in order: the model (types, enums, ranges -- what the CRD schema enforces too), unknown fields
 (which the API server would silently prune, so a typo like ``replica:`` is lost without a word), and the
 cross-field rules of Volcano's admission (``job_rules``, ``rules``). Objects of other kinds are skipped,
-except plain Pods, whose spec we read when ``schedulerName: volcano``.
+except plain Pods, whose spec we read when ``schedulerName: volcano``, and DRA's DeviceClasses, ResourceClaims
+and ResourceClaimTemplates, whose selectors must compile and whose requests the scheduler must be able to
+allocate (``dra_rules``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,13 @@ from volcano_py.api.batch import Job
 from volcano_py.api.bus import Command
 from volcano_py.api.crd import crd_for, openapi_schema
 from volcano_py.api.cron import CronJob
+from volcano_py.api.dra import (
+    DEVICE_CLASS_KIND,
+    RESOURCE_API_VERSION,
+    RESOURCE_CLAIM_KIND,
+    RESOURCE_CLAIM_TEMPLATE_KIND,
+)
+from volcano_py.api.dra_rules import validate_dra_object
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
 from volcano_py.api.jdb import check_jdb_annotations
@@ -61,6 +70,11 @@ KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
     (constants.FLOW_API_VERSION, constants.JOBFLOW_KIND): JobFlow,
     (constants.FLOW_API_VERSION, constants.JOBTEMPLATE_KIND): JobTemplate,
 }
+# Dynamic Resource Allocation: what the scheduler can allocate of these is checked too (``dra_rules``).
+DRA_KINDS: Final = frozenset(
+    (RESOURCE_API_VERSION, kind)
+    for kind in (DEVICE_CLASS_KIND, RESOURCE_CLAIM_KIND, RESOURCE_CLAIM_TEMPLATE_KIND)
+)
 _GROUP_VERSIONS: Final = {api_version.split("/")[0]: api_version for api_version in constants.VOLCANO_KINDS}
 NOT_VOLCANO: Final = "not a Volcano kind, not checked"
 NOT_MODELLED: Final = "a Volcano kind volcano-py does not model yet, not checked"
@@ -102,7 +116,11 @@ def unchecked_reason(obj: Any) -> str | None:
     if not isinstance(obj, Mapping) or _type_problems(obj):
         return None
     api_version, kind = obj["apiVersion"], obj["kind"]
-    if (api_version, kind) in KINDS or (api_version, kind) == ("v1", "Pod"):
+    if (
+        (api_version, kind) in KINDS
+        or (api_version, kind) == ("v1", "Pod")
+        or (api_version, kind) in DRA_KINDS
+    ):
         return None
     group = api_version.split("/")[0]
     if group not in _GROUP_VERSIONS:
@@ -223,6 +241,8 @@ def validate_object(obj: Any) -> list[Problem]:
         return [Problem("", f"expected a mapping (a Kubernetes object), got {type(obj).__name__}")]
     if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
         return _validate_pod(obj)
+    if (devices := validate_dra_object(obj)) is not None:
+        return devices
     info = crd_for(str(obj.get("apiVersion")), str(obj.get("kind")))
     if info is not None and (too_wide := integer_range_problems(obj, openapi_schema(info))):
         return too_wide

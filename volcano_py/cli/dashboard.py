@@ -29,7 +29,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--scheduler-metrics",
         metavar="URL",
-        help="the scheduler's /metrics URL, for its cycle time (e.g. http://volcano-py-scheduler-metrics."
+        help="the scheduler's /metrics URL, for its cycle time (e.g. http://volcano-scheduler-service."
         "volcano-system:8080/metrics)",
     )
     parser.add_argument(
@@ -41,6 +41,12 @@ def register(subparsers: Any) -> None:
         type=float,
         default=10.0,
         help="seconds one what-would-make-it-run search may take (default 10; the job page fills it in)",
+    )
+    parser.add_argument(
+        "--forecast-seconds",
+        type=float,
+        default=10.0,
+        help="seconds one position-and-estimated-start forecast may take (default 10; redone on changes)",
     )
     parser.add_argument(
         "--scheduler-name",
@@ -81,6 +87,7 @@ def _run(args: argparse.Namespace) -> int:
             lease_namespace=args.lease_namespace,
             lease_name=args.lease_name,
             whatif_seconds=args.whatif_seconds,
+            forecast_seconds=args.forecast_seconds,
             scheduler_names=tuple(args.scheduler_names or (c.SCHEDULER_NAME,)),
         )
         asyncio.run(_serve(options))

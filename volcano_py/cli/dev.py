@@ -80,7 +80,8 @@ def register(subparsers: Any) -> None:
     restart.set_defaults(func=_restart)
 
     build = commands.add_parser(
-        "build", help="build (or find cached) every binary the tests use: control plane, helm, promtool"
+        "build",
+        help="build (or find cached) every binary the tests use: control plane, helm, promtool, prometheus",
     )
     build.set_defaults(func=_build)
 

@@ -185,13 +185,15 @@ def _start_cluster(args: argparse.Namespace) -> DevCluster:
     cluster = DevCluster(run_dir)
     began = time.monotonic()
     cluster.start()
-    cluster.create_nodes(
+    names = cluster.create_nodes(
         args.nodes,
         cpu=args.cpu,
         memory=args.memory,
         gpus=args.gpus_per_node,
         topology=Topology(nodes_per_rack=args.nodes_per_rack),
     )
+    # The same GPUs as DRA devices of a fake driver (gpu.example.com), for ResourceClaims.
+    cluster.publish_fake_gpus(names, args.gpus_per_node)
     with tempfile.TemporaryDirectory(prefix="volcano-py-crds-") as tmp:
         for info in CRDS:
             (Path(tmp) / f"{info.group}_{info.plural}.yaml").write_text(render_crd(info))

@@ -22,6 +22,7 @@ class DashboardOptions:
     lease_namespace: str = "volcano-system"
     lease_name: str = "vc-scheduler"
     whatif_seconds: float = 10.0
+    forecast_seconds: float = 10.0
     scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
 
     def __post_init__(self) -> None:
@@ -29,6 +30,8 @@ class DashboardOptions:
             raise ValueError(f"--port {self.port}: must be 0-65535 (0 picks a free one)")
         if self.whatif_seconds <= 0:
             raise ValueError(f"--whatif-seconds {self.whatif_seconds}: must be > 0")
+        if self.forecast_seconds <= 0:
+            raise ValueError(f"--forecast-seconds {self.forecast_seconds}: must be > 0")
 
 
 async def run_dashboard(
@@ -57,6 +60,7 @@ async def run_dashboard(
             lease_name=options.lease_name,
             metrics_url=options.scheduler_metrics,
             whatif_seconds=options.whatif_seconds,
+            forecast_seconds=options.forecast_seconds,
             scheduler_names=options.scheduler_names,
         )
         await serve(state, host=options.host, port=options.port, stop=stop, started=started)

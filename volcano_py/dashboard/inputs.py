@@ -1,14 +1,18 @@
-"""Reading what a what-if needs from the API once (``vcctl job why``) and the conf what-ifs run with (both
-``vcctl job why`` and the dashboard)."""
+"""Reading what a what-if and a forecast need from the API once (``vcctl job why``, ``vcctl queue get``), and
+the conf both run with (``vcctl`` and the dashboard)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api.common import now_time
+from volcano_py.forecast import Bounds, Forecast, forecast
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import (
     SESSION_KINDS,
+    VOLCANO_JOBS,
     ResourceKind,
 )
 from volcano_py.scheduler.core import ClusterObjects, SchedulerConf, load_conf, load_conf_file
@@ -54,19 +58,31 @@ async def scheduler_conf(client: KubeClient, path: str | None) -> tuple[Schedule
     return load_conf(None), "the built-in default conf"
 
 
-async def what_if(
-    client: KubeClient,
-    podgroup: JSON,
-    job: JSON | None,
-    *,
-    conf_path: str | None,
-    budget: Budget,
-) -> tuple[WhatIf, str]:
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """The cluster as read once: what a session reads, the Volcano Jobs, and the conf (and where from)."""
+
+    objects: ClusterObjects
+    jobs: tuple[JSON, ...]
+    conf: SchedulerConf
+    source: str
+
+
+async def read(client: KubeClient, conf_path: str | None) -> Reading:
     objects = await read_objects(client)
+    jobs = await _items(client, VOLCANO_JOBS, optional=True)
     conf, source = await scheduler_conf(client, conf_path)
+    return Reading(objects, jobs, conf, source)
+
+
+def what_if(reading: Reading, podgroup: JSON, job: JSON | None, *, budget: Budget) -> WhatIf:
     meta = podgroup["metadata"]
     key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
     now = now_time()
+    objects = reading.objects
     extra = missing_pods(job, key, objects.pods, created=now)
-    answer = what_would_make_it_run(objects, key, conf, now=now, extra_pods=extra, budget=budget)
-    return answer, source
+    return what_would_make_it_run(objects, key, reading.conf, now=now, extra_pods=extra, budget=budget)
+
+
+def eta(reading: Reading, *, bounds: Bounds) -> Forecast:
+    return forecast(reading.objects, reading.conf, datetime.now(UTC), jobs=reading.jobs, bounds=bounds)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from html import escape
 from urllib.parse import quote
 
+from volcano_py.forecast import Forecast
 from volcano_py.resources import GPU
 
 from .node_views import GpuTotals, Group, NodeCell
@@ -71,7 +72,19 @@ def bar(queue: str, b: Bar) -> str:
     )
 
 
-def queues_table(rows: Sequence[QueueRow]) -> str:
+def _head_start(forecast: Forecast | None, queue: str) -> str:
+    """When the queue's first waiting job is expected to start (``-``: none waits, or no forecast yet)."""
+    etas = forecast.queue(queue) if forecast is not None else []
+    if not etas or forecast is None:
+        return '<td class="eta">-</td>'
+    head = etas[0]
+    return (
+        f'<td class="eta" data-head="{e(head.name)}" data-basis="{e(head.basis.value)}">'
+        f"{e(head.name)}: {e(head.in_text(forecast.now))} ({e(head.basis.value)})</td>"
+    )
+
+
+def queues_table(rows: Sequence[QueueRow], forecast: Forecast | None = None) -> str:
     if not rows:
         return "<p>No queues.</p>"
     body = []
@@ -82,11 +95,13 @@ def queues_table(rows: Sequence[QueueRow]) -> str:
             f"{e(q.name)}{' <em>over deserved</em>' if q.overused else ''}</td>"
             f"<td>{q.weight}</td><td>{e(q.state)}</td>"
             f'<td class="num" data-pending="{q.pending_jobs}">{q.pending_jobs}</td>'
-            f'<td class="num" data-running="{q.running_jobs}">{q.running_jobs}</td><td>{bars}</td></tr>'
+            f'<td class="num" data-running="{q.running_jobs}">{q.running_jobs}</td>'
+            f"{_head_start(forecast, q.name)}<td>{bars}</td></tr>"
         )
     return (
         '<table class="queues"><thead><tr><th>queue</th><th>weight</th><th>state</th><th>pending jobs</th>'
-        "<th>running jobs</th><th>allocated / deserved / capability</th></tr></thead>"
+        "<th>running jobs</th><th>first waiting job starts</th><th>allocated / deserved / capability</th>"
+        "</tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>"
         '<p class="legend"><span class="swatch fill"></span> allocated <span class="swatch deserved"></span> '
         'deserved <span class="swatch capability"></span> capability; bar width = the cluster\'s total</p>'
@@ -104,7 +119,17 @@ def events_href(namespace: str, kind: str, name: str) -> str:
     return f"/events/{quote(namespace)}/{quote(kind)}/{quote(name)}"
 
 
-def jobs_table(rows: Sequence[JobRow], *, limit: int | None = None) -> str:
+def _eta_cell(row: JobRow, forecast: Forecast | None) -> str:
+    eta = forecast.etas.get(f"{row.namespace}/{row.podgroup}") if forecast is not None else None
+    if eta is None or forecast is None:
+        return '<td class="eta">-</td>'
+    return (
+        f'<td class="eta" data-position="{eta.position}" data-basis="{e(eta.basis.value)}">'
+        f"{eta.position} of {eta.waiting}: {e(eta.in_text(forecast.now))} ({e(eta.basis.value)})</td>"
+    )
+
+
+def jobs_table(rows: Sequence[JobRow], *, limit: int | None = None, forecast: Forecast | None = None) -> str:
     if not rows:
         return "<p>No jobs.</p>"
     shown = rows if limit is None else rows[:limit]
@@ -115,19 +140,23 @@ def jobs_table(rows: Sequence[JobRow], *, limit: int | None = None) -> str:
             f'<td><a href="{job_href(r)}">{e(r.key)}</a></td><td>{e(r.kind)}</td><td>{e(r.queue)}</td>'
             f'<td class="phase">{e(r.phase)}</td>'
             f'<td class="num">{r.running}/{r.tasks} (min {r.min_available})</td>'
-            f'<td class="num">{e(r.age)}</td><td class="reason">{e(r.reason)}</td></tr>'
+            f'<td class="num">{e(r.age)}</td>{_eta_cell(r, forecast)}'
+            f'<td class="reason">{e(r.reason)}</td></tr>'
         )
     more = (
         f'<p><a href="/jobs">all {len(rows)} jobs</a></p>' if limit is not None and len(rows) > limit else ""
     )
     return (
         '<table class="jobs"><thead><tr><th>job</th><th>kind</th><th>queue</th><th>phase</th>'
-        "<th>running/tasks</th><th>age</th><th>why pending (the scheduler's words)</th></tr></thead>"
+        "<th>running/tasks</th><th>age</th><th>position: estimated start (basis)</th>"
+        "<th>why pending (the scheduler's words)</th></tr></thead>"
         f"<tbody>{''.join(body)}</tbody></table>{more}"
     )
 
 
-def job_page(row: JobRow, why_text: str, whatif_html: str, pods: Sequence[tuple[str, str, str]]) -> str:
+def job_page(
+    row: JobRow, why_text: str, eta_text: str, whatif_html: str, pods: Sequence[tuple[str, str, str]]
+) -> str:
     pod_rows = "".join(
         f"<tr><td>{e(name)}</td><td>{e(phase)}</td><td>{e(node or '-')}</td></tr>"
         for name, phase, node in pods
@@ -141,6 +170,7 @@ def job_page(row: JobRow, why_text: str, whatif_html: str, pods: Sequence[tuple[
         + (f' · <a href="{events}">PodGroup</a>' if events else "")
         + "</p><h2>Why (as <code>vcctl job why</code> says)</h2>"
         f'<pre id="why">{e(why_text)}</pre>'
+        f'<h2>Position and estimated start</h2><pre id="eta">{e(eta_text)}</pre>'
         f'<h2>What would make it run</h2><section id="whatif">{whatif_html}</section>'
         f"<h2>Pods</h2><table><thead><tr><th>pod</th><th>phase</th><th>node</th></tr></thead>"
         f"<tbody>{pod_rows or '<tr><td colspan=3>none yet</td></tr>'}</tbody></table>"

@@ -4,7 +4,8 @@ Pages: ``/`` (health, GPU totals, queues, waiting jobs), ``/queues``, ``/jobs``,
 ``vcctl job why`` text and the what-if), ``/nodes`` (GPUs by HyperNode), ``/health``, and
 ``/events/{ns}/{kind}/{name}``. ``?fragment=1`` returns only ``<main>``'s content, which is what
 ``/static/app.js`` swaps in when ``/stream`` says something changed. ``/api/overview.json`` and
-``/api/whatif/{ns}/{name}.json`` serve the same numbers to scripts. Read-only: nothing here writes to the API.
+``/api/whatif/{ns}/{name}.json``, ``/api/eta.json`` and ``/api/eta/{ns}/{name}.json`` (position and estimated
+start) serve the same numbers to scripts. Read-only: nothing here writes to the API.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from urllib.parse import quote
 from aiohttp import web
 
 from volcano_py.api import constants as c
+from volcano_py.forecast import job_section
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import EVENTS
 from volcano_py.log import get_logger
@@ -54,6 +56,8 @@ class Dashboard:
         routes.add_get("/static/{file}", self.static)
         routes.add_get("/api/overview.json", self.overview_json)
         routes.add_get("/api/whatif/{namespace}/{name}.json", self.whatif_json)
+        routes.add_get("/api/eta.json", self.eta_json)
+        routes.add_get("/api/eta/{namespace}/{name}.json", self.job_eta_json)
         routes.add_get("/healthz", self.healthz)
         self._static: dict[str, bytes] = {}
 
@@ -112,6 +116,9 @@ class Dashboard:
         derived = self.state.derived()
         return views.queue_rows(derived.cluster, derived.snapshot, self.state.deserved)
 
+    def _queues_table(self) -> str:
+        return render.queues_table(self._queue_rows(), self.state.forecast)
+
     async def overview(self, request: web.Request) -> web.Response:
         now = _now()
         derived = self.state.derived()
@@ -122,18 +129,19 @@ class Dashboard:
             + render.totals_line(node_views.gpu_totals(derived.cells))
             + render.health_block(self.state.health(now))
             + "<h2>Queues</h2>"
-            + render.queues_table(self._queue_rows())
+            + self._queues_table()
             + f"<h2>Waiting jobs ({len(waiting)})</h2>"
-            + render.jobs_table(waiting, limit=OVERVIEW_JOBS)
+            + render.jobs_table(waiting, limit=OVERVIEW_JOBS, forecast=self.state.forecast)
         )
         return self._page(request, "Overview", main)
 
     async def queues(self, request: web.Request) -> web.Response:
-        return self._page(request, "Queues", "<h1>Queues</h1>" + render.queues_table(self._queue_rows()))
+        return self._page(request, "Queues", "<h1>Queues</h1>" + self._queues_table())
 
     async def jobs(self, request: web.Request) -> web.Response:
         rows = views.job_rows(self.state.derived().cluster, _now())
-        return self._page(request, "Jobs", f"<h1>Jobs ({len(rows)})</h1>" + render.jobs_table(rows))
+        table = render.jobs_table(rows, forecast=self.state.forecast)
+        return self._page(request, "Jobs", f"<h1>Jobs ({len(rows)})</h1>" + table)
 
     async def nodes(self, request: web.Request) -> web.Response:
         derived = self.state.derived()
@@ -203,7 +211,14 @@ class Dashboard:
             if p["metadata"].get("namespace") == namespace
             and (p["metadata"].get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY) == row.podgroup
         ]
-        return self._page(request, row.key, render.job_page(row, why_text, whatif_html, sorted(pods)))
+        page = render.job_page(row, why_text, self._eta_text(row), whatif_html, sorted(pods))
+        return self._page(request, row.key, page)
+
+    def _eta_text(self, row: views.JobRow) -> str:
+        forecast = self.state.forecast
+        if forecast is None:
+            return "The forecast is being computed (sessions of the scheduler's conf run forward)…\n"
+        return job_section(forecast, f"{row.namespace}/{row.podgroup}", self.state.conf_source)
 
     async def events(self, request: web.Request) -> web.Response:
         namespace = request.match_info["namespace"]
@@ -298,6 +313,28 @@ class Dashboard:
                 "text": answer.text(),
                 "sessions": answer.sessions,
                 "seconds": round(answer.seconds, 3),
+            }
+        )
+
+    async def eta_json(self, _request: web.Request) -> web.Response:
+        forecast = self.state.forecast
+        if forecast is None:
+            raise web.HTTPServiceUnavailable(text="the forecast is being computed; retry in a few seconds")
+        return web.json_response({**forecast.as_json(), "conf": self.state.conf_source})
+
+    async def job_eta_json(self, request: web.Request) -> web.Response:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        row, _job, _podgroup = self._find_job(namespace, name)
+        forecast = self.state.forecast
+        if forecast is None:
+            raise web.HTTPServiceUnavailable(text="the forecast is being computed; retry in a few seconds")
+        eta = forecast.etas.get(f"{namespace}/{row.podgroup}")
+        return web.json_response(
+            {
+                "job": row.key,
+                "now": forecast.as_json()["now"],
+                "waiting": eta is not None,
+                **({"eta": eta.as_json(), "text": eta.lines(forecast.now)} if eta is not None else {}),
             }
         )
 

@@ -3,8 +3,9 @@
 Informers (the scheduler's own list+watch code) keep every kind the pages show. Each change bumps
 ``generation`` and wakes the server-sent-event streams. Derived state is computed lazily, once per
 generation: the ``Cluster`` rows, and in a worker thread the queues' deserved shares (from one session of
-the scheduler's conf over the current objects, as the scheduler itself computes them) and the what-if
-answers the job pages ask for. Binds per second are counted from the pod watch (a pod of ours gaining a
+the scheduler's conf over the current objects, as the scheduler itself computes them), the forecast (each
+waiting job's position and estimated start, ``volcano_py.forecast``) and the what-if answers the job pages
+ask for. Binds per second are counted from the pod watch (a pod of ours gaining a
 node); the scheduling cycle time comes from the scheduler's ``/metrics`` when its URL is given.
 """
 
@@ -14,17 +15,20 @@ import asyncio
 import contextlib
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.common import format_time
+from volcano_py.forecast import Bounds, Forecast, forecast
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
+    DEVICE_CLASSES,
     EVENTS,
     HYPERNODES,
     LEASES,
@@ -35,7 +39,10 @@ from volcano_py.kube.kinds import (
     PODS,
     PRIORITY_CLASSES,
     QUEUES,
+    RESOURCE_CLAIMS,
+    RESOURCE_SLICES,
     RESOURCEQUOTAS,
+    VOLCANO_JOBS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType
@@ -48,12 +55,15 @@ from volcano_py.whatif.jobpods import missing_pods
 from . import node_views, views
 
 _log = get_logger(__name__)
-JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 Obj = dict[str, Any]
 # The component the scheduler's EventRecorder writes its events as (scheduler/runtime/runner.py).
 SCHEDULER_COMPONENT = "volcano"
 # A what-if answer is reused this long (live updates re-render the job page on every change).
 WHATIF_TTL = 15.0
+# A forecast is recomputed at least this often, changes or not: running pods age, and modelled runtimes
+# with them.
+FORECAST_MAX_AGE = 60.0
+T = TypeVar("T")
 
 
 def _stamp(now: datetime) -> str:
@@ -79,6 +89,7 @@ class DashboardState:
         lease_name: str = "vc-scheduler",
         metrics_url: str | None = None,
         whatif_seconds: float = 10.0,
+        forecast_seconds: float = 10.0,
         scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,),
     ) -> None:
         self.client = client
@@ -92,7 +103,8 @@ class DashboardState:
         self.binds: deque[float] = deque()
         self.cycle_ms: float | None = None
         self.deserved: dict[str, Resource] = {}
-        self._deserved_generation = -1
+        self.forecast: Forecast | None = None
+        self.forecast_bounds = Bounds(seconds=forecast_seconds)
         self._derived: Derived | None = None
         self._whatif: dict[str, tuple[float, WhatIf]] = {}
         self._running: dict[str, asyncio.Future[WhatIf]] = {}
@@ -101,7 +113,7 @@ class DashboardState:
             "pods": self._informer(PODS, self._on_pod),
             "podgroups": self._informer(PODGROUPS),
             "queues": self._informer(QUEUES),
-            "jobs": self._informer(JOBS, optional=True),
+            "jobs": self._informer(VOLCANO_JOBS, optional=True),
             "priorityclasses": self._informer(PRIORITY_CLASSES),
             "hypernodes": self._informer(HYPERNODES, optional=True),
             # Read by the scheduler's pdb, resourcequota and numa-aware plugins: the what-if needs them to
@@ -109,6 +121,9 @@ class DashboardState:
             "poddisruptionbudgets": self._informer(PODDISRUPTIONBUDGETS),
             "resourcequotas": self._informer(RESOURCEQUOTAS),
             "numatopologies": self._informer(NUMATOPOLOGIES, optional=True),
+            "deviceclasses": self._informer(DEVICE_CLASSES, optional=True),
+            "resourceslices": self._informer(RESOURCE_SLICES, optional=True),
+            "resourceclaims": self._informer(RESOURCE_CLAIMS, optional=True),
             "lease": self._informer(
                 LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
             ),
@@ -139,7 +154,12 @@ class DashboardState:
             for informer in self.informers.values():
                 group.create_task(informer.run())
             group.create_task(self._notify())
-            group.create_task(self._deserved_loop())
+            group.create_task(self._keep_fresh("deserved shares", self._shares, self._store_shares))
+            group.create_task(
+                self._keep_fresh(
+                    "the forecast", self._forecast, self._store_forecast, max_age=FORECAST_MAX_AGE
+                )
+            )
             if self.metrics_url:
                 group.create_task(self._scrape())
 
@@ -165,29 +185,59 @@ class DashboardState:
                 await asyncio.wait_for(self.changed.wait(), wait)
         return self.generation
 
-    async def _deserved_loop(self, interval: float = 5.0) -> None:
-        """The queues' deserved shares from one session per change: at most every ``interval`` seconds,
-        and never more than a tenth of the time (the session competes with page renders for the CPU)."""
-        pause = interval
+    async def _keep_fresh(
+        self,
+        what: str,
+        compute: Callable[[views.Cluster], T],
+        store: Callable[[T], bool],
+        *,
+        interval: float = 5.0,
+        max_age: float | None = None,
+    ) -> None:
+        """Recompute ``compute`` over the mirror after each change (and every ``max_age`` seconds): at most
+        every ``interval`` seconds, and never more than a tenth of the time (it runs sessions, which compete
+        with page renders for the CPU). ``store`` keeps the value and says whether the pages show anything
+        new, which the streams are then told."""
+        pause, seen, last = interval, -1, 0.0
         while True:
             await asyncio.sleep(pause)
-            if self.generation == self._deserved_generation:
+            stale = max_age is not None and time.monotonic() - last >= max_age
+            if self.generation == seen and not stale:
                 continue
             generation = self.generation
             derived = self.derived()
             began = time.monotonic()
             try:
-                shares = await asyncio.to_thread(self._shares, derived.cluster)
+                value = await asyncio.to_thread(compute, derived.cluster)
             except Exception:
-                _log.exception("deserved shares could not be computed")
+                _log.exception(f"{what} could not be computed")
                 continue
-            pause = max(interval, 10 * (time.monotonic() - began))
-            self._deserved_generation = generation
-            if shares != self.deserved:
-                self.deserved = shares
-                self.generation += 1  # the queue bars show them: let the streams know
+            last = time.monotonic()
+            pause = max(interval, 10 * (last - began))
+            seen = generation
+            if store(value):
+                self.generation += 1
                 if self.generation == generation + 1:
-                    self._deserved_generation = self.generation  # nothing else changed meanwhile
+                    seen = self.generation  # nothing else changed meanwhile
+
+    def _store_shares(self, shares: dict[str, Resource]) -> bool:
+        changed = shares != self.deserved
+        self.deserved = shares
+        return changed  # the queue bars show them
+
+    def _forecast(self, cluster: views.Cluster) -> Forecast:
+        return forecast(
+            cluster,
+            self.conf,
+            datetime.now(UTC),
+            jobs=cluster.jobs,
+            scheduler_names=self.scheduler_names,
+            bounds=self.forecast_bounds,
+        )
+
+    def _store_forecast(self, answer: Forecast) -> bool:
+        before, self.forecast = self.forecast, answer
+        return before is None or before.etas != answer.etas
 
     def _shares(self, cluster: views.Cluster) -> dict[str, Resource]:
         result = views.session_of(cluster, self.conf, _stamp(datetime.now(UTC)))
@@ -230,6 +280,9 @@ class DashboardState:
             pdbs=self.values("poddisruptionbudgets"),
             resource_quotas=self.values("resourcequotas"),
             numatopologies=self.values("numatopologies"),
+            device_classes=self.values("deviceclasses"),
+            resource_slices=self.values("resourceslices"),
+            resource_claims=self.values("resourceclaims"),
             scheduler_names=self.scheduler_names,
         )
         snapshot = views.snapshot_of(cluster)

@@ -10,11 +10,12 @@ import functools
 import json
 import subprocess
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
+from volcano_py.devcluster.dra import fake_gpu_driver
 from volcano_py.devcluster.nodes import GpuSharing, Topology, node_manifests
 
 NODES_PER_KUBECTL = 100
@@ -111,6 +112,15 @@ class ClusterObjects:
             interval=min(2.0, max(0.2, len(names) / 1000)),
         )
         return names
+
+    def publish_fake_gpus(self: ClusterAccess, nodes: Sequence[str], gpus: int) -> None:
+        """Publish ``gpus`` DRA devices per node as a GPU driver would (``devcluster.dra``)."""
+        manifests = fake_gpu_driver(nodes, gpus)
+        for i in range(0, len(manifests), NODES_PER_KUBECTL):
+            chunk = manifests[i : i + NODES_PER_KUBECTL]
+            self.kubectl(
+                "apply", "-f", "-", input=json.dumps({"apiVersion": "v1", "kind": "List", "items": chunk})
+            )
 
     def ready_nodes(self: ClusterAccess) -> set[str]:
         """Nodes that are Ready and carry none of the node.kubernetes.io/* taints.

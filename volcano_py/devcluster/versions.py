@@ -15,7 +15,8 @@ ETCD_VERSION = "v3.6.16"
 KWOK_VERSION = "v0.8.0"
 # Helm renders and lints deploy/helm/volcano-py in the tests; not needed to run a cluster.
 HELM_VERSION = "v3.22.0"
-# promtool checks deploy/prometheus/rules.yaml in the tests (the Prometheus module's own version tag).
+# promtool checks deploy/prometheus/rules.yaml in the tests, and prometheus serves the node load the `usage`
+# plugin reads in its real-cluster test (the Prometheus module's own version tag, one for both).
 PROMETHEUS_MODULE_VERSION = "v0.316.0"
 
 # kwok v0.8.0's go.mod says `go 1.26.0`; older toolchains cannot build it.
@@ -104,6 +105,14 @@ PROMTOOL = Component(
     version_marker=f"promtool, version {PROMETHEUS_MODULE_VERSION}",
 )
 
+PROMETHEUS = Component(
+    name="prometheus",
+    version=PROMETHEUS_MODULE_VERSION,
+    package="github.com/prometheus/prometheus/cmd/prometheus",
+    version_args=("--version",),
+    version_marker=f"prometheus, version {PROMETHEUS_MODULE_VERSION}",
+)
+
 # Build order: etcd is small and proves the toolchain works before the long Kubernetes compile.
 COMPONENTS: tuple[Component, ...] = (
     ETCD,
@@ -120,7 +129,7 @@ KUBERNETES_COMPONENTS: tuple[Component, ...] = (
     KUBECTL,
 )
 # Tools a developer and CI use around the cluster (`volcano-py dev build` builds them too; `dev up` does not).
-TOOLS: tuple[Component, ...] = (HELM, PROMTOOL)
+TOOLS: tuple[Component, ...] = (HELM, PROMTOOL, PROMETHEUS)
 
 # kwok's own stage files we run unchanged; copied next to the kwok binary when it is built so that starting a
 # cluster needs neither Go nor the module cache.

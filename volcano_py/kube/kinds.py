@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.api import constants as c
+from volcano_py.api import dra
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,7 @@ QUEUES: Final = ResourceKind(
 PODDISRUPTIONBUDGETS: Final = ResourceKind(
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True
 )
+VOLCANO_JOBS: Final = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 REPLICASETS: Final = ResourceKind("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
 RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota", namespaced=True)
 HYPERNODES: Final = ResourceKind(
@@ -60,6 +62,24 @@ HYPERNODES: Final = ResourceKind(
 )
 NUMATOPOLOGIES: Final = ResourceKind(
     c.NODEINFO_GROUP, c.NODEINFO_VERSION, c.NUMATOPOLOGY_PLURAL, c.NUMATOPOLOGY_KIND, namespaced=False
+)
+
+DEVICE_CLASSES: Final = ResourceKind(
+    dra.RESOURCE_GROUP, dra.RESOURCE_VERSION, dra.DEVICE_CLASS_PLURAL, dra.DEVICE_CLASS_KIND, namespaced=False
+)
+RESOURCE_SLICES: Final = ResourceKind(
+    dra.RESOURCE_GROUP,
+    dra.RESOURCE_VERSION,
+    dra.RESOURCE_SLICE_PLURAL,
+    dra.RESOURCE_SLICE_KIND,
+    namespaced=False,
+)
+RESOURCE_CLAIMS: Final = ResourceKind(
+    dra.RESOURCE_GROUP,
+    dra.RESOURCE_VERSION,
+    dra.RESOURCE_CLAIM_PLURAL,
+    dra.RESOURCE_CLAIM_KIND,
+    namespaced=True,
 )
 
 
@@ -94,4 +114,8 @@ SESSION_KINDS: Final[tuple[tuple[str, ResourceKind, bool], ...]] = (
     ("pdbs", PODDISRUPTIONBUDGETS, False),
     ("resource_quotas", RESOURCEQUOTAS, False),
     ("numatopologies", NUMATOPOLOGIES, True),
+    # Served from Kubernetes 1.34 on; an older API server is read as having no devices and no claims.
+    ("device_classes", DEVICE_CLASSES, True),
+    ("resource_slices", RESOURCE_SLICES, True),
+    ("resource_claims", RESOURCE_CLAIMS, True),
 )

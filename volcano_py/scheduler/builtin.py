@@ -17,6 +17,7 @@ from .actions.enqueue import Enqueue
 from .actions.gangnames import GangPreempt, GangReclaim
 from .actions.preempt import Preempt
 from .actions.reclaim import Reclaim
+from .actions.shuffle import Shuffle
 from .framework.registry import Registry
 from .plugins.binpack import BinpackPlugin
 from .plugins.capacity import CapacityPlugin
@@ -25,6 +26,7 @@ from .plugins.conformance import ConformancePlugin
 from .plugins.cpsat import CpsatPlugin
 from .plugins.deviceshare import DeviceSharePlugin
 from .plugins.drf import DrfPlugin
+from .plugins.extender import ExtenderPlugin
 from .plugins.gang import GangPlugin
 from .plugins.networktopology import NetworkTopologyAwarePlugin
 from .plugins.nodegroup import NodeGroupPlugin
@@ -35,39 +37,17 @@ from .plugins.pdb import PdbPlugin
 from .plugins.predicates import PredicatesPlugin
 from .plugins.priority import PriorityPlugin
 from .plugins.proportion import ProportionPlugin
+from .plugins.rescheduling import ReschedulingPlugin
 from .plugins.resourcequota import ResourceQuotaPlugin
 from .plugins.resourcestrategyfit import ResourceStrategyFitPlugin
 from .plugins.sla import SlaPlugin
+from .plugins.tasktopology import TaskTopologyPlugin
+from .plugins.tdm import TdmPlugin
+from .plugins.usage import UsagePlugin
 
 # Volcano's names that are refused at conf load, with the reason a user reads.
-REFUSED_ACTIONS = {
-    "shuffle": (
-        "rebalancing by evicting running pods (with the rescheduling plugin's lowNodeUtilization) is not "
-        "implemented; remove it from actions"
-    ),
-}
-REFUSED_PLUGINS = {
-    "rescheduling": (
-        "descheduling by node utilization needs the shuffle action, which is not implemented; remove it"
-    ),
-    "tdm": (
-        "time-division multiplexing of revocable zones (volcano.sh/revocable-zone nodes, "
-        "tdm.revocable-zone.* windows, tdm.evict.period) is not implemented (its evictions run through the "
-        "shuffle action, which is not implemented either); remove it"
-    ),
-    "extender": (
-        "HTTP scheduler extenders (extender.urlPrefix and its verbs) are not implemented: the scheduling "
-        "core does no I/O inside a session, so call-outs would first have to move to the runtime; remove it"
-    ),
-    "usage": (
-        "node load thresholds and scoring need a metrics source (Prometheus), which volcano-py does not "
-        "read; remove it"
-    ),
-    "task-topology": (
-        "task affinity by job annotations (volcano.sh/task-topology-affinity, -anti-affinity, "
-        "-task-order) is not implemented; use pod (anti-)affinity on the task templates instead"
-    ),
-}
+REFUSED_ACTIONS: dict[str, str] = {}
+REFUSED_PLUGINS: dict[str, str] = {}
 
 
 def default_registry() -> Registry:
@@ -80,6 +60,7 @@ def default_registry() -> Registry:
     registry.add_action("reclaim", Reclaim)
     registry.add_action("gangpreempt", GangPreempt)
     registry.add_action("gangreclaim", GangReclaim)
+    registry.add_action("shuffle", Shuffle)
     registry.add_plugin("gang", GangPlugin)
     registry.add_plugin("priority", PriorityPlugin)
     registry.add_plugin("conformance", ConformancePlugin)
@@ -100,6 +81,11 @@ def default_registry() -> Registry:
     registry.add_plugin("deviceshare", DeviceSharePlugin)
     registry.add_plugin("numa-aware", NumaAwarePlugin)
     registry.add_plugin("resource-strategy-fit", ResourceStrategyFitPlugin)
+    registry.add_plugin("rescheduling", ReschedulingPlugin)
+    registry.add_plugin("tdm", TdmPlugin)
+    registry.add_plugin("task-topology", TaskTopologyPlugin)
+    registry.add_plugin("extender", ExtenderPlugin)
+    registry.add_plugin("usage", UsagePlugin)
     for name, reason in REFUSED_ACTIONS.items():
         registry.refuse_action(name, reason)
     for name, reason in REFUSED_PLUGINS.items():

@@ -1,7 +1,8 @@
 """The pure core's entry points, the one door its readers (runtime, dashboard, what-if, simulator) use:
 ``load_conf`` (a ``volcano-scheduler.conf`` checked against the built-in registry of ``builtin``),
-``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out) and
-``run_session`` (one scheduling cycle, snapshot in, decisions out). It also hands out what those readers
+``build_snapshot`` (a ``ClusterObjects`` in, a ``Snapshot`` without any malformed object out),
+``run_session`` (one scheduling cycle, snapshot in, decisions out) and ``queue_order`` (each queue's waiting
+jobs in the order a session takes them). It also hands out what those readers
 read besides running one (the snapshot's views, the conf's helpers, the GPU and HyperNode arithmetic): no
 module outside ``scheduler`` imports ``framework``, ``solver``, ``actions`` or ``plugins`` itself (an import
 contract holds it).
@@ -16,19 +17,23 @@ decision reads the wall clock.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from volcano_py.api import constants as k
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.queue_gate import opted_in
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 
 from .actions.queue_gate import awaiting_admission
+from .actions.shuffle import SHUFFLE
 from .builtin import default_registry
 from .framework.arguments import ConfError
 from .framework.closing import finish
 from .framework.conf import (
     DEFAULT_CONF,
+    EVERY_VOLCANO_NAME_CONF,
     VOLCANO_SHIPPED_CONF,
     SchedulerConf,
     parse_conf,
@@ -37,14 +42,29 @@ from .framework.conf import (
 )
 from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
+from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
 from .framework.job import JobInfo
-from .framework.node import NodeInfo, QueueInfo
+from .framework.metrics_conf import MetricsConf
+from .framework.node import NodeInfo, NodeUsage, QueueInfo
 from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.snapshot import Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
+from .plugins.extender_wire import (
+    Consultation,
+    ExtenderConf,
+    consultation,
+    extender_conf,
+    passed_nodes,
+    predicate_body,
+    prioritize_body,
+    read_enqueueable,
+    read_overused,
+    read_predicate,
+    read_prioritize,
+)
 from .solver.fragmentation import StrandedGpus, stranded_cards, vector_of
 from .solver.hypernode_tree import ROOT, HyperNodeTree, TopologyError, build_tree, hypernodes_from_objects
 
@@ -52,15 +72,23 @@ __all__ = [
     "ALLOCATED_STATUSES",
     "BURST_QUIET_SECONDS",
     "DEFAULT_CONF",
+    "EVERY_VOLCANO_NAME_CONF",
     "ROOT",
     "VOLCANO_SHIPPED_CONF",
+    "CallFailed",
     "ClusterObjects",
     "ConfError",
+    "Consultation",
+    "ExtenderAnswers",
+    "ExtenderConf",
     "HyperNodeTree",
     "JobInfo",
+    "MetricsConf",
     "NodeInfo",
+    "NodeUsage",
     "PodGroupUpdate",
     "QueueInfo",
+    "Refusal",
     "SchedulerConf",
     "SessionResult",
     "Snapshot",
@@ -68,14 +96,25 @@ __all__ = [
     "TaskStatus",
     "TopologyError",
     "Unschedulable",
+    "acts_on_running",
     "build_snapshot",
     "build_tree",
+    "consultation",
     "default_registry",
+    "extender_conf",
     "hypernodes_from_objects",
     "load_conf",
     "load_conf_file",
     "parse_conf",
     "parse_podgroup_phase",
+    "passed_nodes",
+    "predicate_body",
+    "prioritize_body",
+    "queue_order",
+    "read_enqueueable",
+    "read_overused",
+    "read_predicate",
+    "read_prioritize",
     "run_session",
     "stranded_cards",
     "vector_of",
@@ -106,17 +145,61 @@ def run_session(
     *,
     registry: Registry | None = None,
     features: FeatureGates = DEFAULT_FEATURE_GATES,
+    timers: Mapping[str, float] | None = None,
 ) -> SessionResult:
     """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
 
     ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``; ``features``: the scheduler's
-    ``--feature-gates``.
+    ``--feature-gates``; ``timers``: the last result's ``timers`` (when periodic plugins last acted).
     """
-    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features, timers=timers)
     try:
         return _run(ssn, conf)
     finally:
         ssn.release()
+
+
+def queue_order(
+    snapshot: Snapshot,
+    conf: SchedulerConf,
+    now: str,
+    *,
+    registry: Registry | None = None,
+    features: FeatureGates = DEFAULT_FEATURE_GATES,
+) -> dict[str, tuple[str, ...]]:
+    """Each queue's waiting jobs (PodGroup keys, ``namespace/name``), first to be taken first.
+
+    A job waits while its gang is short of ``minAvailable``, whether enqueue has admitted it yet or not. The
+    order is the session's job order (the conf's job-order plugins, then creation time): the one enqueue
+    admits and allocate places jobs in, as a session opened over ``snapshot`` (which this consumes) computes
+    it.
+    """
+    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features)
+    try:
+        ssn.open()
+        # From the snapshot, not the session: a gang whose pods are still being created is left out of a
+        # session's jobs, yet it waits in its queue all the same.
+        waiting = [job for job in snapshot.jobs.values() if _waits(job)]
+        order: dict[str, list[str]] = {}
+        for job in ssn.sorted_jobs(waiting):
+            order.setdefault(job.queue, []).append(job.uid)
+        return {queue: tuple(uids) for queue, uids in order.items()}
+    finally:
+        ssn.release()
+
+
+def _waits(job: JobInfo) -> bool:
+    """Short of its gang and either waiting for admission or placement, or with pods to place (a Completed
+    PodGroup whose pods are gone waits for nothing)."""
+    if job.shadow or job.is_ready():
+        return False
+    return job.phase in (PodGroupPhase.PENDING, PodGroupPhase.INQUEUE) or bool(job.pending_tasks)
+
+
+def acts_on_running(conf: SchedulerConf) -> bool:
+    """Whether a session under ``conf`` can decide something while nothing waits: ``shuffle`` evicts
+    running pods when its plugins' clocks say so, so such a conf needs a session every period."""
+    return SHUFFLE in conf.actions
 
 
 def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:

@@ -76,6 +76,8 @@ class Simulator:
         self.horizon = horizon
         self.progress = progress
         self.cluster = SimCluster(workload)
+        # When periodic plugins last acted (rescheduling's interval, tdm's evict period), session to session.
+        self.timers: dict[str, float] = {}
 
     def _align(self, t: float) -> float:
         return math.ceil(t / self.period - 1e-9) * self.period
@@ -131,7 +133,8 @@ class Simulator:
         if not cluster.jobs:
             return False
         snapshot, _dropped = build_snapshot(cluster.objects(), (k.SCHEDULER_NAME,))
-        decided = run_session(snapshot, self.conf, timestamp(now))
+        decided = run_session(snapshot, self.conf, timestamp(now), timers=self.timers)
+        self.timers = dict(decided.timers)
         result.sessions += 1
         for update in decided.podgroup_updates:
             cluster.write_status(update, now)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -26,6 +27,16 @@ def name_of(obj: Obj) -> str:
     return str((obj.get("metadata") or {}).get("name") or "")
 
 
+def shown_name(podgroup: Mapping[str, Any]) -> str:
+    """A PodGroup as a person names it: the Volcano Job owning it, else the PodGroup (``namespace/name``)."""
+    meta = podgroup.get("metadata") or {}
+    namespace = meta.get("namespace") or "default"
+    for ref in meta.get("ownerReferences") or ():
+        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
+            return f"{namespace}/{ref['name']}"
+    return f"{namespace}/{meta.get('name') or ''}"
+
+
 def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -> ClusterObjects:
     queues = []
     for queue in objs.queues:
@@ -35,6 +46,11 @@ def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -
             edit(queue)
         queues.append(queue)
     return replace(objs, queues=tuple(queues))
+
+
+def with_phase(podgroup: Obj, phase: PodGroupPhase) -> Obj:
+    """A copy of ``podgroup`` in ``phase`` (as the scheduler's status write leaves it)."""
+    return {**podgroup, "status": {**(podgroup.get("status") or {}), "phase": phase.value}}
 
 
 def set_capability(capability: Resource | None) -> Callable[[Obj], None]:
@@ -52,11 +68,22 @@ def open_queue(queue: Obj) -> None:
     queue.setdefault("status", {})["state"] = "Open"
 
 
+def _freed_claim(claim: Obj, pod_uids: set[str]) -> Obj:
+    """The claim once the pods ``pod_uids`` are gone: a claim only they held is deallocated (as
+    kube-controller-manager does), so its DRA devices are free."""
+    status = claim.get("status") or {}
+    users = {str(r.get("uid")) for r in status.get("reservedFor") or ()}
+    if not users or not users <= pod_uids:
+        return claim
+    return {**claim, "status": {k: v for k, v in status.items() if k not in ("allocation", "reservedFor")}}
+
+
 def without_jobs(objs: ClusterObjects, view: Snapshot, victims: Iterable[str]) -> ClusterObjects:
     gone = set(victims)
     pod_uids = {t.uid for uid in gone for t in view.jobs[uid].tasks.values()}
     return replace(
         objs,
+        resource_claims=tuple(_freed_claim(c, pod_uids) for c in objs.resource_claims),
         pods=tuple(p for p in objs.pods if str((p.get("metadata") or {}).get("uid") or "") not in pod_uids),
         podgroups=tuple(
             pg
@@ -79,6 +106,7 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
         }
         node.setdefault("spec", {}).pop("unschedulable", None)
         added.append(node)
+    slices = tuple(_slices_like(objs.resource_slices, base, [name_of(n) for n in added]))
     hypernodes = objs.hypernodes
     if has_tree and added:
         # New nodes a HyperNode's selector does not already take arrive as one new rack, so a job bound to
@@ -100,7 +128,26 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
                 },
             }
             hypernodes = (*hypernodes, rack)
-    return replace(objs, nodes=(*objs.nodes, *added), hypernodes=hypernodes)
+    return replace(
+        objs,
+        nodes=(*objs.nodes, *added),
+        hypernodes=hypernodes,
+        resource_slices=(*objs.resource_slices, *slices),
+    )
+
+
+def _slices_like(slices: Iterable[Obj], base: str, names: list[str]) -> Iterable[Obj]:
+    """The template node's own ResourceSlices (its DRA devices), for each new node: a pool of its own."""
+    mine = [s for s in slices if (s.get("spec") or {}).get("nodeName") == base]
+    for name in names:
+        for piece in mine:
+            spec = piece.get("spec") or {}
+            pool = {**(spec.get("pool") or {}), "name": f"{(spec.get('pool') or {}).get('name')}-{name}"}
+            yield {
+                **piece,
+                "metadata": {"name": f"{name_of(piece)}-{name}"},
+                "spec": {**spec, "nodeName": name, "pool": pool},
+            }
 
 
 def set_weight(weight: int) -> Callable[[Obj], None]:

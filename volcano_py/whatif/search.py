@@ -41,6 +41,7 @@ from .edits import (
     open_queue,
     set_capability,
     set_weight,
+    shown_name,
     with_nodes,
     without_jobs,
 )
@@ -334,12 +335,8 @@ def _end_jobs(
 
 
 def _shown(view: Snapshot, uid: str) -> str:
-    """A job as a person names it: the Volcano Job owning the PodGroup, else the PodGroup."""
-    job = view.jobs[uid]
-    for ref in (job.podgroup.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
-            return f"{job.namespace}/{ref['name']}"
-    return uid
+    podgroup = view.jobs[uid].podgroup
+    return shown_name(podgroup) if podgroup else uid
 
 
 def _where(nodes: list[str], tree: HyperNodeTree | None) -> str:
@@ -363,6 +360,10 @@ def _add_nodes(
     biggest = max(target.pending_tasks, key=lambda t: (t.resreq.amount(GPU), sum(t.resreq.values())))
     main = _main(biggest.resreq)
     shapes = [n for n in view.nodes if n.ready and not n.unschedulable and biggest.resreq <= n.allocatable]
+    if any(t.claims_used for t in target.pending_tasks):
+        # Pods claiming DRA devices need nodes that have devices: shaped like one whose driver publishes some.
+        with_devices = {(s.get("spec") or {}).get("nodeName") for s in view.resource_slices}
+        shapes = [n for n in shapes if n.name in with_devices] or shapes
     if not shapes:
         notes.append(f"No node in the cluster is large enough for one of its pods ({biggest.resreq}).")
         return None

@@ -18,6 +18,7 @@ from volcano_py.scheduler.core import (
     run_session,
 )
 
+from .edits import with_phase
 from .model import Budget
 
 Obj = dict[str, Any]
@@ -92,7 +93,7 @@ class Trials:
     def _inqueue(self, pg: Obj) -> Obj:
         if not self._is_target(pg):
             return pg
-        return {**pg, "status": {**(pg.get("status") or {}), "phase": PodGroupPhase.INQUEUE.value}}
+        return with_phase(pg, PodGroupPhase.INQUEUE)
 
 
 def snapshot_with(objs: ClusterObjects, extra_pods: Sequence[Obj], names: Sequence[str]) -> Snapshot:

@@ -8,6 +8,7 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.api.task_topology import ignored_because
 
 from .model import WhatIf
 
@@ -60,6 +61,11 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
         )
     else:
         lines.append("No Unschedulable condition: the scheduler has not reported a reason yet.")
+    if job is not None:
+        tasks = {str(t.get("name") or "") for t in (job.get("spec") or {}).get("tasks") or ()}
+        ignored = ignored_because(pg_meta.get("annotations") or {}, tasks)
+        if ignored:
+            lines.append(f"Note: {ignored}.")
     return lines
 
 

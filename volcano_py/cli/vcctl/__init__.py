@@ -25,6 +25,21 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-s", "--master", default="", help="the API server address")
 
 
+CONF_HELP = (
+    "the volcano-scheduler.conf for what-if and forecast sessions (default: the deployed ConfigMap "
+    "volcano-system/volcano-scheduler-configmap, else the built-in default)"
+)
+
+
+def _forecast_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--forecast-seconds",
+        type=float,
+        default=5.0,
+        help="time budget of the position-and-estimated-start forecast (0: skip it)",
+    )
+
+
 def _job_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     job = sub.add_parser("job", help="vcctl command line operation job").add_subparsers(
         dest="verb", required=True
@@ -71,8 +86,7 @@ def _job_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
             p.add_argument(
                 "--scheduler-conf",
                 default="",
-                help="the volcano-scheduler.conf for what-if sessions (default: the deployed ConfigMap "
-                "volcano-system/volcano-scheduler-configmap, else the built-in default)",
+                help=CONF_HELP,
             )
             p.add_argument(
                 "--whatif-seconds",
@@ -80,6 +94,7 @@ def _job_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
                 default=5.0,
                 help="time budget of the what-would-make-it-run search (0: skip it)",
             )
+            _forecast_flag(p)
         else:
             p.add_argument("-N", "--name", default="", help="the name of job")
 
@@ -110,6 +125,8 @@ def _queue_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     get = queue.add_parser("get", help="get a queue")
     _common(get)
     get.add_argument("-n", "--name", default="", help="the name of queue")
+    get.add_argument("--scheduler-conf", default="", help=CONF_HELP)
+    _forecast_flag(get)
 
 
 def build_parser() -> argparse.ArgumentParser:

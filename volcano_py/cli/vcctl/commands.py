@@ -14,14 +14,15 @@ import yaml
 from volcano_py.api import constants as c
 from volcano_py.cli.vcctl import objects, views
 from volcano_py.dashboard import inputs
+from volcano_py.forecast import Bounds, job_section
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, ResourceKind
+from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, VOLCANO_JOBS, ResourceKind
 from volcano_py.scheduler.core import ConfError
 from volcano_py.whatif import Budget
 from volcano_py.whatif.why import what_would_make_it_run
 
 JSON = dict[str, Any]
-JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+JOBS = VOLCANO_JOBS
 COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
 # Volcano's vcctl puts queue Commands in this namespace, since a Queue has none of its own.
 QUEUE_COMMAND_NAMESPACE = "default"
@@ -189,6 +190,13 @@ async def _podgroup_of(client: KubeClient, job: JSON) -> JSON | None:
     return None
 
 
+async def _reading(client: KubeClient, args: argparse.Namespace) -> inputs.Reading:
+    try:
+        return await inputs.read(client, args.scheduler_conf or None)
+    except ConfError as err:
+        raise objects.UsageError(str(err)) from None
+
+
 async def job_why(args: argparse.Namespace) -> int:
     name = _require(args.name or args.name_flag, "NAME", "job")
     client = await _client(args)
@@ -214,18 +222,17 @@ async def job_why(args: argparse.Namespace) -> int:
             else []
         )
         sys.stdout.write(views.why(job, podgroup, events, _now()))
-        if podgroup is not None and args.whatif_seconds > 0:
-            try:
-                answer, source = await inputs.what_if(
-                    client,
-                    podgroup,
-                    job,
-                    conf_path=args.scheduler_conf or None,
-                    budget=Budget(seconds=args.whatif_seconds),
-                )
-            except ConfError as err:
-                raise objects.UsageError(str(err)) from None
-            sys.stdout.write(what_would_make_it_run(answer, source))
+        if podgroup is not None and (args.forecast_seconds > 0 or args.whatif_seconds > 0):
+            reading = await _reading(client, args)
+            if args.forecast_seconds > 0:
+                meta = podgroup["metadata"]
+                key = f"{meta.get('namespace') or args.namespace}/{meta['name']}"
+                answer = inputs.eta(reading, bounds=Bounds(seconds=args.forecast_seconds))
+                sys.stdout.write(job_section(answer, key, reading.source))
+            if args.whatif_seconds > 0:
+                budget = Budget(seconds=args.whatif_seconds)
+                found = inputs.what_if(reading, podgroup, job, budget=budget)
+                sys.stdout.write(what_would_make_it_run(found, reading.source))
     finally:
         await client.close()
     return 0
@@ -308,9 +315,20 @@ async def queue_get(args: argparse.Namespace) -> int:
     client = await _client(args)
     try:
         queue = await _call(client.get(QUEUES.object_path(name)), f"queue {name}")
+        sys.stdout.write(views.queue_list([queue]))
+        if args.forecast_seconds > 0:
+            try:
+                reading = await _reading(client, args)
+            except ApiError as err:
+                # Volcano's vcctl needs only the Queue: the table stands without the forecast, said why.
+                sys.stdout.write(
+                    f"\nNo forecast of its waiting jobs: cannot read the cluster ({err.message})\n"
+                )
+                return 0
+            answer = inputs.eta(reading, bounds=Bounds(seconds=args.forecast_seconds))
+            sys.stdout.write(views.queue_forecast(answer, name, reading.source))
     finally:
         await client.close()
-    sys.stdout.write(views.queue_list([queue]))
     return 0
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
+from volcano_py.forecast import Forecast
 from volcano_py.whatif.why import job_phase, why_lines
 
 JSON = dict[str, Any]
@@ -132,3 +133,18 @@ def queue_list(queues: Sequence[JSON]) -> str:
     if not queues:
         return "No resources found\n"
     return table(QUEUE_HEADERS, queue_rows(queues))
+
+
+FORECAST_HEADERS = ("Position", "Job", "Estimated start", "Basis")
+
+
+def queue_forecast(forecast: Forecast, queue: str, source: str) -> str:
+    """The waiting jobs of ``queue`` in the scheduler's order, each with its estimated start."""
+    etas = forecast.queue(queue)
+    if not etas:
+        return f"\nNo job waits in queue {queue}.\n"
+    rows: list[list[object]] = [[e.position, e.name, e.in_text(forecast.now), e.basis.value] for e in etas]
+    head = (
+        f"\nWaiting jobs in the scheduler's order, estimated starts from sessions of {source} run forward:\n"
+    )
+    return head + table(FORECAST_HEADERS, rows) + "".join(f"{p}\n" for p in forecast.problems)

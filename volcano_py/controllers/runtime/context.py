@@ -20,7 +20,7 @@ from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
-from volcano_py.kube.kinds import ResourceKind
+from volcano_py.kube.kinds import VOLCANO_JOBS, ResourceKind
 from volcano_py.log import get_logger
 
 if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
 
 _log = get_logger(__name__)
 
-JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+JOBS = VOLCANO_JOBS
 COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
 PVCS = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True)
 

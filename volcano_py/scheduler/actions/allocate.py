@@ -12,6 +12,9 @@ came first.
 With ``SchedulingGatesQueueAdmission`` on, each job's pods held only by the queue-allocation gate are
 admitted to their queue as the job's turn comes, before its other pods are placed (``queue_gate``).
 
+In a queue with ``spec.dequeueStrategy: fifo`` a job that cannot be placed holds every later job of the
+queue for the session (``fifo``).
+
 Without an ``enqueue`` action in the conf, allocate is the admission gate instead, as in Volcano: it moves
 every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vote and no queue-state check
 (the Job controller creates pods only for Inqueue groups, so nothing would ever start otherwise).
@@ -26,6 +29,7 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
+from .fifo import note_held
 from .ordering import OrderedQueue
 from .owed import Owed, fits_all, owed_to_admitted
 from .placement import place_job
@@ -101,6 +105,8 @@ class Allocate:
                 admit_gated(ssn, queue, job)
             if _placeable(job) and self._allocate_job(ssn, job, owed):
                 waiting.push(job)
+            elif queue.strict_fifo and not (ssn.job_ready(job) or ssn.job_pipelined(job)):
+                note_held(ssn, queue, job, waiting)
             queues.push(queue)
 
     def _explain_overused(self, ssn: Session, queue: QueueInfo, waiting: OrderedQueue[JobInfo]) -> None:

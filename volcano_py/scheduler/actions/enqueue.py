@@ -1,7 +1,8 @@
 """enqueue: move PodGroups Pending -> Inqueue when their queue and the cluster can take ``minResources``.
 
 Only Inqueue jobs get pods created by the Job controller and are considered by allocate, so this is the
-admission gate that keeps a cluster from filling with half-started gangs.
+admission gate that keeps a cluster from filling with half-started gangs. In a queue with
+``spec.dequeueStrategy: fifo`` a job that cannot be admitted holds the queue's later jobs (``fifo``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from ..framework.decisions import Explanation
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
+from .fifo import drain, held_reason
 from .ordering import OrderedQueue
 
 NOT_INQUEUEABLE = "NotInqueueable"
@@ -38,10 +40,12 @@ class Enqueue:
             if not waiting:
                 continue
             job = waiting.pop()
-            self._try(ssn, queue, job)
+            if not self._try(ssn, queue, job) and queue.strict_fifo:
+                for held in drain(waiting):
+                    self._refuse(ssn, held, held_reason(queue, job))
             queues.push(queue)
 
-    def _try(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> None:
+    def _try(self, ssn: Session, queue: QueueInfo, job: JobInfo) -> bool:
         if not queue.open:
             message = f"queue {queue.name} is {queue.state}; it admits no new jobs"
         elif job.min_resources is None or ssn.job_enqueueable(job):
@@ -50,8 +54,13 @@ class Enqueue:
             # As the next session's start would: a gang still short of pods is not tried by this one's
             # actions (each try would place what pods exist and discard them again).
             ssn.check_valid(job)
-            return
+            return True
         else:
             message = ssn.explain_enqueue(job) or "the queue or the cluster cannot take minResources"
+        self._refuse(ssn, job, message)
+        return False
+
+    @staticmethod
+    def _refuse(ssn: Session, job: JobInfo, message: str) -> None:
         ssn.explanations[job.uid] = Explanation(job.uid, NOT_INQUEUEABLE, message)
         ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, NOT_INQUEUEABLE, message)

@@ -12,7 +12,7 @@ here also lets a pending pod replace a lower-priority pod of its own job, which 
 from __future__ import annotations
 
 from ..framework.arguments import Arguments, ConfError
-from .preempt import Preempt, check_victim_action_arguments
+from .preempt import Preempt, check_victim_action_arguments, refuse_topology_aware
 from .reclaim import Reclaim
 
 _GANG_ARGUMENTS = ("maxDomains", "allowWholeBundle")
@@ -20,6 +20,7 @@ _GANG_ARGUMENTS = ("maxDomains", "allowWholeBundle")
 
 def _check(arguments: Arguments) -> None:
     check_victim_action_arguments(arguments, _GANG_ARGUMENTS)
+    refuse_topology_aware(arguments)
     arguments.get_int("maxDomains", 8, minimum=1)
     if not arguments.get_bool("allowWholeBundle", True):
         raise ConfError(

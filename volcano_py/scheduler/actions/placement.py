@@ -178,7 +178,7 @@ def place_greedy(
     allocated = pipelined = 0
     was_ready = ssn.job_ready(job)
     for klass, run in class_runs(ssn, tasks):
-        dynamic = ssn.is_dynamic(klass)
+        dynamic = ssn.pod_by_pod(klass)
         candidates = Candidates(ssn, klass, 1 if dynamic or (was_ready and until_ready) else len(run))
         for n, task in enumerate(run):
             if dynamic and n:

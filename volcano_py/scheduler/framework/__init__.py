@@ -11,7 +11,9 @@ Extending it:
 * **A plugin** is a class with ``name`` and a constructor taking ``Arguments`` (validate them there; raise
   ``ConfError`` naming the key). It implements extension points by having the methods of the Protocols
   in ``extension`` -- ``job_order`` (+ optional ``job_order_key``), ``queue_order``, ``task_order``,
-  ``predicate`` (+ ``predicate_dynamic``), ``node_order``, ``job_valid``, ``job_ready``, ``job_pipelined``,
+  ``predicate`` (+ ``predicate_dynamic``), ``node_order`` (+ ``class_split``: pods it scores apart get
+  classes of their own, placed pod by pod; + ``pair_preference``: the same wish as a score per pair of pods
+  on one node, for a count placer), ``job_valid``, ``job_ready``, ``job_pipelined``,
   ``job_starving``, ``job_enqueueable``, ``job_enqueued``, ``allocatable``, ``overused``,
   ``preemptable``, ``reclaimable``, ``preemptive``, ``on_allocate``/``on_deallocate``, ``place_job``,
   ``explain_allocatable``/``explain_enqueue``/``explain_preemptive`` (why it said no), ``queue_deserved``,

@@ -36,10 +36,16 @@ class TaskClass:
     host_ports: tuple[tuple[str, str, int], ...]
     # The queue of the pod's job: queue-scoped predicates and scores (nodegroup) differ per queue.
     queue: str = ""
+    # The pod's leave to run on revocable nodes (tdm), ``*`` or "".
+    revocable_zone: str = ""
     # The request as (name, amount) pairs: plugins' per-pod bookkeeping iterates this, not a Mapping.
     items: tuple[tuple[str, int], ...] = ()
     # Columns of the resources the class requests (the pod count always among them).
     asked: npt.NDArray[np.int64] = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    # What ``TaskSplit`` plugins tell apart though the spec is alike (task-topology: job, task, bucket; an
+    # HTTP extender: its answers), one value per plugin; None when none did. It is part of ``key`` and
+    # ``constraint``: split classes may pass different nodes, so they share no cached answer.
+    split: tuple[Hashable, ...] | None = None
     # ``asked`` with the amounts, as plain ints, for a scan column by column (derived, not passed).
     needs: tuple[tuple[int, int], ...] = field(init=False, default=())
 
@@ -49,17 +55,23 @@ class TaskClass:
 
     @classmethod
     def of(
-        cls, task: TaskInfo, vec: npt.NDArray[np.int64], labels: Hashable = (), queue: str = ""
+        cls,
+        task: TaskInfo,
+        vec: npt.NDArray[np.int64],
+        labels: Hashable = (),
+        queue: str = "",
+        split: tuple[Hashable, ...] | None = None,
     ) -> TaskClass:
         """``labels``: the pod's values for label keys some pod-affinity term selects on; pods that differ
         there can be told apart by another pod's (anti-)affinity, so they must not share a class."""
         return cls(
-            key=(task.namespace, queue, task.class_key, labels),
+            key=(task.namespace, queue, task.class_key, labels, split),
             constraint=(
                 task.namespace,
                 queue,
                 task.class_key[1:] if isinstance(task.class_key, tuple) else task.class_key,
                 labels,
+                split,
             ),
             request=task.resreq,
             vec=vec,
@@ -70,8 +82,10 @@ class TaskClass:
             tolerations=task.tolerations,
             host_ports=task.host_ports,
             queue=queue,
+            revocable_zone=task.revocable_zone,
             items=tuple(task.resreq.items()),
             asked=vec.nonzero()[0],
+            split=split,
         )
 
     @property

@@ -15,6 +15,7 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, total
 
 from .decisions import Condition, Pipeline, PodGroupUpdate, QueueUpdate, SessionResult
+from .dra import held_by_queues
 from .job import JobInfo
 from .status import ALLOCATED_STATUSES, TaskStatus
 
@@ -121,6 +122,16 @@ def finish(ssn: Session) -> SessionResult:
         update = podgroup_update(job, ssn.conditions.get(job.uid))
         if update is not None:
             updates.append(update)
+    if ssn.snapshot.resource_claims:
+        # As Volcano's queue status: the DRA devices its placed pods' claims hold, as deviceclass/<class>.
+        placed = (
+            (job.queue, task.pod)
+            for job in ssn.snapshot.jobs.values()
+            for task in job.tasks_in(*ALLOCATED_STATUSES)
+            if task.claims_used
+        )
+        for queue_name, devices in held_by_queues(placed, ssn.snapshot.dra_claims()).items():
+            allocated.setdefault(queue_name, []).append(devices)
     queues = []
     for name, queue in sorted(ssn.queues.items()):
         deserved = None  # the last plugin's answer wins
@@ -147,4 +158,5 @@ def finish(ssn: Session) -> SessionResult:
         queue_updates=tuple(queues),
         explanations=dict(ssn.explanations),
         timings=dict(ssn.timings),
+        timers=dict(ssn.timers),
     )

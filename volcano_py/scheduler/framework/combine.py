@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import ParamSpec, TypeVar
 
-from .extension import Victims, Vote
+from .extension import Victim, Victims, Vote
 from .task import TaskInfo
 
 P = ParamSpec("P")
@@ -101,6 +101,32 @@ def first_deciding_tier(
         if victims is not None:
             return victims
     return []
+
+
+def union_first_tier(
+    tiers: Sequence[Sequence[Callable[P, list[Victim]]]], *args: P.args, **kwargs: P.kwargs
+) -> list[Victim]:
+    """Volcano's VictimTasks rule: tier by tier, the union of what every plugin of the tier names (a pod
+    named twice keeps its first reason); the first tier naming any decides."""
+    for tier in tiers:
+        chosen: dict[str, Victim] = {}
+        for fn in tier:
+            for victim in fn(*args, **kwargs):
+                chosen.setdefault(victim.task.uid, victim)
+        if chosen:
+            return list(chosen.values())
+    return []
+
+
+def narrowed(tiers: Sequence[Sequence[Callable[[Sequence[T]], list[T]]]], candidates: Sequence[T]) -> list[T]:
+    """Every plugin's filter applied in turn, each to what the previous ones kept (eviction guards)."""
+    kept = list(candidates)
+    for tier in tiers:
+        for fn in tier:
+            if not kept:
+                return kept
+            kept = fn(kept)
+    return kept
 
 
 def reasons(tiers: Sequence[Sequence[Callable[P, str | None]]], *args: P.args, **kwargs: P.kwargs) -> str:

@@ -24,6 +24,7 @@ import yaml
 
 from .arguments import ConfError
 from .extension import EXTENSION_POINTS
+from .metrics_conf import MetricsConf, parse_metrics
 from .registry import Registry
 
 _VOLCANO_BUILTIN_CONF = """\
@@ -64,6 +65,23 @@ def with_actions(conf: str, actions: str) -> str:
 
 VOLCANO_SHIPPED_CONF = with_plugin(_VOLCANO_BUILTIN_CONF, "binpack")
 DEFAULT_CONF = with_cpsat(_VOLCANO_BUILTIN_CONF)
+# Every action and plugin name of Volcano's registries in one conf (order-sensitive ones in Volcano's order):
+# what a user switching over with everything enabled has. nodegroup is not strict: strict keeps every pod off
+# nodes without a nodegroup label, as in Volcano.
+_EVERY_FIRST_TIER = ("priority", "gang", "conformance", "sla", "tdm", "pdb", "cdp")
+_EVERY_SECOND_TIER = (
+    "drf", "predicates", "proportion", "capacity", "nodeorder", "binpack", "resource-strategy-fit",
+    "overcommit", "task-topology", "numa-aware", "deviceshare", "rescheduling", "usage",
+    "network-topology-aware", "extender", "resourcequota",
+)  # fmt: skip
+EVERY_VOLCANO_NAME_CONF = (
+    'actions: "enqueue, allocate, backfill, preempt, reclaim, gangpreempt, gangreclaim, shuffle"\n'
+    "tiers:\n- plugins:\n"
+    + "".join(f"  - name: {name}\n" for name in _EVERY_FIRST_TIER)
+    + "- plugins:\n"
+    + "".join(f"  - name: {name}\n" for name in _EVERY_SECOND_TIER)
+    + "  - name: nodegroup\n    arguments:\n      strict: false\n"
+)
 
 
 # Every per-plugin flag Volcano's PluginOption knows. Those that map to an extension point we run switch
@@ -104,6 +122,8 @@ class SchedulerConf:
     actions: tuple[str, ...]
     tiers: tuple[tuple[PluginOption, ...], ...]
     configurations: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    # Where node load is read from (the ``metrics`` section); None: no node load is collected.
+    metrics: MetricsConf | None = None
 
     def plugin_names(self) -> list[str]:
         return [p.name for tier in self.tiers for p in tier]
@@ -149,7 +169,7 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
     if unknown:
         raise ConfError(
             f"scheduler conf: unknown top-level key(s) {', '.join(unknown)}; "
-            "use actions, tiers, configurations"
+            "use actions, tiers, configurations, metrics"
         )
     actions_text = raw.get("actions")
     if not isinstance(actions_text, str) or not actions_text.strip():
@@ -209,7 +229,12 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
             raise ConfError(f"configurations[{c}] ({entry['name']}): arguments must be a mapping")
         registry.action(entry["name"], arguments)
         configurations[entry["name"]] = dict(arguments)
-    conf = SchedulerConf(actions=actions, tiers=tuple(tiers), configurations=configurations)
+    conf = SchedulerConf(
+        actions=actions,
+        tiers=tuple(tiers),
+        configurations=configurations,
+        metrics=parse_metrics(raw.get("metrics")),
+    )
     _check_combinations(conf)
     return conf
 
@@ -232,5 +257,3 @@ def _check_combinations(conf: SchedulerConf) -> None:
             "plugins cpsat and network-topology-aware both place jobs with a network topology (cpsat by its "
             "own objective, network-topology-aware by Volcano's HyperNode scores); keep only one of them"
         )
-    if "capacity" in conf.plugin_names() and "proportion" in conf.plugin_names():
-        raise ConfError("plugins capacity and proportion both set queue shares; keep only one of them")

@@ -7,15 +7,33 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimWrite:
+    """A ResourceClaim to reserve for a pod before its bind (``status.reservedFor``), and to allocate first
+    when ``allocation`` is given (``status.allocation``, unless the claim already holds that allocation).
+    ``allocation`` None: the claim was allocated before this session; it is only reserved."""
+
+    namespace: str
+    name: str
+    uid: str
+    allocation: Mapping[str, Any] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
 class Bind:
     """Bind pod ``namespace/name`` to ``node``. ``job`` is the PodGroup key ``namespace/name``.
-    ``annotations`` go on the pod with the bind (the GPU cards chosen for it, for the device plugin)."""
+    ``annotations`` go on the pod with the bind (the GPU cards chosen for it, for the device plugin);
+    ``claims`` are written before it (Dynamic Resource Allocation)."""
 
     namespace: str
     name: str
@@ -23,17 +41,24 @@ class Bind:
     node: str
     job: str
     annotations: Mapping[str, str] = field(default_factory=dict)
+    claims: tuple[ClaimWrite, ...] = ()
+
+
+# The actions that evict; each names itself as its evictions' ``reason`` (the ``pod_evictions`` label).
+EVICTING_ACTIONS = ("preempt", "reclaim", "shuffle")
 
 
 @dataclass(frozen=True, slots=True)
 class Evict:
-    """Evict a pod; ``preemptor`` is the pod key (``namespace/name``) that needs the room, if any."""
+    """Evict a pod; ``preemptor`` is the pod key (``namespace/name``) that needs the room, if any;
+    ``detail`` says why this pod when no preemptor does (shuffle's victims: the plugin's reason)."""
 
     namespace: str
     name: str
     uid: str
     reason: str
     preemptor: str | None = None
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +148,8 @@ class SessionResult:
     explanations: Mapping[str, Explanation] = field(default_factory=dict)
     # Seconds spent per action and in plugin open/close, for the runtime's latency metrics.
     timings: Mapping[str, float] = field(default_factory=dict)
+    # When periodic plugins last acted (``Session.timers``), for the runtime to hand to the next session.
+    timers: Mapping[str, float] = field(default_factory=dict)
 
     def binds_by_job(self) -> dict[str, list[Bind]]:
         """Binds grouped per PodGroup, so a gang is sent to the API together."""

@@ -9,7 +9,7 @@ is discovered outside it. Each combination rule is written once, in ``combine.py
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
@@ -55,6 +55,14 @@ class NodeVerdict:
 
     ok: BoolArray
     failures: list[tuple[str, BoolArray]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class Victim:
+    """A running pod a plugin wants evicted by ``shuffle``, and why (told in the pod's Evict Event)."""
+
+    task: TaskInfo
+    why: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +128,24 @@ class NodeOrder(Protocol):
 
 
 @runtime_checkable
+class TaskSplit(Protocol):
+    """Pods this plugin scores apart though their specs are alike (task-topology: by job, task and bucket):
+    ``class_split`` is a value that keeps such pods out of each other's class (None: no say). Such scores
+    follow where the job's other pods land, so placement scores a split class again after each pod."""
+
+    def class_split(self, ssn: Session, task: TaskInfo) -> Hashable | None: ...
+
+
+@runtime_checkable
+class PairPreference(Protocol):
+    """How much ``job`` wants two of its pods on one node, by their tasks (``volcano.sh/task-spec``): a score
+    per pair of pods, > 0 together, < 0 apart; pairs not listed are indifferent. A count placer (cpsat) adds
+    it to its objective, where the greedy path gets the same wish from ``node_order`` pod by pod."""
+
+    def pair_preference(self, job: JobInfo) -> Mapping[tuple[str, str], int]: ...
+
+
+@runtime_checkable
 class JobValid(Protocol):
     def job_valid(self, job: JobInfo) -> Invalid | None: ...
 
@@ -169,6 +195,22 @@ class Preemptable(Protocol):
 @runtime_checkable
 class Reclaimable(Protocol):
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None: ...
+
+
+@runtime_checkable
+class VictimTasks(Protocol):
+    """Of the running pods ``candidates``, those this plugin wants evicted now (Volcano's VictimTasks:
+    rescheduling, tdm); the ``shuffle`` action evicts them."""
+
+    def victim_tasks(self, ssn: Session, candidates: Sequence[TaskInfo]) -> list[Victim]: ...
+
+
+@runtime_checkable
+class EvictionGuard(Protocol):
+    """Of the pods ``candidates`` (in the order they would go), those this plugin lets ``shuffle`` evict
+    together (pdb's budgets, cdp's cooldowns): the protections preempt and reclaim honour."""
+
+    def evictable(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]: ...
 
 
 @runtime_checkable
@@ -241,10 +283,13 @@ class HyperNodeOrder(Protocol):
 @runtime_checkable
 class DeviceCapacity(Protocol):
     """How many more pods of ``klass`` each node's devices can hold (at most ``cap``), or None when the class
-    asks for no device. A count placer (cpsat) reads it for a pod's fit that per-node totals cannot express
-    (shared GPU cards); the greedy path needs none, as it re-checks the device predicate pod by pod."""
+    asks for no device of this plugin's (or none it can count). A count placer (cpsat) reads it for a pod's
+    fit that per-node totals cannot express (shared GPU cards, DRA devices); the greedy path needs none, as it
+    re-checks the device predicate pod by pod. ``predicate_dynamic_besides_devices``: whether the plugin's
+    predicate also changes as pods land for a reason the count does not capture (then no count is used)."""
 
     def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None: ...
+    def predicate_dynamic_besides_devices(self, klass: TaskClass) -> bool: ...
 
 
 @runtime_checkable
@@ -296,6 +341,8 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Predicate, "predicate", "enablePredicate"),
     ExtensionPoint(Predicate, "predicate_dynamic", "enablePredicate"),
     ExtensionPoint(NodeOrder, "node_order", "enableNodeOrder"),
+    ExtensionPoint(TaskSplit, "class_split", "enableNodeOrder"),
+    ExtensionPoint(PairPreference, "pair_preference", "enableNodeOrder"),
     ExtensionPoint(JobValid, "job_valid", None),
     ExtensionPoint(JobReady, "job_ready", "enableJobReady"),
     ExtensionPoint(JobPipelined, "job_pipelined", "enableJobPipelined"),
@@ -307,6 +354,8 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Preemptable, "preemptable", "enablePreemptable"),
     ExtensionPoint(Reclaimable, "reclaimable", "enableReclaimable"),
     ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
+    ExtensionPoint(VictimTasks, "victim_tasks", "enabledVictim"),
+    ExtensionPoint(EvictionGuard, "evictable", None),
     ExtensionPoint(EventHandler, "on_allocate", None),
     ExtensionPoint(EventHandler, "on_deallocate", None),
     ExtensionPoint(GateAdmitted, "on_gate_admitted", None),
@@ -332,6 +381,8 @@ class Points:
     predicate: Tiers[Callable[[Session, TaskClass], NodeVerdict]]
     predicate_dynamic: Tiers[Callable[[TaskClass], bool]]
     node_order: Tiers[Callable[[Session, TaskClass, IntArray, IntArray], FloatArray]]
+    class_split: Tiers[Callable[[Session, TaskInfo], Hashable | None]]
+    pair_preference: Tiers[Callable[[JobInfo], Mapping[tuple[str, str], int]]]
     job_valid: Tiers[Callable[[JobInfo], Invalid | None]]
     job_ready: Tiers[Callable[[JobInfo], bool]]
     job_pipelined: Tiers[Callable[[JobInfo], Vote]]
@@ -343,6 +394,8 @@ class Points:
     preemptable: Tiers[Victims]
     reclaimable: Tiers[Victims]
     preemptive: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
+    victim_tasks: Tiers[Callable[[Session, Sequence[TaskInfo]], list[Victim]]]
+    evictable: Tiers[Callable[[Sequence[TaskInfo]], list[TaskInfo]]]
     on_allocate: Tiers[Callable[[TaskInfo], None]]
     on_deallocate: Tiers[Callable[[TaskInfo], None]]
     on_gate_admitted: Tiers[Callable[[TaskInfo], None]]

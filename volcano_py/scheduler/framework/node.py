@@ -1,13 +1,15 @@
-"""NodeInfo and QueueInfo: a node and a queue as the scheduler sees them, read from their JSON."""
+"""NodeInfo and QueueInfo: a node and a queue as the scheduler sees them, read from their JSON; and a node's
+load as the metrics source reports it (``NodeUsage``)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from volcano_py.api.queue_hierarchy import queue_parent
-from volcano_py.api.scheduling import QueueState
+from volcano_py.api.scheduling import DequeueStrategy, QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
 from .devices import NodeGpus, device_request, held_by, hold, node_gpus
@@ -110,6 +112,17 @@ class NodeInfo:
         return self.idle + self.releasing - self.pipelined
 
 
+@dataclass(frozen=True, slots=True)
+class NodeUsage:
+    """A node's load as the metrics source reported it (Volcano's ``NodeUsage``): CPU and memory in percent
+    (0-100), each averaged over Volcano's 10-minute window, and when it was read. The ``usage`` plugin
+    disregards a reading older than 5 minutes, as Volcano does."""
+
+    cpu: float
+    memory: float
+    collected_at: datetime
+
+
 @dataclass(slots=True, eq=False)
 class QueueInfo:
     """A ``scheduling.volcano.sh/v1beta1`` Queue."""
@@ -128,10 +141,16 @@ class QueueInfo:
     # spec.affinity: nodeGroupAffinity / nodeGroupAntiAffinity (read by the nodegroup plugin)
     affinity: Mapping[str, Any] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)
+    dequeue_strategy: DequeueStrategy = DequeueStrategy.TRAVERSE
 
     @property
     def open(self) -> bool:
         return self.state in ("", QueueState.OPEN)
+
+    @property
+    def strict_fifo(self) -> bool:
+        """``spec.dequeueStrategy: fifo``: no job of the queue passes a head that cannot be scheduled."""
+        return self.dequeue_strategy is DequeueStrategy.FIFO
 
     @classmethod
     def from_queue(cls, queue: Mapping[str, Any]) -> QueueInfo:
@@ -152,6 +171,10 @@ class QueueInfo:
         capability = resources("capability", spec.get("capability")) if spec.get("capability") else None
         deserved = resources("deserved", spec.get("deserved")) if spec.get("deserved") else None
         guarantee = resources("guarantee.resource", (spec.get("guarantee") or {}).get("resource"))
+        strategy = spec.get("dequeueStrategy") or DequeueStrategy.TRAVERSE.value
+        if strategy not in DequeueStrategy.__members__.values():
+            allowed = ", ".join(s.value for s in DequeueStrategy)
+            raise ValueError(f"queue {name}: spec.dequeueStrategy must be one of {allowed}, got {strategy!r}")
         return cls(
             name=name,
             weight=weight,
@@ -166,4 +189,5 @@ class QueueInfo:
             allocated_status=resources("status.allocated", status.get("allocated")),
             affinity=dict(spec.get("affinity") or {}),
             annotations=dict(metadata.get("annotations") or {}),
+            dequeue_strategy=DequeueStrategy(strategy),
         )

@@ -11,11 +11,11 @@ Warning events; the other readers have no one to tell).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from .job import JobInfo
-from .node import NodeInfo, QueueInfo
+from .node import NodeInfo, NodeUsage, QueueInfo
 from .snapshot import Records, Snapshot, priority_values
 from .task import TaskInfo
 
@@ -36,12 +36,20 @@ class ClusterObjects:
     pdbs: Sequence[Obj] = ()
     resource_quotas: Sequence[Obj] = ()
     numatopologies: Sequence[Obj] = ()
+    # resource.k8s.io (Dynamic Resource Allocation), for the predicates plugin.
+    device_classes: Sequence[Obj] = ()
+    resource_slices: Sequence[Obj] = ()
+    resource_claims: Sequence[Obj] = ()
+    # Node name -> its load, read from the conf's metrics source by the runtime (no API kind: empty for
+    # readers without a metrics source, and then the usage plugin passes every node, as with stale data).
+    node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     # Bumped by the runtime's cache on every change it mirrors (0 for objects read once).
     generation: int = 0
 
 
-# The kinds of ``ClusterObjects`` (every field but ``generation``), for code that walks all of them.
-KINDS = tuple(f.name for f in fields(ClusterObjects) if f.name != "generation")
+# The API kinds of ``ClusterObjects`` (every field but the node usage and ``generation``), for code that
+# walks all of them.
+KINDS = tuple(f.name for f in fields(ClusterObjects) if f.name not in ("node_usage", "generation"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +123,10 @@ def _build(
         pdbs=objects.pdbs,
         resource_quotas=objects.resource_quotas,
         numatopologies=objects.numatopologies,
+        device_classes=objects.device_classes,
+        resource_slices=objects.resource_slices,
+        resource_claims=objects.resource_claims,
+        node_usage=objects.node_usage,
         scheduler_names=scheduler_names,
         records=records,
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable, Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,7 +36,7 @@ from .sampling import NodeSampling
 from .snapshot import Snapshot
 from .statement import Statement
 from .status import TaskStatus
-from .task import TaskInfo
+from .task import TaskInfo, timestamp
 
 log = get_logger(__name__)
 
@@ -50,6 +50,7 @@ class Session:
         *,
         now: str,
         features: FeatureGates = DEFAULT_FEATURE_GATES,
+        timers: Mapping[str, float] | None = None,
     ) -> None:
         if snapshot.consumed:
             raise ValueError("this snapshot was already used by a session; build a new one per session")
@@ -58,6 +59,9 @@ class Session:
         self.conf = conf
         self.registry = registry
         self.now = now
+        # When periodic plugins last acted (seconds since the epoch, by name): handed in by the runtime from
+        # the last session's result and back out in this one's, so intervals are kept without a wall clock.
+        self.timers: dict[str, float] = dict(timers or {})
         # The scheduler's --feature-gates: a process setting, the same for every session.
         self.features = features
         self.nodes: list[NodeInfo] = snapshot.nodes
@@ -79,6 +83,8 @@ class Session:
         self._dynamic: dict[Hashable, bool] = {}
         self._statements: list[Statement] = []
         self._within: tuple[BoolArray, str] | None = None
+        # Inside ``after_releases``: predicates over what releasing pods hold answer for once they are gone.
+        self.counting_releases = False
         self.binds: list[Bind] = []
         self.evictions: list[Evict] = []
         self.ungates: dict[str, Ungate] = {}
@@ -167,6 +173,17 @@ class Session:
 
         return job_key
 
+    def sorted_jobs(self, jobs: Sequence[JobInfo]) -> list[JobInfo]:
+        """``jobs`` in the session's job order: the order enqueue and allocate pop them in, as of now."""
+        key = self.job_key()
+        if key is not None:
+            return sorted(jobs, key=key)
+
+        def cmp(a: JobInfo, b: JobInfo) -> int:
+            return -1 if self.job_less(a, b) else (1 if self.job_less(b, a) else 0)
+
+        return sorted(jobs, key=functools.cmp_to_key(cmp))
+
     def task_less(self, left: TaskInfo, right: TaskInfo) -> bool:
         result = combine.first_nonzero(self.points.task_order, left, right)
         if result:
@@ -222,6 +239,19 @@ class Session:
         """Of ``reclaimees``, those every reclaimable plugin lets ``reclaimer`` evict (the victim rule)."""
         return combine.first_deciding_tier(self.points.reclaimable, reclaimer, reclaimees)
 
+    def victim_tasks(self, candidates: Sequence[TaskInfo]) -> list[ext.Victim]:
+        """The running pods plugins want evicted, with why (Volcano's VictimTasks rule)."""
+        return combine.union_first_tier(self.points.victim_tasks, self, candidates)
+
+    def evictable(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Of ``candidates``, those every eviction guard (pdb, cdp) lets go together."""
+        return combine.narrowed(self.points.evictable, candidates)
+
+    @property
+    def now_seconds(self) -> float:
+        """The session's time (``now``) in seconds since the epoch."""
+        return timestamp(self.now)
+
     # --- why plugins said no, in words ------------------------------------------------------------------
 
     def explain_allocatable(self, queue: QueueInfo, task: TaskInfo) -> str:
@@ -242,13 +272,23 @@ class Session:
         labels = tuple(task.labels.get(k) for k in self.selector_keys) if self.selector_keys else ()
         job = self.jobs.get(task.job_id or "")
         queue = job.queue if job is not None else ""
-        key = (task.namespace, queue, task.class_key, labels)
+        split = self._split(task) if self.points.class_split else None
+        key = (task.namespace, queue, task.class_key, labels, split)
         klass = self._classes.get(key)
         if klass is None:
-            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue)
+            klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue, split)
             self._classes[key] = klass
         task.klass = klass
         return klass
+
+    def _split(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
+        splits = tuple(fn(self, task) for tier in self.points.class_split for fn in tier)
+        return None if all(s is None for s in splits) else splits
+
+    def pod_by_pod(self, klass: TaskClass) -> bool:
+        """Placed one pod at a time, each checked and scored afresh: a predicate's answer or a split class's
+        score changes as pods land."""
+        return klass.split is not None or self.is_dynamic(klass)
 
     def is_dynamic(self, klass: TaskClass) -> bool:
         dynamic = self._dynamic.get(klass.constraint)
@@ -284,6 +324,17 @@ class Session:
     def narrowed(self) -> bool:
         """Inside ``within``: a job with a network topology is being tried in one HyperNode."""
         return self._within is not None
+
+    @contextmanager
+    def after_releases(self) -> Iterator[None]:
+        """Predicates inside the block judge nodes as they will be once releasing pods are gone (the DRA
+        devices of their claims free): for actions that only pipeline pods there, as preempt does."""
+        outer = self.counting_releases
+        self.counting_releases = True
+        try:
+            yield
+        finally:
+            self.counting_releases = outer
 
     @contextmanager
     def within(self, mask: BoolArray, reason: str) -> Iterator[None]:

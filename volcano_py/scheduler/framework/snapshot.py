@@ -13,8 +13,10 @@ from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
 
+from . import dra
+from .extenders import ExtenderAnswers
 from .job import JobInfo
-from .node import NodeInfo, QueueInfo
+from .node import NodeInfo, NodeUsage, QueueInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -77,7 +79,7 @@ class Records:
     cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
     """
 
-    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "tasks")
+    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "slices", "tasks")
 
     def __init__(self, *, keep: bool = True) -> None:
         # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
@@ -86,6 +88,8 @@ class Records:
         self.tasks: _Kept[TaskInfo] = _Kept()
         self.nodes: _Kept[NodeInfo] = _Kept()
         self.jobs: _Kept[JobInfo] = _Kept()
+        # ResourceSlices as the DRA allocator reads them (None: unreadable), read when a session asks.
+        self.slices: _Kept[dra.SliceDevices | None] = _Kept()
         # The last build's pods by uid, made only when a new version of some pod is met (``_last_pod``).
         self._by_uid: dict[str, tuple[Obj, TaskInfo]] | None = None
 
@@ -96,7 +100,7 @@ class Records:
             self._priorities = dict(priorities)
 
     def end(self) -> None:
-        for kept in (self.tasks, self.nodes, self.jobs):
+        for kept in (self.tasks, self.nodes, self.jobs, self.slices):
             kept.turn()
         self._by_uid = None
 
@@ -109,6 +113,11 @@ class Records:
         if not self.keep:
             return NodeInfo.from_node(node)
         return self.nodes.read(node, NodeInfo.from_node).fresh()
+
+    def slice(self, obj: Obj) -> dra.SliceDevices | None:
+        if not self.keep:
+            return dra.read_slice_or_none(obj)
+        return self.slices.read(obj, dra.read_slice_or_none)
 
     def job(self, podgroup: Obj) -> JobInfo:
         if not self.keep:
@@ -148,8 +157,30 @@ class Snapshot:
     resource_quotas: tuple[Obj, ...] = ()
     # Numatopology objects (nodeinfo.volcano.sh), one per node, for the numa-aware plugin.
     numatopologies: tuple[Obj, ...] = ()
+    # DeviceClasses, ResourceSlices and ResourceClaims (resource.k8s.io), for Dynamic Resource Allocation.
+    device_classes: tuple[Obj, ...] = ()
+    resource_slices: tuple[Obj, ...] = ()
+    resource_claims: tuple[Obj, ...] = ()
+    # ``resource_claims`` read, by ``namespace/name`` (``dra_claims``).
+    claim_index: dict[str, dra.Claim] | None = None
+    # How ``dra_slices`` reads a slice (the caller's records keep what was read for the next snapshot).
+    slice_reader: Callable[[Obj], dra.SliceDevices | None] = dra.read_slice_or_none
+    # The conf's HTTP extender's answers, asked by the runtime before the session (None: not asked).
+    extender: ExtenderAnswers | None = None
+    # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
+    node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
     consumed: bool = False
+
+    def dra_slices(self) -> list[dra.SliceDevices]:
+        """The ResourceSlices as the DRA allocator reads them, unreadable ones left out."""
+        return [s for s in (self.slice_reader(obj) for obj in self.resource_slices) if s is not None]
+
+    def dra_claims(self) -> dict[str, dra.Claim]:
+        """The ResourceClaims as the allocator reads them, by ``namespace/name`` (read once per snapshot)."""
+        if self.claim_index is None:
+            self.claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in self.resource_claims)}
+        return self.claim_index
 
     @classmethod
     def build(
@@ -164,6 +195,10 @@ class Snapshot:
         pdbs: Iterable[Obj] = (),
         resource_quotas: Iterable[Obj] = (),
         numatopologies: Iterable[Obj] = (),
+        device_classes: Iterable[Obj] = (),
+        resource_slices: Iterable[Obj] = (),
+        resource_claims: Iterable[Obj] = (),
+        node_usage: Mapping[str, NodeUsage] | None = None,
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
     ) -> Snapshot:
@@ -191,8 +226,16 @@ class Snapshot:
             job = records.job(pg)
             jobs[job.uid] = job
         orphans: list[Orphan] = []
+        claims = tuple(resource_claims)
+        claim_index: dict[str, dra.Claim] | None = None
         for pod in pods:
             task = records.task(pod)
+            if task.claims_used and task.status is TaskStatus.PENDING:
+                if claim_index is None:
+                    claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in claims)}
+                # Pods differ by their claims' state, which is not in the pod: this snapshot's twin says it.
+                base = task.class_key if isinstance(task.class_key, tuple) else (task.class_key,)
+                task.class_key = (*base, dra.claims_class_key(task.pod, claim_index))
             node = by_name.get(task.node_name) if task.node_name else None
             if node is not None and task.status in OCCUPYING_STATUSES:
                 node.add_task(task)
@@ -229,5 +272,11 @@ class Snapshot:
             pdbs=tuple(pdbs),
             resource_quotas=tuple(resource_quotas),
             numatopologies=tuple(numatopologies),
+            device_classes=tuple(device_classes),
+            resource_slices=tuple(resource_slices),
+            resource_claims=claims,
+            claim_index=claim_index,
+            slice_reader=records.slice,
+            node_usage=dict(node_usage or {}),
             orphans=orphans,
         )

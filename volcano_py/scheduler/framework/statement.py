@@ -39,6 +39,7 @@ class _Change:
     previous: TaskStatus
     reason: str = ""
     preemptor: str | None = None
+    detail: str = ""
 
 
 class StatementClosed(RuntimeError):
@@ -81,8 +82,11 @@ class Statement:
         self.changes.append(_Change(Op.PIPELINE, task, row, vec, TaskStatus.PENDING))
         self.ssn.on_allocate(task)
 
-    def evict(self, task: TaskInfo, reason: str, preemptor: TaskInfo | None = None) -> None:
-        """Mark a running task as releasing; its node's future idle grows by its request."""
+    def evict(
+        self, task: TaskInfo, reason: str, preemptor: TaskInfo | None = None, *, detail: str = ""
+    ) -> None:
+        """Mark a running task as releasing; its node's future idle grows by its request. ``reason`` is the
+        evicting action; ``detail`` why this pod, when no preemptor says it."""
         self._check()
         if not task.node_name:
             raise ValueError(f"cannot evict {task.key}: it is on no node")
@@ -92,7 +96,7 @@ class Statement:
         self.ssn.table.releasing[row] += vec
         self._set_status(task, TaskStatus.RELEASING)
         self.changes.append(
-            _Change(Op.EVICT, task, row, vec, previous, reason, preemptor.key if preemptor else None)
+            _Change(Op.EVICT, task, row, vec, previous, reason, preemptor.key if preemptor else None, detail)
         )
         self.ssn.on_deallocate(task)
 
@@ -150,11 +154,14 @@ class Statement:
                     task.node_name,
                     task.job_id or "",
                     dict(task.bind_annotations),
+                    task.claim_writes,
                 )
                 self.ssn.binds.append(bind)
                 out.append(bind)
             elif change.op is Op.EVICT:
-                evict = Evict(task.namespace, task.name, task.uid, change.reason, change.preemptor)
+                evict = Evict(
+                    task.namespace, task.name, task.uid, change.reason, change.preemptor, change.detail
+                )
                 self.ssn.evictions.append(evict)
                 out.append(evict)
         return out

@@ -13,8 +13,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.revocable import revocable_zone
 from volcano_py.resources import QuantityError, Resource, pod_request
 
+from .decisions import ClaimWrite
 from .status import TaskStatus, task_status_of
 
 _DEVICE_RESOURCES = frozenset(
@@ -74,12 +76,18 @@ class TaskInfo:
     # ``spec.schedulingGates`` is not empty: the API server refuses to bind the pod until they are removed,
     # so no action places it (a change of gates is a new pod version, read again).
     gated: bool = False
+    # Leave to run on revocable nodes (tdm): ``*`` or "" (``api.revocable``); part of ``class_key``.
+    revocable_zone: str = ""
     class_key: Hashable = None
     # The session's equivalence class for this task, set on first use (saves re-hashing ``class_key``).
     klass: Any = field(default=None, repr=False)
     pod: Mapping[str, Any] = field(default_factory=dict, repr=False)
     # Annotations a plugin wants written on the pod with its bind (deviceshare's chosen GPU cards).
     bind_annotations: dict[str, str] = field(default_factory=dict, repr=False)
+    # The pod has ``spec.resourceClaims`` (Dynamic Resource Allocation).
+    claims_used: bool = False
+    # The claims to allocate and reserve for the pod before its bind (the predicates plugin's choice).
+    claim_writes: tuple[ClaimWrite, ...] = field(default=(), repr=False)
 
     @property
     def key(self) -> str:
@@ -109,10 +117,13 @@ class TaskInfo:
         twin.tolerations = self.tolerations
         twin.host_ports = self.host_ports
         twin.gated = self.gated
+        twin.revocable_zone = self.revocable_zone
         twin.class_key = self.class_key
         twin.pod = self.pod
         twin.klass = None
         twin.bind_annotations = {}
+        twin.claims_used = self.claims_used
+        twin.claim_writes = ()
         return twin
 
     def revised(self, old_pod: Mapping[str, Any], pod: Mapping[str, Any]) -> TaskInfo | None:
@@ -173,6 +184,7 @@ class TaskInfo:
         affinity = dict(spec.get("affinity") or {})
         tolerations = tuple(spec.get("tolerations") or ())
         has_pod_affinity = bool(affinity.get("podAffinity") or affinity.get("podAntiAffinity"))
+        zone = revocable_zone(annotations)
         device_key: Hashable = None
         if any(name in _DEVICE_RESOURCES for name in resreq):
             # Shared GPUs are placed per container and may be limited to card types: pods that differ there
@@ -198,6 +210,7 @@ class TaskInfo:
             # Self-(anti-)affinity depends on the pod's own labels, so they split classes only then.
             _freeze(labels) if has_pod_affinity else None,
             device_key,
+            zone,
         )
         return cls(
             uid=metadata.get("uid") or f"{namespace}/{name}",
@@ -220,6 +233,8 @@ class TaskInfo:
             tolerations=tolerations,
             host_ports=host_ports,
             gated=bool(spec.get("schedulingGates")),
+            claims_used=bool(spec.get("resourceClaims")),
+            revocable_zone=zone,
             class_key=class_key,
             pod=pod,
         )

@@ -4,6 +4,9 @@ The arithmetic lives in ``capacity_math`` (limits) and ``capacity_ledger`` (usag
 it to the session: it builds the ledger at open, keeps it current through allocate/deallocate events (so a
 discarded statement undoes its charges), and answers enqueue, allocate, reclaim and queue order from it.
 The model is stated in ``docs/queues.md``. It replaces ``proportion``; the conf loader refuses both.
+With ``capacity.DynamicResourceAllocationEnable`` (default true) the devices a queue's pods claim through DRA
+count as ``deviceclass/<class>`` in its usage (``capacity_dra``), for capability, deserved and guarantee to
+name.
 
 With ``SchedulingGatesQueueAdmission`` on, a pod admitted past its queue-allocation gate holds its room in the
 ledger (reserved) from then until it is placed or gone: at open, every pending pod that opted in and is no
@@ -24,8 +27,9 @@ from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
-from ..framework.status import TaskStatus
+from ..framework.status import ALLOCATED_STATUSES, TaskStatus
 from ..framework.task import TaskInfo
+from .capacity_dra import DeviceQuota
 from .capacity_ledger import QuotaLedger, QuotaVerdict
 from .capacity_math import QueueQuota, build_tree
 
@@ -49,9 +53,10 @@ class CapacityPlugin:
     name = "capacity"
 
     def __init__(self, arguments: Arguments) -> None:
-        # Volcano's capacity arguments: its DRA quota switches (off here: DRA claims are not allocated, so
-        # there is nothing to count), and ancestorReclaimLevel (reclaim from an ancestor's other subtrees
-        # only up to some level), which is not implemented.
+        # Volcano's capacity arguments: its DRA quota switches (devices counted per DeviceClass, on by
+        # default as Volcano follows Kubernetes' DynamicResourceAllocation gate; consumable capacity is not
+        # implemented), and ancestorReclaimLevel (reclaim from an ancestor's other subtrees only up to some
+        # level), which is not implemented.
         arguments.check_known(
             {
                 "capacity.DynamicResourceAllocationEnable",
@@ -59,12 +64,14 @@ class CapacityPlugin:
                 "ancestorReclaimLevel",
             }
         )
-        for flag in ("capacity.DynamicResourceAllocationEnable", "capacity.DRAConsumableCapacityEnable"):
-            if arguments.get_bool(flag, False):
-                raise ConfError(
-                    f"plugin capacity: {flag}: true is not supported: DRA claims are not allocated here, "
-                    "so there is no DRA usage to hold to a queue's quota; remove it"
-                )
+        self.dra = arguments.get_bool("capacity.DynamicResourceAllocationEnable", True)
+        if arguments.get_bool("capacity.DRAConsumableCapacityEnable", False):
+            raise ConfError(
+                "plugin capacity: capacity.DRAConsumableCapacityEnable: true is not supported: consumable "
+                "capacity (capacity.requests in a claim) is refused by the predicates plugin, so there is "
+                "none to count; remove it"
+            )
+        self.devices: DeviceQuota | None = None
         if "ancestorReclaimLevel" in arguments.values:
             raise ConfError(
                 "plugin capacity: ancestorReclaimLevel is not supported: reclaim here takes from any queue "
@@ -87,10 +94,16 @@ class CapacityPlugin:
         for problem in (*tree.problems, *tree.broken.values()):
             log.warning("queue configuration", problem=problem)
         ledger = QuotaLedger(tree)
+        claims = ssn.snapshot.dra_claims() if self.dra else {}
+        self.devices = DeviceQuota(claims) if claims else None
         for job in ssn.jobs.values():
             if job.queue not in tree.queues:
                 continue
             held = job.allocated
+            if self.devices is not None:
+                for task in job.tasks_in(*ALLOCATED_STATUSES):
+                    if task.claims_used:
+                        held = held + self.devices.add(job.queue, task)
             ledger.charge(job.queue, held)
             minimum = job.min_resources
             if minimum is None:
@@ -123,12 +136,16 @@ class CapacityPlugin:
             held = self._reserved.pop(task.uid, None)
             if held is not None:
                 self._book().unreserve(*held)
-            self._book().charge(queue, task.resreq)
+            extra = self.devices.add(queue, task) if self.devices is not None and task.claims_used else None
+            self._book().charge(queue, task.resreq + extra if extra else task.resreq)
 
     def on_deallocate(self, task: TaskInfo) -> None:
         queue = self._queue_of(task)
         if queue is not None and queue in self._book().tree.queues:
-            self._book().release(queue, task.resreq)
+            extra = (
+                self.devices.remove(queue, task) if self.devices is not None and task.claims_used else None
+            )
+            self._book().release(queue, task.resreq + extra if extra else task.resreq)
             if self.ssn is not None and self.ssn.features.queue_admission_gates:
                 self._hold(queue, task)  # an undone allocation of a gate-admitted pod holds its room again
 
@@ -149,8 +166,17 @@ class CapacityPlugin:
 
     # --- enqueue ----------------------------------------------------------------------------------------
 
+    def _minimum(self, job: JobInfo) -> Resource:
+        """What the job needs to start: its minimum request, and the devices its first pods' claims ask for
+        (Volcano counts the claims of the pods that exist, up to minAvailable of them)."""
+        if self.devices is None:
+            return job.min_request
+        first = job.tasks_in(TaskStatus.PENDING)[: max(job.min_available, 1)]
+        extra = self.devices.request(job.queue, *(t for t in first if t.claims_used))
+        return job.min_request + extra if extra else job.min_request
+
     def job_enqueueable(self, job: JobInfo) -> Vote:
-        verdict = self._book().enqueueable(job.queue, job.min_request)
+        verdict = self._book().enqueueable(job.queue, self._minimum(job))
         if verdict.ok:
             return Vote.PERMIT
         self._refusals[job.uid] = verdict.reason
@@ -158,7 +184,7 @@ class CapacityPlugin:
 
     def job_enqueued(self, job: JobInfo) -> None:
         if job.queue in self._book().tree.queues:
-            self._book().admit(job.queue, job.deduct_gated(job.min_request))
+            self._book().admit(job.queue, job.deduct_gated(self._minimum(job)))
 
     def explain_enqueue(self, job: JobInfo) -> str:
         return self._refusals.get(job.uid, "")
@@ -175,7 +201,10 @@ class CapacityPlugin:
 
     def _allocatable(self, queue: QueueInfo, task: TaskInfo) -> QuotaVerdict:
         held = self._reserved.get(task.uid)
-        return self._book().allocatable(queue.name, task.resreq, own=held[1] if held is not None else None)
+        request = task.resreq
+        if self.devices is not None and task.claims_used:
+            request = request + self.devices.request(queue.name, task)
+        return self._book().allocatable(queue.name, request, own=held[1] if held is not None else None)
 
     def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
         """Higher priority first, then the queue furthest below its deserved share, best-effort ones last."""

@@ -1,6 +1,6 @@
-"""cdp (cooldown protection): a running pod is no preemption or reclaim victim until it has run for its
-``volcano.sh/cooldown-time`` (pod label, else annotation; a Go duration such as "600s"), counted from its
-``PodScheduled`` condition. Pods without the key, or not yet Running, are offered as usual."""
+"""cdp (cooldown protection): a running pod is no preemption, reclaim or shuffle victim until it has run
+for its ``volcano.sh/cooldown-time`` (pod label, else annotation; a Go duration such as "600s"), counted from
+its ``PodScheduled`` condition. Pods without the key, or not yet Running, are offered as usual."""
 
 from __future__ import annotations
 
@@ -63,3 +63,6 @@ class CdpPlugin:
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         return self._victims(reclaimees)
+
+    def evictable(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+        return self._victims(candidates)

@@ -83,13 +83,13 @@ class CpsatPlugin:
         self._waiting: set[Resource] = set()
         self._likely: tuple[Resource, ...] | None = None
         self.spent_ms = 0.0
-        self.device: DeviceCapacity | None = None
+        self.devices: list[DeviceCapacity] = []
         self.other_predicates: list[Predicate] = []
 
     def on_session_open(self, ssn: Session) -> None:
         self.spent_ms = 0.0
         # Found once per session: isinstance against a runtime Protocol is slow, and every gang asks.
-        self.device = next((p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)), None)
+        self.devices = [p for _, p in ssn.plugins if isinstance(p, DeviceCapacity)]
         self.other_predicates = [
             p for _, p in ssn.plugins if isinstance(p, Predicate) and not isinstance(p, DeviceCapacity)
         ]
@@ -122,7 +122,7 @@ class CpsatPlugin:
     def on_session_close(self, ssn: Session) -> None:
         self.tree, self.leaf = None, np.zeros(0, dtype=np.int64)
         self._waiting, self._likely = set(), None
-        self.device, self.other_predicates = None, []
+        self.devices, self.other_predicates = [], []
 
     def place_job(self, ssn: Session, stmt: Statement, job: JobInfo) -> Placed | None:
         if job.sub_group_policies:
@@ -206,10 +206,11 @@ class CpsatPlugin:
         return plan, by_gang
 
     def device_slots(self, ssn: Session, pending: list[TaskInfo]) -> dict[object, np.ndarray] | None:
-        """Per task class asking for shared GPU cards, how many of its pods each node's cards hold; None
-        when a class's fit changes as pods land for another reason, or when two classes share cards (their
-        counts are not independent): then the greedy path places the job pod by pod."""
-        device, others = self.device, self.other_predicates
+        """Per task class asking for devices (shared GPU cards, DRA claims), how many of its pods each node's
+        devices hold (the least over the plugins that count them); None when a class's fit changes as pods
+        land for another reason, or when two classes share devices (their counts are not independent): then
+        the greedy path places the job pod by pod."""
+        devices, others = self.devices, self.other_predicates
         counts: dict[object, int] = {}
         klasses: dict[object, FrameworkClass] = {}
         for task in pending:
@@ -222,11 +223,22 @@ class CpsatPlugin:
                 continue
             if any(p.predicate_dynamic(klass) for p in others):
                 return None
-            column = device.device_slots(ssn, klass, counts[key]) if device is not None else None
-            if column is None:
+            if any(p.predicate_dynamic_besides_devices(klass) for p in devices):
                 return None
-            out[key] = column
+            columns = [c for p in devices if (c := p.device_slots(ssn, klass, counts[key])) is not None]
+            if not columns:
+                return None
+            out[key] = np.minimum.reduce(columns) if len(columns) > 1 else columns[0]
         return out if len(out) <= 1 else None
+
+    def _pair_preference(self, ssn: Session, job: JobInfo) -> dict[tuple[str, str], int]:
+        """The job's wishes for pods of two tasks on one node (task-topology), summed over the plugins."""
+        out: dict[tuple[str, str], int] = {}
+        for tier in ssn.points.pair_preference:
+            for fn in tier:
+                for pair, score in fn(job).items():
+                    out[pair] = out.get(pair, 0) + score
+        return out
 
     def _problem(
         self,
@@ -281,6 +293,7 @@ class CpsatPlugin:
         )
         gangs: list[Gang] = []
         by_gang: dict[str, dict[str, list[TaskInfo]]] = {}
+        prefer = self._pair_preference(ssn, job)
         for part in parts:
             role_need = dict(part.role_need)
             groups: dict[tuple[str, object], list[TaskInfo]] = {}
@@ -304,6 +317,13 @@ class CpsatPlugin:
                 tasks.append(TaskClass(name, _resource(names, vec), len(members_of), need, feasible))
                 by_name[name] = list(members_of)
             min_available = max(part.min_available, sum(t.min_member for t in tasks))
-            gangs.append(Gang(part.name, tuple(tasks), min_available, job.priority, part.topology))
+            roles = [(t.name, by_name[t.name][0].role) for t in tasks]
+            pairs = tuple(
+                (a, b, score)
+                for i, (a, role_a) in enumerate(roles)
+                for b, role_b in roles[i:]
+                if (score := prefer.get((role_a, role_b), 0))
+            )
+            gangs.append(Gang(part.name, tuple(tasks), min_available, job.priority, part.topology, pairs))
             by_gang[part.name] = by_name
         return PlacementProblem(node_classes, tuple(gangs), self.tree, self.likely(ssn)), by_gang

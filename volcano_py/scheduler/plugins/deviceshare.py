@@ -158,6 +158,9 @@ class DeviceSharePlugin:
     def predicate_dynamic(self, klass: TaskClass) -> bool:
         return not self.request_of(klass).empty
 
+    def predicate_dynamic_besides_devices(self, klass: TaskClass) -> bool:
+        return False
+
     def _refresh(self, row: int) -> None:
         gpus = self.ssn.nodes[row].gpus if self.ssn is not None else None
         if gpus is not None:

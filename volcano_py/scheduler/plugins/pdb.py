@@ -1,6 +1,6 @@
-"""pdb: PodDisruptionBudgets bound preemption and reclaim. Of the victims offered, a pod is kept when taking
-it would push some budget of its namespace that selects it below ``status.disruptionsAllowed`` (counted
-over the pods offered in this one choice, in the order offered). Pods a budget already lists in
+"""pdb: PodDisruptionBudgets bound preemption, reclaim and shuffle. Of the victims offered, a pod is kept
+when taking it would push some budget of its namespace that selects it below ``status.disruptionsAllowed``
+(counted over the pods offered in this one choice, in the order offered). Pods a budget already lists in
 ``status.disruptedPods`` do not count against it again; a budget with an empty selector selects nothing,
 as in Volcano. Unlike Volcano, a pod without labels stays a possible victim (no budget can select it)."""
 
@@ -91,3 +91,8 @@ class PdbPlugin:
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         return self.victims(reclaimees)
+
+    def evictable(self, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+        # Volcano registers this check as a VictimTasks function, which under its union rule would name
+        # every pod the budgets allow as a shuffle victim; here it only keeps budgeted pods from shuffle.
+        return self.victims(candidates)

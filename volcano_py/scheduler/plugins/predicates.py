@@ -1,7 +1,9 @@
 """predicates: which nodes may take a pod. Cordoned and not-ready nodes, nodeSelector, required node
 affinity and NoSchedule/NoExecute taints are fixed for the session and computed once per class, over all
 nodes at once; host ports and required pod (anti-)affinity change as pods land and are re-evaluated.
-Resource fit (including extended resources and the node's pod limit) is checked by the placement itself."""
+Resource fit (including extended resources and the node's pod limit) is checked by the placement itself.
+A pod's ResourceClaims (Dynamic Resource Allocation) must be satisfiable on the node by devices no other claim
+holds; they change as pods land, and are re-evaluated (``dra``)."""
 
 from __future__ import annotations
 
@@ -12,9 +14,11 @@ import numpy as np
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
-from ..framework.extension import BoolArray, Invalid, NodeVerdict
+from ..framework.extension import BoolArray, IntArray, Invalid, NodeVerdict
 from ..framework.job import JobInfo
 from ..framework.session import Session
+from ..framework.task import TaskInfo
+from .dra import DraSession
 from .matching import NodeLabels, SelectorError, taint_text, tolerates, untolerated
 from .podaffinity import (
     affinity_failures,
@@ -57,9 +61,11 @@ DRA_REASON = "DynamicResourceAllocation"
 
 class PredicatesPlugin:
     """Arguments: the ``_SWITCHES`` above (default true); ``predicate.CacheEnable`` (a cache of Volcano's,
-    nothing to switch here); ``predicate.DynamicResourceAllocationEnable``: with it, a job with a pod that
-    claims resources through DRA (``spec.resourceClaims``) is refused with that reason instead of being
-    placed as if it claimed nothing, as it would be with the switch off."""
+    nothing to switch here); ``predicate.DynamicResourceAllocationEnable`` (default true, as Volcano's
+    follows Kubernetes' ``DynamicResourceAllocation`` feature gate, on from 1.34): a pod's ResourceClaims
+    must be satisfiable on its node, and are allocated and reserved for it at bind (``dra``). Set false, a
+    job with a pod that claims devices is refused with reason ``DynamicResourceAllocation`` rather than
+    placed as if it claimed nothing."""
 
     name = "predicates"
 
@@ -77,7 +83,8 @@ class PredicatesPlugin:
             )
         arguments.get_bool("predicate.CacheEnable", False)
         self.enabled = {attr: arguments.get_bool(flag, True) for flag, attr in _SWITCHES.items()}
-        self.dra = arguments.get_bool(DRA_FLAG, False)
+        self.dra = arguments.get_bool(DRA_FLAG, True)
+        self.devices = DraSession()
         self.labels = NodeLabels([], [])
         self.anti_terms: list[tuple[str, Mapping[str, Any]]] = []
         self.taint_groups: list[tuple[tuple[Mapping[str, Any], ...], np.ndarray[Any, Any]]] = []
@@ -102,24 +109,39 @@ class PredicatesPlugin:
             [t for n in ssn.nodes for t in n.tasks.values() if has_required_anti_affinity(t)]
             + [t for j in ssn.waiting_jobs() for t in j.pending_tasks if has_required_anti_affinity(t)]
         )
+        if self.dra:
+            self.devices.open(ssn, self.labels)
 
     def on_session_close(self, ssn: Session) -> None:
         self.ssn = None
+        self.devices.close()
 
     def predicate_dynamic(self, klass: TaskClass) -> bool:
+        return self.devices.asks(klass) or self.predicate_dynamic_besides_devices(klass)
+
+    def predicate_dynamic_besides_devices(self, klass: TaskClass) -> bool:
         return (self.enabled["node_ports"] and bool(klass.host_ports)) or (
             self.enabled["pod_affinity"] and (klass.has_pod_affinity or repelled(klass, self.anti_terms))
         )
 
+    def device_slots(self, ssn: Session, klass: TaskClass, cap: int) -> IntArray | None:
+        return self.devices.slots(klass, cap)
+
+    def on_allocate(self, task: TaskInfo) -> None:
+        self.devices.on_allocate(task)
+
+    def on_deallocate(self, task: TaskInfo) -> None:
+        self.devices.on_deallocate(task)
+
     def job_valid(self, job: JobInfo) -> Invalid | None:
-        if not self.dra:
+        if self.dra:
             return None
         for task in job.pending_tasks:
-            if (task.pod.get("spec") or {}).get("resourceClaims"):
+            if task.claims_used:
                 return Invalid(
                     DRA_REASON,
-                    f"pod {task.name} claims resources through DRA (spec.resourceClaims), which volcano-py "
-                    "does not allocate",
+                    f"pod {task.name} claims devices through spec.resourceClaims, and this scheduler's "
+                    f"predicates plugin has {DRA_FLAG}: false; set it true (the default) to allocate them",
                 )
         return None
 
@@ -154,6 +176,8 @@ class PredicatesPlugin:
             failures.extend(host_port_failures(ssn.nodes, klass))
         if self.enabled["pod_affinity"] and (klass.has_pod_affinity or repelled(klass, self.anti_terms)):
             failures.extend(affinity_failures(ssn.nodes, self.labels, klass))
+        if self.devices.asks(klass):
+            failures.extend(self.devices.predicate(klass).failures)
         ok = np.ones(n, dtype=np.bool_)
         for _, fail in failures:
             ok &= ~fail

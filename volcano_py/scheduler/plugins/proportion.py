@@ -5,6 +5,10 @@ every resource. Allocatable: one more task must stay within deserved on the reso
 Enqueueable: ``minResources`` plus what the queue holds and has admitted must fit its real capability.
 Preemptive (reclaim): the queue stays within its deserved share; reclaimable: victims' queues hold more
 than they deserve and keep their guarantee.
+
+With ``recentUsage.halfLife`` set, shares remember: a queue whose recent usage (``api/recent_usage``)
+exceeds its weight's fraction of the cluster keeps only part of its weight (``recentUsage.weight`` is how
+strongly), and queues with equal shares go in order of recent usage per weight, least first.
 """
 
 from __future__ import annotations
@@ -12,16 +16,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from volcano_py.api.recent_usage import read_recent_usage, usage_weight_factor
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, format_quantity
 
-from ..framework.arguments import Arguments
+from ..framework.arguments import Arguments, ConfError
 from ..framework.extension import Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
 from ..framework.status import TaskStatus
-from ..framework.task import TaskInfo
+from ..framework.task import TaskInfo, timestamp
 from .shares import QueueDemand, Vec, leq, real_capability, share, water_fill
 
 
@@ -45,6 +50,8 @@ class _Attr:
     deserved: Vec = field(default_factory=dict)
     capability: Vec = field(default_factory=dict)
     share: float = 0.0
+    # Recent usage per unit of entitlement (0 with recent usage off): orders queues of equal share.
+    recent: float = 0.0
 
 
 def _add(into: Vec, resource: Resource, sign: int = 1) -> None:
@@ -56,7 +63,7 @@ class ProportionPlugin:
     name = "proportion"
 
     def __init__(self, arguments: Arguments) -> None:
-        arguments.check_known()
+        self.memory = RecentUsageArguments.parse(arguments)
         self.attrs: dict[str, _Attr] = {}
         self.queue_of: dict[str, str] = {}
         self.total: Vec = {}
@@ -85,9 +92,14 @@ class ProportionPlugin:
             # Amounts are whole numbers (milli-units and bytes), so the sums are exact in any order.
             for name, amount in attr.allocated.items():
                 attr.request[name] = attr.request.get(name, 0.0) + amount
+        weights = self.memory.weights(attrs, total, timestamp(ssn.now)) if self.memory.half_life else {}
         demands = [
             QueueDemand(
-                a.queue.name, a.queue.weight, a.request, _vec(a.queue.capability), _vec(a.queue.guarantee)
+                a.queue.name,
+                weights.get(a.queue.name, a.queue.weight),
+                a.request,
+                _vec(a.queue.capability),
+                _vec(a.queue.guarantee),
             )
             for a in attrs.values()
         ]
@@ -105,7 +117,8 @@ class ProportionPlugin:
         return Resource({k: int(v) for k, v in attr.deserved.items()}) if attr else None
 
     def queue_order(self, left: QueueInfo, right: QueueInfo) -> int:
-        ls, rs = self.attrs[left.name].share, self.attrs[right.name].share
+        la, ra = self.attrs[left.name], self.attrs[right.name]
+        ls, rs = (la.share, la.recent), (ra.share, ra.recent)
         return (ls > rs) - (ls < rs)
 
     def overused(self, queue: QueueInfo) -> bool:
@@ -229,3 +242,37 @@ class ProportionPlugin:
 
     def on_deallocate(self, task: TaskInfo) -> None:
         self._update(task, -1)
+
+
+@dataclass(frozen=True, slots=True)
+class RecentUsageArguments:
+    """``recentUsage.halfLife`` (a duration; absent: shares forget) and ``recentUsage.weight`` (how strongly
+    recent use lowers a queue's weight, default 1: a queue that used twice its entitlement keeps half)."""
+
+    half_life: float = 0.0
+    strength: float = 1.0
+
+    @classmethod
+    def parse(cls, arguments: Arguments, *known: str) -> RecentUsageArguments:
+        arguments.check_known({HALF_LIFE, STRENGTH, *known})
+        half_life = arguments.get_duration(HALF_LIFE, None)
+        strength = arguments.get_float(STRENGTH, 1.0, minimum=0.0)
+        if half_life is None and STRENGTH in arguments.values:
+            raise ConfError(f"{arguments.owner}: {STRENGTH} needs {HALF_LIFE}; set both or neither")
+        return cls(half_life.total_seconds() if half_life else 0.0, strength)
+
+    def weights(self, attrs: dict[str, _Attr], total: Vec, now: float) -> dict[str, float]:
+        """Each queue's weight after its recent usage, and its ``recent`` order key set on ``attrs``."""
+        all_weight = sum(a.queue.weight for a in attrs.values()) or 1
+        out: dict[str, float] = {}
+        for name, attr in attrs.items():
+            ledger = read_recent_usage(attr.queue.annotations)
+            used = ledger.decayed_to(now, self.half_life).fraction(total, self.half_life) if ledger else 0.0
+            entitled = attr.queue.weight / all_weight
+            attr.recent = used / entitled
+            out[name] = attr.queue.weight * usage_weight_factor(used, entitled, self.strength)
+        return out
+
+
+HALF_LIFE = "recentUsage.halfLife"
+STRENGTH = "recentUsage.weight"

@@ -18,7 +18,7 @@ Vec = dict[str, float]
 @dataclass(slots=True)
 class QueueDemand:
     name: str
-    weight: int
+    weight: float  # a queue's spec.weight, lowered by recent usage when that is turned on
     request: Vec
     capability: Vec = field(default_factory=dict)  # absent name: unlimited
     guarantee: Vec = field(default_factory=dict)

@@ -3,11 +3,12 @@
 ``submit()`` is synchronous and returns at once: it records the promises in the cache (so the next snapshot
 already sees the binds and evictions) and schedules the requests as tasks of the binder's own TaskGroup.
 
-* Binds go through ``pods/binding``, a gang's all at once, with at most ``bind_concurrency`` in flight over
-  all gangs. A bound pod gets its ``Scheduled`` Event within a budget per second; a gang's pods bound beyond
-  it are told in one Event on their PodGroup (see ``scheduled``). A refused bind rolls back the assumption,
-  marks the pod ``PodScheduled=False`` with reason ``SchedulerError`` and records ``FailedScheduling``; the
-  pod is pending again in the next cycle.
+* Binds go through ``pods/binding``, a gang's all at once (a pod's ResourceClaims allocated and reserved for
+  it first, as kube-scheduler does, and taken back when its bind fails), with at most ``bind_concurrency``
+  in flight over all gangs. A bound pod gets its ``Scheduled`` Event within a budget per second; a gang's
+  pods bound beyond it are told in one Event on their PodGroup (see ``scheduled``). A refused bind rolls back
+  the assumption, marks the pod ``PodScheduled=False`` with reason ``SchedulerError`` and records
+  ``FailedScheduling``; the pod is pending again in the next cycle.
 * Evictions first set the ``DisruptionTarget`` condition (so the pod's owner can tell preemption from a
   crash), then delete with the pod's uid as a precondition.
 * A pod whose queue admitted it past Volcano's queue-allocation gate has that gate removed (a strategic
@@ -26,13 +27,16 @@ from typing import Any, Final
 import aiohttp
 
 from volcano_py.api import constants as c
-from volcano_py.kube import binding, patch
+from volcano_py.kube import binding, claims, patch
+from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
+    EVICTING_ACTIONS,
     Bind,
+    ClaimWrite,
     Evict,
     Pipeline,
     PodGroupUpdate,
@@ -61,7 +65,7 @@ from volcano_py.scheduler.runtime.scheduled import (
 
 _log = get_logger(__name__)
 
-_NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
+NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
 def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
@@ -152,6 +156,8 @@ class Binder:
         for job, binds in result.binds_by_job().items():
             for bind in binds:
                 self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
+                if bind.claims:
+                    self.cache.assume_claims(bind.name, bind.uid, bind.claims)
             self._spawn(self._bind_gang(job, binds))
         for evict in result.evictions:
             self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
@@ -196,12 +202,31 @@ class Binder:
         key = f"{bind.namespace}/{bind.name}"
         started = time.monotonic()
         async with self._bind_slots:
+            written: list[tuple[ClaimWrite, bool]] = []
+            binding_sent = False
             try:
+                # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
+                for write in bind.claims:
+                    wrote = await claims.reserve_claim(
+                        self.client,
+                        write.namespace,
+                        write.name,
+                        write.uid,
+                        write.allocation,
+                        bind.name,
+                        bind.uid,
+                    )
+                    written.append((write, wrote))
+                binding_sent = True
                 await binding.bind_pod(
                     self.client, bind.namespace, bind.name, bind.uid, bind.node, bind.annotations
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, ClaimError, *NETWORK_ERRORS) as exc:
                 self._operation("bind", "error", started)
+                # A pod already bound (by a previous leader) runs with its claims: they stay reserved for it.
+                already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
+                if not already_bound:
+                    await self._undo_claims(bind, written)
                 await self._bind_failed(bind, key, exc)
                 return False
         self._operation("bind", "success", started)
@@ -223,8 +248,21 @@ class Binder:
         )
         return True
 
+    async def _undo_claims(self, bind: Bind, written: list[tuple[ClaimWrite, bool]]) -> None:
+        """Take back the reservations (and the allocations this bind made) of a pod that was not bound."""
+        for write, wrote in reversed(written):
+            try:
+                await claims.unreserve_claim(
+                    self.client, write.namespace, write.name, write.uid, bind.uid, deallocate=wrote
+                )
+            except (ApiError, ClaimError, *NETWORK_ERRORS) as exc:
+                # The resourceclaim controller removes a reservation of a pod that is gone; one of a pending
+                # pod stays until the pod is placed again, with the same devices.
+                _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
+
     async def _bind_failed(self, bind: Bind, key: str, exc: Exception) -> None:
         self.cache.forget(key)
+        self.cache.forget_claims(bind.uid)
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
@@ -240,7 +278,7 @@ class Binder:
                 bind.name,
                 patch.condition("PodScheduled", "False", "SchedulerError", message),
             )
-        except (ApiError, *_NETWORK_ERRORS) as mark_exc:
+        except (ApiError, *NETWORK_ERRORS) as mark_exc:
             _log.warning("could not mark the pod unscheduled", pod=key, error=repr(mark_exc))
         pod = self.cache.pod(key) or _pod_ref(bind.namespace, bind.name, bind.uid)
         self.recorder.record(pod, WARNING, "FailedScheduling", message)
@@ -252,7 +290,7 @@ class Binder:
                 await patch.set_nominated_node(
                     self.client, pipelined.namespace, pipelined.name, pipelined.node
                 )
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("nominating a node failed", pod=key, node=pipelined.node, error=repr(exc))
 
@@ -263,7 +301,7 @@ class Binder:
                 await patch.remove_scheduling_gate(
                     self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
                 )
-        except (ApiError, *_NETWORK_ERRORS) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             self._operation("ungate", "error", started)
             if not (isinstance(exc, ApiError) and exc.not_found):
                 _log.warning("removing the queue-allocation gate failed", pod=key, error=repr(exc))
@@ -277,7 +315,14 @@ class Binder:
         key = f"{evict.namespace}/{evict.name}"
         started = time.monotonic()
         message = evict.reason + (f" (preempted for {evict.preemptor})" if evict.preemptor else "")
-        action = "preempt" if evict.preemptor else "reclaim"
+        if evict.detail:
+            message = f"{message}: {evict.detail}"
+        # The core's evictions name their action (preempt, reclaim, shuffle); any other reason is reclaim's.
+        action = (
+            evict.reason
+            if evict.reason in EVICTING_ACTIONS
+            else ("preempt" if evict.preemptor else "reclaim")
+        )
         async with self._bind_slots:
             try:
                 await patch.set_pod_condition(
@@ -287,7 +332,7 @@ class Binder:
                     patch.condition("DisruptionTarget", "True", "PreemptionByScheduler", message),
                 )
                 await patch.delete_pod(self.client, evict.namespace, evict.name, evict.uid)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
@@ -384,7 +429,7 @@ class Binder:
             try:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
                 await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
                         "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
@@ -396,6 +441,6 @@ class Binder:
         async with self._status_slots:
             try:
                 await patch.patch_status(self.client, QUEUES, name, None, body)
-            except (ApiError, *_NETWORK_ERRORS) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))

@@ -6,9 +6,12 @@ them the cache remembers two kinds of promise the binder made:
 * *assumed* binds: a pod whose bind was sent counts as bound on its node in every snapshot until the watch
   shows it bound (or deleted), so the next cycle cannot place it, or another pod into its room, twice; a
   failed bind is ``forget()``-ed and the pod is pending again;
-* *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating.
+* *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating;
+* *claims* being written with a bind: a ResourceClaim counts as allocated and reserved for its pod until the
+  watch shows it so (or the bind fails), so the next cycle does not hand its devices to another pod.
 
-The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
+It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
+carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
 """
 
 from __future__ import annotations
@@ -27,12 +30,14 @@ from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
     PODS,
     QUEUES,
+    RESOURCE_CLAIMS,
     SESSION_KINDS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
-from volcano_py.scheduler.core import ClusterObjects
+from volcano_py.scheduler.core import ClusterObjects, NodeUsage
+from volcano_py.scheduler.framework.decisions import ClaimWrite
 
 _log = get_logger(__name__)
 
@@ -66,6 +71,33 @@ def _with_node(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
     return bound
 
 
+@dataclass(slots=True)
+class _AssumedClaim:
+    """A claim's promised state: its uid, the allocation the binds write (None: it had one), and the pods
+    (uid -> name) it is being reserved for."""
+
+    uid: str
+    allocation: Mapping[str, Any] | None
+    pods: dict[str, str] = field(default_factory=dict)
+
+    def shown_in(self, claim: Obj) -> bool:
+        status = claim.get("status") or {}
+        reserved = {r.get("uid") for r in status.get("reservedFor") or ()}
+        return status.get("allocation") is not None and all(uid in reserved for uid in self.pods)
+
+    def view_of(self, claim: Obj) -> Obj:
+        status = dict(claim.get("status") or {})
+        if status.get("allocation") is None and self.allocation is not None:
+            status["allocation"] = dict(self.allocation)
+        reserved = list(status.get("reservedFor") or [])
+        have = {r.get("uid") for r in reserved}
+        for uid, name in self.pods.items():
+            if uid not in have:
+                reserved.append({"resource": "pods", "name": name, "uid": uid})
+        status["reservedFor"] = reserved
+        return {**claim, "status": status}
+
+
 def _terminating(pod: Obj) -> Obj:
     return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
 
@@ -81,11 +113,14 @@ class SchedulerCache:
         self.generation = 0
         self._assumed: dict[str, _Assumed] = {}
         self._evicting: dict[str, str] = {}
+        self._claims: dict[str, _AssumedClaim] = {}
         # When the newest pending pod of ours was seen (monotonic), and a signal for it: see ``pacing``.
         self.last_arrival = float("-inf")
         self.arrival = asyncio.Event()
+        extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim}
+        self.node_usage: dict[str, NodeUsage] = {}
         self.informers: dict[str, Informer] = {
-            field: self._informer(kind, self._on_pod if kind is PODS else None, optional=optional)
+            field: self._informer(kind, extras.get(kind), optional=optional)
             for field, kind, optional in SESSION_KINDS
         }
 
@@ -131,6 +166,14 @@ class SchedulerCache:
             if delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp"):
                 del self._evicting[key]
 
+    def _on_claim(self, delta: Delta) -> None:
+        assumed = self._claims.get(delta.key)
+        if assumed is None:
+            return
+        claim = delta.new or {}
+        if delta.type is EventType.DELETED or _uid(claim) != assumed.uid or assumed.shown_in(claim):
+            del self._claims[delta.key]
+
     def _newly_schedulable(self, delta: Delta) -> bool:
         """A pending pod of ours that a cycle may place now: a new one, or one whose scheduling gates were
         just removed (its gang may be whole at last)."""
@@ -145,6 +188,19 @@ class SchedulerCache:
             and bool(old.get("schedulingGates"))
             and not spec.get("schedulingGates")
         )
+
+    def node_names(self) -> list[str]:
+        nodes = self.informers["nodes"].store.values()
+        return [str(node.get("metadata", {}).get("name", "")) for node in nodes]
+
+    def set_node_usage(self, usage: dict[str, NodeUsage]) -> None:
+        """The nodes' load as just read; a changed load is news (a node may have cooled below a threshold)."""
+        changed = {n: (u.cpu, u.memory) for n, u in usage.items()} != {
+            n: (u.cpu, u.memory) for n, u in self.node_usage.items()
+        }
+        self.node_usage = usage
+        if changed:
+            self.generation += 1
 
     def pod(self, key: str) -> Obj | None:
         return self.informers["pods"].store.get(key)
@@ -166,6 +222,24 @@ class SchedulerCache:
         """The bind failed: the pod is pending again and its node's room is free again."""
         if self._assumed.pop(pod_key, None) is not None:
             self.generation += 1
+
+    def assume_claims(self, pod_name: str, pod_uid: str, writes: Sequence[ClaimWrite]) -> None:
+        """Count the claims as allocated and reserved for the pod from now on (its bind is being sent)."""
+        for write in writes:
+            assumed = self._claims.get(write.key)
+            if assumed is None or assumed.uid != write.uid:
+                assumed = self._claims[write.key] = _AssumedClaim(write.uid, write.allocation)
+            elif assumed.allocation is None:
+                assumed.allocation = write.allocation
+            assumed.pods[pod_uid] = pod_name
+        self.generation += 1
+
+    def forget_claims(self, pod_uid: str) -> None:
+        """The pod's bind failed: its claims are as the API says again."""
+        for key, assumed in list(self._claims.items()):
+            if assumed.pods.pop(pod_uid, None) is not None and not assumed.pods:
+                del self._claims[key]
+        self.generation += 1
 
     def assumed_node(self, pod_key: str) -> str | None:
         assumed = self._assumed.get(pod_key)
@@ -201,9 +275,29 @@ class SchedulerCache:
     def snapshot(self) -> ClusterObjects:
         # Pods come with the binds and evictions promised but not yet seen in a watch.
         read = {
-            field: self.informers[field].store.values() for field, _, _ in SESSION_KINDS if field != "pods"
+            field: self.informers[field].store.values()
+            for field, _, _ in SESSION_KINDS
+            if field not in ("pods", "resource_claims")
         }
-        return ClusterObjects(**read, pods=self._pods_with_promises(), generation=self.generation)
+        return ClusterObjects(
+            **read,
+            pods=self._pods_with_promises(),
+            resource_claims=self._claims_with_promises(),
+            node_usage=self.node_usage,
+            generation=self.generation,
+        )
+
+    def _claims_with_promises(self) -> list[Obj]:
+        claims = self.informers["resource_claims"].store.values()
+        if not self._claims:
+            return claims
+        out: list[Obj] = []
+        for claim in claims:
+            meta = claim.get("metadata") or {}
+            assumed = self._claims.get(f"{meta.get('namespace')}/{meta.get('name')}")
+            promised = assumed is not None and assumed.uid == _uid(claim)
+            out.append(assumed.view_of(claim) if assumed is not None and promised else claim)
+        return out
 
     # --- start-up -------------------------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """The runtime's view of the pure core: a ``ClusterObjects`` in, one session run, a ``CycleOutcome`` out.
 
 ``Core`` is what the runner needs from the pure core (parse a conf; turn a ``ClusterObjects`` into a
-``CycleOutcome``); ``DefaultCore`` implements it over ``core.run_session``, and this module is the only place
-in the runtime that knows the core's entry points. ``ConfSource`` holds the conf in force and re-reads its
+``CycleOutcome``; before that, what to ask the conf's HTTP extender, whose answers ``run`` takes in);
+``DefaultCore`` implements it over ``core.run_session``, and this module is the only place in the runtime
+that knows the core's entry points. ``ConfSource`` holds the conf in force and re-reads its
 file when it changes.
 
 ``DefaultCore`` also shields the process from one malformed object: the core's ``build_snapshot`` leaves it
@@ -27,8 +28,16 @@ from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import (
     ClusterObjects,
+    Consultation,
+    ExtenderAnswers,
+    ExtenderConf,
+    MetricsConf,
+    Snapshot,
     Unschedulable,
+    acts_on_running,
     build_snapshot,
+    consultation,
+    extender_conf,
     load_conf,
     run_session,
 )
@@ -53,7 +62,22 @@ class Core(Protocol):
         """Parse and validate a conf (None: Volcano's default); raise ValueError naming the bad entry."""
         ...
 
-    def run(self, state: ClusterObjects, conf: Any, now: datetime) -> CycleOutcome: ...
+    def extender(self, conf: Any) -> ExtenderConf | None:
+        """The HTTP extender ``conf`` names, if it calls any verb (cheap: asked every cycle)."""
+        ...
+
+    def consult(self, state: ClusterObjects, conf: Any, now: datetime) -> Consultation | None:
+        """What to ask the conf's HTTP extender before the session ``run`` will hold for ``state`` (None:
+        no extender, or no session to hold)."""
+        ...
+
+    def run(
+        self, state: ClusterObjects, conf: Any, now: datetime, extender: ExtenderAnswers | None = None
+    ) -> CycleOutcome: ...
+
+    def needs_every_period(self, conf: Any) -> bool:
+        """Whether ``conf`` may decide something with nothing new in the cluster (a session every period)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,11 +149,29 @@ class DefaultCore:
     records: Records = field(default_factory=Records)
     # The last outcome when nothing waited, handed back while the cluster means the same.
     quiet: QuietMemo = field(default_factory=QuietMemo)
+    # When periodic plugins last acted, from the last session to the next (``SessionResult.timers``).
+    timers: dict[str, float] = field(default_factory=dict)
     # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
     _gang_first: tuple[object, bool] | None = field(default=None, init=False, repr=False)
+    # Per conf (the last one asked about): its extender.
+    _extender: tuple[object, ExtenderConf | None] | None = field(default=None, init=False, repr=False)
+    # The snapshot ``consult`` built, for the ``run`` of the same state that follows it.
+    _built: tuple[ClusterObjects, Snapshot, list[Unschedulable]] | None = field(
+        default=None, init=False, repr=False
+    )
 
     def load_conf(self, text: str | None) -> SchedulerConf:
-        return load_conf(text, registry=self.registry)
+        conf = load_conf(text, registry=self.registry)
+        if conf.option("usage") is not None and conf.metrics is None:
+            # Volcano loads such a conf too, and its usage plugin then passes every node: say so once.
+            _log.warning(
+                "plugin usage has no node load to read: the conf has no metrics section, so every node "
+                "passes its thresholds; add metrics: {type: prometheus, address: <Prometheus URL>}"
+            )
+        return conf
+
+    def needs_every_period(self, conf: SchedulerConf) -> bool:
+        return acts_on_running(conf)
 
     def gang_validates_first(self, conf: SchedulerConf) -> bool:
         """Whether the first plugin of ``conf`` with a ``job_valid`` is gang, which reads only counts."""
@@ -146,13 +188,41 @@ class DefaultCore:
             self._gang_first = (conf, first == "gang")
         return self._gang_first[1]
 
-    def run(self, state: ClusterObjects, conf: Any, now: datetime) -> CycleOutcome:
+    def extender(self, conf: Any) -> ExtenderConf | None:
+        if self._extender is None or self._extender[0] is not conf:
+            self._extender = (conf, extender_conf(conf))
+        return self._extender[1]
+
+    def consult(self, state: ClusterObjects, conf: Any, now: datetime) -> Consultation | None:
+        found = self.extender(conf)
+        if found is None or self.quiet.recall(state, conf, now) is not None:
+            return None
+        snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
+        self._built = (state, snapshot, warnings)
+        option = conf.option("extender")
+        return consultation(
+            found,
+            snapshot,
+            raw_nodes={(n.get("metadata") or {}).get("name") or "": n for n in state.nodes},
+            raw_queues={(q.get("metadata") or {}).get("name") or "": q for q in state.queues},
+            flags=option.flags if option is not None else {},
+            enqueue="enqueue" in conf.actions,
+        )
+
+    def run(
+        self, state: ClusterObjects, conf: Any, now: datetime, extender: ExtenderAnswers | None = None
+    ) -> CycleOutcome:
         recalled = self.quiet.recall(state, conf, now)
+        built, self._built = self._built, None
         if recalled is not None:
             return CycleOutcome(
                 result=recalled.result, unscheduled_tasks=recalled.unscheduled_tasks, quiet=True
             )
-        snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
+        if built is not None and built[0] is state:
+            _, snapshot, warnings = built
+        else:
+            snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
+        snapshot.extender = extender
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
         result = run_session(
@@ -161,8 +231,10 @@ class DefaultCore:
             format_time(now),
             registry=self.registry,
             features=self.features,
+            timers=self.timers,
         )
-        if warnings:
+        self.timers = dict(result.timers)
+        if warnings or acts_on_running(conf):
             self.quiet.forget()
         else:
             self.quiet.remember(
@@ -197,6 +269,12 @@ class DefaultCore:
             for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
+
+
+def metrics_source(conf: object) -> MetricsConf | None:
+    """Where ``conf`` (the one in force) says node load is read from; None for none (or a conf of another
+    core)."""
+    return conf.metrics if isinstance(conf, SchedulerConf) else None
 
 
 def default_core(

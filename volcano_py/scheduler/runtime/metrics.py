@@ -13,6 +13,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, gene
 
 from volcano_py import resources
 from volcano_py.log import get_logger
+from volcano_py.scheduler.framework.decisions import EVICTING_ACTIONS
 
 _log = get_logger(__name__)
 
@@ -123,7 +124,7 @@ class SchedulerMetrics:
         # counter that has not moved yet instead of no series at all.
         for result in ("scheduled", "unschedulable", "error"):
             self.schedule_attempts.labels(result)
-        for action in ("preempt", "reclaim"):
+        for action in EVICTING_ACTIONS:
             self.evictions.labels(action)
         for operation in ("bind", "evict"):
             for outcome in ("success", "error"):

@@ -4,7 +4,8 @@ A session can only decide something for a pod that waits (a pending task of ours
 (phase Pending): every action starts from one of those. When the last session had neither, and decided
 nothing, and wrote nothing, the next one over the same inputs would decide nothing again and report the same
 queue accounting. Wall time cannot change that either: time-based policies (sla, cdp) only act on a job or
-pod that waits. So ``QuietMemo`` keeps that outcome and the objects it came from, and hands the outcome back
+pod that waits (a conf with the ``shuffle`` action, whose plugins evict running pods by their own clock, never
+uses the memo). So ``QuietMemo`` keeps that outcome and the objects it came from, and hands the outcome back
 while every object is either the same dict or a new version that differs only where the scheduler does not
 read (``resourceVersion``, ``managedFields``, a pod's container statuses and conditions, a node's heartbeat
 times).

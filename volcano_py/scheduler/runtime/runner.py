@@ -2,11 +2,13 @@
 
 Phases of one cycle (all synchronous: the session never waits on the API):
 
-1. snapshot the cache (informer stores plus assumed binds and evictions in flight);
+1. snapshot the cache (informer stores plus assumed binds and evictions in flight), and when the conf
+   names an HTTP extender, ask it what the session will read (``runtime/extender.py``);
 2. build the core's Snapshot and run the session with the current conf (in a worker thread, so the event
    loop keeps serving watches and binds meanwhile; the session itself never waits on anything);
 3. hand the result to the binder, which records its promises in the cache before returning;
-4. report: events for pods and PodGroups that cannot be scheduled, and metrics.
+4. report: events for pods and PodGroups that cannot be scheduled, and metrics (and tell the extender the
+   session is over).
 
 Around the cycles: leader election (standbys keep their caches warm, so a takeover starts scheduling from a
 synced mirror), conf reload when the file changes, and the metrics/health server.
@@ -39,9 +41,12 @@ from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, b
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
-from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core
+from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, default_core, metrics_source
+from volcano_py.scheduler.runtime.extender import ExtenderClient
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.node_metrics import NodeMetricsCollector
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
+from volcano_py.scheduler.runtime.usage_ledger import UsageLedger, half_life_of
 from volcano_py.scheduler.solver.gpu_report import hypernode_gpus
 
 _log = get_logger(__name__)
@@ -132,9 +137,14 @@ class Scheduler:
         self.client = client
         self.core = core
         self.conf = ConfSource(options.scheduler_conf, core)
+        self.extender = ExtenderClient()
         self.metrics = SchedulerMetrics()
         self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
         self.recorder = EventRecorder(client, component="volcano")
+        # Node load for the usage plugin, from the metrics source of the conf in force (none: nothing asked).
+        self.node_metrics = NodeMetricsCollector(
+            lambda: metrics_source(self.conf.conf), self.cache.node_names, self.cache.set_node_usage
+        )
         self.binder = Binder(
             client,
             self.cache,
@@ -164,6 +174,7 @@ class Scheduler:
         self._said = _Once()
         self._unschedulable_jobs: set[str] = set()
         self._gpu_report_at = float("-inf")
+        self.recent_usage = UsageLedger()
 
     def ready(self) -> bool:
         return self.cache.synced and (self.elector is None or self.elector.is_leader)
@@ -179,16 +190,29 @@ class Scheduler:
         started = time.perf_counter()
         with structlog.contextvars.bound_contextvars(cycle=self.cycles):
             state = self.cache.snapshot()
+            conf, now = self.conf.conf, datetime.now(UTC)
+            # The session makes no calls: an HTTP extender is asked its questions first, here.
+            consulted = None
+            if self.core.extender(conf) is not None:
+                consulted = await asyncio.to_thread(self.core.consult, state, conf, now)
+            answers = await self.extender.ask(consulted) if consulted is not None else None
             # The session is synchronous and never touches the API; it runs in a worker thread only so that
             # a long one (thousands of jobs) does not freeze the watches, binds and events of the event loop.
             # The cache is not read by it: the snapshot's lists are its own, and the informers replace
             # objects rather than mutate them.
             outcome, cpu_seconds = await asyncio.to_thread(
-                _cpu_timed, self.core.run, state, self.conf.conf, datetime.now(UTC)
+                _cpu_timed, self.core.run, state, conf, now, answers
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
+            due = self.recent_usage.observe(
+                outcome.result.queue_updates, state.queues, time.time(), half_life_of(self.conf.conf)
+            )
+            if due:
+                await self.recent_usage.write(self.client, due, time.time())
             self._report(outcome)
+            if consulted is not None:
+                await self.extender.closed(consulted)
             if time.monotonic() - self._gpu_report_at >= GPU_REPORT_SECONDS:
                 self._gpu_report_at = time.monotonic()
                 gpus = await asyncio.to_thread(hypernode_gpus, state.nodes, state.pods, state.hypernodes)
@@ -261,7 +285,11 @@ class Scheduler:
             try:
                 # The core is deterministic: with nothing changed since a cycle that decided nothing, the next
                 # one would decide nothing again. Skip it, but not for long (time-based policies exist).
-                quiet = self.cache.generation == last_generation and started - last_run < IDLE_RERUN_SECONDS
+                quiet = (
+                    self.cache.generation == last_generation
+                    and started - last_run < IDLE_RERUN_SECONDS
+                    and not self.core.needs_every_period(self.conf.conf)
+                )
                 if not quiet:
                     last_generation = self.cache.generation
                     last_run = started
@@ -321,6 +349,7 @@ class Scheduler:
                     group.create_task(self.recorder.run()),
                     group.create_task(self.binder.run()),
                     group.create_task(self.conf.watch()),
+                    group.create_task(self.node_metrics.run()),
                 ]
                 await run_unless_stopped(self.cache.wait_synced(), stop)
                 if not stop.is_set():
@@ -338,6 +367,7 @@ class Scheduler:
                 for task in tasks:
                     task.cancel()
         finally:
+            await self.extender.close()
             await self.server.stop()
 
 

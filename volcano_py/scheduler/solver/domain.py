@@ -46,6 +46,8 @@ class MergedClass:
     pattern_index: dict[Vector, int] = field(default_factory=dict)
     strand_delta: list[int] = field(default_factory=list)
     frag_delta: list[int] = field(default_factory=list)
+    # The gang's pair scores earned by the pods of each pattern (0 without pair scores).
+    pair_gain: list[int] = field(default_factory=list)
     base_stranded: int = 0
     base_fragmented: int = 0
 
@@ -67,6 +69,16 @@ class GangDomain:
     classes: list[MergedClass]
     measure: StrandedGpus
     dims: Sequence[str]
+    # (task index, task index, score), each unordered pair once.
+    pairs: Sequence[tuple[int, int, int]] = ()
+
+    def gain(self, pattern: Vector) -> int:
+        """What a node receiving ``pattern`` earns from the pair scores: per pair of pods there."""
+        total = 0
+        for i, j, score in self.pairs:
+            together = pattern[i] * (pattern[i] - 1) // 2 if i == j else pattern[i] * pattern[j]
+            total += score * together
+        return total
 
     def add_pattern(self, m: int, pattern: Vector) -> int:
         cls = self.classes[m]
@@ -82,6 +94,7 @@ class GangDomain:
             cls.pattern_index[pattern] = index
             cls.strand_delta.append(self.measure.of(after, True) - cls.base_stranded)
             cls.frag_delta.append(self.measure.fragmented(after) - cls.base_fragmented)
+            cls.pair_gain.append(self.gain(pattern))
         return index
 
     def signature(self) -> tuple[object, ...]:
@@ -94,16 +107,18 @@ class GangDomain:
             sum(k * r[d] for k, r in zip(pattern, self.requests, strict=True)) for d in range(len(self.dims))
         )
 
-    def score(self, choice: Choice) -> tuple[int, int, int, int]:
-        """Lower is better: (-pods placed, stranded delta, fragmented delta, nodes touched + idle opened)."""
-        pods = stranded = fragmented = nodes = 0
+    def score(self, choice: Choice) -> tuple[int, int, int, int, int]:
+        """Lower is better: (-pods placed, -pair scores earned, stranded delta, fragmented delta, nodes
+        touched + idle opened)."""
+        pods = gained = stranded = fragmented = nodes = 0
         for (m, p), n in choice.items():
             cls = self.classes[m]
             pods += n * sum(cls.patterns[p])
+            gained += n * cls.pair_gain[p]
             stranded += n * cls.strand_delta[p]
             fragmented += n * cls.frag_delta[p]
             nodes += n * (2 if cls.idle else 1)
-        return (-pods, stranded, fragmented, nodes)
+        return (-pods, -gained, stranded, fragmented, nodes)
 
     def satisfies_gang(self, choice: Choice) -> bool:
         per_task = [0] * len(self.requests)
@@ -170,7 +185,13 @@ def build_domain(
             groups[key] = cls
         cls.slots.append(i)
         cls.size += len(slot.nodes)
-    domain = GangDomain(gang, requests, list(groups.values()), measure, view.dims)
+    index = {t.name: i for i, t in enumerate(gang.tasks)}
+    merged: dict[tuple[int, int], int] = {}
+    for left, right, score in gang.pair_scores:
+        i, j = sorted((index[left], index[right]))
+        merged[(i, j)] = score  # (a, b) and (b, a) state one wish
+    pairs = [(i, j, score) for (i, j), score in sorted(merged.items()) if score]
+    domain = GangDomain(gang, requests, list(groups.values()), measure, view.dims, pairs)
     for m, cls in enumerate(domain.classes):
         caps = [t.count if ok else 0 for t, ok in zip(gang.tasks, cls.allowed, strict=True)]
         for pattern in _enumerate(cls.free, requests, caps):

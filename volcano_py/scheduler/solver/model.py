@@ -66,14 +66,21 @@ def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float
     nodes_cost = sum(var * (2 if domain.classes[m].idle else 1) for (m, _), var in variables.items())
     stranded = sum(domain.classes[m].strand_delta[p] * var for (m, p), var in variables.items())
     fragmented = sum(domain.classes[m].frag_delta[p] * var for (m, p), var in variables.items())
+    gained = sum(domain.classes[m].pair_gain[p] * var for (m, p), var in variables.items())
+    # Every pair of the gang's pods earns its score at most once.
+    max_gain = sum(abs(s) for _, _, s in domain.pairs) * pods_max * pods_max
     w_frag = 2 * pods_max + 1
     w_strand = w_frag * (2 * max_frag * pods_max + 1)
-    w_pods = w_strand * (2 * max_strand * pods_max + 1)
+    w_pair = w_strand * (2 * max_strand * pods_max + 1)
+    w_pods = w_pair * (2 * max_gain + 1)
     if w_pods * (pods_max + 1) >= 2**62:
         # Too wide to fold exactly (huge gangs with many sizes): drop fragmentation, keep the other terms.
         w_frag, w_strand = 0, 2 * pods_max + 1
-        w_pods = w_strand * (2 * max_strand * pods_max + 1)
+        w_pair = w_strand * (2 * max_strand * pods_max + 1)
+        w_pods = w_pair * (2 * max_gain + 1)
     objective = w_strand * stranded + w_frag * fragmented + nodes_cost
+    if domain.pairs:
+        objective = objective - w_pair * gained
     if gang.size > gang.min_available:
         # Extra pods beyond minAvailable only matter when the gang may grow past it.
         objective = objective - w_pods * sum(totals)

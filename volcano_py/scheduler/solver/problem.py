@@ -72,6 +72,9 @@ class Gang:
     min_available: int
     priority: int = 0
     topology: NetworkTopology | None = None
+    # (task, task, score): per pair of pods of these tasks on one node, > 0 together, < 0 apart (a soft wish,
+    # task-topology's); the same task twice scores pairs of its own pods.
+    pair_scores: tuple[tuple[str, str, int], ...] = ()
 
     def __post_init__(self) -> None:
         if not self.tasks:
@@ -79,6 +82,10 @@ class Gang:
         names = [t.name for t in self.tasks]
         if len(set(names)) != len(names):
             raise ProblemError(f"gang {self.name!r}: task names repeat ({', '.join(names)})")
+        for left, right, _ in self.pair_scores:
+            for name in (left, right):
+                if name not in names:
+                    raise ProblemError(f"gang {self.name!r}: pair score names unknown task {name!r}")
         total = sum(t.count for t in self.tasks)
         if not 1 <= self.min_available <= total:
             raise ProblemError(

@@ -206,7 +206,7 @@ class _Session:
 
         built: dict[int, GangDomain] = {}
         best: tuple[GangDomain, Choice, PlanSource] | None = None
-        best_key: tuple[int, int, int, int] | None = None
+        best_key: tuple[int, int, int, int, int] | None = None
         greedy_domain: int | None = None
         for d in order:
             built[d] = build(d)
@@ -217,9 +217,15 @@ class _Session:
                 break
         if not self.use_solver:
             return best
-        if best_key is not None and best_key[1] <= 0 and best_key[2] <= 0 and gang.topology is None:
-            # Greedy strands no GPU and fragments nothing, and no topology asks for better: a model could
-            # only save nodes touched, which is not worth a solve per gang (most gangs land here).
+        if (
+            best_key is not None
+            and best_key[2] <= 0
+            and best_key[3] <= 0
+            and gang.topology is None
+            and not gang.pair_scores
+        ):
+            # Greedy strands no GPU and fragments nothing, and no topology or pair score asks for better: a
+            # model could only save nodes touched, which is not worth a solve per gang (most gangs land here).
             self.stats["models_skipped_greedy_clean"] += 1
             return best
         candidates = [d for d in order[: self.budget.max_domains] if d != greedy_domain]

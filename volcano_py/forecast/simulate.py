@@ -1,0 +1,282 @@
+"""Position and estimated start of every waiting job: the cluster as it is, run forward (pure: no I/O).
+
+Each waiting job's position comes from ``queue_order`` (the session's own job order). The estimate comes from
+real scheduling sessions (``run_session``, the scheduler's conf, every action and plugin) at the moments
+something is expected to change: now, then each time running pods are expected to end (``runtimes``). After
+each session its decisions are applied as the cluster would apply them: a PodGroup enqueue admits becomes
+Inqueue, and a Volcano Job's pods appear then, built by the controller's own pod builder (``whatif.jobpods``);
+bound pods start, with an expected end of their own; evicted pods wait again. A job's estimated start is the
+moment a session brings its gang to ``minAvailable``. The loop stops when every waiting job has started, when
+nothing more is expected to end, or at a bound (simulated horizon, sessions, wall seconds).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+
+from volcano_py.api import constants as c
+from volcano_py.api.common import format_time, human_duration
+from volcano_py.api.podspec import PodPhase, pod_phase
+from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.scheduler.core import (
+    ClusterObjects,
+    SchedulerConf,
+    SessionResult,
+    parse_podgroup_phase,
+    queue_order,
+    run_session,
+)
+from volcano_py.whatif.edits import shown_name, with_phase
+from volcano_py.whatif.jobpods import missing_pods
+from volcano_py.whatif.trials import snapshot_with
+
+from .model import Basis, Bounds, Eta, Forecast, at
+from .runtimes import Expected, RuntimeModel, expected_end, started_at
+
+Obj = dict[str, Any]
+Clock = Callable[[], float]
+# Sessions run at one moment while each admits or places something (enqueue, then allocate, as the next
+# cycles would); more would only repeat the last.
+_PASSES = 3
+# Ends this close together (seconds, or this share of how far ahead they are) are taken as one moment: a
+# few seconds off a day-ahead estimate, far fewer sessions when many pods are modelled alike.
+_RESOLUTION = 1.0
+_RESOLUTION_SHARE = 0.01
+
+
+def _key(obj: Obj) -> str:
+    meta = obj.get("metadata") or {}
+    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+
+
+def _group_of(pod: Obj) -> str | None:
+    meta = pod.get("metadata") or {}
+    group = (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY)
+    return f"{meta.get('namespace') or 'default'}/{group}" if group else None
+
+
+def _uid(pod: Obj) -> str:
+    return str((pod.get("metadata") or {}).get("uid") or _key(pod))
+
+
+def _holds_room(pod: Obj) -> bool:
+    spec = pod.get("spec") or {}
+    return bool(spec.get("nodeName")) and pod_phase(pod) in (PodPhase.PENDING, PodPhase.RUNNING)
+
+
+@dataclass(slots=True)
+class _World:
+    """The cluster as the forecast moves it forward: copies, the caller's objects are never changed."""
+
+    objects: ClusterObjects
+    pods: dict[str, Obj]
+    podgroups: dict[str, Obj]
+    jobs_of: dict[str, Obj]  # PodGroup key -> the Volcano Job owning it
+    model: RuntimeModel
+    names: tuple[str, ...]
+    ends: dict[str, Expected] = field(default_factory=dict)  # pod uid -> expected end
+    problems: list[str] = field(default_factory=list)
+
+    def cluster(self) -> ClusterObjects:
+        return replace(self.objects, pods=tuple(self.pods.values()), podgroups=tuple(self.podgroups.values()))
+
+    def expect(self, pod: Obj, started: float, now: float) -> None:
+        group = _group_of(pod)
+        podgroup = self.podgroups.get(group) if group else None
+        self.ends[_uid(pod)] = expected_end(
+            pod,
+            podgroup,
+            started=started,
+            now=now,
+            model=self.model,
+            scheduler_names=self.names,
+            problems=self.problems,
+        )
+
+    def add_missing_pods(self, key: str, stamp: str) -> None:
+        for pod in missing_pods(self.jobs_of.get(key), key, list(self.pods.values()), created=stamp):
+            self.pods[_uid(pod)] = pod
+
+    def apply(self, result: SessionResult, now: float) -> bool:
+        """Apply a session's decisions; whether any admits or places something (another pass may follow)."""
+        stamp = format_time(at(now))
+        changed = False
+        for update in result.podgroup_updates:
+            key = f"{update.namespace}/{update.name}"
+            pg = self.podgroups.get(key)
+            if pg is None:
+                continue
+            was = parse_podgroup_phase((pg.get("status") or {}).get("phase"))
+            if update.phase is was:
+                continue
+            self.podgroups[key] = with_phase(pg, update.phase)
+            if was is PodGroupPhase.PENDING:
+                changed = True
+                if update.phase is PodGroupPhase.INQUEUE:
+                    self.add_missing_pods(key, stamp)
+        for bind in result.binds:
+            pod = self.pods.get(bind.uid)
+            if pod is None:
+                continue
+            pod = {
+                **pod,
+                "spec": {**(pod.get("spec") or {}), "nodeName": bind.node},
+                "status": {"phase": PodPhase.RUNNING.value, "startTime": stamp},
+            }
+            self.pods[bind.uid] = pod
+            self.expect(pod, now, now)
+            changed = True
+        for evict in result.evictions:
+            pod = self.pods.get(evict.uid)
+            if pod is None:
+                continue
+            spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+            self.pods[evict.uid] = {**pod, "spec": spec, "status": {"phase": PodPhase.PENDING.value}}
+            self.ends.pop(evict.uid, None)
+            changed = True
+        return changed
+
+    def next_end(self, after: float) -> float | None:
+        """The first expected end not before ``after`` (those at ``after`` itself are not finished yet)."""
+        ends = [e.end for e in self.ends.values() if e.end is not None and e.end >= after]
+        return min(ends) if ends else None
+
+    def finish(self, until: float) -> tuple[float, bool]:
+        """Pods expected to end by ``until`` succeed; the latest such end, and whether any was modelled."""
+        latest, modelled = 0.0, False
+        for uid, expected in list(self.ends.items()):
+            if expected.end is None or expected.end > until:
+                continue
+            pod = self.pods[uid]
+            self.pods[uid] = {
+                **pod,
+                "status": {**(pod.get("status") or {}), "phase": PodPhase.SUCCEEDED.value},
+            }
+            del self.ends[uid]
+            latest = max(latest, expected.end)
+            modelled = modelled or not expected.declared
+        return latest, modelled
+
+
+def _world(
+    objects: ClusterObjects,
+    jobs: Iterable[Obj],
+    now: float,
+    model: RuntimeModel,
+    names: tuple[str, ...],
+) -> _World:
+    by_uid = {str((j.get("metadata") or {}).get("uid")): j for j in jobs}
+    jobs_of: dict[str, Obj] = {}
+    for pg in objects.podgroups:
+        for ref in (pg.get("metadata") or {}).get("ownerReferences") or ():
+            job = by_uid.get(str(ref.get("uid")))
+            if ref.get("kind") == c.JOB_KIND and job is not None:
+                jobs_of[_key(pg)] = job
+    world = _World(
+        objects,
+        pods={_uid(p): p for p in objects.pods},
+        podgroups={_key(pg): pg for pg in objects.podgroups},
+        jobs_of=jobs_of,
+        model=model,
+        names=names,
+    )
+    stamp = format_time(at(now))
+    for key, pg in world.podgroups.items():
+        # Admitted, so the controller is creating its pods: they are as good as there. (A Running or
+        # Completed one without pods has had them, and gets no new ones.)
+        if parse_podgroup_phase((pg.get("status") or {}).get("phase")) is PodGroupPhase.INQUEUE:
+            world.add_missing_pods(key, stamp)
+    for pod in list(world.pods.values()):
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            world.ends[_uid(pod)] = Expected(now, declared=True)  # deleted: its room frees as it goes
+        elif _holds_room(pod):
+            world.expect(pod, started_at(pod, now), now)
+    return world
+
+
+def forecast(
+    objects: ClusterObjects,
+    conf: SchedulerConf,
+    now: datetime,
+    *,
+    jobs: Sequence[Obj] = (),
+    scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,),
+    bounds: Bounds | None = None,
+    model: RuntimeModel | None = None,
+    clock: Clock = time.monotonic,
+) -> Forecast:
+    """Position and estimated start of every waiting job in ``objects`` (PodGroup keys).
+
+    ``jobs``: the Volcano Jobs, whose pods a forecast builds when their PodGroups are admitted (the controller
+    creates them only then); ``clock`` measures the wall-seconds bound.
+    """
+    bounds = bounds or Bounds()
+    model = model or RuntimeModel()
+    names = tuple(scheduler_names)
+    began = clock()
+    start = now.timestamp()
+    order = queue_order(snapshot_with(objects, (), names), conf, format_time(now))
+    world = _world(objects, jobs, start, model, names)
+    waiting = {uid for uids in order.values() for uid in uids}
+    started: dict[str, tuple[float, Basis]] = {}
+    timers: dict[str, float] = {}
+    sessions, moment, exhausted = 0, start, False
+    ended, modelled = False, False  # whether any pod was expected to end yet, and any of those modelled
+    while True:
+        for _ in range(_PASSES):
+            if sessions >= bounds.sessions or clock() - began >= bounds.seconds:
+                exhausted = True
+                break
+            snapshot = snapshot_with(world.cluster(), (), names)
+            result = run_session(snapshot, conf, format_time(at(moment)), timers=timers)
+            timers = dict(result.timers)  # periodic plugins (shuffle's) act on the forecast's clock
+            sessions += 1
+            changed = world.apply(result, moment)
+            basis = Basis.MODELLED if modelled else (Basis.DECLARED if ended else Basis.NOW)
+            for uid in waiting - started.keys():
+                job = snapshot.jobs.get(uid)
+                if job is not None and job.is_ready():
+                    started[uid] = (moment, basis)
+            if not changed or waiting <= started.keys():
+                break
+        if exhausted or waiting <= started.keys():
+            break
+        upcoming = world.next_end(moment)
+        if upcoming is None or upcoming - start > bounds.horizon:
+            break
+        window = max(_RESOLUTION, _RESOLUTION_SHARE * (upcoming - start))
+        latest, finished_modelled = world.finish(min(upcoming + window, start + bounds.horizon))
+        moment, ended, modelled = max(latest, upcoming), True, modelled or finished_modelled
+    stopped = (
+        f"no estimate: the forecast stopped at its bound ({sessions} sessions, {clock() - began:.1f}s) "
+        f"{human_duration(moment - start)} ahead"
+        if exhausted
+        else f"no start within the horizon ({human_duration(bounds.horizon)} ahead), from the runtimes known"
+    )
+    etas: dict[str, Eta] = {}
+    for queue, uids in order.items():
+        for position, uid in enumerate(uids, start=1):
+            when = started.get(uid)
+            etas[uid] = Eta(
+                job=uid,
+                queue=queue,
+                position=position,
+                waiting=len(uids),
+                start=at(when[0]) if when else None,
+                basis=when[1] if when else Basis.UNKNOWN,
+                why_unknown="" if when else stopped,
+                shown=shown_name(world.podgroups[uid]) if uid in world.podgroups else uid,
+            )
+    return Forecast(
+        now=now,
+        etas=etas,
+        sessions=sessions,
+        seconds=clock() - began,
+        simulated=moment - start,
+        exhausted=exhausted,
+        problems=tuple(dict.fromkeys(world.problems)),
+    )
