@@ -345,12 +345,13 @@ async def test_a_gang_of_eight_pods_claiming_two_gpus_each_is_placed_whole_or_no
     and no claim is allocated.
 
     Upstream: kube-scheduler places pods one by one; the all-or-nothing rule is Volcano's gang plugin
-    (volcano-src pkg/scheduler/plugins/gang/gang.go: its ``AddJobReadyFn``, ready at minMember), with the
-    allocate action discarding the statement of a job that is not ready (pkg/scheduler/actions/allocate/
-    allocate.go, ``stmt.Discard()``). What a discarded member gives back is kube-scheduler's ``Unreserve``:
-    its in-flight allocation is dropped (``RemoveClaimPendingAllocation``) and nothing reaches the claim.
-    Each claim's devices are its own: ``Allocator.Allocate`` skips devices allocated to other claims, those
-    in flight included (``ListAllAllocatedDevices``).
+    (volcano-src pkg/scheduler/plugins/gang/gang.go:191, its ``AddJobReadyFn``: ready at minMember), with
+    the allocate action discarding the statement of a job that did not get ready
+    (pkg/scheduler/actions/allocate/allocate.go:865, ``stmt.Discard()``). What a discarded member gives
+    back is kube-scheduler's ``Unreserve``: its in-flight allocation is dropped
+    (``RemoveClaimPendingAllocation``) and nothing reaches the claim. Each claim's devices are its own:
+    ``Allocator.Allocate`` skips devices allocated to other claims, those in flight included
+    (``ListAllAllocatedDevices``).
     """
     pool, _ = dra_nodes(*gpus)
     name = f"sched-{pool}"
