@@ -10,8 +10,14 @@ volcano-scheduler-ci.conf: that plus sla, DRA-aware predicates and network-topol
 enqueue/allocate/backfill run here) and ``every-name`` (every action and plugin of Volcano's registries);
 a ratio line compares volcano-ci with each other conf run.
 
+``--dra``: each case runs twice, its GPUs once as ``nvidia.com/gpu`` requests (``"gpus": "extended"``) and
+once through Dynamic Resource Allocation (``"gpus": "dra"``): no GPU in the nodes' allocatable, a
+ResourceSlice of 8 devices per node (``volcano-py up``'s fake driver), and per GPU pod a ResourceClaim made
+from a template for its count of devices, as kube-controller-manager makes it; a ratio line gives the DRA
+run's pods/s over the extended-resource run's. Progress goes to stderr.
+
 Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
-       [--conf default volcano volcano-ci] [--repeat 3] [--python-gc]
+       [--conf default volcano volcano-ci] [--repeat 3] [--python-gc] [--dra]
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ import time
 from typing import Any
 
 from volcano_py import log
+from volcano_py.api import dra
+from volcano_py.devcluster.dra import device_class, gpu_slice
 from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, load_conf, run_session
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.decisions import SessionResult
@@ -37,11 +45,19 @@ Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"
 
 
-def node(i: int) -> Obj:
+GPUS_PER_NODE = 8
+# How a case's GPUs are asked for: extended resources, or DRA claims on ResourceSlices.
+EXTENDED, DRA = "extended", "dra"
+
+
+def node(i: int, gpus_as: str = EXTENDED) -> Obj:
+    allocatable = {"cpu": "96", "memory": "768Gi", "pods": "110"}
+    if gpus_as == EXTENDED:
+        allocatable[GPU] = str(GPUS_PER_NODE)
     return {
         "metadata": {"name": f"node-{i:05d}", "labels": {"kubernetes.io/hostname": f"node-{i:05d}"}},
         "spec": {},
-        "status": {"allocatable": {"cpu": "96", "memory": "768Gi", GPU: "8", "pods": "110"}},
+        "status": {"allocatable": allocatable},
     }
 
 
@@ -112,6 +128,61 @@ def heterogeneous(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]
 
 WORKLOADS = {"gang-heavy": gang_heavy, "heterogeneous": heterogeneous}
 
+
+def as_claims(pods: list[Obj]) -> tuple[list[Obj], list[Obj]]:
+    """The pods with their ``nvidia.com/gpu`` requests moved to ResourceClaims, and the claims: one per GPU
+    pod, made from template ``gpus-<n>`` and owned by the pod, as the resourceclaim controller leaves it."""
+    out: list[Obj] = []
+    claims: list[Obj] = []
+    for p in pods:
+        requests = p["spec"]["containers"][0]["resources"]["requests"]
+        count = int(requests.get(GPU, 0))
+        if not count:
+            out.append(p)
+            continue
+        meta = p["metadata"]
+        claim_name = f"{meta['name']}-gpu"
+        exactly = {"deviceClassName": dra.EXAMPLE_GPU_CLASS, "count": count}
+        container = {
+            "name": "c",
+            "resources": {
+                "requests": {k: v for k, v in requests.items() if k != GPU},
+                "claims": [{"name": "gpu"}],
+            },
+        }
+        out.append(
+            {
+                **p,
+                "spec": {
+                    **p["spec"],
+                    "containers": [container],
+                    "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": f"gpus-{count}"}],
+                },
+                "status": {
+                    **p["status"],
+                    "resourceClaimStatuses": [{"name": "gpu", "resourceClaimName": claim_name}],
+                },
+            }
+        )
+        claims.append(
+            {
+                "apiVersion": dra.RESOURCE_API_VERSION,
+                "kind": dra.RESOURCE_CLAIM_KIND,
+                "metadata": {
+                    "name": claim_name,
+                    "namespace": meta["namespace"],
+                    "uid": f"claim-{meta['uid']}",
+                    "ownerReferences": [
+                        {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
+                         "controller": True},
+                    ],
+                },
+                "spec": {"devices": {"requests": [{"name": "gpus", "exactly": exactly}]}},
+            }
+        )  # fmt: skip
+    return out, claims
+
+
 VOLCANO_CI_PLUGINS = """\
 actions: "enqueue, allocate, backfill"
 tiers:
@@ -145,18 +216,42 @@ def peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def progress(message: str) -> None:
+    print(f"bench_session: {message}", file=sys.stderr, flush=True)
+
+
 def run(
-    workload: str, nodes: int, seed: int = 1, conf_name: str = "default", repeat: int = 1
+    workload: str,
+    nodes: int,
+    seed: int = 1,
+    conf_name: str = "default",
+    repeat: int = 1,
+    gpus_as: str = EXTENDED,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     pods, groups = WORKLOADS[workload](nodes, rng)
-    node_objs = [node(i) for i in range(nodes)]
+    node_objs = [node(i, gpus_as) for i in range(nodes)]
+    classes: list[Obj] = []
+    slices: list[Obj] = []
+    claims: list[Obj] = []
+    if gpus_as == DRA:
+        pods, claims = as_claims(pods)
+        classes = [device_class()]
+        slices = [gpu_slice(n["metadata"]["name"], GPUS_PER_NODE) for n in node_objs]
     conf = load_conf(CONFS[conf_name])
     runs: list[float] = []
     best: tuple[float, float, float, SessionResult] | None = None
-    for _ in range(repeat):
+    for attempt in range(repeat):
+        progress(f"{workload} {nodes} nodes conf {conf_name} gpus {gpus_as}: session {attempt + 1}/{repeat}")
         started = time.perf_counter()
-        snapshot = Snapshot.build(nodes=node_objs, pods=pods, podgroups=groups)
+        snapshot = Snapshot.build(
+            nodes=node_objs,
+            pods=pods,
+            podgroups=groups,
+            device_classes=classes,
+            resource_slices=slices,
+            resource_claims=claims,
+        )
         built = time.perf_counter()
         # The last run's garbage is not this session's cost (a live scheduler collects it between cycles).
         gc.collect()
@@ -173,6 +268,7 @@ def run(
         "workload": workload,
         "nodes": nodes,
         "conf": conf_name,
+        "gpus": gpus_as,
         "pending_pods": len(pods),
         "jobs": len(groups),
         "placed_pods": len(result.binds),
@@ -191,6 +287,26 @@ def run(
     }
 
 
+def dra_ratio(extended: dict[str, Any], claimed: dict[str, Any]) -> dict[str, Any]:
+    """The DRA run against the extended-resource run of the same case."""
+
+    def over(key: str) -> float | None:
+        a, b = claimed[key], extended[key]
+        return round(a / b, 3) if a and b else None
+
+    return {
+        "workload": extended["workload"],
+        "nodes": extended["nodes"],
+        "conf": extended["conf"],
+        "extended_pods_per_second": extended["pods_per_second"],
+        "dra_pods_per_second": claimed["pods_per_second"],
+        "dra_over_extended_pods_per_second": over("pods_per_second"),
+        "dra_over_extended_pods_per_cpu_second": over("pods_per_cpu_second"),
+        "placed_pods": {EXTENDED: extended["placed_pods"], DRA: claimed["placed_pods"]},
+        "load_average": round(os.getloadavg()[0], 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 5000])
@@ -198,6 +314,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--conf", nargs="+", choices=sorted(CONFS), default=["default"])
     parser.add_argument("--repeat", type=int, default=1, help="sessions per case; the fastest is reported")
+    parser.add_argument(
+        "--dra", action="store_true", help="run each case with its GPUs as DRA claims too, and their ratio"
+    )
     parser.add_argument(
         "--python-gc",
         action="store_true",
@@ -213,6 +332,11 @@ def main(argv: list[str] | None = None) -> int:
             results = {name: run(workload, nodes, args.seed, name, args.repeat) for name in args.conf}
             for result in results.values():
                 print(json.dumps(result), flush=True)
+            if args.dra:
+                for name, extended in results.items():
+                    claimed = run(workload, nodes, args.seed, name, args.repeat, DRA)
+                    print(json.dumps(claimed), flush=True)
+                    print(json.dumps(dra_ratio(extended, claimed)), flush=True)
             ci = results.get("volcano-ci")
             for name, base in results.items():
                 if ci is None or name == "volcano-ci":

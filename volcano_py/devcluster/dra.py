@@ -13,8 +13,12 @@ from typing import Any
 
 from volcano_py.api import dra
 
-FAKE_GPU_MODEL = "example-gpu-80g"
 FAKE_GPU_MEMORY = "80Gi"
+
+
+def gpu_model(memory: str) -> str:
+    """The fake model name of a GPU of ``memory`` (``example-gpu-80g`` for 80Gi)."""
+    return f"example-gpu-{memory.lower().removesuffix('i')}"
 
 
 def device_class() -> dict[str, Any]:
@@ -26,17 +30,17 @@ def device_class() -> dict[str, Any]:
     }
 
 
-def gpu_slice(
-    node: str, gpus: int, *, memory: str = FAKE_GPU_MEMORY, model: str = FAKE_GPU_MODEL
-) -> dict[str, Any]:
-    """The slice of ``node``: its own pool, ``gpus`` devices ``gpu-0`` .. ``gpu-<n-1>``."""
+def gpu_slice(node: str, gpus: int | Sequence[str]) -> dict[str, Any]:
+    """The slice of ``node``: its own pool, devices ``gpu-0`` .. ``gpu-<n-1>``. ``gpus``: how many, each
+    of ``FAKE_GPU_MEMORY``; or each device's memory in turn (a node of mixed GPUs, for selectors on it)."""
+    memories = [FAKE_GPU_MEMORY] * gpus if isinstance(gpus, int) else list(gpus)
     devices = [
         {
             "name": f"gpu-{i}",
-            "attributes": {"model": {"string": model}, "index": {"int": i}},
+            "attributes": {"model": {"string": gpu_model(memory)}, "index": {"int": i}},
             "capacity": {"memory": {"value": memory}},
         }
-        for i in range(gpus)
+        for i, memory in enumerate(memories)
     ]
     return {
         "apiVersion": dra.RESOURCE_API_VERSION,

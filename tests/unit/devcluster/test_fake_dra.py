@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from volcano_py.api import dra
 from volcano_py.api.dra_cel import evaluate
-from volcano_py.devcluster.dra import fake_gpu_driver
+from volcano_py.devcluster.dra import fake_gpu_driver, gpu_slice
 from volcano_py.scheduler.framework.dra import read_class, read_slice
 
 
@@ -23,3 +23,11 @@ def test_each_node_gets_a_complete_pool_of_its_gpus_that_the_class_selects() -> 
 
 def test_nodes_without_gpus_get_no_driver_objects() -> None:
     assert fake_gpu_driver(["n1"], 0) == []
+
+
+def test_a_node_of_mixed_gpus_has_each_devices_memory_and_model_for_selectors() -> None:
+    piece = read_slice(gpu_slice("n1", ["40Gi", "80Gi"]))
+    big = 'device.capacity["gpu.example.com"].memory.compareTo(quantity("80Gi")) >= 0'
+    model = 'device.attributes["gpu.example.com"].model == "example-gpu-40g"'
+    assert [evaluate(big, d.view).matches for d in piece.devices] == [False, True]
+    assert [evaluate(model, d.view).matches for d in piece.devices] == [True, False]
