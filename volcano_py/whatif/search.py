@@ -69,9 +69,6 @@ _EXTEND = 2
 _END_TRIALS = 12
 
 
-# --- object edits (copies; the caller's objects are never changed) --------------------------------------
-
-
 # --- arithmetic that picks what to try ------------------------------------------------------------------
 
 
