@@ -3,10 +3,7 @@
 A new plugin (or action) registers here: write its module under ``plugins/`` (or ``actions/``), import its
 class below and add one ``registry.add_plugin(name, Class)`` line to ``default_registry``. The name is the
 one a ``volcano-scheduler.conf`` uses in its ``tiers`` (or ``actions``); ``core.load_conf`` refuses names
-that are not registered here.
-
-Volcano's scheduler registry also holds names that are not run here; each is registered as refused with why,
-so a conf naming it fails at load with that reason.
+that are not registered here. Every name of Volcano's scheduler registries is registered.
 """
 
 from __future__ import annotations
@@ -45,10 +42,6 @@ from .plugins.tasktopology import TaskTopologyPlugin
 from .plugins.tdm import TdmPlugin
 from .plugins.usage import UsagePlugin
 
-# Volcano's names that are refused at conf load, with the reason a user reads.
-REFUSED_ACTIONS: dict[str, str] = {}
-REFUSED_PLUGINS: dict[str, str] = {}
-
 
 def default_registry() -> Registry:
     """A fresh registry of every built-in action and plugin (new plugins add their line here)."""
@@ -86,8 +79,4 @@ def default_registry() -> Registry:
     registry.add_plugin("task-topology", TaskTopologyPlugin)
     registry.add_plugin("extender", ExtenderPlugin)
     registry.add_plugin("usage", UsagePlugin)
-    for name, reason in REFUSED_ACTIONS.items():
-        registry.refuse_action(name, reason)
-    for name, reason in REFUSED_PLUGINS.items():
-        registry.refuse_plugin(name, reason)
     return registry

@@ -176,10 +176,6 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
         raise ConfError('scheduler conf: actions must be a string such as "enqueue, allocate, backfill"')
     actions = tuple(a.strip() for a in actions_text.split(",") if a.strip())
     for action in actions:
-        if action in registry.refused_actions:
-            raise ConfError(
-                f"actions: {action!r} is not supported by volcano-py: {registry.refused_actions[action]}"
-            )
         if action not in registry.actions:
             raise ConfError(
                 f"actions: unknown action {action!r}; known: {', '.join(sorted(registry.actions))}"
@@ -198,11 +194,6 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
         options = []
         for p, entry in enumerate(tier["plugins"]):
             option = _plugin_option(entry, f"{where}.plugins[{p}]")
-            if option.name in registry.refused_plugins:
-                raise ConfError(
-                    f"{where}.plugins[{p}]: plugin {option.name!r} is not supported by volcano-py: "
-                    f"{registry.refused_plugins[option.name]}"
-                )
             if option.name not in registry.plugins:
                 known = ", ".join(sorted(registry.plugins))
                 raise ConfError(f"{where}.plugins[{p}]: unknown plugin {option.name!r}; known: {known}")
@@ -214,12 +205,6 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
         tiers.append(tuple(options))
     configurations: dict[str, Mapping[str, Any]] = {}
     for c, entry in enumerate(raw.get("configurations") or []):
-        if isinstance(entry, Mapping) and entry.get("name") in registry.refused_actions:
-            name = entry["name"]
-            raise ConfError(
-                f"configurations[{c}]: {name!r} is not supported by volcano-py: "
-                f"{registry.refused_actions[name]}"
-            )
         if not isinstance(entry, Mapping) or entry.get("name") not in registry.actions:
             raise ConfError(
                 f"configurations[{c}]: 'name' must be an action ({', '.join(sorted(registry.actions))})"

@@ -36,30 +36,16 @@ class Registry:
 
     actions: dict[str, ActionFactory] = field(default_factory=dict)
     plugins: dict[str, PluginFactory] = field(default_factory=dict)
-    # Volcano names this scheduler knows but does not run, each with why: a conf naming one is refused with
-    # that reason rather than "unknown", so the user learns it is a deliberate gap, not a typo.
-    refused_actions: dict[str, str] = field(default_factory=dict)
-    refused_plugins: dict[str, str] = field(default_factory=dict)
 
     def add_action(self, name: str, factory: ActionFactory) -> None:
-        if name in self.actions or name in self.refused_actions:
+        if name in self.actions:
             raise ValueError(f"action {name!r} is registered twice")
         self.actions[name] = factory
 
     def add_plugin(self, name: str, factory: PluginFactory) -> None:
-        if name in self.plugins or name in self.refused_plugins:
+        if name in self.plugins:
             raise ValueError(f"plugin {name!r} is registered twice")
         self.plugins[name] = factory
-
-    def refuse_action(self, name: str, reason: str) -> None:
-        if name in self.actions or name in self.refused_actions:
-            raise ValueError(f"action {name!r} is registered twice")
-        self.refused_actions[name] = reason
-
-    def refuse_plugin(self, name: str, reason: str) -> None:
-        if name in self.plugins or name in self.refused_plugins:
-            raise ValueError(f"plugin {name!r} is registered twice")
-        self.refused_plugins[name] = reason
 
     def action(self, name: str, arguments: Mapping[str, Any] | None = None) -> Action:
         return self.actions[name](Arguments(f"action {name}", arguments or {}))
