@@ -311,6 +311,10 @@ class QueueBuilder(_Builder):
         self._body["status"]["state"] = state
         return self
 
+    def dequeue(self, strategy: str) -> Self:
+        self._body["spec"]["dequeueStrategy"] = strategy
+        return self
+
 
 def make_queue(name: str, weight: int = 1) -> QueueBuilder:
     return QueueBuilder(

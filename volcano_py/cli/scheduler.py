@@ -13,9 +13,11 @@ from volcano_py.api import constants as c
 from volcano_py.api.features import FLAG as FEATURE_GATES_FLAG
 from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
 from volcano_py.api.features import parse_feature_gates
+from volcano_py.forecast import backfill_shadow
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.scheduler.core import BURST_QUIET_SECONDS
+from volcano_py.scheduler.runtime.cycle import DefaultCore, default_core
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS
@@ -158,13 +160,20 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
     )
 
 
+def scheduler_core(options: SchedulerOptions) -> DefaultCore:
+    """The scheduling core the process runs: the built-in actions and plugins, and the forecast's
+    simulation for a blocked fifo head's backfill (the forecast sits above the scheduler, so it is handed in
+    here)."""
+    return default_core(options.scheduler_names, options.feature_gates, head_shadow=backfill_shadow)
+
+
 async def _serve(options: SchedulerOptions) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     tune_collector()
-    await run_scheduler(options, stop, started=freeze_heap)
+    await run_scheduler(options, stop, core=scheduler_core(options), started=freeze_heap)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -258,6 +258,7 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
 
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
+    from volcano_py.cli.scheduler import scheduler_core
     from volcano_py.controllers.operator import ControllerOptions, run_controller
     from volcano_py.dashboard import DashboardOptions, run_dashboard
     from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
@@ -273,18 +274,16 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
         await asyncio.to_thread(conf_file.write_text, UP_CONF)
         conf_path = str(conf_file)
     metrics_port = _free_port()
+    scheduler_options = SchedulerOptions(
+        kubeconfig=kubeconfig,
+        scheduler_conf=conf_path,
+        leader_elect=False,
+        metrics_host="127.0.0.1",
+        metrics_port=metrics_port,
+        feature_gates=args.gates,
+    )
     scheduler = asyncio.ensure_future(
-        run_scheduler(
-            SchedulerOptions(
-                kubeconfig=kubeconfig,
-                scheduler_conf=conf_path,
-                leader_elect=False,
-                metrics_host="127.0.0.1",
-                metrics_port=metrics_port,
-                feature_gates=args.gates,
-            ),
-            stop,
-        )
+        run_scheduler(scheduler_options, stop, core=scheduler_core(scheduler_options))
     )
     # The scheduler creates the default and root queues; once the controller's admission webhooks are
     # installed, every Queue write goes through them, so let those two land first.

@@ -38,6 +38,13 @@ class Bounds:
             raise ValueError(f"forecast seconds must be > 0, got {self.seconds}")
 
 
+# How far the scheduler looks for a blocked FIFO head's start (``head_shadow``), each cycle the head is
+# blocked and the cluster has changed: a day ahead, at most 30 sessions (about ten moments at which running
+# pods end); never by wall seconds, so a cluster always gives the same answer. Past either, the head's start
+# is unknown and its queue is held strictly.
+BACKFILL_BOUNDS = Bounds(horizon=86400.0, sessions=30)
+
+
 @dataclass(frozen=True, slots=True)
 class Eta:
     """One waiting job: its place in its queue (1 = taken first) and when it is expected to start."""

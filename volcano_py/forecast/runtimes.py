@@ -1,8 +1,6 @@
-"""When a running pod is expected to end: the runtime its owner declared, or the simulator's runtime model.
-
-Declared, first found wins: the pod's ``volcano-py.io/expected-runtime`` annotation (a Go duration), its
-``spec.activeDeadlineSeconds`` (the kubelet ends it then), its PodGroup's annotation (a Volcano Job's
-annotations are copied onto its PodGroup). Both count from the pod's start (``status.startTime``).
+"""When a running pod is expected to end: the runtime its owner declared (``api.runtimes``: the pod's
+expected-runtime annotation, its ``spec.activeDeadlineSeconds``, its PodGroup's annotation), counted from the
+pod's start (``status.startTime``), or the simulator's runtime model.
 
 Otherwise a batch pod of ours is given the model's estimate: the runtimes of the simulator's Philly-shaped
 model (``sim.workload.philly_durations``) that are longer than the pod has already run, less what it has run,
@@ -19,14 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.common import parse_duration, parse_time
+from volcano_py.api.common import parse_time
+from volcano_py.api.runtimes import DeclarationError, declared_runtime
 from volcano_py.sim.workload import philly_durations
 
 Obj = Mapping[str, Any]
-
-
-class DeclarationError(ValueError):
-    """A declared runtime that cannot be read (the message names the object, the field and the fix)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,35 +47,6 @@ class Expected:
 
     end: float | None
     declared: bool
-
-
-def declared_runtime(pod: Obj, podgroup: Obj | None) -> float | None:
-    """Seconds the pod is declared to run for, or None; raises ``DeclarationError`` for an unreadable one."""
-    meta = pod.get("metadata") or {}
-    text = (meta.get("annotations") or {}).get(c.EXPECTED_RUNTIME_KEY)
-    if text is not None:
-        return _duration(text, f"pod {meta.get('namespace', '')}/{meta.get('name', '')}")
-    deadline = (pod.get("spec") or {}).get("activeDeadlineSeconds")
-    if isinstance(deadline, int) and deadline > 0:
-        return float(deadline)
-    if podgroup is not None:
-        pg_meta = podgroup.get("metadata") or {}
-        text = (pg_meta.get("annotations") or {}).get(c.EXPECTED_RUNTIME_KEY)
-        if text is not None:
-            return _duration(text, f"PodGroup {pg_meta.get('namespace', '')}/{pg_meta.get('name', '')}")
-    return None
-
-
-def _duration(text: Any, where: str) -> float:
-    try:
-        seconds = parse_duration(str(text)).total_seconds()
-    except ValueError as err:
-        raise DeclarationError(f"{where}: annotation {c.EXPECTED_RUNTIME_KEY}: {err}") from None
-    if seconds <= 0:
-        raise DeclarationError(
-            f"{where}: annotation {c.EXPECTED_RUNTIME_KEY}: {text!r} is not > 0; write e.g. '45m'"
-        )
-    return seconds
 
 
 def started_at(pod: Obj, default: float) -> float:

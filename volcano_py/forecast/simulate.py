@@ -8,6 +8,9 @@ Inqueue, and a Volcano Job's pods appear then, built by the controller's own pod
 bound pods start, with an expected end of their own; evicted pods wait again. A job's estimated start is the
 moment a session brings its gang to ``minAvailable``. The loop stops when every waiting job has started, when
 nothing more is expected to end, or at a bound (simulated horizon, sessions, wall seconds).
+
+The scheduler's FIFO backfill asks the same simulation for one blocked head (``head_shadow``): it stops once
+the head has started, and reports when and what each node still has idle then.
 """
 
 from __future__ import annotations
@@ -22,10 +25,12 @@ from volcano_py.api import constants as c
 from volcano_py.api.common import format_time, human_duration
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.resources import PODS, Resource
 from volcano_py.scheduler.core import (
     ClusterObjects,
     SchedulerConf,
     SessionResult,
+    Shadow,
     parse_podgroup_phase,
     queue_order,
     run_session,
@@ -34,7 +39,7 @@ from volcano_py.whatif.edits import shown_name, with_phase
 from volcano_py.whatif.jobpods import missing_pods
 from volcano_py.whatif.trials import snapshot_with
 
-from .model import Basis, Bounds, Eta, Forecast, at
+from .model import BACKFILL_BOUNDS, Basis, Bounds, Eta, Forecast, at
 from .runtimes import Expected, RuntimeModel, expected_end, started_at
 
 Obj = dict[str, Any]
@@ -198,6 +203,106 @@ def _world(
     return world
 
 
+@dataclass(slots=True)
+class _Run:
+    """What one simulation found: each waiting job's start, and the watched head's spare (if watched)."""
+
+    order: dict[str, tuple[str, ...]]
+    world: _World
+    started: dict[str, tuple[float, Basis]]
+    sessions: int
+    moment: float
+    exhausted: bool
+    spare: dict[str, Resource] | None = None
+
+
+def _spare(
+    world: _World, result: SessionResult, head: str, queue: str, names: tuple[str, ...]
+) -> dict[str, Resource]:
+    """Per node, what is idle once the session that started ``head`` has been applied, plus what it gave
+    the queue's later jobs: those are the jobs that might backfill instead, so that room is not the head's."""
+    after = snapshot_with(world.cluster(), (), names)
+    spare = {node.name: node.idle for node in after.nodes}
+    for bind in result.binds:
+        job = after.jobs.get(bind.job)
+        if bind.job == head or job is None or job.queue != queue or bind.node not in spare:
+            continue
+        task = job.tasks.get(bind.uid)
+        if task is not None:
+            spare[bind.node] = spare[bind.node] + task.resreq + {PODS: 1}
+    return spare
+
+
+def _simulate(
+    objects: ClusterObjects,
+    conf: SchedulerConf,
+    now: datetime,
+    *,
+    jobs: Sequence[Obj],
+    names: tuple[str, ...],
+    bounds: Bounds,
+    model: RuntimeModel,
+    clock: Clock,
+    head: str | None = None,
+) -> _Run:
+    """The cluster run forward until every waiting job has started (or only ``head``, when given), nothing
+    more is expected to end, or a bound is reached."""
+    began = clock()
+    start = now.timestamp()
+    order = queue_order(snapshot_with(objects, (), names), conf, format_time(now))
+    world = _world(objects, jobs, start, model, names)
+    waiting = {uid for uids in order.values() for uid in uids}
+    head_queue = next((q for q, uids in order.items() if head in uids), "")
+    run = _Run(order, world, {}, 0, start, False)
+    started = run.started
+    timers: dict[str, float] = {}
+    moment = start
+    ended, modelled = False, False  # whether any pod was expected to end yet, and any of those modelled
+
+    def done() -> bool:
+        return head in started if head is not None else waiting <= started.keys()
+
+    while True:
+        for _ in range(_PASSES):
+            if run.sessions >= bounds.sessions or clock() - began >= bounds.seconds:
+                run.exhausted = True
+                break
+            snapshot = snapshot_with(world.cluster(), (), names)
+            result = run_session(snapshot, conf, format_time(at(moment)), timers=timers)
+            timers = dict(result.timers)  # periodic plugins (shuffle's) act on the forecast's clock
+            run.sessions += 1
+            changed = world.apply(result, moment)
+            basis = Basis.MODELLED if modelled else (Basis.DECLARED if ended else Basis.NOW)
+            for uid in waiting - started.keys():
+                job = snapshot.jobs.get(uid)
+                if job is not None and job.is_ready():
+                    started[uid] = (moment, basis)
+                    if uid == head:
+                        run.spare = _spare(world, result, uid, head_queue, names)
+            if not changed or done():
+                break
+        if run.exhausted or done():
+            break
+        upcoming = world.next_end(moment)
+        if upcoming is None or upcoming - start > bounds.horizon:
+            break
+        window = max(_RESOLUTION, _RESOLUTION_SHARE * (upcoming - start))
+        latest, finished_modelled = world.finish(min(upcoming + window, start + bounds.horizon))
+        moment, ended, modelled = max(latest, upcoming), True, modelled or finished_modelled
+    run.moment = moment
+    return run
+
+
+def _stopped(run: _Run, start: float, bounds: Bounds, seconds: float | None) -> str:
+    if run.exhausted:
+        spent = f"{run.sessions} sessions" + (f", {seconds:.1f}s" if seconds is not None else "")
+        return (
+            f"no estimate: the forecast stopped at its bound ({spent}) "
+            f"{human_duration(run.moment - start)} ahead"
+        )
+    return f"no start within the horizon ({human_duration(bounds.horizon)} ahead), from the runtimes known"
+
+
 def forecast(
     objects: ClusterObjects,
     conf: SchedulerConf,
@@ -215,52 +320,23 @@ def forecast(
     creates them only then); ``clock`` measures the wall-seconds bound.
     """
     bounds = bounds or Bounds()
-    model = model or RuntimeModel()
-    names = tuple(scheduler_names)
     began = clock()
-    start = now.timestamp()
-    order = queue_order(snapshot_with(objects, (), names), conf, format_time(now))
-    world = _world(objects, jobs, start, model, names)
-    waiting = {uid for uids in order.values() for uid in uids}
-    started: dict[str, tuple[float, Basis]] = {}
-    timers: dict[str, float] = {}
-    sessions, moment, exhausted = 0, start, False
-    ended, modelled = False, False  # whether any pod was expected to end yet, and any of those modelled
-    while True:
-        for _ in range(_PASSES):
-            if sessions >= bounds.sessions or clock() - began >= bounds.seconds:
-                exhausted = True
-                break
-            snapshot = snapshot_with(world.cluster(), (), names)
-            result = run_session(snapshot, conf, format_time(at(moment)), timers=timers)
-            timers = dict(result.timers)  # periodic plugins (shuffle's) act on the forecast's clock
-            sessions += 1
-            changed = world.apply(result, moment)
-            basis = Basis.MODELLED if modelled else (Basis.DECLARED if ended else Basis.NOW)
-            for uid in waiting - started.keys():
-                job = snapshot.jobs.get(uid)
-                if job is not None and job.is_ready():
-                    started[uid] = (moment, basis)
-            if not changed or waiting <= started.keys():
-                break
-        if exhausted or waiting <= started.keys():
-            break
-        upcoming = world.next_end(moment)
-        if upcoming is None or upcoming - start > bounds.horizon:
-            break
-        window = max(_RESOLUTION, _RESOLUTION_SHARE * (upcoming - start))
-        latest, finished_modelled = world.finish(min(upcoming + window, start + bounds.horizon))
-        moment, ended, modelled = max(latest, upcoming), True, modelled or finished_modelled
-    stopped = (
-        f"no estimate: the forecast stopped at its bound ({sessions} sessions, {clock() - began:.1f}s) "
-        f"{human_duration(moment - start)} ahead"
-        if exhausted
-        else f"no start within the horizon ({human_duration(bounds.horizon)} ahead), from the runtimes known"
+    run = _simulate(
+        objects,
+        conf,
+        now,
+        jobs=jobs,
+        names=tuple(scheduler_names),
+        bounds=bounds,
+        model=model or RuntimeModel(),
+        clock=clock,
     )
+    seconds = clock() - began
+    stopped = _stopped(run, now.timestamp(), bounds, seconds)
     etas: dict[str, Eta] = {}
-    for queue, uids in order.items():
+    for queue, uids in run.order.items():
         for position, uid in enumerate(uids, start=1):
-            when = started.get(uid)
+            when = run.started.get(uid)
             etas[uid] = Eta(
                 job=uid,
                 queue=queue,
@@ -269,14 +345,58 @@ def forecast(
                 start=at(when[0]) if when else None,
                 basis=when[1] if when else Basis.UNKNOWN,
                 why_unknown="" if when else stopped,
-                shown=shown_name(world.podgroups[uid]) if uid in world.podgroups else uid,
+                shown=shown_name(run.world.podgroups[uid]) if uid in run.world.podgroups else uid,
             )
     return Forecast(
         now=now,
         etas=etas,
-        sessions=sessions,
-        seconds=clock() - began,
-        simulated=moment - start,
-        exhausted=exhausted,
-        problems=tuple(dict.fromkeys(world.problems)),
+        sessions=run.sessions,
+        seconds=seconds,
+        simulated=run.moment - now.timestamp(),
+        exhausted=run.exhausted,
+        problems=tuple(dict.fromkeys(run.world.problems)),
     )
+
+
+def head_shadow(
+    objects: ClusterObjects,
+    conf: SchedulerConf,
+    now: datetime,
+    head: str,
+    *,
+    jobs: Sequence[Obj] = (),
+    scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,),
+    bounds: Bounds,
+    model: RuntimeModel | None = None,
+) -> Shadow:
+    """The blocked FIFO head's shadow, from the same simulation as ``forecast``, stopped once the head has
+    started. No wall clock: ``bounds.sessions`` and ``bounds.horizon`` stop it, so the same cluster always
+    gives the same shadow."""
+    run = _simulate(
+        objects,
+        conf,
+        now,
+        jobs=jobs,
+        names=tuple(scheduler_names),
+        bounds=bounds,
+        model=model or RuntimeModel(),
+        clock=_no_wall_clock,
+        head=head,
+    )
+    when = run.started.get(head)
+    if when is None or run.spare is None:
+        return Shadow(head, None, why_unknown=_stopped(run, now.timestamp(), bounds, None))
+    return Shadow(head, when[0], dict(run.spare))
+
+
+def _no_wall_clock() -> float:
+    return 0.0
+
+
+def backfill_shadow(
+    objects: ClusterObjects, conf: SchedulerConf, now: datetime, head: str, scheduler_names: tuple[str, ...]
+) -> Shadow:
+    """``head_shadow`` as the scheduler asks it in a cycle where a fifo head is blocked, within
+    ``BACKFILL_BOUNDS``. The scheduler reads no Volcano Jobs, so Pending PodGroups get no pods in this
+    simulation; allocate's head is admitted, so its own pods exist."""
+    return head_shadow(objects, conf, now, head, scheduler_names=scheduler_names, bounds=BACKFILL_BOUNDS)

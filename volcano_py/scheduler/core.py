@@ -50,6 +50,7 @@ from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
+from .framework.shadow import Shadow, ShadowSource
 from .framework.snapshot import Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
 from .plugins.extender_wire import (
@@ -91,6 +92,8 @@ __all__ = [
     "Refusal",
     "SchedulerConf",
     "SessionResult",
+    "Shadow",
+    "ShadowSource",
     "Snapshot",
     "StrandedGpus",
     "TaskStatus",

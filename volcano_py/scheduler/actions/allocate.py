@@ -13,7 +13,7 @@ With ``SchedulingGatesQueueAdmission`` on, each job's pods held only by the queu
 admitted to their queue as the job's turn comes, before its other pods are placed (``queue_gate``).
 
 In a queue with ``spec.dequeueStrategy: fifo`` a job that cannot be placed holds every later job of the
-queue for the session (``fifo``).
+queue for the session, but for those that backfill without delaying its estimated start (``fifo``).
 
 Without an ``enqueue`` action in the conf, allocate is the admission gate instead, as in Volcano: it moves
 every Pending PodGroup of a known queue to Inqueue first, with no enqueueable vote and no queue-state check
@@ -29,7 +29,7 @@ from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.sampling import NodeSampling
 from ..framework.session import Session
-from .fifo import note_held
+from .fifo import backfill
 from .ordering import OrderedQueue
 from .owed import Owed, fits_all, owed_to_admitted
 from .placement import place_job
@@ -106,7 +106,7 @@ class Allocate:
             if _placeable(job) and self._allocate_job(ssn, job, owed):
                 waiting.push(job)
             elif queue.strict_fifo and not (ssn.job_ready(job) or ssn.job_pipelined(job)):
-                note_held(ssn, queue, job, waiting)
+                backfill(ssn, queue, job, waiting)
             queues.push(queue)
 
     def _explain_overused(self, ssn: Session, queue: QueueInfo, waiting: OrderedQueue[JobInfo]) -> None:

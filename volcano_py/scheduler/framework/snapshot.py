@@ -17,6 +17,7 @@ from . import dra
 from .extenders import ExtenderAnswers
 from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
+from .shadow import ShadowSource
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -167,6 +168,8 @@ class Snapshot:
     slice_reader: Callable[[Obj], dra.SliceDevices | None] = dra.read_slice_or_none
     # The conf's HTTP extender's answers, asked by the runtime before the session (None: not asked).
     extender: ExtenderAnswers | None = None
+    # A blocked FIFO head's shadow, from the runtime's forecast of this cluster (None: no backfill, strict).
+    shadows: ShadowSource | None = None
     # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)

@@ -6,6 +6,11 @@
 that knows the core's entry points. ``ConfSource`` holds the conf in force and re-reads its
 file when it changes.
 
+``DefaultCore`` hands each session what a ``spec.dequeueStrategy: fifo`` queue's backfill needs: the head's
+shadow, from a ``HeadShadow`` (the forecast's ``head_shadow``, passed in by whoever starts the process: the
+forecast sits above the scheduler), asked only when a fifo head is blocked and kept while the cluster is
+unchanged.
+
 ``DefaultCore`` also shields the process from one malformed object: the core's ``build_snapshot`` leaves it
 out of the cycle and names it, and here that becomes a Warning Event on it, instead of stopping scheduling
 for everyone.
@@ -14,11 +19,11 @@ for everyone.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeAlias
 
 from volcano_py.api import constants as c
 from volcano_py.api.common import format_time
@@ -32,6 +37,8 @@ from volcano_py.scheduler.core import (
     ExtenderAnswers,
     ExtenderConf,
     MetricsConf,
+    Shadow,
+    ShadowSource,
     Snapshot,
     Unschedulable,
     acts_on_running,
@@ -53,6 +60,9 @@ from volcano_py.scheduler.runtime.quiet import QuietMemo
 _log = get_logger(__name__)
 
 _NOT_STARTED = frozenset({PodGroupPhase.PENDING, PodGroupPhase.INQUEUE})
+
+# (cluster, conf, now, the head's PodGroup key, our scheduler names) -> the head's shadow (pure).
+HeadShadow: TypeAlias = Callable[[ClusterObjects, SchedulerConf, datetime, str, tuple[str, ...]], Shadow]
 
 
 class Core(Protocol):
@@ -151,6 +161,10 @@ class DefaultCore:
     quiet: QuietMemo = field(default_factory=QuietMemo)
     # When periodic plugins last acted, from the last session to the next (``SessionResult.timers``).
     timers: dict[str, float] = field(default_factory=dict)
+    # A blocked fifo head's shadow (None: fifo queues are held strictly, with no backfill).
+    head_shadow: HeadShadow | None = None
+    # The shadows found for the last cluster and conf seen (cache generation, conf) -> head -> shadow.
+    _shadows: tuple[tuple[int, int], dict[str, Shadow]] | None = field(default=None, init=False, repr=False)
     # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
     _gang_first: tuple[object, bool] | None = field(default=None, init=False, repr=False)
     # Per conf (the last one asked about): its extender.
@@ -223,6 +237,7 @@ class DefaultCore:
         else:
             snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
         snapshot.extender = extender
+        snapshot.shadows = self._shadow_source(state, conf, now)
         for orphan in snapshot.orphans:
             warnings.append(Unschedulable(orphan.task.pod, "FailedScheduling", orphan.reason))
         result = run_session(
@@ -270,6 +285,28 @@ class DefaultCore:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
         return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
 
+    def _shadow_source(
+        self, state: ClusterObjects, conf: SchedulerConf, now: datetime
+    ) -> ShadowSource | None:
+        """The session's way to a blocked head's shadow. A cluster read once (generation 0) is never taken
+        for another; a shadow found is reused while the cache's generation (bumped by every change,
+        every bind sent included) and the conf stay the same."""
+        find = self.head_shadow
+        if find is None:
+            return None
+        key = (state.generation or -id(state), id(conf))
+        if self._shadows is None or self._shadows[0] != key:
+            self._shadows = (key, {})
+        found = self._shadows[1]
+        names = self.scheduler_names
+
+        def source(head: str) -> Shadow:
+            if head not in found:
+                found[head] = find(state, conf, now, head, names)
+            return found[head]
+
+        return source
+
 
 def metrics_source(conf: object) -> MetricsConf | None:
     """Where ``conf`` (the one in force) says node load is read from; None for none (or a conf of another
@@ -278,6 +315,9 @@ def metrics_source(conf: object) -> MetricsConf | None:
 
 
 def default_core(
-    scheduler_names: Sequence[str], features: FeatureGates = DEFAULT_FEATURE_GATES
+    scheduler_names: Sequence[str],
+    features: FeatureGates = DEFAULT_FEATURE_GATES,
+    *,
+    head_shadow: HeadShadow | None = None,
 ) -> DefaultCore:
-    return DefaultCore(tuple(scheduler_names), features=features)
+    return DefaultCore(tuple(scheduler_names), features=features, head_shadow=head_shadow)

@@ -400,7 +400,10 @@ async def run_scheduler(
     core: Core | None = None,
     started: Callable[[], Awaitable[None]] | None = None,
 ) -> None:
-    """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
+    """Run a scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI).
+
+    Without ``core``, the default core has no forecast to give a blocked fifo head's shadow, so fifo queues
+    are held strictly: the processes pass ``cli.scheduler.scheduler_core``, which has it."""
     if core is None:
         core = default_core(options.scheduler_names, options.feature_gates)
     client = KubeClient(await load_api_client(options.kubeconfig))
