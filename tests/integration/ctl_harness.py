@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from volcano_py.api import constants as c
+from volcano_py.cli.scheduler import scheduler_core
 from volcano_py.controllers.operator import ControllerOptions, run_controller
 from volcano_py.controllers.runtime.context import COMMANDS, JOBS
 from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
@@ -175,15 +176,14 @@ async def env(cluster: Any, namespace: str) -> AsyncIterator[Env]:
     environment = Env(api, namespace, kubeconfig)
     await environment.ensure_queue(c.DEFAULT_QUEUE, reclaimable=True)
     stop_scheduler = asyncio.Event()
-    scheduler = asyncio.create_task(
-        run_scheduler(
-            SchedulerOptions(
-                kubeconfig=kubeconfig, leader_elect=False, metrics_host="127.0.0.1", metrics_port=0,
-                schedule_period=0.2,
-            ),
-            stop_scheduler,
-        )
-    )  # fmt: skip
+    options = SchedulerOptions(
+        kubeconfig=kubeconfig,
+        leader_elect=False,
+        metrics_host="127.0.0.1",
+        metrics_port=0,
+        schedule_period=0.2,
+    )
+    scheduler = asyncio.create_task(run_scheduler(options, stop_scheduler, core=scheduler_core(options)))
     environment.start_operator()
     try:
         yield environment

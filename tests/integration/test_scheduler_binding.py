@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from volcano_py.cli.scheduler import scheduler_core
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS
-from volcano_py.scheduler.runtime.cycle import default_core
 from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
 
 pytestmark = pytest.mark.integration
@@ -67,7 +67,7 @@ async def start_scheduler(cluster: Any) -> AsyncIterator[Callable[..., Any]]:
             **overrides,
         )
         client = KubeClient(await load_api_client(options.kubeconfig))
-        scheduler = Scheduler(options, client, default_core(options.scheduler_names))
+        scheduler = Scheduler(options, client, scheduler_core(options))
         if before is not None:
             before(scheduler)
         stop = asyncio.Event()

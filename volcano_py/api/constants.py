@@ -108,7 +108,8 @@ COOLDOWN_TIME_KEY: Final = "volcano.sh/cooldown-time"
 # Queue annotation written by this scheduler: its decayed recent usage (see api/recent_usage.py).
 RECENT_USAGE_KEY: Final = "volcano-py.io/recent-usage"
 # How long a job's pods are expected to run once started (a Go duration), on a pod, a PodGroup or a Volcano
-# Job (its PodGroup carries it): read by the position-and-ETA forecast (docs/queues.md), never enforced.
+# Job (its PodGroup carries it): read by the position-and-ETA forecast and a fifo queue's backfill
+# (docs/queues.md, api/runtimes.py), never enforced.
 EXPECTED_RUNTIME_KEY: Final = "volcano-py.io/expected-runtime"
 # Owners whose pods serve until deleted rather than run to completion: the forecast expects no end of theirs.
 SERVING_OWNER_KINDS: Final = frozenset({"ReplicaSet", "StatefulSet", "DaemonSet", "ReplicationController"})
