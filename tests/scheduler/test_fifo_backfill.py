@@ -199,3 +199,23 @@ def test_the_runtime_asks_the_forecast_only_for_a_blocked_head_once_per_cluster_
     nothing_blocked = replace(cluster(2, job("r", 8, on="n0", runtime="10m"), queues=[fifo()]), generation=9)
     core.run(nothing_blocked, conf, NOW)
     assert len(calls) == 2
+
+
+def test_a_backfilled_job_keeps_saying_so_while_it_runs() -> None:
+    first = session(blocked_head(lambda: job("short", 2, queue="q", runtime="5m")))
+    said = scheduled(first, "short")
+    objects = blocked_head(lambda: job("short", 2, on="n1", queue="q", runtime="5m"))
+    short = objects.podgroups[-1]
+    short["status"] = {
+        "phase": "Running",
+        "running": 1,
+        "conditions": [
+            {"type": c.type, "status": c.status, "reason": c.reason, "message": c.message}
+            for u in first.podgroup_updates
+            if u.name == "short"
+            for c in u.conditions
+        ],
+    }
+    later = session(objects)
+    update = next((u for u in later.podgroup_updates if u.name == "short"), None)
+    assert update is None or scheduled(later, "short") == said

@@ -136,7 +136,7 @@ class GangPlugin:
             if job.shadow or job.uid in ssn.conditions:
                 continue
             if job.is_ready():
-                ssn.set_condition(job, k.PODGROUP_CONDITION_SCHEDULED, SCHEDULED_REASON, "")
+                ssn.set_condition(job, k.PODGROUP_CONDITION_SCHEDULED, SCHEDULED_REASON, _scheduled_note(job))
                 continue
             if not job.count(TaskStatus.PENDING, TaskStatus.PIPELINED, *ALLOCATED_STATUSES):
                 continue
@@ -157,3 +157,16 @@ class GangPlugin:
                 if explanation is not None:
                     ssn.explanations[job.uid] = replace(explanation, message=message)
             ssn.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, k.REASON_NOT_ENOUGH_RESOURCES, message)
+
+
+def _scheduled_note(job: JobInfo) -> str:
+    """What the job's Scheduled condition already says beyond Volcano's empty message (how it started: a
+    fifo queue's backfill says behind which head), kept while it stays scheduled."""
+    for condition in job.conditions:
+        if (
+            condition.get("type") == k.PODGROUP_CONDITION_SCHEDULED
+            and condition.get("status") == "True"
+            and condition.get("reason") == SCHEDULED_REASON
+        ):
+            return str(condition.get("message") or "")
+    return ""
