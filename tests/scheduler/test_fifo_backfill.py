@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from tests.scheduler.builders import make_queue
+from tests.scheduler.builders import make_pg, make_pod, make_queue
 from tests.scheduler.test_forecast import MODEL, NOW, Obj, cluster, job
 from volcano_py.api import constants as k
 from volcano_py.api.common import format_time
@@ -219,3 +219,21 @@ def test_a_backfilled_job_keeps_saying_so_while_it_runs() -> None:
     later = session(objects)
     update = next((u for u in later.podgroup_updates if u.name == "short"), None)
     assert update is None or scheduled(later, "short") == said
+
+
+def cpu_job(name: str, cpus: int, gpus: int = 0) -> list[Obj]:
+    """One pod of ``cpus`` CPUs (and ``gpus`` GPUs) in queue ``q``, declaring no runtime."""
+    pod = make_pod(f"{name}-0").req(cpu=cpus, gpu=gpus or None).group(name).obj()
+    return [make_pg(name, min_member=1, phase="Inqueue").queue("q").obj(), pod]
+
+
+def test_what_a_job_takes_of_the_spare_is_no_longer_there_for_the_next() -> None:
+    """One node: the head (8 GPUs, 40 CPUs) waits for r's GPUs and leaves 24 CPUs spare at its start. The
+    first 20-CPU job takes 20 of them; the second, which fits now as well, finds 4 and is held."""
+    running = job("r", 8, on="n0", started=-60, runtime="10m")
+    head = cpu_job("head", 40, gpus=8)
+    objects = cluster(1, running, head, cpu_job("a", 20), cpu_job("b", 20), queues=[fifo()])
+    result = session(objects)
+    assert {b.name for b in result.binds} == {"a-0"}
+    assert "it uses only what default/head leaves free at its estimated start" in scheduled(result, "a")
+    assert "it declares no runtime" in why(result, "b")
