@@ -237,3 +237,16 @@ def test_what_a_job_takes_of_the_spare_is_no_longer_there_for_the_next() -> None
     assert {b.name for b in result.binds} == {"a-0"}
     assert "it uses only what default/head leaves free at its estimated start" in scheduled(result, "a")
     assert "it declares no runtime" in why(result, "b")
+
+
+def test_a_failing_forecast_costs_only_the_backfill() -> None:
+    def failing(
+        objects: ClusterObjects, conf: SchedulerConf, now: datetime, head: str, names: tuple[str, ...]
+    ) -> Shadow:
+        raise RuntimeError("boom")
+
+    core = default_core(OURS, head_shadow=failing)
+    objects = blocked_head(lambda: job("short", 2, queue="q", runtime="5m"))
+    result = core.run(objects, core.load_conf(None), NOW).result
+    assert not result.binds
+    assert "none may backfill, its start is not known (the forecast failed: boom)" in why(result, "short")

@@ -302,7 +302,12 @@ class DefaultCore:
 
         def source(head: str) -> Shadow:
             if head not in found:
-                found[head] = find(state, conf, now, head, names)
+                try:
+                    found[head] = find(state, conf, now, head, names)
+                except Exception as err:
+                    # A fault in the forecast must cost only the backfill: the queue is then held strictly.
+                    _log.exception("fifo head's shadow not found; its queue is held strictly", head=head)
+                    found[head] = Shadow(head, None, why_unknown=f"the forecast failed: {err}")
             return found[head]
 
         return source
