@@ -250,3 +250,18 @@ def test_a_failing_forecast_costs_only_the_backfill() -> None:
     result = core.run(objects, core.load_conf(None), NOW).result
     assert not result.binds
     assert "none may backfill, its start is not known (the forecast failed: boom)" in why(result, "short")
+
+
+def test_a_running_job_growing_past_its_minimum_takes_only_the_spare() -> None:
+    def elastic() -> list[Obj]:
+        group = make_pg("elastic", min_member=1, phase="Running").queue("q").obj()
+        running = make_pod("elastic-0").req(cpu=1, gpu=2).group("elastic").running("n1").obj()
+        running["status"]["startTime"] = format_time(NOW)
+        running["metadata"]["annotations"][k.EXPECTED_RUNTIME_KEY] = "1m"
+        more = make_pod("elastic-1").req(cpu=1, gpu=2).group("elastic").obj()
+        more["metadata"]["annotations"][k.EXPECTED_RUNTIME_KEY] = "1m"
+        return [group, running, more]
+
+    result = session(blocked_head(elastic))
+    assert not result.binds
+    assert "it is running already, so its new pods could still run at" in why(result, "elastic")

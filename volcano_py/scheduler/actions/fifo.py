@@ -97,15 +97,18 @@ def _try(
         )
     except DeclarationError as err:
         runtime, unknown = None, f"its runtime cannot be read ({err})"
-    ends = ssn.now_seconds + runtime if runtime is not None else None
+    # A job already running that grows past its minimum started earlier: its new pods' runtime says
+    # nothing of when its room frees, so only the spare may take them.
+    growing = ssn.job_ready(job)
+    ends = ssn.now_seconds + runtime if runtime is not None and not growing else None
     head_at = f"{head.uid}'s estimated start at {_at(start)}"
     with ssn.statement() as stmt:
         place_job(ssn, stmt, job)
-        if not ssn.job_ready(job):
+        usage = _usage(stmt)
+        if not usage or not ssn.job_ready(job):
             stmt.discard()
             _hold(ssn, job, held_reason(queue, head))
             return
-        usage = _usage(stmt)
         if runtime is not None and ends is not None and ends <= start:
             why = f"it ends by {_at(ends)} (declared runtime {human_duration(runtime)})"
         elif _fits(usage, spare):
@@ -114,11 +117,12 @@ def _try(
                 spare[node] = spare[node] - used
         else:
             stmt.discard()
-            end = (
-                f"it ends by {_at(ends)}, after {head_at}"
-                if ends is not None
-                else f"{unknown}, so it may still run at {head_at}"
-            )
+            if growing:
+                end = f"it is running already, so its new pods could still run at {head_at}"
+            elif ends is not None:
+                end = f"it ends by {_at(ends)}, after {head_at}"
+            else:
+                end = f"{unknown}, so it may still run at {head_at}"
             _hold(
                 ssn,
                 job,
