@@ -12,7 +12,8 @@ next job); here ``fifo`` is enforced by enqueue and allocate. A head waiting onl
   position-and-ETA forecast's simulation of the cluster. A later job passes the head if (a) it can be placed
   now, whole gang, and (b) either it ends by the shadow time, from the runtime it declares
   (``api.runtimes.job_runtime``; a job that declares none has no known end), or every node it is placed on
-  has that much spare at the shadow time, which it then uses up for the jobs after it. Otherwise it is
+  has that much spare at the shadow time, which it then uses up for the jobs after it (the only way for a
+  running job growing past its minimum). Otherwise it is
   held, and its pending reason says which condition failed. A job that passes gets a Scheduled condition
   saying behind which head and why, and a log line. Without a shadow (the session was given no forecast,
   or the head's start was not found within the forecast's bounds) the queue is held strictly.
