@@ -5,7 +5,6 @@ Call them through ``asyncio.to_thread`` when the server runs in the test's own l
 from __future__ import annotations
 
 import contextlib
-import select
 import selectors
 import socket
 import ssl
@@ -55,23 +54,33 @@ def closed_by_server(sockets: list[socket.socket], within: float) -> int:
 
 
 def trickle(
-    port: int, data: bytes, *, interval: float, tls: ssl.SSLContext | None = None
-) -> tuple[int, float]:
-    """Send ``data`` a byte every ``interval`` s until the server closes the connection: (bytes sent, seconds
-    until it closed). A server that never closes lets all of ``data`` through."""
+    port: int, data: bytes, *, interval: float, tls: ssl.SSLContext | None = None, head: bytes = b""
+) -> tuple[int, float, bytes]:
+    """Send ``head`` at once, then ``data`` a byte every ``interval`` s until the server closes the
+    connection: (bytes of ``data`` sent, seconds until it closed, what it answered)."""
     started = time.monotonic()
     sent = 0
+    answer = b""
     with _connect(port, tls) as sock:
         try:
+            sock.sendall(head)
+            sock.settimeout(interval)  # a wait between bytes, during which an answer may come
             for byte in data:
                 sock.sendall(bytes([byte]))
                 sent += 1
-                readable, _, _ = select.select([sock], [], [], interval)
-                if readable and not sock.recv(4096):
+                try:
+                    chunk = sock.recv(65536)
+                except TimeoutError:  # nothing yet (or only a TLS session ticket)
+                    continue
+                answer += chunk
+                if not chunk:
                     break
+            sock.settimeout(10)
+            while chunk := sock.recv(65536):  # what is left of the answer, until the server closes
+                answer += chunk
         except OSError:
             pass
-    return sent, time.monotonic() - started
+    return sent, time.monotonic() - started, answer
 
 
 def exchange(port: int, request: bytes, *, tls: ssl.SSLContext | None = None, timeout: float = 10) -> bytes:

@@ -75,7 +75,7 @@ async def _get(port: int, path: str) -> tuple[int, float]:
 async def test_a_client_trickling_its_request_head_is_closed_at_the_header_timeout(server: Server) -> None:
     port, path = server
     head = f"GET {path} HTTP/1.1\r\nHost: x\r\nX-Pad: {'a' * 60}\r\n\r\n".encode()
-    sent, seconds = await asyncio.to_thread(hostile.trickle, port, head, interval=0.05)
+    sent, seconds, _ = await asyncio.to_thread(hostile.trickle, port, head, interval=0.05)
     assert sent < len(head)
     assert seconds < LIMITS.header_timeout + 2
 

@@ -349,7 +349,7 @@ async def serve(state: DashboardState, *, host: str, port: int, stop: asyncio.Ev
     dashboard = Dashboard(state, limits)
     runner = web.AppRunner(dashboard.app, shutdown_timeout=1.0, **limits.runner_kwargs())
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, backlog=limits.backlog)
     mirror = asyncio.ensure_future(state.run())
     try:
         await site.start()

@@ -64,7 +64,7 @@ class MetricsServer:
         app.router.add_get("/readyz", self._readyz)
         self._runner = web.AppRunner(app, **self.limits.runner_kwargs())
         await self._runner.setup()
-        await web.TCPSite(self._runner, self.host, self.port).start()
+        await web.TCPSite(self._runner, self.host, self.port, backlog=self.limits.backlog).start()
         # With port 0 the OS picked one: report the real one.
         if self._runner.addresses:
             self.port = int(self._runner.addresses[0][1])

@@ -13,6 +13,8 @@ that connect and say nothing, hold the server's sockets and memory. ``ServingLim
 - ``max_body_bytes``: a body announced larger is refused with 413 before a byte of it is read; one sent
   chunked is cut off at the limit (aiohttp's ``client_max_size``).
 - ``handshake_timeout``: a TLS client that has not finished its handshake by then is dropped.
+- ``backlog``: connections the kernel queues before the server accepts them (aiohttp's 128 drops a burst's
+  SYNs, and each dropped one waits a second or more to retry).
 - ``linger``: after a refusal with the body unread, how long the rest is read and dropped so the client can
   read the answer, before the connection is closed.
 
@@ -26,6 +28,7 @@ import asyncio
 import logging
 import sys
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Final
 
 from aiohttp import web
@@ -39,6 +42,7 @@ HEADER_TIMEOUT_SECONDS: Final = 10.0
 BODY_TIMEOUT_SECONDS: Final = 10.0
 HANDSHAKE_TIMEOUT_SECONDS: Final = 10.0
 LINGER_SECONDS: Final = 2.0
+BACKLOG: Final = 1024
 # aiohttp's own bounds on a request head, named here so the docs and the tests read them from one place.
 MAX_LINE_BYTES: Final = 8190
 MAX_FIELD_BYTES: Final = 8190
@@ -54,6 +58,7 @@ class ServingLimits:
     max_body_bytes: int = MAX_BODY_BYTES
     handshake_timeout: float = HANDSHAKE_TIMEOUT_SECONDS
     linger: float = LINGER_SECONDS
+    backlog: int = BACKLOG
 
     def runner_kwargs(self) -> dict[str, Any]:
         """What ``web.AppRunner`` hands each connection's handler."""
@@ -81,13 +86,18 @@ def refused(request: web.BaseRequest, status: int, reason: str, **fields: Any) -
     )
 
 
-def refusal(
-    request: web.BaseRequest, error: type[web.HTTPError], reason: str, **fields: Any
-) -> web.HTTPError:
-    """``error`` with ``reason`` as its body (what the client reads), logged once."""
-    response = error(text=reason + "\n")
-    refused(request, response.status, reason, **fields)
-    return response
+class Refused(web.HTTPClientError):
+    """A refusal with its status and a body that says why and what would do."""
+
+    def __init__(self, status: int, reason: str) -> None:
+        self.status_code = status
+        super().__init__(text=reason + "\n")
+
+
+def refusal(request: web.BaseRequest, status: int, reason: str, **fields: Any) -> Refused:
+    """The answer ``status`` with ``reason`` as its body (what the client reads), logged once."""
+    refused(request, status, reason, **fields)
+    return Refused(status, reason)
 
 
 async def read_body(request: web.BaseRequest, limits: ServingLimits) -> bytes:
@@ -97,16 +107,16 @@ async def read_body(request: web.BaseRequest, limits: ServingLimits) -> bytes:
         f"the body is larger than this server reads ({limits.max_body_bytes} bytes): send a smaller request"
     )
     if request.content_length is not None and request.content_length > limits.max_body_bytes:
-        raise refusal(request, web.HTTPRequestEntityTooLarge, too_large, length=request.content_length)
+        raise refusal(request, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, too_large, length=request.content_length)
     try:
         async with asyncio.timeout(limits.body_timeout):
             return await request.read()
     except web.HTTPRequestEntityTooLarge:
-        raise refusal(request, web.HTTPRequestEntityTooLarge, too_large) from None
+        raise refusal(request, HTTPStatus.REQUEST_ENTITY_TOO_LARGE, too_large) from None
     except TimeoutError:
         raise refusal(
             request,
-            web.HTTPRequestTimeout,
+            HTTPStatus.REQUEST_TIMEOUT,
             f"the body did not arrive within {limits.body_timeout:g} s: send the request at once",
         ) from None
 
