@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import ssl
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Final, cast
@@ -68,7 +68,7 @@ class AdmissionEndpoint:
         self.limits = limits
         self.listening = asyncio.Event()
 
-    async def __call__(self, fn: kopf.WebhookFn) -> AsyncIterator[kopf.WebhookClientConfig]:
+    async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
         context.load_cert_chain(self.certfile, self.pkeyfile)
         app = self.limits.application()
