@@ -4,8 +4,9 @@
 aiohttp already bounds a request's head (a line 8,190 bytes, 128 headers) and the body a handler reads
 (``client_max_size``), and answers 400 or 413 beyond them. Left alone it also keeps a connection that has
 not sent a whole request head for an hour (its ``keepalive_timeout``, 3,630 s, is armed when a connection
-opens) and waits forever for a body a handler reads, so a client sending a byte a second, or a few thousand
-that connect and say nothing, hold the server's sockets and memory. ``ServingLimits`` closes those:
+opens; earlier releases than the one pinned never closed such a connection) and waits forever for a body a
+handler reads, so a client sending a byte a second, or a few thousand that connect and say nothing, hold the
+server's sockets and memory. ``ServingLimits`` closes those:
 
 - ``header_timeout``: a connection must send a whole request head within this, from the moment it is open
   (after TLS), and is closed after this long idle between requests (aiohttp's ``keepalive_timeout``).
