@@ -87,13 +87,14 @@ def _review(**request: Any) -> bytes:
     return json.dumps({key: value for key, value in review.items() if value is not None}).encode()
 
 
-def _root(_: Any, path: tuple[str, ...]) -> Any:
+def _without(*path: str) -> bytes:
+    """A valid review with the field at ``path`` removed."""
     review = job_review("uid-x")
     node: Any = review
     for key in path[:-1]:
         node = node[key]
     del node[path[-1]]
-    return review
+    return json.dumps(review).encode()
 
 
 MALFORMED = [
@@ -111,16 +112,16 @@ MALFORMED = [
                  "apiVersion: must be 'admission.k8s.io/v1'", id="wrong-apiVersion"),
     pytest.param(json.dumps({**job_review("u"), "kind": "Job"}).encode(), "kind: must be 'AdmissionReview'",
                  id="wrong-kind"),
-    pytest.param(json.dumps(_root(None, ("request",))).encode(), "request: must be a JSON object",
+    pytest.param(_without("request"), "request: must be a JSON object",
                  id="no-request"),
-    pytest.param(json.dumps(_root(None, ("request", "uid"))).encode(), "request.uid: must be a string",
+    pytest.param(_without("request", "uid"), "request.uid: must be a string",
                  id="no-uid"),
     pytest.param(_review(uid=""), "request.uid is empty", id="empty-uid"),
     pytest.param(_review(uid=7), "request.uid: must be a string, found a JSON number", id="uid-number"),
     pytest.param(_review(operation="PATCH"), "request.operation 'PATCH'", id="bad-operation"),
-    pytest.param(json.dumps(_root(None, ("request", "resource", "group"))).encode(),
+    pytest.param(_without("request", "resource", "group"),
                  "request.resource.group: must be a string", id="no-resource-group"),
-    pytest.param(json.dumps(_root(None, ("request", "userInfo"))).encode(), "request.userInfo: must be",
+    pytest.param(_without("request", "userInfo"), "request.userInfo: must be",
                  id="no-userInfo"),
     pytest.param(_review(object=None, oldObject=None), "request.oldObject are both missing",
                  id="no-object"),
