@@ -66,7 +66,6 @@ class AdmissionEndpoint:
         self.cafile = cafile
         self.webhooks = dict(webhooks)
         self.limits = limits
-        self.listening = asyncio.Event()
 
     async def __call__(self, fn: kopf.WebhookFn) -> AsyncGenerator[kopf.WebhookClientConfig, None]:
         context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
@@ -93,7 +92,6 @@ class AdmissionEndpoint:
         try:
             self.port = int(server.sockets[0].getsockname()[1])
             _log.info("admission webhooks listening", addr=self.addr, port=self.port)
-            self.listening.set()
             config = kopf.WebhookClientConfig(url=f"https://{self.host}:{self.port}")
             config["caBundle"] = base64.b64encode(self.cafile.read_bytes()).decode("ascii")
             yield config
