@@ -3,11 +3,14 @@
 Our own loggers (structlog) and the libraries' (Kopf, aiohttp: stdlib ``logging``) go through one handler and
 one renderer, so a pod's log is JSON throughout and a terminal shows one aligned format, not two.
 
-Two library lines are dropped because they are noise by design here, not news:
+Three library lines are dropped because they are noise by design here, not news:
 
 - ``aiohttp.access``: one INFO line per admission request from the webhook server. The API server already
   records every admission call (its audit log and ``apiserver_admission_webhook_*`` metrics); at ``--log-level
   debug`` they are shown again.
+- Kopf's "Webhook '...' failed permanently: ..." at ERROR for each admission we deny: a denial is our
+  decision, not a failure, and ``webhooks.server`` logs it once as ``admission denied`` with the kind, name
+  and problems. A webhook handler that fails with an exception is still logged by Kopf, traceback included.
 - Kopf's "OS signals are ignored: running not in the main thread": the controller runs Kopf in a thread of its
   own on purpose (``controllers/operator.py``), and the caller's loop owns SIGINT/SIGTERM and stops Kopf.
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 import structlog
@@ -25,6 +29,7 @@ LEVEL_ENV = "VOLCANO_PY_LOG_LEVEL"
 # Set in a pod by Kubernetes: a container may have a TTY (kubectl run -t), but its log is still collected.
 _IN_CLUSTER_ENV = "KUBERNETES_SERVICE_HOST"
 _KOPF_SIGNALS = "OS signals are ignored: running not in the main thread"
+_KOPF_DENIAL = re.compile(r"Webhook '[^']*' failed permanently: ")
 
 FORMATS: tuple[str, ...] = ("auto", "json", "console")
 
@@ -56,7 +61,7 @@ class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 class _Quiet(logging.Filter):
-    """Drops the two library lines the module docstring names; ``debug`` keeps the access log."""
+    """Drops the library lines the module docstring names; ``debug`` keeps the access log."""
 
     def __init__(self, keep_access_log: bool) -> None:
         super().__init__()
@@ -65,7 +70,10 @@ class _Quiet(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.name == "aiohttp.access":
             return self.keep_access_log
-        return not (record.name.startswith("kopf") and _KOPF_SIGNALS in str(record.msg))
+        if not record.name.startswith("kopf"):
+            return True
+        message = str(record.msg)
+        return _KOPF_SIGNALS not in message and not _KOPF_DENIAL.match(message)
 
 
 def use_json(

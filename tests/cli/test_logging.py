@@ -82,6 +82,23 @@ def test_access_log_and_kopf_signal_warning_are_dropped(
     assert events == ["another kopf warning"]
 
 
+def test_kopf_reporting_each_admission_denial_as_an_error_is_dropped(
+    restore_logging: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Our handler logs the denial once ("admission denied", kind, name, problems); Kopf's ERROR line repeats
+    # it as a failure. A handler that raised is still Kopf's to report.
+    log.configure("info", json=True)
+    kopf_objects = logging.getLogger("kopf.objects")
+    kopf_objects.error("Webhook 'validate-job' failed permanently: spec.minAvailable: job 'minAvailable' ...")
+    kopf_objects.error("Webhook 'validate-job' failed with an exception. Will stop.")
+    kopf_objects.error("Handler 'job-changed' failed permanently: bad spec")
+    events = [json.loads(line)["event"] for line in capsys.readouterr().err.splitlines()]
+    assert events == [
+        "Webhook 'validate-job' failed with an exception. Will stop.",
+        "Handler 'job-changed' failed permanently: bad spec",
+    ]
+
+
 def test_debug_level_shows_the_access_log_again(
     restore_logging: None, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -5,6 +5,7 @@ import sys
 
 import pytest
 
+from volcano_py.cli.controller import options_from as controller_options
 from volcano_py.cli.main import build_parser
 from volcano_py.kube import eventloop
 
@@ -35,10 +36,22 @@ def test_without_uvloop_the_error_says_how_to_go_on(monkeypatch: pytest.MonkeyPa
         eventloop.loop_factory("uvloop")
 
 
-def test_the_scheduler_flag_defaults_to_uvloop_and_refuses_others(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("command", ["scheduler", "controller"])
+def test_the_flag_defaults_to_uvloop_and_refuses_others(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     parser = build_parser()
-    assert parser.parse_args(["scheduler"]).event_loop == "uvloop"
-    assert parser.parse_args(["scheduler", "--event-loop", "asyncio"]).event_loop == "asyncio"
+    assert parser.parse_args([command]).event_loop == "uvloop"
+    assert parser.parse_args([command, "--event-loop", "asyncio"]).event_loop == "asyncio"
     with pytest.raises(SystemExit):
-        parser.parse_args(["scheduler", "--event-loop", "tokio"])
+        parser.parse_args([command, "--event-loop", "tokio"])
     assert "invalid choice: 'tokio'" in capsys.readouterr().err
+
+
+def test_the_controller_runs_its_operator_on_the_chosen_loop() -> None:
+    parser = build_parser()
+    assert controller_options(parser.parse_args(["controller"])).event_loop == "uvloop"
+    assert (
+        controller_options(parser.parse_args(["controller", "--event-loop", "asyncio"])).event_loop
+        == "asyncio"
+    )

@@ -16,6 +16,8 @@ from volcano_py.api.features import parse_feature_gates
 from volcano_py.kube.client import KubeClient
 from volcano_py.webhooks.common import Queues
 from volcano_py.webhooks.configurations import webhook_configurations
+from volcano_py.webhooks.endpoint import AdmissionEndpoint
+from volcano_py.webhooks.review import GroupVersionResource
 from volcano_py.webhooks.server import enable_admission, register
 from volcano_py.webhooks.tls import generate_certificate
 
@@ -165,8 +167,10 @@ def test_enable_admission_wires_handlers_server_certificate_and_startup(tmp_path
     settings = kopf.OperatorSettings()
     cert = enable_admission(registry, settings, KubeClient(cast(Any, None)), cert_dir=tmp_path, port=18443)
     server = settings.admission.server
-    assert isinstance(server, kopf.WebhookServer)
+    assert isinstance(server, AdmissionEndpoint)
     assert (server.port, server.host) == (18443, "127.0.0.1")
+    assert server.limits.max_body_bytes == 3 * 1024 * 1024  # Volcano's and the API server's
+    assert server.webhooks["validate-job"] == GroupVersionResource("batch.volcano.sh", "v1alpha1", "jobs")
     assert settings.admission.managed is None
     assert (tmp_path / "ca.crt").read_bytes() == cert.ca_pem
     assert (tmp_path / "tls.key").stat().st_mode & 0o777 == 0o600

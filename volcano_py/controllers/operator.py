@@ -29,6 +29,7 @@ from volcano_py.controllers.podgroup.worker import PlainPodGroups
 from volcano_py.controllers.queue.worker import QueueWorker
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.kube import eventloop
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
@@ -204,7 +205,7 @@ async def run_controller(options: ControllerOptions, stop_event: asyncio.Event) 
     def thread_main() -> None:
         outcome: BaseException | None = None
         try:
-            asyncio.run(_operator_main(options, thread_stop))
+            eventloop.run(_operator_main(options, thread_stop), options.event_loop)
         except BaseException as exc:  # handed to the caller's loop, which raises it
             outcome = exc
         with contextlib.suppress(RuntimeError):  # the caller's loop is already closed

@@ -23,6 +23,7 @@ from volcano_py.api import constants as c
 from volcano_py.forecast import job_section
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import EVENTS
+from volcano_py.kube.serving import DEFAULT_LIMITS, ServingLimits
 from volcano_py.log import get_logger
 from volcano_py.whatif.why import what_would_make_it_run, why_lines
 
@@ -41,9 +42,10 @@ def _now() -> datetime:
 
 
 class Dashboard:
-    def __init__(self, state: DashboardState) -> None:
+    def __init__(self, state: DashboardState, limits: ServingLimits = DEFAULT_LIMITS) -> None:
         self.state = state
-        self.app = web.Application()
+        self.limits = limits
+        self.app = limits.application()
         routes = self.app.router
         routes.add_get("/", self.overview)
         routes.add_get("/queues", self.queues)
@@ -340,12 +342,14 @@ class Dashboard:
 
 
 async def serve(state: DashboardState, *, host: str, port: int, stop: asyncio.Event,
-                started: asyncio.Future[int] | None = None) -> None:  # fmt: skip
-    """Mirror the cluster and serve until ``stop`` is set; ``started`` gets the bound port."""
-    dashboard = Dashboard(state)
-    runner = web.AppRunner(dashboard.app, access_log=None, shutdown_timeout=1.0)
+                started: asyncio.Future[int] | None = None,
+                limits: ServingLimits = DEFAULT_LIMITS) -> None:  # fmt: skip
+    """Mirror the cluster and serve until ``stop`` is set; ``started`` gets the bound port. Clients are held
+    to ``limits`` (a slow or silent connection is closed; the ``/stream`` of a page open stays)."""
+    dashboard = Dashboard(state, limits)
+    runner = web.AppRunner(dashboard.app, shutdown_timeout=1.0, **limits.runner_kwargs())
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
+    site = web.TCPSite(runner, host, port, backlog=limits.backlog)
     mirror = asyncio.ensure_future(state.run())
     try:
         await site.start()

@@ -38,6 +38,7 @@ from volcano_py.log import get_logger
 from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.common import Queues, denial
 from volcano_py.webhooks.configurations import WEBHOOKS, pod_mutation_match, webhook_configurations
+from volcano_py.webhooks.endpoint import AdmissionEndpoint
 from volcano_py.webhooks.flow import validate_flow_object
 from volcano_py.webhooks.hypernode import validate_hypernode_write
 from volcano_py.webhooks.job import job_warnings, mutate_job, validate_job_create, validate_job_update
@@ -47,6 +48,7 @@ from volcano_py.webhooks.pod_gates import queue_allocation_gate
 from volcano_py.webhooks.podgroup import in_default_queue, mutate_podgroup, validate_podgroup_create
 from volcano_py.webhooks.queue import mutate_queue, validate_queue_delete, validate_queue_write
 from volcano_py.webhooks.resource_groups import mutate_pod
+from volcano_py.webhooks.review import GroupVersionResource
 from volcano_py.webhooks.tls import WebhookCertificate, generate_certificate
 
 _log = get_logger(__name__)
@@ -250,6 +252,11 @@ def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
     return {key: body[key] for key in body}
 
 
+def admitted_resources() -> dict[str, GroupVersionResource]:
+    """Each webhook's path (its id) and the resource it admits: a review for another is refused."""
+    return {hook.id: GroupVersionResource(hook.group, hook.version, hook.plural) for hook in WEBHOOKS}
+
+
 def configure_server(
     settings: kopf.OperatorSettings,
     *,
@@ -259,7 +266,8 @@ def configure_server(
     port: int = 9443,
     now: datetime.datetime | None = None,
 ) -> WebhookCertificate:
-    """Serve admission over TLS with a new self-signed certificate for ``hosts``; return it (for caBundle)."""
+    """Serve admission over TLS with a new self-signed certificate for ``hosts``; return it (for caBundle).
+    The server holds clients to ``endpoint.WEBHOOK_LIMITS``."""
     cert = generate_certificate(hosts, now=now or datetime.datetime.now(datetime.UTC))
     cert_dir.mkdir(parents=True, exist_ok=True)
     files = {"ca.crt": cert.ca_pem, "tls.crt": cert.cert_pem, "tls.key": cert.key_pem}
@@ -267,13 +275,14 @@ def configure_server(
         path = cert_dir / filename
         path.write_bytes(content)
         path.chmod(0o600)
-    settings.admission.server = kopf.WebhookServer(
+    settings.admission.server = AdmissionEndpoint(
         addr=addr,
         port=port,
         host=hosts[0],
-        certfile=str(cert_dir / "tls.crt"),
-        pkeyfile=str(cert_dir / "tls.key"),
-        cafile=str(cert_dir / "ca.crt"),
+        certfile=cert_dir / "tls.crt",
+        pkeyfile=cert_dir / "tls.key",
+        cafile=cert_dir / "ca.crt",
+        webhooks=admitted_resources(),
     )
     settings.admission.managed = None
     return cert

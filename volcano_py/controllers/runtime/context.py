@@ -19,6 +19,7 @@ from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
+from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.kinds import VOLCANO_JOBS, ResourceKind
 from volcano_py.log import get_logger
@@ -71,6 +72,9 @@ class ControllerOptions:
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
     # A volcano-admission.conf: its resource groups mutate new pods (re-read when the file changes).
     admission_conf: str | None = None
+    # The operator thread's event loop (``kube.eventloop``). uvloop's TLS costs the webhook server a few
+    # tens of KB per connection a client opens and leaves silent, asyncio's some 100-300 KB.
+    event_loop: str = DEFAULT_EVENT_LOOP
 
 
 @dataclass(slots=True)
