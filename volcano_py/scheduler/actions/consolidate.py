@@ -7,10 +7,11 @@ Run before ``allocate`` (the conf refuses it elsewhere), each session it:
    (``status.nominatedNodeName``, written for pipelined pods) is put there first -- bound when the room is
    free, pipelined while the moved pods are still leaving -- so allocate cannot hand that room to another
    job. A nomination whose room is gone is dropped and the gang waits as any other;
-2. takes the waiting gangs (admitted, short of ``minAvailable``, not placeable as the nodes stand) in job
-   order and, for the first one a plan is found for, asks CP-SAT for the fewest pods to move
-   (``solver.consolidation``; who may move and over which nodes: ``consolidate_plan``). Every moved pod must
-   have a place elsewhere in the same plan, placed together with the gang's pods;
+2. takes the first waiting gang in job order (admitted, short of ``minAvailable``) that is not placeable as
+   the nodes stand, and asks CP-SAT for the fewest pods to move (``solver.consolidation``; who may move and
+   over which nodes: ``consolidate_plan``). Every moved pod must have a place elsewhere in the same plan,
+   placed together with the gang's pods. Gangs the model cannot plan for (see ``_refusal``) are passed over
+   with the reason in their explanation;
 3. carries the plan out only when it is complete (the gang pipelined to its nodes, every moved pod's place
    re-checked) and cheaper than waiting: ``costRatio`` x the GPU-minutes the moves give up (each moved pod's
    GPUs x the minutes it has run) must be below the gang's GPUs x ``waitMinutes``. The evictions go through
@@ -101,22 +102,21 @@ class Consolidate:
         keep_nominated(ssn)
         deadline = time.perf_counter() + self.args.time_limit_s
         for job in ssn.sorted_jobs(ssn.waiting_jobs()):
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                break
             if not _waits_for_room(ssn, job):
                 continue
-            if self._for_gang(ssn, job, left):
-                break  # one plan per session: the next sees the cluster the moves leave
+            refused = _refusal(ssn, job)
+            if refused:
+                note(ssn, job, f"consolidate: not planned: {refused}")
+                continue
+            shape = gang_shape(ssn, job)
+            if shape.need <= 0 or fits_without_moves(ssn, shape):
+                continue  # allocate places it as the nodes stand
+            # Only the first gang that needs moves is planned for: a later one must not take the room the
+            # first waits for, and one model per session bounds what consolidate costs a busy scheduler.
+            self._for_gang(ssn, job, shape, max(deadline - time.perf_counter(), 0.01))
+            return
 
-    def _for_gang(self, ssn: Session, job: JobInfo, budget: float) -> bool:
-        refused = _refusal(ssn, job)
-        if refused:
-            note(ssn, job, f"consolidate: not planned: {refused}")
-            return False
-        shape = gang_shape(ssn, job)
-        if shape.need <= 0 or fits_without_moves(ssn, shape):
-            return False
+    def _for_gang(self, ssn: Session, job: JobInfo, shape: GangShape, budget: float) -> bool:
         args = self.args
         built = build_problem(ssn, job, shape, max_moves=args.max_moves, max_nodes=args.max_nodes)
         if built is None:
