@@ -122,6 +122,18 @@ def test_plan_moves_the_fewest_pods_and_each_moved_pod_gets_a_new_place() -> Non
     assert second.evicted == set()
 
 
+def test_the_room_opened_is_kept_for_the_gang_from_a_job_ahead_of_it() -> None:
+    cluster = fragmented()
+    first = run(cluster, conf())
+    assert first.nominated == {"g-0": "n1"}
+    # Before the gang binds, an 8-GPU job created before it (so ahead of it in job order) arrives.
+    after = recreate_moved(cluster, first).job("thief", gpu=8, pending=1, created=-1)
+    second = run(after, conf())
+    binds = {b.name: b.node for b in second.result.binds}
+    assert binds.get("g-0") == "n1"
+    assert "thief-0" not in binds
+
+
 def _protect(cluster: Cluster) -> Cluster:
     for i in range(3):
         _pod(cluster, f"b{i}-0")["metadata"]["annotations"][k.PREEMPTABLE_KEY] = "false"

@@ -146,11 +146,10 @@ def build_problem(
     units = [u for u in all_units if any(r in target_set for r in u.rows)]
     if not units:
         return None
+    classes = {id(k): k for k in (ssn.task_class(t) for u in units for t in u.tasks)}
     fits_somewhere: BoolArray = np.zeros(len(table), dtype=np.bool_)
-    for unit in units:
-        for task in unit.tasks:
-            klass = ssn.task_class(task)
-            fits_somewhere |= ssn.predicate(klass).ok & table.fits(klass.vec, future)
+    for klass in classes.values():
+        fits_somewhere |= ssn.predicate(klass).ok & table.fits(klass.vec, future)
     fits_somewhere[targets] = False
     others = np.flatnonzero(fits_somewhere)
     room = future[others].sum(axis=1)
@@ -158,7 +157,7 @@ def build_problem(
     rows = np.concatenate([targets, others]).astype(np.int64)
     position = {int(r): i for i, r in enumerate(rows.tolist())}
 
-    vecs = [klass.vec for klass, _ in shape.parts] + [ssn.task_class(t).vec for u in units for t in u.tasks]
+    vecs = [klass.vec for klass, _ in shape.parts] + [klass.vec for klass in classes.values()]
     columns = np.flatnonzero(np.any(np.stack(vecs), axis=0))
     free = future[np.ix_(rows, columns)]
     parts = tuple(
