@@ -251,6 +251,15 @@ def test_a_hard_topology_gang_is_refused_in_words() -> None:
     assert "consolidate: not planned: a hard networkTopology asks for one HyperNode" in why(outcome)
 
 
+def test_a_gang_asking_no_gpu_is_refused_in_words_only_when_it_would_need_moves() -> None:
+    cluster = fragmented()
+    cluster.job("cpu-wide", cpu="64", pending=1, created=0)  # every node runs something: no 64 free cpu
+    cluster.job("cpu-small", cpu="2", pending=1, created=0)
+    outcome = run(cluster, conf())
+    assert "consolidate: not planned: it asks no nvidia.com/gpu" in why(outcome, "cpu-wide")
+    assert "cpu-small-0" in outcome.bound
+
+
 BAD_CONFS = [
     pytest.param(conf(costRatio=-1), "argument 'costRatio' must be a number >= 0.0", id="negative-ratio"),
     pytest.param(conf(maxMoves=0), "argument 'maxMoves' must be an integer >= 1", id="no-moves"),

@@ -111,6 +111,13 @@ class Consolidate:
             shape = gang_shape(ssn, job)
             if shape.need <= 0 or fits_without_moves(ssn, shape):
                 continue  # allocate places it as the nodes stand
+            if not any(t.resreq.get(GPU, 0) for _, tasks in shape.parts for t in tasks):
+                note(
+                    ssn,
+                    job,
+                    "consolidate: not planned: it asks no nvidia.com/gpu (moves are weighed in GPU-minutes)",
+                )
+                continue
             # Only the first gang that needs moves is planned for: a later one must not take the room the
             # first waits for, and one model per session bounds what consolidate costs a busy scheduler.
             self._for_gang(ssn, job, shape, max(deadline - time.perf_counter(), 0.01))
@@ -234,8 +241,6 @@ def _refusal(ssn: Session, job: JobInfo) -> str:
         return "its pods claim DRA devices, which the move model does not place"
     if any(ssn.is_dynamic(ssn.task_class(t)) for t in pods):
         return "its pods' predicates depend on other pods' places (pod affinity, shared GPU cards)"
-    if not any(t.resreq.get(GPU, 0) for t in pods):
-        return "it asks no nvidia.com/gpu, and moves are weighed in GPU-minutes"
     return ""
 
 
