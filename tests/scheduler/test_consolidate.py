@@ -134,6 +134,21 @@ def test_the_room_opened_is_kept_for_the_gang_from_a_job_ahead_of_it() -> None:
     assert "thief-0" not in binds
 
 
+def test_while_the_moved_pods_leave_no_pod_is_bound_into_the_room_kept() -> None:
+    cluster = fragmented()
+    first = run(cluster, conf())
+    for name in first.evicted:  # still terminating on n1
+        _pod(cluster, name)["metadata"]["deletionTimestamp"] = NOW
+    _pod(cluster, "g-0")["status"]["nominatedNodeName"] = "n1"
+    # n1 has 2 GPUs idle beside the leaving pods, and a 2-GPU pod that may only go there arrives.
+    cluster.job("thief", gpu=2, pending=1, created=-1)
+    _pod(cluster, "thief-0")["spec"]["nodeSelector"] = {"kubernetes.io/hostname": "n1"}
+    second = run(cluster, conf())
+    assert second.nominated.get("g-0") == "n1"
+    assert "thief-0" not in second.bound
+    assert second.evicted == set()
+
+
 def _protect(cluster: Cluster) -> Cluster:
     for i in range(3):
         _pod(cluster, f"b{i}-0")["metadata"]["annotations"][k.PREEMPTABLE_KEY] = "false"
