@@ -87,6 +87,7 @@ class Cluster:
     queues: list[Obj] = field(default_factory=list)
     pdbs: list[Obj] = field(default_factory=list)
     resource_quotas: list[Obj] = field(default_factory=list)
+    hypernodes: list[Obj] = field(default_factory=list)
     priority_classes: list[Obj] = field(
         default_factory=lambda: [
             {"metadata": {"name": "low"}, "value": 10},
@@ -243,6 +244,7 @@ class Cluster:
             priority_classes=self.priority_classes,
             pdbs=self.pdbs,
             resource_quotas=self.resource_quotas,
+            hypernodes=self.hypernodes,
         )
 
     def run(self, conf: str = PREEMPT_CONF) -> Outcome:

@@ -258,12 +258,64 @@ def test_off_unless_the_conf_names_it() -> None:
         assert "consolidate" not in why(outcome)
 
 
-def test_a_hard_topology_gang_is_refused_in_words() -> None:
-    cluster = fragmented()
-    cluster.podgroups[-1]["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": 1}
+def racks() -> Cluster:
+    """Three racks of two nodes. rack-a: n0 runs three 2-GPU pods, n1 four; rack-b: n2 a protected 6-GPU
+    pod, n3 three 2-GPU pods; rack-c: n4 and n5 (16 GPUs) a protected 10-GPU pod each. A gang of two 8-GPU
+    pods waits. Any two nodes: n0 and n3, 6 moves (rack-b's n2 and rack-c's nodes cannot be emptied). In one
+    rack: only rack-a, 7 moves."""
+    cluster = Cluster()
+    for i in range(4):
+        cluster.node(f"n{i}", cpu=64, memory="256Gi", gpu=8)
+    for i in (4, 5):
+        cluster.node(f"n{i}", cpu=64, memory="256Gi", gpu=16)
+    for i in range(7):
+        cluster.job(f"a{i}", gpu=2, running_on=["n0" if i < 3 else "n1"], created=RECENT, owned=True)
+    for i in range(3):
+        cluster.job(f"b{i}", gpu=2, running_on=["n3"], created=RECENT, owned=True)
+    keep = {k.PREEMPTABLE_KEY: "false"}
+    cluster.job("big2", gpu=6, running_on=["n2"], created=RECENT, owned=True, pod_annotations=keep)
+    cluster.job("c4", gpu=10, running_on=["n4"], created=RECENT, owned=True, pod_annotations=keep)
+    cluster.job("c5", gpu=10, running_on=["n5"], created=RECENT, owned=True, pod_annotations=keep)
+    cluster.job("g", gpu=8, pending=2, created=0)
+    cluster.hypernodes = [
+        {"metadata": {"name": rack}, "spec": {"tier": 1, "members": [
+            {"type": "Node", "selector": {"exactMatch": {"name": node}}} for node in nodes]}}
+        for rack, nodes in (("rack-a", ("n0", "n1")), ("rack-b", ("n2", "n3")), ("rack-c", ("n4", "n5")))
+    ]  # fmt: skip
+    return cluster
+
+
+def _hard(cluster: Cluster, **topology: Any) -> Cluster:
+    cluster.podgroups[-1]["spec"]["networkTopology"] = {"mode": "hard", **topology}
+    return cluster
+
+
+def test_at_node_level_the_fewest_moves_may_span_racks() -> None:
+    outcome = run(racks(), conf())
+    assert outcome.evicted == {"a0-0", "a1-0", "a2-0", "b0-0", "b1-0", "b2-0"}
+    assert sorted(outcome.nominated.values()) == ["n0", "n3"]
+
+
+def test_a_hard_topology_gang_gets_its_place_in_one_hypernode() -> None:
+    outcome = run(_hard(racks(), highestTierAllowed=1), conf())
+    assert outcome.evicted == {f"a{i}-0" for i in range(7)}
+    assert sorted(outcome.nominated.values()) == ["n0", "n1"]
+    assert "to open room on n0, n1 in HyperNode rack-a" in why(outcome)
+
+
+def test_a_soft_topology_is_planned_at_node_level() -> None:
+    cluster = racks()
+    cluster.podgroups[-1]["spec"]["networkTopology"] = {"mode": "soft"}
+    assert run(cluster, conf()).evicted == {"a0-0", "a1-0", "a2-0", "b0-0", "b1-0", "b2-0"}
+
+
+def test_a_hard_topology_gang_without_hypernodes_is_refused_in_words() -> None:
+    cluster = _hard(fragmented(), highestTierAllowed=1)
     outcome = run(cluster, conf())
     assert outcome.evicted == set()
-    assert "consolidate: not planned: a hard networkTopology asks for one HyperNode" in why(outcome)
+    assert "consolidate: not planned: it has a hard networkTopology and the cluster has no HyperNodes" in why(
+        outcome
+    )
 
 
 def test_a_gang_asking_no_gpu_is_refused_in_words_only_when_it_would_need_moves() -> None:

@@ -29,6 +29,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+import numpy as np
+
 from volcano_py.api import constants as k
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
@@ -41,6 +43,7 @@ from ..framework.job import JobInfo
 from ..framework.session import Session
 from ..framework.status import TaskStatus
 from ..solver.consolidation import MoveAnswer, plan_moves
+from .consolidate_domains import ANYWHERE, Domain, domains
 from .consolidate_plan import (
     BuiltProblem,
     GangShape,
@@ -57,6 +60,8 @@ log = get_logger(__name__)
 CONSOLIDATE = "consolidate"
 CONSOLIDATED_REASON = "Consolidated"
 NAMED = 3  # jobs and nodes named in one message; the rest are counted
+# HyperNodes a gang with a hard topology is planned in per session, the roomiest first.
+MAX_DOMAINS = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,11 +110,14 @@ class Consolidate:
             if not _waits_for_room(ssn, job):
                 continue
             refused = _refusal(ssn, job)
-            if refused:
+            places = domains(ssn, job) if not refused else []
+            if isinstance(places, str):
+                refused = places
+            if refused or isinstance(places, str):
                 note(ssn, job, f"consolidate: not planned: {refused}")
                 continue
             shape = gang_shape(ssn, job)
-            if shape.need <= 0 or fits_without_moves(ssn, shape):
+            if shape.need <= 0 or any(fits_without_moves(ssn, shape, mask) for _, mask in places):
                 continue  # allocate places it as the nodes stand
             if not any(t.resreq.get(GPU, 0) for _, tasks in shape.parts for t in tasks):
                 note(
@@ -120,20 +128,35 @@ class Consolidate:
                 continue
             # Only the first gang that needs moves is planned for: a later one must not take the room the
             # first waits for, and one model per session bounds what consolidate costs a busy scheduler.
-            self._for_gang(ssn, job, shape, max(deadline - time.perf_counter(), 0.01))
+            self._for_gang(ssn, job, shape, _roomiest(ssn, shape, places), deadline)
             return
 
-    def _for_gang(self, ssn: Session, job: JobInfo, shape: GangShape, budget: float) -> bool:
+    def _for_gang(
+        self, ssn: Session, job: JobInfo, shape: GangShape, places: list[Domain], deadline: float
+    ) -> bool:
         args = self.args
-        built = build_problem(ssn, job, shape, max_moves=args.max_moves, max_nodes=args.max_nodes)
-        if built is None:
-            note(ssn, job, "consolidate: no plan: no running pod may move for it")
+        best: tuple[tuple[int, int], BuiltProblem, MoveAnswer, str | None] | None = None
+        statuses: list[str] = []
+        candidates = 0
+        for i, (name, mask) in enumerate(places):
+            budget = max((deadline - time.perf_counter()) / (len(places) - i), 0.01)
+            built = build_problem(
+                ssn, job, shape, max_moves=args.max_moves, max_nodes=args.max_nodes, within=mask
+            )
+            if built is None:
+                continue
+            candidates += len(built.rows)
+            answer = plan_moves(built.problem, time_limit_s=budget)
+            statuses.append(answer.status)
+            plan = answer.plan
+            if plan is not None and (best is None or (plan.moves, plan.cost) < best[0]):
+                best = ((plan.moves, plan.cost), built, answer, name)
+        if best is None:
+            note(ssn, job, self._no_plan(statuses, candidates, places))
             return False
-        answer = plan_moves(built.problem, time_limit_s=budget)
-        if answer.plan is None:
-            note(ssn, job, self._no_plan(built, answer, budget))
-            return False
+        _, built, answer, name = best
         plan = answer.plan
+        assert plan is not None  # kept only with a plan
         gpus = gang_gpus(to_place(ssn, job)[: shape.need])
         waiting = gpus * args.wait_minutes
         weighed = plan.cost * args.cost_ratio
@@ -146,16 +169,19 @@ class Consolidate:
                 f"({gpus:g} GPUs x waitMinutes {args.wait_minutes:g})",
             )
             return False
-        return self._carry(ssn, job, shape, built, answer, waiting)
+        return self._carry(ssn, job, shape, built, answer, waiting, name)
 
-    def _no_plan(self, built: BuiltProblem, answer: MoveAnswer, budget: float) -> str:
-        if answer.status == "INFEASIBLE":
+    def _no_plan(self, statuses: list[str], candidates: int, places: list[Domain]) -> str:
+        where = "" if places == [ANYWHERE] else f" in any of {plural(len(places), 'HyperNode')} tried"
+        if not statuses:
+            return f"consolidate: no plan: no running pod may move for it{where}"
+        if all(status == "INFEASIBLE" for status in statuses):
             return (
                 f"consolidate: no plan: no set of at most {plural(self.args.max_moves, 'move')} (maxMoves) "
-                f"over {len(built.rows)} candidate nodes opens room for the gang with every moved pod "
+                f"over {candidates} candidate nodes{where} opens room for the gang with every moved pod "
                 "placed elsewhere"
             )
-        return f"consolidate: no plan found within {budget:.2f}s (timeLimitSeconds)"
+        return f"consolidate: no plan found within {self.args.time_limit_s:g}s (timeLimitSeconds){where}"
 
     def _carry(
         self,
@@ -165,6 +191,7 @@ class Consolidate:
         built: BuiltProblem,
         answer: MoveAnswer,
         wait: float,
+        hypernode: str | None,
     ) -> bool:
         plan = answer.plan
         assert plan is not None  # checked by the caller
@@ -193,13 +220,14 @@ class Consolidate:
                 )
             )
         nodes = sorted({ssn.nodes[r].name for r in carried.gang_rows})
+        inside = f" in HyperNode {hypernode}" if hypernode else ""
         proven = "" if answer.proven else " (the fewest found in the time limit)"
         unready = job.min_available - job.ready_task_num
         message = (
             f"{unready}/{len(job.tasks)} tasks in gang unschedulable: consolidate: "
             f"{plural(plan.moves, 'pod')} of {_named(moved_jobs)} moved{proven} to open room on "
-            f"{_named(nodes)}, cost {plan.cost} GPU-minutes (x costRatio {self.args.cost_ratio:g}) < waiting "
-            f"{wait:g}; the gang is pipelined there"
+            f"{_named(nodes)}{inside}, cost {plan.cost} GPU-minutes (x costRatio {self.args.cost_ratio:g}) "
+            f"< waiting {wait:g}; the gang is pipelined there"
         )
         ssn.explanations[job.uid] = Explanation(job.uid, k.REASON_NOT_ENOUGH_RESOURCES, message)
         log.info(
@@ -212,6 +240,17 @@ class Consolidate:
             wall_ms=round(answer.wall_ms, 1),
         )
         return True
+
+
+def _roomiest(ssn: Session, shape: GangShape, places: list[Domain]) -> list[Domain]:
+    """The HyperNodes most likely to need the fewest moves first (most of the gang's first pods fitting in
+    their free room), at most ``MAX_DOMAINS`` of them; anywhere stays anywhere."""
+    if places == [ANYWHERE]:
+        return places
+    klass = shape.parts[0][0]
+    fits = ssn.table.fit_counts(klass.vec, np.maximum(ssn.table.future_idle, 0))
+    ranked = sorted(places, key=lambda place: (-int(fits[place[1]].sum()), place[0] or ""))
+    return ranked[:MAX_DOMAINS]
 
 
 def _waits_for_room(ssn: Session, job: JobInfo) -> bool:
@@ -228,12 +267,6 @@ def _waits_for_room(ssn: Session, job: JobInfo) -> bool:
 
 def _refusal(ssn: Session, job: JobInfo) -> str:
     """Why the move model cannot plan for ``job`` (said in its explanation, never silently skipped)."""
-    topology = job.network_topology or {}
-    if topology and str(topology.get("mode", "hard")) == "hard":
-        return (
-            "a hard networkTopology asks for one HyperNode, and the move model fits nodes, not HyperNodes; "
-            "use mode: soft or leave consolidate out for such gangs"
-        )
     if job.sub_group_policies:
         return "spec.subGroupPolicy sets per-sub-group minimums the move model does not plan"
     pods = to_place(ssn, job)

@@ -1,17 +1,19 @@
 """The move problem of one waiting gang, built from the session, and its plan carried out in a statement.
 
-Which pods may move: running pods of other jobs whose priority is not above the gang's, that a controller
-recreates once evicted (a pod with no controlling owner would simply be gone), that are not protected
+Which pods may move: running pods of other jobs whose priority is not above the gang's (and not bound to a
+HyperNode by a hard ``networkTopology`` of their own: their new places would have to share one), that a
+controller recreates once evicted (a pod with no controlling owner would simply be gone), not protected
 (``victims.protected``), that every eviction guard lets go together (``ssn.evictable``: pdb, cdp), in units
 a gang survives (``victims.build_units``: single pods above ``minAvailable``, or a job's every pod). Pods
 whose predicates depend on where other pods are (pod affinity, shared GPU cards: ``ssn.is_dynamic``) or
 that claim DRA devices are not moved: a node mask computed once cannot say where they fit.
 
-Which nodes: the model is per node, so it is kept to a candidate set: the nodes where the gang's pods pass
-their predicates and could fit once every movable pod there left (most such room first), then the nodes
-with the most free room where some movable pod fits now, up to ``max_nodes`` in all. A plan over fewer
-nodes is still a plan of the whole cluster; the bound only makes some plans unfindable, never a wrong
-one, and every plan is checked again against the session before anything is evicted.
+Which nodes: the model is per node, so it is kept to a candidate set: the nodes (of the HyperNode tried,
+for a gang with a hard topology) where the gang's pods pass their predicates and could fit once every
+movable pod there left (most such room first), then the nodes with the most free room where some movable
+pod fits now, up to ``max_nodes`` in all. A plan over fewer nodes is still a plan of the whole cluster; the
+bound only makes some plans unfindable, never a wrong one, and every plan is checked again against the
+session before anything is evicted.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from ..framework.statement import Statement
 from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo, started_at
 from ..solver.consolidation import GangPart, MovedGroup, MovePlan, MoveProblem, MoveUnit
+from ..solver.hypernode_tree import TopologyError
+from .consolidate_domains import hard_topology
 from .victims import EVICTABLE, VictimUnit, build_units, protected, to_place
 
 
@@ -61,6 +65,8 @@ def movable(ssn: Session, job: JobInfo) -> list[TaskInfo]:
     for other in ssn.jobs.values():
         if other.uid == job.uid or other.priority > job.priority:
             continue
+        if other.network_topology and _bound_to_hypernode(other):
+            continue  # its pods' new places would have to share one HyperNode: not modelled
         for task in other.tasks_in(*EVICTABLE):
             if not task.node_name or protected(task) or not recreated(task) or task.best_effort:
                 continue
@@ -70,6 +76,13 @@ def movable(ssn: Session, job: JobInfo) -> list[TaskInfo]:
                 continue
             out.append(task)
     return ssn.evictable(out) if out else []
+
+
+def _bound_to_hypernode(job: JobInfo) -> bool:
+    try:
+        return hard_topology(job) is not None
+    except TopologyError:
+        return True  # unreadable: kept where it is
 
 
 @dataclass(slots=True)
@@ -89,14 +102,14 @@ def gang_shape(ssn: Session, job: JobInfo) -> GangShape:
     return GangShape(list(parts.values()), need)
 
 
-def fits_without_moves(ssn: Session, shape: GangShape) -> bool:
-    """Whether the gang's ``need`` pods fit in the room free once releasing pods are gone, class by class,
-    whole pods per node: then allocate places it and nothing has to move."""
+def fits_without_moves(ssn: Session, shape: GangShape, within: BoolArray | None = None) -> bool:
+    """Whether the gang's ``need`` pods fit in the room free once releasing pods are gone (on the nodes in
+    ``within``), class by class, whole pods per node: then allocate places it and nothing has to move."""
     table = ssn.table
     room = np.maximum(table.future_idle, 0)
     placed = 0
     for klass, tasks in shape.parts:
-        ok = ssn.predicate(klass).ok
+        ok = ssn.predicate(klass).ok if within is None else ssn.predicate(klass).ok & within
         per_node = np.where(ok, table.fit_counts(klass.vec, room), 0)
         take = min(len(tasks), shape.need - placed, int(per_node.sum()))
         if take <= 0:
@@ -120,9 +133,16 @@ class BuiltProblem:
 
 
 def build_problem(
-    ssn: Session, job: JobInfo, shape: GangShape, *, max_moves: int, max_nodes: int
+    ssn: Session,
+    job: JobInfo,
+    shape: GangShape,
+    *,
+    max_moves: int,
+    max_nodes: int,
+    within: BoolArray | None = None,
 ) -> BuiltProblem | None:
-    """The move problem for ``job``, or None when no pod may move for it."""
+    """The move problem for ``job`` with its gang kept to the nodes in ``within`` (None: anywhere), or None
+    when no pod may move for it."""
     permitted = movable(ssn, job)
     all_units = build_units(ssn, permitted)
     if not all_units:
@@ -136,9 +156,12 @@ def build_problem(
             if task.uid not in seen and task.status in EVICTABLE:
                 seen.add(task.uid)
                 evictable[row] += vec
+    gang_ok = [
+        ssn.predicate(klass).ok if within is None else ssn.predicate(klass).ok & within
+        for klass, _ in shape.parts
+    ]
     potential = np.zeros(len(table), dtype=np.int64)
-    for klass, _ in shape.parts:
-        ok = ssn.predicate(klass).ok
+    for (klass, _), ok in zip(shape.parts, gang_ok, strict=True):
         potential = np.maximum(potential, np.where(ok, table.fit_counts(klass.vec, future + evictable), 0))
     targets = np.flatnonzero(potential > 0)
     targets = targets[np.lexsort((targets, -potential[targets]))][: max(1, max_nodes // 2)]
@@ -161,8 +184,8 @@ def build_problem(
     columns = np.flatnonzero(np.any(np.stack(vecs), axis=0))
     free = future[np.ix_(rows, columns)]
     parts = tuple(
-        GangPart(klass.vec[columns], len(tasks), ssn.predicate(klass).ok[rows])
-        for klass, tasks in shape.parts
+        GangPart(klass.vec[columns], len(tasks), ok[rows])
+        for (klass, tasks), ok in zip(shape.parts, gang_ok, strict=True)
     )
     now = ssn.now_seconds
     move_units: list[MoveUnit] = []
