@@ -224,11 +224,8 @@ def test_no_plan_within_max_moves_evicts_nothing_and_says_so() -> None:
 
 def test_no_plan_when_the_moved_pods_could_not_be_placed_elsewhere() -> None:
     cluster = _gpu_nodes(Cluster())
-    cluster.job("big", gpu=8, running_on=["n0"], created=RECENT, owned=True)
-    for i in range(3):
-        cluster.job(f"b{i}", gpu=2, running_on=["n1"], created=RECENT, owned=True)
-    cluster.job("c", gpu=1, running_on=["n2"] * 8, min_member=1, created=RECENT, owned=True)
-    cluster.job("d", gpu=8, running_on=["n3"], created=RECENT, owned=True)
+    for i in range(4):  # 8 GPUs free in all, 2 per node; every pod asks 6: none fits another node's hole
+        cluster.job(f"w{i}", gpu=6, running_on=[f"n{i}"], created=RECENT, owned=True)
     cluster.job("g", gpu=8, pending=1, created=0)
     outcome = run(cluster, conf())
     assert outcome.evicted == set()
@@ -316,6 +313,17 @@ def test_a_hard_topology_gang_without_hypernodes_is_refused_in_words() -> None:
     assert "consolidate: not planned: it has a hard networkTopology and the cluster has no HyperNodes" in why(
         outcome
     )
+
+
+def test_a_gang_its_queue_cannot_take_is_not_planned_for() -> None:
+    cluster = fragmented()
+    cluster.queue("default").queue(
+        "capped", capability={"cpu": "64", "memory": "256Gi", "nvidia.com/gpu": "4"}
+    )
+    cluster.podgroups[-1]["spec"]["queue"] = "capped"
+    outcome = run(cluster, conf())
+    assert outcome.evicted == set()
+    assert "consolidate: not planned: its queue has no room for it" in why(outcome)
 
 
 def test_a_gang_asking_no_gpu_is_refused_in_words_only_when_it_would_need_moves() -> None:

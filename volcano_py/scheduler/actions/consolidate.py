@@ -119,6 +119,12 @@ class Consolidate:
             shape = gang_shape(ssn, job)
             if shape.need <= 0 or any(fits_without_moves(ssn, shape, mask) for _, mask in places):
                 continue  # allocate places it as the nodes stand
+            first = shape.parts[0][1][0]
+            queue = ssn.queues[job.queue]
+            if not ssn.allocatable(queue, first):
+                said = ssn.explain_allocatable(queue, first) or f"queue {queue.name} is full"
+                note(ssn, job, f"consolidate: not planned: its queue has no room for it ({said})")
+                continue
             if not any(t.resreq.get(GPU, 0) for _, tasks in shape.parts for t in tasks):
                 note(
                     ssn,
