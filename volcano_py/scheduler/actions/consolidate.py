@@ -10,8 +10,9 @@ Run before ``allocate`` (the conf refuses it elsewhere), each session it:
 2. takes the first waiting gang in job order (admitted, short of ``minAvailable``) that is not placeable as
    the nodes stand, and asks CP-SAT for the fewest pods to move (``solver.consolidation``; who may move and
    over which nodes: ``consolidate_plan``). Every moved pod must have a place elsewhere in the same plan,
-   placed together with the gang's pods. Gangs the model cannot plan for (see ``_refusal``) are passed over
-   with the reason in their explanation;
+   placed together with the gang's pods; a gang with a hard ``networkTopology`` is planned inside one
+   HyperNode (``consolidate_domains``). Gangs the model cannot plan for (``_refusal``, an unresolvable
+   topology, a queue without room, no GPUs asked) are passed over with the reason in their explanation;
 3. carries the plan out only when it is complete (the gang pipelined to its nodes, every moved pod's place
    re-checked) and cheaper than waiting: ``costRatio`` x the GPU-minutes the moves give up (each moved pod's
    GPUs x the minutes it has run) must be below the gang's GPUs x ``waitMinutes``. The evictions go through
