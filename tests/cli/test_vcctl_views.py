@@ -188,3 +188,15 @@ def test_queue_get_without_rights_to_read_the_cluster_prints_the_table_and_says_
     out = capsys.readouterr().out.splitlines()
     assert out[1].split()[:3] == ["q", "1", "Open"]
     assert out[3] == ("No forecast of its waiting jobs: cannot read the cluster (cannot list /api/v1/nodes)")
+
+
+def test_why_shows_that_the_scheduler_moved_the_jobs_pods() -> None:
+    pg = {"metadata": {"name": "filler"}, "spec": {"queue": "default"}, "status": {"phase": "Running"}}
+    moved = {
+        "type": "Normal",
+        "reason": "Consolidated",
+        "lastTimestamp": "2026-11-30T11:58:00Z",
+        "message": "1 pod moved to make room for PodGroup default/big: filler-0",
+    }
+    out = views.why(_job("filler", "Running"), pg, [moved], NOW)
+    assert "Consolidated  2m ago  1 pod moved to make room for PodGroup default/big: filler-0" in out

@@ -87,6 +87,7 @@ class Cluster:
     queues: list[Obj] = field(default_factory=list)
     pdbs: list[Obj] = field(default_factory=list)
     resource_quotas: list[Obj] = field(default_factory=list)
+    hypernodes: list[Obj] = field(default_factory=list)
     priority_classes: list[Obj] = field(
         default_factory=lambda: [
             {"metadata": {"name": "low"}, "value": 10},
@@ -167,11 +168,13 @@ class Cluster:
         pending_priority: str | None = None,
         phase: str | None = None,
         affinity: dict[str, Any] | None = None,
+        owned: bool = False,
     ) -> Cluster:
         """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
 
         ``priority`` is the PodGroup's (and by default its pods') PriorityClass; ``pod_priority`` and
-        ``pending_priority`` give the pods, or only the pending ones, another."""
+        ``pending_priority`` give the pods, or only the pending ones, another. ``owned``: a Volcano Job
+        controls the pods (it recreates an evicted one)."""
         total = len(running_on) + pending
         members = total if min_member is None else min_member
         request: dict[str, Any] = {"cpu": cpu, "memory": memory}
@@ -207,16 +210,22 @@ class Cluster:
             if on:
                 pod_spec["nodeName"] = on
             annotations = {k.KUBE_GROUP_NAME_KEY: name, **(pod_annotations or {})}
+            metadata: Obj = {
+                "name": f"{name}-{i}",
+                "namespace": namespace,
+                "uid": f"{namespace}-{name}-{i}",
+                "annotations": annotations,
+                "labels": dict(pod_labels or {}),
+                "creationTimestamp": _minute(created),
+            }
+            if owned:
+                metadata["ownerReferences"] = [
+                    {"apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job", "name": name,
+                     "uid": f"job-{namespace}-{name}", "controller": True}
+                ]  # fmt: skip
             self.pods.append(
                 {
-                    "metadata": {
-                        "name": f"{name}-{i}",
-                        "namespace": namespace,
-                        "uid": f"{namespace}-{name}-{i}",
-                        "annotations": annotations,
-                        "labels": dict(pod_labels or {}),
-                        "creationTimestamp": _minute(created),
-                    },
+                    "metadata": metadata,
                     "spec": pod_spec,
                     "status": {"phase": "Running" if on else "Pending"},
                 }
@@ -235,6 +244,7 @@ class Cluster:
             priority_classes=self.priority_classes,
             pdbs=self.pdbs,
             resource_quotas=self.resource_quotas,
+            hypernodes=self.hypernodes,
         )
 
     def run(self, conf: str = PREEMPT_CONF) -> Outcome:

@@ -176,3 +176,26 @@ def test_a_periodic_plugins_clock_runs_on_simulated_time() -> None:
     sim.run()
     # The interval started at the first simulated session (the epoch), not at the wall clock's now.
     assert sim.timers == {"rescheduling": EPOCH.timestamp()}
+
+
+def _fragmented() -> Workload:
+    """Four 8-GPU nodes filled by sixteen 2-GPU jobs; one per node ends at t=50, leaving 2 GPUs free on each;
+    an 8-GPU job arrives at t=60."""
+    fillers = tuple(_job(f"f{i:02d}", 0, 50 if i % 4 == 0 else 2000, gpus=2) for i in range(16))
+    return Workload(tuple(_node(f"n{i}") for i in range(4)), (*fillers, _job("big", 60, 10)), name="frag")
+
+
+@pytest.mark.parametrize(
+    ("policy", "evictions", "waits_for_an_end"), [("cpsat", 0, True), ("consolidate", 3, False)]
+)
+def test_consolidate_moves_pods_so_a_one_node_job_starts_at_once(
+    policy: str, evictions: int, waits_for_an_end: bool
+) -> None:
+    sim = Simulator(_fragmented(), conf_for(policy), period=1.0)
+    result = sim.run()
+    assert result.unfinished_jobs == 0
+    assert result.evictions == evictions
+    big = sim.cluster.jobs.get("sim/big")
+    assert big is None  # finished
+    big_delay = max(result.queueing_delay)  # the fillers started at once; big is the one that waited
+    assert (big_delay > 1900) is waits_for_an_end

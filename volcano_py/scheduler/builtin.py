@@ -3,13 +3,15 @@
 A new plugin (or action) registers here: write its module under ``plugins/`` (or ``actions/``), import its
 class below and add one ``registry.add_plugin(name, Class)`` line to ``default_registry``. The name is the
 one a ``volcano-scheduler.conf`` uses in its ``tiers`` (or ``actions``); ``core.load_conf`` refuses names
-that are not registered here. Every name of Volcano's scheduler registries is registered.
+that are not registered here. Every name of Volcano's scheduler registries is registered, and one of ours
+(``consolidate``).
 """
 
 from __future__ import annotations
 
 from .actions.allocate import Allocate
 from .actions.backfill import Backfill
+from .actions.consolidate import Consolidate
 from .actions.enqueue import Enqueue
 from .actions.gangnames import GangPreempt, GangReclaim
 from .actions.preempt import Preempt
@@ -54,6 +56,8 @@ def default_registry() -> Registry:
     registry.add_action("gangpreempt", GangPreempt)
     registry.add_action("gangreclaim", GangReclaim)
     registry.add_action("shuffle", Shuffle)
+    # volcano-py's own action (not in Volcano's registry): moves running pods to open room for a gang.
+    registry.add_action("consolidate", Consolidate)
     registry.add_plugin("gang", GangPlugin)
     registry.add_plugin("priority", PriorityPlugin)
     registry.add_plugin("conformance", ConformancePlugin)

@@ -43,6 +43,7 @@ from .framework.conf import (
 from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
 from .framework.explain import plural
 from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
+from .framework.gang_safety import gangs_left_partly_evicted
 from .framework.job import JobInfo
 from .framework.metrics_conf import MetricsConf
 from .framework.node import NodeInfo, NodeUsage, QueueInfo
@@ -105,6 +106,7 @@ __all__ = [
     "consultation",
     "default_registry",
     "extender_conf",
+    "gangs_left_partly_evicted",
     "hypernodes_from_objects",
     "load_conf",
     "load_conf_file",

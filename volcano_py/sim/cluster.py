@@ -138,6 +138,17 @@ class SimCluster:
                 "uid": uid,
                 "creationTimestamp": timestamp(now),
                 "annotations": {c.KUBE_GROUP_NAME_KEY: state.job.name, c.TASK_SPEC_KEY: "worker"},
+                # A Volcano Job controls the pod: an evicted pod is made again (``evict``), which is what
+                # lets consolidate move it.
+                "ownerReferences": [
+                    {
+                        "apiVersion": c.BATCH_API_VERSION,
+                        "kind": c.JOB_KIND,
+                        "name": state.job.name,
+                        "uid": f"job-{state.job.name}",
+                        "controller": True,
+                    }
+                ],
             },
             "spec": {
                 "schedulerName": c.SCHEDULER_NAME,
@@ -239,6 +250,13 @@ class SimCluster:
         if held is not None:
             row, indices, milli = held
             self.card_used[row, indices] -= milli
+
+    def nominate(self, job_key: str, uid: str, node: str) -> None:
+        """What the binder writes for a pipelined pod: the node it waits for (its nominatedNodeName)."""
+        state = self.jobs.get(job_key)
+        pod = state.pods.get(uid) if state is not None else None
+        if pod is not None and not pod["spec"].get("nodeName"):
+            pod["status"]["nominatedNodeName"] = node
 
     def evict(self, job_key: str, uid: str, now: float) -> None:
         """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape)."""

@@ -17,7 +17,14 @@ import numpy as np
 
 from volcano_py.api import constants as k
 from volcano_py.resources import CPU, GPU, MEMORY
-from volcano_py.scheduler.core import SchedulerConf, StrandedGpus, build_snapshot, run_session, stranded_cards
+from volcano_py.scheduler.core import (
+    SchedulerConf,
+    StrandedGpus,
+    build_snapshot,
+    gangs_left_partly_evicted,
+    run_session,
+    stranded_cards,
+)
 
 from .cluster import DIMS, NAMESPACE, SimCluster, timestamp
 from .workload import SHARED_CARD_MIB, Workload, device_amount
@@ -132,10 +139,14 @@ class Simulator:
         cluster = self.cluster
         if not cluster.jobs:
             return False
-        snapshot, _dropped = build_snapshot(cluster.objects(), (k.SCHEDULER_NAME,))
+        objects = cluster.objects()
+        snapshot, _dropped = build_snapshot(objects, (k.SCHEDULER_NAME,))
         decided = run_session(snapshot, self.conf, timestamp(now), timers=self.timers)
         self.timers = dict(decided.timers)
         result.sessions += 1
+        broken = gangs_left_partly_evicted(objects.pods, objects.podgroups, decided)
+        if broken:
+            raise RuntimeError(f"session at t={now:g}s left gangs partly evicted: {'; '.join(broken)}")
         for update in decided.podgroup_updates:
             cluster.write_status(update, now)
         for evict in decided.evictions:
@@ -143,6 +154,8 @@ class Simulator:
             if key is not None:
                 cluster.evict(key, evict.uid, now)
                 result.evictions += 1
+        for pipelined in decided.pipelined:
+            cluster.nominate(pipelined.job, pipelined.uid, pipelined.node)
         for job_key, binds in decided.binds_by_job().items():
             state = cluster.jobs[job_key]
             for bind in binds:

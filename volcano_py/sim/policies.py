@@ -1,7 +1,9 @@
 """The placement policies a simulation compares, as Volcano scheduler confs.
 
 ``greedy`` is Volcano's shipped configuration (the default tiers plus binpack); ``cpsat`` is the same with
-the CP-SAT gang placement plugin added, so the two runs differ in placement alone.
+the CP-SAT gang placement plugin added, so the two runs differ in placement alone; ``consolidate`` is
+``cpsat`` with the ``consolidate`` action before allocate (default arguments), so it differs from ``cpsat`` in
+the moves alone. Any other conf (other ``consolidate`` arguments) runs with ``--conf FILE``.
 """
 
 from __future__ import annotations
@@ -11,13 +13,16 @@ from volcano_py.scheduler.core import (
     SchedulerConf,
     default_registry,
     parse_conf,
+    with_actions,
     with_cpsat,
 )
 
 GREEDY_CONF = VOLCANO_SHIPPED_CONF
 CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)
 
-POLICIES = {"greedy": GREEDY_CONF, "cpsat": CPSAT_CONF}
+CONSOLIDATE_CONF = with_actions(CPSAT_CONF, "enqueue, consolidate, allocate, backfill")
+
+POLICIES = {"greedy": GREEDY_CONF, "cpsat": CPSAT_CONF, "consolidate": CONSOLIDATE_CONF}
 
 # Shared GPUs (pods asking volcano.sh/gpu-memory or gpu-number): the deviceshare plugin places them per card.
 DEVICESHARE = (

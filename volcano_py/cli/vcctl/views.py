@@ -102,7 +102,8 @@ def event_lines(events: Sequence[JSON], now: datetime) -> list[str]:
 def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: datetime) -> str:
     """The explanation of a pending job: its phase, what the scheduler wrote on its PodGroup, its events."""
     lines = why_lines(job, podgroup)
-    recent = [e for e in events if e.get("reason") in ("Unschedulable", "FailedScheduling")]
+    # Consolidated: the scheduler moved some of its pods to make room for another gang (consolidate).
+    recent = [e for e in events if e.get("reason") in ("Unschedulable", "FailedScheduling", "Consolidated")]
     if podgroup is not None and recent:
         lines.append("Recent scheduling events:")
         lines.extend(event_lines(recent[-5:], now))

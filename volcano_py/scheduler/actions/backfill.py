@@ -30,7 +30,7 @@ class Backfill:
                 klass = ssn.task_class(task)
                 verdict = ssn.predicate(klass)
                 table = ssn.table
-                rows = np.flatnonzero(verdict.ok & table.fits(klass.vec, table.idle))
+                rows = np.flatnonzero(verdict.ok & table.fits(klass.vec, table.room_now))
                 if rows.size == 0:
                     ssn.fit_failures_of(job).add(1, node_reasons(ssn, klass))
                     continue

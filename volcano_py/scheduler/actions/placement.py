@@ -59,17 +59,18 @@ class Candidates:
         table = ssn.table
         ok = ssn.predicate(klass).ok
         asked = klass.asked
+        room = table.room_now
         everywhere = bool(ok.all())
         # Feasibility first (a comparison); pod counts only for the sampled nodes (a division).
         if everywhere:
             self.all_rows: IntArray = table.rows
             fits = ok.copy()
             for column, amount in klass.needs:  # one contiguous column of the table at a time
-                fits &= table.free[:, column] >= amount
+                fits &= room[:, column] >= amount
             fitting = fits.nonzero()[0]
         else:
             self.all_rows = ok.nonzero()[0]
-            free = table.free[np.ix_(self.all_rows, asked)]
+            free = room[np.ix_(self.all_rows, asked)]
             passing: BoolArray = np.all(free >= klass.vec[asked], axis=1)
             fitting = passing.nonzero()[0]
         wanted = max(wanted, 1)
@@ -80,7 +81,7 @@ class Candidates:
         if wanted == 1:
             self._one(fitting if everywhere else self.all_rows[fitting])
             return
-        fit = table.fit_counts(klass.vec, table.free[self.all_rows[fitting]])
+        fit = table.fit_counts(klass.vec, room[self.all_rows[fitting]])
         first: FloatArray | None = None
         if fitting.size > wanted:
             first = ssn.node_scores(klass, self.all_rows[fitting])

@@ -28,7 +28,7 @@ import numpy as np
 from ..framework.classes import TaskClass
 from ..framework.job import JobInfo
 from ..framework.session import Session
-from ..framework.task import TaskInfo, timestamp
+from ..framework.task import TaskInfo, started_at
 from .victims import EVICTABLE, Permits, by_preference, gang_met, note, permitted_by_job, protected, to_place
 
 
@@ -53,13 +53,8 @@ class NodeCandidate:
     def key(self) -> tuple[int, int, int, float]:
         """Smaller is better: the kube-scheduler order of preemption candidates."""
         highest = max(v.priority for v in self.victims)
-        latest_start = min(_started(v) for v in self.victims if v.priority == highest)
+        latest_start = min(started_at(v) for v in self.victims if v.priority == highest)
         return (highest, sum(v.priority for v in self.victims), len(self.victims), -latest_start)
-
-
-def _started(task: TaskInfo) -> float:
-    started = (task.pod.get("status") or {}).get("startTime") or task.created
-    return timestamp(started) if started else 0.0
 
 
 class NodeDryRun:

@@ -154,6 +154,7 @@ def finish(ssn: Session) -> SessionResult:
         evictions=tuple(ssn.evictions),
         pipelined=tuple(pipelined),
         ungates=tuple(ssn.ungates.values()),
+        podgroup_events=tuple(ssn.podgroup_events),
         podgroup_updates=tuple(updates),
         queue_updates=tuple(queues),
         explanations=dict(ssn.explanations),

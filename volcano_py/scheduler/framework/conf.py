@@ -225,6 +225,14 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
 
 
 def _check_combinations(conf: SchedulerConf) -> None:
+    actions = conf.actions
+    if "consolidate" in actions and (
+        "allocate" not in actions or actions.index("consolidate") > actions.index("allocate")
+    ):
+        raise ConfError(
+            "actions: consolidate must come before allocate (it puts a gang into the room it opened before "
+            'allocate hands room out), e.g. actions: "enqueue, consolidate, allocate, backfill"'
+        )
     drf = conf.option("drf")
     if drf is not None and drf.flags.get("enableHierarchy"):
         for other in ("proportion", "capacity"):

@@ -45,7 +45,7 @@ class Bind:
 
 
 # The actions that evict; each names itself as its evictions' ``reason`` (the ``pod_evictions`` label).
-EVICTING_ACTIONS = ("preempt", "reclaim", "shuffle")
+EVICTING_ACTIONS = ("preempt", "reclaim", "shuffle", "consolidate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +71,16 @@ class Pipeline:
     uid: str
     node: str
     job: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroupEvent:
+    """A Normal Event to record on PodGroup ``namespace/name`` (``Consolidated``: its pods were moved)."""
+
+    namespace: str
+    name: str
+    reason: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +153,7 @@ class SessionResult:
     evictions: tuple[Evict, ...] = ()
     pipelined: tuple[Pipeline, ...] = ()
     ungates: tuple[Ungate, ...] = ()
+    podgroup_events: tuple[PodGroupEvent, ...] = ()
     podgroup_updates: tuple[PodGroupUpdate, ...] = ()
     queue_updates: tuple[QueueUpdate, ...] = ()
     explanations: Mapping[str, Explanation] = field(default_factory=dict)

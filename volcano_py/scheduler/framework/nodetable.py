@@ -116,6 +116,15 @@ class NodeTable:
     def future_idle(self) -> IntArray:
         return self.allocatable - self.used + self.releasing - self.pipelined
 
+    @property
+    def room_now(self) -> IntArray:
+        """What a pod may be bound into now: idle, less what pipelined pods will take once releasing pods
+        are gone (Volcano's allocate asks both ``Idle`` and ``FutureIdle``), so a bind never takes the room
+        a pipelined gang waits for. Without pipelined pods (most sessions) it is ``idle`` itself."""
+        if not self.pipelined.any():
+            return self.free
+        return np.asfortranarray(np.minimum(self.free, self.future_idle))
+
     def fit_counts(self, request: IntArray, free: IntArray) -> IntArray:
         """How many pods of ``request`` each row of ``free`` holds: min over requested resources."""
         asked = np.flatnonzero(request)

@@ -26,7 +26,7 @@ from . import combine
 from . import extension as ext
 from .classes import TaskClass, selector_label_keys
 from .conf import SchedulerConf
-from .decisions import Bind, Condition, Evict, Explanation, Ungate
+from .decisions import Bind, Condition, Evict, Explanation, PodGroupEvent, Ungate
 from .explain import FitFailures
 from .job import JobInfo
 from .node import NodeInfo, QueueInfo
@@ -88,6 +88,7 @@ class Session:
         self.binds: list[Bind] = []
         self.evictions: list[Evict] = []
         self.ungates: dict[str, Ungate] = {}
+        self.podgroup_events: list[PodGroupEvent] = []
         self.conditions: dict[str, Condition] = {}
         self.explanations: dict[str, Explanation] = {}
         self.fit_failures: dict[str, FitFailures] = {}

@@ -43,6 +43,13 @@ def timestamp(created: str) -> float:
         return 0.0
 
 
+def started_at(task: TaskInfo) -> float:
+    """When the pod started (``status.startTime``, else its creation), in seconds since the epoch; 0 when
+    neither is known."""
+    started = (task.pod.get("status") or {}).get("startTime") or task.created
+    return timestamp(str(started)) if started else 0.0
+
+
 def _freeze(value: Any) -> Hashable:
     if isinstance(value, Mapping):
         return tuple(sorted((key, _freeze(item)) for key, item in value.items()))

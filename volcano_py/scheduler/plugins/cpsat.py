@@ -263,7 +263,7 @@ class CpsatPlugin:
         # count is one more resource column (as free and as allocatable), asked once per pod of its class.
         names = list(table.names) + [f"{SLOTS_PREFIX}{i}" for i in range(len(slots))]
         slot_column = {key: len(table.names) + i for i, key in enumerate(slots)}
-        idle = np.maximum(table.allocatable - table.used, 0)
+        idle = np.maximum(table.room_now, 0)
         allocatable = table.allocatable
         if slots:
             extra = np.stack(list(slots.values()), axis=1)

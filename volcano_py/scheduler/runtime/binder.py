@@ -167,6 +167,10 @@ class Binder:
             # Written once per node: the session repeats the nomination every cycle until the pod binds.
             if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") != pipelined.node:
                 self._spawn(self._nominate(pipelined))
+        for event in result.podgroup_events:
+            podgroup = self.cache.podgroup(f"{event.namespace}/{event.name}")
+            if podgroup is not None:
+                self.recorder.record(dict(podgroup), NORMAL, event.reason, event.message)
         for ungate in result.ungates:
             key = f"{ungate.namespace}/{ungate.name}"
             if key not in self._ungating:
@@ -317,7 +321,8 @@ class Binder:
         message = evict.reason + (f" (preempted for {evict.preemptor})" if evict.preemptor else "")
         if evict.detail:
             message = f"{message}: {evict.detail}"
-        # The core's evictions name their action (preempt, reclaim, shuffle); any other reason is reclaim's.
+        # The core's evictions name their action (preempt, reclaim, shuffle, consolidate); any other
+        # reason is reclaim's.
         action = (
             evict.reason
             if evict.reason in EVICTING_ACTIONS

@@ -78,7 +78,8 @@ class SchedulerMetrics:
             namespace=_NAMESPACE, registry=r,
         )  # fmt: skip
         self.evictions = Counter(
-            "pod_evictions", "Pods evicted by the scheduler (preempt, reclaim, shuffle), by the action",
+            "pod_evictions",
+            "Pods evicted by the scheduler (preempt, reclaim, shuffle, consolidate), by the action",
             ["action"], namespace=_NAMESPACE, registry=r,
         )  # fmt: skip
         self.bound_pods = Counter(

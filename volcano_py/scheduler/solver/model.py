@@ -18,7 +18,7 @@ from ortools.sat.python import cp_model
 from volcano_py.scheduler.solver.domain import Choice, GangDomain
 
 
-class _Model(cp_model.CpModel):
+class LeanModel(cp_model.CpModel):
     """CpModel minus the camelCase aliases ortools 9.15 attaches to every instance (~1.6 ms per model).
 
     A session builds hundreds of small models; the aliases are never used here.
@@ -26,6 +26,18 @@ class _Model(cp_model.CpModel):
 
     def _add_pre_pep8_methods(self) -> None:
         return None
+
+
+def new_solver(time_limit_s: float, seed: int) -> cp_model.CpSolver:
+    """A single-worker (deterministic) solver bounded by ``time_limit_s``."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    # CP-SAT's own SIGINT catcher leaves SIGINT at SIG_DFL when a solve ends, so the next Ctrl-C would kill
+    # the scheduler outright, skipping its shutdown (and `volcano-py up`'s cluster teardown).
+    solver.parameters.catch_sigint_signal = False
+    solver.parameters.random_seed = seed
+    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.001)
+    return solver
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +48,7 @@ class ModelResult:
 
 
 def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float, seed: int) -> ModelResult:
-    model = _Model()
+    model = LeanModel()
     gang = domain.gang
     variables: dict[tuple[int, int], cp_model.IntVar] = {}
     per_task: list[list[tuple[int, cp_model.IntVar]]] = [[] for _ in gang.tasks]
@@ -89,13 +101,7 @@ def solve_domain(domain: GangDomain, hint: Choice | None, *, time_limit_s: float
         for key, var in variables.items():
             model.add_hint(var, hint.get(key, 0))
 
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    # CP-SAT's own SIGINT catcher leaves SIGINT at SIG_DFL when a solve ends, so the next Ctrl-C would kill
-    # the scheduler outright, skipping its shutdown (and `volcano-py up`'s cluster teardown).
-    solver.parameters.catch_sigint_signal = False
-    solver.parameters.random_seed = seed
-    solver.parameters.max_time_in_seconds = max(time_limit_s, 0.001)
+    solver = new_solver(time_limit_s, seed)
     status = solver.solve(model)
     name = solver.status_name(status)
     wall_ms = solver.wall_time * 1000.0
