@@ -5,11 +5,40 @@ Call them through ``asyncio.to_thread`` when the server runs in the test's own l
 from __future__ import annotations
 
 import contextlib
+import logging
 import selectors
 import socket
 import ssl
 import time
 from collections.abc import Iterator
+from typing import Any
+
+from structlog.testing import capture_logs
+
+
+@contextlib.contextmanager
+def logged() -> Iterator[list[dict[str, Any]]]:
+    """The structlog events logged inside the block, whichever way structlog is set up by then.
+
+    A logger proxy caches its processors on first use once ``volcano_py.log.configure`` has run (another
+    test may have called it), and such a logger writes through the standard library, unseen by structlog's
+    ``capture_logs``; so both paths are read. The list is filled when the block ends."""
+    events: list[dict[str, Any]] = []
+
+    class _Grab(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            if isinstance(record.msg, dict):
+                events.append({**record.msg, "log_level": record.levelname.lower()})
+
+    grab = _Grab(logging.DEBUG)
+    root = logging.getLogger()
+    root.addHandler(grab)
+    try:
+        with capture_logs() as captured:
+            yield events
+    finally:
+        root.removeHandler(grab)
+        events.extend(captured)
 
 
 def rss_bytes() -> int:

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from structlog.testing import capture_logs
 
 from benchmarks.webhooklib import WebhookThread, job, job_review
 from tests import hostile
@@ -140,7 +139,7 @@ MALFORMED = [
 def test_a_malformed_review_gets_400_naming_what_is_wrong_logged_once(
     webhook: WebhookThread, body: bytes, message: str
 ) -> None:
-    with capture_logs() as logs:
+    with hostile.logged() as logs:
         status, text = _post(webhook, "/validate-job", body)
     assert status == 400, text
     assert message in text
@@ -162,7 +161,7 @@ def test_a_malformed_review_gets_400_naming_what_is_wrong_logged_once(
 def test_a_wrong_path_or_content_type_is_refused_with_what_would_do(
     webhook: WebhookThread, path: str, content_type: str, status: int, message: str
 ) -> None:
-    with capture_logs() as logs:
+    with hostile.logged() as logs:
         answer = _post(webhook, path, json.dumps(job_review("u")).encode(), content_type)
     assert answer[0] == status and message in answer[1]
     assert len(_refusals(logs)) == 1
@@ -172,7 +171,7 @@ def test_a_20_mb_body_is_refused_with_413_before_it_is_read(webhook: WebhookThre
     head = _request("/validate-job", b"")
     head = head.replace(b"Content-Length: 0", b"Content-Length: %d" % (20 * 1024 * 1024))
     began = time.monotonic()
-    with capture_logs() as logs:
+    with hostile.logged() as logs:
         _, _, answer = hostile.trickle(
             webhook.port, b"{" * 64, interval=0.01, tls=webhook.client_tls, head=head + b"{" * 65536
         )
@@ -189,7 +188,7 @@ def test_a_chunked_body_is_cut_off_at_3_mib_with_413(webhook: WebhookThread) -> 
     )
     chunk = b"%x\r\n%s\r\n" % (1024 * 1024, b" " * 1024 * 1024)
     before = hostile.rss_bytes()
-    with capture_logs() as logs:
+    with hostile.logged() as logs:
         answer = hostile.exchange(webhook.port, head + chunk * 4 + b"0\r\n\r\n", tls=webhook.client_tls)
     assert hostile.status_of(answer) == 413
     assert hostile.rss_bytes() - before < 20 * 1024 * 1024
@@ -205,7 +204,7 @@ def test_a_request_head_sent_a_byte_at_a_time_is_cut_off(webhook: WebhookThread)
 
 def test_a_body_sent_a_byte_at_a_time_gets_408(webhook: WebhookThread) -> None:
     body = json.dumps(job_review("uid-slow")).encode()
-    with capture_logs() as logs:
+    with hostile.logged() as logs:
         sent, seconds, answer = hostile.trickle(
             webhook.port,
             body,
