@@ -355,6 +355,8 @@ CANNOT: list[tuple[str, tuple[str, ...]]] = [
     (DASHBOARD_SA, ("create", "jobs.batch.volcano.sh", "-n", "default")),
     (DASHBOARD_SA, ("update", "queues.scheduling.volcano.sh")),
     (DASHBOARD_SA, ("update", f"leases/{SCHEDULER_LEASE}", "-n", SYSTEM)),
+    (DASHBOARD_SA, ("watch", f"leases/{CONTROLLER_LEASE}", "-n", SYSTEM)),
+    (DASHBOARD_SA, ("list", "leases", "-n", SYSTEM)),
 ]
 
 
