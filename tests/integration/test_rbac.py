@@ -234,18 +234,26 @@ async def test_roles_cover_exactly_what_the_code_calls(
         await workload.drive()
         await _install_webhook_configurations(kubeconfigs["volcano-controllers"], admin)
         await _browse(await asyncio.wait_for(dashboard_port, 30), namespace)
+    except (Exception, pytest.fail.Exception) as exc:
+        # Reported after the denials, which usually explain it (a refused write stalls a scene).
+        stalled = exc
+    else:
+        stalled = None
     finally:
         for stop in stops.values():
             stop.set()
         await asyncio.wait_for(asyncio.gather(*processes.values(), return_exceptions=True), 60)
         await workload.clean()
-    for name, process in processes.items():
-        assert process.exception() is None, (
-            f"the {name} failed under its ServiceAccount: {process.exception()!r}"
-        )
-    assert denials.all() == [], "RBAC refused requests the code makes:\n" + "\n".join(denials.all())
+    problems = [f"RBAC refused a request the code makes: {denial}" for denial in denials.all()]
+    problems += [
+        f"the {name} failed under its ServiceAccount: {process.exception()!r}"
+        for name, process in processes.items()
+        if process.exception() is not None
+    ]
+    if stalled is not None:
+        problems.append(f"the run did not finish: {stalled}")
     made = audit.requests_by_user(audit.read_from(cluster.audit_log, since))
-    problems = [
+    problems += [
         problem
         for user in (SCHEDULER_SA, CONTROLLER_SA, DASHBOARD_SA)
         for problem in rbac_problems(
@@ -253,15 +261,22 @@ async def test_roles_cover_exactly_what_the_code_calls(
             rbac_coverage.bound_permissions(manifests, user),
             made.get(user, set()),
             NOT_EXERCISED.get(user, {}),
+            finished=stalled is None,
         )
     ]
     assert problems == [], "the roles differ from what the code calls:\n" + "\n".join(problems)
 
 
 def rbac_problems(
-    user: str, granted: set[Permission], requests: set[Request], not_exercised: Mapping[str, str]
+    user: str,
+    granted: set[Permission],
+    requests: set[Request],
+    not_exercised: Mapping[str, str],
+    *,
+    finished: bool,
 ) -> list[str]:
-    """What is wrong with ``user``'s roles given the requests it made and the allow-list of NOT_EXERCISED."""
+    """What is wrong with ``user``'s roles given the requests it made and the allow-list of NOT_EXERCISED.
+    A run that did not finish says nothing about unused rules: only what it was refused counts then."""
     account = user.rsplit(":", 1)[1]
     excused = {Permission.parse(text) for text in not_exercised}
     found = rbac_coverage.coverage(granted, requests)
@@ -272,7 +287,7 @@ def rbac_problems(
             f"NOT_EXERCISED): "
             f"{permission}"
             for permission in found.unused
-            if permission not in excused
+            if finished and permission not in excused
         ),
         *(
             f"{account}: NOT_EXERCISED lists what no role grants (restore the rule or drop the entry): {p}"
