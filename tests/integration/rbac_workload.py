@@ -191,6 +191,9 @@ class Workload:
             return group["spec"].get("minMember") == 2 and "held-w-1" in hosts["data"].get("w.host", "")
 
         await wait_for("Job held's PodGroup and hosts scaled to 2", scaled_up, 30)
+        # Pending again while its new pod waits, then Running again: the same Event, its count bumped.
+        again = "Job held is Running"
+        await wait_for(f"the Event {again!r} counted twice", lambda: self._told("held", again, 2), 30)
         held = await self.api.get(JOBS.object_path("held", self.ns))
         await self.api.create(
             COMMANDS.collection_path(self.ns), _command("held-terminate", "TerminateJob", held)
@@ -318,14 +321,14 @@ class Workload:
         await self.api.create(PODS.collection_path(self.ns), _pod("lost", self.pool, annotations={
             c.KUBE_GROUP_NAME_KEY: "ghost"}))  # fmt: skip
         missing = f"PodGroup {self.ns}/ghost not found"
-        await wait_for(f"the warning {missing!r}", lambda: self._warned("lost", missing), 30)
+        await wait_for(f"the warning {missing!r}", lambda: self._told("lost", missing), 30)
         group = _obj(c.SCHEDULING_API_VERSION, c.PODGROUP_KIND, "ghost",
                      spec={"minMember": 1, "queue": f"{self.pool}-nowhere"})  # fmt: skip
         await self.api.create(PODGROUPS.collection_path(self.ns), group)
         await wait_for("the warning of the PodGroup's missing queue",
-                       lambda: self._warned("lost", f"queue {self.pool}-nowhere"), 30)  # fmt: skip
+                       lambda: self._told("lost", f"queue {self.pool}-nowhere"), 30)  # fmt: skip
         await self.api.delete(PODGROUPS.object_path("ghost", self.ns))
-        await wait_for(f"the warning {missing!r} counted twice", lambda: self._warned("lost", missing, 2), 30)
+        await wait_for(f"the warning {missing!r} counted twice", lambda: self._told("lost", missing, 2), 30)
 
     # --- afterwards -----------------------------------------------------------------------------------------
 
@@ -371,8 +374,9 @@ class Workload:
         }
         return all(name in pods and pods[name]["spec"].get("nodeName") for name in names)
 
-    async def _warned(self, pod: str, text: str, count: int = 1) -> bool:
-        selector = f"involvedObject.name={pod}"
+    async def _told(self, name: str, text: str, count: int = 1) -> bool:
+        """An Event about the object ``name`` says ``text`` and was told at least ``count`` times."""
+        selector = f"involvedObject.name={name}"
         events = (await self.api.get(EVENTS.collection_path(self.ns), fieldSelector=selector))["items"]
         return any(text in str(e.get("message")) and int(e.get("count") or 1) >= count for e in events)
 
