@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -16,13 +17,25 @@ from typing import Any
 from ctl_harness import task, vcjob, wait_for
 
 from volcano_py.api import constants as c
+from volcano_py.api import dra
 from volcano_py.controllers.flow.worker import CRONJOBS, JOBFLOWS, JOBTEMPLATES
 from volcano_py.controllers.hypernode.discovery import LABEL_SOURCE
 from volcano_py.controllers.hypernode.worker import CONFIGMAP_PATH
 from volcano_py.controllers.queue.state import CLOSED_BY_PARENT_KEY
 from volcano_py.controllers.runtime.context import COMMANDS, JOBS
+from volcano_py.devcluster.dra import device_class, gpu_slice
+from volcano_py.devcluster.nodes import HOSTNAME_LABEL
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient
-from volcano_py.kube.kinds import EVENTS, HYPERNODES, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES
+from volcano_py.kube.kinds import (
+    EVENTS,
+    HYPERNODES,
+    NODES,
+    PODGROUPS,
+    PODS,
+    PRIORITY_CLASSES,
+    QUEUES,
+    RESOURCE_CLAIMS,
+)
 
 JSON = dict[str, Any]
 POOL_LABEL = "test.volcano-py.io/rbac-pool"
@@ -39,11 +52,11 @@ def _discovery_conf() -> str:
     )
 
 
-def _pod(name: str, pool: str, *, gpus: int = 0, priority: str = "", annotations: JSON | None = None) -> JSON:
+def _pod(name: str, node: str, *, gpus: int = 0, priority: str = "", annotations: JSON | None = None) -> JSON:
     requests: JSON = {"cpu": "100m", **({GPU: str(gpus)} if gpus else {})}
     spec: JSON = {
         "schedulerName": c.SCHEDULER_NAME,
-        "nodeSelector": {POOL_LABEL: pool},
+        "nodeSelector": {HOSTNAME_LABEL: node},
         "containers": [
             {"name": "main", "image": "busybox", "resources": {"requests": requests, "limits": requests}}
         ],
@@ -115,6 +128,9 @@ class Workload:
         )
         await self.api.create(CONFIGMAP_PATH.rsplit("/", 1)[0], discovery)
         # A claim the Job names (read), beside the one it asks the controller to make.
+        # The fake DRA driver's DeviceClass and one GPU on the pool's second node.
+        driver = {"apiVersion": "v1", "kind": "List", "items": [device_class(), gpu_slice(self.nodes[1], 1)]}
+        self.cluster.kubectl("apply", "-f", "-", input=json.dumps(driver))
         claim = _obj("v1", "PersistentVolumeClaim", "rbac-data", spec=CLAIM)
         await self.api.create(f"/api/v1/namespaces/{self.ns}/persistentvolumeclaims", claim)
 
@@ -131,6 +147,8 @@ class Workload:
             self.queue_close_and_open,
             self.hypernodes,
             self.repeated_warning,
+            self.dynamic_resource_claim,
+            self.jobflow_name_taken,
         ]
         await asyncio.gather(*(scene() for scene in scenes))
 
@@ -202,20 +220,19 @@ class Workload:
                        lambda: self._gone(JOBS.object_path("held", self.ns)), 60)  # fmt: skip
 
     async def preemption(self) -> None:
-        """Two low-priority pods fill the pool's GPUs; a high-priority one evicts one and binds."""
-        for i in range(2):
-            await self.api.create(
-                PODS.collection_path(self.ns), _pod(f"low-{i}", self.pool, gpus=8, priority=self.low)
-            )
-        await wait_for("the low-priority pods bound", lambda: self._bound("low-0", "low-1"), 60)
-        await self.api.create(
-            PODS.collection_path(self.ns), _pod("high", self.pool, gpus=8, priority=self.high)
-        )
-        await wait_for("the high-priority pod bound where a low one was", lambda: self._bound("high"), 90)
+        """A low-priority pod fills the first pool node's GPUs; a high-priority one evicts it and binds.
+        Every other scene's pods go to the second node, so none of them is a victim."""
+        preempting = self.nodes[0]
+        low = _pod("low", preempting, gpus=8, priority=self.low)
+        await self.api.create(PODS.collection_path(self.ns), low)
+        await wait_for("the low-priority pod bound", lambda: self._bound("low"), 60)
+        high = _pod("high", preempting, gpus=8, priority=self.high)
+        await self.api.create(PODS.collection_path(self.ns), high)
+        await wait_for("the high-priority pod bound where the low one was", lambda: self._bound("high"), 90)
 
     async def queue_allocation_gate(self) -> None:
         """A pod opted in to the queue-allocation gate: the scheduler removes the gate and binds it."""
-        pod = _pod("gated", self.pool, annotations={c.QUEUE_ALLOCATION_GATE_KEY: "true"})
+        pod = _pod("gated", self.nodes[1], annotations={c.QUEUE_ALLOCATION_GATE_KEY: "true"})
         pod["spec"]["schedulingGates"] = [{"name": c.QUEUE_ALLOCATION_GATE_KEY}]
         await self.api.create(PODS.collection_path(self.ns), pod)
         await wait_for("the gated pod ungated and bound", lambda: self._bound("gated"), 60)
@@ -224,7 +241,7 @@ class Workload:
         """Pods of a Deployment, a StatefulSet, a DaemonSet and a batch Job: each gets a PodGroup in the queue
         its owner's annotation names, so the controller reads each owner."""
         template = {"metadata": {"labels": {"app": "rbac-owned"}},
-                    "spec": {k: v for k, v in _pod("x", self.pool)["spec"].items()}}  # fmt: skip
+                    "spec": {k: v for k, v in _pod("x", self.nodes[1])["spec"].items()}}  # fmt: skip
         selector = {"matchLabels": {"app": "rbac-owned"}}
         annotations = {c.QUEUE_NAME_ANNOTATION_KEY: self.owned_queue}
         owners = [
@@ -318,7 +335,7 @@ class Workload:
 
     async def repeated_warning(self) -> None:
         """A pod's warning told again after a different one: one Event, its count bumped to 2."""
-        await self.api.create(PODS.collection_path(self.ns), _pod("lost", self.pool, annotations={
+        await self.api.create(PODS.collection_path(self.ns), _pod("lost", self.nodes[1], annotations={
             c.KUBE_GROUP_NAME_KEY: "ghost"}))  # fmt: skip
         missing = f"PodGroup {self.ns}/ghost not found"
         await wait_for(f"the warning {missing!r}", lambda: self._told("lost", missing), 30)
@@ -329,6 +346,35 @@ class Workload:
                        lambda: self._told("lost", f"queue {self.pool}-nowhere"), 30)  # fmt: skip
         await self.api.delete(PODGROUPS.object_path("ghost", self.ns))
         await wait_for(f"the warning {missing!r} counted twice", lambda: self._told("lost", missing, 2), 30)
+
+    async def dynamic_resource_claim(self) -> None:
+        """A pod claiming one DRA GPU: the scheduler allocates and reserves the claim, then binds the pod."""
+        request = {"name": "gpu", "exactly": {"deviceClassName": dra.EXAMPLE_GPU_CLASS, "count": 1}}
+        template = _obj(dra.RESOURCE_API_VERSION, dra.RESOURCE_CLAIM_TEMPLATE_KIND, "one-gpu",
+                        spec={"spec": {"devices": {"requests": [request]}}})  # fmt: skip
+        await self.api.create(
+            f"/apis/{dra.RESOURCE_API_VERSION}/namespaces/{self.ns}/resourceclaimtemplates", template
+        )
+        pod = _pod("claimer", self.nodes[1])
+        pod["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "one-gpu"}]
+        pod["spec"]["containers"][0]["resources"]["claims"] = [{"name": "gpu"}]
+        await self.api.create(PODS.collection_path(self.ns), pod)
+        await wait_for("the claiming pod bound", lambda: self._bound("claimer"), 60)
+        claims = (await self.api.get(RESOURCE_CLAIMS.collection_path(self.ns)))["items"]
+        [reserved] = [x for x in claims if x["metadata"]["name"].startswith("claimer-")]
+        assert [r["name"] for r in reserved["status"]["reservedFor"]] == ["claimer"], reserved["status"]
+
+    async def jobflow_name_taken(self) -> None:
+        """A JobFlow whose step's Job name is taken by a Job it does not own: the controller reads that Job
+        and warns instead of adopting it."""
+        await self.api.create(JOBS.collection_path(self.ns), vcjob("taken-step-of-taken", task("w", 1)))
+        template = vcjob("taken", task("w", 1, complete_after="1s"))
+        step = _obj(c.FLOW_API_VERSION, c.JOBTEMPLATE_KIND, "step-of-taken", spec=template["spec"])
+        await self.api.create(JOBTEMPLATES.collection_path(self.ns), step)
+        flow = _obj(c.FLOW_API_VERSION, c.JOBFLOW_KIND, "taken", spec={"flows": [{"name": "step-of-taken"}]})
+        await self.api.create(JOBFLOWS.collection_path(self.ns), flow)
+        warning = "Job taken-step-of-taken exists and is not controlled by JobFlow taken"
+        await wait_for(f"the warning {warning!r}", lambda: self._told("taken", warning), 30)
 
     # --- afterwards -----------------------------------------------------------------------------------------
 
@@ -345,6 +391,8 @@ class Workload:
         with contextlib.suppress(ApiError):
             selector = f"{RACK_LABEL} in ({self.pool}a,{self.pool}b)"
             await self.api.request("DELETE", HYPERNODES.collection_path(), query={"labelSelector": selector})
+        self.cluster.kubectl("delete", "resourceslice", f"{self.nodes[1]}-{dra.EXAMPLE_GPU_DRIVER}",
+                             "--ignore-not-found", check=False)  # fmt: skip
         self.cluster.delete_nodes(f"{self.pool}-")
 
     # --- reading the cluster --------------------------------------------------------------------------------

@@ -64,14 +64,8 @@ NOT_EXERCISED: dict[str, dict[str, str]] = {
         "root or default is missing, i.e. when this test is the session's first to run a scheduler",
         "patch queues.scheduling.volcano.sh": "scheduler/runtime/usage_ledger.py: proportion's recentUsage "
         "annotation, written every WRITE_EVERY_SECONDS (30 s) and only with recentUsage configured",
-        "get resourceclaims.resource.k8s.io": "kube/claims.py: a pod's ResourceClaim read again on a "
-        "conflict while allocating it (Dynamic Resource Allocation: tests/integration/test_scheduler_dra.py)",
-        "update resourceclaims.resource.k8s.io/status": "kube/claims.py: a claim's allocation and "
-        "reservation before the bind (Dynamic Resource Allocation: tests/integration/test_scheduler_dra.py)",
     },
     CONTROLLER_SA: {
-        "get jobs.batch.volcano.sh": "controllers/flow/worker.py _create_job: only when a JobFlow or CronJob "
-        "Job's deterministic name is already taken (a restart between create and the watch)",
         "get namespaces": "webhooks/server.py ApiNamespaces: PodGroup admission, which this run does not "
         "serve to the API server (tests/integration/test_webhooks_admission.py does)",
     },
