@@ -20,6 +20,9 @@ from volcano_py.devcluster import BuildError, DevCluster, ToolchainMissing
 REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / "crds"
 SESSION_NODES = 8
+# test_rbac.py runs our processes under the deployed ServiceAccounts of volcano-system and reads what they
+# requested from the API server's audit log; nothing else runs as them, so nothing else is logged.
+AUDITED_GROUPS = ("system:serviceaccounts:volcano-system",)
 
 
 def _in_ci() -> bool:
@@ -29,7 +32,9 @@ def _in_ci() -> bool:
 @pytest.fixture(scope="session")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
     # Build progress goes straight to the terminal: a cold build takes minutes and pytest would hide it.
-    dev = DevCluster(tmp_path_factory.mktemp("devcluster"), out=sys.__stderr__)
+    dev = DevCluster(
+        tmp_path_factory.mktemp("devcluster"), out=sys.__stderr__, audit_user_groups=AUDITED_GROUPS
+    )
     try:
         dev.start()
     except (ToolchainMissing, BuildError) as err:

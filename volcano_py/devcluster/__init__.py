@@ -22,7 +22,9 @@ or from a shell: ``volcano-py dev build`` (binaries only), ``volcano-py dev up -
 
 Fake pods finish through pod annotations (``stages``): ``COMPLETE_AFTER`` ("5s" -> Succeeded, exit code 0),
 ``FAIL_AFTER`` with ``EXIT_CODE`` (-> Failed with that code). Nodes carry ``ZONE_LABEL``, ``SPINE_LABEL`` and
-``RACK_LABEL``. Binaries are cached in ``$VOLCANO_PY_CACHE`` (default ``~/.cache/volcano-py``) under
+``RACK_LABEL``. ``DevCluster(audit_user_groups=("system:serviceaccounts:ns",))`` has the API server log those
+users' requests (``cluster.audit_log``, read with ``devcluster.audit``; ``devcluster.rbac_coverage`` compares
+them with RBAC rules). Binaries are cached in ``$VOLCANO_PY_CACHE`` (default ``~/.cache/volcano-py``) under
 ``bin/<component>-<version>/``.
 """
 

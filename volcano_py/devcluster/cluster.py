@@ -13,12 +13,12 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TextIO
 
-from volcano_py.devcluster import commands, credentials, processes, rest, stages
+from volcano_py.devcluster import audit, commands, credentials, processes, rest, stages
 from volcano_py.devcluster.build import ensure_binaries
 from volcano_py.devcluster.errors import ClusterError, KubectlError
 from volcano_py.devcluster.objects import ClusterObjects
@@ -41,7 +41,8 @@ class DevCluster(ClusterObjects):
 
     ``run_dir`` holds its state (etcd data, PKI, kubeconfig, logs, state.json); by default a fresh temporary
     directory that ``stop()`` removes. ``die_with_parent`` makes Linux kill the children if the thread that
-    started them exits -- keep it on unless that thread is short-lived.
+    started them exits -- keep it on unless that thread is short-lived. ``audit_user_groups``: the API server
+    logs the requests of users in these groups (level Metadata) to ``audit_log``; nobody else's.
     """
 
     def __init__(
@@ -52,6 +53,7 @@ class DevCluster(ClusterObjects):
         die_with_parent: bool = True,
         startup_timeout: float = 120.0,
         out: TextIO | None = None,
+        audit_user_groups: Sequence[str] = (),
     ) -> None:
         self._owns_run_dir = run_dir is None
         self.layout = commands.RunLayout(
@@ -61,6 +63,7 @@ class DevCluster(ClusterObjects):
         self._die_with_parent = die_with_parent
         self._startup_timeout = startup_timeout
         self._out = out
+        self._audit_user_groups = tuple(audit_user_groups)
         self._children: list[processes.Child] = []
         # argv and environment of each child, to start it again in place (``restart``).
         self._commands: dict[str, tuple[list[str], dict[str, str] | None]] = {}
@@ -93,6 +96,13 @@ class DevCluster(ClusterObjects):
         if not self._binaries:
             raise ClusterError("the cluster is not started; call start() first")
         return self._binaries["kubectl"]
+
+    @property
+    def audit_log(self) -> Path:
+        """The API server's audit log (JSON lines); ClusterError unless started with ``audit_user_groups``."""
+        if not self._audit_user_groups:
+            raise ClusterError("no audit log: build the DevCluster with audit_user_groups=(...)")
+        return self.layout.audit_log
 
     @property
     def token(self) -> str:
@@ -163,6 +173,8 @@ class DevCluster(ClusterObjects):
         os.chmod(self.layout.service_account_key, 0o600)
         stage_texts = [path.read_text() for path in sorted(kwok_stage_dir(self._cache_root()).glob("*.yaml"))]
         self.layout.kwok_config.write_text(stages.kwok_config(stage_texts))
+        if self._audit_user_groups:
+            self.layout.audit_policy.write_text(audit.policy(self._audit_user_groups))
 
     def _cache_root(self) -> Path:
         # The kwok binary sits in <cache>/bin/kwok-<version>/; its stages directory is beside it.
@@ -257,7 +269,10 @@ class DevCluster(ClusterObjects):
         self._spawn("etcd", commands.etcd_args(self._binaries["etcd"], self.layout, ports))
         self._wait("etcd /health", deadline, lambda: rest.http_ok(f"{ports.etcd_url}/health"))
         self._spawn(
-            "kube-apiserver", commands.apiserver_args(self._binaries["kube-apiserver"], self.layout, ports)
+            "kube-apiserver",
+            commands.apiserver_args(
+                self._binaries["kube-apiserver"], self.layout, ports, audit_log=bool(self._audit_user_groups)
+            ),
         )
         self._wait("kube-apiserver serving certificate", deadline, self.layout.serving_cert.exists)
         self._wait("kube-apiserver /readyz", deadline, lambda: self._get("/readyz") is not None)

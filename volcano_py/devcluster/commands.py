@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from volcano_py.devcluster import audit
 from volcano_py.devcluster.nodes import KWOK_NODE_ANNOTATION, KWOK_NODE_VALUE
 from volcano_py.devcluster.ports import LOOPBACK
 
@@ -71,6 +72,14 @@ class RunLayout:
     def logs(self) -> Path:
         return self.root / "logs"
 
+    @property
+    def audit_policy(self) -> Path:
+        return self.root / "audit-policy.yaml"
+
+    @property
+    def audit_log(self) -> Path:
+        return self.logs / "audit.jsonl"
+
 
 @dataclass(frozen=True, slots=True)
 class Ports:
@@ -107,8 +116,10 @@ def etcd_args(binary: Path, layout: RunLayout, ports: Ports) -> list[str]:
     ]
 
 
-def apiserver_args(binary: Path, layout: RunLayout, ports: Ports) -> list[str]:
+def apiserver_args(binary: Path, layout: RunLayout, ports: Ports, *, audit_log: bool = False) -> list[str]:
+    """``audit_log``: the requests ``layout.audit_policy`` selects are logged to ``layout.audit_log``."""
     key = layout.service_account_key
+    audit_flags = audit.apiserver_flags(layout.audit_policy, layout.audit_log) if audit_log else []
     return [
         str(binary),
         f"--etcd-servers={ports.etcd_url}",
@@ -132,6 +143,7 @@ def apiserver_args(binary: Path, layout: RunLayout, ports: Ports) -> list[str]:
         "--max-mutating-requests-inflight=1000",
         # Default admission plugins stay on (ServiceAccount, TaintNodesByCondition, ...): KCM runs, so the
         # cluster behaves like a real one.
+        *audit_flags,
     ]
 
 
