@@ -164,6 +164,27 @@ class JobInfo:
         if task.gated:
             self.gated_task_num += task.status is TaskStatus.PENDING
 
+    def remove_task(self, task: TaskInfo) -> None:
+        """Undo ``add_task``, under the status the job counted the task in (a session may have changed the
+        task's status without this job hearing of it, when it had set the job aside)."""
+        if self.tasks.pop(task.uid, None) is None:
+            return
+        self._allocated = None
+        self._sub_groups = None
+        status = task.status
+        bucket = self.by_status.get(status)
+        if bucket is None or bucket.pop(task.uid, None) is None:
+            for status, bucket in self.by_status.items():  # noqa: B007 - the status found is used below
+                if bucket.pop(task.uid, None) is not None:
+                    break
+            else:
+                return
+        if not bucket:
+            del self.by_status[status]
+        self.ready_task_num -= status in _READY
+        if task.gated:
+            self.gated_task_num -= status is TaskStatus.PENDING
+
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
         self._allocated = None

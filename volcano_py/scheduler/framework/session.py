@@ -54,6 +54,8 @@ class Session:
     ) -> None:
         if snapshot.consumed:
             raise ValueError("this snapshot was already used by a session; build a new one per session")
+        if snapshot.superseded:
+            raise ValueError("a newer snapshot was built from the same records; open the session on that one")
         snapshot.consumed = True
         self.snapshot = snapshot
         self.conf = conf
@@ -73,7 +75,11 @@ class Session:
         self._waiting: list[str] = [uid for uid, job in self.jobs.items() if job.by_status.get(pending)]
         waiting = self.waiting_jobs()
         extra = {name for job in waiting for t in job.pending_tasks for name in t.resreq}
-        self.table = NodeTable(self.nodes, extra)
+        kept = snapshot.table
+        if kept is not None and all(name in kept.index for name in extra):
+            self.table = kept.copy()
+        else:
+            self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
         self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
@@ -279,6 +285,7 @@ class Session:
             klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue, split)
             self._classes[key] = klass
         task.klass = klass
+        self.snapshot.touched.classed.append(task)
         return klass
 
     def _split(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
@@ -389,6 +396,16 @@ class Session:
             return
         self.ungates[task.uid] = Ungate(task.namespace, task.name, task.uid, task.job_id or "")
         combine.broadcast(self.points.on_gate_admitted, task)
+
+    def set_phase(self, job: JobInfo, phase: PodGroupPhase) -> None:
+        """Move the job to ``phase`` for the rest of the session (the PodGroup's status says it once
+        written)."""
+        job.phase = phase
+        self.snapshot.touched.jobs.append(job)
+
+    def touch(self, task: TaskInfo) -> None:
+        """Note that ``task`` (its status, node or bind annotations) changed in this session."""
+        self.snapshot.touched.tasks.append(task)
 
     def node_of(self, task: TaskInfo) -> int:
         return self.table.node_index[task.node_name]
