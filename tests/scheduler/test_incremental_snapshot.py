@@ -57,6 +57,11 @@ def _pod(i: int, variant: int) -> Obj:
         builder = builder.node(f"n{variant % NODES}")  # bound, not started
     if variant // 100 % 4 == 1:
         builder = builder.scheduler("default-scheduler")
+    if variant % 9 == 4:
+        term = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}
+        builder = builder.labels(app="a").affinity(
+            {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+        )
     pod = builder.obj()
     pod["metadata"]["uid"] = f"uid-p{i}"
     return pod
@@ -144,7 +149,10 @@ def _read(snapshot: Snapshot) -> dict[str, Any]:
     }
     queues = {name: (q.weight, q.state, q.allocated_status) for name, q in snapshot.queues.items()}
     orphans = sorted((o.task.name, o.reason) for o in snapshot.orphans)
-    return {"nodes": nodes, "jobs": jobs, "queues": queues, "orphans": orphans}
+    affine = sorted(t.name for t in snapshot.affine_tasks())
+    # What the builder gathered is what is on the nodes.
+    assert affine == sorted(t.name for n in snapshot.nodes for t in n.tasks.values() if t.affinity)
+    return {"nodes": nodes, "jobs": jobs, "queues": queues, "orphans": orphans, "affine": affine}
 
 
 def _same_table(snapshot: Snapshot) -> None:

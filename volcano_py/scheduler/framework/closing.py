@@ -119,8 +119,19 @@ def finish(ssn: Session) -> SessionResult:
             waiting.setdefault(job.queue, []).extend(t.resreq for t in bucket.values())
         if job.shadow:
             continue
-        update = podgroup_update(job, ssn.conditions.get(job.uid))
-        if update is not None:
+        condition = ssn.conditions.get(job.uid)
+        # All but its time, which a status needing no update does not depend on.
+        said = (
+            None
+            if condition is None
+            else (condition.type, condition.status, condition.reason, condition.message)
+        )
+        if job.settled is not None and job.settled == (job.version, said):
+            continue  # as settled as when the last session closed it
+        update = podgroup_update(job, condition)
+        if update is None:
+            job.settled = (job.version, said)
+        else:
             updates.append(update)
     if ssn.snapshot.resource_claims:
         # As Volcano's queue status: the DRA devices its placed pods' claims hold, as deviceclass/<class>.

@@ -59,6 +59,10 @@ class JobInfo:
     _allocated: Resource | None = field(default=None, repr=False)
     # ``sub_groups()`` as last grouped: membership reads labels only, so only a joining task drops it.
     _sub_groups: dict[SubGroupKey | None, list[TaskInfo]] | None = field(default=None, repr=False)
+    # Bumped on every change of the job's tasks or phase, so what was worked out of it can be kept.
+    version: int = field(default=0, repr=False)
+    # (version, the condition the session gave it) when its PodGroup's status needed no update then.
+    settled: tuple[int, object] | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -139,6 +143,8 @@ class JobInfo:
         twin.gated_task_num = 0
         twin._allocated = None
         twin._sub_groups = None
+        twin.version = 0
+        twin.settled = None
         return twin
 
     @classmethod
@@ -156,6 +162,7 @@ class JobInfo:
     # --- membership and status index -----------------------------------------------------------------
 
     def add_task(self, task: TaskInfo) -> None:
+        self.version += 1
         self._allocated = None
         self._sub_groups = None
         self.tasks[task.uid] = task
@@ -169,6 +176,7 @@ class JobInfo:
         task's status without this job hearing of it, when it had set the job aside)."""
         if self.tasks.pop(task.uid, None) is None:
             return
+        self.version += 1
         self._allocated = None
         self._sub_groups = None
         status = task.status
@@ -187,6 +195,7 @@ class JobInfo:
 
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
+        self.version += 1
         self._allocated = None
         bucket = self.by_status.get(task.status)
         if bucket is not None:

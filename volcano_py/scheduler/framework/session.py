@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -101,10 +101,7 @@ class Session:
         self.enqueue_enabled = "enqueue" in conf.actions
         self.sampling = NodeSampling()
         self.selector_keys = selector_label_keys(
-            itertools.chain(
-                (t for n in self.nodes for t in n.tasks.values()),
-                (t for job in waiting for t in job.pending_tasks),
-            )
+            itertools.chain(snapshot.affine_tasks(), (t for job in waiting for t in job.pending_tasks))
         )
 
     def waiting_jobs(self) -> list[JobInfo]:
@@ -126,8 +123,8 @@ class Session:
         )
         self._node_order_fns = [fn for tier in self.points.node_order for fn in tier]
         for _, plugin in self.plugins:
-            if isinstance(plugin, ext.SessionOpen):
-                plugin.on_session_open(self)
+            if ext.implements(plugin, ext.SessionOpen):
+                cast(ext.SessionOpen, plugin).on_session_open(self)
         for job in list(self.jobs.values()):
             if self.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue  # its pods are created only once enqueue admits it (checked then)
@@ -143,8 +140,8 @@ class Session:
 
     def close(self) -> None:
         for _, plugin in self.plugins:
-            if isinstance(plugin, ext.SessionClose):
-                plugin.on_session_close(self)
+            if ext.implements(plugin, ext.SessionClose):
+                cast(ext.SessionClose, plugin).on_session_close(self)
 
     def release(self) -> None:
         """Drop the plugins and their extension points once the result is taken. Plugins keep the session
@@ -401,6 +398,7 @@ class Session:
         """Move the job to ``phase`` for the rest of the session (the PodGroup's status says it once
         written)."""
         job.phase = phase
+        job.version += 1
         self.snapshot.touched.jobs.append(job)
 
     def touch(self, task: TaskInfo) -> None:

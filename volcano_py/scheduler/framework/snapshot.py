@@ -176,6 +176,8 @@ class Snapshot:
     # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
+    # The tasks on ``nodes`` with any pod (anti-)affinity (None: not gathered; ``affine_tasks`` looks).
+    affine: tuple[TaskInfo, ...] | None = None
     # The node table of ``nodes`` kept by the builder (None: the session builds its own); sessions copy it.
     table: NodeTable | None = None
     # What the session over this snapshot changed in its views (the next build from the same records
@@ -184,6 +186,12 @@ class Snapshot:
     consumed: bool = False
     # A newer snapshot was built from the same records, which changed the views this one shares.
     superseded: bool = False
+
+    def affine_tasks(self) -> tuple[TaskInfo, ...]:
+        """The tasks on the nodes with any pod (anti-)affinity: those whose terms bind other pods."""
+        if self.affine is None:
+            self.affine = tuple(t for n in self.nodes for t in n.tasks.values() if t.affinity)
+        return self.affine
 
     def dra_slices(self) -> list[dra.SliceDevices]:
         """The ResourceSlices as the DRA allocator reads them, unreadable ones left out."""
@@ -256,6 +264,7 @@ class Snapshot:
             node_usage=dict(node_usage or {}),
             orphans=orphans,
             table=views.table,
+            affine=tuple(views.affine.values()),
         )
         records.built(snapshot)
         return snapshot

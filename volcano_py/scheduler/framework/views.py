@@ -92,6 +92,8 @@ class Views:
         self.claim_index: dict[str, dra.Claim] | None = None
         self._claims: Sequence[Obj] = ()
         self.table: NodeTable | None = None
+        # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
+        self.affine: dict[int, TaskInfo] = {}
 
     # --- the one way in ------------------------------------------------------------------------------------
 
@@ -321,6 +323,8 @@ class Views:
             if charge and self.table is not None:
                 self.table.charge_task(self.table.node_index[node.name], task.resreq, status, 1)
             entry.charged = (node.name, status)
+            if task.affinity:
+                self.affine[id(task)] = task
         if task.scheduler_name not in self.ours:
             return
         if task.job_id is None:
@@ -344,6 +348,7 @@ class Views:
         charged = entry.charged
         if charged is not None:
             entry.charged = None
+            self.affine.pop(id(task), None)
             node = self.by_name.get(charged[0])
             if node is not None:
                 node.remove_task(task)

@@ -106,7 +106,7 @@ class PredicatesPlugin:
         self.not_ready = np.array([not n.ready for n in ssn.nodes], dtype=np.bool_)
         # Pods placed this session may carry anti-affinity too, so pending ones count as well.
         self.anti_terms = anti_affinity_terms(
-            [t for n in ssn.nodes for t in n.tasks.values() if has_required_anti_affinity(t)]
+            [t for t in ssn.snapshot.affine_tasks() if has_required_anti_affinity(t)]
             + [t for j in ssn.waiting_jobs() for t in j.pending_tasks if has_required_anti_affinity(t)]
         )
         if self.dra:
