@@ -63,7 +63,8 @@ def _pod(i: int, variant: int) -> Obj:
             {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
         )
     pod = builder.obj()
-    pod["metadata"]["uid"] = f"uid-p{i}"
+    # Sometimes the pod is made again under its name: a new uid.
+    pod["metadata"]["uid"] = f"uid-p{i}" + ("-again" if variant % 11 == 5 else "")
     return pod
 
 

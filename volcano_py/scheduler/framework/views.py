@@ -49,6 +49,8 @@ class _Pod:
     task: TaskInfo  # the views' twin of it
     # The node the table charged it to, and how (None: not charged).
     charged: tuple[str, TaskStatus] | None = None
+    # The last update whose pods included it.
+    seen: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -77,6 +79,7 @@ class Views:
         self.priorities = priorities
         self.keep = keep
         self.pods: dict[int, _Pod] = {}
+        self.pod_of: dict[str, _Pod] = {}  # by uid
         self.groups: dict[int, _Group] = {}
         self.group_of: dict[str, _Group] = {}  # by the job's uid
         self.node_entries: dict[int, _Node] = {}
@@ -92,6 +95,7 @@ class Views:
         self.claim_index: dict[str, dra.Claim] | None = None
         self._claims: Sequence[Obj] = ()
         self.table: NodeTable | None = None
+        self._updates = 0
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
 
@@ -151,6 +155,7 @@ class Views:
             task_record = was.record if was is not None and was.obj is obj else self._read_pod(obj, None)
             entry = _Pod(obj, task_record, task_record.fresh() if self.keep else task_record)
             self.pods[id(obj)] = entry
+            self.pod_of[task_record.uid] = entry
             self._add(entry, charge=False)
         if self.keep:
             self.table = NodeTable(self.nodes)
@@ -287,22 +292,41 @@ class Views:
                 self._remove(entry)
                 entry.task = entry.record.fresh()
                 self._add(entry, charge=True)
-        by_id = dict(zip(map(id, pods), pods, strict=True))
-        if by_id.keys() == entries.keys():
-            return
-        gone: dict[str, _Pod] = {}
-        for i in entries.keys() - by_id.keys():
-            entry = entries.pop(i)
+        # A loop, not set arithmetic over ids: at 10,000 pods the sets cost three times as much. A dict the
+        # views hold cannot share its id with another one, so an id found is the same pod.
+        self._updates += 1
+        stamp = self._updates
+        get = entries.get
+        new: list[Obj] = []
+        for obj in pods:
+            found = get(id(obj))
+            if found is None:
+                new.append(obj)
+            else:
+                found.seen = stamp
+        # What is gone: first the old versions of the new pods (found by uid, the usual change), then, only
+        # if some are still missing, whatever else was not seen.
+        missing = len(entries) - (len(pods) - len(new))
+        gone: dict[int, _Pod] = {}
+        for obj in new if missing else ():
+            old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+            if old is not None and old.seen != stamp:
+                gone[id(old.obj)] = old
+        if len(gone) != missing:
+            gone = {i: e for i, e in entries.items() if e.seen != stamp}
+        by_uid: dict[str, _Pod] = {}
+        for i, entry in gone.items():
+            del entries[i]
+            if self.pod_of.get(entry.record.uid) is entry:
+                del self.pod_of[entry.record.uid]
+            by_uid[entry.record.uid] = entry
             self._remove(entry)
-            gone[entry.record.uid] = entry
-        added = by_id.keys() - entries.keys()
-        for i, obj in by_id.items() if added else ():
-            if i not in added:
-                continue
+        for obj in new:
             uid = (obj.get("metadata") or {}).get("uid")
-            record = self._read_pod(obj, gone.get(uid) if uid else None)
+            record = self._read_pod(obj, by_uid.get(uid) if uid else None)
             entry = _Pod(obj, record, record.fresh())
-            entries[i] = entry
+            entries[id(obj)] = entry
+            self.pod_of[record.uid] = entry
             self._add(entry, charge=True)
 
     def _add(self, entry: _Pod, *, charge: bool) -> None:
