@@ -218,3 +218,27 @@ def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(seed: int) -> None
         event = (rng.choice(kinds), rng.randrange(PODS), rng.choice([None, *range(400)]))
         binds += _step(cluster, records, event)
     assert binds > 0  # the sessions placed pods, so their undoing was exercised
+
+
+def test_a_session_over_a_snapshot_the_records_moved_past_is_refused() -> None:
+    """The next build from the same records takes the views on; a session over the older snapshot could
+    change them unseen, so it is refused with what to do instead."""
+    cluster, records = Cluster(), Records()
+    cluster.apply("node", 0, 0)
+    older = Snapshot.build(**cluster.objects(), records=records)  # type: ignore[arg-type]
+    Snapshot.build(**cluster.objects(), records=records)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="a newer snapshot was built from the same records"):
+        run_session(older, CONF, NOW)
+
+
+def test_a_pod_bound_by_a_session_is_pending_again_in_the_next_build_until_the_watch_says_so() -> None:
+    cluster, records = Cluster(), Records()
+    cluster.apply("node", 0, 3)  # 8 CPUs, no taint
+    cluster.apply("podgroup", 0, 1)  # Inqueue, minMember 1, default queue
+    cluster.apply("pod", 0, 0)  # pending, in g0
+    first = Snapshot.build(**cluster.objects(), records=records)  # type: ignore[arg-type]
+    assert [(b.name, b.node) for b in run_session(first, CONF, NOW).binds] == [("p0", "n0")]
+    again = Snapshot.build(**cluster.objects(), records=records)  # type: ignore[arg-type]
+    (task,) = again.jobs["default/g0"].tasks.values()
+    assert (task.status.value, task.node_name, again.nodes[0].tasks) == ("Pending", "", {})
+    assert again.table is not None and int(again.table.used[0].sum()) == 0
