@@ -178,6 +178,9 @@ class Snapshot:
     orphans: list[Orphan] = field(default_factory=list)
     # The tasks on ``nodes`` with any pod (anti-)affinity (None: not gathered; ``affine_tasks`` looks).
     affine: tuple[TaskInfo, ...] | None = None
+    # What plugins derive from ``nodes`` alone, by plugin name: the builder hands the same dict to the next
+    # snapshot while the nodes stay the same, so what is in it must never be changed once made.
+    node_facts: dict[str, Any] = field(default_factory=dict)
     # The node table of ``nodes`` kept by the builder (None: the session builds its own); sessions copy it.
     table: NodeTable | None = None
     # What the session over this snapshot changed in its views (the next build from the same records
@@ -265,6 +268,7 @@ class Snapshot:
             orphans=orphans,
             table=views.table,
             affine=tuple(views.affine.values()),
+            node_facts=views.node_facts,
         )
         records.built(snapshot)
         return snapshot

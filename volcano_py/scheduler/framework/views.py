@@ -95,6 +95,8 @@ class Views:
         self.claim_index: dict[str, dra.Claim] | None = None
         self._claims: Sequence[Obj] = ()
         self.table: NodeTable | None = None
+        # Plugins' facts of the nodes alone (``Snapshot.node_facts``): dropped when any node changes.
+        self.node_facts: dict[str, Any] = {}
         self._updates = 0
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
@@ -224,6 +226,7 @@ class Views:
             self._replace_node(old, _Node(obj, record, record.fresh()))
 
     def _replace_node(self, old: _Node, new: _Node) -> None:
+        self.node_facts = {}
         del self.node_entries[id(old.obj)]
         self.node_entries[id(new.obj)] = new
         node = new.node
