@@ -50,7 +50,7 @@ from .framework.objects import ClusterObjects, Unschedulable, build_snapshot
 from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
-from .framework.snapshot import Snapshot
+from .framework.snapshot import Records, Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
 from .plugins.extender_wire import (
     Consultation,
@@ -88,6 +88,7 @@ __all__ = [
     "NodeUsage",
     "PodGroupUpdate",
     "QueueInfo",
+    "Records",
     "Refusal",
     "SchedulerConf",
     "SessionResult",
