@@ -95,6 +95,7 @@ class Session:
         self.evictions: list[Evict] = []
         self.ungates: dict[str, Ungate] = {}
         self.conditions: dict[str, Condition] = {}
+        self._said: dict[tuple[str, str, str], Condition] = {}
         self.explanations: dict[str, Explanation] = {}
         self.fit_failures: dict[str, FitFailures] = {}
         self.timings: dict[str, float] = {}
@@ -409,7 +410,13 @@ class Session:
         return self.table.node_index[task.node_name]
 
     def set_condition(self, job: JobInfo, type_: str, reason: str, message: str) -> None:
-        self.conditions[job.uid] = Condition(type_, "True", reason, message, self.now)
+        # Conditions are immutable and stamped with the session's time: jobs told the same share one (gang
+        # tells every ready job that it is Scheduled, each session).
+        said = (type_, reason, message)
+        condition = self._said.get(said)
+        if condition is None:
+            condition = self._said[said] = Condition(type_, "True", reason, message, self.now)
+        self.conditions[job.uid] = condition
 
     def fit_failures_of(self, job: JobInfo) -> FitFailures:
         failures = self.fit_failures.get(job.uid)
