@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from tests.scheduler.dra_builders import DRIVER, gpus, make_claim, make_class, request
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.nodetable import NodeTable
@@ -242,3 +243,29 @@ def test_a_pod_bound_by_a_session_is_pending_again_in_the_next_build_until_the_w
     (task,) = again.jobs["default/g0"].tasks.values()
     assert (task.status.value, task.node_name, again.nodes[0].tasks) == ("Pending", "", {})
     assert again.table is not None and int(again.table.used[0].sum()) == 0
+
+
+def test_a_pending_pod_with_claims_is_classed_by_the_claims_as_they_are_now() -> None:
+    """Its class carries its claims' state, which is not in the pod: a claim allocated since the last build
+    changes the class of a pod that did not change."""
+    pod = make_pod("p").req(cpu="1").group("pg").claim_template("gpu", "tpl", claim="p-gpu").obj()
+    objects: dict[str, Any] = {
+        "nodes": [make_node("n1").obj()],
+        "pods": [pod],
+        "podgroups": [make_pg("pg").obj()],
+        "device_classes": [make_class()],
+        "resource_slices": [gpus("n1", 2)],
+    }
+    unallocated = [make_claim("p-gpu", [request()], owner_pod="p")]
+    allocated = [
+        make_claim("p-gpu", [request()], owner_pod="p", allocated=[(DRIVER, "n1", "gpu-0")], node="n1")
+    ]
+    records = Records()
+    keys = []
+    for claims in (unallocated, allocated, unallocated):
+        kept = Snapshot.build(**objects, resource_claims=claims, records=records)
+        fresh = Snapshot.build(**objects, resource_claims=claims)
+        assert _read(kept) == _read(fresh)
+        keys.append(next(iter(kept.jobs["default/pg"].tasks.values())).class_key)
+    assert keys[0] != keys[1] and keys[0] == keys[2]
+    assert _decisions(run_session(kept, CONF, NOW)) == _decisions(run_session(fresh, CONF, NOW))
