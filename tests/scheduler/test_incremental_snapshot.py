@@ -17,9 +17,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
 from tests.scheduler.dra_builders import DRIVER, gpus, make_claim, make_class, request
-from volcano_py.scheduler.core import load_conf, run_session
+from tests.scheduler.evict_harness import PREEMPT_CONF
+from tests.scheduler.evict_harness import Cluster as EvictCluster
+from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, SchedulerConf, load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.nodetable import NodeTable
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot
@@ -32,7 +34,7 @@ Obj = dict[str, Any]
 
 
 def _node(i: int, variant: int) -> Obj:
-    builder = make_node(f"n{i}", cpu=str(4 + 4 * (variant % 2)), gpu=2 if variant % 3 else None)
+    builder = make_node(f"n{i}", cpu=str(2 + 2 * (variant % 3)), gpu=2 if variant % 4 else None)
     if variant % 5 == 1:
         builder = builder.taint("dedicated", "x")
     if variant % 7 == 2:
@@ -58,6 +60,8 @@ def _pod(i: int, variant: int) -> Obj:
         builder = builder.node(f"n{variant % NODES}")  # bound, not started
     if variant // 100 % 4 == 1:
         builder = builder.scheduler("default-scheduler")
+    if variant % 7 == 3:
+        builder = builder.priority(1000)  # above the others: preempt may evict for it
     if variant % 9 == 4:
         term = {"labelSelector": {"matchLabels": {"app": "a"}}, "topologyKey": "kubernetes.io/hostname"}
         builder = builder.labels(app="a").affinity(
@@ -76,6 +80,8 @@ def _podgroup(i: int, variant: int) -> Obj:
         builder = builder.queue("q1")
     elif variant // 9 % 3 == 2:
         builder = builder.queue("missing")
+    if variant // 27 % 2:
+        builder = builder.priority_class("high")  # preempt may evict others' pods for it
     return builder.obj()
 
 
@@ -110,6 +116,7 @@ class Cluster:
             "pods": list(self.stores["pod"].values()),
             "podgroups": list(self.stores["podgroup"].values()),
             "queues": list(self.stores["queue"].values()),
+            "priority_classes": [make_priority_class("high", 1000)],
         }
 
 
@@ -118,8 +125,8 @@ def _task(task: Any) -> tuple[Any, ...]:
 
 
 def _read(snapshot: Snapshot) -> dict[str, Any]:
-    """What a session reads of a snapshot, in forms that compare by value (orders left out where the
-    session sorts itself)."""
+    """What a session reads of a snapshot, in forms that compare by value, orders included: a session's
+    choice between equals (victims of one priority and age, say) goes by them."""
     nodes = [
         (
             n.name,
@@ -128,29 +135,30 @@ def _read(snapshot: Snapshot) -> dict[str, Any]:
             n.taints,
             n.unschedulable,
             n.ready,
-            sorted(_task(t) for t in n.tasks.values()),
+            [_task(t) for t in n.tasks.values()],
             None if n.gpus is None else {i: dict(c.holders) for i, c in n.gpus.cards.items()},
         )
         for n in snapshot.nodes
     ]
-    jobs = {
-        uid: (
+    jobs = [
+        (
+            uid,
             j.queue,
             j.min_available,
             j.phase,
             j.shadow,
             j.priority,
-            sorted(_task(t) for t in j.tasks.values()),
-            {s: sorted(b) for s, b in j.by_status.items() if b},
+            [_task(t) for t in j.tasks.values()],
+            {s: list(b) for s, b in j.by_status.items() if b},
             j.ready_task_num,
             j.gated_task_num,
             j.allocated,
             j.podgroup is not None and id(j.podgroup),
         )
         for uid, j in snapshot.jobs.items()
-    }
+    ]
     queues = {name: (q.weight, q.state, q.allocated_status) for name, q in snapshot.queues.items()}
-    orphans = sorted((o.task.name, o.reason) for o in snapshot.orphans)
+    orphans = [(o.task.name, o.reason) for o in snapshot.orphans]
     affine = sorted(t.name for t in snapshot.affine_tasks())
     # What the builder gathered is what is on the nodes.
     assert affine == sorted(t.name for n in snapshot.nodes for t in n.tasks.values() if t.affinity)
@@ -181,8 +189,11 @@ _KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "session"))
 _EVENT = st.tuples(_KIND, st.integers(0, PODS - 1), st.none() | st.integers(0, 399))
 
 
-def _step(cluster: Cluster, records: Records, event: tuple[str, int, int | None]) -> int:
-    """Apply one event, build both ways and compare; a session runs over both. Returns the binds made."""
+def _step(
+    cluster: Cluster, records: Records, event: tuple[str, int, int | None], conf: SchedulerConf | None = None
+) -> int:
+    """Apply one event, build both ways and compare; a session runs over both. Returns the pods it bound
+    or evicted."""
     kind, index, variant = event
     if kind != "session":
         cluster.apply(kind, index, variant)
@@ -192,9 +203,9 @@ def _step(cluster: Cluster, records: Records, event: tuple[str, int, int | None]
     _same_table(kept)
     if kind != "session":
         return 0
-    result = run_session(kept, CONF, NOW)
-    assert _decisions(result) == _decisions(run_session(fresh, CONF, NOW))
-    return len(result.binds)
+    result = run_session(kept, conf or CONF, NOW)
+    assert _decisions(result) == _decisions(run_session(fresh, conf or CONF, NOW))
+    return len(result.binds) + len(result.evictions)
 
 
 CONF = load_conf(None)
@@ -208,17 +219,22 @@ def test_kept_snapshots_equal_fresh_ones_after_any_changes(events: list[tuple[st
         _step(cluster, records, event)
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(seed: int) -> None:
-    """Long runs, where sessions bind pods that later change again: the leaks a short example misses."""
+@pytest.mark.parametrize(
+    ("seed", "conf_text"),
+    [*((seed, None) for seed in range(4)), *((seed, EVERY_VOLCANO_NAME_CONF) for seed in range(2))],
+)
+def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(seed: int, conf_text: str | None) -> None:
+    """Long runs, where sessions bind pods that later change again: the leaks a short example misses.
+    With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict)."""
     rng = random.Random(seed)
     kinds = (*KINDS, "pod", "pod", "session", "session")
     cluster, records = Cluster(), Records()
-    binds = 0
+    conf = load_conf(conf_text)
+    decided = 0
     for _ in range(250):
         event = (rng.choice(kinds), rng.randrange(PODS), rng.choice([None, *range(400)]))
-        binds += _step(cluster, records, event)
-    assert binds > 0  # the sessions placed pods, so their undoing was exercised
+        decided += _step(cluster, records, event, conf)
+    assert decided > 0  # the sessions placed pods, so their undoing was exercised
 
 
 def test_a_session_over_a_snapshot_the_records_moved_past_is_refused() -> None:
@@ -234,7 +250,7 @@ def test_a_session_over_a_snapshot_the_records_moved_past_is_refused() -> None:
 
 def test_a_pod_bound_by_a_session_is_pending_again_in_the_next_build_until_the_watch_says_so() -> None:
     cluster, records = Cluster(), Records()
-    cluster.apply("node", 0, 3)  # 8 CPUs, no taint
+    cluster.apply("node", 0, 3)  # 2 CPUs, no taint
     cluster.apply("podgroup", 0, 1)  # Inqueue, minMember 1, default queue
     cluster.apply("pod", 0, 0)  # pending, in g0
     first = Snapshot.build(**cluster.objects(), records=records)  # type: ignore[arg-type]
@@ -269,3 +285,30 @@ def test_a_pending_pod_with_claims_is_classed_by_the_claims_as_they_are_now() ->
         keys.append(next(iter(kept.jobs["default/pg"].tasks.values())).class_key)
     assert keys[0] != keys[1] and keys[0] == keys[2]
     assert _decisions(run_session(kept, CONF, NOW)) == _decisions(run_session(fresh, CONF, NOW))
+
+
+def test_pods_a_session_evicted_and_nominated_are_as_read_in_the_next_build() -> None:
+    """Preempt marks victims releasing and pipelines the preemptor onto their room; until the watch shows
+    the evictions, the next build has the victims running and the preemptor pending, as a fresh one has."""
+    cluster = (
+        EvictCluster()
+        .nodes_named("n", 2, cpu=4)
+        .job("low", priority="low", cpu="2", running_on=["n0", "n0", "n1", "n1"], min_member=1)
+        .job("hi", priority="high", cpu="2", pending=2)
+    )
+    objects: dict[str, Any] = {
+        "nodes": cluster.nodes,
+        "pods": cluster.pods,
+        "podgroups": cluster.podgroups,
+        "queues": cluster.queues,
+        "priority_classes": cluster.priority_classes,
+    }
+    conf, records = load_conf(PREEMPT_CONF), Records()
+    for _ in range(3):
+        kept = Snapshot.build(**objects, records=records)
+        fresh = Snapshot.build(**objects)
+        assert _read(kept) == _read(fresh)
+        _same_table(kept)
+        result = run_session(kept, conf, NOW)
+        assert _decisions(result) == _decisions(run_session(fresh, conf, NOW))
+        assert len(result.evictions) == 2 and len(result.pipelined) == 2

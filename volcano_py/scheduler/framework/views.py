@@ -16,7 +16,8 @@ decided survives but through the watch. The node table is never handed out: a se
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,8 +50,9 @@ class _Pod:
     task: TaskInfo  # the views' twin of it
     # The node the table charged it to, and how (None: not charged).
     charged: tuple[str, TaskStatus] | None = None
-    # The last update whose pods included it.
-    seen: int = 0
+    # Its place in the pods last given (numbered afresh each update, above every earlier number): the
+    # views keep each node's, job's and status's tasks in this order, the order a from-scratch build has.
+    pos: int = 0
 
 
 @dataclass(slots=True, eq=False)
@@ -58,6 +60,7 @@ class _Group:
     obj: Obj
     record: JobInfo
     job: JobInfo
+    pos: int = 0  # as ``_Pod.pos``, among the PodGroups
 
 
 @dataclass(slots=True, eq=False)
@@ -97,7 +100,11 @@ class Views:
         self.table: NodeTable | None = None
         # Plugins' facts of the nodes alone (``Snapshot.node_facts``): dropped when any node changes.
         self.node_facts: dict[str, Any] = {}
-        self._updates = 0
+        # The first number of the next update's places (``_Pod.pos``), and the dicts whose order an update
+        # may have broken, put back in order at its end.
+        self._next_pos = 0
+        self._unsorted: dict[int, dict[str, Any]] = {}
+        self._jobs_unsorted = False
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
 
@@ -120,12 +127,13 @@ class Views:
         self._update_nodes(nodes)
         self._update_groups(podgroups)
         self._update_pods(pods)
+        self._sort()
 
     def fill(
         self,
-        nodes: Iterable[Obj],
-        pods: Iterable[Obj],
-        podgroups: Iterable[Obj],
+        nodes: Sequence[Obj],
+        pods: Sequence[Obj],
+        podgroups: Sequence[Obj],
         claims: Sequence[Obj],
         parsed: Views | None = None,
     ) -> None:
@@ -145,20 +153,23 @@ class Views:
             self.node_entries[id(node_entry.obj)] = node_entry
             self.nodes.append(node_entry.node)
             self.by_name[node_entry.node.name] = node_entry.node
-        for obj in podgroups:
+        base = self._numbering(len(podgroups))
+        for i, obj in enumerate(podgroups):
             prev = old_groups.get(id(obj))
             job_record = prev.record if prev is not None and prev.obj is obj else self._read_group(obj)
-            group = _Group(obj, job_record, job_record.fresh() if self.keep else job_record)
+            group = _Group(obj, job_record, job_record.fresh() if self.keep else job_record, base + i)
             self.groups[id(obj)] = group
             self.group_of[group.job.uid] = group
             self.jobs[group.job.uid] = group.job
-        for obj in pods:
+        base = self._numbering(len(pods))
+        for i, obj in enumerate(pods):
             was = old_pods.get(id(obj))
             task_record = was.record if was is not None and was.obj is obj else self._read_pod(obj, None)
-            entry = _Pod(obj, task_record, task_record.fresh() if self.keep else task_record)
+            entry = _Pod(obj, task_record, task_record.fresh() if self.keep else task_record, pos=base + i)
             self.pods[id(obj)] = entry
             self.pod_of[task_record.uid] = entry
             self._add(entry, charge=False)
+        self._sort()
         if self.keep:
             self.table = NodeTable(self.nodes)
 
@@ -170,7 +181,8 @@ class Views:
     def orphaned(self) -> list[TaskInfo]:
         """Pending pods of ours whose PodGroup does not exist."""
         pending = TaskStatus.PENDING
-        return [t for tasks in self.unowned.values() for t in tasks.values() if t.status is pending]
+        waiting = [t for tasks in self.unowned.values() for t in tasks.values() if t.status is pending]
+        return sorted(waiting, key=self._pos) if len(waiting) > 1 else waiting
 
     # --- reading -------------------------------------------------------------------------------------------
 
@@ -246,22 +258,29 @@ class Views:
 
     def _update_groups(self, podgroups: Sequence[Obj]) -> None:
         groups = self.groups
-        by_id = dict(zip(map(id, podgroups), podgroups, strict=True))
-        if by_id.keys() == groups.keys():
+        base = self._numbering(len(podgroups))
+        get = groups.get
+        new: list[tuple[int, Obj]] = []
+        for i, obj in enumerate(podgroups):
+            found = get(id(obj))
+            if found is None:
+                new.append((i, obj))
+            else:
+                found.pos = base + i
+        if not new and len(podgroups) == len(groups):
             return
         gone: dict[str, _Group] = {}
-        for i in groups.keys() - by_id.keys():
-            old = groups.pop(i)
-            gone[old.record.uid] = old
-            if self.group_of.get(old.record.uid) is old:
-                del self.group_of[old.record.uid]
-        added = by_id.keys() - groups.keys()
-        for i, obj in by_id.items() if added else ():
-            if i not in added:
-                continue
+        for i, old in list(groups.items()):
+            if old.pos < base:
+                del groups[i]
+                gone[old.record.uid] = old
+                if self.group_of.get(old.record.uid) is old:
+                    del self.group_of[old.record.uid]
+        self._jobs_unsorted = True
+        for i, obj in new:
             record = self._read_group(obj)
-            group = _Group(obj, record, record.fresh())
-            groups[i] = group
+            group = _Group(obj, record, record.fresh(), base + i)
+            groups[id(obj)] = group
             self.group_of[record.uid] = group
             replaced = gone.pop(record.uid, None)
             if replaced is not None:
@@ -270,7 +289,7 @@ class Views:
             job = group.job
             self.jobs[job.uid] = job
             for task in self.unowned.pop(job.uid, {}).values():
-                job.add_task(task)
+                self._join(job, task)
         for old in gone.values():
             job = old.job
             if self.jobs.get(job.uid) is job:
@@ -282,7 +301,7 @@ class Views:
         """A fresh twin of ``new``'s record takes the place and tasks of ``old``'s (which may be ``new``)."""
         job = new.record.fresh()
         for task in old.job.tasks.values():
-            job.add_task(task)
+            self._join(job, task)
         new.job = job
         self.jobs[job.uid] = job
 
@@ -297,26 +316,27 @@ class Views:
                 self._add(entry, charge=True)
         # A loop, not set arithmetic over ids: at 10,000 pods the sets cost three times as much. A dict the
         # views hold cannot share its id with another one, so an id found is the same pod.
-        self._updates += 1
-        stamp = self._updates
+        base = self._numbering(len(pods))
         get = entries.get
-        new: list[Obj] = []
+        new: list[tuple[int, Obj]] = []
+        pos = base
         for obj in pods:
             found = get(id(obj))
             if found is None:
-                new.append(obj)
+                new.append((pos, obj))
             else:
-                found.seen = stamp
+                found.pos = pos
+            pos += 1
         # What is gone: first the old versions of the new pods (found by uid, the usual change), then, only
         # if some are still missing, whatever else was not seen.
         missing = len(entries) - (len(pods) - len(new))
         gone: dict[int, _Pod] = {}
-        for obj in new if missing else ():
+        for _, obj in new if missing else ():
             old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
-            if old is not None and old.seen != stamp:
+            if old is not None and old.pos < base:
                 gone[id(old.obj)] = old
         if len(gone) != missing:
-            gone = {i: e for i, e in entries.items() if e.seen != stamp}
+            gone = {i: e for i, e in entries.items() if e.pos < base}
         by_uid: dict[str, _Pod] = {}
         for i, entry in gone.items():
             del entries[i]
@@ -324,10 +344,10 @@ class Views:
                 del self.pod_of[entry.record.uid]
             by_uid[entry.record.uid] = entry
             self._remove(entry)
-        for obj in new:
+        for at, obj in new:
             uid = (obj.get("metadata") or {}).get("uid")
             record = self._read_pod(obj, by_uid.get(uid) if uid else None)
-            entry = _Pod(obj, record, record.fresh())
+            entry = _Pod(obj, record, record.fresh(), pos=at)
             entries[id(obj)] = entry
             self.pod_of[record.uid] = entry
             self._add(entry, charge=True)
@@ -347,6 +367,7 @@ class Views:
         status = task.status
         if node is not None and status in OCCUPYING_STATUSES:
             node.add_task(task)
+            self._appended(node.tasks)
             if charge and self.table is not None:
                 self.table.charge_task(self.table.node_index[node.name], task.resreq, status, 1)
             entry.charged = (node.name, status)
@@ -361,12 +382,13 @@ class Views:
             self.shadows[job.uid] = job
             task.job_id = job.uid
             job.add_task(task)
+            self._appended(self.shadows)
             return
         owner = self.jobs.get(task.job_id)
         if owner is None:
             self.unowned.setdefault(task.job_id, {})[id(task)] = task
             return
-        owner.add_task(task)
+        self._join(owner, task)
 
     def _remove(self, entry: _Pod) -> None:
         """Undo ``_add`` for the pod as it is now (a session may have moved it since)."""
@@ -399,3 +421,52 @@ class Views:
         waiting = self.unowned.get(task.job_id)
         if waiting is not None and waiting.pop(id(task), None) is not None and not waiting:
             del self.unowned[task.job_id]
+
+    # --- order ---------------------------------------------------------------------------------------------
+
+    def _numbering(self, count: int) -> int:
+        """The first of ``count`` places for the objects of one list, above every place given before."""
+        base = self._next_pos
+        self._next_pos += count + 1
+        return base
+
+    def _entry(self, value: TaskInfo | JobInfo) -> _Pod | None:
+        task = value if isinstance(value, TaskInfo) else next(iter(value.tasks.values()))  # a shadow's one
+        return self.pods.get(id(task.pod))
+
+    def _pos(self, value: TaskInfo | JobInfo) -> int:
+        entry = self._entry(value)
+        assert entry is not None, "a task in the views without its pod"
+        return entry.pos
+
+    def _join(self, job: JobInfo, task: TaskInfo) -> None:
+        job.add_task(task)
+        self._appended(job.tasks)
+        self._appended(job.by_status[task.status])
+
+    def _appended(self, added: dict[str, Any]) -> None:
+        """Note ``added`` for ``_sort`` when the entry just put last belongs before the one it follows (a
+        pod changed or a session's change undone: the task goes last, its place may be anywhere)."""
+        if len(added) < 2 or id(added) in self._unsorted:
+            return
+        values = reversed(added.values())
+        last, before = next(values), next(values)
+        if self._pos(before) > self._pos(last):
+            self._unsorted[id(added)] = added
+
+    def _sort(self) -> None:
+        """Put the tasks of every node, job and status, and the jobs, back in the order of the lists given,
+        as a from-scratch build has them: decisions between equals go by it."""
+        for tasks in self._unsorted.values():
+            if all(self._entry(value) is not None for value in tasks.values()):  # not a dropped job's
+                ordered = sorted(tasks.items(), key=lambda item: self._pos(item[1]))
+                tasks.clear()
+                tasks.update(ordered)
+        self._unsorted.clear()
+        if self._jobs_unsorted:
+            self._jobs_unsorted = False
+            places = [self.group_of[uid].pos for uid in self.jobs]
+            if any(a > b for a, b in itertools.pairwise(places)):
+                ordered_jobs = sorted(self.jobs.items(), key=lambda item: self.group_of[item[0]].pos)
+                self.jobs.clear()
+                self.jobs.update(ordered_jobs)
