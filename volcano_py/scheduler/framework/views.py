@@ -104,6 +104,7 @@ class Views:
         # may have broken, put back in order at its end.
         self._next_pos = 0
         self._unsorted: dict[int, dict[str, Any]] = {}
+        self._filling = False
         self._jobs_unsorted = False
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
@@ -140,6 +141,7 @@ class Views:
         """Build the views from empty (``parsed``: views whose records may be reused, not their twins)."""
         self._claims = claims
         self.claim_index = None
+        self._filling = True
         old_nodes = parsed.node_entries if parsed is not None else {}
         old_groups = parsed.groups if parsed is not None else {}
         old_pods = parsed.pods if parsed is not None else {}
@@ -169,7 +171,7 @@ class Views:
             self.pods[id(obj)] = entry
             self.pod_of[task_record.uid] = entry
             self._add(entry, charge=False)
-        self._sort()
+        self._filling = False
         if self.keep:
             self.table = NodeTable(self.nodes)
 
@@ -447,8 +449,8 @@ class Views:
     def _appended(self, added: dict[str, Any]) -> None:
         """Note ``added`` for ``_sort`` when the entry just put last belongs before the one it follows (a
         pod changed or a session's change undone: the task goes last, its place may be anywhere)."""
-        if len(added) < 2 or id(added) in self._unsorted:
-            return
+        if self._filling or len(added) < 2 or id(added) in self._unsorted:
+            return  # filled from empty, everything goes in in order
         values = reversed(added.values())
         last, before = next(values), next(values)
         if self._pos(before) > self._pos(last):
