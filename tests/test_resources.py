@@ -14,12 +14,14 @@ from volcano_py.resources import (
     EMPTY,
     QuantityError,
     Resource,
+    count_into,
     format_quantity,
     parse_quantity,
     pod_limits,
     pod_quota_usage,
     to_canonical,
     total,
+    total_counted,
     unit_scale,
 )
 
@@ -107,6 +109,19 @@ def test_canonical_unit_scale(name: str, amount: int) -> None:
 @given(vectors, vectors)
 def test_addition_commutes(a: Resource, b: Resource) -> None:
     assert a + b == b + a
+
+
+_ALIKE = st.sampled_from([Resource({"cpu": 1000}), Resource({"cpu": 2000, "memory": 5}), EMPTY])
+
+
+@given(st.lists(_ALIKE) | st.lists(vectors))
+def test_a_counted_sum_is_the_plain_sum_names_in_the_same_order(many: list[Resource]) -> None:
+    counts: dict[Resource, int] = {}
+    for resource in many:
+        count_into(counts, resource)
+    counted = total_counted(counts)
+    assert counted == total(many)
+    assert list(counted) == list(total(many))
 
 
 @given(vectors, vectors, vectors)

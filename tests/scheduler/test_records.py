@@ -102,7 +102,7 @@ def test_job_twins_match_a_full_construction_on_every_field() -> None:
     pg["spec"].update({"minTaskMember": {"w": 2}, "minResources": {"cpu": "2"}, "queue": "q"})
     job = JobInfo.from_podgroup(pg)
     job.add_task(TaskInfo.from_pod(make_pod("a").req(cpu="1").group("pg").obj()))
-    expected = dataclasses.replace(job, tasks={}, by_status={}, ready_task_num=0, _allocated=None)
+    expected = dataclasses.replace(job, tasks={}, by_status={}, ready_task_num=0, _allocated=None, version=0)
     twin = job.fresh()
     for name in JobInfo.__slots__:
         assert getattr(twin, name) == getattr(expected, name), name

@@ -52,7 +52,7 @@ from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.shadow import Shadow, ShadowSource
-from .framework.snapshot import Snapshot
+from .framework.snapshot import Records, Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
 from .plugins.extender_wire import (
     Consultation,
@@ -90,6 +90,7 @@ __all__ = [
     "NodeUsage",
     "PodGroupUpdate",
     "QueueInfo",
+    "Records",
     "Refusal",
     "SchedulerConf",
     "SessionResult",

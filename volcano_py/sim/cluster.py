@@ -173,7 +173,7 @@ class SimCluster:
         if state is not None and not state.pods and update.phase is not PodGroupPhase.PENDING:
             for index in range(state.job.replicas):
                 self._new_pod(state, index, now)
-        pg["status"] = {
+        status = {
             "phase": update.phase.value,
             "conditions": [
                 {
@@ -189,6 +189,7 @@ class SimCluster:
             "succeeded": update.succeeded,
             "failed": update.failed,
         }
+        self.podgroups[key] = {**pg, "status": status}  # a new version, as the watch hands it out
 
     def pods(self) -> Iterator[Obj]:
         for state in self.jobs.values():
@@ -220,14 +221,21 @@ class SimCluster:
     ) -> None:
         state = self.jobs[job_key]
         pod = state.pods[uid]
-        if annotations:
-            pod["metadata"]["annotations"].update(annotations)
         if pod["spec"].get("nodeName"):
             raise RuntimeError(
                 f"pod {pod['metadata']['name']} bound twice ({pod['spec']['nodeName']}, {node})"
             )
-        pod["spec"]["nodeName"] = node
-        pod["status"] = {"phase": PodPhase.RUNNING.value}
+        # A new version of the pod, as the API's watch hands one out: the snapshot builder keeps what it
+        # read of the old one, by the dict's identity.
+        meta = pod["metadata"]
+        if annotations:
+            meta = {**meta, "annotations": {**meta["annotations"], **annotations}}
+        state.pods[uid] = {
+            **pod,
+            "metadata": meta,
+            "spec": {**pod["spec"], "nodeName": node},
+            "status": {"phase": PodPhase.RUNNING.value},
+        }
         state.finish_at[uid] = now + state.job.duration
         self._charge(node, state, +1)
         self._hold_cards(uid, node, state, annotations or {})
@@ -277,7 +285,7 @@ class SimCluster:
             for uid, end in list(state.finish_at.items()):
                 if end <= now:
                     pod = state.pods[uid]
-                    pod["status"] = {"phase": PodPhase.SUCCEEDED.value}
+                    state.pods[uid] = {**pod, "status": {"phase": PodPhase.SUCCEEDED.value}}
                     del state.finish_at[uid]
                     self._charge(pod["spec"]["nodeName"], state, -1)
                     self._release_cards(uid)

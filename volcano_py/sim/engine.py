@@ -18,6 +18,7 @@ import numpy as np
 from volcano_py.api import constants as k
 from volcano_py.resources import CPU, GPU, MEMORY
 from volcano_py.scheduler.core import (
+    Records,
     SchedulerConf,
     StrandedGpus,
     build_snapshot,
@@ -85,6 +86,9 @@ class Simulator:
         self.cluster = SimCluster(workload)
         # When periodic plugins last acted (rescheduling's interval, tdm's evict period), session to session.
         self.timers: dict[str, float] = {}
+        # What the last session's snapshot read, brought up to date by what changed since (the cluster
+        # replaces an object's dict when it changes, as the API's watch does).
+        self.records = Records()
 
     def _align(self, t: float) -> float:
         return math.ceil(t / self.period - 1e-9) * self.period
@@ -140,7 +144,7 @@ class Simulator:
         if not cluster.jobs:
             return False
         objects = cluster.objects()
-        snapshot, _dropped = build_snapshot(objects, (k.SCHEDULER_NAME,))
+        snapshot, _dropped = build_snapshot(objects, (k.SCHEDULER_NAME,), self.records)
         decided = run_session(snapshot, self.conf, timestamp(now), timers=self.timers)
         self.timers = dict(decided.timers)
         result.sessions += 1

@@ -66,7 +66,7 @@ class Allocate:
         at open as short of pods: those are the ones waiting for this phase to get their pods."""
         for job in ssn.snapshot.jobs.values():
             if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues:
-                job.phase = PodGroupPhase.INQUEUE
+                ssn.set_phase(job, PodGroupPhase.INQUEUE)
 
     def _candidates(self, ssn: Session) -> dict[str, list[JobInfo]]:
         gates = ssn.features.queue_admission_gates

@@ -50,7 +50,7 @@ class Enqueue:
             message = f"queue {queue.name} is {queue.state}; it admits no new jobs"
         elif job.min_resources is None or ssn.job_enqueueable(job):
             ssn.job_enqueued(job)
-            job.phase = PodGroupPhase.INQUEUE
+            ssn.set_phase(job, PodGroupPhase.INQUEUE)
             # As the next session's start would: a gang still short of pods is not tried by this one's
             # actions (each try would place what pods exist and discard them again).
             ssn.check_valid(job)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as k
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import Resource, total
+from volcano_py.resources import Resource, count_into, total, total_counted
 
 from .decisions import Condition, Pipeline, PodGroupUpdate, QueueUpdate, SessionResult
 from .dra import held_by_queues
@@ -102,7 +102,7 @@ def finish(ssn: Session) -> SessionResult:
     """Collect everything the session decided into one immutable result."""
     updates: list[PodGroupUpdate] = []
     pipelined: list[Pipeline] = []
-    allocated: dict[str, list[Resource]] = {}
+    allocated: dict[str, dict[Resource, int]] = {}
     pending: dict[str, int] = {}
     waiting: dict[str, list[Resource]] = {}
     for job in ssn.snapshot.jobs.values():
@@ -112,15 +112,26 @@ def finish(ssn: Session) -> SessionResult:
         if by_status.get(TaskStatus.PIPELINED) or by_status.get(TaskStatus.ALLOCATED):
             for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
                 pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
-        allocated.setdefault(job.queue, []).append(job.allocated)  # summed once per job already
+        count_into(allocated.setdefault(job.queue, {}), job.allocated)  # summed once per job already
         bucket = by_status.get(TaskStatus.PENDING)
         if bucket:
             pending[job.queue] = pending.get(job.queue, 0) + len(bucket)
             waiting.setdefault(job.queue, []).extend(t.resreq for t in bucket.values())
         if job.shadow:
             continue
-        update = podgroup_update(job, ssn.conditions.get(job.uid))
-        if update is not None:
+        condition = ssn.conditions.get(job.uid)
+        # All but its time, which a status needing no update does not depend on.
+        said = (
+            None
+            if condition is None
+            else (condition.type, condition.status, condition.reason, condition.message)
+        )
+        if job.settled is not None and job.settled == (job.version, said):
+            continue  # as settled as when the last session closed it
+        update = podgroup_update(job, condition)
+        if update is None:
+            job.settled = (job.version, said)
+        else:
             updates.append(update)
     if ssn.snapshot.resource_claims:
         # As Volcano's queue status: the DRA devices its placed pods' claims hold, as deviceclass/<class>.
@@ -131,21 +142,22 @@ def finish(ssn: Session) -> SessionResult:
             if task.claims_used
         )
         for queue_name, devices in held_by_queues(placed, ssn.snapshot.dra_claims()).items():
-            allocated.setdefault(queue_name, []).append(devices)
+            count_into(allocated.setdefault(queue_name, {}), devices)
     queues = []
     for name, queue in sorted(ssn.queues.items()):
         deserved = None  # the last plugin's answer wins
         for tier in ssn.points.queue_deserved:
             for fn in tier:
                 deserved = fn(queue)
+        held = total_counted(allocated.get(name, {}))
         queues.append(
             QueueUpdate(
                 name=name,
-                allocated=total(allocated.get(name, ())),
+                allocated=held,
                 deserved=deserved,
                 capability=queue.capability,
                 pending_pods=pending.get(name, 0),
-                request=total([*allocated.get(name, ()), *waiting.get(name, ())]),
+                request=total([held, *waiting.get(name, ())]),
                 weight=queue.weight,
             )
         )

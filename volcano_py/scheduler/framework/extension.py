@@ -333,6 +333,20 @@ class ExtensionPoint:
     flag: str | None  # the conf flag that turns it off per plugin; None: always on
 
 
+# Whether a plugin class implements a Protocol, asked once per class: a runtime-checkable Protocol's
+# isinstance walks its members every time, some thirty times per plugin per session. Plugins define their
+# extension methods on the class, so the answer is the class's.
+_IMPLEMENTS: dict[tuple[type, type], bool] = {}
+
+
+def implements(plugin: object, protocol: type[Any]) -> bool:
+    key = (type(plugin), protocol)
+    known = _IMPLEMENTS.get(key)
+    if known is None:
+        known = _IMPLEMENTS[key] = isinstance(plugin, protocol)
+    return known
+
+
 # The declared extension points: Protocol, method, the conf flag that can turn it off per plugin.
 EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(JobOrder, "job_order", "enableJobOrder"),
@@ -414,15 +428,15 @@ class Points:
         for point in EXTENSION_POINTS:
             by_tier: list[list[Any]] = [[] for _ in range(tiers)]
             for tier, plugin, enabled in plugins:
-                if isinstance(plugin, point.protocol) and enabled(point.flag):
+                if implements(plugin, point.protocol) and enabled(point.flag):
                     by_tier[tier].append(getattr(plugin, point.method))
             found[point.method] = by_tier
         ordering = [
             plugin
             for tier, plugin, enabled in plugins
-            if isinstance(plugin, JobOrder) and enabled("enableJobOrder")
+            if implements(plugin, JobOrder) and enabled("enableJobOrder")
         ]
         keys: list[Callable[[JobInfo], Any]] = [
-            p.job_order_key for p in ordering if isinstance(p, JobOrderKey)
+            p.job_order_key for p in ordering if implements(p, JobOrderKey)
         ]
         return cls(**found, job_order_keys=keys if len(keys) == len(ordering) else None)

@@ -59,6 +59,10 @@ class JobInfo:
     _allocated: Resource | None = field(default=None, repr=False)
     # ``sub_groups()`` as last grouped: membership reads labels only, so only a joining task drops it.
     _sub_groups: dict[SubGroupKey | None, list[TaskInfo]] | None = field(default=None, repr=False)
+    # Bumped on every change of the job's tasks or phase, so what was worked out of it can be kept.
+    version: int = field(default=0, repr=False)
+    # (version, the condition the session gave it) when its PodGroup's status needed no update then.
+    settled: tuple[int, object] | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -139,6 +143,8 @@ class JobInfo:
         twin.gated_task_num = 0
         twin._allocated = None
         twin._sub_groups = None
+        twin.version = 0
+        twin.settled = None
         return twin
 
     @classmethod
@@ -156,6 +162,7 @@ class JobInfo:
     # --- membership and status index -----------------------------------------------------------------
 
     def add_task(self, task: TaskInfo) -> None:
+        self.version += 1
         self._allocated = None
         self._sub_groups = None
         self.tasks[task.uid] = task
@@ -164,8 +171,31 @@ class JobInfo:
         if task.gated:
             self.gated_task_num += task.status is TaskStatus.PENDING
 
+    def remove_task(self, task: TaskInfo) -> None:
+        """Undo ``add_task``, under the status the job counted the task in (a session may have changed the
+        task's status without this job hearing of it, when it had set the job aside)."""
+        if self.tasks.pop(task.uid, None) is None:
+            return
+        self.version += 1
+        self._allocated = None
+        self._sub_groups = None
+        status = task.status
+        bucket = self.by_status.get(status)
+        if bucket is None or bucket.pop(task.uid, None) is None:
+            for status, bucket in self.by_status.items():  # noqa: B007 - the status found is used below
+                if bucket.pop(task.uid, None) is not None:
+                    break
+            else:
+                return
+        if not bucket:
+            del self.by_status[status]
+        self.ready_task_num -= status in _READY
+        if task.gated:
+            self.gated_task_num -= status is TaskStatus.PENDING
+
     def set_status(self, task: TaskInfo, status: TaskStatus) -> None:
         """Move a task to another status, keeping the per-status index exact."""
+        self.version += 1
         self._allocated = None
         bucket = self.by_status.get(task.status)
         if bucket is not None:

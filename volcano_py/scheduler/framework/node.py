@@ -12,7 +12,7 @@ from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.api.scheduling import DequeueStrategy, QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
-from .devices import NodeGpus, device_request, held_by, hold, node_gpus
+from .devices import NodeGpus, device_request, held_by, hold, node_gpus, release
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
 
@@ -46,6 +46,12 @@ class NodeInfo:
                 held = held_by(self.gpus, task.pod, request)
                 if held is not None:
                     hold(self.gpus, task.uid, held)
+
+    def remove_task(self, task: TaskInfo) -> None:
+        """Undo ``add_task`` (and any cards a session held for the pod here)."""
+        self.tasks.pop(task.uid, None)
+        if self.gpus is not None:
+            release(self.gpus, task.uid)
 
     def fresh(self) -> NodeInfo:
         """A twin for a new snapshot: the node's facts shared, with no tasks charged yet. Written out field

@@ -79,6 +79,38 @@ class NodeTable:
         # Every row, in order: the candidates of a class that every node passes.
         self.rows: IntArray = np.arange(n, dtype=np.int64)
 
+    def copy(self) -> NodeTable:
+        """A table a session may change: the amounts copied, the names and the allocatable shared (no
+        session writes them)."""
+        twin = object.__new__(NodeTable)
+        twin.names, twin.index = self.names, self.index
+        twin.node_names, twin.node_index = self.node_names, self.node_index
+        twin.allocatable, twin.rows = self.allocatable, self.rows
+        twin.used = self.used.copy()
+        twin.releasing = self.releasing.copy()
+        twin.pipelined = self.pipelined.copy()
+        twin.free = self.free.copy(order="F")
+        return twin
+
+    def charge_task(self, row: int, request: Resource, status: TaskStatus, sign: int) -> None:
+        """Add (``sign=1``) or take back (-1) a task in ``status`` on the node at ``row``, as building the
+        table over the node's tasks would have counted it."""
+        vec = self.vector(request)
+        if sign != 1:
+            vec = sign * vec
+        if status in OCCUPYING_STATUSES:
+            self.used[row] += vec
+            self.free[row] -= vec
+        if status is TaskStatus.RELEASING:
+            self.releasing[row] += vec
+        if status is TaskStatus.PIPELINED:
+            self.pipelined[row] += vec
+
+    def set_allocatable(self, row: int, allocatable: Mapping[str, int]) -> None:
+        """A node's new allocatable, of the same resource names as before."""
+        self.allocatable[row] = self.vector(allocatable, pods=0)
+        self.free[row] = self.allocatable[row] - self.used[row]
+
     def __len__(self) -> int:
         return len(self.node_names)
 

@@ -12,7 +12,7 @@ import functools
 import itertools
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -54,6 +54,8 @@ class Session:
     ) -> None:
         if snapshot.consumed:
             raise ValueError("this snapshot was already used by a session; build a new one per session")
+        if snapshot.superseded:
+            raise ValueError("a newer snapshot was built from the same records; open the session on that one")
         snapshot.consumed = True
         self.snapshot = snapshot
         self.conf = conf
@@ -73,7 +75,11 @@ class Session:
         self._waiting: list[str] = [uid for uid, job in self.jobs.items() if job.by_status.get(pending)]
         waiting = self.waiting_jobs()
         extra = {name for job in waiting for t in job.pending_tasks for name in t.resreq}
-        self.table = NodeTable(self.nodes, extra)
+        kept = snapshot.table
+        if kept is not None and all(name in kept.index for name in extra):
+            self.table = kept.copy()
+        else:
+            self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
         self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
@@ -90,16 +96,14 @@ class Session:
         self.ungates: dict[str, Ungate] = {}
         self.podgroup_events: list[PodGroupEvent] = []
         self.conditions: dict[str, Condition] = {}
+        self._said: dict[tuple[str, str, str], Condition] = {}
         self.explanations: dict[str, Explanation] = {}
         self.fit_failures: dict[str, FitFailures] = {}
         self.timings: dict[str, float] = {}
         self.enqueue_enabled = "enqueue" in conf.actions
         self.sampling = NodeSampling()
         self.selector_keys = selector_label_keys(
-            itertools.chain(
-                (t for n in self.nodes for t in n.tasks.values()),
-                (t for job in waiting for t in job.pending_tasks),
-            )
+            itertools.chain(snapshot.affine_tasks(), (t for job in waiting for t in job.pending_tasks))
         )
 
     def waiting_jobs(self) -> list[JobInfo]:
@@ -121,8 +125,8 @@ class Session:
         )
         self._node_order_fns = [fn for tier in self.points.node_order for fn in tier]
         for _, plugin in self.plugins:
-            if isinstance(plugin, ext.SessionOpen):
-                plugin.on_session_open(self)
+            if ext.implements(plugin, ext.SessionOpen):
+                cast(ext.SessionOpen, plugin).on_session_open(self)
         for job in list(self.jobs.values()):
             if self.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue  # its pods are created only once enqueue admits it (checked then)
@@ -138,8 +142,8 @@ class Session:
 
     def close(self) -> None:
         for _, plugin in self.plugins:
-            if isinstance(plugin, ext.SessionClose):
-                plugin.on_session_close(self)
+            if ext.implements(plugin, ext.SessionClose):
+                cast(ext.SessionClose, plugin).on_session_close(self)
 
     def release(self) -> None:
         """Drop the plugins and their extension points once the result is taken. Plugins keep the session
@@ -280,6 +284,7 @@ class Session:
             klass = TaskClass.of(task, self.table.vector(task.resreq), labels, queue, split)
             self._classes[key] = klass
         task.klass = klass
+        self.snapshot.touched.classed.append(task)
         return klass
 
     def _split(self, task: TaskInfo) -> tuple[Hashable, ...] | None:
@@ -391,11 +396,28 @@ class Session:
         self.ungates[task.uid] = Ungate(task.namespace, task.name, task.uid, task.job_id or "")
         combine.broadcast(self.points.on_gate_admitted, task)
 
+    def set_phase(self, job: JobInfo, phase: PodGroupPhase) -> None:
+        """Move the job to ``phase`` for the rest of the session (the PodGroup's status says it once
+        written)."""
+        job.phase = phase
+        job.version += 1
+        self.snapshot.touched.jobs.append(job)
+
+    def touch(self, task: TaskInfo) -> None:
+        """Note that ``task`` (its status, node or bind annotations) changed in this session."""
+        self.snapshot.touched.tasks.append(task)
+
     def node_of(self, task: TaskInfo) -> int:
         return self.table.node_index[task.node_name]
 
     def set_condition(self, job: JobInfo, type_: str, reason: str, message: str) -> None:
-        self.conditions[job.uid] = Condition(type_, "True", reason, message, self.now)
+        # Conditions are immutable and stamped with the session's time: jobs told the same share one (gang
+        # tells every ready job that it is Scheduled, each session).
+        said = (type_, reason, message)
+        condition = self._said.get(said)
+        if condition is None:
+            condition = self._said[said] = Condition(type_, "True", reason, message, self.now)
+        self.conditions[job.uid] = condition
 
     def fit_failures_of(self, job: JobInfo) -> FitFailures:
         failures = self.fit_failures.get(job.uid)

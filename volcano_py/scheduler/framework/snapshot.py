@@ -1,13 +1,14 @@
 """Snapshot: the cluster at one instant, built from plain Kubernetes JSON dicts.
 
 Every reader feeds the scheduler through ``objects.build_snapshot``, over ``Snapshot.build``. A snapshot
-serves exactly one session: the session updates its tasks and nodes in place as it decides, which is what
-keeps a cycle cheap; build a fresh snapshot for the next cycle.
+serves exactly one session: the session updates its tasks, nodes and jobs in place as it decides, which is
+what keeps a cycle cheap, and records what it changed (``Touched``); build a fresh snapshot for the next
+cycle. With ``Records`` kept by the caller, that next build starts from this one's views (``views.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -17,9 +18,10 @@ from . import dra
 from .extenders import ExtenderAnswers
 from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
+from .nodetable import NodeTable
 from .shadow import ShadowSource
-from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
+from .views import Reset, Touched, Views
 
 Obj = Mapping[str, Any]
 R = TypeVar("R")
@@ -71,79 +73,83 @@ class _Kept(Generic[R]):
 
 
 class Records:
-    """What one snapshot parsed, kept for the next: each version of an object is read once.
+    """What the last snapshot was built from, kept for the next: each version of an object is read once,
+    and the views (nodes with their tasks, jobs, the node table) are brought up to date by what changed
+    instead of being built again (``views.Views``).
 
     The runtime's informers replace an object's dict when the object changes and never change a dict they
-    handed out, so a dict's identity stands for its version: the same dict next cycle is the same record.
-    Each snapshot still gets records of its own (``fresh()`` twins), because a session changes its tasks,
-    nodes and jobs as it decides. Only objects seen in the last snapshot are kept, so memory follows the
-    cluster. A change of PriorityClasses drops everything (pods and PodGroups carry their priority).
+    handed out, so a dict's identity stands for its version. A snapshot is good until the next one is built
+    from the same records: the next build first undoes what its session changed, and takes its objects on.
+    A change of PriorityClasses or of the schedulers served reads everything again (pods and PodGroups carry
+    their priority), as does a node that comes or goes.
     """
 
-    __slots__ = ("_by_uid", "_priorities", "jobs", "keep", "nodes", "slices", "tasks")
+    __slots__ = ("_last", "_spare", "keep", "slices", "views")
 
     def __init__(self, *, keep: bool = True) -> None:
         # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
         self.keep = keep
-        self._priorities: dict[str, int] = {}
-        self.tasks: _Kept[TaskInfo] = _Kept()
-        self.nodes: _Kept[NodeInfo] = _Kept()
-        self.jobs: _Kept[JobInfo] = _Kept()
+        self.views: Views | None = None
+        # Views left half brought up to date by a bad object: their records (as read) are still good.
+        self._spare: Views | None = None
+        # The last snapshot built, whose session's changes the next build undoes.
+        self._last: Snapshot | None = None
         # ResourceSlices as the DRA allocator reads them (None: unreadable), read when a session asks.
         self.slices: _Kept[dra.SliceDevices | None] = _Kept()
-        # The last build's pods by uid, made only when a new version of some pod is met (``_last_pod``).
-        self._by_uid: dict[str, tuple[Obj, TaskInfo]] | None = None
-
-    def begin(self, priorities: dict[str, int]) -> None:
-        self._by_uid = None
-        if priorities != self._priorities:
-            self.tasks, self.nodes, self.jobs = _Kept(), _Kept(), _Kept()
-            self._priorities = dict(priorities)
-
-    def end(self) -> None:
-        for kept in (self.tasks, self.nodes, self.jobs, self.slices):
-            kept.turn()
-        self._by_uid = None
-
-    def task(self, pod: Obj) -> TaskInfo:
-        if not self.keep:
-            return self._parse_pod(pod)
-        return self.tasks.read(pod, self._parse_pod).fresh()
-
-    def node(self, node: Obj) -> NodeInfo:
-        if not self.keep:
-            return NodeInfo.from_node(node)
-        return self.nodes.read(node, NodeInfo.from_node).fresh()
 
     def slice(self, obj: Obj) -> dra.SliceDevices | None:
         if not self.keep:
             return dra.read_slice_or_none(obj)
         return self.slices.read(obj, dra.read_slice_or_none)
 
-    def job(self, podgroup: Obj) -> JobInfo:
-        if not self.keep:
-            return self._parse_podgroup(podgroup)
-        return self.jobs.read(podgroup, self._parse_podgroup).fresh()
-
-    def _parse_pod(self, pod: Obj) -> TaskInfo:
+    def views_for(
+        self,
+        ours: frozenset[str],
+        priorities: dict[str, int],
+        nodes: Sequence[Obj],
+        pods: Sequence[Obj],
+        podgroups: Sequence[Obj],
+        claims: Sequence[Obj],
+    ) -> Views:
+        last, self._last = self._last, None
+        touched = None
+        if last is not None:
+            last.superseded = True
+            touched = last.touched if last.consumed else None
+        views, self.views = self.views, None
+        parsed = self._spare
+        self._spare = None
+        if views is not None and views.ours == ours and views.priorities == priorities:
+            try:
+                views.update(nodes, pods, podgroups, claims, touched)
+            except Reset:
+                parsed = views
+            except Exception:
+                self._spare = views
+                raise
+            else:
+                self.views = views
+                return views
+        if parsed is not None and parsed.priorities != priorities:
+            parsed = None
+        fresh = Views(ours, priorities, keep=self.keep)
+        try:
+            fresh.fill(nodes, pods, podgroups, claims, parsed)
+        except Exception:
+            self._spare = parsed
+            raise
         if self.keep:
-            uid = (pod.get("metadata") or {}).get("uid")
-            last = self._last_pod(uid) if uid else None
-            if last is not None:
-                revised = last[1].revised(last[0], pod)
-                if revised is not None:
-                    return revised
-        return TaskInfo.from_pod(pod, priority_classes=self._priorities)
+            self.views = fresh
+        return fresh
 
-    def _last_pod(self, uid: str) -> tuple[Obj, TaskInfo] | None:
-        """The version of pod ``uid`` the last build read, and its record. The index is made on the first
-        new version a build meets, so a build with none costs nothing more."""
-        if self._by_uid is None:
-            self._by_uid = {entry[1].uid: entry for entry in self.tasks.last.values()}
-        return self._by_uid.get(uid)
+    def built(self, snapshot: Snapshot) -> None:
+        if self.keep:
+            self._last = snapshot
+        self.slices.turn()
 
-    def _parse_podgroup(self, podgroup: Obj) -> JobInfo:
-        return JobInfo.from_podgroup(podgroup, priority_classes=self._priorities)
+
+def _seq(objs: Iterable[Obj]) -> Sequence[Obj]:
+    return objs if isinstance(objs, list | tuple) else list(objs)
 
 
 @dataclass(slots=True, eq=False)
@@ -173,7 +179,25 @@ class Snapshot:
     # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
+    # The tasks on ``nodes`` with any pod (anti-)affinity (None: not gathered; ``affine_tasks`` looks).
+    affine: tuple[TaskInfo, ...] | None = None
+    # What plugins derive from ``nodes`` alone, by plugin name: the builder hands the same dict to the next
+    # snapshot while the nodes stay the same, so what is in it must never be changed once made.
+    node_facts: dict[str, Any] = field(default_factory=dict)
+    # The node table of ``nodes`` kept by the builder (None: the session builds its own); sessions copy it.
+    table: NodeTable | None = None
+    # What the session over this snapshot changed in its views (the next build from the same records
+    # undoes it).
+    touched: Touched = field(default_factory=Touched)
     consumed: bool = False
+    # A newer snapshot was built from the same records, which changed the views this one shares.
+    superseded: bool = False
+
+    def affine_tasks(self) -> tuple[TaskInfo, ...]:
+        """The tasks on the nodes with any pod (anti-)affinity: those whose terms bind other pods."""
+        if self.affine is None:
+            self.affine = tuple(t for n in self.nodes for t in n.tasks.values() if t.affinity)
+        return self.affine
 
     def dra_slices(self) -> list[dra.SliceDevices]:
         """The ResourceSlices as the DRA allocator reads them, unreadable ones left out."""
@@ -219,55 +243,18 @@ class Snapshot:
         prio, _default = priority_values(priority_classes)
         if records is None:
             records = Records(keep=False)
-        records.begin(prio)
-        node_list = sorted((records.node(n) for n in nodes), key=lambda n: n.name)
-        by_name = {n.name: n for n in node_list}
+        claims = tuple(resource_claims)
+        views = records.views_for(ours, prio, _seq(nodes), _seq(pods), _seq(podgroups), claims)
         queue_map = {q.name: q for q in (QueueInfo.from_queue(q) for q in queues)}
         queue_map.setdefault(k.DEFAULT_QUEUE, QueueInfo(name=k.DEFAULT_QUEUE))
-        jobs: dict[str, JobInfo] = {}
-        for pg in podgroups:
-            job = records.job(pg)
-            jobs[job.uid] = job
-        orphans: list[Orphan] = []
-        claims = tuple(resource_claims)
-        claim_index: dict[str, dra.Claim] | None = None
-        for pod in pods:
-            task = records.task(pod)
-            if task.claims_used and task.status is TaskStatus.PENDING:
-                if claim_index is None:
-                    claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in claims)}
-                # Pods differ by their claims' state, which is not in the pod: this snapshot's twin says it.
-                base = task.class_key if isinstance(task.class_key, tuple) else (task.class_key,)
-                task.class_key = (*base, dra.claims_class_key(task.pod, claim_index))
-            node = by_name.get(task.node_name) if task.node_name else None
-            if node is not None and task.status in OCCUPYING_STATUSES:
-                node.add_task(task)
-            if task.scheduler_name not in ours:
-                continue
-            if task.job_id is None:
-                if task.status in (TaskStatus.SUCCEEDED, TaskStatus.FAILED):
-                    continue
-                job = JobInfo.shadow_for(task)
-                jobs[job.uid] = job
-                task.job_id = job.uid
-                job.add_task(task)
-                continue
-            owner = jobs.get(task.job_id)
-            if owner is None:
-                # Only a pod still waiting for a node is ours to report: a bound, running or finished pod of a
-                # deleted PodGroup (a completed job's group is deleted by its owner) needs no scheduling, and
-                # an event on each of them every cycle and every restart grows with the cluster's history.
-                if task.status is TaskStatus.PENDING:
-                    orphans.append(Orphan(task, f"PodGroup {task.job_id} not found"))
-                continue
-            owner.add_task(task)
+        jobs = views.all_jobs()
+        orphans = [Orphan(task, f"PodGroup {task.job_id} not found") for task in views.orphaned()]
         for job in jobs.values():
             if job.queue not in queue_map:
                 for task in job.pending_tasks:
                     orphans.append(Orphan(task, f"queue {job.queue} of PodGroup {job.uid} not found"))
-        records.end()
-        return cls(
-            nodes=node_list,
+        snapshot = cls(
+            nodes=list(views.nodes),
             jobs=jobs,
             queues=queue_map,
             priority_classes=prio,
@@ -278,8 +265,13 @@ class Snapshot:
             device_classes=tuple(device_classes),
             resource_slices=tuple(resource_slices),
             resource_claims=claims,
-            claim_index=claim_index,
+            claim_index=views.claim_index,
             slice_reader=records.slice,
             node_usage=dict(node_usage or {}),
             orphans=orphans,
+            table=views.table,
+            affine=tuple(views.affine.values()),
+            node_facts=views.node_facts,
         )
+        records.built(snapshot)
+        return snapshot

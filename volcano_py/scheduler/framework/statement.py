@@ -101,6 +101,7 @@ class Statement:
         self.ssn.on_deallocate(task)
 
     def _set_status(self, task: TaskInfo, status: TaskStatus) -> None:
+        self.ssn.touch(task)
         job = self.ssn.jobs.get(task.job_id or "")
         if job is not None:
             job.set_status(task, status)

@@ -5,7 +5,7 @@ PreferNoSchedule taints are fixed per class; preferred pod (anti-)affinity follo
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from volcano_py.resources import CPU, MEMORY
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import FloatArray, IntArray
+from ..framework.node import NodeInfo
 from ..framework.session import Session
 from . import scoring
 from .matching import NodeLabels, SelectorError, untolerated
@@ -41,6 +42,25 @@ _UNSCORED = {
 }
 
 
+def _node_facts(
+    nodes: Sequence[NodeInfo],
+) -> tuple[NodeLabels, list[tuple[tuple[Mapping[str, Any], ...], IntArray]]]:
+    """The nodes' labels, and their PreferNoSchedule taints grouped so that a class is checked once per
+    distinct set: kept by the snapshot builder while the nodes stay the same, never changed once made."""
+    groups: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
+    soft: dict[tuple[tuple[str, str, str], ...], tuple[Mapping[str, Any], ...]] = {}
+    for row, node in enumerate(nodes):
+        taints = tuple(t for t in node.taints if t.get("effect") in _SOFT)
+        if taints:
+            key = tuple(
+                sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in taints)
+            )
+            groups.setdefault(key, []).append(row)
+            soft[key] = taints
+    labels = NodeLabels([n.labels for n in nodes], [n.name for n in nodes])
+    return labels, [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
+
+
 class NodeOrderPlugin:
     name = "nodeorder"
 
@@ -63,23 +83,14 @@ class NodeOrderPlugin:
         self.dims = np.array(
             [ssn.table.index[n] for n in (CPU, MEMORY) if n in ssn.table.index], dtype=np.int64
         )
-        self.labels = NodeLabels([n.labels for n in ssn.nodes], [n.name for n in ssn.nodes])
         self._static = {}
         alloc = ssn.table.allocatable[:, self.dims].astype(np.float64)
         # 1/allocatable; a node without the resource reads as empty until asked for it, then full.
         self.inverse = np.divide(1.0, alloc, out=np.full_like(alloc, _HUGE), where=alloc > 0)
-        # Nodes grouped by their PreferNoSchedule taints, so a class is checked once per distinct set.
-        groups: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
-        soft: dict[tuple[tuple[str, str, str], ...], tuple[Mapping[str, Any], ...]] = {}
-        for row, node in enumerate(ssn.nodes):
-            taints = tuple(t for t in node.taints if t.get("effect") in _SOFT)
-            if taints:
-                key = tuple(
-                    sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in taints)
-                )
-                groups.setdefault(key, []).append(row)
-                soft[key] = taints
-        self.soft_taints = [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
+        facts = ssn.snapshot.node_facts.get(self.name)
+        if facts is None:
+            facts = ssn.snapshot.node_facts[self.name] = _node_facts(ssn.nodes)
+        self.labels, self.soft_taints = facts
 
     def on_session_close(self, ssn: Session) -> None:
         self._static = {}

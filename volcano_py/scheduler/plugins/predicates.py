@@ -7,7 +7,7 @@ holds; they change as pods land, and are re-evaluated (``dra``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,6 +16,7 @@ from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import BoolArray, IntArray, Invalid, NodeVerdict
 from ..framework.job import JobInfo
+from ..framework.node import NodeInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
 from .dra import DraSession
@@ -59,6 +60,28 @@ DRA_FLAG = "predicate.DynamicResourceAllocationEnable"
 DRA_REASON = "DynamicResourceAllocation"
 
 
+_NodeFacts = tuple[
+    NodeLabels, list[tuple[tuple[Mapping[str, Any], ...], "np.ndarray[Any, Any]"]], BoolArray, BoolArray
+]
+
+
+def _node_facts(nodes: Sequence[NodeInfo]) -> _NodeFacts:
+    """What the predicates read of the nodes alone (labels, taints grouped, cordoned, not Ready): kept by the
+    snapshot builder for the next session while the nodes stay the same, and never changed once made."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for row, node in enumerate(nodes):
+        key = tuple(
+            sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in node.taints)
+        )
+        groups.setdefault(key, []).append(row)
+    return (
+        NodeLabels([n.labels for n in nodes], [n.name for n in nodes]),
+        [(nodes[rows[0]].taints, np.array(rows)) for rows in groups.values()],
+        np.array([n.unschedulable for n in nodes], dtype=np.bool_),
+        np.array([not n.ready for n in nodes], dtype=np.bool_),
+    )
+
+
 class PredicatesPlugin:
     """Arguments: the ``_SWITCHES`` above (default true); ``predicate.CacheEnable`` (a cache of Volcano's,
     nothing to switch here); ``predicate.DynamicResourceAllocationEnable`` (default true, as Volcano's
@@ -94,19 +117,13 @@ class PredicatesPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
-        self.labels = NodeLabels([n.labels for n in ssn.nodes], [n.name for n in ssn.nodes])
-        groups: dict[tuple[Any, ...], list[int]] = {}
-        for row, node in enumerate(ssn.nodes):
-            key = tuple(
-                sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in node.taints)
-            )
-            groups.setdefault(key, []).append(row)
-        self.taint_groups = [(ssn.nodes[rows[0]].taints, np.array(rows)) for rows in groups.values()]
-        self.cordoned = np.array([n.unschedulable for n in ssn.nodes], dtype=np.bool_)
-        self.not_ready = np.array([not n.ready for n in ssn.nodes], dtype=np.bool_)
+        facts = ssn.snapshot.node_facts.get(self.name)
+        if facts is None:
+            facts = ssn.snapshot.node_facts[self.name] = _node_facts(ssn.nodes)
+        self.labels, self.taint_groups, self.cordoned, self.not_ready = facts
         # Pods placed this session may carry anti-affinity too, so pending ones count as well.
         self.anti_terms = anti_affinity_terms(
-            [t for n in ssn.nodes for t in n.tasks.values() if has_required_anti_affinity(t)]
+            [t for t in ssn.snapshot.affine_tasks() if has_required_anti_affinity(t)]
             + [t for j in ssn.waiting_jobs() for t in j.pending_tasks if has_required_anti_affinity(t)]
         )
         if self.dra:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from volcano_py.api.recent_usage import read_recent_usage, usage_weight_factor
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import Resource, format_quantity
+from volcano_py.resources import Resource, count_into, format_quantity
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.extension import Vote
@@ -72,12 +72,14 @@ class ProportionPlugin:
         total = self.total = _vec(ssn.total)
         attrs = {name: _Attr(queue) for name, queue in ssn.queues.items()}
         self.queue_of = {job.uid: job.queue for job in ssn.jobs.values()}
+        # Per queue, how many jobs hold each distinct amount: summed as count times amount, exactly.
+        held: dict[str, dict[Resource, int]] = {}
         for job in ssn.jobs.values():
             attr = attrs.get(job.queue)
             if attr is None:
                 continue
             allocated = job.allocated
-            _add(attr.allocated, allocated)
+            count_into(held.setdefault(job.queue, {}), allocated)
             # As Volcano: every job's pending pods ask for their queue's share, a Pending PodGroup's too, so a
             # job that enqueue admits can be placed in the same session (when its pods already exist). Only
             # the waiting part is summed per job; what is held is added once per queue below.
@@ -88,6 +90,9 @@ class ProportionPlugin:
                     _add(attr.inqueue, job.deduct_gated((job.min_resources - allocated).clamp_min_zero()))
                 elif job.phase is PodGroupPhase.RUNNING:
                     _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
+        for queue_name, counts in held.items():
+            for holding, jobs in counts.items():
+                _add(attrs[queue_name].allocated, holding, jobs)
         for attr in attrs.values():
             # Amounts are whole numbers (milli-units and bytes), so the sums are exact in any order.
             for name, amount in attr.allocated.items():

@@ -1,0 +1,474 @@
+"""The views a snapshot hands its session: nodes with the tasks charged to them, jobs with their tasks, the
+node table. Built once, then kept and brought up to date by what changed.
+
+``Views.update`` takes the cluster's objects as lists of the API's dicts, finds what changed since the last
+update by the dicts' identities (the informers replace a changed object's dict and never change a dict they
+handed out, and the views keep each dict they read, so an id cannot be reused meanwhile) and applies only
+that: a pod added, replaced or gone is taken off its node, its job and the table and put back. From empty,
+the same steps are the from-scratch build, so both give the same views; ``keep=False`` (a one-off build)
+keeps nothing for next time.
+
+A session changes the tasks, nodes and jobs it is handed (statuses, placements, a job's phase) and records
+each one it changes in ``Touched``. The next update first puts those back as read (a touched task is taken
+off and a fresh twin of its record put on; a touched job is replaced by a fresh twin), so nothing a session
+decided survives but through the watch. The node table is never handed out: a session works on a copy.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dra
+from .job import JobInfo
+from .node import NodeInfo
+from .nodetable import NodeTable
+from .status import OCCUPYING_STATUSES, TaskStatus
+from .task import TaskInfo
+
+Obj = Any  # Mapping[str, Any]: the API's JSON, read-only here
+
+_DONE = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
+
+
+@dataclass(slots=True)
+class Touched:
+    """What a session changed in the views it was handed (a task may be listed more than once)."""
+
+    tasks: list[TaskInfo] = field(default_factory=list)
+    jobs: list[JobInfo] = field(default_factory=list)
+    # Tasks the session gave an equivalence class (``TaskInfo.klass``, a cache of that session's).
+    classed: list[TaskInfo] = field(default_factory=list)
+
+
+@dataclass(slots=True, eq=False)
+class _Pod:
+    obj: Obj
+    record: TaskInfo  # as read; never handed to a session
+    task: TaskInfo  # the views' twin of it
+    # The node the table charged it to, and how (None: not charged).
+    charged: tuple[str, TaskStatus] | None = None
+    # Its place in the pods last given (numbered afresh each update, above every earlier number): the
+    # views keep each node's, job's and status's tasks in this order, the order a from-scratch build has.
+    pos: int = 0
+
+
+@dataclass(slots=True, eq=False)
+class _Group:
+    obj: Obj
+    record: JobInfo
+    job: JobInfo
+    pos: int = 0  # as ``_Pod.pos``, among the PodGroups
+
+
+@dataclass(slots=True, eq=False)
+class _Node:
+    obj: Obj
+    record: NodeInfo
+    node: NodeInfo
+
+
+class Reset(Exception):
+    """The change cannot be applied in place (a node came or went): the views are built again."""
+
+
+class Views:
+    """Nodes, jobs and the node table of the objects last given to ``update``."""
+
+    def __init__(self, ours: frozenset[str], priorities: dict[str, int], *, keep: bool) -> None:
+        self.ours = ours
+        self.priorities = priorities
+        self.keep = keep
+        self.pods: dict[int, _Pod] = {}
+        self.pod_of: dict[str, _Pod] = {}  # by uid
+        self.groups: dict[int, _Group] = {}
+        self.group_of: dict[str, _Group] = {}  # by the job's uid
+        self.node_entries: dict[int, _Node] = {}
+        self.nodes: list[NodeInfo] = []
+        self.by_name: dict[str, NodeInfo] = {}
+        # Jobs of PodGroups, in the PodGroups' order; then the one-pod jobs of pods naming none.
+        self.jobs: dict[str, JobInfo] = {}
+        self.shadows: dict[str, JobInfo] = {}
+        # Pods of ours naming a PodGroup that does not exist, by the PodGroup's ``namespace/name``.
+        self.unowned: dict[str, dict[int, TaskInfo]] = {}
+        # Pending pods with ResourceClaims: their class depends on the claims, read anew every update.
+        self.claiming: dict[int, _Pod] = {}
+        self.claim_index: dict[str, dra.Claim] | None = None
+        self._claims: Sequence[Obj] = ()
+        self.table: NodeTable | None = None
+        # Plugins' facts of the nodes alone (``Snapshot.node_facts``): dropped when any node changes.
+        self.node_facts: dict[str, Any] = {}
+        # The first number of the next update's places (``_Pod.pos``), and the dicts whose order an update
+        # may have broken, put back in order at its end.
+        self._next_pos = 0
+        self._unsorted: dict[int, dict[str, Any]] = {}
+        self._filling = False
+        self._jobs_unsorted = False
+        # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
+        self.affine: dict[int, TaskInfo] = {}
+
+    # --- the one way in ------------------------------------------------------------------------------------
+
+    def update(
+        self,
+        nodes: Sequence[Obj],
+        pods: Sequence[Obj],
+        podgroups: Sequence[Obj],
+        claims: Sequence[Obj],
+        touched: Touched | None,
+    ) -> None:
+        """Bring the views to ``nodes``, ``pods`` and ``podgroups``, after undoing ``touched``. Raises
+        ``Reset`` when they must be built again from empty (see ``fill``)."""
+        self._claims = claims
+        self.claim_index = None
+        if touched is not None:
+            self._undo(touched)
+        self._update_nodes(nodes)
+        self._update_groups(podgroups)
+        self._update_pods(pods)
+        self._sort()
+
+    def fill(
+        self,
+        nodes: Sequence[Obj],
+        pods: Sequence[Obj],
+        podgroups: Sequence[Obj],
+        claims: Sequence[Obj],
+        parsed: Views | None = None,
+    ) -> None:
+        """Build the views from empty (``parsed``: views whose records may be reused, not their twins)."""
+        self._claims = claims
+        self.claim_index = None
+        self._filling = True
+        old_nodes = parsed.node_entries if parsed is not None else {}
+        old_groups = parsed.groups if parsed is not None else {}
+        old_pods = parsed.pods if parsed is not None else {}
+        read: list[_Node] = []
+        for obj in nodes:
+            old = old_nodes.get(id(obj))
+            record = old.record if old is not None and old.obj is obj else NodeInfo.from_node(obj)
+            read.append(_Node(obj, record, record.fresh() if self.keep else record))
+        read.sort(key=lambda e: e.node.name)
+        for node_entry in read:
+            self.node_entries[id(node_entry.obj)] = node_entry
+            self.nodes.append(node_entry.node)
+            self.by_name[node_entry.node.name] = node_entry.node
+        base = self._numbering(len(podgroups))
+        for i, obj in enumerate(podgroups):
+            prev = old_groups.get(id(obj))
+            job_record = prev.record if prev is not None and prev.obj is obj else self._read_group(obj)
+            group = _Group(obj, job_record, job_record.fresh() if self.keep else job_record, base + i)
+            self.groups[id(obj)] = group
+            self.group_of[group.job.uid] = group
+            self.jobs[group.job.uid] = group.job
+        base = self._numbering(len(pods))
+        for i, obj in enumerate(pods):
+            was = old_pods.get(id(obj))
+            task_record = was.record if was is not None and was.obj is obj else self._read_pod(obj, None)
+            entry = _Pod(obj, task_record, task_record.fresh() if self.keep else task_record, pos=base + i)
+            self.pods[id(obj)] = entry
+            self.pod_of[task_record.uid] = entry
+            self._add(entry, charge=False)
+        self._filling = False
+        if self.keep:
+            self.table = NodeTable(self.nodes)
+
+    # --- what the snapshot reads ---------------------------------------------------------------------------
+
+    def all_jobs(self) -> dict[str, JobInfo]:
+        return {**self.jobs, **self.shadows} if self.shadows else dict(self.jobs)
+
+    def orphaned(self) -> list[TaskInfo]:
+        """Pending pods of ours whose PodGroup does not exist."""
+        pending = TaskStatus.PENDING
+        waiting = [t for tasks in self.unowned.values() for t in tasks.values() if t.status is pending]
+        return sorted(waiting, key=self._pos) if len(waiting) > 1 else waiting
+
+    # --- reading -------------------------------------------------------------------------------------------
+
+    def _read_pod(self, obj: Obj, previous: _Pod | None) -> TaskInfo:
+        if previous is not None:
+            revised = previous.record.revised(previous.obj, obj)
+            if revised is not None:
+                return revised
+        return TaskInfo.from_pod(obj, priority_classes=self.priorities)
+
+    def _read_group(self, obj: Obj) -> JobInfo:
+        return JobInfo.from_podgroup(obj, priority_classes=self.priorities)
+
+    # --- a session's changes, undone -----------------------------------------------------------------------
+
+    def _undo(self, touched: Touched) -> None:
+        for task in touched.classed:
+            task.klass = None
+        done: set[int] = set()
+        for task in touched.tasks:
+            if id(task) in done:
+                continue
+            done.add(id(task))
+            entry = self.pods.get(id(task.pod))
+            if entry is None or entry.task is not task:
+                continue  # gone from the views already
+            self._remove(entry)
+            entry.task = entry.record.fresh()
+            entry.charged = None
+            self._add(entry, charge=True)
+        for job in touched.jobs:
+            group = self.group_of.get(job.uid)
+            if group is not None and group.job is job:
+                self._retwin_group(group, group)
+
+    # --- nodes ---------------------------------------------------------------------------------------------
+
+    def _update_nodes(self, nodes: Sequence[Obj]) -> None:
+        entries = self.node_entries
+        by_id = dict(zip(map(id, nodes), nodes, strict=True))
+        if by_id.keys() == entries.keys():
+            return
+        gone = [entries[i] for i in entries.keys() - by_id.keys()]
+        new = [obj for i, obj in by_id.items() if i not in entries]
+        if len(gone) != len(new):
+            raise Reset
+        old_by_name = {e.node.name: e for e in gone}
+        for obj in new:
+            record = NodeInfo.from_node(obj)
+            old = old_by_name.pop(record.name, None)
+            if old is None:
+                raise Reset  # a node came and another went
+            self._replace_node(old, _Node(obj, record, record.fresh()))
+
+    def _replace_node(self, old: _Node, new: _Node) -> None:
+        self.node_facts = {}
+        del self.node_entries[id(old.obj)]
+        self.node_entries[id(new.obj)] = new
+        node = new.node
+        for task in old.node.tasks.values():
+            node.add_task(task)
+        index = next(i for i, n in enumerate(self.nodes) if n is old.node)
+        self.nodes[index] = node
+        self.by_name[node.name] = node
+        table = self.table
+        if table is not None:
+            if tuple(new.record.allocatable) != tuple(old.record.allocatable):
+                self.table = NodeTable(self.nodes)  # its columns may change
+            else:
+                table.set_allocatable(index, node.allocatable)
+
+    # --- PodGroups -----------------------------------------------------------------------------------------
+
+    def _update_groups(self, podgroups: Sequence[Obj]) -> None:
+        groups = self.groups
+        base = self._numbering(len(podgroups))
+        get = groups.get
+        new: list[tuple[int, Obj]] = []
+        for i, obj in enumerate(podgroups):
+            found = get(id(obj))
+            if found is None:
+                new.append((i, obj))
+            else:
+                found.pos = base + i
+        if not new and len(podgroups) == len(groups):
+            return
+        gone: dict[str, _Group] = {}
+        for i, old in list(groups.items()):
+            if old.pos < base:
+                del groups[i]
+                gone[old.record.uid] = old
+                if self.group_of.get(old.record.uid) is old:
+                    del self.group_of[old.record.uid]
+        self._jobs_unsorted = True
+        for i, obj in new:
+            record = self._read_group(obj)
+            group = _Group(obj, record, record.fresh(), base + i)
+            groups[id(obj)] = group
+            self.group_of[record.uid] = group
+            replaced = gone.pop(record.uid, None)
+            if replaced is not None:
+                self._retwin_group(replaced, group)
+                continue
+            job = group.job
+            self.jobs[job.uid] = job
+            for task in self.unowned.pop(job.uid, {}).values():
+                self._join(job, task)
+        for old in gone.values():
+            job = old.job
+            if self.jobs.get(job.uid) is job:
+                del self.jobs[job.uid]
+                if job.tasks:
+                    self.unowned[job.uid] = {id(t): t for t in job.tasks.values()}
+
+    def _retwin_group(self, old: _Group, new: _Group) -> None:
+        """A fresh twin of ``new``'s record takes the place and tasks of ``old``'s (which may be ``new``)."""
+        job = new.record.fresh()
+        for task in old.job.tasks.values():
+            self._join(job, task)
+        new.job = job
+        self.jobs[job.uid] = job
+
+    # --- pods ----------------------------------------------------------------------------------------------
+
+    def _update_pods(self, pods: Sequence[Obj]) -> None:
+        entries = self.pods
+        if self.claiming:
+            for entry in list(self.claiming.values()):
+                self._remove(entry)
+                entry.task = entry.record.fresh()
+                self._add(entry, charge=True)
+        # A loop, not set arithmetic over ids: at 10,000 pods the sets cost three times as much. A dict the
+        # views hold cannot share its id with another one, so an id found is the same pod.
+        base = self._numbering(len(pods))
+        get = entries.get
+        new: list[tuple[int, Obj]] = []
+        pos = base
+        for obj in pods:
+            found = get(id(obj))
+            if found is None:
+                new.append((pos, obj))
+            else:
+                found.pos = pos
+            pos += 1
+        # What is gone: first the old versions of the new pods (found by uid, the usual change), then, only
+        # if some are still missing, whatever else was not seen.
+        missing = len(entries) - (len(pods) - len(new))
+        gone: dict[int, _Pod] = {}
+        for _, obj in new if missing else ():
+            old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+            if old is not None and old.pos < base:
+                gone[id(old.obj)] = old
+        if len(gone) != missing:
+            gone = {i: e for i, e in entries.items() if e.pos < base}
+        by_uid: dict[str, _Pod] = {}
+        for i, entry in gone.items():
+            del entries[i]
+            if self.pod_of.get(entry.record.uid) is entry:
+                del self.pod_of[entry.record.uid]
+            by_uid[entry.record.uid] = entry
+            self._remove(entry)
+        for at, obj in new:
+            uid = (obj.get("metadata") or {}).get("uid")
+            record = self._read_pod(obj, by_uid.get(uid) if uid else None)
+            entry = _Pod(obj, record, record.fresh(), pos=at)
+            entries[id(obj)] = entry
+            self.pod_of[record.uid] = entry
+            self._add(entry, charge=True)
+
+    def _add(self, entry: _Pod, *, charge: bool) -> None:
+        """Charge the pod to its node and put it in its job, as the from-scratch build does."""
+        task = entry.task
+        if task.claims_used and task.status is TaskStatus.PENDING:
+            if self.claim_index is None:
+                self.claim_index = {c.key: c for c in (dra.read_claim(obj) for obj in self._claims)}
+            # Pods differ by their claims' state, which is not in the pod: this twin says it.
+            base = task.class_key if isinstance(task.class_key, tuple) else (task.class_key,)
+            task.class_key = (*base, dra.claims_class_key(task.pod, self.claim_index))
+            if self.keep:
+                self.claiming[id(entry.obj)] = entry
+        node = self.by_name.get(task.node_name) if task.node_name else None
+        status = task.status
+        if node is not None and status in OCCUPYING_STATUSES:
+            node.add_task(task)
+            self._appended(node.tasks)
+            if charge and self.table is not None:
+                self.table.charge_task(self.table.node_index[node.name], task.resreq, status, 1)
+            entry.charged = (node.name, status)
+            if task.affinity:
+                self.affine[id(task)] = task
+        if task.scheduler_name not in self.ours:
+            return
+        if task.job_id is None:
+            if status in _DONE:
+                return
+            job = JobInfo.shadow_for(task)
+            self.shadows[job.uid] = job
+            task.job_id = job.uid
+            job.add_task(task)
+            self._appended(self.shadows)
+            return
+        owner = self.jobs.get(task.job_id)
+        if owner is None:
+            self.unowned.setdefault(task.job_id, {})[id(task)] = task
+            return
+        self._join(owner, task)
+
+    def _remove(self, entry: _Pod) -> None:
+        """Undo ``_add`` for the pod as it is now (a session may have moved it since)."""
+        task = entry.task
+        self.claiming.pop(id(entry.obj), None)
+        charged = entry.charged
+        if charged is not None:
+            entry.charged = None
+            self.affine.pop(id(task), None)
+            node = self.by_name.get(charged[0])
+            if node is not None:
+                node.remove_task(task)
+                if self.table is not None:
+                    self.table.charge_task(self.table.node_index[node.name], task.resreq, charged[1], -1)
+        if task.node_name:
+            node = self.by_name.get(task.node_name)
+            if node is not None and node.tasks.get(task.uid) is task:
+                node.remove_task(task)
+        if task.scheduler_name not in self.ours or task.job_id is None:
+            return
+        if entry.record.job_id is None:
+            shadow = self.shadows.get(task.job_id)
+            if shadow is not None and shadow.tasks.get(task.uid) is task:
+                del self.shadows[task.job_id]
+            return
+        owner = self.jobs.get(task.job_id)
+        if owner is not None and owner.tasks.get(task.uid) is task:
+            owner.remove_task(task)
+            return
+        waiting = self.unowned.get(task.job_id)
+        if waiting is not None and waiting.pop(id(task), None) is not None and not waiting:
+            del self.unowned[task.job_id]
+
+    # --- order ---------------------------------------------------------------------------------------------
+
+    def _numbering(self, count: int) -> int:
+        """The first of ``count`` places for the objects of one list, above every place given before."""
+        base = self._next_pos
+        self._next_pos += count + 1
+        return base
+
+    def _entry(self, value: TaskInfo | JobInfo) -> _Pod | None:
+        task = value if isinstance(value, TaskInfo) else next(iter(value.tasks.values()))  # a shadow's one
+        return self.pods.get(id(task.pod))
+
+    def _pos(self, value: TaskInfo | JobInfo) -> int:
+        entry = self._entry(value)
+        assert entry is not None, "a task in the views without its pod"
+        return entry.pos
+
+    def _join(self, job: JobInfo, task: TaskInfo) -> None:
+        job.add_task(task)
+        self._appended(job.tasks)
+        self._appended(job.by_status[task.status])
+
+    def _appended(self, added: dict[str, Any]) -> None:
+        """Note ``added`` for ``_sort`` when the entry just put last belongs before the one it follows (a
+        pod changed or a session's change undone: the task goes last, its place may be anywhere)."""
+        if self._filling or len(added) < 2 or id(added) in self._unsorted:
+            return  # filled from empty, everything goes in in order
+        values = reversed(added.values())
+        last, before = next(values), next(values)
+        if self._pos(before) > self._pos(last):
+            self._unsorted[id(added)] = added
+
+    def _sort(self) -> None:
+        """Put the tasks of every node, job and status, and the jobs, back in the order of the lists given,
+        as a from-scratch build has them: decisions between equals go by it."""
+        for tasks in self._unsorted.values():
+            if all(self._entry(value) is not None for value in tasks.values()):  # not a dropped job's
+                ordered = sorted(tasks.items(), key=lambda item: self._pos(item[1]))
+                tasks.clear()
+                tasks.update(ordered)
+        self._unsorted.clear()
+        if self._jobs_unsorted:
+            self._jobs_unsorted = False
+            places = [self.group_of[uid].pos for uid in self.jobs]
+            if any(a > b for a, b in itertools.pairwise(places)):
+                ordered_jobs = sorted(self.jobs.items(), key=lambda item: self.group_of[item[0]].pos)
+                self.jobs.clear()
+                self.jobs.update(ordered_jobs)
