@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import os
 import signal
 import subprocess
@@ -574,17 +575,27 @@ def scrape(url: str | None) -> dict[float, float]:
         return {}
 
 
+def cycle_quantiles(before: dict[float, float], after: dict[float, float]) -> JSON:
+    """Cycle time p50/p99 from the histogram's growth between two scrapes (None without a cycle)."""
+    delta = bucket_delta(before, after)
+    out: JSON = {}
+    for q, key in ((0.50, "cycle_ms_p50"), (0.99, "cycle_ms_p99")):
+        value = histogram_quantile(q, delta)
+        out[key] = round(value, 1) if value is not None else None
+    return out
+
+
 def churn_windows(watch: BindWatch, cycles: list[dict[float, float]], loads: list[float], start: float,
-                  width: float, filled: int, size: int) -> list[JSON]:  # fmt: skip
-    """One line per window: pods created and bound in it, bind latency of the pods created in it, cycle
+                  width: float, count: int, filled: int) -> list[JSON]:  # fmt: skip
+    """One line per window of arrivals (``count`` of them): pods created in it, their bind latency, cycle
     time from the histogram's growth over it, and the pods in the cluster at its end."""
     waited = (
         (at, (watch.bound[name] - at) * 1000) for name, at in watch.created.items() if name in watch.bound
     )
     latencies = windows(waited, start, width)
-    created = windows(((at, 1.0) for at in sorted(watch.created.values())), start, width)
+    created = windows(((at, 1.0) for at in watch.created.values()), start, width)
     out = []
-    for index in range(len(created)):
+    for index in range(min(count, len(created))):
         waits = latencies[index] if index < len(latencies) else []
         line: JSON = {
             "window": index,
@@ -595,10 +606,7 @@ def churn_windows(watch: BindWatch, cycles: list[dict[float, float]], loads: lis
             "unbound": len(created[index]) - len(waits),
         }
         if index + 1 < len(cycles):
-            delta = bucket_delta(cycles[index], cycles[index + 1])
-            for q, key in ((0.50, "cycle_ms_p50"), (0.99, "cycle_ms_p99")):
-                value = histogram_quantile(q, delta)
-                line[key] = round(value, 1) if value is not None else None
+            line.update(cycle_quantiles(cycles[index], cycles[index + 1]))
         if index < len(loads):
             line["load_average"] = loads[index]
         out.append(line)
@@ -667,7 +675,10 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             "bind_ms_p99": round(percentile(latencies, 0.99), 1),
             "scheduler_cpu_s": round(cpu_seconds(started.process.pid), 2),
             **rss_mib(started.process.pid), "load_average": load_average(),
-            "windows": churn_windows(watch, cycles, loads, start, args.window, filled, args.churn_size),
+            **(cycle_quantiles(cycles[0], cycles[-1]) if started.metrics_url else {}),
+            "windows": churn_windows(
+                watch, cycles, loads, start, args.window, math.ceil(args.minutes * 60 / args.window), filled
+            ),
         }  # fmt: skip
     finally:
         stop([started.process])
@@ -812,6 +823,8 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.plot_from and not args.plot:
         parser.error("--plot-from needs --plot PATH.svg to write")
+    if args.plot_from and not args.plot_from.is_file():
+        parser.error(f"--plot-from {args.plot_from}: no such file (the JSON a run printed)")
     try:
         scale_points(args.nodes, args.pods)
     except ValueError as err:

@@ -3,8 +3,9 @@ run's JSON in, one standalone SVG out (``volcano_py.sim.svg`` draws each panel).
 
 One panel per measure that the run has: per backlog job size the scheduler's CPU per pod, its peak RSS and
 the seconds from its start to the last bind; the scheduler's restart to first bind and its RSS; the
-controller's restart to the new Job's first pod; and, from churn, cycle time p99 and bind latency p99
-against the pods in the cluster at that minute. The x axis is the pods of the point (the nodes of each
+controller's restart to the new Job's first pod; churn's cycle time p99 and bind latency p99 over the run;
+and, per point, churn's cycle time p99 in each window against the pods in the cluster then (finished pods
+stay, so the cluster grows during the run). The x axis is the pods of the point (the nodes of each
 point are in the caption). A system's points are joined in order of pods, in the same colour in every
 panel; a system that did not measure a point has no point there.
 """
@@ -24,6 +25,7 @@ STYLE = (
 )
 Row = dict[str, Any]
 Panel = tuple[str, str, dict[str, list[Point]]]
+WITHIN_CHURN = "churn at"  # the panels drawn against the pods in the cluster in each window
 
 
 def _series(rows: Iterable[tuple[int, Row]], key: str) -> dict[str, list[Point]]:
@@ -64,15 +66,25 @@ def panels(result: Row) -> list[Panel]:
         ("scheduler restart: RSS", "RSS MiB once bound", _series(scheduler, "rss_mib")),
         ("controller restart", "s from start to the Job's pod", _series(controller, "first_pod_s")),
     ]
-    minutes = [
-        (int(window["pods_in_cluster"]), {"system": row["system"], **window})
-        for _, row in _rows(result, "churn")
-        for window in row.get("windows", [])
-    ]
+    churn = _rows(result, "churn")
     out += [
-        ("churn: cycle time", "cycle p99 ms", _series(minutes, "cycle_ms_p99")),
-        ("churn: bind latency", "created to bound p99 ms", _series(minutes, "bind_ms_p99")),
+        ("churn: cycle time", "cycle p99 ms over the run", _series(churn, "cycle_ms_p99")),
+        ("churn: bind latency", "created to bound p99 ms", _series(churn, "bind_ms_p99")),
     ]
+    # Within each point's churn, against the pods in the cluster as finished pods pile up.
+    for point in result.get("points", []):
+        minutes = [
+            (int(window["pods_in_cluster"]), {"system": row["system"], **window})
+            for row in point.get("churn") or []
+            for window in row.get("windows", [])
+        ]
+        out.append(
+            (
+                f"{WITHIN_CHURN} {point['nodes']:,} nodes",
+                "cycle p99 ms per window",
+                _series(minutes, "cycle_ms_p99"),
+            )
+        )
     return [panel for panel in out if panel[2]]
 
 
@@ -96,9 +108,10 @@ def render(result: Row) -> str:
     if not drawn:
         parts.append('<text x="8" y="48">no measurement in this result</text>')
     for index, (title, y_label, series) in enumerate(drawn):
+        x_label = "pods in the cluster at the window's end" if title.startswith(WITHIN_CHURN) else "pods"
         x, y = (index % COLUMNS) * PANEL_WIDTH, 28 + (index // COLUMNS) * PANEL_HEIGHT
         chart = line_chart(
-            series, title=title, x_label="pods", y_label=y_label, plot_id=title, step=False,
+            series, title=title, x_label=x_label, y_label=y_label, plot_id=title, step=False,
             width=PANEL_WIDTH, height=PANEL_HEIGHT, markers=True, colours=colours,
         )  # fmt: skip
         parts.append(f'<g transform="translate({x} {y})">{chart}</g>')

@@ -163,9 +163,9 @@ def _result() -> dict[str, Any]:
                     {"system": "volcano-py", "component": "controller", "first_pod_s": 3.0},
                 ],
                 "churn": [
-                    {"system": "volcano-py", "windows": [
-                        {"pods_in_cluster": 1100, "cycle_ms_p99": 40.0, "bind_ms_p99": 900.0},
-                        {"pods_in_cluster": 1200, "cycle_ms_p99": 45.0, "bind_ms_p99": None},
+                    {"system": "volcano-py", "cycle_ms_p99": 42.0, "bind_ms_p99": 900.0, "windows": [
+                        {"pods_in_cluster": 1100, "cycle_ms_p99": 40.0},
+                        {"pods_in_cluster": 1200, "cycle_ms_p99": None},
                     ]},
                 ],
             },
@@ -213,9 +213,11 @@ def test_plot_draws_each_measure_against_pods_every_system_on_the_same_axes() ->
     }
     assert colours[("scheduler restart", "volcano-py")] == colours[("backlog 1-pod: CPU", "volcano-py")]
     assert colours[("scheduler restart", "volcano")] != colours[("backlog 1-pod: CPU", "null")]
-    # Churn's windows are drawn against the pods in the cluster then; one without a figure is left out.
-    churn = charts["churn: bind latency"]
-    assert len(next(churn.iter(f"{SVG}polyline")).attrib["points"].split()) == 1
+    # Churn over the run against the point's pods; within a point against the pods in the cluster per
+    # window, a window without a figure left out.
+    assert len(next(charts["churn: bind latency"].iter(f"{SVG}polyline")).attrib["points"].split()) == 1
+    assert len(next(charts["churn at 100 nodes"].iter(f"{SVG}polyline")).attrib["points"].split()) == 1
+    assert "churn at 200 nodes" not in charts  # that point has no churn
     assert "churn: cycle time" in charts and "controller restart" in charts
     caption = ET.fromstring(svg).find(f"{SVG}text")
     assert caption is not None and caption.text is not None
