@@ -57,7 +57,7 @@ from bench_restart import create_all, fill
 from benchlib import scaleplot
 from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchlib.procfs import cpu_seconds, meminfo, rss_mib
-from benchlib.stats import bucket_delta, histogram_buckets, histogram_quantile, percentile, windows
+from benchlib.stats import churn_windows, cycle_quantiles, histogram_buckets, percentile
 from benchlib.systems import (
     REPO,
     launch_null_binder,
@@ -575,44 +575,6 @@ def scrape(url: str | None) -> dict[float, float]:
         return {}
 
 
-def cycle_quantiles(before: dict[float, float], after: dict[float, float]) -> JSON:
-    """Cycle time p50/p99 from the histogram's growth between two scrapes (None without a cycle)."""
-    delta = bucket_delta(before, after)
-    out: JSON = {}
-    for q, key in ((0.50, "cycle_ms_p50"), (0.99, "cycle_ms_p99")):
-        value = histogram_quantile(q, delta)
-        out[key] = round(value, 1) if value is not None else None
-    return out
-
-
-def churn_windows(watch: BindWatch, cycles: list[dict[float, float]], loads: list[float], start: float,
-                  width: float, count: int, filled: int) -> list[JSON]:  # fmt: skip
-    """One line per window of arrivals (``count`` of them): pods created in it, their bind latency, cycle
-    time from the histogram's growth over it, and the pods in the cluster at its end."""
-    waited = (
-        (at, (watch.bound[name] - at) * 1000) for name, at in watch.created.items() if name in watch.bound
-    )
-    latencies = windows(waited, start, width)
-    created = windows(((at, 1.0) for at in watch.created.values()), start, width)
-    out = []
-    for index in range(min(count, len(created))):
-        waits = latencies[index] if index < len(latencies) else []
-        line: JSON = {
-            "window": index,
-            "pods_in_cluster": filled + sum(len(w) for w in created[: index + 1]),
-            "created": len(created[index]),
-            "bind_ms_p50": round(percentile(waits, 0.50), 1) if waits else None,
-            "bind_ms_p99": round(percentile(waits, 0.99), 1) if waits else None,
-            "unbound": len(created[index]) - len(waits),
-        }
-        if index + 1 < len(cycles):
-            line.update(cycle_quantiles(cycles[index], cycles[index + 1]))
-        if index < len(loads):
-            line["load_average"] = loads[index]
-        out.append(line)
-    return out
-
-
 async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> JSON:
     args = bench.args
     namespace = bench.cluster.create_namespace(f"churn-{system}")
@@ -677,7 +639,8 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             **rss_mib(started.process.pid), "load_average": load_average(),
             **(cycle_quantiles(cycles[0], cycles[-1]) if started.metrics_url else {}),
             "windows": churn_windows(
-                watch, cycles, loads, start, args.window, math.ceil(args.minutes * 60 / args.window), filled
+                watch.created, watch.bound, cycles, loads, start, args.window,
+                math.ceil(args.minutes * 60 / args.window), filled,
             ),
         }  # fmt: skip
     finally:

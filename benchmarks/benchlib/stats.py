@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -65,3 +66,51 @@ def windows(samples: Iterable[tuple[float, float]], start: float, width: float) 
             grouped.append([])
         grouped[index].append(value)
     return grouped
+
+
+def cycle_quantiles(before: Mapping[float, float], after: Mapping[float, float]) -> dict[str, float | None]:
+    """Cycle time p50/p99 (ms) from a cycle histogram's growth between two scrapes (None without a cycle)."""
+    delta = bucket_delta(before, after)
+    out: dict[str, float | None] = {}
+    for q, key in ((0.50, "cycle_ms_p50"), (0.99, "cycle_ms_p99")):
+        value = histogram_quantile(q, delta)
+        out[key] = round(value, 1) if value is not None else None
+    return out
+
+
+def churn_windows(
+    created: Mapping[str, float],
+    bound: Mapping[str, float],
+    cycles: Sequence[Mapping[float, float]],
+    loads: Sequence[float],
+    start: float,
+    width: float,
+    count: int,
+    filled: int,
+) -> list[dict[str, Any]]:
+    """One line per window of arrivals (the first ``count``): the pods in the cluster at its end (``filled``
+    plus those created so far), pods created in it, their bind latency (created -> bound, ms), how many
+    of them were never bound, cycle time from ``cycles[i] -> cycles[i + 1]`` (a scrape at each window's
+    start and end) and the load average ``loads[i]``."""
+    waited = ((at, (bound[name] - at) * 1000) for name, at in created.items() if name in bound)
+    latencies = windows(waited, start, width)
+    arrivals = windows(((at, 1.0) for at in created.values()), start, width)
+    out = []
+    in_cluster = filled
+    for index in range(min(count, len(arrivals))):
+        waits = latencies[index] if index < len(latencies) else []
+        in_cluster += len(arrivals[index])
+        line: dict[str, Any] = {
+            "window": index,
+            "pods_in_cluster": in_cluster,
+            "created": len(arrivals[index]),
+            "bind_ms_p50": round(percentile(waits, 0.50), 1) if waits else None,
+            "bind_ms_p99": round(percentile(waits, 0.99), 1) if waits else None,
+            "unbound": len(arrivals[index]) - len(waits),
+        }
+        if index + 1 < len(cycles):
+            line.update(cycle_quantiles(cycles[index], cycles[index + 1]))
+        if index < len(loads):
+            line["load_average"] = loads[index]
+        out.append(line)
+    return out

@@ -13,6 +13,7 @@ from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import Memory, deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchmarks.benchlib.stats import (
     bucket_delta,
+    churn_windows,
     histogram_buckets,
     histogram_quantile,
     percentile,
@@ -88,6 +89,24 @@ def test_windows_groups_samples_by_time_from_the_start() -> None:
     samples = [(99.0, 1.0), (100.0, 2.0), (159.9, 3.0), (160.0, 4.0), (290.0, 5.0)]
     assert windows(samples, start=100.0, width=60.0) == [[2.0, 3.0], [4.0], [], [5.0]]
     assert windows([], start=0.0, width=60.0) == []
+
+
+def test_churn_windows_per_window_of_arrivals() -> None:
+    created = {"a": 100.0, "b": 110.0, "c": 130.0, "d": 135.0, "late": 170.0}  # 30 s windows from 100
+    bound = {"a": 100.5, "b": 112.0, "c": 130.2}  # d never bound
+    cycles = [
+        {10.0: 0, 100.0: 0, INF: 0},  # scraped at the start
+        {10.0: 4, 100.0: 4, INF: 4},  # four cycles of under 10 ms in the first window
+        {10.0: 4, 100.0: 6, INF: 6},  # two of 10-100 ms in the second
+    ]
+    lines = churn_windows(created, bound, cycles, [1.5, 2.5], start=100.0, width=30.0, count=2, filled=1000)
+    assert lines == [
+        {"window": 0, "pods_in_cluster": 1002, "created": 2, "bind_ms_p50": 2000.0, "bind_ms_p99": 2000.0,
+         "unbound": 0, "cycle_ms_p50": 5.0, "cycle_ms_p99": 9.9, "load_average": 1.5},
+        {"window": 1, "pods_in_cluster": 1004, "created": 2, "bind_ms_p50": 200.0, "bind_ms_p99": 200.0,
+         "unbound": 1, "cycle_ms_p50": 55.0, "cycle_ms_p99": 99.1, "load_average": 2.5},
+    ]  # fmt: skip
+    # "late" arrived after the last whole window (count=2): its partial window is not reported.
 
 
 MEMINFO = "MemTotal:       24000000 kB\nMemFree:         1000000 kB\nMemAvailable:    6000000 kB\n"
