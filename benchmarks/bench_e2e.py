@@ -32,77 +32,38 @@ import statistics
 import subprocess
 import sys
 import time
-import urllib.request
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import aiohttp
+from benchlib.procfs import cpu_seconds, peak_rss_mib
+from benchlib.stats import percentile
+from benchlib.systems import (
+    REPO,
+    launch_null_binder,
+    launch_vc_controller_manager,
+    launch_vc_scheduler,
+    launch_volcano_py_controller,
+    launch_volcano_py_scheduler,
+    wait_first_cycle,
+    wait_null_ready,
+    wait_ready,
+)
 from build_volcano import ensure_volcano
 from prometheus_client.parser import text_string_to_metric_families
 
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
-from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.kinds import PODGROUPS, PODS
 
-REPO = Path(__file__).resolve().parent.parent
 PROFILE_SLICE_SECONDS = 5
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def progress(message: str) -> None:
     print(f"[bench_e2e] {message}", file=sys.stderr, flush=True)
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
-
-
-def peak_rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return 0.0
-
-
-def wait_ready(port: int, process: subprocess.Popen[bytes], within: float = 120.0) -> None:
-    """Until the process's /readyz answers 200 (caches synced): its start-up is not part of the measure."""
-    wait_until(f"http://127.0.0.1:{port}/readyz", lambda _text: True, {"the process": process}, within)
-
-
-def wait_until(
-    url: str,
-    ready: Callable[[str], bool],
-    processes: dict[str, subprocess.Popen[bytes]],
-    within: float = 120.0,
-) -> None:
-    """Until ``url`` answers 200 with a body that ``ready`` accepts; stops early if a process exits."""
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        for name, process in processes.items():
-            if process.poll() is not None:
-                raise RuntimeError(f"{name} exited with code {process.returncode}; see --scheduler-log")
-        try:
-            with urllib.request.urlopen(url, timeout=1) as response:
-                if response.status == 200 and ready(response.read().decode()):
-                    return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{', '.join(processes)} not ready within {within}s ({url}); see --scheduler-log")
-
-
-def ran_a_cycle(metrics: str) -> bool:
-    """Volcano's scheduler has run a cycle, which it does only once its caches have synced."""
-    return any(
-        sample.name == "volcano_e2e_scheduling_latency_milliseconds_count" and sample.value > 0
-        for family in text_string_to_metric_families(metrics)
-        for sample in family.samples
-    )
 
 
 def api_counts(cluster: DevCluster) -> dict[str, float]:
@@ -153,11 +114,6 @@ def per_pod(before: dict[str, float], after: dict[str, float], pods: int) -> dic
     """Counter deltas per pod, largest first, without the ones under 0.01 per pod (noise of the harness)."""
     rates = {key: (after[key] - before.get(key, 0.0)) / max(1, pods) for key in after}
     return {key: round(rate, 3) for key, rate in sorted(rates.items(), key=lambda kv: -kv[1]) if rate >= 0.01}
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def per_second(stamps: Iterable[float], start: float, seconds: int | None = None) -> list[int]:
@@ -391,8 +347,6 @@ VARIANTS: dict[str, list[str]] = {
     "volcano-py-fixed-period": ["--burst-quiet", "0"],
 }
 SYSTEMS = ("null", "volcano-py", *VARIANTS, "volcano-py-before", "volcano-py-deployed", "volcano")
-# Volcano's controllers that act on pods: PodGroups for plain pods (pg), queue status, Jobs, and TTL cleanup.
-VOLCANO_CONTROLLERS = "pg-controller,queue-controller,job-controller,gc-controller"
 
 
 def start_system(
@@ -403,17 +357,11 @@ def start_system(
     if system == "volcano":
         return start_volcano(args, cluster, log_file)
     if system == "null":
-        process = subprocess.Popen(
-            [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
-             "--kubeconfig", str(cluster.kubeconfig), "--bind-concurrency", str(args.bind_concurrency),
-             "--event-loop", args.event_loop],
-            stdout=subprocess.PIPE, stderr=log_file,
-        )  # fmt: skip
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        if line.strip() != b"ready":
-            raise RuntimeError(f"the null binder did not start (exit {process.poll()}); see --scheduler-log")
-        return {"scheduler": process}
+        binder = launch_null_binder(
+            cluster.kubeconfig, log_file, bind_concurrency=args.bind_concurrency, event_loop=args.event_loop
+        )
+        wait_null_ready(binder)
+        return {"scheduler": binder}
     env = dict(os.environ)
     cwd = None
     if system == "volcano-py-before":
@@ -430,27 +378,19 @@ def start_system(
     flags = (
         [] if system == "volcano-py-before" else ["--event-loop", args.event_loop, *VARIANTS.get(system, [])]
     )
-    (metrics_port,) = free_ports(1)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "scheduler",
-         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
-         "--metrics-port", str(metrics_port), "--metrics-host", "127.0.0.1",
-         "--schedule-period", str(args.schedule_period), "--bind-concurrency", str(args.bind_concurrency),
-         *flags],
-        stderr=log_file, env=env, cwd=cwd,
+    process, metrics_port = launch_volcano_py_scheduler(
+        cluster.kubeconfig, log_file, level=args.scheduler_log_level, env=env, cwd=cwd,
+        flags=["--schedule-period", str(args.schedule_period),
+               "--bind-concurrency", str(args.bind_concurrency), *flags],
     )  # fmt: skip
     wait_ready(metrics_port, process)
     if system != "volcano-py-deployed":
         return {"scheduler": process}
     # With the controller, as deployed: it gives plain pods their PodGroups, as Volcano's does. No
     # webhooks, as Volcano runs here without its webhook-manager.
-    (controller_port,) = free_ports(1)
-    controller = subprocess.Popen(
-        [sys.executable, "-m", "volcano_py", "--log-level", args.scheduler_log_level, "controller",
-         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect", "--webhook-port", "0",
-         "--metrics-port", str(controller_port), "--metrics-host", "127.0.0.1"],
-        stderr=log_file,
-    )  # fmt: skip
+    controller, controller_port = launch_volcano_py_controller(
+        cluster.kubeconfig, log_file, level=args.scheduler_log_level
+    )
     wait_ready(controller_port, controller)
     return {"scheduler": process, "volcano-py-controller": controller}
 
@@ -461,21 +401,12 @@ def start_volcano(
     """Volcano's vc-controller-manager (it gives plain pods their PodGroups) and vc-scheduler with its
     built-in default conf, Volcano's defaults otherwise; ready once the scheduler has run a cycle, which it
     does only after its caches have synced."""
-    kubeconfig = f"--kubeconfig={cluster.kubeconfig}"
-    controllers = subprocess.Popen(
-        [str(args.volcano_bin / "vc-controller-manager"), kubeconfig, "--leader-elect=false",
-         f"--controllers={VOLCANO_CONTROLLERS}", "--enable-healthz=false"],
-        stderr=log_file, stdout=log_file,
-    )  # fmt: skip
-    (metrics_port, healthz_port) = free_ports(2)
-    scheduler = subprocess.Popen(
-        [str(args.volcano_bin / "vc-scheduler"), kubeconfig, "--leader-elect=false",
-         f"--schedule-period={args.schedule_period}s", "--enable-metrics=true",
-         f"--listen-address=127.0.0.1:{metrics_port}", f"--healthz-address=127.0.0.1:{healthz_port}"],
-        stderr=log_file, stdout=log_file,
-    )  # fmt: skip
+    controllers = launch_vc_controller_manager(args.volcano_bin, cluster.kubeconfig, log_file)
+    scheduler, metrics_port = launch_vc_scheduler(
+        args.volcano_bin, cluster.kubeconfig, log_file, schedule_period=args.schedule_period
+    )
     processes = {"scheduler": scheduler, "vc-controller-manager": controllers}
-    wait_until(f"http://127.0.0.1:{metrics_port}/metrics", ran_a_cycle, processes)
+    wait_first_cycle(metrics_port, processes)
     return processes
 
 

@@ -28,11 +28,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_e2e import REPO, wait_ready
+from benchlib.procfs import rss_mib
+from benchlib.systems import REPO, launch_volcano_py_scheduler, wait_ready
 
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
-from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS
 
@@ -44,20 +44,12 @@ def progress(message: str) -> None:
     print(f"[bench_restart] {message}", file=sys.stderr, flush=True)
 
 
-def rss_mib(pid: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(("VmRSS:", "VmHWM:")):
-            out[line.split(":")[0]] = round(int(line.split()[1]) / 1024, 1)
-    return {"rss_mib": out.get("VmRSS", 0.0), "peak_rss_mib": out.get("VmHWM", 0.0)}
-
-
-def podgroup(name: str, phase: str) -> dict[str, Any]:
+def podgroup(name: str, min_member: int) -> dict[str, Any]:
     return {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "PodGroup",
         "metadata": {"name": name},
-        "spec": {"minMember": 1 if phase == "Pending" else GANG, "queue": "default"},
+        "spec": {"minMember": min_member, "queue": "default"},
     }
 
 
@@ -102,41 +94,44 @@ async def create_all(client: KubeClient, bodies: list[tuple[str, dict[str, Any]]
     await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
-async def fill(kubeconfig: str, nodes: int, pods: int, concurrency: int) -> None:
+async def fill(
+    kubeconfig: str, nodes: int, pods: int, concurrency: int, namespace: str = NAMESPACE, gang: int = GANG
+) -> None:
+    """``pods`` pods in gangs of ``gang``, each gang with its PodGroup, created bound (round-robin)."""
     client = KubeClient(await load_api_client(kubeconfig))
     try:
         groups = [
-            (PODGROUPS.collection_path(NAMESPACE), podgroup(f"run-{j}", "Running"))
-            for j in range(pods // GANG)
+            (PODGROUPS.collection_path(namespace), podgroup(f"run-{j}", gang)) for j in range(pods // gang)
         ]
         await create_all(client, groups, concurrency)
         members = [
             (
-                PODS.collection_path(NAMESPACE),
-                pod(f"run-{j}-{i}", f"run-{j}", f"node-{(j * GANG + i) % nodes}"),
+                PODS.collection_path(namespace),
+                pod(f"run-{j}-{i}", f"run-{j}", f"node-{(j * gang + i) % nodes}"),
             )
-            for j in range(pods // GANG)
-            for i in range(GANG)
+            for j in range(pods // gang)
+            for i in range(gang)
         ]
         await create_all(client, members, concurrency)
     finally:
         await client.close()
 
 
-async def probe(kubeconfig: str, name: str) -> None:
+async def probe(kubeconfig: str, name: str, namespace: str = NAMESPACE) -> None:
+    """A new one-pod job: its PodGroup (minMember 1) and its pending pod."""
     client = KubeClient(await load_api_client(kubeconfig))
     try:
-        await client.create(PODGROUPS.collection_path(NAMESPACE), podgroup(name, "Pending"))
-        await client.create(PODS.collection_path(NAMESPACE), pod(name, name, None))
+        await client.create(PODGROUPS.collection_path(namespace), podgroup(name, 1))
+        await client.create(PODS.collection_path(namespace), pod(name, name, None))
     finally:
         await client.close()
 
 
-async def wait_bound(kubeconfig: str, name: str, within: float) -> float:
+async def wait_bound(kubeconfig: str, name: str, within: float, namespace: str = NAMESPACE) -> float:
     """Seconds since the epoch at which the watch saw ``name`` bound."""
     client = KubeClient(await load_api_client(kubeconfig))
     try:
-        path = PODS.collection_path(NAMESPACE)
+        path = PODS.collection_path(namespace)
         query: dict[str, str | int] = {"watch": "true", "fieldSelector": f"metadata.name={name}",
                                        "timeoutSeconds": int(within)}  # fmt: skip
         async for event in client.stream(path, query, read_timeout=within):
@@ -147,19 +142,18 @@ async def wait_bound(kubeconfig: str, name: str, within: float) -> float:
         await client.close()
 
 
-def _watch(kubeconfig: str, name: str, into: dict[str, float]) -> None:
-    into["at"] = asyncio.run(wait_bound(kubeconfig, name, 600))
+def watch_bound(
+    kubeconfig: str, name: str, into: dict[str, float], namespace: str = NAMESPACE, within: float = 600
+) -> None:
+    """``wait_bound`` on a thread of its own: ``into["at"]`` once bound, ``into`` left empty otherwise."""
+    try:
+        into["at"] = asyncio.run(wait_bound(kubeconfig, name, within, namespace))
+    except (RuntimeError, TimeoutError, OSError) as exc:
+        progress(f"{name}: {exc}")
 
 
 def start_scheduler(cluster: DevCluster, log_file: Any, level: str) -> tuple[subprocess.Popen[bytes], int]:
-    (port,) = free_ports(1)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "volcano_py", "--log-level", level, "scheduler",
-         "--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect",
-         "--metrics-port", str(port), "--metrics-host", "127.0.0.1"],
-        stderr=log_file,
-    )  # fmt: skip
-    return process, port
+    return launch_volcano_py_scheduler(cluster.kubeconfig, log_file, level=level)
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -189,7 +183,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 # The watch for the probe runs in a thread of its own while /readyz is polled here.
                 bound: dict[str, float] = {}
                 watcher = threading.Thread(
-                    target=_watch, args=(str(cluster.kubeconfig), name, bound), daemon=True
+                    target=watch_bound, args=(str(cluster.kubeconfig), name, bound), daemon=True
                 )
                 watcher.start()
                 wait_ready(port, process, within=600)

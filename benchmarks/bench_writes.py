@@ -35,7 +35,8 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_e2e import REPO, cpu_seconds, pod, podgroup
+from bench_e2e import REPO, pod, podgroup
+from benchlib.procfs import cpu_seconds
 
 SETTLE_SECONDS = 1.0
 

@@ -18,11 +18,11 @@ import sys
 
 from volcano_py import log
 from volcano_py.kube import eventloop
+from volcano_py.kube.binding import bind_pod
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import NODES, PODS
-from volcano_py.kube.patch import bind_pod
 from volcano_py.kube.store import Delta, EventType
 
 

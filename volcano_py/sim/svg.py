@@ -82,8 +82,12 @@ def line_chart(
     y_max: float | None = None,
     width: int = 560,
     height: int = 300,
+    markers: bool = False,
+    colours: Mapping[str, str] | None = None,
 ) -> str:
-    """One ``<svg>`` with an axis per side, a polyline per series and a legend."""
+    """One ``<svg>`` with an axis per side, a polyline per series and a legend; ``markers`` also draws a
+    dot at each point (a series of few measured points, or of one, which a line alone would not show);
+    ``colours`` fixes a series' colour by name (the same system alike in every chart of a page)."""
     left, right, top, bottom = 64, 16, 36, 48
     drawn = {name: thin(steps(pts) if step else list(pts)) for name, pts in series.items()}
     xs = [x for pts in drawn.values() for x, _ in pts]
@@ -125,12 +129,14 @@ def line_chart(
         f'class="label">{escape(y_label)}</text>'
     )
     for i, (name, pts) in enumerate(drawn.items()):
-        colour = PALETTE[i % len(PALETTE)]
+        colour = (colours or {}).get(name) or PALETTE[i % len(PALETTE)]
         coords = " ".join(f"{sx(x):.1f},{sy(y):.1f}" for x, y in pts)
         parts.append(
             f'<polyline class="series" data-series="{escape(name)}" fill="none" stroke="{colour}" '
             f'stroke-width="1.8" points="{coords}"/>'
         )
+        if markers:
+            parts.extend(f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="3" fill="{colour}"/>' for x, y in pts)
         # Legend in the title row, right-aligned, so it never covers a line.
         lx = width - right - (len(drawn) - i) * 96
         parts.append(f'<rect x="{lx}" y="12" width="12" height="4" fill="{colour}"/>')
