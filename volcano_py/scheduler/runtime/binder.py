@@ -15,6 +15,10 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   merge patch deleting just it), best effort: one that fails is decided again by a later cycle.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
   (and from what is already on its way), coalesced per object and flushed in batches.
+
+Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
+wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
+standby took over. A dropped bind or eviction is taken back from the cache, as a refused one is.
 """
 
 from __future__ import annotations
@@ -114,6 +118,15 @@ class Binder:
         self._binds_unanswered = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        # The leader's fence; always true without leader election.
+        self.may_write: Callable[[str], bool] = lambda _what: True
+        self.fenced = 0  # writes dropped by the fence
+
+    def _fenced(self, what: str) -> bool:
+        if self.may_write(what):
+            return False
+        self.fenced += 1
+        return True
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
@@ -204,6 +217,11 @@ class Binder:
         async with self._bind_slots:
             written: list[tuple[ClaimWrite, bool]] = []
             binding_sent = False
+            if self._fenced(f"bind {key}"):
+                self.cache.forget(key)
+                self.cache.forget_claims(bind.uid)
+                return False
+            sent = time.time()
             try:
                 # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
                 for write in bind.claims:
@@ -231,8 +249,9 @@ class Binder:
                 return False
         self._operation("bind", "success", started)
         self.metrics.bound_pods.inc()
-        # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from.
-        _log.debug("bound", pod=key, node=bind.node)
+        # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from;
+        # ``sent`` (wall clock, before the request) places the write in a leader's term.
+        _log.debug("bound", pod=key, node=bind.node, sent=round(sent, 6))
         pod = self.cache.pod(key)
         created = timestamp(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
         if created:
@@ -286,6 +305,8 @@ class Binder:
     async def _nominate(self, pipelined: Pipeline) -> None:
         key = f"{pipelined.namespace}/{pipelined.name}"
         async with self._status_slots:
+            if self._fenced(f"nominate {key}"):
+                return
             try:
                 await patch.set_nominated_node(
                     self.client, pipelined.namespace, pipelined.name, pipelined.node
@@ -298,6 +319,8 @@ class Binder:
         started = time.monotonic()
         try:
             async with self._status_slots:
+                if self._fenced(f"ungate {key}"):
+                    return
                 await patch.remove_scheduling_gate(
                     self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
                 )
@@ -324,6 +347,10 @@ class Binder:
             else ("preempt" if evict.preemptor else "reclaim")
         )
         async with self._bind_slots:
+            if self._fenced(f"evict {key}"):
+                self.cache.unmark_evicting(key)
+                return
+            sent = time.time()
             try:
                 await patch.set_pod_condition(
                     self.client,
@@ -339,6 +366,7 @@ class Binder:
                     _log.warning("eviction failed", pod=key, error=repr(exc))
                 return
         self._operation("evict", "success", started)
+        _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, sent=round(sent, 6))
         self.metrics.evictions.labels(action).inc()
         pod = self.cache.pod(key) or _pod_ref(evict.namespace, evict.name, evict.uid)
         self.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")
@@ -405,6 +433,8 @@ class Binder:
     async def flush_statuses(self) -> None:
         podgroups, self._pending_pg = self._pending_pg, {}
         queues, self._pending_queue = self._pending_queue, {}
+        if (podgroups or queues) and self._fenced("status writes"):
+            return  # the next leader writes status from its own cache
         now = self.clock()
         self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
         for key, status in podgroups.items():
