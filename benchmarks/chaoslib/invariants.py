@@ -8,9 +8,11 @@ scheduling cycle apart and report only what did not move; status checks run when
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as k
@@ -199,6 +201,81 @@ def stuck(first: ApiState, second: ApiState) -> list[Violation]:
     for job in sorted(running_jobs_without_pods(first) & running_jobs_without_pods(second)):
         found.append(Violation("job without pods", job, "Running with no live pod"))
     return found
+
+
+# --- writes against the leader's terms ----------------------------------------------------------------------
+
+# The log lines of our processes that record a write, each with ``sent``: the wall clock just before the
+# request went out (after the leader's fence let it through).
+WRITE_EVENTS = {"bound": "bind", "evicted": "evict", "pod created": "create pod", "pod deleted": "delete pod"}
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    identity: str
+    sent: float  # wall clock, seconds since the epoch
+    what: str  # e.g. "bind ns/pod"
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One holder of a lease from ``start`` (its acquireTime; a release starts a term of nobody)."""
+
+    holder: str  # "" once released
+    start: float  # wall clock, seconds since the epoch
+
+
+def micro_time(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def term_of(lease: Obj) -> Term | None:
+    """The term a Lease object records now, or None if it names no time."""
+    spec = lease.get("spec") or {}
+    holder = str(spec.get("holderIdentity") or "")
+    stamp = spec.get("acquireTime") if holder else (spec.get("renewTime") or spec.get("acquireTime"))
+    return Term(holder, micro_time(str(stamp))) if stamp else None
+
+
+def writes_in_log(lines: Iterable[Obj], identity: str) -> list[Write]:
+    """The writes one process logged (its lines as parsed JSON)."""
+    found = []
+    for line in lines:
+        verb = WRITE_EVENTS.get(str(line.get("event")))
+        if verb is not None and line.get("sent") is not None:
+            found.append(Write(identity, float(line["sent"]), f"{verb} {line.get('pod')}"))
+    return found
+
+
+def writes_by_non_leaders(writes: Iterable[Write], terms: Sequence[Term]) -> list[Violation]:
+    """A write sent while another identity (or nobody) held the lease its writer leads under.
+
+    Writes sent before the first term seen are not judged. A writer's own term starts at its acquireTime,
+    stamped by its own clock before its first write, so a leader's writes always fall inside its term; a
+    frozen leader's writes sent after it woke fall in its successor's.
+    """
+    ordered = sorted(terms, key=lambda t: t.start)
+    starts = [t.start for t in ordered]
+    found = []
+    for write in sorted(writes, key=lambda w: w.sent):
+        at = bisect_right(starts, write.sent) - 1
+        if at < 0:
+            continue
+        term = ordered[at]
+        if term.holder != write.identity:
+            held = f"{term.holder} held the lease" if term.holder else "the lease was released"
+            found.append(
+                Violation(
+                    "write by a non-leader",
+                    write.identity,
+                    f"{write.what} sent at {_clock(write.sent)}; {held} since {_clock(term.start)}",
+                )
+            )
+    return found
+
+
+def _clock(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%H:%M:%S.%f")[:-3]
 
 
 # --- checks once the cluster is quiet -----------------------------------------------------------------------

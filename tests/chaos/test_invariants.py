@@ -172,3 +172,58 @@ def test_final_phases_and_lost_work() -> None:
     assert [str(v) for v in inv.completed_work(state)] == [
         "work lost: w/done: Completed with 1 of 2 pods Succeeded"
     ]
+
+
+def lease(holder: str, acquired: str, renewed: str = "") -> dict[str, Any]:
+    return {"spec": {"holderIdentity": holder, "acquireTime": acquired, "renewTime": renewed or acquired}}
+
+
+T = inv.micro_time("2026-01-01T00:00:10.000000Z")  # a took the lease
+TERMS = [
+    inv.term_of(lease("a", "2026-01-01T00:00:10.000000Z")),
+    inv.term_of(lease("b", "2026-01-01T00:00:25.500000Z")),  # b took over: a froze at 14
+    inv.term_of(lease("", "2026-01-01T00:00:25.500000Z", "2026-01-01T00:00:40.000000Z")),  # b released
+]
+
+
+@pytest.mark.parametrize(
+    ("write", "found"),
+    [
+        pytest.param(inv.Write("a", T + 4.0, "bind w/p0"), [], id="leader-in-its-term"),
+        pytest.param(inv.Write("b", T + 15.6, "bind w/p1"), [], id="successor-in-its-term"),
+        pytest.param(inv.Write("a", T - 3.0, "bind w/p2"), [], id="before-any-term-seen"),
+        pytest.param(
+            inv.Write("a", T + 21.0, "bind w/p3"),
+            ["write by a non-leader: a: bind w/p3 sent at 00:00:31.000; b held the lease since 00:00:25.500"],
+            id="woke-from-a-freeze",
+        ),
+        pytest.param(
+            inv.Write("b", T + 31.0, "evict w/p4"),
+            [
+                "write by a non-leader: b: evict w/p4 sent at 00:00:41.000; "
+                "the lease was released since 00:00:40.000"
+            ],
+            id="after-its-release",
+        ),
+    ],
+)
+def test_a_write_must_fall_in_a_term_of_its_writer(write: inv.Write, found: list[str]) -> None:
+    terms = [t for t in TERMS if t is not None]
+    assert [str(v) for v in inv.writes_by_non_leaders([write], terms)] == found
+
+
+def test_writes_are_read_from_a_process_log_with_the_time_they_were_sent() -> None:
+    lines = [
+        {"event": "bound", "pod": "w/p0", "node": "n1", "sent": 1.5},
+        {"event": "evicted", "pod": "w/p1", "sent": 2.5},
+        {"event": "pod created", "pod": "w/j-w-0", "sent": 3.5},
+        {"event": "pod deleted", "pod": "w/j-w-1", "sent": 4.5},
+        {"event": "cycle", "binds": 3},
+        {"event": "bound", "pod": "w/old"},  # an older build's line, without the time sent: not judged
+    ]
+    assert inv.writes_in_log(lines, "a") == [
+        inv.Write("a", 1.5, "bind w/p0"),
+        inv.Write("a", 2.5, "evict w/p1"),
+        inv.Write("a", 3.5, "create pod w/j-w-0"),
+        inv.Write("a", 4.5, "delete pod w/j-w-1"),
+    ]
