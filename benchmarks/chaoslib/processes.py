@@ -22,9 +22,22 @@ LogLine = Mapping[str, Any]
 
 
 class Component:
-    def __init__(self, name: str, argv: Sequence[str], log_path: Path, env: Mapping[str, str] | None = None):
+    """One child process, restartable. With ``elects``, each start runs under a leader-election identity of
+    its own (``<name>-<start>``), as a new pod of a Deployment would: a restarted leader must not find the
+    lease still its own."""
+
+    def __init__(
+        self,
+        name: str,
+        argv: Sequence[str],
+        log_path: Path,
+        env: Mapping[str, str] | None = None,
+        *,
+        elects: bool = False,
+    ):
         self.name = name
         self.argv = list(argv)
+        self.elects = elects
         self.log_path = log_path
         self.env = dict(env) if env is not None else None
         self.process: subprocess.Popen[bytes] | None = None
@@ -53,8 +66,9 @@ class Component:
     def start(self) -> None:
         if self.alive:
             raise RuntimeError(f"{self.name} is already running (pid {self.pid})")
+        identity = [f"--identity={self.name}-{self.starts + 1}"] if self.elects else []
         self.process = subprocess.Popen(
-            self.argv,
+            [*self.argv, *identity],
             stderr=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stdin=subprocess.DEVNULL,
@@ -134,6 +148,27 @@ class Component:
         if self.process is not None and self.frozen:
             os.kill(self.process.pid, signal.SIGCONT)
         self.frozen = False
+
+    @property
+    def identity(self) -> str:
+        """The identity of the current (or last) start."""
+        return f"{self.name}-{self.starts}"
+
+    def log_starts(self, containing: bytes = b"") -> list[tuple[str, list[LogLine]]]:
+        """The JSON log lines of each start (only those ``containing`` a string), with its identity."""
+        if not self.log_path.exists():
+            return []
+        starts: list[tuple[str, list[LogLine]]] = []
+        with self.log_path.open("rb") as log:
+            for raw in log:
+                if raw.startswith(b"--- start "):
+                    starts.append((f"{self.name}-{raw.split()[2].decode()}", []))
+                elif raw.startswith(b"{") and starts and containing in raw:
+                    try:
+                        starts[-1][1].append(json.loads(raw))
+                    except ValueError:
+                        continue
+        return starts
 
     def log_offset(self) -> int:
         """The log file's size now: what the child logs from here on starts past it."""

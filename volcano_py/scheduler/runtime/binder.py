@@ -245,7 +245,7 @@ class Binder:
                 already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
                 if not already_bound:
                     await self._undo_claims(bind, written)
-                await self._bind_failed(bind, key, exc)
+                await self._bind_failed(bind, key, exc, sent)
                 return False
         self._operation("bind", "success", started)
         self.metrics.bound_pods.inc()
@@ -279,13 +279,19 @@ class Binder:
                 # pod stays until the pod is placed again, with the same devices.
                 _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
 
-    async def _bind_failed(self, bind: Bind, key: str, exc: Exception) -> None:
+    async def _bind_failed(self, bind: Bind, key: str, exc: Exception, sent: float) -> None:
         self.cache.forget(key)
         self.cache.forget_claims(bind.uid)
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
-        _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=repr(exc))
+        _log.warning(
+            "bind failed; pod returns to the queue",
+            pod=key,
+            node=bind.node,
+            error=repr(exc),
+            sent=round(sent, 6),
+        )
         if isinstance(exc, ApiError) and (exc.not_found or exc.conflict):
             # Gone, or already bound (e.g. by a previous leader whose bind the watch had not shown yet):
             # nothing to mark, and the watch will show where it runs.
@@ -363,7 +369,7 @@ class Binder:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
-                    _log.warning("eviction failed", pod=key, error=repr(exc))
+                    _log.warning("eviction failed", pod=key, error=repr(exc), sent=round(sent, 6))
                 return
         self._operation("evict", "success", started)
         _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, sent=round(sent, 6))
