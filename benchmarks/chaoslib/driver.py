@@ -38,7 +38,7 @@ from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
 from volcano_py.kube.leader import LeaseTiming
 
-from . import failover
+from . import failover, preemption
 from . import invariants as inv
 from .failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
 from .processes import Component, LogLine
@@ -46,10 +46,12 @@ from .proxy import FaultProxy
 from .workload import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
+    PREEMPT_QUEUE,
     JobPlan,
     job_manifest,
     plan_jobs,
     priority_class,
+    queue,
 )
 
 T = TypeVar("T")
@@ -57,6 +59,7 @@ JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, na
 FAULT_KINDS: tuple[str, ...] = (
     "scheduler-kill-cycle",
     "scheduler-kill-bind",
+    "scheduler-kill-evict",
     "controller-kill-create",
     "apiserver-restart",
     "etcd-restart",
@@ -69,6 +72,7 @@ FAULT_KINDS: tuple[str, ...] = (
 HA_FAULT_KINDS: tuple[str, ...] = (
     "leader-kill-cycle",
     "leader-kill-bind",
+    "leader-kill-evict",
     "leader-freeze",
     "controller-leader-kill",
     "controller-leader-freeze",
@@ -145,6 +149,7 @@ class Report:
     component_crashes: dict[str, int] = field(default_factory=dict)
     lease: dict[str, float] = field(default_factory=dict)  # the election's durations, with ``ha``
     writes_judged: int = 0  # writes placed in a leader's term (``ha``)
+    late_writes: int = 0  # through the fence, then frozen >= 1 s before they went out (``Write.late``)
     lease_terms: int = 0
 
     def summary(self) -> dict[str, Any]:
@@ -181,7 +186,12 @@ class Report:
             "component_starts": self.component_starts,
             "component_crashes": self.component_crashes,
             **(
-                {"lease": self.lease, "lease_terms": self.lease_terms, "writes_judged": self.writes_judged}
+                {
+                    "lease": self.lease,
+                    "lease_terms": self.lease_terms,
+                    "writes_judged": self.writes_judged,
+                    "late_writes": self.late_writes,
+                }
                 if self.lease
                 else {}
             ),
@@ -295,6 +305,8 @@ class ChaosRun:
         for name in (LOW_PRIORITY, HIGH_PRIORITY):
             with contextlib.suppress(ApiError):
                 await self.api.create(PRIORITY_CLASSES.collection_path(), priority_class(name))
+        with contextlib.suppress(ApiError):  # no webhook yet: created as the scheduler will read it
+            await self.api.create(QUEUES.collection_path(), queue(PREEMPT_QUEUE))
         pki = self.cluster.layout.pki
         self.proxy = FaultProxy(
             self.cluster.server,
@@ -517,6 +529,23 @@ class ChaosRun:
                 self.scheduler.kill()
                 landed = "the gang was not bound in time; killed anyway"
             self.scheduler.start()
+        elif kind == "scheduler-kill-evict":
+            number = self.next_number()
+            filled, nodes = await preemption.fill(self, number)
+            gang = preemption.preemptor(number, nodes)
+            fired = self.scheduler.kill_on(preemption.first_eviction_for(gang, self.namespace))
+            await self.submit(gang)
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.scheduler.wait()
+                evicted = preemption.evicted_for(self.scheduler, gang, self.namespace)
+                landed = f"{evicted} evictions for {gang.name} answered at the kill ({filled})"
+            else:
+                self.scheduler.disarm()
+                started = time.monotonic()
+                self.scheduler.kill()
+                landed = f"no eviction for {gang.name} in time ({filled}); killed anyway"
+            self.scheduler.start()
         elif kind == "controller-kill-create":
             gang = JobPlan(f"createkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
             prefix = f"{self.namespace}/{gang.name}-"
@@ -681,7 +710,9 @@ class ChaosRun:
         final = inv.quiet(state, expected)
         final += inv.stuck(state, state)
         if config.ha:
-            self.report.writes_judged, by_non_leaders = failover.writes_by_non_leaders(self)
+            self.report.writes_judged, self.report.late_writes, by_non_leaders = (
+                failover.writes_by_non_leaders(self)
+            )
             self.report.lease_terms = sum(len(t) for t in self.leases.terms.values())
             final += by_non_leaders
         new = [v for v in final if (v.invariant, v.subject) not in self._seen]

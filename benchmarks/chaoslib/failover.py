@@ -25,6 +25,7 @@ from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
 
 from . import invariants as inv
+from . import preemption
 from .processes import Component, LogLine
 from .workload import HIGH_PRIORITY, JobPlan
 
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
 
 SCHEDULER_LEASE = "chaos-scheduler"
 CONTROLLER_LEASE = "chaos-controller"
-# Log lines of a write attempted (answered or refused), each with the wall clock it was sent at: none may be
-# sent after a frozen leader wakes (one sent before it froze may be answered after).
+# Log lines of a write attempted (answered or refused), each with its WriteStamp: none may go through the
+# fence after a frozen leader wakes (one sent before it froze may be answered after).
 ATTEMPTED_WRITES = frozenset(
     {
         "bound",
@@ -43,6 +44,7 @@ ATTEMPTED_WRITES = frozenset(
         "eviction failed",
         "pod created",
         "pod deleted",
+        "job created",
     }
 )
 POLL_SECONDS = 0.2
@@ -110,7 +112,7 @@ def _the_other(group: list[Component], leader: Component) -> Component:
 
 
 async def inject(run: ChaosRun, kind: str) -> Outcome:
-    on_scheduler = kind.startswith("leader-")
+    on_scheduler = kind.startswith("leader-")  # leader-kill-cycle, -bind, -evict, leader-freeze
     group = run.schedulers if on_scheduler else run.controllers
     leader = run.scheduler if on_scheduler else run.controller
     assert leader is not None
@@ -120,7 +122,12 @@ async def inject(run: ChaosRun, kind: str) -> Outcome:
     freeze = kind.endswith("freeze")
     standby.watch_for(lambda line: line.get("event") == write)
     number = run.next_number()
-    if kind == "leader-kill-cycle":
+    filled = ""
+    if kind == "leader-kill-evict":
+        filled, nodes = await preemption.fill(run, number)
+        plan = preemption.preemptor(number, nodes)
+        trigger = preemption.first_eviction_for(plan, run.namespace)
+    elif kind == "leader-kill-cycle":
         plan = JobPlan(f"lcyclekill-{number:03d}", 4, priority=HIGH_PRIORITY, seconds=3.0)
 
         def trigger(line: LogLine) -> bool:
@@ -138,11 +145,12 @@ async def inject(run: ChaosRun, kind: str) -> Outcome:
     await run.submit(plan)
     if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
         started = time.monotonic()
-        moment = (
-            f"after a cycle of {leader.fired_line_field('binds')} binds"
-            if kind == "leader-kill-cycle"
-            else f"at its first {write} of {plan.name}"
-        )
+        if kind == "leader-kill-cycle":
+            moment = f"after a cycle of {leader.fired_line_field('binds')} binds"
+        elif kind == "leader-kill-evict":
+            moment = f"at its first eviction for {plan.name}"
+        else:
+            moment = f"at its first {write} of {plan.name}"
         landed = f"{leader.identity} {'frozen' if freeze else 'killed'} {moment}"
     else:
         leader.disarm()
@@ -151,6 +159,8 @@ async def inject(run: ChaosRun, kind: str) -> Outcome:
         landed = (
             f"{leader.identity}: no {write} of {plan.name} in time; {'frozen' if freeze else 'killed'} anyway"
         )
+    if kind == "leader-kill-evict":
+        landed += f" ({filled}; {preemption.evicted_for(leader, plan, run.namespace)} evictions answered)"
     outcome = Outcome(started, landed, standby)
     if not freeze:
         leader.wait()
@@ -185,11 +195,14 @@ async def _wake_after_takeover(
     # Long enough for anything it had queued to go out, and for its renewal round to find the lease gone.
     await asyncio.sleep(2 * run.config.lease.retry_period + 1.0)
     after = leader.log_lines(woke)
-    stale = [
-        line
-        for line in after
-        if line.get("event") in ATTEMPTED_WRITES and float(line.get("sent") or woke_at) >= woke_at
-    ]
+    attempted = [line for line in after if line.get("event") in ATTEMPTED_WRITES]
+    stale = [line for line in attempted if float(line.get("checked") or woke_at) >= woke_at]
+    # Let through before the freeze and sent after the wake-up: the window no client-side fence closes.
+    late = sum(
+        1
+        for line in attempted
+        if float(line.get("checked") or woke_at) < woke_at <= float(line.get("sent") or 0)
+    )
     fenced = sum(1 for line in after if str(line.get("event", "")).startswith("fenced"))
     stepped_down = any(
         line.get("event") in ("lost leadership", "lost the lease; standing by") for line in after
@@ -214,6 +227,8 @@ async def _wake_after_takeover(
     outcome.landed += f"; woke: {'fenced' if fenced else 'nothing queued'}, " + (
         "stepped down" if stepped_down else "did not say it stepped down"
     )
+    if late:
+        outcome.landed += f"; {late} writes went through the fence just before the freeze and out after it"
 
 
 def leader_of(run: ChaosRun, lease: str, group: list[Component]) -> Component | None:
@@ -221,9 +236,10 @@ def leader_of(run: ChaosRun, lease: str, group: list[Component]) -> Component | 
     return next((c for c in group if c.alive and not c.frozen and c.identity == holder), None)
 
 
-def writes_by_non_leaders(run: ChaosRun) -> tuple[int, list[inv.Violation]]:
-    """Every write any process logged, against the terms of the lease it writes under."""
-    judged, found = 0, []
+def writes_by_non_leaders(run: ChaosRun) -> tuple[int, int, list[inv.Violation]]:
+    """Every write any process logged, against the terms of the lease it writes under: how many were judged,
+    how many went out late (see ``Write.late``), the violations."""
+    judged, late, found = 0, 0, []
     for lease, group in ((SCHEDULER_LEASE, run.schedulers), (CONTROLLER_LEASE, run.controllers)):
         writes = [
             w
@@ -232,5 +248,6 @@ def writes_by_non_leaders(run: ChaosRun) -> tuple[int, list[inv.Violation]]:
             for w in inv.writes_in_log(lines, identity)
         ]
         judged += len(writes)
+        late += sum(1 for w in writes if w.late())
         found += inv.writes_by_non_leaders(writes, run.leases.terms.get(lease, []))
-    return judged, found
+    return judged, late, found

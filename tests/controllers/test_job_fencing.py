@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from ctl_builders import JobBuilder  # type: ignore[import-not-found]
 
+from volcano_py.controllers.flow.worker import FlowControllers
 from volcano_py.controllers.job.plan import Plan
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
@@ -66,3 +67,38 @@ async def test_planned_pod_writes_go_out_only_while_the_fence_holds(leading: boo
         f"create pod {body['metadata']['namespace']}/job-w-1",
         f"delete pod {body['metadata']['namespace']}/job-w-9",
     ]
+
+
+@pytest.mark.parametrize("leading", [True, False])
+async def test_a_cronjob_or_jobflow_creates_and_deletes_jobs_only_while_the_fence_holds(
+    leading: bool,
+) -> None:
+    client = Recording()
+    ctx = ControllerContext(
+        options=ControllerOptions(),
+        client=client,  # type: ignore[arg-type]
+        recorder=RecordingEvents(),  # type: ignore[arg-type]
+        metrics=ControllerMetrics(),
+        may_write=lambda _what: leading,
+    )
+    flows = FlowControllers(ctx)
+    owner = {"kind": "CronJob", "metadata": {"name": "nightly", "namespace": "ns"}}
+    job = {"metadata": {"name": "nightly-29000000", "namespace": "ns"}}
+    if leading:
+        await flows._create_job(owner, job)
+        await flows._delete_job("ns", "nightly-28999999")
+        assert client.writes == [("create", "nightly-29000000"), ("delete", "nightly-28999999")]
+    else:
+        with pytest.raises(Fenced):
+            await flows._create_job(owner, job)
+        with pytest.raises(Fenced):
+            await flows._delete_job("ns", "nightly-28999999")
+        assert client.writes == []
+
+
+class RecordingEvents:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, str]] = []
+
+    def record(self, _obj: dict[str, Any], event_type: str, reason: str, _message: str) -> None:
+        self.events.append((event_type, reason))

@@ -110,8 +110,9 @@ async def test_a_leader_frozen_past_its_lease_wakes_without_writing_and_stands_b
         a.resume()
         await asyncio.sleep(3.0)  # A's queued binds would have gone out by now
         after = a.log_lines(woke)
-        # A bind sent before the freeze may be answered (and logged) after it: judged by when it was sent.
-        writes = [x for x in after if x.get("event") in ATTEMPTED_WRITES and float(x["sent"]) >= woke_at]
+        # A bind sent before the freeze may be answered (and logged) after it: judged by when it went through
+        # the fence.
+        writes = [x for x in after if x.get("event") in ATTEMPTED_WRITES and float(x["checked"]) >= woke_at]
         assert writes == [], f"A sent binds after waking: {writes}"
         assert any(str(x.get("event")).startswith("fenced") for x in after), "A did not say it was fenced"
         assert a.alive, "A died instead of standing by"

@@ -12,6 +12,7 @@ from volcano_py.kube.leader import (
     LeaseTiming,
     fence_holds,
     format_micro_time,
+    through_fence,
 )
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
@@ -122,3 +123,17 @@ async def test_a_leader_that_finds_the_fence_failed_drops_the_write_and_steps_do
     assert not elector.is_leader
     assert elector.fenced_writes == 2
     await elector.client.close()
+
+
+def test_a_write_through_the_fence_is_stamped_when_it_was_asked_and_when_let_through() -> None:
+    asked: list[str] = []
+
+    def fence(what: str) -> bool:
+        asked.append(what)
+        return what != "bind ns/late"
+
+    stamp = through_fence(fence, "bind ns/p0")
+    assert stamp is not None and stamp.checked <= stamp.sent
+    assert set(stamp.fields()) == {"checked", "sent"}
+    assert through_fence(fence, "bind ns/late") is None
+    assert asked == ["bind ns/p0", "bind ns/late"]

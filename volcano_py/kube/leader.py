@@ -61,6 +61,27 @@ class LeaseTiming:
             )
 
 
+@dataclass(frozen=True, slots=True)
+class WriteStamp:
+    """When a write went through the fence, by the wall clock: ``checked`` just before the fence was asked,
+    ``sent`` once it had answered (the request goes out next). A process frozen between the two shows as a
+    ``sent`` long after ``checked``: the one window a client-side fence cannot close."""
+
+    checked: float
+    sent: float
+
+    def fields(self) -> dict[str, float]:
+        return {"checked": round(self.checked, 6), "sent": round(self.sent, 6)}
+
+
+def through_fence(may_write: Callable[[str], bool], what: str) -> WriteStamp | None:
+    """Ask the fence about one write; its stamp if it may go out, None if it must be dropped."""
+    checked = time.time()
+    if not may_write(what):
+        return None
+    return WriteStamp(checked, time.time())
+
+
 class Fenced(Exception):
     """A write was dropped: this process no longer holds the lease it would write under."""
 

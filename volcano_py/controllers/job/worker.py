@@ -8,7 +8,6 @@ resourceVersion read, so a stale decision is rejected by the API server and retr
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -188,8 +187,7 @@ class JobWorker:
     async def _create_pod(self, spec: ResolvedJob, pod: dict[str, Any]) -> None:
         async with self._create_limit:
             name = f"{spec.namespace}/{pod['metadata']['name']}"
-            self.ctx.ensure_leading(f"create pod {name}")
-            sent = time.time()
+            stamp = self.ctx.ensure_leading(f"create pod {name}")
             try:
                 created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
             except ApiError as exc:
@@ -198,8 +196,8 @@ class JobWorker:
                 raise
         self.ctx.metrics.pods_created.inc()
         # Per pod, so at debug only: a Job's progress; the chaos suite times its mid-creation kills from it,
-        # and places the write in a leader's term by ``sent`` (wall clock, before the request).
-        _log.debug("pod created", pod=name, sent=round(sent, 6))
+        # and places the write in a leader's term by its WriteStamp.
+        _log.debug("pod created", pod=name, **stamp.fields())
         created_at = (created.get("metadata") or {}).get("creationTimestamp")
         job_created = self._job_created.get(spec.uid)
         if created_at and job_created:
@@ -208,8 +206,7 @@ class JobWorker:
 
     async def _kill_pod(self, spec: ResolvedJob, name: str) -> None:
         path = PODS.object_path(name, spec.namespace)
-        self.ctx.ensure_leading(f"delete pod {spec.namespace}/{name}")
-        sent = time.time()
+        stamp = self.ctx.ensure_leading(f"delete pod {spec.namespace}/{name}")
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark = [
             {
@@ -231,7 +228,7 @@ class JobWorker:
             if not exc.not_found:
                 raise
             return
-        _log.debug("pod deleted", pod=f"{spec.namespace}/{name}", sent=round(sent, 6))
+        _log.debug("pod deleted", pod=f"{spec.namespace}/{name}", **stamp.fields())
 
     async def _execute(
         self, spec: ResolvedJob, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None

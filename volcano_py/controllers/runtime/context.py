@@ -21,7 +21,7 @@ from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.kinds import VOLCANO_JOBS, ResourceKind
-from volcano_py.kube.leader import Fenced, LeaseTiming
+from volcano_py.kube.leader import Fenced, LeaseTiming, WriteStamp, through_fence
 from volcano_py.log import get_logger
 
 if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
@@ -120,11 +120,13 @@ class ControllerContext:
     # The leader's fence (``kube.leader``); always true without leader election.
     may_write: Callable[[str], bool] = lambda _what: True
 
-    def ensure_leading(self, what: str) -> None:
+    def ensure_leading(self, what: str) -> WriteStamp:
         """Raise ``Fenced`` when this replica may no longer write (its lease lapsed, say while frozen):
         pod creations and deletions decided before are dropped; the next leader decides them again."""
-        if not self.may_write(what):
+        stamp = through_fence(self.may_write, what)
+        if stamp is None:
             raise Fenced(what)
+        return stamp
 
     def sync_queue_soon(self, name: str) -> None:
         """Queue ``name`` or one of its PodGroups changed: sync the queue within QUEUE_RECOUNT_SECONDS, once

@@ -36,6 +36,7 @@ from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.kube.leader import WriteStamp, through_fence
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
     EVICTING_ACTIONS,
@@ -122,11 +123,14 @@ class Binder:
         self.may_write: Callable[[str], bool] = lambda _what: True
         self.fenced = 0  # writes dropped by the fence
 
+    def _through_fence(self, what: str) -> WriteStamp | None:
+        stamp = through_fence(self.may_write, what)
+        if stamp is None:
+            self.fenced += 1
+        return stamp
+
     def _fenced(self, what: str) -> bool:
-        if self.may_write(what):
-            return False
-        self.fenced += 1
-        return True
+        return self._through_fence(what) is None
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
@@ -217,11 +221,11 @@ class Binder:
         async with self._bind_slots:
             written: list[tuple[ClaimWrite, bool]] = []
             binding_sent = False
-            if self._fenced(f"bind {key}"):
+            stamp = self._through_fence(f"bind {key}")
+            if stamp is None:
                 self.cache.forget(key)
                 self.cache.forget_claims(bind.uid)
                 return False
-            sent = time.time()
             try:
                 # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
                 for write in bind.claims:
@@ -245,13 +249,13 @@ class Binder:
                 already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
                 if not already_bound:
                     await self._undo_claims(bind, written)
-                await self._bind_failed(bind, key, exc, sent)
+                await self._bind_failed(bind, key, exc, stamp)
                 return False
         self._operation("bind", "success", started)
         self.metrics.bound_pods.inc()
         # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from;
-        # ``sent`` (wall clock, before the request) places the write in a leader's term.
-        _log.debug("bound", pod=key, node=bind.node, sent=round(sent, 6))
+        # ``checked``/``sent`` (WriteStamp) place the write in a leader's term.
+        _log.debug("bound", pod=key, node=bind.node, **stamp.fields())
         pod = self.cache.pod(key)
         created = timestamp(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
         if created:
@@ -279,7 +283,7 @@ class Binder:
                 # pod stays until the pod is placed again, with the same devices.
                 _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
 
-    async def _bind_failed(self, bind: Bind, key: str, exc: Exception, sent: float) -> None:
+    async def _bind_failed(self, bind: Bind, key: str, exc: Exception, stamp: WriteStamp) -> None:
         self.cache.forget(key)
         self.cache.forget_claims(bind.uid)
         self.metrics.bind_failures.inc()
@@ -290,7 +294,7 @@ class Binder:
             pod=key,
             node=bind.node,
             error=repr(exc),
-            sent=round(sent, 6),
+            **stamp.fields(),
         )
         if isinstance(exc, ApiError) and (exc.not_found or exc.conflict):
             # Gone, or already bound (e.g. by a previous leader whose bind the watch had not shown yet):
@@ -353,10 +357,10 @@ class Binder:
             else ("preempt" if evict.preemptor else "reclaim")
         )
         async with self._bind_slots:
-            if self._fenced(f"evict {key}"):
+            stamp = self._through_fence(f"evict {key}")
+            if stamp is None:
                 self.cache.unmark_evicting(key)
                 return
-            sent = time.time()
             try:
                 await patch.set_pod_condition(
                     self.client,
@@ -369,10 +373,10 @@ class Binder:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
-                    _log.warning("eviction failed", pod=key, error=repr(exc), sent=round(sent, 6))
+                    _log.warning("eviction failed", pod=key, error=repr(exc), **stamp.fields())
                 return
         self._operation("evict", "success", started)
-        _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, sent=round(sent, 6))
+        _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, **stamp.fields())
         self.metrics.evictions.labels(action).inc()
         pod = self.cache.pod(key) or _pod_ref(evict.namespace, evict.name, evict.uid)
         self.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")
