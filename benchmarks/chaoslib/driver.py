@@ -38,7 +38,7 @@ from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
 from volcano_py.kube.leader import LeaseTiming
 
-from . import failover, preemption
+from . import cron, failover, preemption
 from . import invariants as inv
 from .failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
 from .processes import Component, LogLine
@@ -56,11 +56,13 @@ from .workload import (
 
 T = TypeVar("T")
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
 FAULT_KINDS: tuple[str, ...] = (
     "scheduler-kill-cycle",
     "scheduler-kill-bind",
     "scheduler-kill-evict",
     "controller-kill-create",
+    "controller-kill-cron",
     "apiserver-restart",
     "etcd-restart",
     "watch-cut",
@@ -150,6 +152,7 @@ class Report:
     lease: dict[str, float] = field(default_factory=dict)  # the election's durations, with ``ha``
     writes_judged: int = 0  # writes placed in a leader's term (``ha``)
     late_writes: int = 0  # through the fence, then frozen >= 1 s before they went out (``Write.late``)
+    cron_runs: dict[str, int] = field(default_factory=dict)  # runs each fault's CronJob made
     lease_terms: int = 0
 
     def summary(self) -> dict[str, Any]:
@@ -183,6 +186,7 @@ class Report:
             "evictions": self.evictions,
             "submit_refusals": self.submit_refusals,
             "proxy": self.proxy,
+            **({"cron_runs": self.cron_runs} if self.cron_runs else {}),
             "component_starts": self.component_starts,
             "component_crashes": self.component_crashes,
             **(
@@ -201,6 +205,10 @@ class Report:
 
     def to_json(self) -> str:
         return json.dumps({"summary": self.summary(), "records": [asdict(f) for f in self.faults]}, indent=2)
+
+
+async def _at_least(count: Awaitable[int], wanted: int) -> bool:
+    return await count >= wanted
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -228,6 +236,8 @@ class ChaosRun:
         self.schedulers: list[Component] = []
         self.controllers: list[Component] = []
         self.leases = LeaseWatch()
+        # CronJobs a fault made: name -> the intervals their controller was away (kill -> the probe's bind).
+        self.crons: dict[str, list[tuple[float, float]]] = {}
         self.plans: dict[str, JobPlan] = {}
         self.finished: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
@@ -487,6 +497,7 @@ class ChaosRun:
         landed = ""
         violations: list[str] = []
         outcome = None
+        cron_name: str | None = None
         if kind in HA_FAULT_KINDS:
             outcome = await failover.inject(self, kind)
             started, landed = outcome.started, outcome.landed
@@ -546,6 +557,34 @@ class ChaosRun:
                 self.scheduler.kill()
                 landed = f"no eviction for {gang.name} in time ({filled}); killed anyway"
             self.scheduler.start()
+        elif kind == "controller-kill-cron":
+            name = cron_name = f"cron-{self.next_number():03d}"
+            runs = [0]
+
+            def second_run(line: LogLine) -> bool:
+                if line.get("event") == "job created" and str(line.get("job", "")).startswith(
+                    f"{self.namespace}/{name}-"
+                ):
+                    runs[0] += 1
+                return runs[0] >= 2
+
+            fired = self.controller.kill_on(second_run)
+            await self._retry(
+                lambda: self.api.create(CRONJOBS.collection_path(self.namespace), cron.cronjob_manifest(
+                    name, self.namespace)),
+                f"create CronJob {name}",
+            )  # fmt: skip
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.controller.wait()
+                landed = f"killed as {name} created its second run"
+            else:
+                self.controller.disarm()
+                started = time.monotonic()
+                self.controller.kill()
+                landed = f"{name} made fewer than 2 runs in time; killed anyway"
+            self.crons[name] = []
+            self.controller.start()
         elif kind == "controller-kill-create":
             gang = JobPlan(f"createkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
             prefix = f"{self.namespace}/{gang.name}-"
@@ -598,6 +637,12 @@ class ChaosRun:
         else:
             raise ValueError(f"unknown fault kind {kind!r}")
         recovery = await self._probe(started)
+        if cron_name is not None:
+            down = time.time() - (time.monotonic() - started)
+            self.crons[cron_name].append(
+                (down, down + (recovery if recovery is not None else self.config.recovery_timeout))
+            )
+            landed += f"; {await self._cron_runs_after_restart(cron_name)} runs by then"
         # The probe's pod is created and bound by the new leaders, so the standby has written by now.
         failover_s = outcome.failover_s() if outcome is not None else None
         violations += await self.check_after_fault()
@@ -693,8 +738,31 @@ class ChaosRun:
         for component in self.components:
             component.supervised = on
 
+    async def _cron_runs_after_restart(self, name: str, runs: int = 4) -> int:
+        """Let the CronJob fire past the restart (its runs are what is checked at the end)."""
+
+        async def made() -> int:
+            return len(cron.runs_of(await self._list(JOBS, self.namespace), name))
+
+        with contextlib.suppress(TimeoutError):
+            await self._wait(
+                lambda: _at_least(made(), runs), f"{runs} runs of {name}", 6 * cron.EVERY_SECONDS
+            )
+        return await made()
+
+    async def _suspend_crons(self) -> None:
+        """Stop the fault's CronJobs firing, so the run can end quiet."""
+        for name in self.crons:
+            await self._retry(
+                lambda name=name: self.api.patch(  # type: ignore[misc]
+                    CRONJOBS.object_path(name, self.namespace), {"spec": {"suspend": True}}
+                ),
+                f"suspend CronJob {name}",
+            )
+
     async def finish(self) -> None:
         config = self.config
+        await self._suspend_crons()
         expected = {name: str(plan.outcome.value) for name, plan in self.plans.items()}
         self.report.jobs_expected = expected
         self.say(f"waiting for {len(expected)} jobs to finish")
@@ -709,6 +777,10 @@ class ChaosRun:
         state = await self.read()
         final = inv.quiet(state, expected)
         final += inv.stuck(state, state)
+        for name, downtimes in self.crons.items():
+            runs = cron.runs_of(state.jobs, name)
+            self.report.cron_runs[name] = len(runs)
+            final += cron.cron_runs(runs, name, every=cron.EVERY_SECONDS, downtimes=downtimes)
         if config.ha:
             self.report.writes_judged, self.report.late_writes, by_non_leaders = (
                 failover.writes_by_non_leaders(self)
