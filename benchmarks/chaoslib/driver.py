@@ -31,6 +31,7 @@ import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINISHED_PHASES, JobPhase
+from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.up import UP_CONF
 from volcano_py.devcluster import DevCluster, credentials
 from volcano_py.devcluster.ports import free_ports
@@ -38,7 +39,7 @@ from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
 from volcano_py.kube.leader import LeaseTiming
 
-from . import cron, failover, preemption
+from . import cron, failover, flows, preemption
 from . import invariants as inv
 from .failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
 from .processes import Component, LogLine
@@ -57,12 +58,17 @@ from .workload import (
 T = TypeVar("T")
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
+JOBFLOWS = ResourceKind(c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True)
+JOBTEMPLATES = ResourceKind(
+    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
+)
 FAULT_KINDS: tuple[str, ...] = (
     "scheduler-kill-cycle",
     "scheduler-kill-bind",
     "scheduler-kill-evict",
     "controller-kill-create",
     "controller-kill-cron",
+    "controller-kill-flow",
     "apiserver-restart",
     "etcd-restart",
     "watch-cut",
@@ -109,6 +115,7 @@ class ChaosConfig:
         2  # high-priority 2-pod Jobs that run the whole time (their PodGroups' status is checked)
     )
     scheduler_conf: str = UP_CONF  # e.g. with shuffle and rescheduling, so their evictions meet the faults
+    cron_runs: int = 4  # runs a killed controller's CronJob makes before the fault is over
 
     def __post_init__(self) -> None:
         if not self.faults:
@@ -238,6 +245,7 @@ class ChaosRun:
         self.leases = LeaseWatch()
         # CronJobs a fault made: name -> the intervals their controller was away (kill -> the probe's bind).
         self.crons: dict[str, list[tuple[float, float]]] = {}
+        self.flows: list[str] = []  # JobFlows a fault made
         self.plans: dict[str, JobPlan] = {}
         self.finished: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
@@ -585,6 +593,31 @@ class ChaosRun:
                 landed = f"{name} made fewer than 2 runs in time; killed anyway"
             self.crons[name] = []
             self.controller.start()
+        elif kind == "controller-kill-flow":
+            flow = f"flow-{self.next_number():03d}"
+            second = f"{self.namespace}/{flows.job_name(flow, flows.STEPS[1])}"
+            fired = self.controller.kill_on(
+                lambda line: line.get("event") == "job created" and line.get("job") == second
+            )
+            for body in flows.manifests(flow, self.namespace):
+                kind_of = JOBFLOWS if body["kind"] == c.JOBFLOW_KIND else JOBTEMPLATES
+                await self._retry(
+                    lambda body=body, kind_of=kind_of: self.api.create(  # type: ignore[misc]
+                        kind_of.collection_path(self.namespace), body
+                    ),
+                    f"create {body['kind']} {body['metadata']['name']}",
+                )
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.controller.wait()
+                landed = f"killed as {flow} created its step {flows.STEPS[1]}"
+            else:
+                self.controller.disarm()
+                started = time.monotonic()
+                self.controller.kill()
+                landed = f"{flow} did not reach its step {flows.STEPS[1]} in time; killed anyway"
+            self.flows.append(flow)
+            self.controller.start()
         elif kind == "controller-kill-create":
             gang = JobPlan(f"createkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
             prefix = f"{self.namespace}/{gang.name}-"
@@ -642,7 +675,9 @@ class ChaosRun:
             self.crons[cron_name].append(
                 (down, down + (recovery if recovery is not None else self.config.recovery_timeout))
             )
-            landed += f"; {await self._cron_runs_after_restart(cron_name)} runs by then"
+            landed += (
+                f"; {await self._cron_runs_after_restart(cron_name, self.config.cron_runs)} runs by then"
+            )
         # The probe's pod is created and bound by the new leaders, so the standby has written by now.
         failover_s = outcome.failover_s() if outcome is not None else None
         violations += await self.check_after_fault()
@@ -750,6 +785,14 @@ class ChaosRun:
             )
         return await made()
 
+    async def _flows_over(self) -> bool:
+        listed = await self._list(JOBFLOWS, self.namespace)
+        phases = {
+            str(f["metadata"]["name"]): ((f.get("status") or {}).get("state") or {}).get("phase")
+            for f in listed
+        }
+        return all(phases.get(flow) in FLOW_FINISHED_PHASES for flow in self.flows)
+
     async def _suspend_crons(self) -> None:
         """Stop the fault's CronJobs firing, so the run can end quiet."""
         for name in self.crons:
@@ -773,10 +816,21 @@ class ChaosRun:
 
         with contextlib.suppress(TimeoutError):
             await self._wait(all_final, "every job to finish", config.finish_timeout)
+        with contextlib.suppress(TimeoutError):
+            await self._wait(self._flows_over, "every JobFlow to end", config.finish_timeout)
         await asyncio.sleep(config.settle_seconds)  # the last status writes
         state = await self.read()
         final = inv.quiet(state, expected)
         final += inv.stuck(state, state)
+        flows_of = {str(f["metadata"]["name"]): f for f in await self._list(JOBFLOWS, self.namespace)}
+        created_lines = [
+            line for c in self.controllers for _, lines in c.log_starts(b'"job created"') for line in lines
+        ]
+        for flow in self.flows:
+            phase = str(
+                (((flows_of.get(flow) or {}).get("status") or {}).get("state") or {}).get("phase") or ""
+            )
+            final += flows.flow_steps(flow, phase, state.jobs, created_lines, self.namespace)
         for name, downtimes in self.crons.items():
             runs = cron.runs_of(state.jobs, name)
             self.report.cron_runs[name] = len(runs)

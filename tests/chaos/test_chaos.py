@@ -48,7 +48,7 @@ async def test_each_fault_once_with_standbys_loses_nothing_and_a_woken_leader_wr
 ) -> None:
     config = ChaosConfig(
         work_dir=work_dir(tmp_path, "every-fault"),
-        jobs=8,
+        jobs=6,
         in_flight=4,
         rounds=1,
         max_gang=32,
@@ -59,6 +59,7 @@ async def test_each_fault_once_with_standbys_loses_nothing_and_a_woken_leader_wr
         quiet_seconds=1.0,
         outage_seconds=3.0,
         finish_timeout=150,
+        cron_runs=3,
     )
     report = await run_chaos(chaos_cluster, config, say)
     summary = report.summary()
