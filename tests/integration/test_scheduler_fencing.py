@@ -1,9 +1,9 @@
 """A leader frozen past its lease wakes up and writes nothing: the fence (``kube.leader``) on a real cluster.
 
-Scheduler A runs as a child process (a frozen process is the point, and only a signal freezes one), leads, and
-is stopped with SIGSTOP right after its first bind of eight, the other seven queued in its binder. Scheduler
-B, a standby in this process, takes the lease once it expires and binds them. A is then woken with SIGCONT:
-without the fence, its queued binds go out at once, seconds after B took over.
+Scheduler A runs as a child process (a frozen process is the point, and only a signal freezes one), leads,
+and is stopped with SIGSTOP right after its first bind of an eight-pod gang, the other seven queued in its
+binder. Scheduler B, a standby in this process, takes the lease once it expires and binds them. A is then
+woken with SIGCONT: without the fence, its queued binds go out at once, seconds after B took over.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from test_scheduler_binding import (  # type: ignore[import-not-found]
     api,
-    pod_manifest,
+    create_gang,
     pods_by_name,
     pool,
     start_scheduler,
@@ -84,9 +84,8 @@ async def test_a_leader_frozen_past_its_lease_wakes_without_writing_and_stands_b
             return line.get("event") == "bound"
 
         frozen = a.freeze_on(first_bind)
-        pods = [f"p{i}" for i in range(8)]
-        for pod in pods:
-            await api.create(f"/api/v1/namespaces/{namespace}/pods", pod_manifest(pod, name, pool))
+        # A gang: A binds all eight in one cycle, one at a time, so seven are queued when it freezes.
+        pods = await create_gang(api, namespace, "g", 8, name, pool, gpus=1)
         assert await asyncio.to_thread(frozen.wait, 60), "A bound nothing"
         froze_at = time.monotonic()
 
@@ -117,7 +116,7 @@ async def test_a_leader_frozen_past_its_lease_wakes_without_writing_and_stands_b
         assert any(str(x.get("event")).startswith("fenced") for x in after), "A did not say it was fenced"
         assert a.alive, "A died instead of standing by"
         assert inv.writes_by_non_leaders(inv.writes_in_log(a.log_lines(), "a"), terms) == []
-        assert b.scheduler.is_leader and took_over < TIMING.lease_duration + 4
+        assert b.scheduler.is_leader and took_over < TIMING.lease_duration + 6
         # Every pod bound once, where its Scheduled Event says.
         listing = await api.get(f"/api/v1/namespaces/{namespace}/events")
         state = inv.ApiState(
