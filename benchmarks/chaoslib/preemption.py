@@ -41,10 +41,11 @@ async def pinned_nodes(run: ChaosRun) -> tuple[str, ...]:
 
 
 async def free_gpus(run: ChaosRun, nodes: tuple[str, ...]) -> int:
-    listed = [n for n in await run._list(NODES) if n["metadata"]["name"] in nodes]
-    total = sum(Resource.parse((n.get("status") or {}).get("allocatable")).amount(GPU) for n in listed)
-    used = 0
+    """Free GPUs on ``nodes``, read node by node (a cluster of 1,000 nodes is not listed for three)."""
+    total = used = 0
     for node in nodes:
+        for listed in await run._list(NODES, fieldSelector=f"metadata.name={node}"):
+            total += Resource.parse((listed.get("status") or {}).get("allocatable")).amount(GPU)
         for pod in await run._list(PODS, fieldSelector=f"spec.nodeName={node}"):
             if (pod.get("status") or {}).get("phase") not in ("Succeeded", "Failed"):
                 used += pod_request(pod.get("spec") or {}).amount(GPU)
