@@ -22,10 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from chaoslib.driver import FAULT_KINDS, ChaosConfig, run_chaos
+from chaoslib.driver import ALL_FAULT_KINDS, ChaosConfig, run_chaos
 
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
+from volcano_py.kube.leader import LeaseTiming
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -46,7 +47,20 @@ def main() -> None:
         "wait and high-priority ones preempt)",
     )
     parser.add_argument("--rounds", type=int, default=3, help="times each fault kind is injected (default 3)")
-    parser.add_argument("--faults", nargs="+", default=list(FAULT_KINDS), choices=FAULT_KINDS)
+    parser.add_argument(
+        "--faults",
+        nargs="+",
+        choices=ALL_FAULT_KINDS,
+        help="the fault kinds to inject (default: every kind; the leader-* ones need --ha)",
+    )
+    parser.add_argument(
+        "--ha",
+        action="store_true",
+        help="two schedulers and two controllers electing leaders; adds the failover and fencing faults",
+    )
+    parser.add_argument("--lease-duration", type=int, default=5, help="with --ha (default 5s)")
+    parser.add_argument("--renew-deadline", type=float, default=4.0, help="with --ha (default 4s)")
+    parser.add_argument("--retry-period", type=float, default=1.0, help="with --ha (default 1s)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument(
         "--work-dir", type=Path, help="logs of the scheduler and controller (default: a temp dir)"
@@ -64,8 +78,10 @@ def main() -> None:
         jobs=args.jobs,
         in_flight=args.in_flight,
         rounds=args.rounds,
-        faults=tuple(args.faults),
+        faults=tuple(args.faults or ()),
         seed=args.seed,
+        ha=args.ha,
+        lease=LeaseTiming(args.lease_duration, args.renew_deadline, args.retry_period),
         **({"scheduler_conf": args.scheduler_conf.read_text()} if args.scheduler_conf else {}),
     )
     with DevCluster(out=sys.stderr) as cluster:
@@ -84,11 +100,12 @@ def main() -> None:
                 "rounds": args.rounds,
                 "seed": args.seed,
                 "scheduler_conf": str(args.scheduler_conf or "volcano-py up's"),
+                "ha": args.ha,
                 "cpus": os.cpu_count(),
                 **report.summary(),
                 "records": [
-                    {"kind": f.kind, "at_s": f.at_s, "recovery_s": f.recovery_s, "landed": f.landed,
-                     "violations": f.violations}
+                    {"kind": f.kind, "at_s": f.at_s, "recovery_s": f.recovery_s, "failover_s": f.failover_s,
+                     "landed": f.landed, "violations": f.violations}
                     for f in report.faults
                 ],
             },

@@ -31,36 +31,61 @@ import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINISHED_PHASES, JobPhase
+from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.up import UP_CONF
 from volcano_py.devcluster import DevCluster, credentials
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
+from volcano_py.kube.leader import LeaseTiming
 
+from . import cron, failover, flows, preemption
 from . import invariants as inv
+from .failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
 from .processes import Component, LogLine
 from .proxy import FaultProxy
 from .workload import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
+    PREEMPT_QUEUE,
     JobPlan,
     job_manifest,
     plan_jobs,
     priority_class,
+    queue,
 )
 
 T = TypeVar("T")
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
+JOBFLOWS = ResourceKind(c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True)
+JOBTEMPLATES = ResourceKind(
+    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
+)
 FAULT_KINDS: tuple[str, ...] = (
     "scheduler-kill-cycle",
     "scheduler-kill-bind",
+    "scheduler-kill-evict",
     "controller-kill-create",
+    "controller-kill-cron",
+    "controller-kill-flow",
     "apiserver-restart",
     "etcd-restart",
     "watch-cut",
     "webhook-down",
     "slow-api",
 )
+# With two schedulers and two controllers electing leaders (``ChaosConfig.ha``): the leader SIGKILLed or
+# frozen past its lease, the standby taking over (see ``failover``).
+HA_FAULT_KINDS: tuple[str, ...] = (
+    "leader-kill-cycle",
+    "leader-kill-bind",
+    "leader-kill-evict",
+    "leader-freeze",
+    "controller-leader-kill",
+    "controller-leader-freeze",
+)
+ALL_FAULT_KINDS = FAULT_KINDS + HA_FAULT_KINDS
 _RETRIED = (aiohttp.ClientError, ConnectionError, TimeoutError, OSError)
 ADMISSION = "/apis/admissionregistration.k8s.io/v1"
 WEBHOOK_CONFIGURATION = "volcano-py"  # the controller's default configuration name
@@ -73,7 +98,11 @@ class ChaosConfig:
     jobs: int = 40
     in_flight: int = 6  # workload Jobs submitted and not yet finished, at most
     rounds: int = 1  # each fault kind this many times
-    faults: tuple[str, ...] = FAULT_KINDS
+    faults: tuple[str, ...] = ()  # empty: every kind the mode runs (HA_FAULT_KINDS too with ``ha``)
+    # Two schedulers and two controllers electing leaders through Leases with these durations, each restarted
+    # under a new identity after a kill; without it, one of each and no election.
+    ha: bool = False
+    lease: LeaseTiming = field(default_factory=lambda: LeaseTiming(5, 4.0, 1.0))
     seed: int = 1
     max_gang: int = 64
     schedule_period: float = 0.5
@@ -86,11 +115,17 @@ class ChaosConfig:
         2  # high-priority 2-pod Jobs that run the whole time (their PodGroups' status is checked)
     )
     scheduler_conf: str = UP_CONF  # e.g. with shuffle and rescheduling, so their evictions meet the faults
+    cron_runs: int = 4  # runs a killed controller's CronJob makes before the fault is over
 
     def __post_init__(self) -> None:
-        unknown = sorted(set(self.faults) - set(FAULT_KINDS))
+        if not self.faults:
+            self.faults = ALL_FAULT_KINDS if self.ha else FAULT_KINDS
+        unknown = sorted(set(self.faults) - set(ALL_FAULT_KINDS))
         if unknown:
-            raise ValueError(f"unknown fault kinds {unknown}; known: {', '.join(FAULT_KINDS)}")
+            raise ValueError(f"unknown fault kinds {unknown}; known: {', '.join(ALL_FAULT_KINDS)}")
+        need_ha = sorted(set(self.faults) & set(HA_FAULT_KINDS))
+        if need_ha and not self.ha:
+            raise ValueError(f"fault kinds {need_ha} need a standby: run with --ha")
         if self.rounds < 0 or self.jobs < 0 or self.in_flight < 1:
             raise ValueError("rounds and jobs must be >= 0 and in_flight >= 1")
 
@@ -102,6 +137,7 @@ class FaultRecord:
     recovery_s: float | None  # fault start -> the probe's bind; None if it never bound
     landed: str  # what the fault hit (pods bound of the gang at a mid-bind kill, ...)
     violations: list[str] = field(default_factory=list)
+    failover_s: float | None = None  # leader killed or frozen -> the standby's first write as leader
 
 
 @dataclass(slots=True)
@@ -120,18 +156,29 @@ class Report:
     load_average: tuple[float, float, float] = (0.0, 0.0, 0.0)
     component_starts: dict[str, int] = field(default_factory=dict)
     component_crashes: dict[str, int] = field(default_factory=dict)
+    lease: dict[str, float] = field(default_factory=dict)  # the election's durations, with ``ha``
+    writes_judged: int = 0  # writes placed in a leader's term (``ha``)
+    late_writes: int = 0  # through the fence, then frozen >= 1 s before they went out (``Write.late``)
+    cron_runs: dict[str, int] = field(default_factory=dict)  # runs each fault's CronJob made
+    lease_terms: int = 0
 
     def summary(self) -> dict[str, Any]:
         by_kind: dict[str, dict[str, Any]] = {}
         for kind in sorted({f.kind for f in self.faults}):
             records = [f for f in self.faults if f.kind == kind]
             times = sorted(f.recovery_s for f in records if f.recovery_s is not None)
+            failovers = sorted(f.failover_s for f in records if f.failover_s is not None)
             by_kind[kind] = {
                 "injected": len(records),
                 "recovered": len(times),
                 "recovery_p50_s": _percentile(times, 0.5),
                 "recovery_p99_s": _percentile(times, 0.99),
                 "recovery_max_s": times[-1] if times else None,
+                **(
+                    {"failover_p50_s": _percentile(failovers, 0.5), "failover_max_s": failovers[-1]}
+                    if failovers
+                    else {}
+                ),
                 "violations": sum(len(f.violations) for f in records),
                 "landed": [f.landed for f in records],
             }
@@ -146,14 +193,29 @@ class Report:
             "evictions": self.evictions,
             "submit_refusals": self.submit_refusals,
             "proxy": self.proxy,
+            **({"cron_runs": self.cron_runs} if self.cron_runs else {}),
             "component_starts": self.component_starts,
             "component_crashes": self.component_crashes,
+            **(
+                {
+                    "lease": self.lease,
+                    "lease_terms": self.lease_terms,
+                    "writes_judged": self.writes_judged,
+                    "late_writes": self.late_writes,
+                }
+                if self.lease
+                else {}
+            ),
             "wall_s": round(self.wall_s, 1),
             "load_average": [round(x, 2) for x in self.load_average],
         }
 
     def to_json(self) -> str:
         return json.dumps({"summary": self.summary(), "records": [asdict(f) for f in self.faults]}, indent=2)
+
+
+async def _at_least(count: Awaitable[int], wanted: int) -> bool:
+    return await count >= wanted
 
 
 def _percentile(values: list[float], q: float) -> float | None:
@@ -175,8 +237,15 @@ class ChaosRun:
         self.namespace = ""
         self.client: KubeClient | None = None
         self.proxy: FaultProxy | None = None
+        # The components faults aim at (with ``ha``: the current leaders, picked before each fault).
         self.scheduler: Component | None = None
         self.controller: Component | None = None
+        self.schedulers: list[Component] = []
+        self.controllers: list[Component] = []
+        self.leases = LeaseWatch()
+        # CronJobs a fault made: name -> the intervals their controller was away (kill -> the probe's bind).
+        self.crons: dict[str, list[tuple[float, float]]] = {}
+        self.flows: list[str] = []  # JobFlows a fault made
         self.plans: dict[str, JobPlan] = {}
         self.finished: set[str] = set()
         self._seen: set[tuple[str, str]] = set()
@@ -254,6 +323,8 @@ class ChaosRun:
         for name in (LOW_PRIORITY, HIGH_PRIORITY):
             with contextlib.suppress(ApiError):
                 await self.api.create(PRIORITY_CLASSES.collection_path(), priority_class(name))
+        with contextlib.suppress(ApiError):  # no webhook yet: created as the scheduler will read it
+            await self.api.create(QUEUES.collection_path(), queue(PREEMPT_QUEUE))
         pki = self.cluster.layout.pki
         self.proxy = FaultProxy(
             self.cluster.server,
@@ -268,44 +339,75 @@ class ChaosRun:
         )
         conf = config.work_dir / "volcano-scheduler.conf"
         conf.write_text(config.scheduler_conf)
-        scheduler_metrics, controller_metrics, webhook = free_ports(3)
         python = [sys.executable, "-m", "volcano_py"]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.scheduler = Component(
-            "scheduler",
-            [*python, "--log-level", "debug", "scheduler", "--kubeconfig", str(kubeconfig),
-             "--scheduler-conf", str(conf), "--no-leader-elect",
-             "--schedule-period", str(config.schedule_period),
-             # A few binds in flight, as with a gang much larger than the default 64: a kill can land
-             # between a gang's binds, not only after all of them were sent.
-             "--bind-concurrency", "4",
-             # The double-bind check reads every bound pod's own Scheduled Event.
-             "--scheduled-event-qps", "0",
-             "--metrics-host", "127.0.0.1", "--metrics-port", str(scheduler_metrics)],
-            config.work_dir / "scheduler.log",
-            env,
-        )  # fmt: skip
-        self.controller = Component(
-            "controller",
-            [*python, "--log-level", "debug", "controller", "--kubeconfig", str(kubeconfig),
-             "--no-leader-elect", "--create-concurrency", "4",  # as for --bind-concurrency above
-             "--metrics-host", "127.0.0.1", "--metrics-port", str(controller_metrics),
-             "--webhook-port", str(webhook), "--webhook-addr", "127.0.0.1",
-             "--webhook-cert-dir", str(config.work_dir / "webhook")],
-            config.work_dir / "controller.log",
-            env,
-        )  # fmt: skip
-        self.scheduler.start()
+        replicas = ("a", "b") if config.ha else ("",)
+        for replica in replicas:
+            scheduler_metrics, controller_metrics, webhook = free_ports(3)
+            suffix = f"-{replica}" if replica else ""
+            self.schedulers.append(Component(
+                f"scheduler{suffix}",
+                [*python, "--log-level", "debug", "scheduler", "--kubeconfig", str(kubeconfig),
+                 "--scheduler-conf", str(conf), *self._election("chaos-scheduler"),
+                 "--schedule-period", str(config.schedule_period),
+                 # A few binds in flight, as with a gang much larger than the default 64: a kill can land
+                 # between a gang's binds, not only after all of them were sent.
+                 "--bind-concurrency", "4",
+                 # The double-bind check reads every bound pod's own Scheduled Event.
+                 "--scheduled-event-qps", "0",
+                 "--metrics-host", "127.0.0.1", "--metrics-port", str(scheduler_metrics)],
+                config.work_dir / f"scheduler{suffix}.log",
+                env,
+                elects=config.ha,
+            ))  # fmt: skip
+            self.controllers.append(Component(
+                f"controller{suffix}",
+                [*python, "--log-level", "debug", "controller", "--kubeconfig", str(kubeconfig),
+                 *self._election("chaos-controller"),
+                 "--create-concurrency", "4",  # as for --bind-concurrency above
+                 "--metrics-host", "127.0.0.1", "--metrics-port", str(controller_metrics),
+                 # Each replica serves admission on a port of its own while it leads, and points the
+                 # webhook configurations at it when its term begins.
+                 "--webhook-port", str(webhook), "--webhook-addr", "127.0.0.1",
+                 "--webhook-cert-dir", str(config.work_dir / f"webhook{suffix}")],
+                config.work_dir / f"controller{suffix}.log",
+                env,
+                elects=config.ha,
+            ))  # fmt: skip
+        self.scheduler, self.controller = self.schedulers[0], self.controllers[0]
+        for scheduler in self.schedulers:
+            scheduler.start()
         # The scheduler creates the default queues; the controller's webhooks then admit Queue writes.
         await self._wait(self._has_default_queue, "the scheduler's default queue", 90)
-        self.controller.start()
+        for controller in self.controllers:
+            controller.start()
         await self._wait(self._webhooks_installed, "the controller's webhook configurations", 90)
+        if config.ha:
+            self.report.lease = {
+                "lease_duration_s": config.lease.lease_duration,
+                "renew_deadline_s": config.lease.renew_deadline,
+                "retry_period_s": config.lease.retry_period,
+            }
+            self.leases.start(self.api, self.namespace, (SCHEDULER_LEASE, CONTROLLER_LEASE))
         sentinels = [
             JobPlan(f"sentinel-{i}", 2, priority=HIGH_PRIORITY, outcome=JobPhase.RUNNING)
             for i in range(config.sentinels)
         ]
         for plan in sentinels:
             await self.submit(plan)
+
+    def _election(self, lease: str) -> list[str]:
+        if not self.config.ha:
+            return ["--no-leader-elect"]
+        timing = self.config.lease
+        return ["--leader-elect", "--lease-namespace", self.namespace, "--lease-name", lease,
+                f"--leader-elect-lease-duration={timing.lease_duration}s",
+                f"--leader-elect-renew-deadline={timing.renew_deadline}s",
+                f"--leader-elect-retry-period={timing.retry_period}s"]  # fmt: skip
+
+    @property
+    def components(self) -> list[Component]:
+        return [*self.schedulers, *self.controllers]
 
     async def _has_default_queue(self) -> bool:
         try:
@@ -379,12 +481,36 @@ class ChaosRun:
     async def _pods_of(self, job: str) -> int:
         return len(await self._list(PODS, self.namespace, labelSelector=f"{c.JOB_NAME_KEY}={job}"))
 
+    def next_number(self) -> int:
+        return self._probes + 1
+
+    async def pick_leaders(self) -> None:
+        """Aim the next fault at the current leaders (live, not frozen, holding their leases)."""
+        for lease, group in ((SCHEDULER_LEASE, self.schedulers), (CONTROLLER_LEASE, self.controllers)):
+
+            async def leader(lease: str = lease, group: list[Component] = group) -> Component | None:
+                return failover.leader_of(self, lease, group)
+
+            found = await self._wait(leader, f"a live holder of {lease}", self.config.recovery_timeout)
+            if lease == SCHEDULER_LEASE:
+                self.scheduler = found
+            else:
+                self.controller = found
+
     async def inject(self, kind: str) -> FaultRecord:
+        if self.config.ha:
+            await self.pick_leaders()
         assert self.scheduler is not None and self.controller is not None and self.proxy is not None
         at = round(time.monotonic() - self._began, 1)
         landed = ""
         violations: list[str] = []
-        if kind == "scheduler-kill-cycle":
+        outcome = None
+        cron_name: str | None = None
+        if kind in HA_FAULT_KINDS:
+            outcome = await failover.inject(self, kind)
+            started, landed = outcome.started, outcome.landed
+            violations += outcome.violations
+        elif kind == "scheduler-kill-cycle":
             # Right after a cycle decided binds and handed them to the binder (its "cycle" line), or, if no
             # cycle binds anything meanwhile, at a random moment.
             fired = self.scheduler.kill_on(lambda line: line.get("event") == "cycle")
@@ -422,6 +548,76 @@ class ChaosRun:
                 self.scheduler.kill()
                 landed = "the gang was not bound in time; killed anyway"
             self.scheduler.start()
+        elif kind == "scheduler-kill-evict":
+            number = self.next_number()
+            filled, nodes = await preemption.fill(self, number)
+            gang = preemption.preemptor(number, nodes)
+            fired = self.scheduler.kill_on(preemption.first_eviction_for(gang, self.namespace))
+            await self.submit(gang)
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.scheduler.wait()
+                evicted = preemption.evicted_for(self.scheduler, gang, self.namespace)
+                landed = f"{evicted} evictions for {gang.name} answered at the kill ({filled})"
+            else:
+                self.scheduler.disarm()
+                started = time.monotonic()
+                self.scheduler.kill()
+                landed = f"no eviction for {gang.name} in time ({filled}); killed anyway"
+            self.scheduler.start()
+        elif kind == "controller-kill-cron":
+            name = cron_name = f"cron-{self.next_number():03d}"
+            runs = [0]
+
+            def second_run(line: LogLine) -> bool:
+                if line.get("event") == "job created" and str(line.get("job", "")).startswith(
+                    f"{self.namespace}/{name}-"
+                ):
+                    runs[0] += 1
+                return runs[0] >= 2
+
+            fired = self.controller.kill_on(second_run)
+            await self._retry(
+                lambda: self.api.create(CRONJOBS.collection_path(self.namespace), cron.cronjob_manifest(
+                    name, self.namespace)),
+                f"create CronJob {name}",
+            )  # fmt: skip
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.controller.wait()
+                landed = f"killed as {name} created its second run"
+            else:
+                self.controller.disarm()
+                started = time.monotonic()
+                self.controller.kill()
+                landed = f"{name} made fewer than 2 runs in time; killed anyway"
+            self.crons[name] = []
+            self.controller.start()
+        elif kind == "controller-kill-flow":
+            flow = f"flow-{self.next_number():03d}"
+            second = f"{self.namespace}/{flows.job_name(flow, flows.STEPS[1])}"
+            fired = self.controller.kill_on(
+                lambda line: line.get("event") == "job created" and line.get("job") == second
+            )
+            for body in flows.manifests(flow, self.namespace):
+                kind_of = JOBFLOWS if body["kind"] == c.JOBFLOW_KIND else JOBTEMPLATES
+                await self._retry(
+                    lambda body=body, kind_of=kind_of: self.api.create(  # type: ignore[misc]
+                        kind_of.collection_path(self.namespace), body
+                    ),
+                    f"create {body['kind']} {body['metadata']['name']}",
+                )
+            if await asyncio.to_thread(fired.wait, self.config.recovery_timeout):
+                started = time.monotonic()
+                self.controller.wait()
+                landed = f"killed as {flow} created its step {flows.STEPS[1]}"
+            else:
+                self.controller.disarm()
+                started = time.monotonic()
+                self.controller.kill()
+                landed = f"{flow} did not reach its step {flows.STEPS[1]} in time; killed anyway"
+            self.flows.append(flow)
+            self.controller.start()
         elif kind == "controller-kill-create":
             gang = JobPlan(f"createkill-{self._probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
             prefix = f"{self.namespace}/{gang.name}-"
@@ -474,9 +670,20 @@ class ChaosRun:
         else:
             raise ValueError(f"unknown fault kind {kind!r}")
         recovery = await self._probe(started)
+        if cron_name is not None:
+            down = time.time() - (time.monotonic() - started)
+            self.crons[cron_name].append(
+                (down, down + (recovery if recovery is not None else self.config.recovery_timeout))
+            )
+            landed += (
+                f"; {await self._cron_runs_after_restart(cron_name, self.config.cron_runs)} runs by then"
+            )
+        # The probe's pod is created and bound by the new leaders, so the standby has written by now.
+        failover_s = outcome.failover_s() if outcome is not None else None
         violations += await self.check_after_fault()
-        record = FaultRecord(kind, at, recovery, landed, violations)
-        self.say(f"{kind}: recovered in {recovery}s ({landed}); {len(violations)} violations")
+        record = FaultRecord(kind, at, recovery, landed, violations, failover_s)
+        told = f"; failover {failover_s}s" if failover_s is not None else ""
+        self.say(f"{kind}: recovered in {recovery}s{told} ({landed}); {len(violations)} violations")
         return record
 
     async def _other_scheduler_unaffected(self) -> list[str]:
@@ -524,8 +731,8 @@ class ChaosRun:
     async def supervise(self) -> None:
         """Restart a process that exits by itself, as its Deployment would (each such exit is a finding)."""
         while True:
-            for component in (self.scheduler, self.controller):
-                if component is not None and component.revive():
+            for component in self.components:
+                if component.revive():
                     self.say(f"{component.name} exited by itself; restarted (see {component.log_path})")
             await asyncio.sleep(1.0)
 
@@ -536,6 +743,7 @@ class ChaosRun:
         background: list[asyncio.Task[None]] = []
         try:
             await self.setup()  # inside: a set-up that fails half-way still stops what it started
+            self.say(f"set up in {time.monotonic() - self._began:.1f}s")
             plans = plan_jobs(config.jobs, seed=config.seed, max_gang=config.max_gang)
             workload = asyncio.create_task(self.submit_workload(plans))
             background += [workload, asyncio.create_task(self.supervise())]
@@ -562,12 +770,42 @@ class ChaosRun:
         return self.report
 
     def _supervise(self, on: bool) -> None:
-        for component in (self.scheduler, self.controller):
-            if component is not None:
-                component.supervised = on
+        for component in self.components:
+            component.supervised = on
+
+    async def _cron_runs_after_restart(self, name: str, runs: int = 4) -> int:
+        """Let the CronJob fire past the restart (its runs are what is checked at the end)."""
+
+        async def made() -> int:
+            return len(cron.runs_of(await self._list(JOBS, self.namespace), name))
+
+        with contextlib.suppress(TimeoutError):
+            await self._wait(
+                lambda: _at_least(made(), runs), f"{runs} runs of {name}", 6 * cron.EVERY_SECONDS
+            )
+        return await made()
+
+    async def _flows_over(self) -> bool:
+        listed = await self._list(JOBFLOWS, self.namespace)
+        phases = {
+            str(f["metadata"]["name"]): ((f.get("status") or {}).get("state") or {}).get("phase")
+            for f in listed
+        }
+        return all(phases.get(flow) in FLOW_FINISHED_PHASES for flow in self.flows)
+
+    async def _suspend_crons(self) -> None:
+        """Stop the fault's CronJobs firing, so the run can end quiet."""
+        for name in self.crons:
+            await self._retry(
+                lambda name=name: self.api.patch(  # type: ignore[misc]
+                    CRONJOBS.object_path(name, self.namespace), {"spec": {"suspend": True}}
+                ),
+                f"suspend CronJob {name}",
+            )
 
     async def finish(self) -> None:
         config = self.config
+        await self._suspend_crons()
         expected = {name: str(plan.outcome.value) for name, plan in self.plans.items()}
         self.report.jobs_expected = expected
         self.say(f"waiting for {len(expected)} jobs to finish")
@@ -578,10 +816,31 @@ class ChaosRun:
 
         with contextlib.suppress(TimeoutError):
             await self._wait(all_final, "every job to finish", config.finish_timeout)
+        with contextlib.suppress(TimeoutError):
+            await self._wait(self._flows_over, "every JobFlow to end", config.finish_timeout)
         await asyncio.sleep(config.settle_seconds)  # the last status writes
         state = await self.read()
         final = inv.quiet(state, expected)
         final += inv.stuck(state, state)
+        flows_of = {str(f["metadata"]["name"]): f for f in await self._list(JOBFLOWS, self.namespace)}
+        created_lines = [
+            line for c in self.controllers for _, lines in c.log_starts(b'"job created"') for line in lines
+        ]
+        for flow in self.flows:
+            phase = str(
+                (((flows_of.get(flow) or {}).get("status") or {}).get("state") or {}).get("phase") or ""
+            )
+            final += flows.flow_steps(flow, phase, state.jobs, created_lines, self.namespace)
+        for name, downtimes in self.crons.items():
+            runs = cron.runs_of(state.jobs, name)
+            self.report.cron_runs[name] = len(runs)
+            final += cron.cron_runs(runs, name, every=cron.EVERY_SECONDS, downtimes=downtimes)
+        if config.ha:
+            self.report.writes_judged, self.report.late_writes, by_non_leaders = (
+                failover.writes_by_non_leaders(self)
+            )
+            self.report.lease_terms = sum(len(t) for t in self.leases.terms.values())
+            final += by_non_leaders
         new = [v for v in final if (v.invariant, v.subject) not in self._seen]
         self.report.final_violations = [str(v) for v in new]
         lost = {v.subject for v in new if v.invariant in ("job lost", "wrong final phase", "work lost")}
@@ -592,11 +851,11 @@ class ChaosRun:
         )
 
     async def teardown(self) -> None:
-        for component in (self.controller, self.scheduler):
-            if component is not None:
-                await asyncio.to_thread(component.stop)
-                self.report.component_starts[component.name] = component.starts
-                self.report.component_crashes[component.name] = component.crashes
+        await self.leases.stop()
+        for component in [*self.controllers, *self.schedulers]:
+            await asyncio.to_thread(component.stop)
+            self.report.component_starts[component.name] = component.starts
+            self.report.component_crashes[component.name] = component.crashes
         if self.proxy is not None:
             self.report.proxy = asdict(self.proxy.stats)
             self.proxy.stop()

@@ -8,9 +8,11 @@ scheduling cycle apart and report only what did not move; status checks run when
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api import constants as k
@@ -22,6 +24,10 @@ Obj = Mapping[str, Any]
 # The resources a queue's status.allocated and a node's capacity are compared on.
 COMPARED_RESOURCES = ("cpu", "memory", "nvidia.com/gpu")
 _ASSIGNED = re.compile(r"^Successfully assigned (?P<pod>\S+) to (?P<node>\S+)$")
+# The binder's Evict Event: "Pod ns/name evicted: <action>[ (preempted for ns/preemptor)][: detail]".
+_EVICTED = re.compile(
+    r"^Pod (?P<pod>\S+) evicted: (?P<action>[^ :]+)(?: \(preempted for (?P<preemptor>[^)]+)\))?"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,9 +186,47 @@ def running_jobs_without_pods(state: ApiState) -> set[str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class Eviction:
+    uid: str  # the evicted pod's (a pod recreated under its name has another)
+    pod: str  # namespace/name
+    preemptor: str | None  # namespace/name of the pod it made room for, if preempt's
+
+
+def evictions(state: ApiState) -> list[Eviction]:
+    """The scheduler's evictions, from its ``Evict`` Events."""
+    found = []
+    for event in state.events:
+        match = _EVICTED.match(str(event.get("message", ""))) if event.get("reason") == "Evict" else None
+        involved = event.get("involvedObject") or {}
+        if match is not None:
+            found.append(Eviction(str(involved.get("uid") or ""), match["pod"], match["preemptor"]))
+    return found
+
+
+def evicted_pods_still_running(state: ApiState) -> list[Violation]:
+    """An ``Evict`` Event names a pod that is neither gone nor being deleted nor finished (the Event is
+    written only after the delete was accepted)."""
+    live = {
+        str(_meta(p).get("uid")): p
+        for p in state.pods
+        if not _meta(p).get("deletionTimestamp") and not _finished(p)
+    }
+    return [
+        Violation("evicted pod still running", e.pod, f"uid {e.uid} has an Evict Event and no deletion")
+        for e in evictions(state)
+        if e.uid in live
+    ]
+
+
 def check(state: ApiState) -> list[Violation]:
     """Every invariant that holds at any instant."""
-    return [*double_binds(state), *overcommitted_nodes(state), *pods_without_job(state)]
+    return [
+        *double_binds(state),
+        *overcommitted_nodes(state),
+        *pods_without_job(state),
+        *evicted_pods_still_running(state),
+    ]
 
 
 # --- checks over two readings at least one cycle apart ----------------------------------------------------
@@ -198,7 +242,127 @@ def stuck(first: ApiState, second: ApiState) -> list[Violation]:
             found.append(Violation("gang partly bound", pg, f"{len(placed)} pods placed, below minMember"))
     for job in sorted(running_jobs_without_pods(first) & running_jobs_without_pods(second)):
         found.append(Violation("job without pods", job, "Running with no live pod"))
+    found += half_evicted(first, second)
     return found
+
+
+def _groups_evicted_from(state: ApiState) -> set[str]:
+    """PodGroups (namespace/name) that lost a pod to an eviction: found through the pod recreated under the
+    evicted one's name, which carries the group's annotation."""
+    group_of = {}
+    for pod in state.pods:
+        meta = _meta(pod)
+        group = (meta.get("annotations") or {}).get(k.KUBE_GROUP_NAME_KEY)
+        if group:
+            group_of[_key(pod)] = f"{meta.get('namespace')}/{group}"
+    return {group_of[e.pod] for e in evictions(state) if e.pod in group_of}
+
+
+def half_evicted(first: ApiState, second: ApiState) -> list[Violation]:
+    """A gang that lost pods to evictions and, in both readings, kept some placed but fewer than minMember:
+    evictions must leave a gang its minimum or take it whole."""
+    evicted = _groups_evicted_from(second)
+    before, after = partial_gangs(first), partial_gangs(second)
+    return [
+        Violation("gang half-evicted", pg, f"{len(placed)} pods placed after evictions, below minMember")
+        for pg, placed in sorted(after.items())
+        if pg in evicted and before.get(pg) == placed
+    ]
+
+
+# --- writes against the leader's terms ----------------------------------------------------------------------
+
+# The log lines of our processes that record a write, each with its WriteStamp (``volcano_py.kube.leader``):
+# ``checked``, the wall clock just before the leader's fence was asked, and ``sent``, once it let it through.
+WRITE_EVENTS = {
+    "bound": "bind",
+    "evicted": "evict",
+    "pod created": "create pod",
+    "pod deleted": "delete pod",
+    "job created": "create job",  # by a CronJob or a JobFlow
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Write:
+    identity: str
+    checked: float  # wall clock, seconds since the epoch: when the fence was asked
+    what: str  # e.g. "bind ns/pod"
+    sent: float | None = None  # when it let the write through; long after ``checked``: frozen in between
+
+    def late(self, seconds: float = 1.0) -> bool:
+        """Through the fence before a freeze, out after it: what no client-side fence can stop."""
+        return self.sent is not None and self.sent - self.checked >= seconds
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One holder of a lease from ``start`` (its acquireTime; a release starts a term of nobody)."""
+
+    holder: str  # "" once released
+    start: float  # wall clock, seconds since the epoch
+
+
+def micro_time(text: str) -> float:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+
+
+def term_of(lease: Obj) -> Term | None:
+    """The term a Lease object records now, or None if it names no time."""
+    spec = lease.get("spec") or {}
+    holder = str(spec.get("holderIdentity") or "")
+    stamp = spec.get("acquireTime") if holder else (spec.get("renewTime") or spec.get("acquireTime"))
+    return Term(holder, micro_time(str(stamp))) if stamp else None
+
+
+def writes_in_log(lines: Iterable[Obj], identity: str) -> list[Write]:
+    """The writes one process logged (its lines as parsed JSON)."""
+    found = []
+    for line in lines:
+        verb = WRITE_EVENTS.get(str(line.get("event")))
+        checked = line.get("checked", line.get("sent"))
+        if verb is not None and checked is not None:
+            sent = line.get("sent")
+            found.append(
+                Write(
+                    identity,
+                    float(checked),
+                    f"{verb} {line.get('pod') or line.get('job')}",
+                    float(sent) if sent else None,
+                )
+            )
+    return found
+
+
+def writes_by_non_leaders(writes: Iterable[Write], terms: Sequence[Term]) -> list[Violation]:
+    """A write let through the fence while another identity (or nobody) held the lease its writer leads under.
+
+    Writes before the first term seen are not judged. A writer's own term starts at its acquireTime, stamped
+    by its own clock before its first write, so a leader's writes always fall inside its term; a frozen
+    leader's writes let through after it woke fall in its successor's.
+    """
+    ordered = sorted(terms, key=lambda t: t.start)
+    starts = [t.start for t in ordered]
+    found = []
+    for write in sorted(writes, key=lambda w: w.checked):
+        at = bisect_right(starts, write.checked) - 1
+        if at < 0:
+            continue
+        term = ordered[at]
+        if term.holder != write.identity:
+            held = f"{term.holder} held the lease" if term.holder else "the lease was released"
+            found.append(
+                Violation(
+                    "write by a non-leader",
+                    write.identity,
+                    f"{write.what} at {_clock(write.checked)}; {held} since {_clock(term.start)}",
+                )
+            )
+    return found
+
+
+def _clock(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%H:%M:%S.%f")[:-3]
 
 
 # --- checks once the cluster is quiet -----------------------------------------------------------------------
@@ -289,10 +453,28 @@ def completed_work(state: ApiState) -> list[Violation]:
     return found
 
 
+def preemptors_never_placed(state: ApiState) -> list[Violation]:
+    """Pods were evicted to make room for a preemptor that, once the cluster is quiet, never ran: it is
+    neither placed nor finished (victims lost for nothing)."""
+    pods = {_key(p): p for p in state.pods}
+    found = []
+    for preemptor in sorted({e.preemptor for e in evictions(state) if e.preemptor}):
+        pod = pods.get(preemptor)
+        placed = pod is not None and ((pod.get("spec") or {}).get("nodeName") or _finished(pod))
+        if not placed:
+            victims = sum(1 for e in evictions(state) if e.preemptor == preemptor)
+            state_now = "gone" if pod is None else f"{_phase(pod)}, not placed"
+            found.append(
+                Violation("evicted for nothing", preemptor, f"{victims} victims; preemptor {state_now}")
+            )
+    return found
+
+
 def quiet(state: ApiState, expected: Mapping[str, str]) -> list[Violation]:
     """Everything checked when nothing moves any more (the end of a run)."""
     return [
         *check(state),
+        *preemptors_never_placed(state),
         *podgroup_status(state),
         *queue_allocated(state),
         *final_phases(state, expected),

@@ -21,6 +21,9 @@ PRIORITY_VALUES = {LOW_PRIORITY: 100, HIGH_PRIORITY: 1000}
 # Gang sizes and how often each is drawn: mostly small, a few that take half the cluster.
 SIZE_WEIGHTS: tuple[tuple[int, int], ...] = ((1, 30), (2, 15), (4, 15), (8, 15), (16, 10), (32, 8), (64, 7))
 TASK = "w"
+# The preemption scenario's queue: its own, so the enqueue gate counts only its Jobs and admits a
+# high-priority gang while the default queue is over its capability (where the steady workload keeps it).
+PREEMPT_QUEUE = "chaos-preempt"
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +34,11 @@ class JobPlan:
     outcome: JobPhase = JobPhase.COMPLETED  # COMPLETED, FAILED, or RUNNING for a job that never ends
     seconds: float = 5.0
     gpus: int = 1
+    # Below ``size``: an elastic Job whose pods beyond it another gang may preempt (its pods are recreated);
+    # None: a whole gang, restarted whole if a pod is evicted.
+    min_available: int | None = None
+    queue: str = c.DEFAULT_QUEUE
+    nodes: tuple[str, ...] = ()  # only these nodes (by name), if any
 
     @property
     def gpu_total(self) -> int:
@@ -67,6 +75,22 @@ def plan_jobs(
     return plans
 
 
+def _pinned(nodes: tuple[str, ...]) -> dict[str, Any]:
+    if not nodes:
+        return {}
+    # A node field selector takes one value per requirement: one term (terms are ORed) per node.
+    terms = [
+        {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]} for node in nodes
+    ]
+    return {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": terms}}}}  # fmt: skip
+
+
+def queue(name: str) -> dict[str, Any]:
+    return {"apiVersion": c.SCHEDULING_API_VERSION, "kind": c.QUEUE_KIND, "metadata": {"name": name},
+            "spec": {"weight": 1, "reclaimable": True}}  # fmt: skip
+
+
 def priority_class(name: str) -> dict[str, Any]:
     return {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name},
             "value": PRIORITY_VALUES[name], "description": "chaos workload"}  # fmt: skip
@@ -90,10 +114,12 @@ def job_manifest(plan: JobPlan, namespace: str, *, scheduler: str = c.SCHEDULER_
         "metadata": {"name": plan.name, "namespace": namespace},
         "spec": {
             "schedulerName": scheduler,
-            "queue": c.DEFAULT_QUEUE,
-            "minAvailable": plan.size,
+            "queue": plan.queue,
+            "minAvailable": plan.size if plan.min_available is None else plan.min_available,
             "priorityClassName": plan.priority,
-            "policies": [{"event": "PodEvicted", "action": "RestartJob"}],
+            "policies": (
+                [{"event": "PodEvicted", "action": "RestartJob"}] if plan.min_available is None else []
+            ),
             "tasks": [
                 {
                     "name": TASK,
@@ -101,6 +127,7 @@ def job_manifest(plan: JobPlan, namespace: str, *, scheduler: str = c.SCHEDULER_
                     "template": {
                         "metadata": {"annotations": annotations},
                         "spec": {
+                            **_pinned(plan.nodes),
                             "restartPolicy": "Never",
                             "containers": [
                                 {

@@ -172,3 +172,126 @@ def test_final_phases_and_lost_work() -> None:
     assert [str(v) for v in inv.completed_work(state)] == [
         "work lost: w/done: Completed with 1 of 2 pods Succeeded"
     ]
+
+
+def lease(holder: str, acquired: str, renewed: str = "") -> dict[str, Any]:
+    return {"spec": {"holderIdentity": holder, "acquireTime": acquired, "renewTime": renewed or acquired}}
+
+
+T = inv.micro_time("2026-01-01T00:00:10.000000Z")  # a took the lease
+TERMS = [
+    inv.term_of(lease("a", "2026-01-01T00:00:10.000000Z")),
+    inv.term_of(lease("b", "2026-01-01T00:00:25.500000Z")),  # b took over: a froze at 14
+    inv.term_of(lease("", "2026-01-01T00:00:25.500000Z", "2026-01-01T00:00:40.000000Z")),  # b released
+]
+
+
+@pytest.mark.parametrize(
+    ("write", "found"),
+    [
+        pytest.param(inv.Write("a", T + 4.0, "bind w/p0"), [], id="leader-in-its-term"),
+        pytest.param(inv.Write("b", T + 15.6, "bind w/p1"), [], id="successor-in-its-term"),
+        pytest.param(inv.Write("a", T - 3.0, "bind w/p2"), [], id="before-any-term-seen"),
+        pytest.param(
+            inv.Write("a", T + 21.0, "bind w/p3"),
+            ["write by a non-leader: a: bind w/p3 at 00:00:31.000; b held the lease since 00:00:25.500"],
+            id="woke-from-a-freeze",
+        ),
+        pytest.param(
+            inv.Write("b", T + 31.0, "evict w/p4"),
+            [
+                "write by a non-leader: b: evict w/p4 at 00:00:41.000; "
+                "the lease was released since 00:00:40.000"
+            ],
+            id="after-its-release",
+        ),
+    ],
+)
+def test_a_write_must_fall_in_a_term_of_its_writer(write: inv.Write, found: list[str]) -> None:
+    terms = [t for t in TERMS if t is not None]
+    assert [str(v) for v in inv.writes_by_non_leaders([write], terms)] == found
+
+
+def test_writes_are_read_from_a_process_log_with_the_time_they_went_through_the_fence() -> None:
+    lines = [
+        {"event": "bound", "pod": "w/p0", "node": "n1", "checked": 1.5, "sent": 1.5},
+        {"event": "evicted", "pod": "w/p1", "checked": 2.5, "sent": 2.5},
+        {"event": "pod created", "pod": "w/j-w-0", "checked": 3.5, "sent": 9.5},  # frozen in between
+        {"event": "pod deleted", "pod": "w/j-w-1", "sent": 4.5},  # no check time: judged by the send
+        {"event": "job created", "job": "w/cron-123", "owner": "CronJob", "checked": 5.5, "sent": 5.5},
+        {"event": "cycle", "binds": 3},
+        {"event": "bound", "pod": "w/old"},  # an older build's line, without the times: not judged
+    ]
+    writes = inv.writes_in_log(lines, "a")
+    assert writes == [
+        inv.Write("a", 1.5, "bind w/p0", 1.5),
+        inv.Write("a", 2.5, "evict w/p1", 2.5),
+        inv.Write("a", 3.5, "create pod w/j-w-0", 9.5),
+        inv.Write("a", 4.5, "delete pod w/j-w-1", 4.5),
+        inv.Write("a", 5.5, "create job w/cron-123", 5.5),
+    ]
+    assert [w.what for w in writes if w.late()] == ["create pod w/j-w-0"]
+
+
+def evict(pod_name: str, uid: str, preemptor: str | None = None) -> dict[str, Any]:
+    why = f"preempt (preempted for {NS}/{preemptor})" if preemptor else "reclaim"
+    return {
+        "reason": "Evict",
+        "message": f"Pod {NS}/{pod_name} evicted: {why}: detail",
+        "involvedObject": {"kind": "Pod", "name": pod_name, "uid": uid},
+    }
+
+
+def test_evictions_are_read_from_the_binders_events() -> None:
+    events = [evict("v0", "u-v0", "hi-w-0"), evict("v1", "u-v1"), scheduled("a", "n1")]
+    assert inv.evictions(ApiState(events=events)) == [
+        inv.Eviction("u-v0", "w/v0", "w/hi-w-0"),
+        inv.Eviction("u-v1", "w/v1", None),
+    ]
+
+
+def test_an_evicted_pod_must_be_gone_deleting_or_finished_a_recreated_one_is_another() -> None:
+    events = [evict(x, f"u-{x}", "hi-w-0") for x in ("gone", "deleting", "done", "running")]
+    pods = [
+        pod("deleting", node="n1", terminating=True),
+        pod("done", node="n1", phase="Succeeded"),
+        pod("running", node="n1", phase="Running"),
+        {**pod("gone", node="n2"), "metadata": {**pod("gone")["metadata"], "uid": "u-gone-again"}},
+    ]
+    assert [str(v) for v in inv.evicted_pods_still_running(ApiState(pods=pods, events=events))] == [
+        "evicted pod still running: w/running: uid u-running has an Evict Event and no deletion"
+    ]
+
+
+def test_a_gang_left_below_its_minimum_by_evictions_in_two_readings_is_half_evicted() -> None:
+    groups = [podgroup("g", 3), podgroup("e", 1)]
+    events = [evict("g1", "u-g1-old"), evict("e1", "u-e1-old")]
+    half = ApiState(
+        pods=[pod("g0", group="g", node="n"), pod("g1", group="g"), pod("g2", group="g", node="n"),
+              pod("e0", group="e", node="n"), pod("e1", group="e")],
+        podgroups=groups,
+        events=events,
+    )  # fmt: skip
+    assert [str(v) for v in inv.half_evicted(half, half)] == [
+        "gang half-evicted: w/g: 2 pods placed after evictions, below minMember"
+    ]
+    # Placed whole again by the second reading, or never evicted from: not half-evicted.
+    healed = ApiState(
+        pods=[pod(x, group="g", node="n") for x in ("g0", "g1", "g2")], podgroups=groups, events=events
+    )
+    assert inv.half_evicted(half, healed) == []
+    assert (
+        inv.half_evicted(
+            ApiState(pods=half.pods, podgroups=groups), ApiState(pods=half.pods, podgroups=groups)
+        )
+        == []
+    )
+
+
+def test_victims_evicted_for_a_preemptor_that_never_ran_are_lost_for_nothing() -> None:
+    events = [evict("v0", "u-v0", "hi-w-0"), evict("v1", "u-v1", "hi-w-0"), evict("v2", "u-v2", "ok-w-0")]
+    events.append(evict("v3", "u-v3", "done-w-0"))
+    pods = [pod("hi-w-0"), pod("ok-w-0", node="n1", phase="Running"), pod("done-w-0", phase="Succeeded")]
+    assert [str(v) for v in inv.preemptors_never_placed(ApiState(pods=pods, events=events))] == [
+        "evicted for nothing: w/hi-w-0: 2 victims; preemptor Pending, not placed"
+    ]

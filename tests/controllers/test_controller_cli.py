@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from volcano_py.cli import controller
+from volcano_py.kube.leader import LeaseTiming
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -35,3 +36,19 @@ def test_admission_conf_is_read_and_a_bad_one_refused_before_start(tmp_path: Pat
     conf.write_text("resourceGroups:\n- resourceGroup: gpu\n  schedulerNme: volcano\n")
     with pytest.raises(ValueError, match=r"resourceGroups\[0\]\.schedulerNme: unknown field"):
         controller.options_from(parse("--admission-conf", str(conf)))
+
+
+def test_lease_timing_is_read_as_volcano_writes_it_and_a_bad_one_refused_naming_the_flags() -> None:
+    assert controller.options_from(parse()).lease_timing == LeaseTiming(10, 8.0, 2.0)
+    timing = controller.options_from(
+        parse(
+            "--leader-elect-lease-duration=4s",
+            "--leader-elect-renew-deadline=3s",
+            "--leader-elect-retry-period=500ms",
+        )
+    ).lease_timing
+    assert timing == LeaseTiming(4, 3.0, 0.5)
+    with pytest.raises(ValueError, match="--leader-elect-lease-duration must be whole seconds"):
+        controller.options_from(parse("--leader-elect-lease-duration=4.5s"))
+    with pytest.raises(ValueError, match="--leader-elect-renew-deadline < --leader-elect-lease-duration"):
+        controller.options_from(parse("--leader-elect-lease-duration=4s"))

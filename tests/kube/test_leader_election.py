@@ -1,6 +1,19 @@
+import asyncio
 from datetime import UTC, datetime
 
-from volcano_py.kube.leader import ElectionState, LeaseRecord, format_micro_time
+import pytest
+from kubernetes_asyncio import client as k8s_client
+
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.leader import (
+    ElectionState,
+    LeaderElector,
+    LeaseRecord,
+    LeaseTiming,
+    fence_holds,
+    format_micro_time,
+    through_fence,
+)
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -55,3 +68,72 @@ def test_lease_round_trips_through_its_spec() -> None:
     record = other()
     assert LeaseRecord.from_lease({"spec": record.to_spec()}) == record
     assert LeaseRecord.from_lease({}) == LeaseRecord("", 0, "", "", 0)
+
+
+@pytest.mark.parametrize(
+    ("is_leader", "renewed_at", "now", "holds"),
+    [
+        pytest.param(True, 100.0, 100.0, True, id="just-renewed"),
+        pytest.param(True, 100.0, 107.9, True, id="within-the-deadline"),
+        pytest.param(True, 100.0, 108.0, False, id="at-the-deadline"),
+        pytest.param(True, 100.0, 130.0, False, id="woke-from-a-freeze"),
+        pytest.param(False, 100.0, 100.5, False, id="stepped-down"),
+        pytest.param(True, None, 0.0, False, id="never-renewed"),
+    ],
+)
+def test_the_fence_lets_a_leader_write_only_within_the_renew_deadline_of_its_last_renewal(
+    is_leader: bool, renewed_at: float | None, now: float, holds: bool
+) -> None:
+    assert fence_holds(is_leader=is_leader, renewed_at=renewed_at, renew_deadline=8.0, now=now) is holds
+
+
+@pytest.mark.parametrize(
+    ("lease", "renew", "retry"), [(10, 10.0, 2.0), (10, 8.0, 8.0), (10, 12.0, 2.0), (10, 8.0, 0.0)]
+)
+def test_lease_timing_must_be_ordered(lease: int, renew: float, retry: float) -> None:
+    with pytest.raises(ValueError, match="--leader-elect-retry-period < --leader-elect-renew-deadline"):
+        LeaseTiming(lease, renew, retry)
+
+
+def elector_at(now: list[float]) -> LeaderElector:
+    client = KubeClient(k8s_client.ApiClient(k8s_client.Configuration(host="http://127.0.0.1:9")))
+    elector = LeaderElector(
+        client,
+        namespace="ns",
+        name="lease",
+        identity="a",
+        timing=LeaseTiming(3, 2.0, 1.0),
+        clock=lambda: now[0],
+    )
+    elector.is_leader, elector.renewed_at = True, 0.0
+    return elector
+
+
+async def test_a_leader_that_finds_the_fence_failed_drops_the_write_and_steps_down_at_once() -> None:
+    now = [1.9]
+    elector = elector_at(now)
+    assert elector.may_write("bind ns/p0")
+    hold = asyncio.create_task(elector.hold())
+    await asyncio.sleep(0)
+    now[0] = 30.0  # the process was stopped for half a minute
+    assert not elector.may_write("bind ns/p1")
+    assert not elector.may_write("bind ns/p2")
+    # hold() returns without waiting for its next round (the retry period is 1s of real time).
+    await asyncio.wait_for(hold, 0.5)
+    assert not elector.is_leader
+    assert elector.fenced_writes == 2
+    await elector.client.close()
+
+
+def test_a_write_through_the_fence_is_stamped_when_it_was_asked_and_when_let_through() -> None:
+    asked: list[str] = []
+
+    def fence(what: str) -> bool:
+        asked.append(what)
+        return what != "bind ns/late"
+
+    stamp = through_fence(fence, "bind ns/p0")
+    assert stamp is not None and stamp.checked <= stamp.sent
+    assert set(stamp.fields()) == {"checked", "sent"}
+    assert through_fence(fence, "bind ns/late") is None
+    assert asked == ["bind ns/p0", "bind ns/late"]

@@ -11,7 +11,7 @@ from volcano_py.kube import binding
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder, PendingEvent
 from volcano_py.kube.store import EventType
-from volcano_py.scheduler.framework.decisions import Bind, SessionResult
+from volcano_py.scheduler.framework.decisions import Bind, Evict, SessionResult
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
@@ -138,3 +138,22 @@ async def test_a_pod_without_a_podgroup_always_gets_its_own_event(binder: Binder
     await binder.wait_idle()
     events = recorded(binder)
     assert sorted(e.ref.name for e in events) == ["p0", "p1", "p2", "p3"]
+
+
+async def test_binds_and_evictions_past_the_fence_are_dropped_and_taken_back_from_the_cache(
+    binder: Binder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+
+    async def bound(_client: Any, _ns: str, name: str, *_: Any) -> None:
+        sent.append(name)
+
+    monkeypatch.setattr(binding, "bind_pod", bound)
+    # The fence failed after two binds went out (the process froze past its lease, say).
+    binder.may_write = lambda what: what in ("bind ns/p0", "bind ns/p1")
+    binder.submit(SessionResult(binds=gang(4, "ns/pg"), evictions=(Evict("ns", "v0", "uv0", "preempt"),)))
+    await binder.wait_idle()
+    assert sorted(sent) == ["p0", "p1"], "binds went out after the fence failed"
+    assert binder.fenced == 3
+    assert sorted(binder.cache._assumed) == ["ns/p0", "ns/p1"], "a dropped bind is still assumed"
+    assert "ns/v0" not in binder.cache._evicting

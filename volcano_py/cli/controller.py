@@ -10,7 +10,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
-from volcano_py.cli.scheduler import add_feature_gates_argument
+from volcano_py.cli.scheduler import add_feature_gates_argument, add_lease_timing_arguments, lease_timing_from
 from volcano_py.controllers.operator import ControllerOptions, run_controller
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS, loop_factory
 from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
@@ -56,6 +56,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
     parser.add_argument("--lease-name", default="vc-controller-manager", help="name of the leader Lease")
     parser.add_argument("--identity", help="this candidate's name in the Lease (default: host-pid)")
+    add_lease_timing_arguments(parser)
     parser.add_argument(
         "--webhook-port",
         type=int,
@@ -129,6 +130,7 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         identity=args.identity or "",
+        lease_timing=lease_timing_from(args),
         webhook_port=args.webhook_port or None,
         webhook_addr=args.webhook_addr,
         webhook_service=args.webhook_service,

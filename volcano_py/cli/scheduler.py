@@ -16,6 +16,7 @@ from volcano_py.api.features import parse_feature_gates
 from volcano_py.forecast import backfill_shadow
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
+from volcano_py.kube.leader import LeaseTiming
 from volcano_py.scheduler.core import BURST_QUIET_SECONDS
 from volcano_py.scheduler.runtime.cycle import DefaultCore, default_core
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
@@ -53,6 +54,41 @@ def _seconds(text: str) -> float:
             ) from None
         seconds = sum(float(n) * _UNIT_SECONDS[u] for n, u in parts)
     return seconds
+
+
+def add_lease_timing_arguments(parser: argparse.ArgumentParser) -> None:
+    """Volcano's (client-go's) leader-election durations, for the scheduler and the controller alike."""
+    default = LeaseTiming()
+    parser.add_argument(
+        "--leader-elect-lease-duration",
+        type=duration_seconds,
+        default=float(default.lease_duration),
+        help="how long a standby waits, after the leader's last renewal it saw, before taking the Lease: "
+        f"whole seconds (default {default.lease_duration}s)",
+    )
+    parser.add_argument(
+        "--leader-elect-renew-deadline",
+        type=duration_seconds,
+        default=default.renew_deadline,
+        help="the leader steps down, and writes nothing more, once it has not renewed for this long "
+        f"(default {default.renew_deadline:g}s)",
+    )
+    parser.add_argument(
+        "--leader-elect-retry-period",
+        type=duration_seconds,
+        default=default.retry_period,
+        help=f"time between attempts to take or renew the Lease (default {default.retry_period:g}s)",
+    )
+
+
+def lease_timing_from(args: argparse.Namespace) -> LeaseTiming:
+    duration = args.leader_elect_lease_duration
+    if duration != int(duration):
+        raise ValueError(
+            f"--leader-elect-lease-duration must be whole seconds (a Lease stores an integer), "
+            f"got {duration:g}s"
+        )
+    return LeaseTiming(int(duration), args.leader_elect_renew_deadline, args.leader_elect_retry_period)
 
 
 def register(subparsers: Any) -> None:
@@ -97,6 +133,7 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--lease-namespace", default="volcano-system", help="namespace of the leader Lease")
     parser.add_argument("--lease-name", default="vc-scheduler", help="name of the leader Lease")
     parser.add_argument("--identity", help="this candidate's name in the Lease (default: host_pid_random)")
+    add_lease_timing_arguments(parser)
     parser.add_argument(
         "--bind-concurrency",
         type=int,
@@ -152,6 +189,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         lease_namespace=args.lease_namespace,
         lease_name=args.lease_name,
         identity=args.identity or default_identity(),
+        lease_timing=lease_timing_from(args),
         bind_concurrency=args.bind_concurrency,
         burst_quiet=args.burst_quiet,
         scheduled_event_qps=args.scheduled_event_qps,

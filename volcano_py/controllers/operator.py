@@ -15,6 +15,7 @@ import os
 import socket
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,12 +102,15 @@ def _enable_webhooks(
 
 
 async def _run_term(options: ControllerOptions, client: KubeClient, metrics: ControllerMetrics,
-                    stop: asyncio.Event) -> None:  # fmt: skip
-    """One leadership term: Kopf plus our workers until ``stop`` is set."""
+                    stop: asyncio.Event, may_write: Callable[[str], bool] = lambda _what: True,
+                    ) -> None:  # fmt: skip
+    """One leadership term: Kopf plus our workers until ``stop`` is set; ``may_write`` is the fence."""
     # Kopf logs every handler call at INFO; ours log what matters.
     logging.getLogger("kopf").setLevel(logging.WARNING)
     recorder = EventRecorder(client, component="volcano-py-controller")
-    ctx = ControllerContext(options=options, client=client, recorder=recorder, metrics=metrics)
+    ctx = ControllerContext(
+        options=options, client=client, recorder=recorder, metrics=metrics, may_write=may_write
+    )
     registry = build_registry(ctx)
     flows, topology = FlowControllers(ctx), TopologyDiscovery(ctx)
     flows.register(registry)
@@ -262,17 +266,21 @@ async def _lead_or_stand_by(options: ControllerOptions, stop_event: asyncio.Even
     )
     await endpoint.start()
     identity = options.identity or f"{socket.gethostname()}-{os.getpid()}"
-
-    async def term(term_stop: asyncio.Event) -> None:
-        await _run_term(options, client, metrics, term_stop)
-
     try:
         if not options.leader_elect:
-            await term(stop_event)
+            await _run_term(options, client, metrics, stop_event)
             return
         elector = LeaderElector(
-            client, namespace=options.lease_namespace, name=options.lease_name, identity=identity
+            client,
+            namespace=options.lease_namespace,
+            name=options.lease_name,
+            identity=identity,
+            timing=options.lease_timing,
         )
+
+        async def term(term_stop: asyncio.Event) -> None:
+            await _run_term(options, client, metrics, term_stop, elector.may_write)
+
         await run_while_leading(elector, stop_event, term)
     finally:
         await endpoint.stop()

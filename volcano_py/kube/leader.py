@@ -6,11 +6,21 @@ The rules are client-go's: a lease is free when its holder is empty or when it h
 between machines cannot steal a live lease); writes carry the resourceVersion read, so two candidates racing
 for a free lease cannot both win; a leader that cannot renew within the renew deadline steps down; a clean
 shutdown releases the lease so a standby takes over at once instead of waiting for it to expire.
+
+Fencing: a leader whose process was frozen (SIGSTOP, a VM pause, a long GC) for longer than the lease wakes
+up still believing it leads, with writes decided before the freeze queued to go out, while a standby has
+taken the lease meanwhile. So each write batch first asks ``LeaderElector.may_write()``: true only while the
+last successful renewal *began* less than the renew deadline ago by our monotonic clock (which runs on while
+the process is stopped). A standby counts the lease's expiry from the moment it saw that renewal, which is
+later, so a write that passes the fence is sent before anyone else may lead. One that fails it is dropped, and
+the leader steps down at once instead of at its next renewal round. What no client-side fence closes: a
+process frozen between the check and the request going out; only a token the API server checks would.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -29,6 +39,61 @@ _log = get_logger(__name__)
 def format_micro_time(moment: datetime) -> str:
     """Kubernetes MicroTime: RFC 3339 with microseconds, in UTC."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseTiming:
+    """client-go's three durations (Volcano's --leader-elect-lease-duration, -renew-deadline, -retry-period).
+
+    Ours default to 10s / 8s / 2s (Volcano's: 15s / 10s / 2s): a standby takes over a third sooner.
+    """
+
+    lease_duration: int = 10
+    renew_deadline: float = 8.0
+    retry_period: float = 2.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.retry_period < self.renew_deadline < self.lease_duration:
+            raise ValueError(
+                "leader election needs 0 < --leader-elect-retry-period < --leader-elect-renew-deadline < "
+                f"--leader-elect-lease-duration; got {self.retry_period:g}s / {self.renew_deadline:g}s / "
+                f"{self.lease_duration}s"
+            )
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStamp:
+    """When a write went through the fence, by the wall clock: ``checked`` just before the fence was asked,
+    ``sent`` once it had answered (the request goes out next). A process frozen between the two shows as a
+    ``sent`` long after ``checked``: the one window a client-side fence cannot close."""
+
+    checked: float
+    sent: float
+
+    def fields(self) -> dict[str, float]:
+        return {"checked": round(self.checked, 6), "sent": round(self.sent, 6)}
+
+
+def through_fence(may_write: Callable[[str], bool], what: str) -> WriteStamp | None:
+    """Ask the fence about one write; its stamp if it may go out, None if it must be dropped."""
+    checked = time.time()
+    if not may_write(what):
+        return None
+    return WriteStamp(checked, time.time())
+
+
+class Fenced(Exception):
+    """A write was dropped: this process no longer holds the lease it would write under."""
+
+
+def fence_holds(*, is_leader: bool, renewed_at: float | None, renew_deadline: float, now: float) -> bool:
+    """May a leader write now? Only while its last successful renewal began within the renew deadline.
+
+    ``renewed_at`` is our monotonic clock when that renewal's request was about to go out: the lease changed
+    on the server no earlier, so no standby can count it expired before ``renewed_at + lease_duration``, and
+    the deadline leaves the rest of the lease for the write itself to land.
+    """
+    return is_leader and renewed_at is not None and now - renewed_at < renew_deadline
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,26 +170,24 @@ class LeaderElector:
         namespace: str,
         name: str,
         identity: str,
-        lease_duration: int = 10,
-        renew_deadline: float = 8.0,
-        retry_period: float = 2.0,
+        timing: LeaseTiming | None = None,
         clock: Callable[[], float] = time.monotonic,
         wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        if not retry_period < renew_deadline < lease_duration:
-            raise ValueError(
-                "leader election needs retry_period < renew_deadline < lease_duration; got "
-                f"{retry_period} / {renew_deadline} / {lease_duration}"
-            )
+        timing = timing or LeaseTiming()
         self.client = client
         self.namespace = namespace
         self.name = name
-        self.state = ElectionState(identity, lease_duration)
-        self.renew_deadline = renew_deadline
-        self.retry_period = retry_period
+        self.timing = timing
+        self.state = ElectionState(identity, timing.lease_duration)
+        self.renew_deadline = timing.renew_deadline
+        self.retry_period = timing.retry_period
         self.clock = clock
         self.wall_clock = wall_clock
         self.is_leader = False
+        self.renewed_at: float | None = None  # when the last successful renewal began (see fence_holds)
+        self.fenced_writes = 0  # writes dropped because the fence failed
+        self._fenced = asyncio.Event()  # set when a write found the fence failed: step down now
         self._resource_version = ""
 
     @property
@@ -142,8 +205,37 @@ class LeaderElector:
             "spec": record.to_spec(),
         }
 
+    def may_write(self, what: str = "write") -> bool:
+        """The fence: True while this process may write as the leader (see ``fence_holds``).
+
+        A failure drops the caller's write, counts it, and makes ``hold`` step down at once; it is logged
+        once per term.
+        """
+        if fence_holds(
+            is_leader=self.is_leader,
+            renewed_at=self.renewed_at,
+            renew_deadline=self.renew_deadline,
+            now=self.clock(),
+        ):
+            return True
+        self.fenced_writes += 1
+        if self.is_leader:
+            since = self.clock() - (self.renewed_at or 0.0)
+            _log.warning(
+                "fenced: lease not renewed within the renew deadline; dropping writes and stepping down",
+                lease=f"{self.namespace}/{self.name}",
+                identity=self.identity,
+                renewed_s_ago=round(since, 2),
+                renew_deadline=self.renew_deadline,
+                dropped=what,
+            )
+            self.is_leader = False
+            self._fenced.set()
+        return False
+
     async def try_acquire_or_renew(self) -> bool:
         """One round: read the lease, write ourselves into it if the rules allow; True if we hold it now."""
+        began = self.clock()
         path = LEASES.object_path(self.name, self.namespace)
         try:
             lease = await self.client.get(path)
@@ -160,7 +252,7 @@ class LeaderElector:
                 if create_exc.conflict:
                     return False
                 raise
-            self._took(created)
+            self._took(created, began)
             return True
         self._resource_version = str(lease.get("metadata", {}).get("resourceVersion", ""))
         self.state.observe(LeaseRecord.from_lease(lease), self.clock())
@@ -173,14 +265,21 @@ class LeaderElector:
             if exc.conflict:
                 return False
             raise
-        self._took(written)
+        self._took(written, began)
         return True
 
-    def _took(self, lease: dict[str, Any]) -> None:
+    def _took(self, lease: dict[str, Any], began: float) -> None:
         self._resource_version = str(lease.get("metadata", {}).get("resourceVersion", ""))
         self.state.observe(LeaseRecord.from_lease(lease), self.clock())
+        self.renewed_at = began
         if not self.is_leader:
-            _log.info("became leader", lease=f"{self.namespace}/{self.name}", identity=self.identity)
+            spec = lease.get("spec") or {}
+            _log.info(
+                "became leader",
+                lease=f"{self.namespace}/{self.name}",
+                identity=self.identity,
+                acquire_time=spec.get("acquireTime"),
+            )
         self.is_leader = True
 
     async def _attempt(self) -> bool:
@@ -192,6 +291,7 @@ class LeaderElector:
 
     async def acquire(self) -> None:
         """Return once we hold the lease (retrying every retry period)."""
+        self._fenced.clear()  # a new term
         while not await self._attempt():
             holder = self.state.observed.holder if self.state.observed else ""
             _log.debug("lease held by another candidate", lease=self.name, holder=holder)
@@ -205,7 +305,10 @@ class LeaderElector:
         """Renew every retry period; return when a renewal could not succeed within the renew deadline."""
         last_renewed = self.clock()
         while True:
-            await asyncio.sleep(self.retry_period)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._fenced.wait(), self.retry_period)
+            if self._fenced.is_set():
+                break  # a write found the fence failed: the term is over, whatever a renewal would say
             if await self._attempt():
                 last_renewed = self.clock()
             elif not self.is_leader or self.clock() - last_renewed >= self.renew_deadline or self._taken():

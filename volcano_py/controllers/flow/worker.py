@@ -26,6 +26,7 @@ from volcano_py.controllers.runtime.context import JOBS, ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import ResourceKind
+from volcano_py.kube.leader import Fenced
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -207,6 +208,9 @@ class FlowControllers:
         async def handle(key: Key, _request: str) -> None:
             try:
                 await sync(key)
+            except Fenced as exc:
+                # Not the leader any more: the term is ending, and the next leader syncs this afresh.
+                _log.debug("sync dropped: not the leader", key=f"{key[0]}/{key[1]}", write=str(exc))
             except ApiError as exc:
                 _log.warning("sync failed; retrying", key=f"{key[0]}/{key[1]}", error=str(exc))
                 queue.add_after(RETRY_SECONDS, key, "sync")
@@ -232,6 +236,7 @@ class FlowControllers:
         """Create a Job; when its name is taken, the existing Job if ``owner`` controls it (an earlier sync
         or controller made it), else None with a warning on the owner (someone else's Job has that name)."""
         meta = body["metadata"]
+        stamp = self.ctx.ensure_leading(f"create job {meta['namespace']}/{meta['name']}")
         try:
             created = await self.ctx.client.create(JOBS.collection_path(meta["namespace"]), body)
         except ApiError as exc:
@@ -252,12 +257,17 @@ class FlowControllers:
                 return None
             return existing
         self.created[(meta["namespace"], meta["name"])] = (time.monotonic(), _slim_job(created))
+        # The chaos suite places the write in a leader's term by its WriteStamp.
+        _log.debug(
+            "job created", job=f"{meta['namespace']}/{meta['name']}", owner=owner["kind"], **stamp.fields()
+        )
         created_event = _CREATED[owner["kind"]](meta["namespace"], owner["metadata"]["name"], meta["name"])
         self.ctx.recorder.record(owner, "Normal", *created_event)
         return created
 
     async def _delete_job(self, namespace: str, name: str) -> None:
         options = {"apiVersion": "v1", "kind": "DeleteOptions", "propagationPolicy": "Background"}
+        self.ctx.ensure_leading(f"delete job {namespace}/{name}")
         try:
             await self.ctx.client.delete(JOBS.object_path(name, namespace), options)
         except ApiError as exc:

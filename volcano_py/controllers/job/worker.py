@@ -33,6 +33,7 @@ from volcano_py.jobplugins import PluginSet
 from volcano_py.kube.client import JSON_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.leader import Fenced
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -61,6 +62,10 @@ class JobWorker:
         self.ctx.metrics.queue_depth.set(self.ctx.job_queue.depth())
         try:
             await self._reconcile(key, req)
+        except Fenced as exc:
+            # Not the leader any more: the term is ending, and the next leader reconciles this Job afresh.
+            _log.debug("job reconcile dropped: not the leader", job=f"{key[0]}/{key[1]}", write=str(exc))
+            return
         except ApiError as exc:
             # A conflict means we decided on stale data: redo it from the cache once the watch catches up.
             # Anything else backs off exponentially per Job, so one broken Job cannot flood the API server.
@@ -181,6 +186,8 @@ class JobWorker:
 
     async def _create_pod(self, spec: ResolvedJob, pod: dict[str, Any]) -> None:
         async with self._create_limit:
+            name = f"{spec.namespace}/{pod['metadata']['name']}"
+            stamp = self.ctx.ensure_leading(f"create pod {name}")
             try:
                 created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
             except ApiError as exc:
@@ -188,8 +195,9 @@ class JobWorker:
                     return  # created before a restart, or by a retry: the name is the identity
                 raise
         self.ctx.metrics.pods_created.inc()
-        # Per pod, so at debug only: a Job's progress; the chaos suite times its mid-creation kills from it.
-        _log.debug("pod created", pod=f"{spec.namespace}/{pod['metadata']['name']}")
+        # Per pod, so at debug only: a Job's progress; the chaos suite times its mid-creation kills from it,
+        # and places the write in a leader's term by its WriteStamp.
+        _log.debug("pod created", pod=name, **stamp.fields())
         created_at = (created.get("metadata") or {}).get("creationTimestamp")
         job_created = self._job_created.get(spec.uid)
         if created_at and job_created:
@@ -198,6 +206,7 @@ class JobWorker:
 
     async def _kill_pod(self, spec: ResolvedJob, name: str) -> None:
         path = PODS.object_path(name, spec.namespace)
+        stamp = self.ctx.ensure_leading(f"delete pod {spec.namespace}/{name}")
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark = [
             {
@@ -218,6 +227,8 @@ class JobWorker:
         except ApiError as exc:
             if not exc.not_found:
                 raise
+            return
+        _log.debug("pod deleted", pod=f"{spec.namespace}/{name}", **stamp.fields())
 
     async def _execute(
         self, spec: ResolvedJob, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
@@ -236,10 +247,14 @@ class JobWorker:
                 plugin_set.on_pod_create(body, pod, task_name, index)
             writes.append(self._create_pod(spec, pod))
         results = await asyncio.gather(*writes, return_exceptions=True)
+        fenced = next((r for r in results if isinstance(r, Fenced)), None)
+        if fenced is not None:
+            raise fenced
         errors = [r for r in results if isinstance(r, BaseException)]
         pg = self.ctx.podgroup(spec.namespace, spec.podgroup_name) if plan.delete_podgroup else None
         pg_uid = str(pg["metadata"].get("uid", "")) if pg is not None else ""
         if pg is not None and pg_uid not in self.resources.deleted_podgroups:
+            self.ctx.ensure_leading(f"delete PodGroup {spec.namespace}/{spec.podgroup_name}")
             try:
                 await self.ctx.client.delete(
                     PODGROUPS.object_path(spec.podgroup_name, spec.namespace),
@@ -262,6 +277,7 @@ class JobWorker:
     ) -> None:
         if after == before:
             return
+        self.ctx.ensure_leading(f"Job status {key[0]}/{key[1]}")
         new_body = dict(body)
         new_body["status"] = status_to_dict(after)
         written = await self.ctx.client.replace(

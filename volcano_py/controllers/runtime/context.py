@@ -8,7 +8,7 @@ would count missing pods and create duplicates or lose track of existing ones).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.kinds import VOLCANO_JOBS, ResourceKind
+from volcano_py.kube.leader import Fenced, LeaseTiming, WriteStamp, through_fence
 from volcano_py.log import get_logger
 
 if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
@@ -57,6 +58,7 @@ class ControllerOptions:
     lease_namespace: str = "kube-system"
     lease_name: str = "volcano-py-controller"
     identity: str = ""  # default: hostname + pid
+    lease_timing: LeaseTiming = field(default_factory=LeaseTiming)
     create_concurrency: int = 64
     # Admission webhooks (volcano_py.webhooks): off when ``webhook_port`` is None. ``webhook_service`` is
     # the "namespace/name" of the Service in front of the server (in a cluster); without it the API server
@@ -119,6 +121,16 @@ class ControllerContext:
     pods_by_job: dict[JobKey, dict[str, dict[str, Any]]] = field(default_factory=dict)
     # Queues whose recount is due within QUEUE_RECOUNT_SECONDS (see ``sync_queue_soon``).
     recounts_due: set[str] = field(default_factory=set)
+    # The leader's fence (``kube.leader``); always true without leader election.
+    may_write: Callable[[str], bool] = lambda _what: True
+
+    def ensure_leading(self, what: str) -> WriteStamp:
+        """Raise ``Fenced`` when this replica may no longer write (its lease lapsed, say while frozen):
+        pod creations and deletions decided before are dropped; the next leader decides them again."""
+        stamp = through_fence(self.may_write, what)
+        if stamp is None:
+            raise Fenced(what)
+        return stamp
 
     def sync_queue_soon(self, name: str) -> None:
         """Queue ``name`` or one of its PodGroups changed: sync the queue within QUEUE_RECOUNT_SECONDS, once

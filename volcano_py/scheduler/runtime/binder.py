@@ -15,6 +15,10 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   merge patch deleting just it), best effort: one that fails is decided again by a later cycle.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
   (and from what is already on its way), coalesced per object and flushed in batches.
+
+Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
+wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
+standby took over. A dropped bind or eviction is taken back from the cache, as a refused one is.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.kube.leader import WriteStamp, through_fence
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import (
     EVICTING_ACTIONS,
@@ -114,6 +119,18 @@ class Binder:
         self._binds_unanswered = 0
         self._idle = asyncio.Event()
         self._idle.set()
+        # The leader's fence; always true without leader election.
+        self.may_write: Callable[[str], bool] = lambda _what: True
+        self.fenced = 0  # writes dropped by the fence
+
+    def _through_fence(self, what: str) -> WriteStamp | None:
+        stamp = through_fence(self.may_write, what)
+        if stamp is None:
+            self.fenced += 1
+        return stamp
+
+    def _fenced(self, what: str) -> bool:
+        return self._through_fence(what) is None
 
     # --- lifecycle ------------------------------------------------------------------------------------
 
@@ -208,6 +225,11 @@ class Binder:
         async with self._bind_slots:
             written: list[tuple[ClaimWrite, bool]] = []
             binding_sent = False
+            stamp = self._through_fence(f"bind {key}")
+            if stamp is None:
+                self.cache.forget(key)
+                self.cache.forget_claims(bind.uid)
+                return False
             try:
                 # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
                 for write in bind.claims:
@@ -231,12 +253,13 @@ class Binder:
                 already_bound = binding_sent and isinstance(exc, ApiError) and exc.conflict
                 if not already_bound:
                     await self._undo_claims(bind, written)
-                await self._bind_failed(bind, key, exc)
+                await self._bind_failed(bind, key, exc, stamp)
                 return False
         self._operation("bind", "success", started)
         self.metrics.bound_pods.inc()
-        # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from.
-        _log.debug("bound", pod=key, node=bind.node)
+        # Per pod, so at debug only: a gang's progress, which the chaos suite times its mid-bind kills from;
+        # ``checked``/``sent`` (WriteStamp) place the write in a leader's term.
+        _log.debug("bound", pod=key, node=bind.node, **stamp.fields())
         pod = self.cache.pod(key)
         created = timestamp(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
         if created:
@@ -264,13 +287,19 @@ class Binder:
                 # pod stays until the pod is placed again, with the same devices.
                 _log.warning("could not take back a claim's reservation", claim=write.key, error=repr(exc))
 
-    async def _bind_failed(self, bind: Bind, key: str, exc: Exception) -> None:
+    async def _bind_failed(self, bind: Bind, key: str, exc: Exception, stamp: WriteStamp) -> None:
         self.cache.forget(key)
         self.cache.forget_claims(bind.uid)
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"
-        _log.warning("bind failed; pod returns to the queue", pod=key, node=bind.node, error=repr(exc))
+        _log.warning(
+            "bind failed; pod returns to the queue",
+            pod=key,
+            node=bind.node,
+            error=repr(exc),
+            **stamp.fields(),
+        )
         if isinstance(exc, ApiError) and (exc.not_found or exc.conflict):
             # Gone, or already bound (e.g. by a previous leader whose bind the watch had not shown yet):
             # nothing to mark, and the watch will show where it runs.
@@ -290,6 +319,8 @@ class Binder:
     async def _nominate(self, pipelined: Pipeline) -> None:
         key = f"{pipelined.namespace}/{pipelined.name}"
         async with self._status_slots:
+            if self._fenced(f"nominate {key}"):
+                return
             try:
                 await patch.set_nominated_node(
                     self.client, pipelined.namespace, pipelined.name, pipelined.node
@@ -302,6 +333,8 @@ class Binder:
         started = time.monotonic()
         try:
             async with self._status_slots:
+                if self._fenced(f"ungate {key}"):
+                    return
                 await patch.remove_scheduling_gate(
                     self.client, ungate.namespace, ungate.name, c.QUEUE_ALLOCATION_GATE_KEY
                 )
@@ -329,6 +362,10 @@ class Binder:
             else ("preempt" if evict.preemptor else "reclaim")
         )
         async with self._bind_slots:
+            stamp = self._through_fence(f"evict {key}")
+            if stamp is None:
+                self.cache.unmark_evicting(key)
+                return
             try:
                 await patch.set_pod_condition(
                     self.client,
@@ -341,9 +378,10 @@ class Binder:
                 self._operation("evict", "error", started)
                 self.cache.unmark_evicting(key)
                 if not (isinstance(exc, ApiError) and exc.not_found):
-                    _log.warning("eviction failed", pod=key, error=repr(exc))
+                    _log.warning("eviction failed", pod=key, error=repr(exc), **stamp.fields())
                 return
         self._operation("evict", "success", started)
+        _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, **stamp.fields())
         self.metrics.evictions.labels(action).inc()
         pod = self.cache.pod(key) or _pod_ref(evict.namespace, evict.name, evict.uid)
         self.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")
@@ -410,6 +448,8 @@ class Binder:
     async def flush_statuses(self) -> None:
         podgroups, self._pending_pg = self._pending_pg, {}
         queues, self._pending_queue = self._pending_queue, {}
+        if (podgroups or queues) and self._fenced("status writes"):
+            return  # the next leader writes status from its own cache
         now = self.clock()
         self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
         for key, status in podgroups.items():

@@ -35,7 +35,7 @@ from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.kinds import object_identity
-from volcano_py.kube.leader import LeaderElector, run_unless_stopped, run_while_leading
+from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
@@ -76,6 +76,7 @@ class SchedulerOptions:
     lease_namespace: str = "volcano-system"
     lease_name: str = "vc-scheduler"
     identity: str = field(default_factory=default_identity)
+    lease_timing: LeaseTiming = field(default_factory=LeaseTiming)
     bind_concurrency: int = 64
     burst_quiet: float = BURST_QUIET_SECONDS
     scheduled_event_qps: float = SCHEDULED_EVENT_QPS
@@ -156,11 +157,17 @@ class Scheduler:
         )
         self.elector = (
             LeaderElector(
-                client, namespace=options.lease_namespace, name=options.lease_name, identity=options.identity
+                client,
+                namespace=options.lease_namespace,
+                name=options.lease_name,
+                identity=options.identity,
+                timing=options.lease_timing,
             )
             if options.leader_elect
             else None
         )
+        if self.elector is not None:
+            self.binder.may_write = self.elector.may_write
         self.server = MetricsServer(
             self.metrics,
             host=options.metrics_host,
@@ -208,7 +215,7 @@ class Scheduler:
             due = self.recent_usage.observe(
                 outcome.result.queue_updates, state.queues, time.time(), half_life_of(self.conf.conf)
             )
-            if due:
+            if due and self.binder.may_write("queue usage"):
                 await self.recent_usage.write(self.client, due, time.time())
             self._report(outcome)
             if consulted is not None:
