@@ -219,6 +219,10 @@ def plan_moves(problem: MoveProblem, *, time_limit_s: float, seed: int = 0) -> M
     model.minimize(sum((p * weight + unit.cost) * m for p, unit, m in zip(pods, units, moving, strict=True)))
 
     solver = new_solver(time_limit_s, seed)
+    # Presolve found nothing to remove but unused variables and took the whole 1 s default budget on
+    # openb-sized models (64 nodes, 91 units: ~1.0 s of presolve, no solution); without it the same models
+    # are solved to optimality in ~0.7 s (benchmarks/bench_consolidation.py, docs/solver.md).
+    solver.parameters.cp_model_presolve = False
     status = solver.solve(model)
     name = solver.status_name(status)
     wall_ms = (time.perf_counter() - started) * 1000.0
