@@ -335,11 +335,74 @@ def test_a_gang_asking_no_gpu_is_refused_in_words_only_when_it_would_need_moves(
     assert "cpu-small-0" in outcome.bound
 
 
+def _keep_big(cluster: Cluster) -> Cluster:
+    _pod(cluster, "big-0")["metadata"]["annotations"][k.PREEMPTABLE_KEY] = "false"
+    return cluster
+
+
+# Every node of these clusters runs 6 GPUs, so the greedy planner's emptiest is the first it may empty.
+GREEDY = [
+    pytest.param(fragmented, {"big-0"}, "n0", id="first-emptiest-node-though-its-pod-has-nowhere-to-go"),
+    pytest.param(
+        lambda: _keep_big(fragmented()), {"b0-0", "b1-0", "b2-0"}, "n1", id="immovable-pods-pass-the-node"
+    ),
+    pytest.param(
+        lambda: _keep_big(whole_gang_b()), {"b-0", "b-1", "b-2", "b-3"}, "n1", id="a-gang-goes-whole"
+    ),
+]
+
+
+@pytest.mark.parametrize(("build", "evicted", "node"), GREEDY)
+def test_greedy_planner_empties_the_emptiest_node_the_gang_fits_on(
+    build: Callable[[], Cluster], evicted: set[str], node: str
+) -> None:
+    cluster = build()
+    outcome = run(cluster, conf(planner="greedy"))
+    assert outcome.evicted == evicted
+    assert {e.reason for e in outcome.result.evictions} == {"consolidate"}
+    assert outcome.nominated == {"g-0": node}
+    assert "(planner greedy: the emptiest nodes emptied)" in why(outcome)
+    assert gangs_left_partly_evicted(cluster.pods, cluster.podgroups, outcome.result) == []
+
+
+def test_greedy_planner_plans_no_place_for_the_pod_it_moves() -> None:
+    cluster = fragmented()
+    first = run(cluster, conf(planner="greedy"))
+    assert first.evicted == {"big-0"}  # CP-SAT never moves it: its 6 GPUs fit no 2-GPU hole
+    second = run(recreate_moved(cluster, first), conf(planner="greedy"))
+    binds = {b.name: b.node for b in second.result.binds}
+    assert binds["g-0"] == "n0"
+    assert "big-0-r" not in binds  # it waits for room, as it would after any eviction
+    assert second.evicted == set()
+
+
+def test_greedy_planner_without_a_plan_says_so_and_keeps_the_cost_gate() -> None:
+    said = run(whole_gang_b(), conf(planner="greedy", maxMoves=3))
+    assert said.evicted == {"big-0"}  # one move suffices on n0
+    stuck = run(_keep_big(whole_gang_b()), conf(planner="greedy", maxMoves=3))
+    assert stuck.evicted == set()
+    assert (
+        "consolidate: no plan: emptying the emptiest nodes (planner greedy) opens no room for the gang "
+        "within 3 moves (maxMoves)"
+    ) in why(stuck)
+    gated = run(fragmented(), conf(planner="greedy", waitMinutes=5))
+    assert gated.evicted == set()
+    assert "consolidate: no plan: 1 move needed, cost 60 GPU-minutes" in why(gated)
+
+
 BAD_CONFS = [
     pytest.param(conf(costRatio=-1), "argument 'costRatio' must be a number >= 0.0", id="negative-ratio"),
     pytest.param(conf(maxMoves=0), "argument 'maxMoves' must be an integer >= 1", id="no-moves"),
     pytest.param(conf(timeLimitSeconds=0), "'timeLimitSeconds' must be above 0", id="no-time"),
     pytest.param(conf(maxMovez=3), "unknown argument(s) maxMovez; accepted: costRatio", id="typo"),
+    pytest.param(
+        conf(planner="kai"), "argument 'planner' must be one of cpsat, greedy", id="unknown-planner"
+    ),
+    pytest.param(
+        conf(planner="greedy", maxNodes=16),
+        "argument(s) maxNodes bound the CP-SAT model and planner greedy has none",
+        id="model-bound-with-greedy",
+    ),
     pytest.param(
         conf().replace("enqueue, consolidate, allocate", "enqueue, allocate, consolidate"),
         "actions: consolidate must come before allocate",

@@ -60,6 +60,8 @@ def test_a_gang_larger_than_the_cluster_never_binds_a_single_pod() -> None:
     result = sim.result  # type: ignore[attr-defined]
     assert result.unfinished_jobs == 1
     assert result.gangs_placed == 1  # "small" ran; "big" stayed whole and pending
+    assert result.gang_delay == [1.0]  # small's wait, once admitted; big's is never counted
+    assert summary(result)["gang_wait_p95"] == 1.0
     big = sim.cluster.jobs["sim/big"]
     assert all(not pod["spec"].get("nodeName") for pod in big.pods.values())
     assert all(s.allocated_gpus <= 24000 for s in result.samples)
@@ -186,7 +188,8 @@ def _fragmented() -> Workload:
 
 
 @pytest.mark.parametrize(
-    ("policy", "evictions", "waits_for_an_end"), [("cpsat", 0, True), ("consolidate", 3, False)]
+    ("policy", "evictions", "waits_for_an_end"),
+    [("cpsat", 0, True), ("consolidate", 3, False), ("consolidate-greedy", 3, False)],
 )
 def test_consolidate_moves_pods_so_a_one_node_job_starts_at_once(
     policy: str, evictions: int, waits_for_an_end: bool
@@ -199,3 +202,7 @@ def test_consolidate_moves_pods_so_a_one_node_job_starts_at_once(
     assert big is None  # finished
     big_delay = max(result.queueing_delay)  # the fillers started at once; big is the one that waited
     assert (big_delay > 1900) is waits_for_an_end
+    # Each moved 2-GPU pod had run about a minute and was bound again to a hole on another node.
+    assert len(result.moved_wait) == evictions
+    assert result.evicted_gpu_seconds == pytest.approx(evictions * 2 * 59, abs=evictions * 4)
+    assert summary(result)["evicted_gpu_minutes"] == pytest.approx(evictions * 2 * 59 / 60, abs=0.5)

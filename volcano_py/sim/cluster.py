@@ -264,10 +264,12 @@ class SimCluster:
         state = self.jobs.get(job_key)
         pod = state.pods.get(uid) if state is not None else None
         if pod is not None and not pod["spec"].get("nodeName"):
-            pod["status"]["nominatedNodeName"] = node
+            # A new dict, as the watch hands out: kept snapshot records take an unchanged dict as unchanged.
+            state.pods[uid] = {**pod, "status": {**pod.get("status", {}), "nominatedNodeName": node}}
 
-    def evict(self, job_key: str, uid: str, now: float) -> None:
-        """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape)."""
+    def evict(self, job_key: str, uid: str, now: float) -> str:
+        """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape), whose
+        uid is returned."""
         state = self.jobs[job_key]
         pod = state.pods.pop(uid)
         state.finish_at.pop(uid, None)
@@ -276,7 +278,7 @@ class SimCluster:
             self._charge(node, state, -1)
             self._release_cards(uid)
         state.evictions += 1
-        self._new_pod(state, len(state.pods), now)
+        return str(self._new_pod(state, len(state.pods), now)["metadata"]["uid"])
 
     def finish_due(self, now: float) -> list[JobState]:
         """Pods whose run time is over succeed; return the jobs that completed with them."""

@@ -55,11 +55,17 @@ class SimResult:
     total_gpus: int  # milli-GPUs
     samples: list[Sample] = field(default_factory=list)
     queueing_delay: list[float] = field(default_factory=list)
+    # The same for jobs of more than one pod (gangs), and per pod moved by an eviction, the seconds until its
+    # replacement was bound again.
+    gang_delay: list[float] = field(default_factory=list)
+    moved_wait: list[float] = field(default_factory=list)
     completion_time: list[float] = field(default_factory=list)
     gangs_placed: int = 0
     gangs_in_one_rack: int = 0
     has_racks: bool = False
     evictions: int = 0
+    # GPUs x seconds the evicted pods had run: the work a job that does not checkpoint loses.
+    evicted_gpu_seconds: float = 0.0
     sessions: int = 0
     session_seconds: float = 0.0
     unfinished_jobs: int = 0
@@ -89,6 +95,8 @@ class Simulator:
         # What the last session's snapshot read, brought up to date by what changed since (the cluster
         # replaces an object's dict when it changes, as the API's watch does).
         self.records = Records()
+        # uid of a pod made again after an eviction -> when its predecessor was evicted.
+        self._moved_at: dict[str, float] = {}
 
     def _align(self, t: float) -> float:
         return math.ceil(t / self.period - 1e-9) * self.period
@@ -156,7 +164,12 @@ class Simulator:
         for evict in decided.evictions:
             key = next((k for k, s in cluster.jobs.items() if evict.uid in s.pods), None)
             if key is not None:
-                cluster.evict(key, evict.uid, now)
+                state = cluster.jobs[key]
+                end = state.finish_at.get(evict.uid)
+                if end is not None:
+                    ran = now - (end - state.job.duration)
+                    result.evicted_gpu_seconds += ran * state.job.request.amount(GPU) / 1000
+                self._moved_at[cluster.evict(key, evict.uid, now)] = now
                 result.evictions += 1
         for pipelined in decided.pipelined:
             cluster.nominate(pipelined.job, pipelined.uid, pipelined.node)
@@ -164,10 +177,15 @@ class Simulator:
             state = cluster.jobs[job_key]
             for bind in binds:
                 cluster.bind(job_key, bind.uid, bind.node, now, bind.annotations)
+                moved_at = self._moved_at.pop(bind.uid, None)
+                if moved_at is not None:
+                    result.moved_wait.append(now - moved_at)
             bound = len(state.finish_at) + state.succeeded
             if state.ready_at is None and bound >= state.job.min_available:
                 state.ready_at = now
                 result.queueing_delay.append(now - state.job.arrival)
+                if state.job.replicas > 1:
+                    result.gang_delay.append(now - state.job.arrival)
                 if state.job.replicas > 1:
                     result.gangs_placed += 1
                     result.gangs_in_one_rack += int(len(state.racks) == 1)

@@ -3,7 +3,9 @@
 ``greedy`` is Volcano's shipped configuration (the default tiers plus binpack); ``cpsat`` is the same with
 the CP-SAT gang placement plugin added, so the two runs differ in placement alone; ``consolidate`` is
 ``cpsat`` with the ``consolidate`` action before allocate (default arguments), so it differs from ``cpsat`` in
-the moves alone. Any other conf (other ``consolidate`` arguments) runs with ``--conf FILE``.
+the moves alone; ``consolidate-greedy`` is the same action with ``planner: greedy`` (empty the emptiest
+nodes, the baseline the CP-SAT planner is measured against). Any other conf (other ``consolidate``
+arguments) runs with ``--conf FILE``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,16 @@ CPSAT_CONF = with_cpsat(VOLCANO_SHIPPED_CONF)
 
 CONSOLIDATE_CONF = with_actions(CPSAT_CONF, "enqueue, consolidate, allocate, backfill")
 
-POLICIES = {"greedy": GREEDY_CONF, "cpsat": CPSAT_CONF, "consolidate": CONSOLIDATE_CONF}
+POLICIES = {
+    "greedy": GREEDY_CONF,
+    "cpsat": CPSAT_CONF,
+    "consolidate": CONSOLIDATE_CONF,
+    "consolidate-greedy": CONSOLIDATE_CONF,
+}
+# Action arguments per policy, appended after the tiers (and after deviceshare, which joins the last tier).
+CONFIGURATIONS = {
+    "consolidate-greedy": "configurations:\n- name: consolidate\n  arguments: {planner: greedy}\n",
+}
 
 # Shared GPUs (pods asking volcano.sh/gpu-memory or gpu-number): the deviceshare plugin places them per card.
 DEVICESHARE = (
@@ -37,4 +48,5 @@ def conf_for(policy: str, *, shared_gpus: bool = False) -> SchedulerConf:
         text = POLICIES[policy]
     except KeyError:
         raise ValueError(f"unknown placement policy {policy!r}; use one of {', '.join(POLICIES)}") from None
-    return parse_conf(text + DEVICESHARE if shared_gpus else text, default_registry())
+    text = (text + DEVICESHARE if shared_gpus else text) + CONFIGURATIONS.get(policy, "")
+    return parse_conf(text, default_registry())

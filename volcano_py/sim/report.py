@@ -18,6 +18,10 @@ def percentile(values: list[float], q: float) -> float | None:
     return ordered[rank - 1]
 
 
+def mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 1) if values else None
+
+
 def _time_weighted(result: SimResult, attr: str) -> float:
     samples = result.samples
     if len(samples) < 2:
@@ -48,9 +52,14 @@ def summary(result: SimResult, *, timeline_points: int = 50) -> dict[str, Any]:
         "queueing_delay_p99": percentile(result.queueing_delay, 99),
         "completion_time_p50": percentile(result.completion_time, 50),
         "completion_time_p99": percentile(result.completion_time, 99),
+        "gang_wait_mean": mean(result.gang_delay),
+        "gang_wait_p95": percentile(result.gang_delay, 95),
         "gangs_placed": result.gangs_placed,
         "gangs_in_one_tier1_hypernode": result.gangs_in_one_rack if result.has_racks else None,
         "evictions": result.evictions,
+        "evicted_gpu_minutes": round(result.evicted_gpu_seconds / 60, 1),
+        "moved_pods_rebound": len(result.moved_wait),
+        "moved_wait_p95": percentile(result.moved_wait, 95),
         "gpu_allocation_timeline": [
             [s.at, round(s.allocated_gpus / total, 4)] for s in result.samples[::step]
         ],
@@ -67,8 +76,12 @@ def table(reports: dict[str, dict[str, Any]]) -> str:
         ("queueing delay p99 s", "queueing_delay_p99"),
         ("completion time p50 s", "completion_time_p50"),
         ("completion time p99 s", "completion_time_p99"),
+        ("gang wait mean s", "gang_wait_mean"),
+        ("gang wait p95 s", "gang_wait_p95"),
         ("gangs placed", "gangs_placed"),
         ("gangs in one tier-1 HyperNode", "gangs_in_one_tier1_hypernode"),
+        ("evictions", "evictions"),
+        ("evicted GPU-minutes", "evicted_gpu_minutes"),
         ("jobs unfinished", "jobs_unfinished"),
         ("sessions", "sessions"),
         ("wall seconds", "wall_seconds"),

@@ -22,7 +22,9 @@ Run before ``allocate`` (the conf refuses it elsewhere), each session it:
 
 Arguments (``configurations: [{name: consolidate, arguments: {...}}]``): ``maxMoves`` (pods, default 8),
 ``costRatio`` (default 1.0), ``waitMinutes`` (default 60), ``timeLimitSeconds`` (per session, default 1.0),
-``maxNodes`` (candidate nodes per model, default 64).
+``maxNodes`` (candidate nodes per model, default 64), ``planner`` (``cpsat``, the default, or ``greedy``: the
+baseline of ``solver.consolidation_greedy``, which empties the emptiest nodes and plans no new place for
+the pods it moves; the same movable pods, units, cost gate and execution).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from ..framework.job import JobInfo
 from ..framework.session import Session
 from ..framework.status import TaskStatus
 from ..solver.consolidation import MoveAnswer, plan_moves
+from ..solver.consolidation_greedy import plan_greedy
 from .consolidate_domains import ANYWHERE, Domain, domains
 from .consolidate_plan import (
     BuiltProblem,
@@ -53,6 +56,7 @@ from .consolidate_plan import (
     fits_without_moves,
     gang_gpus,
     gang_shape,
+    gpus_in_use,
 )
 from .victims import note, to_place
 
@@ -65,6 +69,13 @@ NAMED = 3  # jobs and nodes named in one message; the rest are counted
 MAX_DOMAINS = 4
 
 
+CPSAT_PLANNER = "cpsat"
+GREEDY_PLANNER = "greedy"
+PLANNERS = (CPSAT_PLANNER, GREEDY_PLANNER)
+# What only the CP-SAT model reads: with the greedy planner they would be accepted and ignored.
+MODEL_ONLY = ("timeLimitSeconds", "maxNodes")
+
+
 @dataclass(frozen=True, slots=True)
 class ConsolidateArgs:
     max_moves: int = 8
@@ -72,10 +83,13 @@ class ConsolidateArgs:
     wait_minutes: float = 60.0
     time_limit_s: float = 1.0
     max_nodes: int = 64
+    planner: str = CPSAT_PLANNER
 
     @classmethod
     def parse(cls, arguments: Arguments) -> ConsolidateArgs:
-        arguments.check_known({"maxMoves", "costRatio", "waitMinutes", "timeLimitSeconds", "maxNodes"})
+        arguments.check_known(
+            {"maxMoves", "costRatio", "waitMinutes", "timeLimitSeconds", "maxNodes", "planner"}
+        )
         d = cls()
         args = cls(
             max_moves=arguments.get_int("maxMoves", d.max_moves, minimum=1),
@@ -83,11 +97,25 @@ class ConsolidateArgs:
             wait_minutes=arguments.get_float("waitMinutes", d.wait_minutes, minimum=0.0),
             time_limit_s=arguments.get_float("timeLimitSeconds", d.time_limit_s, minimum=0.0),
             max_nodes=arguments.get_int("maxNodes", d.max_nodes, minimum=2),
+            planner=arguments.get_str("planner", d.planner),
         )
         if args.time_limit_s <= 0:
             raise ConfError(
                 f"{arguments.owner}: argument 'timeLimitSeconds' must be above 0 (the solver's budget per "
                 f"session, e.g. 1), got {arguments.values['timeLimitSeconds']!r}"
+            )
+        if args.planner not in PLANNERS:
+            raise ConfError(
+                f"{arguments.owner}: argument 'planner' must be one of {', '.join(PLANNERS)} (cpsat: the "
+                f"fewest moves, each moved pod re-placed; greedy: empty the emptiest nodes), got "
+                f"{arguments.values['planner']!r}"
+            )
+        ignored = [key for key in MODEL_ONLY if key in arguments.values]
+        if args.planner == GREEDY_PLANNER and ignored:
+            raise ConfError(
+                f"{arguments.owner}: argument(s) {', '.join(ignored)} bound the CP-SAT model and planner "
+                "greedy has none (it looks at every node and runs no solver): remove them or use planner "
+                "cpsat"
             )
         return args
 
@@ -145,15 +173,19 @@ class Consolidate:
         best: tuple[tuple[int, int], BuiltProblem, MoveAnswer, str | None] | None = None
         statuses: list[str] = []
         candidates = 0
+        greedy = args.planner == GREEDY_PLANNER
+        # The greedy planner looks at every node; only the model is kept to a candidate set.
+        max_nodes = 2 * len(ssn.table) if greedy else args.max_nodes
         for i, (name, mask) in enumerate(places):
             budget = max((deadline - time.perf_counter()) / (len(places) - i), 0.01)
-            built = build_problem(
-                ssn, job, shape, max_moves=args.max_moves, max_nodes=args.max_nodes, within=mask
-            )
+            built = build_problem(ssn, job, shape, max_moves=args.max_moves, max_nodes=max_nodes, within=mask)
             if built is None:
                 continue
             candidates += len(built.rows)
-            answer = plan_moves(built.problem, time_limit_s=budget)
+            if greedy:
+                answer = plan_greedy(built.problem, gpus_in_use(ssn)[built.rows])
+            else:
+                answer = plan_moves(built.problem, time_limit_s=budget)
             statuses.append(answer.status)
             plan = answer.plan
             if plan is not None and (best is None or (plan.moves, plan.cost) < best[0]):
@@ -182,6 +214,11 @@ class Consolidate:
         where = "" if places == [ANYWHERE] else f" in any of {plural(len(places), 'HyperNode')} tried"
         if not statuses:
             return f"consolidate: no plan: no running pod may move for it{where}"
+        if self.args.planner == GREEDY_PLANNER:
+            return (
+                f"consolidate: no plan: emptying the emptiest nodes (planner greedy){where} opens no room "
+                f"for the gang within {plural(self.args.max_moves, 'move')} (maxMoves)"
+            )
         if all(status == "INFEASIBLE" for status in statuses):
             return (
                 f"consolidate: no plan: no set of at most {plural(self.args.max_moves, 'move')} (maxMoves) "
@@ -228,7 +265,10 @@ class Consolidate:
             )
         nodes = sorted({ssn.nodes[r].name for r in carried.gang_rows})
         inside = f" in HyperNode {hypernode}" if hypernode else ""
-        proven = "" if answer.proven else " (the fewest found in the time limit)"
+        if self.args.planner == GREEDY_PLANNER:
+            proven = " (planner greedy: the emptiest nodes emptied)"
+        else:
+            proven = "" if answer.proven else " (the fewest found in the time limit)"
         unready = job.min_available - job.ready_task_num
         message = (
             f"{unready}/{len(job.tasks)} tasks in gang unschedulable: consolidate: "

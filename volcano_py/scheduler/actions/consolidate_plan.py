@@ -33,7 +33,7 @@ from ..framework.session import Session
 from ..framework.statement import Statement
 from ..framework.status import TaskStatus
 from ..framework.task import TaskInfo, started_at
-from ..solver.consolidation import GangPart, MovedGroup, MovePlan, MoveProblem, MoveUnit
+from ..solver.consolidation import GangPart, MovedGroup, MovePlan, MoveProblem, MoveUnit, place_gang
 from ..solver.hypernode_tree import TopologyError
 from .consolidate_domains import hard_topology
 from .victims import EVICTABLE, VictimUnit, build_units, protected, to_place
@@ -105,23 +105,25 @@ def gang_shape(ssn: Session, job: JobInfo) -> GangShape:
 def fits_without_moves(ssn: Session, shape: GangShape, within: BoolArray | None = None) -> bool:
     """Whether the gang's ``need`` pods fit in the room free once releasing pods are gone (on the nodes in
     ``within``), class by class, whole pods per node: then allocate places it and nothing has to move."""
+    parts = [
+        GangPart(
+            klass.vec,
+            len(tasks),
+            ssn.predicate(klass).ok if within is None else ssn.predicate(klass).ok & within,
+        )
+        for klass, tasks in shape.parts
+    ]
+    return place_gang(ssn.table.future_idle, parts, shape.need) is not None
+
+
+def gpus_in_use(ssn: Session) -> IntArray:
+    """Milli-GPUs each node holds for pods that stay (what the greedy planner calls its emptiest)."""
     table = ssn.table
-    room = np.maximum(table.future_idle, 0)
-    placed = 0
-    for klass, tasks in shape.parts:
-        ok = ssn.predicate(klass).ok if within is None else ssn.predicate(klass).ok & within
-        per_node = np.where(ok, table.fit_counts(klass.vec, room), 0)
-        take = min(len(tasks), shape.need - placed, int(per_node.sum()))
-        if take <= 0:
-            continue
-        held = np.cumsum(per_node)
-        last = int(np.searchsorted(held, take))
-        taken = per_node.copy()
-        taken[last + 1 :] = 0
-        taken[last] -= int(held[last]) - take
-        room = room - taken[:, None] * klass.vec[None, :]
-        placed += take
-    return placed >= shape.need
+    column = table.index.get(GPU)
+    if column is None:
+        return np.zeros(len(table), dtype=np.int64)
+    in_use: IntArray = table.allocatable[:, column] - np.maximum(table.future_idle[:, column], 0)
+    return in_use
 
 
 @dataclass(slots=True)

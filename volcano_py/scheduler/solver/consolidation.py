@@ -19,6 +19,7 @@ GPU-minutes given up (a unit's ``cost``). ``max_moves`` bounds the pods moved.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,8 @@ from volcano_py.scheduler.solver.model import LeanModel, new_solver
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
+# A fit count for a pod that asks nothing of a node's resources: no bound, without overflow.
+UNBOUNDED = 1 << 40
 
 
 class MoveProblemError(ValueError):
@@ -116,6 +119,39 @@ class MoveAnswer:
         return self.status in ("OPTIMAL", "INFEASIBLE")
 
 
+def fit_counts(vec: IntArray, free: IntArray) -> IntArray:
+    """How many pods asking ``vec`` each row of ``free`` holds (resources the pod does not ask are no
+    bound)."""
+    asked = np.flatnonzero(vec)
+    if asked.size == 0:
+        return np.full(free.shape[0], UNBOUNDED, dtype=np.int64)
+    counts: IntArray = np.maximum((free[:, asked] // vec[asked]).min(axis=1), 0)
+    return counts
+
+
+def place_gang(
+    free: IntArray, gang: Sequence[GangPart], need: int
+) -> tuple[tuple[int, int, int], ...] | None:
+    """Where ``need`` of the gang's pods go in ``free`` without moving anything: part by part, whole pods
+    per node in node order, each part's pods on its ``ok`` nodes. ``(part, node, count)``, or None when
+    they do not all fit."""
+    room = np.maximum(free, 0)
+    placed: list[tuple[int, int, int]] = []
+    left = need
+    for c, part in enumerate(gang):
+        per_node = np.where(part.ok, fit_counts(part.vec, room), 0)
+        budget = min(part.count, left)
+        for n in np.flatnonzero(per_node).tolist():
+            if budget <= 0:
+                break
+            take = min(int(per_node[n]), budget)
+            room[n] -= take * part.vec
+            placed.append((c, n, take))
+            budget -= take
+            left -= take
+    return tuple(placed) if left <= 0 else None
+
+
 def plan_moves(problem: MoveProblem, *, time_limit_s: float, seed: int = 0) -> MoveAnswer:
     started = time.perf_counter()
     model = LeanModel()
@@ -183,6 +219,10 @@ def plan_moves(problem: MoveProblem, *, time_limit_s: float, seed: int = 0) -> M
     model.minimize(sum((p * weight + unit.cost) * m for p, unit, m in zip(pods, units, moving, strict=True)))
 
     solver = new_solver(time_limit_s, seed)
+    # Presolve found nothing to remove but unused variables and took the whole 1 s default budget on
+    # openb-sized models (64 nodes, 91 units: ~1.0 s of presolve, no solution); without it the same models
+    # are solved to optimality in ~0.7 s (benchmarks/bench_consolidation.py, docs/solver.md).
+    solver.parameters.cp_model_presolve = False
     status = solver.solve(model)
     name = solver.status_name(status)
     wall_ms = (time.perf_counter() - started) * 1000.0
