@@ -82,6 +82,31 @@ async def test_a_foreground_request_raises_a_waiting_background_key() -> None:
     assert queue.depth() == 0
 
 
+async def test_a_backlog_of_handlers_without_io_does_not_hold_other_tasks() -> None:
+    queue: KeyedQueue[str, str] = KeyedQueue()
+    for i in range(1000):
+        queue.add(f"old-{i}", "check", background=True)
+    handled: list[str] = []
+    drained = asyncio.Event()
+
+    async def handle(key: str, _request: str) -> None:  # no await: nothing suspends here
+        handled.append(key)
+        if len(handled) == 1000:
+            drained.set()
+
+    async def other_io() -> int:  # another task's I/O callbacks, one loop turn each
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return len(handled)
+
+    runner = asyncio.create_task(queue.run(handle, 4))
+    seen_by_other = await other_io()
+    await asyncio.wait_for(drained.wait(), 10)
+    runner.cancel()
+    await asyncio.gather(runner, return_exceptions=True)
+    assert seen_by_other < 100, f"another task waited until {seen_by_other} items were handled"
+
+
 async def test_a_failing_handler_does_not_stop_the_worker() -> None:
     queue: KeyedQueue[str, int] = KeyedQueue()
     done: list[int] = []

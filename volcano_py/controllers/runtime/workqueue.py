@@ -99,6 +99,10 @@ class KeyedQueue(Generic[K, R]):
             finally:
                 self.processed += 1
                 self._done(key)
+            # A queue's get does not suspend while items wait, and a handler that did no I/O (a finished
+            # Job's check) did not either: without this, a backlog of those would hold every other task's I/O
+            # (a new Job's PodGroup create answered, its pods sent) until it was drained.
+            await asyncio.sleep(0)
 
     async def run(self, handle: Callable[[K, R], Awaitable[None]], workers: int) -> None:
         async with asyncio.TaskGroup() as group:
