@@ -44,6 +44,69 @@ async def test_consecutive_resyncs_collapse() -> None:
     assert queue.depth() == 3
 
 
+async def _drain(queue: KeyedQueue[str, str]) -> list[tuple[str, str]]:
+    """What one worker handles, in order, until the queue is empty."""
+    seen: list[tuple[str, str]] = []
+    empty = asyncio.Event()
+
+    async def handle(key: str, request: str) -> None:
+        seen.append((key, request))
+        if not queue.depth():
+            empty.set()
+
+    task = asyncio.create_task(queue.run(handle, 1))
+    await asyncio.wait_for(empty.wait(), 10)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return seen
+
+
+async def test_background_keys_wait_until_no_other_key_is_ready() -> None:
+    queue: KeyedQueue[str, str] = KeyedQueue()
+    for i in range(3):
+        queue.add(f"old-{i}", "check", background=True)
+    queue.add("new", "sync")
+    queue.add("old-0", "more", background=True)
+    # A key's next request waits its turn among the other ready keys of its lane.
+    assert await _drain(queue) == [("new", "sync"), ("old-0", "check"), ("old-1", "check"),
+                                   ("old-2", "check"), ("old-0", "more")]  # fmt: skip
+
+
+async def test_a_foreground_request_raises_a_waiting_background_key() -> None:
+    queue: KeyedQueue[str, str] = KeyedQueue(is_resync=lambda r: r == "sync")
+    queue.add("old-0", "sync", background=True)
+    queue.add("old-1", "sync", background=True)
+    queue.add("other", "x")
+    queue.add("old-1", "sync")  # collapses into the waiting resync, which is now foreground
+    assert await _drain(queue) == [("other", "x"), ("old-1", "sync"), ("old-0", "sync")]
+    assert queue.depth() == 0
+
+
+async def test_a_backlog_of_handlers_without_io_does_not_hold_other_tasks() -> None:
+    queue: KeyedQueue[str, str] = KeyedQueue()
+    for i in range(1000):
+        queue.add(f"old-{i}", "check", background=True)
+    handled: list[str] = []
+    drained = asyncio.Event()
+
+    async def handle(key: str, _request: str) -> None:  # no await: nothing suspends here
+        handled.append(key)
+        if len(handled) == 1000:
+            drained.set()
+
+    async def other_io() -> int:  # another task's I/O callbacks, one loop turn each
+        for _ in range(3):
+            await asyncio.sleep(0)
+        return len(handled)
+
+    runner = asyncio.create_task(queue.run(handle, 4))
+    seen_by_other = await other_io()
+    await asyncio.wait_for(drained.wait(), 10)
+    runner.cancel()
+    await asyncio.gather(runner, return_exceptions=True)
+    assert seen_by_other < 100, f"another task waited until {seen_by_other} items were handled"
+
+
 async def test_a_failing_handler_does_not_stop_the_worker() -> None:
     queue: KeyedQueue[str, int] = KeyedQueue()
     done: list[int] = []

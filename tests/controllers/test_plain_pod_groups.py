@@ -15,7 +15,7 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.controllers.handlers import build_registry
 from volcano_py.controllers.podgroup.worker import PlainPodGroups
-from volcano_py.controllers.runtime.context import PODGROUP_INDEX, ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.kinds import PODS, REPLICASETS
 from volcano_py.kube.store import Delta, EventType
@@ -47,7 +47,6 @@ def context(client: Any = None) -> ControllerContext:
         recorder=None,
         metrics=ControllerMetrics(),  # type: ignore[arg-type]
     )
-    ctx.indices[PODGROUP_INDEX] = {}
     return ctx
 
 
@@ -69,7 +68,7 @@ def test_no_kopf_handler_watches_pods() -> None:
     watched = {selector.any_name for selector in registry._watching.get_all_selectors()}
     indexed = {selector.any_name for selector in registry._indexing.get_all_selectors()}
     assert "pods" not in watched | indexed, watched | indexed
-    assert {"jobs", "podgroups", "queues", "commands"} <= watched  # the registry was read, not empty
+    assert {"queues", "commands"} <= watched  # the registry was read, not empty
 
 
 def test_one_informer_per_scheduler_name_selected_by_the_server() -> None:
@@ -127,7 +126,7 @@ def test_an_event_that_arrives_while_the_pod_is_being_grouped_writes_nothing_mor
 def test_an_existing_group_is_not_created_again_and_a_deleted_pod_is_forgotten() -> None:
     client = RecordingClient()
     ctx = context(client)
-    ctx.indices[PODGROUP_INDEX] = {("ns", "podgroup-uid-p"): [{"metadata": {"name": "podgroup-uid-p"}}]}
+    ctx.podgroups_by_key[("ns", "podgroup-uid-p")] = {"metadata": {"name": "podgroup-uid-p"}}
     groups = PlainPodGroups(ctx)
     groups.changed(Delta(EventType.ADDED, "ns/p", None, pod()))
     asyncio.run(groups.handle(("ns", "p"), None))
@@ -144,7 +143,7 @@ def test_a_replicaset_scaled_to_zero_gives_its_podgroup_back_once() -> None:
     # A Deployment's rollout: the old ReplicaSet goes to 0 replicas and stays (revision history).
     client = RecordingClient()
     ctx = context(client)
-    ctx.indices[PODGROUP_INDEX] = {("ns", "podgroup-old"): [{"metadata": {"name": "podgroup-old"}}]}
+    ctx.podgroups_by_key[("ns", "podgroup-old")] = {"metadata": {"name": "podgroup-old"}}
     groups = PlainPodGroups(ctx)
     groups.replicaset_changed(
         Delta(EventType.MODIFIED, "ns/rs-old", replicaset("old", 2), replicaset("old", 1))

@@ -1,6 +1,8 @@
-"""Kopf registrations: indexes (the caches) and event handlers that turn watch events into work requests.
+"""Event handlers that turn watch events into work requests: Kopf's, and the operator's informers'.
 
-One registration function per controller. Handlers are coroutines: Kopf runs a plain function in a thread of
+The Job controller's events come from informers of our own (``job_changed``, ``podgroup_changed``,
+``job_pod_changed``; see ``runtime/context.py`` for why not Kopf); Queues and Commands from Kopf, one
+registration function per controller. Handlers are coroutines: Kopf runs a plain function in a thread of
 its executor, which costs a thread hop per event and would touch the work queues from outside their loop. Most
 handlers only classify and enqueue; the writes happen in the Job and Queue workers, one key at a time. One
 handler does I/O itself and says so: Commands are deleted (with a uid precondition) before they are enqueued,
@@ -16,7 +18,7 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
-from volcano_py.api.batch import JobEvent
+from volcano_py.api.batch import FINAL_PHASES, JobEvent
 from volcano_py.api.bus import JOB_COMMAND_ACTIONS, QUEUE_COMMAND_ACTIONS, Action, Event
 from volcano_py.api.job_view import JobSpecError
 from volcano_py.api.queue_hierarchy import written_state
@@ -27,11 +29,10 @@ from volcano_py.controllers.job.policies import Request, decide
 from volcano_py.controllers.job.worker import cancel_recovered
 from volcano_py.controllers.runtime.context import (
     COMMANDS,
-    JOB_INDEX,
-    PODGROUP_INDEX,
     QUEUE_INDEX,
     SYNC_QUEUE,
     ControllerContext,
+    JobKey,
 )
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.events import NORMAL
@@ -40,8 +41,6 @@ from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
 
-_JOBS = (c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL)
-_PODGROUPS = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.PODGROUP_PLURAL)
 _QUEUES = (c.SCHEDULING_GROUP, c.SCHEDULING_VERSION, c.QUEUE_PLURAL)
 _COMMANDS = (c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL)
 
@@ -62,7 +61,6 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
     registry = kopf.OperatorRegistry()
     for register in (
         register_caches,
-        register_job_controller,
         register_queue_controller,
         register_command_controller,
     ):
@@ -71,23 +69,7 @@ def build_registry(ctx: ControllerContext) -> kopf.OperatorRegistry:
 
 
 def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
-    """The caches (Kopf indexes) every controller reads, and the start-up that hands them over."""
-
-    @kopf.index(*_JOBS, id=JOB_INDEX, registry=registry)
-    async def index_job(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
-        return {(namespace or "", name): _plain(body)}
-
-    @kopf.index(*_PODGROUPS, id=PODGROUP_INDEX, registry=registry)
-    async def index_podgroup(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
-        meta = body.metadata
-        slim = {
-            "metadata": {"name": name, "namespace": namespace, "uid": meta.uid,
-                         "ownerReferences": list(meta.get("ownerReferences") or ())},
-            "spec": dict(body.spec),
-            "status": {"phase": body.status.get("phase"),
-                       "conditions": list(body.status.get("conditions") or ())},
-        }  # fmt: skip
-        return {(namespace or "", name): slim}
+    """The Queue cache (a Kopf index); Jobs, their pods and PodGroups come from the operator's informers."""
 
     @kopf.index(*_QUEUES, id=QUEUE_INDEX, registry=registry)
     async def index_queue(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
@@ -97,49 +79,68 @@ def register_caches(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> 
     async def capture_indices(settings: kopf.OperatorSettings, **kwargs: Any) -> None:
         settings.posting.enabled = False  # our own EventRecorder writes the Events users see
         settings.watching.server_timeout = 300
-        for name in (JOB_INDEX, PODGROUP_INDEX, QUEUE_INDEX):
-            ctx.indices[name] = kwargs[name]
-        ctx.ready.set()
+        ctx.indices[QUEUE_INDEX] = kwargs[QUEUE_INDEX]
 
 
-def register_job_controller(registry: kopf.OperatorRegistry, ctx: ControllerContext) -> None:
-    """Job, its pods and its PodGroup: classify the event and enqueue the Job (no I/O here)."""
+def _job_key(body: dict[str, Any]) -> JobKey:
+    meta = body.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
-    @kopf.on.event(*_JOBS, registry=registry)
-    async def job_event(
-        event: kopf.RawEvent, namespace: str | None, name: str, body: kopf.Body, **_: Any
-    ) -> None:
-        key = (namespace or "", name)
-        if event["type"] == "DELETED":
-            ctx.cancel_timers(key)
-            ctx.written_jobs.pop(key, None)
-            ctx.specs.pop(str(body.metadata.uid), None)
-            return
-        written = ctx.written_jobs.get(key)
-        if written is not None and written["metadata"].get("resourceVersion") == body.metadata.get(
-            "resourceVersion"
-        ):
-            return  # the echo of our own status write
-        uid = str(body.metadata.uid)
-        seen = ctx.specs.get(uid)
-        if seen is not None and seen[0] != int(body.metadata.get("generation") or 0):
-            # The spec changed since the controller last read it (a scale up or down): JobUpdated, at the
-            # Job's current version so that it is not mistaken for an event of older pods.
-            version = int((body.get("status") or {}).get("version") or 0)
-            ctx.job_queue.add(key, Request(event=Event.JOB_UPDATED, job_uid=uid, job_version=version))
-            return
-        ctx.job_queue.add(key, Request(job_uid=uid))
 
-    @kopf.on.event(*_PODGROUPS, registry=registry)
-    async def podgroup_event(event: kopf.RawEvent, namespace: str | None, body: kopf.Body, **_: Any) -> None:
-        owner = _job_owner(body.metadata)
-        phase = body.status.get("phase")
-        if owner is not None:
-            unknown = phase == PodGroupPhase.UNKNOWN and event["type"] != "DELETED"
-            ctx.job_queue.add(
-                (namespace or "", owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC)
-            )
-        ctx.sync_queue_soon(str(body.spec.get("queue") or c.DEFAULT_QUEUE))
+def job_changed(ctx: ControllerContext, delta: Delta) -> None:
+    """A Job changed (from the Job informer): keep ``ctx.jobs``, classify the change, enqueue the Job."""
+    body = delta.new if delta.new is not None else delta.old
+    assert body is not None
+    key = _job_key(body)
+    meta = body.get("metadata") or {}
+    uid = str(meta.get("uid") or "")
+    if delta.type is EventType.DELETED:
+        ctx.cancel_timers(key)
+        ctx.jobs.pop(key, None)
+        ctx.written_jobs.pop(key, None)
+        ctx.specs.pop(uid, None)
+        return
+    ctx.jobs[key] = body
+    written = ctx.written_jobs.get(key)
+    if written is not None and written["metadata"].get("resourceVersion") == meta.get("resourceVersion"):
+        return  # the echo of our own status write
+    seen = ctx.specs.get(uid)
+    status = body.get("status") or {}
+    if seen is not None and seen[0] != int(meta.get("generation") or 0):
+        # The spec changed since the controller last read it (a scale up or down): JobUpdated, at the
+        # Job's current version so that it is not mistaken for an event of older pods.
+        version = int(status.get("version") or 0)
+        ctx.job_queue.add(key, Request(event=Event.JOB_UPDATED, job_uid=uid, job_version=version))
+        return
+    # A finished Job's check (its leftover pods, its TTL) waits until no other Job is ready: after a restart
+    # the whole history is listed again, and a Job submitted meanwhile goes first.
+    finished = str((status.get("state") or {}).get("phase") or "") in FINAL_PHASES
+    ctx.job_queue.add(key, Request(job_uid=uid), background=finished)
+
+
+def podgroup_changed(ctx: ControllerContext, delta: Delta) -> None:
+    """A PodGroup changed (from the PodGroup informer): keep ``ctx.podgroups_by_key``, enqueue its Job and
+    its queue's recount."""
+    body = delta.new if delta.new is not None else delta.old
+    assert body is not None
+    key = _job_key(body)
+    meta = body.get("metadata") or {}
+    spec = body.get("spec") or {}
+    status = body.get("status") or {}
+    if delta.type is EventType.DELETED:
+        ctx.podgroups_by_key.pop(key, None)
+    else:
+        ctx.podgroups_by_key[key] = {
+            "metadata": {"name": key[1], "namespace": key[0], "uid": meta.get("uid"),
+                         "ownerReferences": list(meta.get("ownerReferences") or ())},
+            "spec": dict(spec),
+            "status": {"phase": status.get("phase"), "conditions": list(status.get("conditions") or ())},
+        }  # fmt: skip
+    owner = _job_owner(meta)
+    if owner is not None:
+        unknown = status.get("phase") == PodGroupPhase.UNKNOWN and delta.type is not EventType.DELETED
+        ctx.job_queue.add((key[0], owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC))
+    ctx.sync_queue_soon(str(spec.get("queue") or c.DEFAULT_QUEUE))
 
 
 def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
@@ -213,6 +214,7 @@ def register_command_controller(registry: kopf.OperatorRegistry, ctx: Controller
     ) -> None:
         if event["type"] == "DELETED":
             return
+        await ctx.ready.wait()  # the Jobs are listed: a Job's command is recorded on it
         target = body.get("target") or body.get("targetObject") or {}
         raw_action = str(body.get("action") or "")
         try:

@@ -15,7 +15,7 @@ import os
 import socket
 import tempfile
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -23,20 +23,21 @@ import kopf
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.flow.worker import FlowControllers
-from volcano_py.controllers.handlers import build_registry, job_pod_changed
+from volcano_py.controllers.handlers import build_registry, job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.podgroup.worker import PlainPodGroups
 from volcano_py.controllers.queue.worker import QueueWorker
-from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.context import JOBS, ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube import eventloop
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.informer import Informer
-from volcano_py.kube.kinds import PODS
+from volcano_py.kube.kinds import PODGROUPS, PODS
 from volcano_py.kube.leader import LeaderElector, run_while_leading
+from volcano_py.kube.store import Delta
 from volcano_py.log import get_logger
 from volcano_py.webhooks.server import enable_admission
 
@@ -136,37 +137,43 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
             stop_flag=kopf_stop,
         )
     )
-    # Job pods come from an informer of our own (server-side label selector), not from a Kopf index; the Job
-    # workers start once it has listed them, so no Job is reconciled against a partial view of its pods.
-    pod_informers = [
-        Informer(
-            client,
-            PODS,
-            lambda delta: job_pod_changed(ctx, delta),
-            namespace=ns,
-            label_selector=c.JOB_NAME_KEY,
-        )
-        for ns in (list[str | None](namespaces) or [None])
-    ]
+    # Jobs, their pods and PodGroups come from informers of our own (the pods by a server-side label
+    # selector), not from Kopf indexes (runtime/context.py says why). The workers start once all of them have
+    # listed, so no Job is reconciled against a partial view of its pods or its PodGroup.
+    scopes = list[str | None](namespaces) or [None]
+
+    def job_seen(delta: Delta) -> None:
+        job_changed(ctx, delta)
+        flows.job_changed(delta)
+
+    job_informers = [
+        *(Informer(client, JOBS, job_seen, namespace=ns) for ns in scopes),
+        *(Informer(client, PODGROUPS, lambda delta: podgroup_changed(ctx, delta), namespace=ns)
+          for ns in scopes),
+        *(Informer(client, PODS, lambda delta: job_pod_changed(ctx, delta), namespace=ns,
+                   label_selector=c.JOB_NAME_KEY) for ns in scopes),
+    ]  # fmt: skip
 
     plain_pods = PlainPodGroups(ctx)
-    plain_pod_informers = plain_pods.informers(list[str | None](namespaces) or [None])
+    plain_pod_informers = plain_pods.informers(scopes)
 
-    async def run_jobs_once_pods_listed() -> None:
-        await asyncio.gather(*(informer.synced.wait() for informer in pod_informers))
+    async def once_listed(work: Callable[[], Awaitable[None]]) -> None:
+        await ctx.ready.wait()
+        await work()
+
+    async def run_jobs_once_listed() -> None:
+        await asyncio.gather(*(informer.synced.wait() for informer in job_informers))
+        ctx.ready.set()
         await ctx.job_queue.run(jobs.handle, options.workers)
-
-    async def group_plain_pods_once_indexed() -> None:
-        await ctx.ready.wait()  # Kopf's PodGroup index: a group that exists is not created again
-        await plain_pods.run()
 
     workers = [
         asyncio.ensure_future(recorder.run()),
-        *(asyncio.ensure_future(informer.run()) for informer in [*pod_informers, *plain_pod_informers]),
-        asyncio.ensure_future(run_jobs_once_pods_listed()),
-        asyncio.ensure_future(group_plain_pods_once_indexed()),
-        asyncio.ensure_future(ctx.queue_queue.run(queues.handle, 2)),
-        asyncio.ensure_future(flows.run()),
+        *(asyncio.ensure_future(informer.run()) for informer in [*job_informers, *plain_pod_informers]),
+        asyncio.ensure_future(run_jobs_once_listed()),
+        asyncio.ensure_future(once_listed(plain_pods.run)),
+        # A queue's recount reads the PodGroups; a flow's sync reads the Jobs it owns.
+        asyncio.ensure_future(once_listed(lambda: ctx.queue_queue.run(queues.handle, 2))),
+        asyncio.ensure_future(once_listed(flows.run)),
         asyncio.ensure_future(topology.run()),
     ]
     stopper = asyncio.ensure_future(stop.wait())

@@ -263,7 +263,7 @@ class SimCluster:
         """What the binder writes for a pipelined pod: the node it waits for (its nominatedNodeName)."""
         state = self.jobs.get(job_key)
         pod = state.pods.get(uid) if state is not None else None
-        if pod is not None and not pod["spec"].get("nodeName"):
+        if state is not None and pod is not None and not pod["spec"].get("nodeName"):
             # A new dict, as the watch hands out: kept snapshot records take an unchanged dict as unchanged.
             state.pods[uid] = {**pod, "status": {**pod.get("status", {}), "nominatedNodeName": node}}
 

@@ -27,6 +27,7 @@ from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.kube.leader import Fenced
+from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -44,8 +45,7 @@ CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRON
 FLOW_INDEX = "vc_jobflows"
 TEMPLATE_INDEX = "vc_jobtemplates"  # by namespace
 CRON_INDEX = "vc_cronjobs"
-OWNED_INDEX = "vc_flow_owned_jobs"  # by (namespace, owner kind, owner name)
-INDEXES = (FLOW_INDEX, TEMPLATE_INDEX, CRON_INDEX, OWNED_INDEX)
+INDEXES = (FLOW_INDEX, TEMPLATE_INDEX, CRON_INDEX)
 # How long a Job we created is counted before the watch shows it (it normally takes milliseconds).
 CREATED_MEMORY_SECONDS = 60.0
 # A sync that failed on an API error is retried after this long.
@@ -120,6 +120,9 @@ class FlowControllers:
         self.crons: KeyedQueue[Key, str] = KeyedQueue(is_resync=lambda _r: True)
         self.templates: KeyedQueue[Key, str] = KeyedQueue(is_resync=lambda _r: True)
         self.indices: dict[str, Mapping[Any, Iterable[Any]]] = {}
+        # The Jobs a JobFlow or CronJob controls, by (namespace, owner kind, owner name) -> Job name -> slim
+        # Job, kept from the operator's Job informer (``job_changed``), not a Kopf index (runtime/context.py).
+        self.owned: dict[tuple[str, str, str], dict[str, JSON]] = {}
         self.timers: dict[Key, asyncio.TimerHandle] = {}
         # (namespace, job name) -> (monotonic time created, slim Job) until the index has that uid.
         self.created: dict[Key, tuple[float, JSON]] = {}
@@ -130,7 +133,6 @@ class FlowControllers:
         flows = (c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL)
         templates = (c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL)
         crons = (c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL)
-        jobs = (c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL)
 
         @kopf.index(*flows, id=FLOW_INDEX, registry=registry)
         def index_flow(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
@@ -143,11 +145,6 @@ class FlowControllers:
         @kopf.index(*crons, id=CRON_INDEX, registry=registry)
         def index_cron(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
             return {(namespace or "", name): _plain(body)}
-
-        @kopf.index(*jobs, id=OWNED_INDEX, registry=registry)
-        def index_owned(body: kopf.Body, namespace: str | None, **_: Any) -> dict[Any, Any]:
-            owner = _owner(body.metadata)
-            return {} if owner is None else {(namespace or "", *owner): _slim_job(body)}
 
         @kopf.on.startup(registry=registry)
         def capture_flow_indices(**kwargs: Any) -> None:
@@ -179,15 +176,26 @@ class FlowControllers:
                 return
             self.crons.add(key, "sync")
 
-        @kopf.on.event(*jobs, registry=registry)
-        async def owned_job_event(namespace: str | None, body: kopf.Body, **_: Any) -> None:
-            ns = namespace or ""
-            owner = _owner(body.metadata)
-            if owner is not None:
-                (self.flows if owner[0] == c.JOBFLOW_KIND else self.crons).add((ns, owner[1]), "sync")
-            marked = (body.metadata.labels or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY)
-            if marked and marked.startswith(f"{ns}."):
-                self.templates.add((ns, marked[len(ns) + 1 :]), "sync")
+    def job_changed(self, delta: Delta) -> None:
+        """A Job changed (from the operator's Job informer): keep ``owned``, enqueue its owner and the
+        JobTemplate it was made from."""
+        body = delta.new if delta.new is not None else delta.old
+        assert body is not None
+        meta = body.get("metadata") or {}
+        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        owner = _owner(meta)
+        if owner is not None:
+            owned = self.owned.setdefault((ns, *owner), {})
+            if delta.type is EventType.DELETED:
+                owned.pop(name, None)
+                if not owned:
+                    del self.owned[(ns, *owner)]
+            else:
+                owned[name] = _slim_job(body)
+            (self.flows if owner[0] == c.JOBFLOW_KIND else self.crons).add((ns, owner[1]), "sync")
+        marked = (meta.get("labels") or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY)
+        if marked and marked.startswith(f"{ns}."):
+            self.templates.add((ns, marked[len(ns) + 1 :]), "sync")
 
     def _namespace_flows(self, namespace: str) -> list[JSON]:
         index = self.indices.get(FLOW_INDEX) or {}
@@ -221,9 +229,7 @@ class FlowControllers:
 
     def _owned(self, namespace: str, kind: str, name: str) -> dict[str, JSON]:
         """The Jobs ``kind/name`` controls: the index's, plus ones we created that it does not show yet."""
-        jobs = {
-            j["metadata"]["name"]: j for j in _values(self.indices.get(OWNED_INDEX), (namespace, kind, name))
-        }
+        jobs = dict(self.owned.get((namespace, kind, name)) or {})
         now = time.monotonic()
         for key, (at, job) in list(self.created.items()):
             if now - at > CREATED_MEMORY_SECONDS or key[1] in jobs:
@@ -339,12 +345,11 @@ class FlowControllers:
         if template is None:
             return
         mark = f"{namespace}.{name}"
-        index = self.indices.get(OWNED_INDEX) or {}
         made = sorted(
             j["metadata"]["name"]
-            for (ns, kind, _), store in index.items()
+            for (ns, kind, _), owned in self.owned.items()
             if ns == namespace and kind == c.JOBFLOW_KIND
-            for j in store
+            for j in owned.values()
             if (j["metadata"].get("labels") or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY) == mark
         )
         status = {"jobDependsOnList": made} if made else {}
