@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from kubernetes_asyncio import client as k8s_client
 
-from volcano_py.kube import binding
+from volcano_py.kube import binding, patch
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder, PendingEvent
 from volcano_py.kube.store import EventType
@@ -157,3 +157,22 @@ async def test_binds_and_evictions_past_the_fence_are_dropped_and_taken_back_fro
     assert binder.fenced == 3
     assert sorted(binder.cache._assumed) == ["ns/p0", "ns/p1"], "a dropped bind is still assumed"
     assert "ns/v0" not in binder.cache._evicting
+
+
+async def test_the_evict_event_names_the_pod_evicted_not_the_pod_made_again_under_its_name(
+    binder: Binder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def conditioned(*_: Any) -> None:
+        return None
+
+    async def deleted(_client: Any, namespace: str, name: str, _uid: str) -> None:
+        # The pod's controller makes its successor before the delete answers; the watch shows it at once.
+        meta = {"name": name, "namespace": namespace, "uid": "successor", "resourceVersion": "9"}
+        watched(binder, "pods", {"kind": "Pod", "apiVersion": "v1", "metadata": meta})
+
+    monkeypatch.setattr(patch, "set_pod_condition", conditioned)
+    monkeypatch.setattr(patch, "delete_pod", deleted)
+    binder.submit(SessionResult(evictions=(Evict("ns", "v0", "evicted-uid", "preempt"),)))
+    await binder.wait_idle()
+    [told] = [e for e in recorded(binder) if e.reason == "Evict"]
+    assert (told.ref.name, told.ref.uid) == ("v0", "evicted-uid")

@@ -383,7 +383,11 @@ class Binder:
         self._operation("evict", "success", started)
         _log.debug("evicted", pod=key, action=action, preemptor=evict.preemptor, **stamp.fields())
         self.metrics.evictions.labels(action).inc()
-        pod = self.cache.pod(key) or _pod_ref(evict.namespace, evict.name, evict.uid)
+        # By the time the delete answers, the pod's controller may have made a new pod under the same name:
+        # the Event names the pod evicted, never its successor.
+        cached = self.cache.pod(key)
+        same = cached is not None and cached.get("metadata", {}).get("uid") == evict.uid
+        pod = cached if same and cached is not None else _pod_ref(evict.namespace, evict.name, evict.uid)
         self.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")
 
     def _operation(self, operation: str, result: str, started: float) -> None:
