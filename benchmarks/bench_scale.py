@@ -56,6 +56,7 @@ from bench_e2e import api_counts, clear, pod, podgroup
 from bench_restart import create_all, fill
 from benchlib import scaleplot
 from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
+from benchlib.pool import each
 from benchlib.procfs import cpu_seconds, meminfo, rss_mib
 from benchlib.stats import churn_windows, cycle_quantiles, histogram_buckets, percentile
 from benchlib.systems import (
@@ -301,18 +302,6 @@ def completed_status() -> JSON:
     now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return {"status": {"state": {"phase": "Completed", "reason": "", "lastTransitionTime": now},
                        "minAvailable": 1, "succeeded": 1, "version": 1}}  # fmt: skip
-
-
-async def each(items: list[Any], work: Callable[[Any], Awaitable[None]], concurrency: int) -> None:
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
-
-    async def worker() -> None:
-        while not queue.empty():
-            await work(queue.get_nowait())
-
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def finished_jobs(client: KubeClient, jobs: int, concurrency: int) -> None:

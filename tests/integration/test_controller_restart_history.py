@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
+from benchmarks.benchlib.pool import each
 from volcano_py.api import constants as c
 from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube.client import ApiError
@@ -29,18 +30,6 @@ def _completed(at: datetime) -> dict[str, Any]:
     return {"status": {"state": {"phase": "Completed", "lastTransitionTime": stamp},
                        "conditions": [{"status": "Completed", "lastTransitionTime": stamp}],
                        "minAvailable": 1, "succeeded": 1, "version": 1}}  # fmt: skip
-
-
-async def _each(items: list[Any], work: Any, concurrency: int = 32) -> None:
-    queue: asyncio.Queue[Any] = asyncio.Queue()
-    for item in items:
-        queue.put_nowait(item)
-
-    async def worker() -> None:
-        while not queue.empty():
-            await work(queue.get_nowait())
-
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
 
 
 async def _finished_job(env: Env, name: str, at: datetime, **spec: Any) -> None:
@@ -66,7 +55,7 @@ async def test_a_new_job_does_not_wait_behind_the_history_and_the_history_costs_
     assert env.operator is not None
     await env.operator.stop()  # the history is made while no controller runs, then seen by one term
     finished_at = datetime.now(UTC) - timedelta(hours=1)
-    await _each([f"done-{i}" for i in range(HISTORY)], lambda name: _finished_job(env, name, finished_at))
+    await each([f"done-{i}" for i in range(HISTORY)], lambda name: _finished_job(env, name, finished_at), 32)
     env.start_operator()
 
     async def settled() -> dict[str, str] | None:  # the first term has been through the history
