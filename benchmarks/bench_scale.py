@@ -107,6 +107,12 @@ class Bench:
     cluster: DevCluster
     log_file: Any
     workers: dict[str, int] = field(default_factory=dict)  # pid of each of WORKERS
+    save: Callable[[], None] = lambda: None  # writes the result so far to --out
+
+    def measured(self, line: JSON) -> None:
+        """One measurement made: shown as progress, and the result so far kept on disk."""
+        progress(json.dumps({k: v for k, v in line.items() if k != "windows"}))
+        self.save()
 
     @property
     def kubeconfig(self) -> Path:
@@ -650,8 +656,8 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
                 for system in args.system:
                     progress(f"backlog {pods:,} pods in jobs of {size}: {system}")
                     line = await backlog(bench, client, pods, size, system)
-                    progress(json.dumps(line))
                     point["backlog"].append(line)
+                    bench.measured(line)
         if "restart" not in args.mode and "churn" not in args.mode:
             return
         point["fill"] = await fill_cluster(bench, client, nodes, pods)
@@ -660,18 +666,18 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
             for system in args.system:
                 progress(f"scheduler restart on {pods:,} pods: {system}")
                 point["restart"].append(await scheduler_restart(bench, client, system, pods))
-                progress(json.dumps(point["restart"][-1]))
+                bench.measured(point["restart"][-1])
             for system in (s for s in args.system if s != "null"):
                 progress(f"controller restart with {args.finished_jobs:,} finished Jobs: {system}")
                 point["restart"].append(await controller_restart(bench, client, system, pods))
-                progress(json.dumps(point["restart"][-1]))
+                bench.measured(point["restart"][-1])
         if "churn" in args.mode:
             point["churn"] = []
             for system in args.system:
                 progress(f"churn for {args.minutes} min on {pods:,} pods: {system}")
                 line = await churn(bench, client, system, pods)
-                progress(json.dumps({k: v for k, v in line.items() if k != "windows"}))
                 point["churn"].append(line)
+                bench.measured(line)
     finally:
         await client.close()
 
@@ -679,20 +685,29 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
 def run(args: argparse.Namespace) -> JSON:
     result: JSON = {"benchmark": "scale", "modes": args.mode, "systems": args.system, "cpus": os.cpu_count(),
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
+
+    def save() -> None:
+        if args.out:  # a long run stopped part way still leaves what it measured
+            args.out.write_text(json.dumps(result, indent=2))
+
     for nodes, pods in scale_points(args.nodes, args.pods):
         point: JSON = {"nodes": nodes, "pods": pods, "load_average_at_start": load_average()}
         result["points"].append(point)
         reason = memory_stop(parse_meminfo(meminfo()), args.max_memory_used)
         if reason is None:
-            reason = run_point(args, nodes, pods, point)
+            reason = run_point(args, nodes, pods, point, save)
         if reason:
             point["stopped"] = result["stopped"] = reason
             progress(f"stopped at {nodes:,} nodes / {pods:,} pods: {reason}")
             break
+        save()
+    save()
     return result
 
 
-def run_point(args: argparse.Namespace, nodes: int, pods: int, point: JSON) -> str | None:
+def run_point(
+    args: argparse.Namespace, nodes: int, pods: int, point: JSON, save: Callable[[], None]
+) -> str | None:
     """Measure one point in a fresh cluster; the reason it did not fit, or None."""
     with DevCluster() as cluster, open(args.scheduler_log, "ab") as log_file:
         progress(f"creating {nodes:,} nodes")
@@ -706,7 +721,7 @@ def run_point(args: argparse.Namespace, nodes: int, pods: int, point: JSON) -> s
         cluster.apply_crds(REPO / "crds")
         state = json.loads((cluster.layout.root / "state.json").read_text())
         workers = {child["name"]: child["pid"] for child in state["children"] if child["name"] in WORKERS}
-        bench = Bench(args, cluster, log_file, workers)
+        bench = Bench(args, cluster, log_file, workers, save)
         try:
             asyncio.run(measure_point(bench, nodes, pods, point))
         except StopPoint as stopped:
@@ -770,6 +785,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bind-concurrency", type=int, default=64)
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_scale_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
+    parser.add_argument("--out", type=Path, help="also write the JSON here, after each measurement")
     parser.add_argument("--plot", type=Path, help="write the SVG of how each cost grows here")
     parser.add_argument("--plot-from", type=Path, help="redraw --plot from this JSON result; runs nothing")
     args = parser.parse_args(list(argv) if argv is not None else None)

@@ -14,6 +14,7 @@ from volcano_py.resources import (
     EMPTY,
     QuantityError,
     Resource,
+    Tally,
     count_into,
     format_quantity,
     parse_quantity,
@@ -116,7 +117,7 @@ _ALIKE = st.sampled_from([Resource({"cpu": 1000}), Resource({"cpu": 2000, "memor
 
 @given(st.lists(_ALIKE) | st.lists(vectors))
 def test_a_counted_sum_is_the_plain_sum_names_in_the_same_order(many: list[Resource]) -> None:
-    counts: dict[Resource, int] = {}
+    counts: Tally = {}
     for resource in many:
         count_into(counts, resource)
     counted = total_counted(counts)

@@ -420,16 +420,36 @@ def total(resources: Iterable[Mapping[str, int]]) -> Resource:
     return Resource(out)
 
 
-def count_into(counts: dict[Resource, int], resource: Resource) -> None:
+class Counted:
+    """One holding and how many hold it (see ``count_into``)."""
+
+    __slots__ = ("n", "resource")
+
+    def __init__(self, resource: Resource) -> None:
+        self.resource = resource
+        self.n = 1
+
+
+# Keyed by the object's identity: alike holdings are one object (jobs intern what they hold), and an int key
+# skips the Python-level hash of a Resource, asked once per job per pass.
+Tally = dict[int, Counted]
+
+
+def count_into(counts: Tally, resource: Resource) -> None:
     """Count one more of ``resource`` (for ``total_counted``): many jobs hold alike, and a count per
     distinct vector sums thousands of them in a few additions."""
-    counts[resource] = counts.get(resource, 0) + 1
+    found = counts.get(id(resource))
+    if found is None:
+        counts[id(resource)] = Counted(resource)
+    else:
+        found.n += 1
 
 
-def total_counted(counts: Mapping[Resource, int]) -> Resource:
+def total_counted(counts: Tally) -> Resource:
     """The sum of each vector times its count, names in the order a plain sum meets them."""
     out: dict[str, int] = {}
-    for res, n in counts.items():
-        for name, value in res.items():
+    for counted in counts.values():
+        n = counted.n
+        for name, value in counted.resource.items():
             out[name] = out.get(name, 0) + value * n
     return Resource(out)

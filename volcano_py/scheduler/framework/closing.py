@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as k
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import Resource, count_into, total, total_counted
+from volcano_py.resources import Resource, Tally, count_into, total, total_counted
 
 from .decisions import Condition, Pipeline, PodGroupUpdate, QueueUpdate, SessionResult
 from .dra import held_by_queues
@@ -102,7 +102,7 @@ def finish(ssn: Session) -> SessionResult:
     """Collect everything the session decided into one immutable result."""
     updates: list[PodGroupUpdate] = []
     pipelined: list[Pipeline] = []
-    allocated: dict[str, dict[Resource, int]] = {}
+    allocated: dict[str, Tally] = {}
     pending: dict[str, int] = {}
     waiting: dict[str, list[Resource]] = {}
     for job in ssn.snapshot.jobs.values():

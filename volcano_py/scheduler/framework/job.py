@@ -22,6 +22,22 @@ _NOTHING = Resource()
 _HELD: Final = tuple(ALLOCATED_STATUSES)
 
 
+# Equal holdings as one object: per-queue and per-share passes key dicts by a job's holding every session,
+# and a key found by identity skips comparing amounts (thousands of alike jobs, 5 lookups each per cycle).
+_HOLDINGS: dict[Resource, Resource] = {}
+_HOLDINGS_MAX: Final = 4096
+
+
+def _held(amount: Resource) -> Resource:
+    found = _HOLDINGS.get(amount)
+    if found is not None:
+        return found
+    if len(_HOLDINGS) >= _HOLDINGS_MAX:
+        _HOLDINGS.clear()  # distinct holdings are few; this bounds a cluster where they are not
+    _HOLDINGS[amount] = amount
+    return amount
+
+
 def _sum_requests(tasks: list[TaskInfo]) -> Resource:
     # One task is the common case (a plain pod's job): its request is the sum, and Resources are immutable.
     return tasks[0].resreq if len(tasks) == 1 else total(t.resreq for t in tasks)
@@ -63,6 +79,9 @@ class JobInfo:
     version: int = field(default=0, repr=False)
     # (version, the condition the session gave it) when its PodGroup's status needed no update then.
     settled: tuple[int, object] | None = field(default=None, repr=False)
+    # (conditions, what they say of it) for a plugin that reads the same thing of them every session; kept
+    # while the conditions are the same tuple.
+    said_of_conditions: tuple[object, str] | None = field(default=None, repr=False)
 
     @classmethod
     def from_podgroup(
@@ -145,6 +164,7 @@ class JobInfo:
         twin._sub_groups = None
         twin.version = 0
         twin.settled = None
+        twin.said_of_conditions = None
         return twin
 
     @classmethod
@@ -397,7 +417,7 @@ class JobInfo:
                 bucket = by_status.get(status)
                 if bucket:
                     held.extend(bucket.values())
-            self._allocated = _sum_requests(held) if held else _NOTHING
+            self._allocated = _held(_sum_requests(held)) if held else _NOTHING
         return self._allocated
 
     @property

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from volcano_py.resources import PODS, Resource
+from volcano_py.resources import PODS
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
@@ -35,15 +35,16 @@ class DrfPlugin:
         # 1/total, zero where the cluster has none (and for the pod count, which is not a share).
         self.inverse_total = np.divide(1.0, total, out=np.zeros_like(total), where=total > 0)
         self.inverse_total[ssn.table.index[PODS]] = 0.0
-        # Jobs holding the same resources share one vector and share (many jobs are alike); the vectors
-        # are never changed in place, an allocation replaces its job's.
-        seen: dict[Resource, tuple[Vector, float]] = {Resource(): (np.zeros(len(ssn.table.names)), 0.0)}
+        # Jobs holding the same resources share one vector and share (many jobs are alike, and hold one
+        # interned object: keyed by identity); the vectors are never changed in place, an allocation
+        # replaces its job's.
+        seen: dict[int, tuple[Vector, float]] = {}
         for job in ssn.jobs.values():
             held = job.allocated
-            known = seen.get(held)
+            known = seen.get(id(held))
             if known is None:
                 vec = ssn.table.vector(held, pods=0).astype(np.float64)
-                known = seen[held] = (vec, self._share_of(vec))
+                known = seen[id(held)] = (vec, self._share_of(vec))
             self.allocated[job.uid], self.share[job.uid] = known
 
     def on_session_close(self, ssn: Session) -> None:

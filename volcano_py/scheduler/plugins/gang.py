@@ -162,11 +162,17 @@ class GangPlugin:
 def _scheduled_note(job: JobInfo) -> str:
     """What the job's Scheduled condition already says beyond Volcano's empty message (how it started: a
     fifo queue's backfill says behind which head), kept while it stays scheduled."""
+    memo = job.said_of_conditions
+    if memo is not None and memo[0] is job.conditions:
+        return memo[1]  # asked of every ready job each session; its conditions change only with its PodGroup
+    note = ""
     for condition in job.conditions:
         if (
             condition.get("type") == k.PODGROUP_CONDITION_SCHEDULED
             and condition.get("status") == "True"
             and condition.get("reason") == SCHEDULED_REASON
         ):
-            return str(condition.get("message") or "")
-    return ""
+            note = str(condition.get("message") or "")
+            break
+    job.said_of_conditions = (job.conditions, note)
+    return note

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from volcano_py.api.recent_usage import read_recent_usage, usage_weight_factor
 from volcano_py.api.scheduling import PodGroupPhase
-from volcano_py.resources import Resource, count_into, format_quantity
+from volcano_py.resources import Resource, Tally, count_into, format_quantity
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.extension import Vote
@@ -73,7 +73,7 @@ class ProportionPlugin:
         attrs = {name: _Attr(queue) for name, queue in ssn.queues.items()}
         self.queue_of = {job.uid: job.queue for job in ssn.jobs.values()}
         # Per queue, how many jobs hold each distinct amount: summed as count times amount, exactly.
-        held: dict[str, dict[Resource, int]] = {}
+        held: dict[str, Tally] = {}
         for job in ssn.jobs.values():
             attr = attrs.get(job.queue)
             if attr is None:
@@ -91,8 +91,8 @@ class ProportionPlugin:
                 elif job.phase is PodGroupPhase.RUNNING:
                     _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
         for queue_name, counts in held.items():
-            for holding, jobs in counts.items():
-                _add(attrs[queue_name].allocated, holding, jobs)
+            for counted in counts.values():
+                _add(attrs[queue_name].allocated, counted.resource, counted.n)
         for attr in attrs.values():
             # Amounts are whole numbers (milli-units and bytes), so the sums are exact in any order.
             for name, amount in attr.allocated.items():

@@ -1,0 +1,69 @@
+"""The informer's mirror against a real API server: what it keeps of each object."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from volcano_py.devcluster import DevCluster
+from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import PODS
+from volcano_py.kube.store import Delta
+
+pytestmark = pytest.mark.integration
+
+
+def _pod(name: str) -> dict[str, object]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"step": "created"}},
+        "spec": {
+            "containers": [{"name": "main", "image": "busybox"}],
+            "nodeSelector": {"no-such-node": "true"},  # stays Pending: only this test writes it
+        },
+    }
+
+
+async def test_the_mirror_keeps_no_managed_fields_and_still_sees_every_change(
+    cluster: DevCluster, namespace: str
+) -> None:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    seen: list[Delta] = []
+    informer = Informer(client, PODS, seen.append, namespace=namespace)
+    task = asyncio.create_task(informer.run())
+    try:
+        path = PODS.collection_path(namespace)
+        await client.create(path, _pod("listed"))
+        await asyncio.wait_for(informer.synced.wait(), 30)
+        await client.create(path, _pod("watched"))
+        await client.patch(f"{path}/listed", {"metadata": {"labels": {"step": "patched"}}})
+
+        async def mirrored() -> None:
+            while True:
+                listed = informer.store.get(f"{namespace}/listed")
+                if (
+                    informer.store.get(f"{namespace}/watched")
+                    and listed
+                    and (listed["metadata"]["labels"]["step"] == "patched")
+                ):
+                    return
+                await asyncio.sleep(0.1)
+
+        await asyncio.wait_for(mirrored(), 30)
+        served = await client.get(f"{path}/listed")
+        assert served["metadata"].get("managedFields"), "the API server keeps its field ledger"
+        for name in ("listed", "watched"):
+            kept = informer.store.get(f"{namespace}/{name}")
+            assert kept is not None
+            assert "managedFields" not in kept["metadata"], f"{name}: the mirror keeps no field ledger"
+            assert kept["metadata"]["uid"] and kept["kind"] == "Pod"
+        assert all("managedFields" not in (d.new or {}).get("metadata", {}) for d in seen), (
+            "handlers are handed the trimmed object"
+        )
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        await client.close()
