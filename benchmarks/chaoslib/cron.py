@@ -8,8 +8,10 @@ its scheduled time in an annotation), pure:
 - no scheduled time created twice;
 - Forbid respected: no run created before the previous one finished, across the restart;
 - none skipped: every tick from the first run to the last either has its run, or fell while a run was active
-  (Forbid), or while the controller was down (after a restart only the latest missed tick is run, as
-  Kubernetes' and Volcano's CronJob controllers do).
+  (Forbid), or while a fault kept the controller from acting: killed, frozen, between leaders, or the API
+  server, etcd or the webhook away (after that only the latest missed tick is run, as Kubernetes' and
+  Volcano's CronJob controllers do). The CronJobs keep firing through the rest of the run, so every later
+  controller fault counts for each of them.
 
 History limits are set high so that no finished run is deleted before it is read.
 """
