@@ -85,8 +85,11 @@ class Informer:
         watch_timeout_seconds: int = 300,
         backoff: Backoff | None = None,
         optional: bool = False,
+        trim: Callable[[Obj], None] | None = None,
     ) -> None:
         self.client = client
+        # What else this mirror's owner never reads, dropped from each object as it arrives (in place).
+        self.trim = trim
         self.kind = kind
         self.handler = handler
         self.namespace = namespace
@@ -101,6 +104,11 @@ class Informer:
         self.synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
+
+    def _trim(self, obj: Obj) -> None:
+        _trim(obj)
+        if self.trim is not None:
+            self.trim(obj)
 
     def _selectors(self) -> dict[str, str | int]:
         query: dict[str, str | int] = {}
@@ -131,7 +139,7 @@ class Informer:
             page_items = page.get("items") or []
             # Lists leave out kind/apiVersion on items; restore them so handlers see whole objects.
             for item in page_items:
-                _trim(item)
+                self._trim(item)
                 item.setdefault("kind", self.kind.kind)
                 item.setdefault("apiVersion", self.kind.api_version)
             items.extend(page_items)
@@ -158,7 +166,7 @@ class Informer:
         async for event in self.client.stream(path, query, read_timeout=self.watch_timeout_seconds + 30):
             step = interpret(event)
             if step.event_type is not None and step.obj is not None:
-                _trim(step.obj)
+                self._trim(step.obj)
                 self._dispatch(self.store.apply(step.event_type, step.obj))
             if step.resource_version:
                 self.resource_version = step.resource_version

@@ -102,6 +102,19 @@ def _terminating(pod: Obj) -> Obj:
     return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
 
 
+# A pod's status parts no scheduler code reads, yet about a seventh of a mirrored pod's memory (more with
+# several containers): dropped as pods arrive. The phase, conditions, start time and nominated node stay.
+_UNREAD_POD_STATUS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses", "podIPs",
+                      "hostIPs")  # fmt: skip
+
+
+def _trim_pod(pod: Obj) -> None:
+    status = pod.get("status")
+    if status:
+        for name in _UNREAD_POD_STATUS:
+            status.pop(name, None)
+
+
 class SchedulerCache:
     """Informers plus the assume/evict overlay. ``run()`` mirrors; ``snapshot()`` is sync and cheap."""
 
@@ -130,7 +143,9 @@ class SchedulerCache:
             if extra is not None:
                 extra(delta)
 
-        return Informer(self.client, kind, handle, optional=optional)
+        return Informer(
+            self.client, kind, handle, optional=optional, trim=_trim_pod if kind is PODS else None
+        )
 
     # --- mirror -------------------------------------------------------------------------------------------
 
