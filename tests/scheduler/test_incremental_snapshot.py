@@ -95,6 +95,13 @@ class Cluster:
         self.stores["queue"]["default"] = make_queue("default").obj()
 
     def apply(self, kind: str, index: int, variant: int | None) -> None:
+        if kind == "relist":
+            # A relist may hand objects over in another order, the same dicts at other places.
+            for name in ("pod", "podgroup"):
+                held = list(self.stores[name].items())
+                cut = index % (len(held) or 1)
+                self.stores[name] = dict(held[cut:][::-1] + held[:cut])
+            return
         store = self.stores[kind]
         index %= {"node": NODES, "pod": PODS, "podgroup": GROUPS, "queue": 1}[kind]
         if variant is None:
@@ -185,7 +192,7 @@ def _decisions(result: SessionResult) -> tuple[Any, ...]:
 
 
 # Pods change most, and sessions are what could leak into the kept views: both are drawn more often.
-_KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "session"))
+_KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "session", "relist"))
 _EVENT = st.tuples(_KIND, st.integers(0, PODS - 1), st.none() | st.integers(0, 399))
 
 
@@ -227,7 +234,7 @@ def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(seed: int, conf_te
     """Long runs, where sessions bind pods that later change again: the leaks a short example misses.
     With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict)."""
     rng = random.Random(seed)
-    kinds = (*KINDS, "pod", "pod", "session", "session")
+    kinds = (*KINDS, "pod", "pod", "session", "session", "relist")
     cluster, records = Cluster(), Records()
     conf = load_conf(conf_text)
     decided = 0

@@ -21,6 +21,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from . import dra
 from .job import JobInfo
 from .node import NodeInfo
@@ -70,8 +73,13 @@ class _Node:
     node: NodeInfo
 
 
+def _ids(objs: Sequence[Obj]) -> npt.NDArray[np.int64]:
+    return np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
+
+
 class Reset(Exception):
-    """The change cannot be applied in place (a node came or went): the views are built again."""
+    """The change cannot be applied in place (a node came or went, or objects held are listed in another
+    order): the views are built again."""
 
 
 class Views:
@@ -103,6 +111,10 @@ class Views:
         # The first number of the next update's places (``_Pod.pos``), and the dicts whose order an update
         # may have broken, put back in order at its end.
         self._next_pos = 0
+        # The ids of the pods last given, in order, and the number of the first: the pod at index i has
+        # ``_Pod.pos == _pod_base + i`` (see ``_pods_in_place``).
+        self._pod_ids: npt.NDArray[np.int64] | None = None
+        self._pod_base = 0
         self._unsorted: dict[int, dict[str, Any]] = {}
         self._filling = False
         self._jobs_unsorted = False
@@ -164,6 +176,7 @@ class Views:
             self.group_of[group.job.uid] = group
             self.jobs[group.job.uid] = group.job
         base = self._numbering(len(pods))
+        self._pod_base, self._pod_ids = base, _ids(pods)
         for i, obj in enumerate(pods):
             was = old_pods.get(id(obj))
             task_record = was.record if was is not None and was.obj is obj else self._read_pod(obj, None)
@@ -263,11 +276,15 @@ class Views:
         base = self._numbering(len(podgroups))
         get = groups.get
         new: list[tuple[int, Obj]] = []
+        before = -1
         for i, obj in enumerate(podgroups):
             found = get(id(obj))
             if found is None:
                 new.append((i, obj))
             else:
+                if found.pos < before:
+                    raise Reset  # as for pods: another order, so jobs would be in another order too
+                before = found.pos
                 found.pos = base + i
         if not new and len(podgroups) == len(groups):
             return
@@ -316,29 +333,13 @@ class Views:
                 self._remove(entry)
                 entry.task = entry.record.fresh()
                 self._add(entry, charge=True)
-        # A loop, not set arithmetic over ids: at 10,000 pods the sets cost three times as much. A dict the
-        # views hold cannot share its id with another one, so an id found is the same pod.
-        base = self._numbering(len(pods))
-        get = entries.get
-        new: list[tuple[int, Obj]] = []
-        pos = base
-        for obj in pods:
-            found = get(id(obj))
-            if found is None:
-                new.append((pos, obj))
-            else:
-                found.pos = pos
-            pos += 1
-        # What is gone: first the old versions of the new pods (found by uid, the usual change), then, only
-        # if some are still missing, whatever else was not seen.
-        missing = len(entries) - (len(pods) - len(new))
-        gone: dict[int, _Pod] = {}
-        for _, obj in new if missing else ():
-            old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
-            if old is not None and old.pos < base:
-                gone[id(old.obj)] = old
-        if len(gone) != missing:
-            gone = {i: e for i, e in entries.items() if e.pos < base}
+        ids = _ids(pods)
+        in_place = self._pods_in_place(pods, ids)
+        if in_place is not None:
+            new, gone = in_place
+        else:
+            new, gone = self._pods_renumbered(pods)
+        self._pod_ids = ids
         by_uid: dict[str, _Pod] = {}
         for i, entry in gone.items():
             del entries[i]
@@ -353,6 +354,69 @@ class Views:
             entries[id(obj)] = entry
             self.pod_of[record.uid] = entry
             self._add(entry, charge=True)
+
+    def _pods_in_place(
+        self, pods: Sequence[Obj], ids: npt.NDArray[np.int64]
+    ) -> tuple[list[tuple[int, Obj]], dict[int, _Pod]] | None:
+        """The new pods and the gone ones when the list is the last one with a few pods replaced where they
+        stood and a few added at the end (what an informer's mirror hands over between two cycles), found
+        by comparing the two lists' ids in one vector operation; None when it is anything else. Every pod
+        keeps its place number, so nothing is renumbered."""
+        last = self._pod_ids
+        if last is None or len(ids) < len(last):
+            return None
+        changed = np.flatnonzero(ids[: len(last)] != last)
+        added = len(ids) - len(last)
+        if 8 * (len(changed) + added) > len(ids):
+            return None  # many changes: the loop is as cheap
+        entries = self.pods
+        base = self._pod_base
+        new: list[tuple[int, Obj]] = []
+        gone: dict[int, _Pod] = {}
+        seen: set[int] = set()
+        for i in itertools.chain(changed.tolist(), range(len(last), len(ids))):
+            obj = pods[i]
+            if id(obj) in entries or id(obj) in seen:
+                return None  # a pod the views hold moved (the order changed), or one is listed twice
+            seen.add(id(obj))
+            new.append((base + i, obj))
+            if i < len(last):
+                old_id = int(last[i])
+                gone[old_id] = entries[old_id]
+        self._next_pos = max(self._next_pos, base + len(ids) + 1)
+        return new, gone
+
+    def _pods_renumbered(self, pods: Sequence[Obj]) -> tuple[list[tuple[int, Obj]], dict[int, _Pod]]:
+        """The new pods and the gone ones, every pod numbered afresh: one pass over the list."""
+        entries = self.pods
+        # A loop, not set arithmetic over ids: at 10,000 pods the sets cost three times as much. A dict the
+        # views hold cannot share its id with another one, so an id found is the same pod.
+        base = self._pod_base = self._numbering(len(pods))
+        get = entries.get
+        new: list[tuple[int, Obj]] = []
+        pos = base
+        before = -1
+        for obj in pods:
+            found = get(id(obj))
+            if found is None:
+                new.append((pos, obj))
+            else:
+                if found.pos < before:
+                    raise Reset  # pods held are listed in another order (a relist): build afresh
+                before = found.pos
+                found.pos = pos
+            pos += 1
+        # What is gone: first the old versions of the new pods (found by uid, the usual change), then, only
+        # if some are still missing, whatever else was not seen.
+        missing = len(entries) - (len(pods) - len(new))
+        gone: dict[int, _Pod] = {}
+        for _, obj in new if missing else ():
+            old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+            if old is not None and old.pos < base:
+                gone[id(old.obj)] = old
+        if len(gone) != missing:
+            gone = {i: e for i, e in entries.items() if e.pos < base}
+        return new, gone
 
     def _add(self, entry: _Pod, *, charge: bool) -> None:
         """Charge the pod to its node and put it in its job, as the from-scratch build does."""
