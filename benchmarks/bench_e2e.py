@@ -342,8 +342,9 @@ async def _delete_each(client: KubeClient, path: str, options: dict[str, Any], c
 
     async def one(name: str) -> None:
         # Gone already, or left for the delete-collection below.
-        async with limit, contextlib.suppress(ApiError, TimeoutError, aiohttp.ClientError):
-            await client.request("DELETE", f"{path}/{name}", body=options, request_timeout=60)
+        async with limit:
+            with contextlib.suppress(ApiError, TimeoutError, aiohttp.ClientError):
+                await client.request("DELETE", f"{path}/{name}", body=options, request_timeout=60)
 
     await asyncio.gather(*(one(name) for name in await _names(client, path)))
 
