@@ -105,6 +105,9 @@ def finish(ssn: Session) -> SessionResult:
     allocated: dict[str, Tally] = {}
     pending: dict[str, int] = {}
     waiting: dict[str, list[Resource]] = {}
+    # Once per job of the cluster, every session: written for the common job (held, nothing new).
+    conditions = ssn.conditions
+    said_of: dict[int, tuple[str, str, str, str]] = {}  # jobs told alike share one Condition
     for job in ssn.snapshot.jobs.values():
         by_status = job.by_status
         # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
@@ -112,21 +115,27 @@ def finish(ssn: Session) -> SessionResult:
         if by_status.get(TaskStatus.PIPELINED) or by_status.get(TaskStatus.ALLOCATED):
             for task in job.tasks_in(TaskStatus.PIPELINED, TaskStatus.ALLOCATED):
                 pipelined.append(Pipeline(task.namespace, task.name, task.uid, task.node_name, job.uid))
-        count_into(allocated.setdefault(job.queue, {}), job.allocated)  # summed once per job already
+        tally = allocated.get(job.queue)
+        if tally is None:
+            tally = allocated[job.queue] = {}
+        count_into(tally, job.allocated)  # summed once per job already
         bucket = by_status.get(TaskStatus.PENDING)
         if bucket:
             pending[job.queue] = pending.get(job.queue, 0) + len(bucket)
             waiting.setdefault(job.queue, []).extend(t.resreq for t in bucket.values())
         if job.shadow:
             continue
-        condition = ssn.conditions.get(job.uid)
+        condition = conditions.get(job.uid)
         # All but its time, which a status needing no update does not depend on.
-        said = (
-            None
-            if condition is None
-            else (condition.type, condition.status, condition.reason, condition.message)
-        )
-        if job.settled is not None and job.settled == (job.version, said):
+        said: tuple[str, str, str, str] | None = None
+        if condition is not None:
+            said = said_of.get(id(condition))
+            if said is None:
+                said = said_of[id(condition)] = (
+                    condition.type, condition.status, condition.reason, condition.message
+                )  # fmt: skip
+        settled = job.settled
+        if settled is not None and settled[0] == job.version and settled[1] == said:
             continue  # as settled as when the last session closed it
         update = podgroup_update(job, condition)
         if update is None:

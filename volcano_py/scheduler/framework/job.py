@@ -322,7 +322,7 @@ class JobInfo:
         resources or done."""
         return (
             self.ready_task_num >= self.min_available
-            and not self.roles_short()
+            and not (self.min_task_member and self.roles_short())  # asked of every job at each close
             and not (self.sub_group_policies and self.sub_groups_short())
         )
 

@@ -79,7 +79,10 @@ class ProportionPlugin:
             if attr is None:
                 continue
             allocated = job.allocated
-            count_into(held.setdefault(job.queue, {}), allocated)
+            tally = held.get(job.queue)
+            if tally is None:
+                tally = held[job.queue] = {}
+            count_into(tally, allocated)
             # As Volcano: every job's pending pods ask for their queue's share, a Pending PodGroup's too, so a
             # job that enqueue admits can be placed in the same session (when its pods already exist). Only
             # the waiting part is summed per job; what is held is added once per queue below.
