@@ -11,6 +11,7 @@ from dataclasses import replace
 from volcano_py.api import constants as k
 
 from ..framework.arguments import Arguments
+from ..framework.decisions import Condition
 from ..framework.extension import Invalid, Vote
 from ..framework.job import JobInfo
 from ..framework.session import Session
@@ -132,11 +133,20 @@ class GangPlugin:
         return self._reclaim_victims(reclaimees)
 
     def on_session_close(self, ssn: Session) -> None:
+        conditions = ssn.conditions
+        # The Scheduled condition by its note: ready jobs are most jobs, and nearly all are told alike.
+        scheduled: dict[str, Condition] = {}
         for job in ssn.jobs.values():
-            if job.shadow or job.uid in ssn.conditions:
+            if job.shadow or job.uid in conditions:
                 continue
             if job.is_ready():
-                ssn.set_condition(job, k.PODGROUP_CONDITION_SCHEDULED, SCHEDULED_REASON, _scheduled_note(job))
+                note = _scheduled_note(job)
+                told = scheduled.get(note)
+                if told is None:
+                    ssn.set_condition(job, k.PODGROUP_CONDITION_SCHEDULED, SCHEDULED_REASON, note)
+                    scheduled[note] = conditions[job.uid]
+                else:
+                    conditions[job.uid] = told
                 continue
             if not job.count(TaskStatus.PENDING, TaskStatus.PIPELINED, *ALLOCATED_STATUSES):
                 continue
