@@ -92,7 +92,10 @@ def line_chart(
     drawn = {name: thin(steps(pts) if step else list(pts)) for name, pts in series.items()}
     xs = [x for pts in drawn.values() for x, _ in pts]
     ys = [y for pts in drawn.values() for _, y in pts]
-    x_ticks = nice_ticks(min(xs, default=0.0), max(xs, default=1.0))
+    x_lo, x_hi = min(xs, default=0.0), max(xs, default=1.0)
+    if x_lo == x_hi > 0:
+        x_lo = 0.0  # one x (one measured point): from zero, not a unit-wide range around it
+    x_ticks = nice_ticks(x_lo, x_hi)
     y_lo = y_min if y_min is not None else min(ys, default=0.0)
     y_hi = y_max if y_max is not None else max(ys, default=1.0)
     y_ticks = nice_ticks(y_lo, max(y_hi, y_lo + 1e-9))
