@@ -349,24 +349,31 @@ async def _delete_each(client: KubeClient, path: str, options: dict[str, Any], c
     await asyncio.gather(*(one(name) for name in await _names(client, path)))
 
 
-async def clear(client: KubeClient, cluster: DevCluster, namespace: str, concurrency: int = 64) -> None:
-    """Delete the shape's pods (grace 0) and wait until they are gone: the next shape starts clean.
+async def _clear_kind(client: KubeClient, path: str, what: str, concurrency: int) -> None:
+    """Delete every object of ``path`` (grace 0) and wait until none is left.
 
-    Each pod is deleted by its own request first; what is left then goes by delete-collection, which
-    outlives the API server's request timeout at 10,000 pods on 2 cores (504 after deleting part of them),
-    so it is repeated until the namespace is empty.
+    Each object is deleted by its own request first; what is left then goes by delete-collection, which
+    outlives the API server's request timeout at 10,000 objects on 2 cores (504 after deleting part of
+    them), so it is repeated until the collection is empty.
     """
     options = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
-    await _delete_each(client, PODS.collection_path(namespace), options, concurrency)
+    await _delete_each(client, path, options, concurrency)
     deadline = time.monotonic() + 900
     while time.monotonic() < deadline:
         try:
-            await client.request("DELETE", PODS.collection_path(namespace), body=options, request_timeout=120)
+            await client.request("DELETE", path, body=options, request_timeout=120)
         except (ApiError, TimeoutError, aiohttp.ClientError) as exc:
-            progress(f"deleting the pods of {namespace}: {exc!r}; again")
-        if not (await client.get(PODS.collection_path(namespace), limit=1)).get("items"):
-            break
-    await client.request("DELETE", PODGROUPS.collection_path(namespace), request_timeout=120)
+            progress(f"deleting {what}: {exc!r}; again")
+        if not (await client.get(path, limit=1)).get("items"):
+            return
+
+
+async def clear(client: KubeClient, cluster: DevCluster, namespace: str, concurrency: int = 64) -> None:
+    """Delete the shape's pods, then its PodGroups: the next shape starts clean."""
+    await _clear_kind(client, PODS.collection_path(namespace), f"the pods of {namespace}", concurrency)
+    await _clear_kind(
+        client, PODGROUPS.collection_path(namespace), f"the PodGroups of {namespace}", concurrency
+    )
     cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
