@@ -27,7 +27,8 @@ from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
 
-RUN = uuid.uuid4().hex[:6]
+# A letter first: a hex run such as "1e5432" is written unquoted by PyYAML and read as a number by kubectl.
+RUN = "r" + uuid.uuid4().hex[:6]
 LABEL = {"volcano-py.test/queue-then-submit": RUN}
 TRIES = 20
 
