@@ -66,8 +66,8 @@ def test_the_pods_of_a_job_follow_added_modified_and_deleted_and_each_change_enq
     assert [
         p["status"]["phase"] for p in ctx.job_pods(("ns", "job")) if p["metadata"]["name"] == "job-w-0"
     ] == ["Running"]
-    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", pod(1), None))
-    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-0", pod(0, "Running"), None))
+    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", pod(1), pod(1)))
+    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-0", pod(0, "Running"), pod(0, "Running")))
     assert ctx.job_pods(("ns", "job")) == []
     assert ctx.job_queue.depth() >= 1
 
@@ -107,7 +107,8 @@ async def test_a_new_job_is_handled_before_the_finished_ones_listed_with_it() ->
     worker.cancel()
     await asyncio.gather(worker, return_exceptions=True)
     assert handled == ["running", "new", "done-0", "done-1", "done-2", "aborted"]
-    job_changed(ctx, Delta(EventType.DELETED, "ns/done-0", None, JobBuilder("done-0", uid="uid-0").obj()))
+    done_0 = JobBuilder("done-0", uid="uid-0").obj()
+    job_changed(ctx, Delta(EventType.DELETED, "ns/done-0", done_0, done_0))
     assert ("ns", "done-0") not in ctx.jobs
 
 

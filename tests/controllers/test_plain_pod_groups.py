@@ -131,7 +131,7 @@ def test_an_existing_group_is_not_created_again_and_a_deleted_pod_is_forgotten()
     groups.changed(Delta(EventType.ADDED, "ns/p", None, pod()))
     asyncio.run(groups.handle(("ns", "p"), None))
     assert [verb for verb, _ in client.calls] == ["patch"]
-    groups.changed(Delta(EventType.DELETED, "ns/p", pod(), None))
+    groups.changed(Delta(EventType.DELETED, "ns/p", pod(), pod()))
     assert not groups.annotated and not groups.waiting
 
 

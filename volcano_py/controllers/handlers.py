@@ -89,8 +89,7 @@ def _job_key(body: dict[str, Any]) -> JobKey:
 
 def job_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A Job changed (from the Job informer): keep ``ctx.jobs``, classify the change, enqueue the Job."""
-    body = delta.new if delta.new is not None else delta.old
-    assert body is not None
+    body = delta.new
     key = _job_key(body)
     meta = body.get("metadata") or {}
     uid = str(meta.get("uid") or "")
@@ -121,8 +120,7 @@ def job_changed(ctx: ControllerContext, delta: Delta) -> None:
 def podgroup_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A PodGroup changed (from the PodGroup informer): keep ``ctx.podgroups_by_key``, enqueue its Job and
     its queue's recount."""
-    body = delta.new if delta.new is not None else delta.old
-    assert body is not None
+    body = delta.new
     key = _job_key(body)
     meta = body.get("metadata") or {}
     spec = body.get("spec") or {}
@@ -145,8 +143,7 @@ def podgroup_changed(ctx: ControllerContext, delta: Delta) -> None:
 
 def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A pod of a Job changed (from the job-pod informer): keep ``ctx.pods_by_job``, enqueue the Job."""
-    body = delta.new if delta.new is not None else delta.old
-    assert body is not None
+    body = delta.new
     meta = body.get("metadata") or {}
     namespace = str(meta.get("namespace") or "")
     job_name = (meta.get("labels") or {}).get(c.JOB_NAME_KEY)

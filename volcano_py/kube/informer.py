@@ -60,7 +60,7 @@ def interpret(event: dict[str, Any]) -> WatchStep:
     return WatchStep(event_type, obj, resource_version(obj))
 
 
-def _trim(obj: Obj) -> None:
+def _drop_field_ledger(obj: Obj) -> None:
     """Drop what no reader of a mirror needs and every object carries: ``managedFields`` (the server-side
     apply ledger) is often the largest part of a pod, and a mirror of 100,000 pods kept it for nothing. An
     update sent without it leaves the server's copy as it is."""
@@ -106,7 +106,7 @@ class Informer:
         self.relists = 0
 
     def _trim(self, obj: Obj) -> None:
-        _trim(obj)
+        _drop_field_ledger(obj)
         if self.trim is not None:
             self.trim(obj)
 

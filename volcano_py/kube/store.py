@@ -26,8 +26,8 @@ class EventType(StrEnum):
 class Delta:
     type: EventType
     key: str
-    old: Obj | None
-    new: Obj | None
+    old: Obj | None  # None when ADDED
+    new: Obj  # the object as now; for DELETED, as last seen
 
 
 def resource_version(obj: Obj) -> str:

@@ -179,8 +179,7 @@ class FlowControllers:
     def job_changed(self, delta: Delta) -> None:
         """A Job changed (from the operator's Job informer): keep ``owned``, enqueue its owner and the
         JobTemplate it was made from."""
-        body = delta.new if delta.new is not None else delta.old
-        assert body is not None
+        body = delta.new
         meta = body.get("metadata") or {}
         ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
         owner = _owner(meta)

@@ -100,8 +100,7 @@ class PlainPodGroups:
 
     def changed(self, delta: Delta) -> None:
         """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does."""
-        body = delta.new if delta.new is not None else delta.old
-        assert body is not None
+        body = delta.new
         meta = body.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         uid = str(meta.get("uid") or "")
