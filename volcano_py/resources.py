@@ -445,6 +445,14 @@ def count_into(counts: Tally, resource: Resource) -> None:
         found.n += 1
 
 
+def count_out(counts: Tally, resource: Resource) -> None:
+    """Take back one ``count_into`` of the same object."""
+    found = counts[id(resource)]
+    found.n -= 1
+    if not found.n:
+        del counts[id(resource)]
+
+
 def total_counted(counts: Tally) -> Resource:
     """The sum of each vector times its count, names in the order a plain sum meets them."""
     out: dict[str, int] = {}

@@ -87,7 +87,7 @@ class Allocate:
         if not ssn.enqueue_enabled:
             self._admit_pending(ssn)
         # Gangs short of pods left the session at open or at enqueue; the snapshot still holds them.
-        owed = owed_to_admitted(ssn.snapshot.jobs.values())
+        owed = owed_to_admitted(ssn.unsettled)  # a steady job is Running or Completed: owed nothing
         by_queue = self._candidates(ssn)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in by_queue))
         key = ssn.job_key()

@@ -29,8 +29,8 @@ class Enqueue:
 
     def execute(self, ssn: Session) -> None:
         pending: dict[str, list[JobInfo]] = {}
-        for job in ssn.jobs.values():
-            if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues:
+        for job in ssn.unsettled:  # a steady job is Running or Completed
+            if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues and job.uid in ssn.jobs:
                 pending.setdefault(job.queue, []).append(job)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in pending))
         jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in pending.items()}

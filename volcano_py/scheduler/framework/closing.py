@@ -108,7 +108,17 @@ def finish(ssn: Session) -> SessionResult:
     # Once per job of the cluster, every session: written for the common job (held, nothing new).
     conditions = ssn.conditions
     said_of: dict[int, tuple[str, str, str, str]] = {}  # jobs told alike share one Condition
-    for job in ssn.snapshot.jobs.values():
+    kept = ssn.snapshot.steady
+    steady = ssn.steady.jobs if ssn.steady is not None else {}
+    # Steady jobs walked after all (changed by this session, or told something): their part of the views'
+    # per-queue sums is taken back out. The others have nothing to write, and what they hold is in the sums.
+    walked: list[Resource] = []
+    walked_queues: list[str] = []
+    for job in ssn.closing_jobs():
+        uid = job.uid
+        if uid in steady:
+            walked.append(steady[uid].allocated)
+            walked_queues.append(steady[uid].queue)
         by_status = job.by_status
         # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
         # releasing pods; committed allocations are Binding by now.
@@ -140,8 +150,13 @@ def finish(ssn: Session) -> SessionResult:
         update = podgroup_update(job, condition)
         if update is None:
             job.settled = (job.version, said)
+            if kept is not None:
+                kept.settling.append(job)  # the next update judges whether it is steady now
         else:
             updates.append(update)
+            if kept is not None and uid in kept.jobs:
+                job.settled = None  # not steady after all (another conf, or this session changed it)
+                kept.settling.append(job)
     if ssn.snapshot.resource_claims:
         # As Volcano's queue status: the DRA devices its placed pods' claims hold, as deviceclass/<class>.
         placed = (
@@ -152,6 +167,8 @@ def finish(ssn: Session) -> SessionResult:
         )
         for queue_name, devices in held_by_queues(placed, ssn.snapshot.dra_claims()).items():
             count_into(allocated.setdefault(queue_name, {}), devices)
+    if kept is not None:
+        kept.conf = ssn.conf
     queues = []
     for name, queue in sorted(ssn.queues.items()):
         deserved = None  # the last plugin's answer wins
@@ -159,6 +176,11 @@ def finish(ssn: Session) -> SessionResult:
             for fn in tier:
                 deserved = fn(queue)
         held = total_counted(allocated.get(name, {}))
+        if ssn.steady is not None:
+            held = held + ssn.steady.held_by(name)
+            for queue_name, amount in zip(walked_queues, walked, strict=True):
+                if queue_name == name:
+                    held = held - amount
         queues.append(
             QueueUpdate(
                 name=name,

@@ -36,6 +36,7 @@ from .sampling import NodeSampling
 from .snapshot import Snapshot
 from .statement import Statement
 from .status import TaskStatus
+from .steady import SteadyJobs
 from .task import TaskInfo, timestamp
 
 log = get_logger(__name__)
@@ -69,10 +70,21 @@ class Session:
         self.nodes: list[NodeInfo] = snapshot.nodes
         self.jobs: dict[str, JobInfo] = dict(snapshot.jobs)
         self.queues: dict[str, QueueInfo] = snapshot.queues
+        # The jobs nothing happened to since a session under this conf settled them (``steady.py``): passes
+        # over jobs take them from its per-queue sums. None: walk every job.
+        self.steady: SteadyJobs | None = snapshot.steady.for_conf(conf) if snapshot.steady else None
+        # The snapshot's jobs but the steady ones, in job order: what passes over jobs walk (jobs the
+        # session sets aside at open included, as the snapshot holds them).
+        steady = self.steady.jobs if self.steady is not None else None
+        self.unsettled: list[JobInfo] = (
+            [job for uid, job in snapshot.jobs.items() if uid not in steady]
+            if steady
+            else list(snapshot.jobs.values())
+        )
         # Jobs with a pod waiting when the session opened, in ``jobs`` order. Most passes need only these,
         # and in a busy cluster they are a few among thousands (every running plain pod is a job).
         pending = TaskStatus.PENDING
-        self._waiting: list[str] = [uid for uid, job in self.jobs.items() if job.by_status.get(pending)]
+        self._waiting: list[str] = [job.uid for job in self.unsettled if job.by_status.get(pending)]
         waiting = self.waiting_jobs()
         extra = {name for job in waiting for t in job.pending_tasks for name in t.resreq}
         kept = snapshot.table
@@ -127,7 +139,8 @@ class Session:
         for _, plugin in self.plugins:
             if ext.implements(plugin, ext.SessionOpen):
                 cast(ext.SessionOpen, plugin).on_session_open(self)
-        for job in list(self.jobs.values()):
+        # Not the steady jobs: valid when they settled, and the same since (``job_valid`` reads only the job).
+        for job in self.unsettled:
             if self.enqueue_enabled and job.phase is PodGroupPhase.PENDING:
                 continue  # its pods are created only once enqueue admits it (checked then)
             self.check_valid(job)
@@ -139,6 +152,29 @@ class Session:
             self.set_condition(job, k.PODGROUP_CONDITION_UNSCHEDULABLE, invalid.reason, invalid.message)
             self.explanations[job.uid] = Explanation(job.uid, invalid.reason, invalid.message)
             self.jobs.pop(job.uid)
+
+    def moved_steady(self) -> list[JobInfo]:
+        """The steady jobs this session changed (an eviction, a phase), in job order: walked at the close
+        like the unsettled ones."""
+        steady = self.steady
+        if steady is None or not steady.jobs:
+            return []
+        touched = self.snapshot.touched
+        uids = {task.job_id for task in touched.tasks if task.job_id is not None}
+        uids.update(job.uid for job in touched.jobs)
+        jobs = self.snapshot.jobs
+        return [jobs[uid] for uid in jobs if uid in uids and uid in steady.jobs] if uids else []
+
+    def closing_jobs(self) -> list[JobInfo]:
+        """What the close walks: the unsettled jobs, then the steady ones this session changed or told
+        something (any plugin may set a condition)."""
+        steady = self.steady
+        if steady is None:
+            return self.unsettled
+        moved = self.moved_steady()
+        seen = {job.uid for job in moved}
+        told = [self.snapshot.jobs[uid] for uid in self.conditions if uid in steady.jobs and uid not in seen]
+        return [*self.unsettled, *moved, *told]
 
     def close(self) -> None:
         for _, plugin in self.plugins:

@@ -20,6 +20,7 @@ from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
 from .nodetable import NodeTable
 from .shadow import ShadowSource
+from .steady import SteadyJobs
 from .task import TaskInfo
 from .views import Reset, Touched, Views
 
@@ -186,6 +187,9 @@ class Snapshot:
     node_facts: dict[str, Any] = field(default_factory=dict)
     # The node table of ``nodes`` kept by the builder (None: the session builds its own); sessions copy it.
     table: NodeTable | None = None
+    # The jobs nothing happened to since a session settled them, summed per queue (None: a one-off build,
+    # every job is walked).
+    steady: SteadyJobs | None = None
     # What the session over this snapshot changed in its views (the next build from the same records
     # undoes it).
     touched: Touched = field(default_factory=Touched)
@@ -270,6 +274,7 @@ class Snapshot:
             node_usage=dict(node_usage or {}),
             orphans=orphans,
             table=views.table,
+            steady=views.steady,
             affine=tuple(views.affine.values()),
             node_facts=views.node_facts,
         )

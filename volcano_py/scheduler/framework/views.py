@@ -29,6 +29,7 @@ from .job import JobInfo
 from .node import NodeInfo
 from .nodetable import NodeTable
 from .status import OCCUPYING_STATUSES, TaskStatus
+from .steady import SteadyJobs
 from .task import TaskInfo
 
 Obj = Any  # Mapping[str, Any]: the API's JSON, read-only here
@@ -120,6 +121,10 @@ class Views:
         self._jobs_unsorted = False
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
+        # The jobs nothing happened to since a session settled them (kept views only), and the uids of
+        # jobs changed since the last update judged them.
+        self.steady: SteadyJobs | None = SteadyJobs() if keep else None
+        self._changed: set[str] = set()
 
     # --- the one way in ------------------------------------------------------------------------------------
 
@@ -141,6 +146,7 @@ class Views:
         self._update_groups(podgroups)
         self._update_pods(pods)
         self._sort()
+        self._judge_steady()
 
     def fill(
         self,
@@ -187,6 +193,8 @@ class Views:
         self._filling = False
         if self.keep:
             self.table = NodeTable(self.nodes)
+            self._changed.update(self.jobs, self.shadows)
+            self._judge_steady()
 
     # --- what the snapshot reads ---------------------------------------------------------------------------
 
@@ -307,12 +315,14 @@ class Views:
                 continue
             job = group.job
             self.jobs[job.uid] = job
+            self._changed.add(job.uid)
             for task in self.unowned.pop(job.uid, {}).values():
                 self._join(job, task)
         for old in gone.values():
             job = old.job
             if self.jobs.get(job.uid) is job:
                 del self.jobs[job.uid]
+                self._changed.add(job.uid)
                 if job.tasks:
                     self.unowned[job.uid] = {id(t): t for t in job.tasks.values()}
 
@@ -323,6 +333,7 @@ class Views:
             self._join(job, task)
         new.job = job
         self.jobs[job.uid] = job
+        self._changed.add(job.uid)
 
     # --- pods ----------------------------------------------------------------------------------------------
 
@@ -449,6 +460,7 @@ class Views:
             task.job_id = job.uid
             job.add_task(task)
             self._appended(self.shadows)
+            self._changed.add(job.uid)
             return
         owner = self.jobs.get(task.job_id)
         if owner is None:
@@ -479,14 +491,31 @@ class Views:
             shadow = self.shadows.get(task.job_id)
             if shadow is not None and shadow.tasks.get(task.uid) is task:
                 del self.shadows[task.job_id]
+                self._changed.add(task.job_id)
             return
         owner = self.jobs.get(task.job_id)
         if owner is not None and owner.tasks.get(task.uid) is task:
             owner.remove_task(task)
+            self._changed.add(owner.uid)
             return
         waiting = self.unowned.get(task.job_id)
         if waiting is not None and waiting.pop(id(task), None) is not None and not waiting:
             del self.unowned[task.job_id]
+
+    # --- steady jobs ---------------------------------------------------------------------------------------
+
+    def _judge_steady(self) -> None:
+        """Judge again the jobs changed since the last update and those the last session settled."""
+        steady = self.steady
+        if steady is None:
+            return
+        changed = self._changed
+        changed.update(job.uid for job in steady.settling)
+        steady.settling.clear()
+        jobs, shadows = self.jobs, self.shadows
+        for uid in changed:
+            steady.judge(jobs.get(uid) or shadows.get(uid), uid)
+        changed.clear()
 
     # --- order ---------------------------------------------------------------------------------------------
 
@@ -507,6 +536,7 @@ class Views:
 
     def _join(self, job: JobInfo, task: TaskInfo) -> None:
         job.add_task(task)
+        self._changed.add(job.uid)
         self._appended(job.tasks)
         self._appended(job.by_status[task.status])
 

@@ -4,16 +4,17 @@ Shares are kept as numpy vectors over the session's resource columns, updated in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from volcano_py.resources import PODS
+from volcano_py.resources import PODS, Resource
 
 from ..framework.arguments import Arguments
 from ..framework.job import JobInfo
 from ..framework.session import Session
+from ..framework.steady import Held
 from ..framework.task import TaskInfo
 
 Vector = npt.NDArray[np.float64]
@@ -28,6 +29,9 @@ class DrfPlugin:
         self.inverse_total: Vector = np.zeros(0)
         self.allocated: dict[str, Vector] = {}
         self.share: dict[str, float] = {}
+        # Vectors and shares by the identity of a holding (jobs hold interned amounts: many are alike).
+        self._seen: dict[int, tuple[Vector, float]] = {}
+        self.steady: Mapping[str, Held] = {}
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
@@ -38,31 +42,48 @@ class DrfPlugin:
         # Jobs holding the same resources share one vector and share (many jobs are alike, and hold one
         # interned object: keyed by identity); the vectors are never changed in place, an allocation
         # replaces its job's.
-        seen: dict[int, tuple[Vector, float]] = {}
-        for job in ssn.jobs.values():
-            held = job.allocated
-            known = seen.get(id(held))
-            if known is None:
-                vec = ssn.table.vector(held, pods=0).astype(np.float64)
-                known = seen[id(held)] = (vec, self._share_of(vec))
-            self.allocated[job.uid], self.share[job.uid] = known
+        self._seen = {}
+        # A steady job's share is worked out when first asked (``_known``).
+        for job in ssn.unsettled:
+            self.allocated[job.uid], self.share[job.uid] = self._of(job.allocated)
+        self.steady = ssn.steady.jobs if ssn.steady is not None else {}
+
+    def _of(self, held: Resource) -> tuple[Vector, float]:
+        known = self._seen.get(id(held))
+        if known is None:
+            assert self.ssn is not None
+            vec = self.ssn.table.vector(held, pods=0).astype(np.float64)
+            known = self._seen[id(held)] = (vec, self._share_of(vec))
+        return known
+
+    def _known(self, uid: str) -> bool:
+        """Whether the job of ``uid`` has a share: a steady one gets it from what it held at the open."""
+        if uid in self.share:
+            return True
+        held = self.steady.get(uid)
+        if held is None:
+            return False
+        self.allocated[uid], self.share[uid] = self._of(held.allocated)
+        return True
 
     def on_session_close(self, ssn: Session) -> None:
         self.allocated.clear()
         self.share.clear()
+        self._seen = {}
+        self.steady = {}
         self.ssn = None
 
     def job_order(self, left: JobInfo, right: JobInfo) -> int:
-        ls, rs = self.share.get(left.uid, 0.0), self.share.get(right.uid, 0.0)
+        ls, rs = self.job_order_key(left), self.job_order_key(right)
         return (ls > rs) - (ls < rs)
 
     def job_order_key(self, job: JobInfo) -> float:
-        return self.share.get(job.uid, 0.0)
+        return self.share[job.uid] if self._known(job.uid) else 0.0
 
     def _update(self, task: TaskInfo, sign: int) -> None:
-        vec = self.allocated.get(task.job_id or "")
-        if vec is None or self.ssn is None:
+        if self.ssn is None or not self._known(task.job_id or ""):
             return
+        vec = self.allocated[task.job_id or ""]
         vec = self.allocated[task.job_id or ""] = vec + sign * self.ssn.task_class(task).vec
         self.share[task.job_id or ""] = self._share_of(vec)
 
@@ -79,16 +100,16 @@ class DrfPlugin:
         """Victims whose job, having lost them, still holds a dominant share at least that of the
         preemptor's job having gained the preemptor (Volcano's rule): preemption evens shares out and never
         inverts them. Volcano's default conf switches this off (``enablePreemptable: false``)."""
-        mine = self.allocated.get(preemptor.job_id or "")
-        if mine is None or self.ssn is None:
+        if self.ssn is None or not self._known(preemptor.job_id or ""):
             return None
+        mine = self.allocated[preemptor.job_id or ""]
         ssn = self.ssn
         gainer = self._share_of(mine + ssn.task_class(preemptor).vec)
         theirs_after: dict[str, Vector] = {}
         victims = []
         for task in preemptees:
             uid = task.job_id or ""
-            if uid not in self.allocated:
+            if not self._known(uid):
                 continue
             theirs_after[uid] = theirs_after.get(uid, self.allocated[uid]) - ssn.table.vector(task.resreq)
             if gainer <= self._share_of(theirs_after[uid]) + 1e-6:

@@ -136,8 +136,10 @@ class GangPlugin:
         conditions = ssn.conditions
         # The Scheduled condition by its note: ready jobs are most jobs, and nearly all are told alike.
         scheduled: dict[str, Condition] = {}
-        for job in ssn.jobs.values():
-            if job.shadow or job.uid in conditions:
+        # Not the steady jobs: told they are Scheduled when they settled, and the same since.
+        jobs = ssn.jobs
+        for job in (*ssn.unsettled, *ssn.moved_steady()):
+            if job.shadow or job.uid in conditions or job.uid not in jobs:
                 continue
             if job.is_ready():
                 note = _scheduled_note(job)

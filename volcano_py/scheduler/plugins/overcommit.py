@@ -28,7 +28,7 @@ class OvercommitPlugin:
         self.limit = Resource({name: int(amount * self.factor) for name, amount in ssn.total.items()})
         self.used = ssn.table.used_total()
         inqueue = Resource()
-        for job in ssn.jobs.values():
+        for job in ssn.unsettled:  # a steady job is Running or Completed
             if job.phase is PodGroupPhase.INQUEUE and job.min_resources is not None:
                 # What an admitted job has not yet got of its minimum still counts against the cluster.
                 inqueue = inqueue + job.deduct_gated((job.min_resources - job.allocated).clamp_min_zero())

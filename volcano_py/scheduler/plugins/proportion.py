@@ -65,16 +65,17 @@ class ProportionPlugin:
     def __init__(self, arguments: Arguments) -> None:
         self.memory = RecentUsageArguments.parse(arguments)
         self.attrs: dict[str, _Attr] = {}
-        self.queue_of: dict[str, str] = {}
+        self.jobs: dict[str, JobInfo] = {}
         self.total: Vec = {}
 
     def on_session_open(self, ssn: Session) -> None:
         total = self.total = _vec(ssn.total)
         attrs = {name: _Attr(queue) for name, queue in ssn.queues.items()}
-        self.queue_of = {job.uid: job.queue for job in ssn.jobs.values()}
+        self.jobs = ssn.snapshot.jobs
         # Per queue, how many jobs hold each distinct amount: summed as count times amount, exactly.
         held: dict[str, Tally] = {}
-        for job in ssn.jobs.values():
+        steady = ssn.steady
+        for job in ssn.unsettled:  # the steady ones are in the per-queue sums below
             attr = attrs.get(job.queue)
             if attr is None:
                 continue
@@ -93,6 +94,16 @@ class ProportionPlugin:
                     _add(attr.inqueue, job.deduct_gated((job.min_resources - allocated).clamp_min_zero()))
                 elif job.phase is PodGroupPhase.RUNNING:
                     _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
+        if steady is not None:
+            for queue_name, counts in steady.held.items():
+                held.setdefault(queue_name, {})
+                if queue_name in attrs:
+                    for counted in counts.values():
+                        _add(attrs[queue_name].allocated, counted.resource, counted.n)
+            for queue_name, counts in steady.elastic.items():
+                if queue_name in attrs:
+                    for counted in counts.values():
+                        _add(attrs[queue_name].elastic, counted.resource, counted.n)
         for queue_name, counts in held.items():
             for counted in counts.values():
                 _add(attrs[queue_name].allocated, counted.resource, counted.n)
@@ -224,7 +235,7 @@ class ProportionPlugin:
         held: dict[str, Vec] = {}
         victims = []
         for task in reclaimees:
-            attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
+            attr = self._attr_of(task)
             if attr is None:
                 continue
             has = held.setdefault(attr.queue.name, dict(attr.allocated))
@@ -237,8 +248,12 @@ class ProportionPlugin:
                 victims.append(task)
         return victims
 
+    def _attr_of(self, task: TaskInfo) -> _Attr | None:
+        job = self.jobs.get(task.job_id or "")
+        return self.attrs.get(job.queue) if job is not None else None
+
     def _update(self, task: TaskInfo, sign: int) -> None:
-        attr = self.attrs.get(self.queue_of.get(task.job_id or "", ""))
+        attr = self._attr_of(task)
         if attr is not None:
             allocated = attr.allocated
             for k, v in _pairs(task):

@@ -144,7 +144,11 @@ def forming_jobs(snapshot: Snapshot, result: SessionResult) -> dict[str, Forming
     if result.binds or result.evictions or result.pipelined or result.ungates or snapshot.orphans:
         return None
     forming: dict[str, Forming] = {}
+    # Steady jobs (whatever the conf) wait for nothing and are not Pending: nothing to look at.
+    steady = snapshot.steady.jobs if snapshot.steady is not None else {}
     for job in snapshot.jobs.values():
+        if job.uid in steady:
+            continue
         if job.phase is PodGroupPhase.PENDING:
             return None  # enqueue may admit it
         pending = job.count(TaskStatus.PENDING)
