@@ -183,3 +183,17 @@ async def test_a_short_gang_whose_phase_changes_is_written_at_once_with_its_cond
     enqueued = await offered(binder, update(short_of_pods(3), phase=PodGroupPhase.INQUEUE))
     assert enqueued is not None and enqueued["phase"] == "Inqueue"
     assert enqueued["conditions"][0]["reason"] == "NotEnoughTasks"
+
+
+async def test_a_status_on_its_way_shows_in_the_next_snapshot_until_its_write_is_refused(
+    binder: Binder,
+) -> None:
+    # The next cycle must see the gang admitted (not admit it again) while the write is on its way.
+    watched(binder, {"phase": "Pending"})
+    binder.submit(SessionResult(podgroup_updates=(update(phase=PodGroupPhase.INQUEUE),)))
+    (shown,) = binder.cache.snapshot().podgroups
+    assert shown["status"]["phase"] == "Inqueue"
+    assert binder.cache.podgroup("ns/pg")["status"] == {"phase": "Pending"}  # type: ignore[index]
+    await binder.flush_statuses()  # refused here: no server
+    (shown,) = binder.cache.snapshot().podgroups
+    assert shown["status"] == {"phase": "Pending"}

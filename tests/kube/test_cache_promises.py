@@ -191,3 +191,64 @@ async def test_node_usage_reaches_the_snapshot_and_a_change_is_news(cache: Sched
     assert cache.snapshot().node_usage["n0"].collected_at == at + timedelta(seconds=30)
     cache.set_node_usage({"n0": NodeUsage(20.0, 10.0, at)})
     assert cache.generation == first + 1
+
+
+def podgroup(rv: str, phase: str) -> dict[str, Any]:
+    return {
+        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": rv},
+        "spec": {"minMember": 1},
+        "status": {"phase": phase},
+    }
+
+
+def watch_podgroup(cache: SchedulerCache, event: EventType, obj: dict[str, Any]) -> None:
+    informer = cache.informers["podgroups"]
+    informer._dispatch(informer.store.apply(event, obj))
+
+
+def phase_of(cache: SchedulerCache) -> str:
+    (group,) = cache.snapshot().podgroups
+    return str(group["status"]["phase"])
+
+
+async def test_a_status_being_written_shows_until_the_watch_brings_a_newer_podgroup(
+    cache: SchedulerCache,
+) -> None:
+    # Without it the next cycle sees the gang Pending still and admits it again, every cycle until the watch
+    # catches up: thousands of times over in a backlog.
+    watch_podgroup(cache, EventType.ADDED, podgroup("1", "Pending"))
+    before = cache.generation
+    cache.promise_status("ns/pg", {"phase": "Running", "running": 0})
+    assert cache.generation > before  # a cycle runs to see it
+    assert phase_of(cache) == "Running"
+    first, again = cache.snapshot().podgroups[0], cache.snapshot().podgroups[0]
+    assert first is again  # one view while nothing changes: the scheduler reads it once
+    assert cache.podgroup("ns/pg") == podgroup("1", "Pending")  # the mirror itself is untouched
+    watch_podgroup(cache, EventType.MODIFIED, podgroup("2", "Inqueue"))
+    assert cache.promised_status("ns/pg") is None
+    assert phase_of(cache) == "Inqueue"  # newer than the promise: the API's word now
+
+
+async def test_a_refused_status_write_shows_the_podgroup_as_the_api_has_it(cache: SchedulerCache) -> None:
+    watch_podgroup(cache, EventType.ADDED, podgroup("1", "Pending"))
+    written = {"phase": "Inqueue"}
+    cache.promise_status("ns/pg", written)
+    cache.withdraw_status("ns/pg", {"phase": "Inqueue"})  # another write's status: not this promise
+    assert phase_of(cache) == "Inqueue"
+    cache.withdraw_status("ns/pg", written)
+    assert phase_of(cache) == "Pending"
+
+
+async def test_a_promise_the_watch_never_settles_is_dropped_in_time(
+    cache: SchedulerCache, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from volcano_py.scheduler.runtime import cache as cache_module
+
+    watch_podgroup(cache, EventType.ADDED, podgroup("1", "Pending"))
+    clock = [100.0]
+    monkeypatch.setattr(cache_module.time, "monotonic", lambda: clock[0])
+    cache.promise_status("ns/pg", {"phase": "Inqueue"})
+    clock[0] += cache_module.STATUS_PROMISE_SECONDS - 1
+    assert phase_of(cache) == "Inqueue"
+    clock[0] += 2
+    assert phase_of(cache) == "Pending"

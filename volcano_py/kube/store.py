@@ -6,7 +6,7 @@ while we were disconnected), so handlers see one consistent stream whatever happ
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -55,6 +55,13 @@ class Store:
 
     def values(self) -> list[Obj]:
         return list(self._items.values())
+
+    def values_with(self, shown: Mapping[str, Obj]) -> list[Obj]:
+        """``values()`` with the objects of ``shown``'s keys in their places (views of them)."""
+        if not shown:
+            return list(self._items.values())
+        get = shown.get
+        return [get(key, obj) for key, obj in self._items.items()]
 
     def apply(self, event_type: EventType, obj: Obj) -> Delta | None:
         key = object_key(obj)

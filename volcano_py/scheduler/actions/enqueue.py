@@ -33,7 +33,8 @@ class Enqueue:
             if job.phase is PodGroupPhase.PENDING and job.queue in ssn.queues and job.uid in ssn.jobs:
                 pending.setdefault(job.queue, []).append(job)
         queues: OrderedQueue[QueueInfo] = OrderedQueue(ssn.queue_less, (ssn.queues[q] for q in pending))
-        jobs = {q: OrderedQueue(ssn.job_less, js) for q, js in pending.items()}
+        key = ssn.job_key()
+        jobs = {q: OrderedQueue(ssn.job_less, js, key=key) for q, js in pending.items()}
         while queues:
             queue = queues.pop()
             waiting = jobs[queue.name]

@@ -14,7 +14,8 @@ already sees the binds and evictions) and schedules the requests as tasks of the
 * A pod whose queue admitted it past Volcano's queue-allocation gate has that gate removed (a strategic
   merge patch deleting just it), best effort: one that fails is decided again by a later cycle.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
-  (and from what is already on its way), coalesced per object and flushed in batches.
+  (and from what is already on its way), coalesced per object and flushed in batches. A PodGroup status on
+  its way is promised in the cache, so the next cycles see it written (and do not admit the gang again).
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -411,9 +412,11 @@ class Binder:
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
             self._pending_pg.pop(key, None)
+            self.cache.withdraw_status(key)
             return
-        if same_podgroup_status(status, self._pending_pg.get(key) or self._sent_pg.get(key)):
-            return  # already on its way; the watch has not caught up yet
+        on_its_way = self._pending_pg.get(key) or self._sent_pg.get(key) or self.cache.promised_status(key)
+        if same_podgroup_status(status, on_its_way):
+            return  # already on its way, or written and the watch has not caught up yet
         told = self._told.get(key)
         uid = (podgroup.get("metadata") or {}).get("uid") or ""
         if told is not None and (told[0] != uid or now - told[2] >= RETELL_SECONDS):
@@ -423,6 +426,7 @@ class Binder:
         if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
             return  # a gang whose pods are on their way: told if it stays short (see retell)
         self._pending_pg[key] = status
+        self.cache.promise_status(key, status)
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
         self.metrics.set_queue_resources("allocated", update.name, update.allocated)
@@ -453,6 +457,8 @@ class Binder:
         podgroups, self._pending_pg = self._pending_pg, {}
         queues, self._pending_queue = self._pending_queue, {}
         if (podgroups or queues) and self._fenced("status writes"):
+            for key, status in podgroups.items():
+                self.cache.withdraw_status(key, status)
             return  # the next leader writes status from its own cache
         now = self.clock()
         self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
@@ -479,6 +485,7 @@ class Binder:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
                 await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
             except (ApiError, *NETWORK_ERRORS) as exc:
+                self.cache.withdraw_status(key, status)
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
                         "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)

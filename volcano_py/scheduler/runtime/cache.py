@@ -8,7 +8,10 @@ them the cache remembers two kinds of promise the binder made:
   failed bind is ``forget()``-ed and the pod is pending again;
 * *evictions* in flight: a pod whose delete was sent counts as releasing until the watch shows it terminating;
 * *claims* being written with a bind: a ResourceClaim counts as allocated and reserved for its pod until the
-  watch shows it so (or the bind fails), so the next cycle does not hand its devices to another pod.
+  watch shows it so (or the bind fails), so the next cycle does not hand its devices to another pod;
+* *PodGroup statuses* being written: a PodGroup shows the status the binder is writing until the watch
+  brings a newer version of it (or the write fails), so the next cycle neither admits a gang again that
+  enqueue admitted nor offers the same status again while the write is on its way.
 
 It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
 carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
@@ -28,6 +31,7 @@ from volcano_py.api.scheduling import QueueState
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
+    PODGROUPS,
     PODS,
     QUEUES,
     RESOURCE_CLAIMS,
@@ -102,6 +106,21 @@ def _terminating(pod: Obj) -> Obj:
     return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
 
 
+# A promised status the watch never confirms nor replaces (a lost event) is dropped after this long: the next
+# cycle then offers the status again.
+STATUS_PROMISE_SECONDS = 60.0
+
+
+@dataclass(slots=True)
+class _PromisedStatus:
+    """A PodGroup status being written, shown on the informer's PodGroup it was promised on (``base``)."""
+
+    base: Obj
+    status: Obj
+    since: float
+    view: Obj
+
+
 # A pod's status parts no scheduler code reads, yet about a seventh of a mirrored pod's memory (more with
 # several containers): dropped as pods arrive. The phase, conditions, start time and nominated node stay.
 _UNREAD_POD_STATUS = ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses", "podIPs",
@@ -127,10 +146,13 @@ class SchedulerCache:
         self._assumed: dict[str, _Assumed] = {}
         self._evicting: dict[str, str] = {}
         self._claims: dict[str, _AssumedClaim] = {}
+        self._statuses: dict[str, _PromisedStatus] = {}
+        # Evicting pods as shown (terminating), by the informer's pod: the same view while it is unchanged.
+        self._terminating: dict[str, tuple[Obj, Obj]] = {}
         # When the newest pending pod of ours was seen (monotonic), and a signal for it: see ``pacing``.
         self.last_arrival = float("-inf")
         self.arrival = asyncio.Event()
-        extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim}
+        extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim, PODGROUPS: self._on_podgroup}
         self.node_usage: dict[str, NodeUsage] = {}
         self.informers: dict[str, Informer] = {
             field: self._informer(kind, extras.get(kind), optional=optional)
@@ -180,6 +202,11 @@ class SchedulerCache:
             pod = delta.new or {}
             if delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp"):
                 del self._evicting[key]
+
+    def _on_podgroup(self, delta: Delta) -> None:
+        promised = self._statuses.get(delta.key)
+        if promised is not None and (delta.type is EventType.DELETED or delta.new is not promised.base):
+            del self._statuses[delta.key]  # the watch brought our write, or something newer
 
     def _on_claim(self, delta: Delta) -> None:
         assumed = self._claims.get(delta.key)
@@ -249,6 +276,28 @@ class SchedulerCache:
             assumed.pods[pod_uid] = pod_name
         self.generation += 1
 
+    def promise_status(self, key: str, status: Obj) -> None:
+        """Show ``status`` on the PodGroup of ``key`` from now on (the binder is writing it)."""
+        base = self.podgroup(key)
+        if base is None:
+            return
+        promised = self._statuses.get(key)
+        if promised is not None and promised.base is base and promised.status is status:
+            return
+        self._statuses[key] = _PromisedStatus(base, status, time.monotonic(), {**base, "status": status})
+        self.generation += 1
+
+    def withdraw_status(self, key: str, status: Obj | None = None) -> None:
+        """The write of ``status`` (None: any) failed or was dropped: the PodGroup is as the API says."""
+        promised = self._statuses.get(key)
+        if promised is not None and (status is None or promised.status is status):
+            del self._statuses[key]
+            self.generation += 1
+
+    def promised_status(self, key: str) -> Obj | None:
+        promised = self._statuses.get(key)
+        return promised.status if promised is not None else None
+
     def forget_claims(self, pod_uid: str) -> None:
         """The pod's bind failed: its claims are as the API says again."""
         for key, assumed in list(self._claims.items()):
@@ -271,32 +320,46 @@ class SchedulerCache:
     # --- views ----------------------------------------------------------------------------------------------
 
     def _pods_with_promises(self) -> list[Obj]:
+        # Only the promised pods are looked at: a few among the cluster's pods, whatever its size.
         store = self.informers["pods"].store
-        pods = store.values()
-        if not self._assumed and not self._evicting:
-            return pods
-        result: list[Obj] = []
-        for pod in pods:
-            meta = pod.get("metadata", {})
-            key = f"{meta.get('namespace')}/{meta.get('name')}"
-            assumed = self._assumed.get(key)
-            if assumed is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
-                pod = assumed.view_of(pod)
-            if key in self._evicting and not meta.get("deletionTimestamp"):
-                pod = _terminating(pod)
-            result.append(pod)
-        return result
+        shown: dict[str, Obj] = {}
+        for key, assumed in self._assumed.items():
+            pod = store.get(key)
+            if pod is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
+                shown[key] = assumed.view_of(pod)
+        if self._terminating.keys() - self._evicting.keys():
+            self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
+        for key in self._evicting:
+            pod = store.get(key)
+            if pod is None or pod.get("metadata", {}).get("deletionTimestamp"):
+                continue
+            seen = self._terminating.get(key)
+            if seen is None or seen[0] is not pod:
+                seen = self._terminating[key] = (pod, _terminating(shown.get(key, pod)))
+            shown[key] = seen[1]
+        return store.values_with(shown)
+
+    def _podgroups_with_promises(self) -> list[Obj]:
+        store = self.informers["podgroups"].store
+        if not self._statuses:
+            return store.values()
+        now = time.monotonic()
+        stale = [key for key, p in self._statuses.items() if now - p.since > STATUS_PROMISE_SECONDS]
+        for key in stale:
+            self.withdraw_status(key)
+        return store.values_with({key: promised.view for key, promised in self._statuses.items()})
 
     def snapshot(self) -> ClusterObjects:
         # Pods come with the binds and evictions promised but not yet seen in a watch.
         read = {
             field: self.informers[field].store.values()
             for field, _, _ in SESSION_KINDS
-            if field not in ("pods", "resource_claims")
+            if field not in ("pods", "podgroups", "resource_claims")
         }
         return ClusterObjects(
             **read,
             pods=self._pods_with_promises(),
+            podgroups=self._podgroups_with_promises(),
             resource_claims=self._claims_with_promises(),
             node_usage=self.node_usage,
             generation=self.generation,
