@@ -19,7 +19,7 @@ from volcano_py.scheduler.framework.podgroup_status import (
     same_podgroup_status,
 )
 from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
-from volcano_py.scheduler.runtime.binder import Binder
+from volcano_py.scheduler.runtime.binder import START_HOLD_SECONDS, Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
@@ -197,3 +197,26 @@ async def test_a_status_on_its_way_shows_in_the_next_snapshot_until_its_write_is
     await binder.flush_statuses()  # refused here: no server
     (shown,) = binder.cache.snapshot().podgroups
     assert shown["status"] == {"phase": "Pending"}
+
+
+async def test_running_waits_for_its_pods_to_start_so_one_write_says_both(binder: Binder) -> None:
+    # Bound, not started: the status that counts the pod follows within a second or two and replaces it.
+    watched(binder, {"phase": "Inqueue"})
+    assert await offered(binder, update(phase=PodGroupPhase.RUNNING)) is not None
+    assert binder._pending_pg["ns/pg"]["phase"] == "Running"  # held, not written
+    (shown,) = binder.cache.snapshot().podgroups
+    assert shown["status"]["phase"] == "Running"  # the next cycle sees it all the same
+    started = await offered(binder, update(phase=PodGroupPhase.RUNNING, running=1))
+    assert started is not None and started["running"] == 1
+    assert "ns/pg" not in binder._pending_pg  # written at once
+
+
+async def test_running_is_written_once_the_hold_is_over_even_if_the_pods_never_start(binder: Binder) -> None:
+    watched(binder, {"phase": "Inqueue"})
+    await offered(binder, update(phase=PodGroupPhase.RUNNING))
+    NOW[0] += START_HOLD_SECONDS - 1
+    await binder.flush_statuses()
+    assert "ns/pg" in binder._pending_pg
+    NOW[0] += 2
+    await binder.flush_statuses()
+    assert "ns/pg" not in binder._pending_pg

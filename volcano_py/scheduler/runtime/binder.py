@@ -15,7 +15,9 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   merge patch deleting just it), best effort: one that fails is decided again by a later cycle.
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
   (and from what is already on its way), coalesced per object and flushed in batches. A PodGroup status on
-  its way is promised in the cache, so the next cycles see it written (and do not admit the gang again).
+  its way is promised in the cache, so the next cycles see it written (and do not admit the gang again). A
+  status saying Running while fewer than ``minMember`` pods run (they are being bound and started) is held
+  up to ``START_HOLD_SECONDS``: the status that says they run replaces it, one write instead of two.
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -25,6 +27,7 @@ standby took over. A dropped bind or eviction is taken back from the cache, as a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any, Final
@@ -32,6 +35,7 @@ from typing import Any, Final
 import aiohttp
 
 from volcano_py.api import constants as c
+from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube import binding, claims, patch
 from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
@@ -78,6 +82,20 @@ def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
     return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace, "uid": uid}}
 
 
+# How long a status saying Running waits for the pods it counts to start (see ``_starting``).
+START_HOLD_SECONDS: Final = 5.0
+
+
+def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
+    """A status saying Running while fewer pods than the gang's minimum run or are done: its pods are being
+    bound and started, and the next status will count them."""
+    if status.get("phase") != PodGroupPhase.RUNNING.value:
+        return False
+    minimum = (podgroup.get("spec") or {}).get("minMember") or 1
+    done = int(status.get("running") or 0) + int(status.get("succeeded") or 0)
+    return isinstance(minimum, int) and done < minimum
+
+
 class Binder:
     def __init__(
         self,
@@ -106,6 +124,8 @@ class Binder:
         self._status_slots = asyncio.Semaphore(status_concurrency)
         self._group: asyncio.TaskGroup | None = None
         self._pending_pg: dict[str, dict[str, Any]] = {}
+        # Pending statuses held back until then (clock time): a gang's pods are starting.
+        self._held_until: dict[str, float] = {}
         self._sent_pg: dict[str, dict[str, Any]] = {}
         # What was last written to each PodGroup (its uid, the status, when), for the retell window: the
         # watch can lag behind a write by seconds under load, so the cache alone does not know it was told.
@@ -412,6 +432,7 @@ class Binder:
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
             self._pending_pg.pop(key, None)
+            self._held_until.pop(key, None)
             self.cache.withdraw_status(key)
             return
         on_its_way = self._pending_pg.get(key) or self._sent_pg.get(key) or self.cache.promised_status(key)
@@ -426,6 +447,10 @@ class Binder:
         if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
             return  # a gang whose pods are on their way: told if it stays short (see retell)
         self._pending_pg[key] = status
+        if _starting(status, podgroup):
+            self._held_until.setdefault(key, now + START_HOLD_SECONDS)
+        else:
+            self._held_until.pop(key, None)
         self.cache.promise_status(key, status)
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
@@ -448,19 +473,27 @@ class Binder:
 
     async def _flush_statuses_forever(self) -> None:
         while True:
-            await self._status_dirty.wait()
+            if self._held_until:
+                wake = min(self._held_until.values()) - self.clock()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._status_dirty.wait(), timeout=max(wake, 0.0))
+            else:
+                await self._status_dirty.wait()
             self._status_dirty.clear()
             await self.flush_statuses()
             await asyncio.sleep(self.status_flush_interval)  # let the next cycles' updates coalesce
 
     async def flush_statuses(self) -> None:
-        podgroups, self._pending_pg = self._pending_pg, {}
+        now = self.clock()
+        held = {k: s for k, s in self._pending_pg.items() if self._held_until.get(k, now) > now}
+        podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
+        self._pending_pg = held
+        self._held_until = {k: t for k, t in self._held_until.items() if k in held}
         queues, self._pending_queue = self._pending_queue, {}
         if (podgroups or queues) and self._fenced("status writes"):
             for key, status in podgroups.items():
                 self.cache.withdraw_status(key, status)
             return  # the next leader writes status from its own cache
-        now = self.clock()
         self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
         for key, status in podgroups.items():
             podgroup = self.cache.podgroup(key)
