@@ -19,7 +19,7 @@ from volcano_py.scheduler.framework.podgroup_status import (
     same_podgroup_status,
 )
 from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
-from volcano_py.scheduler.runtime.binder import START_HOLD_SECONDS, Binder
+from volcano_py.scheduler.runtime.binder import START_HOLD_LIMIT, START_HOLD_SECONDS, Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
@@ -220,3 +220,23 @@ async def test_running_is_written_once_the_hold_is_over_even_if_the_pods_never_s
     NOW[0] += 2
     await binder.flush_statuses()
     assert "ns/pg" not in binder._pending_pg
+
+
+async def test_running_waits_while_the_gangs_binds_are_still_on_their_way(binder: Binder) -> None:
+    # In a backlog a gang's binds wait their turn behind thousands of others: the hold counts from their
+    # answers, not from the session that decided them.
+    watched(binder, {"phase": "Inqueue"})
+    binder._binding["ns/pg"] = 1  # one gang of it queued behind the bind slots
+    await offered(binder, update(phase=PodGroupPhase.RUNNING))
+    NOW[0] += START_HOLD_SECONDS + 1
+    await binder.flush_statuses()
+    assert "ns/pg" in binder._pending_pg
+    del binder._binding["ns/pg"]
+    binder._answered_at["ns/pg"] = NOW[0]
+    NOW[0] += START_HOLD_SECONDS - 1
+    await binder.flush_statuses()
+    assert "ns/pg" in binder._pending_pg
+    NOW[0] += 2
+    await binder.flush_statuses()
+    assert "ns/pg" not in binder._pending_pg
+    NOW[0] += START_HOLD_LIMIT  # the next test's clock starts past every hold

@@ -17,7 +17,8 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   (and from what is already on its way), coalesced per object and flushed in batches. A PodGroup status on
   its way is promised in the cache, so the next cycles see it written (and do not admit the gang again). A
   status saying Running while fewer than ``minMember`` pods run (they are being bound and started) is held
-  up to ``START_HOLD_SECONDS``: the status that says they run replaces it, one write instead of two.
+  while the gang's binds are on their way and ``START_HOLD_SECONDS`` after they answer (``START_HOLD_LIMIT``
+  at most): the status that says they run replaces it, one write instead of two.
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -82,8 +83,10 @@ def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
     return {"kind": "Pod", "apiVersion": "v1", "metadata": {"name": name, "namespace": namespace, "uid": uid}}
 
 
-# How long a status saying Running waits for the pods it counts to start (see ``_starting``).
+# How long a status saying Running waits for the pods it counts to start once their binds have answered
+# (see ``_starting``), and at most in all.
 START_HOLD_SECONDS: Final = 5.0
+START_HOLD_LIMIT: Final = 60.0
 
 
 def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
@@ -124,8 +127,11 @@ class Binder:
         self._status_slots = asyncio.Semaphore(status_concurrency)
         self._group: asyncio.TaskGroup | None = None
         self._pending_pg: dict[str, dict[str, Any]] = {}
-        # Pending statuses held back until then (clock time): a gang's pods are starting.
-        self._held_until: dict[str, float] = {}
+        # Pending statuses saying Running while the gang's pods start, held since then (clock time); the
+        # gangs whose binds are on their way (by PodGroup key: how many), and when the last ones answered.
+        self._held_since: dict[str, float] = {}
+        self._binding: dict[str, int] = {}
+        self._answered_at: dict[str, float] = {}
         self._sent_pg: dict[str, dict[str, Any]] = {}
         # What was last written to each PodGroup (its uid, the status, when), for the retell window: the
         # watch can lag behind a write by seconds under load, so the cache alone does not know it was told.
@@ -192,6 +198,7 @@ class Binder:
 
     def submit(self, result: SessionResult) -> None:
         for job, binds in result.binds_by_job().items():
+            self._binding[job] = self._binding.get(job, 0) + 1
             for bind in binds:
                 self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
                 if bind.claims:
@@ -224,7 +231,14 @@ class Binder:
     async def _bind_gang(self, job: str, binds: list[Bind]) -> None:
         # The nodes of the pods bound beyond the Event budget; a pod without a PodGroup gets its own anyway.
         untold: list[str] | None = [] if self.cache.podgroup(job) is not None else None
-        results = await asyncio.gather(*(self._counted(self._bind_one(b, untold)) for b in binds))
+        try:
+            results = await asyncio.gather(*(self._counted(self._bind_one(b, untold)) for b in binds))
+        finally:
+            left = self._binding.pop(job, 1) - 1
+            if left:
+                self._binding[job] = left
+            else:
+                self._answered_at[job] = self.clock()
         failed = results.count(False)
         if failed:
             _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
@@ -432,7 +446,7 @@ class Binder:
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
             self._pending_pg.pop(key, None)
-            self._held_until.pop(key, None)
+            self._held_since.pop(key, None)
             self.cache.withdraw_status(key)
             return
         on_its_way = self._pending_pg.get(key) or self._sent_pg.get(key) or self.cache.promised_status(key)
@@ -448,9 +462,9 @@ class Binder:
             return  # a gang whose pods are on their way: told if it stays short (see retell)
         self._pending_pg[key] = status
         if _starting(status, podgroup):
-            self._held_until.setdefault(key, now + START_HOLD_SECONDS)
+            self._held_since.setdefault(key, now)
         else:
-            self._held_until.pop(key, None)
+            self._held_since.pop(key, None)
         self.cache.promise_status(key, status)
 
     def _queue_queue_status(self, update: QueueUpdate) -> None:
@@ -471,12 +485,20 @@ class Binder:
             return
         self._pending_queue[update.name] = body
 
+    def _holds(self, key: str, now: float) -> bool:
+        """Whether the pending status of ``key`` still waits for its gang's pods to start."""
+        since = self._held_since.get(key)
+        if since is None or now - since >= START_HOLD_LIMIT:
+            return False
+        if self._binding.get(key):
+            return True  # binds on their way: a backlog's gangs wait their turn in the binder
+        return now - self._answered_at.get(key, since) < START_HOLD_SECONDS
+
     async def _flush_statuses_forever(self) -> None:
         while True:
-            if self._held_until:
-                wake = min(self._held_until.values()) - self.clock()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._status_dirty.wait(), timeout=max(wake, 0.0))
+            if self._held_since:
+                with contextlib.suppress(TimeoutError):  # a held status may be due without news
+                    await asyncio.wait_for(self._status_dirty.wait(), timeout=1.0)
             else:
                 await self._status_dirty.wait()
             self._status_dirty.clear()
@@ -485,10 +507,11 @@ class Binder:
 
     async def flush_statuses(self) -> None:
         now = self.clock()
-        held = {k: s for k, s in self._pending_pg.items() if self._held_until.get(k, now) > now}
+        held = {k: s for k, s in self._pending_pg.items() if self._holds(k, now)}
         podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
         self._pending_pg = held
-        self._held_until = {k: t for k, t in self._held_until.items() if k in held}
+        self._held_since = {k: t for k, t in self._held_since.items() if k in held}
+        self._answered_at = {k: t for k, t in self._answered_at.items() if now - t < START_HOLD_SECONDS}
         queues, self._pending_queue = self._pending_queue, {}
         if (podgroups or queues) and self._fenced("status writes"):
             for key, status in podgroups.items():
