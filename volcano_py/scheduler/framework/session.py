@@ -154,16 +154,16 @@ class Session:
             self.jobs.pop(job.uid)
 
     def moved_steady(self) -> list[JobInfo]:
-        """The steady jobs this session changed (an eviction, a phase), in job order: walked at the close
-        like the unsettled ones."""
+        """The steady jobs this session changed (an eviction, a phase), in the order it first touched them:
+        walked at the close like the unsettled ones."""
         steady = self.steady
         if steady is None or not steady.jobs:
             return []
         touched = self.snapshot.touched
-        uids = {task.job_id for task in touched.tasks if task.job_id is not None}
-        uids.update(job.uid for job in touched.jobs)
-        jobs = self.snapshot.jobs
-        return [jobs[uid] for uid in jobs if uid in uids and uid in steady.jobs] if uids else []
+        uids = dict.fromkeys(task.job_id for task in touched.tasks if task.job_id is not None)
+        uids.update(dict.fromkeys(job.uid for job in touched.jobs))
+        held = steady.jobs
+        return [held[uid].job for uid in uids if uid in held]
 
     def closing_jobs(self) -> list[JobInfo]:
         """What the close walks: the unsettled jobs, then the steady ones this session changed or told
