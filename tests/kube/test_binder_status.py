@@ -211,15 +211,18 @@ async def test_running_waits_for_its_pods_to_start_so_one_write_says_both(binder
     assert "ns/pg" not in binder._pending_pg  # written at once
 
 
+async def still_held_after(binder: Binder, seconds: float) -> bool:
+    """Whether the PodGroup's status is still held back after ``seconds`` more and a flush."""
+    NOW[0] += seconds
+    await binder.flush_statuses()
+    return "ns/pg" in binder._pending_pg
+
+
 async def test_running_is_written_once_the_hold_is_over_even_if_the_pods_never_start(binder: Binder) -> None:
     watched(binder, {"phase": "Inqueue"})
     await offered(binder, update(phase=PodGroupPhase.RUNNING))
-    NOW[0] += START_HOLD_SECONDS - 1
-    await binder.flush_statuses()
-    assert "ns/pg" in binder._pending_pg
-    NOW[0] += 2
-    await binder.flush_statuses()
-    assert "ns/pg" not in binder._pending_pg
+    assert await still_held_after(binder, START_HOLD_SECONDS - 1)
+    assert not await still_held_after(binder, 2)
 
 
 async def test_running_waits_while_the_gangs_binds_are_still_on_their_way(binder: Binder) -> None:
@@ -228,15 +231,9 @@ async def test_running_waits_while_the_gangs_binds_are_still_on_their_way(binder
     watched(binder, {"phase": "Inqueue"})
     binder._binding["ns/pg"] = 1  # one gang of it queued behind the bind slots
     await offered(binder, update(phase=PodGroupPhase.RUNNING))
-    NOW[0] += START_HOLD_SECONDS + 1
-    await binder.flush_statuses()
-    assert "ns/pg" in binder._pending_pg
+    assert await still_held_after(binder, START_HOLD_SECONDS + 1)
     del binder._binding["ns/pg"]
     binder._answered_at["ns/pg"] = NOW[0]
-    NOW[0] += START_HOLD_SECONDS - 1
-    await binder.flush_statuses()
-    assert "ns/pg" in binder._pending_pg
-    NOW[0] += 2
-    await binder.flush_statuses()
-    assert "ns/pg" not in binder._pending_pg
+    assert await still_held_after(binder, START_HOLD_SECONDS - 1)
+    assert not await still_held_after(binder, 2)
     NOW[0] += START_HOLD_LIMIT  # the next test's clock starts past every hold
