@@ -44,7 +44,7 @@ class Held:
 def steady_now(job: JobInfo) -> bool:
     """Whether ``job`` is steady as the views hold it: settled by the last session that closed it and
     unchanged since, told nothing but Scheduled, its pods running or done."""
-    if not job.by_status.keys() <= _STEADY_STATUSES:
+    if not all(status in _STEADY_STATUSES for status, tasks in job.by_status.items() if tasks):
         return False
     if job.shadow:
         return True  # a plain pod's job: no PodGroup to write, no condition to tell
