@@ -1,10 +1,12 @@
 """List + watch one resource kind into a :class:`Store`, forever, surviving disconnects and ``410 Gone``.
 
-The protocol (client-go's reflector): list with pagination and remember the list's resourceVersion; watch
-from it with bookmarks so the version keeps advancing even when nothing we watch changes; after a dropped
-connection re-watch from the last version seen (back-off between failures); when the server says that version
-is too old (410, or an ERROR event with code 410) relist, and the store turns the difference into the events
-that were missed.
+The protocol (client-go's reflector): list with pagination and remember the list's resourceVersion. The first
+list asks for ``resourceVersion=0``, which the API server answers from its watch cache (in one response where
+it allows) instead of reading every page from etcd; the watch then brings whatever the cache had not seen yet.
+Watch from that version with bookmarks so the version keeps advancing even when nothing we watch changes;
+after a dropped connection re-watch from the last version seen (back-off between failures); when the server
+says that version is too old (410, or an ERROR event with code 410) relist, and the store turns the difference
+into the events that were missed.
 """
 
 from __future__ import annotations
@@ -133,6 +135,10 @@ class Informer:
         """Relist everything (paginated) and replace the store."""
         items: list[Obj] = []
         query = self._selectors() | {"limit": self.page_size}
+        if not self.relists:
+            # Any version will do for a start: the watch from it catches up. A relist after a 410 must not
+            # go back in time, so it reads the latest (the default).
+            query["resourceVersion"] = "0"
         path = self.kind.collection_path(self.namespace)
         while True:
             page = await self.client.get(path, **query)
@@ -148,6 +154,7 @@ class Informer:
             if not token:
                 self.resource_version = str(meta.get("resourceVersion", ""))
                 break
+            query.pop("resourceVersion", None)  # a continued list keeps the first page's version
             query["continue"] = token
         for delta in self.store.replace(items):
             self._dispatch(delta)
