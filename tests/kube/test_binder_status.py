@@ -237,3 +237,11 @@ async def test_running_waits_while_the_gangs_binds_are_still_on_their_way(binder
     assert await still_held_after(binder, START_HOLD_SECONDS - 1)
     assert not await still_held_after(binder, 2)
     NOW[0] += START_HOLD_LIMIT  # the next test's clock starts past every hold
+
+
+async def test_running_out_of_pending_is_written_at_once(binder: Binder) -> None:
+    # Volcano's PodGroup is never Pending while its pods run (its e2e suite checks it the moment one runs):
+    # the first step out of Pending is not held, whatever the counters say.
+    watched(binder, {"phase": "Pending"})
+    assert await offered(binder, update(phase=PodGroupPhase.RUNNING)) is not None
+    assert "ns/pg" not in binder._pending_pg

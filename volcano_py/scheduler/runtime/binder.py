@@ -16,9 +16,10 @@ already sees the binds and evictions) and schedules the requests as tasks of the
 * PodGroup status and Queue ``status.allocated`` are written only when they differ from what the cache holds
   (and from what is already on its way), coalesced per object and flushed in batches. A PodGroup status on
   its way is promised in the cache, so the next cycles see it written (and do not admit the gang again). A
-  status saying Running while fewer than ``minMember`` pods run (they are being bound and started) is held
-  while the gang's binds are on their way and ``START_HOLD_SECONDS`` after they answer (``START_HOLD_LIMIT``
-  at most): the status that says they run replaces it, one write instead of two.
+  status saying Running while fewer than ``minMember`` pods run (they are being bound and started), for a
+  PodGroup already out of Pending, is held while the gang's binds are on their way and ``START_HOLD_SECONDS``
+  after they answer (``START_HOLD_LIMIT`` at most): the status that says they run replaces it, one write
+  instead of two.
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -91,8 +92,14 @@ START_HOLD_LIMIT: Final = 60.0
 
 def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
     """A status saying Running while fewer pods than the gang's minimum run or are done: its pods are being
-    bound and started, and the next status will count them."""
+    bound and started, and the next status will count them. Never for a PodGroup the API still shows
+    Pending: as in Volcano, a gang's pods never run while its PodGroup says Pending (Volcano's e2e checks
+    it the moment a pod runs), so that first step out of Pending is written at once."""
     if status.get("phase") != PodGroupPhase.RUNNING.value:
+        return False
+    if (
+        (podgroup.get("status") or {}).get("phase") or PodGroupPhase.PENDING.value
+    ) == PodGroupPhase.PENDING.value:
         return False
     minimum = (podgroup.get("spec") or {}).get("minMember") or 1
     done = int(status.get("running") or 0) + int(status.get("succeeded") or 0)
