@@ -547,6 +547,7 @@ class Binder:
             try:
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
                 await patch.patch_status(self.client, PODGROUPS, name, namespace, status, subresource=False)
+                self.cache.status_written(key, status)
             except (ApiError, *NETWORK_ERRORS) as exc:
                 self.cache.withdraw_status(key, status)
                 if not (isinstance(exc, ApiError) and exc.not_found):

@@ -106,8 +106,9 @@ def _terminating(pod: Obj) -> Obj:
     return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
 
 
-# A promised status the watch never confirms nor replaces (a lost event) is dropped after this long: the next
-# cycle then offers the status again.
+# A promised status whose write has answered, but which the watch never confirms nor replaces (a lost event),
+# is dropped this long after the answer: the next cycle then offers the status again. A write still queued
+# keeps its promise however long it waits (a backlog's status writes wait behind its binds).
 STATUS_PROMISE_SECONDS = 60.0
 
 
@@ -117,8 +118,9 @@ class _PromisedStatus:
 
     base: Obj
     status: Obj
-    since: float
     view: Obj
+    # When its write answered (None: still on its way).
+    written: float | None = None
 
 
 # A pod's status parts no scheduler code reads, yet about a seventh of a mirrored pod's memory (more with
@@ -284,8 +286,14 @@ class SchedulerCache:
         promised = self._statuses.get(key)
         if promised is not None and promised.base is base and promised.status is status:
             return
-        self._statuses[key] = _PromisedStatus(base, status, time.monotonic(), {**base, "status": status})
+        self._statuses[key] = _PromisedStatus(base, status, {**base, "status": status})
         self.generation += 1
+
+    def status_written(self, key: str, status: Obj) -> None:
+        """The write of ``status`` answered: the watch shows it soon (see ``STATUS_PROMISE_SECONDS``)."""
+        promised = self._statuses.get(key)
+        if promised is not None and promised.status is status:
+            promised.written = time.monotonic()
 
     def withdraw_status(self, key: str, status: Obj | None = None) -> None:
         """The write of ``status`` (None: any) failed or was dropped: the PodGroup is as the API says."""
@@ -344,7 +352,11 @@ class SchedulerCache:
         if not self._statuses:
             return store.values()
         now = time.monotonic()
-        stale = [key for key, p in self._statuses.items() if now - p.since > STATUS_PROMISE_SECONDS]
+        stale = [
+            key
+            for key, p in self._statuses.items()
+            if p.written is not None and now - p.written > STATUS_PROMISE_SECONDS
+        ]
         for key in stale:
             self.withdraw_status(key)
         return store.values_with({key: promised.view for key, promised in self._statuses.items()})
