@@ -112,13 +112,11 @@ def finish(ssn: Session) -> SessionResult:
     steady = ssn.steady.jobs if ssn.steady is not None else {}
     # Steady jobs walked after all (changed by this session, or told something): their part of the views'
     # per-queue sums is taken back out. The others have nothing to write, and what they hold is in the sums.
-    walked: list[Resource] = []
-    walked_queues: list[str] = []
+    walked: dict[str, list[Resource]] = {}
     for job in ssn.closing_jobs():
         uid = job.uid
         if uid in steady:
-            walked.append(steady[uid].allocated)
-            walked_queues.append(steady[uid].queue)
+            walked.setdefault(steady[uid].queue, []).append(steady[uid].allocated)
         by_status = job.by_status
         # Pipelined tasks, and allocated ones a held (pipelined, not yet ready) gang keeps: both wait for
         # releasing pods; committed allocations are Binding by now.
@@ -177,10 +175,7 @@ def finish(ssn: Session) -> SessionResult:
                 deserved = fn(queue)
         held = total_counted(allocated.get(name, {}))
         if ssn.steady is not None:
-            held = held + ssn.steady.held_by(name)
-            for queue_name, amount in zip(walked_queues, walked, strict=True):
-                if queue_name == name:
-                    held = held - amount
+            held = held + ssn.steady.held_by(name) - total(walked.get(name, ()))
         queues.append(
             QueueUpdate(
                 name=name,

@@ -96,7 +96,6 @@ class ProportionPlugin:
                     _add(attr.elastic, (allocated - job.min_resources).clamp_min_zero())
         if steady is not None:
             for queue_name, counts in steady.held.items():
-                held.setdefault(queue_name, {})
                 if queue_name in attrs:
                     for counted in counts.values():
                         _add(attrs[queue_name].allocated, counted.resource, counted.n)
