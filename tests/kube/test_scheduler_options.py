@@ -34,6 +34,15 @@ def test_defaults_match_volcano() -> None:
     assert (options.scheduled_event_qps, options.scheduled_event_burst) == (50.0, 100)
 
 
+def test_the_mirror_is_kept_in_the_cache_directory_unless_told_otherwise(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("VOLCANO_PY_CACHE", str(tmp_path))
+    assert options_from(parse()).mirror_dir == str(tmp_path / "mirror")
+    assert options_from(parse("--mirror-dir", "/var/state")).mirror_dir == "/var/state"
+    assert options_from(parse("--no-mirror")).mirror_dir is None
+
+
 def test_flags_are_read() -> None:
     options = options_from(
         parse(

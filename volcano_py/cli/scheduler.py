@@ -13,6 +13,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.features import FLAG as FEATURE_GATES_FLAG
 from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
 from volcano_py.api.features import parse_feature_gates
+from volcano_py.devcluster.versions import cache_dir
 from volcano_py.forecast import backfill_shadow
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
@@ -161,6 +162,20 @@ def register(subparsers: Any) -> None:
         help=f"the asyncio event loop: uvloop costs less CPU per watch event and request "
         f"(default {DEFAULT_EVENT_LOOP})",
     )
+    parser.add_argument(
+        "--mirror-dir",
+        default=str(cache_dir() / "mirror"),
+        help="save the cluster's mirror here every 30 s, so a restart resumes its watches instead of listing "
+        "every pod again; in a pod, a volume that outlives the container (default: $VOLCANO_PY_CACHE/mirror, "
+        "~/.cache/volcano-py/mirror)",
+    )
+    parser.add_argument(
+        "--no-mirror",
+        dest="mirror_dir",
+        action="store_const",
+        const="",
+        help="keep no mirror on disk: every start lists the cluster",
+    )
     add_feature_gates_argument(parser)
     parser.set_defaults(func=_run)
 
@@ -195,6 +210,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         scheduled_event_qps=args.scheduled_event_qps,
         scheduled_event_burst=args.scheduled_event_burst,
         feature_gates=parse_feature_gates(args.feature_gates),
+        mirror_dir=args.mirror_dir or None,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -123,6 +123,11 @@ class KubeClient:
     async def close(self) -> None:
         await self.api_client.close()
 
+    @property
+    def server(self) -> str:
+        """The API server's URL."""
+        return str(self.api_client.configuration.host)
+
     async def _send(
         self,
         method: str,
@@ -226,14 +231,22 @@ class KubeClient:
         return await self.request("DELETE", path, body=body)
 
     async def stream(
-        self, path: str, query: Mapping[str, str | int], *, read_timeout: float
+        self,
+        path: str,
+        query: Mapping[str, str | int],
+        *,
+        read_timeout: float,
+        connected: Callable[[], None] | None = None,
     ) -> AsyncIterator[JSON]:
-        """Yield one decoded JSON object per line of a watch response; :class:`ApiError` on a non-2xx."""
+        """Yield one decoded JSON object per line of a watch response; :class:`ApiError` on a non-2xx.
+        ``connected`` is called once the server has answered, before its first line."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout)
         response = await self._send("GET", path, query=query, request_timeout=timeout)
         async with response:
             if not 200 <= response.status < 300:
                 raise _error_from(response.status, await response.read())
+            if connected is not None:
+                connected()
             async for line in response.content:
                 if line.strip():
                     yield orjson.loads(line)

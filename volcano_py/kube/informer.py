@@ -7,6 +7,13 @@ Watch from that version with bookmarks so the version keeps advancing even when 
 after a dropped connection re-watch from the last version seen (back-off between failures); when the server
 says that version is too old (410, or an ERROR event with code 410) relist, and the store turns the difference
 into the events that were missed.
+
+A mirror saved by an earlier process (``mirror_file``) can take the first list's place: ``resume`` loads it
+and the watch starts from its version; the API server first sends every change since, in order. The informer
+counts as synced once it has caught up: it has seen a version at least as new as the one a one-item list
+answered just before the watch (true at once for a kind that changes often), or the watch has been quiet for
+``CATCH_UP_QUIET_SECONDS`` since it connected or last brought a change (a kind that changed little or not at
+all). A version too old for the server is a 410 as above: the informer lists then.
 """
 
 from __future__ import annotations
@@ -21,12 +28,18 @@ import aiohttp
 from volcano_py.kube.backoff import Backoff
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import ResourceKind
+from volcano_py.kube.mirror_file import SavedKind
 from volcano_py.kube.store import Delta, EventType, Obj, Store, resource_version
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
 
 Handler = Callable[[Delta], None]
+
+
+# A resumed watch that has brought nothing for this long has brought what it had: the server sends the missed
+# changes back to back as soon as the watch starts.
+CATCH_UP_QUIET_SECONDS = 0.5
 
 
 class ResourceExpired(Exception):
@@ -60,6 +73,12 @@ def interpret(event: dict[str, Any]) -> WatchStep:
     except ValueError:
         raise ApiError(500, "BadWatchEvent", f"unknown watch event type {kind!r}") from None
     return WatchStep(event_type, obj, resource_version(obj))
+
+
+def _version_number(version: str) -> int | None:
+    """A resourceVersion as the number etcd makes it; None for one that is not (an API server may say
+    anything: then only a quiet watch counts as caught up)."""
+    return int(version) if version.isdigit() else None
 
 
 def _drop_field_ledger(obj: Obj) -> None:
@@ -106,6 +125,8 @@ class Informer:
         self.synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
+        self.resumed = False  # started from a saved mirror rather than a list
+        self._heard_at: float | None = None  # when the watch last connected or brought a change
 
     def _trim(self, obj: Obj) -> None:
         _drop_field_ledger(obj)
@@ -131,11 +152,37 @@ class Informer:
                 "informer handler failed", kind=self.kind.kind, key=delta.key, change=delta.type.value
             )
 
+    @property
+    def selection(self) -> tuple[str, ...]:
+        """What this informer mirrors, as a saved mirror records it."""
+        return (
+            self.kind.collection_path(self.namespace),
+            self.label_selector or "",
+            self.field_selector or "",
+        )
+
+    def saved(self) -> SavedKind | None:
+        """The mirror as it stands, to save; None before it has synced."""
+        if not self.synced.is_set() or not self.resource_version:
+            return None
+        return SavedKind(self.selection, self.resource_version, self.store.values())
+
+    def resume(self, saved: SavedKind) -> bool:
+        """Before ``run``: start from ``saved`` instead of a list, if it mirrors what this selects."""
+        if saved.selection != self.selection or not saved.resource_version or self.relists or self.resumed:
+            return False
+        for delta in self.store.replace(saved.items):
+            self._dispatch(delta)
+        self.resource_version = saved.resource_version
+        self.resumed = True
+        return True
+
     async def list(self) -> None:
         """Relist everything (paginated) and replace the store."""
+        self._heard_at = None  # a resumed watch that expired is not caught up by going quiet
         items: list[Obj] = []
         query = self._selectors() | {"limit": self.page_size}
-        if not self.relists:
+        if not self.relists and not self.resumed:
             # Any version will do for a start: the watch from it catches up. A relist after a 410 must not
             # go back in time, so it reads the latest (the default).
             query["resourceVersion"] = "0"
@@ -170,18 +217,69 @@ class Informer:
             "timeoutSeconds": self.watch_timeout_seconds,
         }
         path = self.kind.collection_path(self.namespace)
-        async for event in self.client.stream(path, query, read_timeout=self.watch_timeout_seconds + 30):
+        clock = asyncio.get_running_loop().time
+        heard = not self.synced.is_set()  # only a resumed mirror catching up needs to know
+
+        def connected() -> None:
+            if heard:
+                self._heard_at = clock()
+
+        async for event in self.client.stream(
+            path, query, read_timeout=self.watch_timeout_seconds + 30, connected=connected
+        ):
             step = interpret(event)
             if step.event_type is not None and step.obj is not None:
                 self._trim(step.obj)
                 self._dispatch(self.store.apply(step.event_type, step.obj))
+                if heard:
+                    self._heard_at = clock()
             if step.resource_version:
                 self.resource_version = step.resource_version
             self.backoff.reset()
 
+    async def _current_version(self) -> int | None:
+        """The newest version the API server has now, from a one-item list; None if it does not say."""
+        page = await self.client.get(self.kind.collection_path(self.namespace), **self._selectors(), limit=1)
+        return _version_number(str((page.get("metadata") or {}).get("resourceVersion", "")))
+
+    async def _catch_up(self) -> None:
+        """Set ``synced`` once the resumed watch has caught up (see the module's docstring)."""
+        clock = asyncio.get_running_loop().time
+        began, resumed_at = clock(), self.resource_version
+        try:
+            target = await self._current_version()
+        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+            _log.info("no current version to catch up to; waiting for a quiet watch", error=str(exc))
+            target = None
+        while True:
+            heard = self._heard_at
+            seen = _version_number(self.resource_version)
+            if (target is not None and seen is not None and seen >= target) or (
+                heard is not None and clock() - heard >= CATCH_UP_QUIET_SECONDS
+            ):
+                break
+            await asyncio.sleep(0.02)
+        self.synced.set()
+        _log.info(
+            "resumed mirror caught up",
+            kind=self.kind.kind,
+            count=len(self.store),
+            seconds=round(clock() - began, 2),
+            resumed_at=resumed_at,
+            resource_version=self.resource_version,
+        )
+
     async def run(self) -> None:
-        """List, then watch forever; returns only when cancelled."""
-        need_list = True
+        """List (or catch a resumed mirror up), then watch forever; returns only when cancelled."""
+        catching_up = asyncio.create_task(self._catch_up()) if self.resumed else None
+        try:
+            await self._list_and_watch(need_list=not self.resumed)
+        finally:
+            if catching_up is not None:
+                catching_up.cancel()
+                await asyncio.gather(catching_up, return_exceptions=True)
+
+    async def _list_and_watch(self, *, need_list: bool) -> None:
         while True:
             try:
                 if need_list:

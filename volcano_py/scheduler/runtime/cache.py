@@ -15,6 +15,12 @@ them the cache remembers two kinds of promise the binder made:
 
 It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
 carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
+
+Given a ``MirrorFile``, the cache saves its informers' mirrors once synced, then every
+``MIRROR_SAVE_SECONDS`` while anything changes (and when the process stops), and a process started on that
+file resumes the watches from it instead of listing the cluster again. The file must come from this cluster:
+it names the uid of the ``root`` Queue, which every cluster with this scheduler has, and is read only when the
+API server shows the same uid.
 """
 
 from __future__ import annotations
@@ -24,6 +30,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.common import now_time
@@ -38,6 +46,7 @@ from volcano_py.kube.kinds import (
     SESSION_KINDS,
     ResourceKind,
 )
+from volcano_py.kube.mirror_file import MirrorFile, SavedKind
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
 from volcano_py.scheduler.core import ClusterObjects, NodeUsage
@@ -136,13 +145,26 @@ def _trim_pod(pod: Obj) -> None:
             status.pop(name, None)
 
 
+# How often a changing mirror is saved: a restart resumes from at most this long ago, well within the
+# API server's watch window (its watch cache keeps at least the last 75 s of changes).
+MIRROR_SAVE_SECONDS = 30.0
+
+
 class SchedulerCache:
     """Informers plus the assume/evict overlay. ``run()`` mirrors; ``snapshot()`` is sync and cheap."""
 
-    def __init__(self, client: KubeClient, *, scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,)) -> None:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,),
+        mirror: MirrorFile | None = None,
+    ) -> None:
         if not scheduler_names:
             raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
         self.client = client
+        self.mirror = mirror
+        self._mirror_failed = False  # said once: a directory we cannot write is not news every 30 s
         self.scheduler_names = frozenset(scheduler_names)
         self.generation = 0
         self._assumed: dict[str, _Assumed] = {}
@@ -174,9 +196,79 @@ class SchedulerCache:
     # --- mirror -------------------------------------------------------------------------------------------
 
     async def run(self) -> None:
+        if self.mirror is not None:
+            await self._resume(self.mirror)
         async with asyncio.TaskGroup() as group:
             for informer in self.informers.values():
                 group.create_task(informer.run())
+            if self.mirror is not None:
+                group.create_task(self._keep_mirror())
+
+    # --- the mirror on disk ---------------------------------------------------------------------------------
+
+    async def _cluster_uid(self) -> str | None:
+        """This cluster's mark in a mirror file: the uid of its root Queue (None: no root Queue yet). Listed
+        by name: the scheduler's role may list Queues but not get one."""
+        try:
+            found = await self.client.get(
+                QUEUES.collection_path(), fieldSelector=f"metadata.name={c.ROOT_QUEUE}"
+            )
+        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+            _log.warning("cannot tell which cluster this is; listing it", error=str(exc))
+            return None
+        return next((uid for root in found.get("items") or () if (uid := _uid(root))), None)
+
+    async def _resume(self, mirror: MirrorFile) -> None:
+        cluster = await self._cluster_uid()
+        if cluster is None:
+            return
+        saved = await asyncio.to_thread(mirror.read, cluster)
+        if not saved:
+            return
+        resumed = {
+            name: len(saved[name].items)
+            for name, informer in self.informers.items()
+            if name in saved and informer.resume(saved[name])
+        }
+        _log.info("resuming from the saved mirror", path=str(mirror.path), objects=resumed)
+
+    def _saved_kinds(self) -> tuple[str, dict[str, SavedKind]] | None:
+        root = self.queue(c.ROOT_QUEUE)
+        if root is None or not self.synced:
+            return None
+        kinds = {name: saved for name, informer in self.informers.items() if (saved := informer.saved())}
+        return _uid(root), kinds
+
+    async def save_mirror(self) -> bool:
+        """Write the mirrors as they stand now (in a worker thread); whether it was written. A failure is
+        logged, never raised."""
+        if self.mirror is None or (state := self._saved_kinds()) is None:
+            return False
+        began = time.monotonic()
+        try:
+            size = await asyncio.to_thread(self.mirror.write, *state)
+        except OSError as exc:
+            if not self._mirror_failed:
+                _log.warning(
+                    "cannot save the mirror; restarts will list the cluster (see --mirror-dir)",
+                    path=str(self.mirror.path),
+                    error=str(exc),
+                )
+            self._mirror_failed = True
+            return False
+        self._mirror_failed = False
+        _log.debug("mirror saved", bytes=size, seconds=round(time.monotonic() - began, 2))
+        return True
+
+    async def _keep_mirror(self) -> None:
+        """Save once synced (a fresh list is what a restart would have to do again), then while it changes."""
+        await self.wait_synced()
+        saved_at = -1
+        while True:
+            generation = self.generation
+            if generation != saved_at and await self.save_mirror():
+                saved_at = generation
+            await asyncio.sleep(MIRROR_SAVE_SECONDS)
 
     async def wait_synced(self) -> None:
         await asyncio.gather(*(informer.synced.wait() for informer in self.informers.values()))

@@ -36,6 +36,7 @@ from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
+from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
@@ -83,6 +84,8 @@ class SchedulerOptions:
     scheduled_event_burst: int = SCHEDULED_EVENT_BURST
     # Volcano's --feature-gates (SchedulingGatesQueueAdmission: ungate pods their queue admits).
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
+    # Where the cluster's mirror is saved for the next start to resume from (None: every start lists).
+    mirror_dir: str | None = None
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
@@ -140,7 +143,17 @@ class Scheduler:
         self.conf = ConfSource(options.scheduler_conf, core)
         self.extender = ExtenderClient()
         self.metrics = SchedulerMetrics()
-        self.cache = SchedulerCache(client, scheduler_names=options.scheduler_names)
+        self.cache = SchedulerCache(
+            client,
+            scheduler_names=options.scheduler_names,
+            mirror=(
+                MirrorFile.for_process(
+                    options.mirror_dir, "scheduler", client.server, *options.scheduler_names
+                )
+                if options.mirror_dir
+                else None
+            ),
+        )
         self.recorder = EventRecorder(client, component="volcano")
         # Node load for the usage plugin, from the metrics source of the conf in force (none: nothing asked).
         self.node_metrics = NodeMetricsCollector(
@@ -371,6 +384,7 @@ class Scheduler:
                         await started()
                     await self._lead(stop)
                 await self.binder.wait_idle()
+                await self.cache.save_mirror()  # the next start resumes from here
                 for task in tasks:
                     task.cancel()
         finally:

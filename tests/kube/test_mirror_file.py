@@ -1,0 +1,96 @@
+"""The mirror file: what is written is read back whole, and only by a process of the same cluster and build."""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from volcano_py.kube import mirror_file
+from volcano_py.kube.mirror_file import CHUNK, MirrorFile, SavedKind
+
+
+def _pods(count: int) -> list[dict[str, Any]]:
+    return [
+        {"metadata": {"name": f"p{i}", "namespace": "ns", "resourceVersion": str(i)}, "spec": {"nodeName": "n"}}
+        for i in range(count)
+    ]
+
+
+def _kinds(pods: int = 3) -> dict[str, SavedKind]:
+    return {
+        "pods": SavedKind(("/api/v1/pods", "", ""), "120", _pods(pods)),
+        "queues": SavedKind(("/apis/scheduling.volcano.sh/v1beta1/queues", "", ""), "119", []),
+    }
+
+
+def test_what_is_written_is_read_back_whole_across_chunks(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    kinds = _kinds(pods=2 * CHUNK + 7)
+    size = mirror.write("uid-a", kinds)
+    assert size == mirror.path.stat().st_size > 0
+    assert mirror.read("uid-a") == {
+        name: SavedKind(saved.selection, saved.resource_version, list(saved.items))
+        for name, saved in kinds.items()
+    }
+
+
+def test_the_file_is_private_to_its_user(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "state" / "scheduler.mirror")
+    mirror.write("uid-a", _kinds())
+    assert stat.S_IMODE(mirror.path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(mirror.path.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.parametrize(
+    ("header_change", "cluster"),
+    [
+        pytest.param({}, "uid-of-another-cluster", id="another-cluster"),
+        pytest.param({"format": mirror_file.FORMAT + 1}, "uid-a", id="another-format"),
+        pytest.param({"python": [2, 7]}, "uid-a", id="another-python"),
+    ],
+)
+def test_a_file_not_of_this_cluster_and_build_is_not_read(
+    tmp_path: Path, header_change: dict[str, Any], cluster: str
+) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    mirror.write("uid-a", _kinds())
+    with open(mirror.path, "rb") as source:
+        header = marshal.load(source)
+        rest = source.read()
+    mirror.path.write_bytes(marshal.dumps(header | header_change) + rest)
+    assert mirror.read(cluster) is None
+
+
+def test_a_cut_short_or_garbled_file_is_not_half_read(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    mirror.write("uid-a", _kinds(pods=CHUNK + 1))
+    whole = mirror.path.read_bytes()
+    mirror.path.write_bytes(whole[: len(whole) - 40])
+    assert mirror.read("uid-a") is None
+    mirror.path.write_bytes(b"not a mirror")
+    assert mirror.read("uid-a") is None
+    assert MirrorFile(tmp_path / "never-written.mirror").read("uid-a") is None
+
+
+def test_a_failed_write_leaves_the_last_file_and_no_temporary(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    mirror.write("uid-a", _kinds())
+    unwritable = {"pods": SavedKind(("/api/v1/pods", "", ""), "121", [{"metadata": {"bad": object()}}])}
+    with pytest.raises(ValueError):
+        mirror.write("uid-a", unwritable)
+    saved = mirror.read("uid-a")
+    assert saved is not None and saved["pods"].resource_version == "120"
+    assert os.listdir(tmp_path) == ["scheduler.mirror"]
+
+
+def test_processes_for_other_servers_or_names_get_other_files(tmp_path: Path) -> None:
+    one = MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:6443", "volcano")
+    assert one == MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:6443", "volcano")
+    assert one.path.name.startswith("scheduler-") and one.path.parent == tmp_path
+    assert one != MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:7443", "volcano")
+    assert one != MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:6443", "other")

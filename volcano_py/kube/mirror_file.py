@@ -1,0 +1,145 @@
+"""Informer mirrors kept on disk, so a restarted process resumes its watches instead of listing everything.
+
+A scheduler's first list of a large cluster is most of its restart: at 5,000 nodes and 50,000 pods the pods
+alone are a hundred pages, decoded object by object. The file written here holds, for each mirrored kind, the
+objects as the informer keeps them and the resourceVersion they are current at; a process started on it
+loads them and watches from that version, and the API server sends only what changed since (an informer whose
+version has aged out of the server's window gets ``410 Gone`` and lists as before, see ``informer``).
+
+The file says which cluster it was read from (the uid of an object every such cluster has, chosen by the
+caller): a file from another cluster, another format or another Python is ignored, never half-read. It is
+written whole to a temporary name and renamed over the last one, so a process killed mid-write leaves the
+previous file. ``marshal`` holds the plain JSON values informers keep and reads them back faster than ``json``
+or ``pickle``; it is read only from this process's own directory, which is private to its user.
+
+Writing happens in a worker thread, in chunks: one ``marshal.dumps`` of 50,000 pods would hold the GIL for
+about half a second, during which no watch event or bind answer is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import marshal
+import os
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, Final
+
+from volcano_py.kube.store import Obj
+from volcano_py.log import get_logger
+
+_log = get_logger(__name__)
+
+# Bumped whenever what is written changes shape; a file of another format is ignored.
+FORMAT: Final = 1
+# Objects per marshal record: small enough that writing one holds the GIL for milliseconds.
+CHUNK: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class SavedKind:
+    """One informer's mirror as saved: which objects it selects, the version they are current at, them."""
+
+    selection: tuple[str, ...]  # the informer's path and selectors: a mirror of other objects is not resumed
+    resource_version: str
+    items: Sequence[Obj]
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorFile:
+    """Where one process's mirror lives, and which cluster it must come from."""
+
+    path: Path
+
+    @classmethod
+    def for_process(cls, directory: str | os.PathLike[str], component: str, *identity: str) -> MirrorFile:
+        """A file per component and ``identity`` (the API server, what it selects), so processes for other
+        clusters or roles do not overwrite each other's."""
+        digest = hashlib.sha256("|".join(identity).encode()).hexdigest()[:16]
+        return cls(Path(directory) / f"{component}-{digest}.mirror")
+
+    def write(self, cluster: str, kinds: Mapping[str, SavedKind]) -> int:
+        """Write the mirrors of ``kinds`` as read from ``cluster``; returns the bytes written."""
+        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        header = {
+            "format": FORMAT,
+            "python": list(sys.version_info[:2]),
+            "cluster": cluster,
+            "saved_at": time.time(),
+            "kinds": {
+                name: [list(saved.selection), saved.resource_version, len(saved.items)]
+                for name, saved in kinds.items()
+            },
+        }
+        try:
+            with open(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as out:
+                marshal.dump(header, out)
+                for saved in kinds.values():
+                    items = saved.items
+                    for start in range(0, len(items), CHUNK):
+                        out.write(marshal.dumps(list(items[start : start + CHUNK])))
+                size = out.tell()
+            os.replace(temporary, self.path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(temporary)
+        return size
+
+    def read(self, cluster: str) -> dict[str, SavedKind] | None:
+        """The saved mirrors, or None when there is no file, or it is of another cluster, format or Python,
+        or it cannot be read whole (it is then left for the next write to replace)."""
+        try:
+            with open(self.path, "rb") as source, _collector_paused():
+                header = marshal.load(source)
+                if not _matches(header, cluster):
+                    _log.info("mirror file of another cluster or build; listing", path=str(self.path))
+                    return None
+                return {
+                    str(name): SavedKind(tuple(selection), str(version), _items(source, int(count)))
+                    for name, (selection, version, count) in header["kinds"].items()
+                }
+        except FileNotFoundError:
+            return None
+        except (OSError, EOFError, ValueError, TypeError, KeyError) as exc:
+            _log.warning("mirror file unreadable; listing instead", path=str(self.path), error=repr(exc))
+            return None
+
+
+def _matches(header: Any, cluster: str) -> bool:
+    return (
+        isinstance(header, dict)
+        and header.get("format") == FORMAT
+        and header.get("python") == list(sys.version_info[:2])
+        and header.get("cluster") == cluster
+        and isinstance(header.get("kinds"), dict)
+    )
+
+
+def _items(source: BinaryIO, count: int) -> list[Obj]:
+    items: list[Obj] = []
+    while len(items) < count:
+        chunk = marshal.load(source)
+        if not isinstance(chunk, list) or not chunk:
+            raise ValueError(f"a chunk of the mirror is not a list of objects ({type(chunk).__name__})")
+        items.extend(chunk)
+    if len(items) != count:
+        raise ValueError(f"the mirror holds {len(items)} objects where its header says {count}")
+    return items
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Reading builds millions of acyclic containers at once: collections during it would only scan them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
