@@ -252,6 +252,8 @@ class Informer:
             _log.info("no current version to catch up to; waiting for a quiet watch", error=str(exc))
             target = None
         while True:
+            if self.synced.is_set():
+                return  # the watch expired and a list synced it instead
             heard = self._heard_at
             seen = _version_number(self.resource_version)
             if (target is not None and seen is not None and seen >= target) or (
