@@ -5,6 +5,7 @@ from __future__ import annotations
 import marshal
 import os
 import stat
+import time
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,15 @@ def test_processes_for_other_servers_or_names_get_other_files(tmp_path: Path) ->
     assert one.path.name.startswith("scheduler-") and one.path.parent == tmp_path
     assert one != MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:7443", "volcano")
     assert one != MirrorFile.for_process(tmp_path, "scheduler", "https://127.0.0.1:6443", "other")
+
+
+def test_a_temporary_left_by_a_killed_writer_is_removed_once_abandoned(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    abandoned = tmp_path / ".scheduler.mirror.4242.tmp"
+    recent = tmp_path / ".scheduler.mirror.4343.tmp"
+    for leftover in (abandoned, recent):
+        leftover.write_bytes(b"half a mirror")
+    old = time.time() - mirror_file.ABANDONED_SECONDS - 60
+    os.utime(abandoned, (old, old))
+    mirror.write("uid-a", _kinds())
+    assert sorted(os.listdir(tmp_path)) == [recent.name, "scheduler.mirror"]

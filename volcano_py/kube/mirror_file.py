@@ -39,6 +39,8 @@ _log = get_logger(__name__)
 FORMAT: Final = 1
 # Objects per marshal record: small enough that writing one holds the GIL for milliseconds.
 CHUNK: Final = 500
+# A temporary file untouched this long was left by a process killed while writing it.
+ABANDONED_SECONDS: Final = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class MirrorFile:
     def write(self, cluster: str, kinds: Mapping[str, SavedKind]) -> int:
         """Write the mirrors of ``kinds`` as read from ``cluster``; returns the bytes written."""
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self._remove_abandoned()
         temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         header = {
             "format": FORMAT,
@@ -90,6 +93,14 @@ class MirrorFile:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(temporary)
         return size
+
+    def _remove_abandoned(self) -> None:
+        """Temporaries of processes killed mid-write; one younger than ``ABANDONED_SECONDS`` may be another
+        live process's write."""
+        for temporary in self.path.parent.glob(f".{self.path.name}.*.tmp"):
+            with contextlib.suppress(OSError):
+                if time.time() - temporary.stat().st_mtime > ABANDONED_SECONDS:
+                    temporary.unlink()
 
     def read(self, cluster: str) -> dict[str, SavedKind] | None:
         """The saved mirrors, or None when there is no file, or it is of another cluster, format or Python,
