@@ -1,4 +1,4 @@
-"""The mirror file: what is written is read back whole, and only by a process of the same cluster and build."""
+"""The mirror file: what is written is read back whole, and only by a process of this cluster and build."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from volcano_py.kube.mirror_file import CHUNK, MirrorFile, SavedKind
 
 def _pods(count: int) -> list[dict[str, Any]]:
     return [
-        {"metadata": {"name": f"p{i}", "namespace": "ns", "resourceVersion": str(i)}, "spec": {"nodeName": "n"}}
+        {"metadata": {"name": f"p{i}", "namespace": "ns", "resourceVersion": str(i)}, "spec": {"x": "n"}}
         for i in range(count)
     ]
 
