@@ -71,7 +71,9 @@ async def _saved_with_pods(client: KubeClient, namespace: str, path: Path) -> Mi
             await client.create(pods, _pod(name))
 
         async def seen() -> None:
-            while first.queue("root") is None or len(_mirrored(first, namespace)) < 2:
+            while True:
+                if first.queue("root") is not None and len(_mirrored(first, namespace)) == 2:
+                    return
                 await asyncio.sleep(0.05)
 
         await asyncio.wait_for(seen(), 30)
