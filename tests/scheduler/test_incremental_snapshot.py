@@ -45,10 +45,10 @@ def _node(i: int, variant: int) -> Obj:
     return node
 
 
-def _pod(i: int, variant: int) -> Obj:
+def _pod(i: int, variant: int, groups: int = GROUPS) -> Obj:
     builder = make_pod(f"p{i}").req(cpu=str(1 + variant % 2), gpu=1 if variant % 4 == 3 else None)
-    group = variant // 4 % (GROUPS + 1)
-    if group < GROUPS:
+    group = variant // 4 % (groups + 1)
+    if group < groups:
         builder = builder.group(f"g{group}")
     where = variant // 20 % 5
     if where == 1:
@@ -91,7 +91,9 @@ def _queue(variant: int) -> Obj:
 
 
 class Cluster:
-    def __init__(self) -> None:
+    def __init__(self, pods: int = PODS, groups: int = GROUPS) -> None:
+        # Enough PodGroups (``wide``) and one changed PodGroup is replaced in place in the views.
+        self.pods, self.groups = pods, groups
         self.stores: dict[str, dict[str, Obj]] = {kind: {} for kind in KINDS}
         self.stores["queue"]["default"] = make_queue("default").obj()
 
@@ -106,14 +108,14 @@ class Cluster:
         if kind == "echo":
             return  # the session's PodGroup statuses come back (``echo``)
         store = self.stores[kind]
-        index %= {"node": NODES, "pod": PODS, "podgroup": GROUPS, "queue": 1}[kind]
+        index %= {"node": NODES, "pod": self.pods, "podgroup": self.groups, "queue": 1}[kind]
         if variant is None:
             store.pop(f"{kind}-{index}", None)
             return
         if kind == "node":
             obj = _node(index, variant)
         elif kind == "pod":
-            obj = _pod(index, variant)
+            obj = _pod(index, variant, self.groups)
         elif kind == "podgroup":
             obj = _podgroup(index, variant)
         else:
@@ -250,20 +252,27 @@ def test_kept_snapshots_equal_fresh_ones_after_any_changes(events: list[tuple[st
 
 
 @pytest.mark.parametrize(
-    ("seed", "conf_text"),
-    [*((seed, None) for seed in range(4)), *((seed, EVERY_VOLCANO_NAME_CONF) for seed in range(2))],
+    ("seed", "conf_text", "wide"),
+    [
+        *((seed, None, False) for seed in range(4)),
+        *((seed, EVERY_VOLCANO_NAME_CONF, False) for seed in range(2)),
+        *((seed, None, True) for seed in (1, 2)),  # seeds whose sessions place pods
+    ],
 )
-def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(seed: int, conf_text: str | None) -> None:
+def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(
+    seed: int, conf_text: str | None, wide: bool
+) -> None:
     """Long runs, where sessions bind pods that later change again: the leaks a short example misses.
-    With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict)."""
+    With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict); ``wide``:
+    with PodGroups enough that a few changed ones are replaced in place."""
     rng = random.Random(seed)
     kinds = (*KINDS, "pod", "pod", "session", "echo", "echo", "relist")
-    cluster, records = Cluster(), Records()
+    cluster, records = (Cluster(pods=40, groups=24) if wide else Cluster()), Records()
     conf = load_conf(conf_text)
     decided = 0
     STEADY_SKIPPED.clear()
     for _ in range(250):
-        event = (rng.choice(kinds), rng.randrange(PODS), rng.choice([None, *range(400)]))
+        event = (rng.choice(kinds), rng.randrange(cluster.pods), rng.choice([None, *range(400)]))
         decided += _step(cluster, records, event, conf)
     assert decided > 0  # the sessions placed pods, so their undoing was exercised
     assert sum(STEADY_SKIPPED) > 0  # and sessions took steady jobs from the sums

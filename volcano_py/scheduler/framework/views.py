@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -78,6 +78,42 @@ def _ids(objs: Sequence[Obj]) -> npt.NDArray[np.int64]:
     return np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
 
 
+_Entry = TypeVar("_Entry")
+
+
+def _in_place(
+    objs: Sequence[Obj],
+    ids: npt.NDArray[np.int64],
+    last: npt.NDArray[np.int64] | None,
+    entries: dict[int, _Entry],
+    base: int,
+) -> tuple[list[tuple[int, Obj]], dict[int, _Entry]] | None:
+    """The new objects (with their places) and the gone entries when ``objs`` is the last list (``last``,
+    its ids) with a few objects replaced where they stood and a few added at the end (what an informer's
+    mirror hands over between two cycles), found by comparing the two lists' ids in one vector operation;
+    None when it is anything else. Every object keeps its place number (``base`` + index), so nothing is
+    renumbered."""
+    if last is None or len(ids) < len(last):
+        return None
+    changed = np.flatnonzero(ids[: len(last)] != last)
+    added = len(ids) - len(last)
+    if 8 * (len(changed) + added) > len(ids):
+        return None  # many changes: the loop is as cheap
+    new: list[tuple[int, Obj]] = []
+    gone: dict[int, _Entry] = {}
+    seen: set[int] = set()
+    for i in itertools.chain(changed.tolist(), range(len(last), len(ids))):
+        obj = objs[i]
+        if id(obj) in entries or id(obj) in seen:
+            return None  # an object the views hold moved (the order changed), or one is listed twice
+        seen.add(id(obj))
+        new.append((base + i, obj))
+        if i < len(last):
+            old_id = int(last[i])
+            gone[old_id] = entries[old_id]
+    return new, gone
+
+
 class Reset(Exception):
     """The change cannot be applied in place (a node came or went, or objects held are listed in another
     order): the views are built again."""
@@ -116,6 +152,9 @@ class Views:
         # ``_Pod.pos == _pod_base + i`` (see ``_pods_in_place``).
         self._pod_ids: npt.NDArray[np.int64] | None = None
         self._pod_base = 0
+        # The same for the PodGroups (``_Group.pos == _group_base + i``).
+        self._group_ids: npt.NDArray[np.int64] | None = None
+        self._group_base = 0
         self._unsorted: dict[int, dict[str, Any]] = {}
         self._filling = False
         self._jobs_unsorted = False
@@ -174,6 +213,7 @@ class Views:
             self.nodes.append(node_entry.node)
             self.by_name[node_entry.node.name] = node_entry.node
         base = self._numbering(len(podgroups))
+        self._group_base, self._group_ids = base, _ids(podgroups)
         for i, obj in enumerate(podgroups):
             prev = old_groups.get(id(obj))
             job_record = prev.record if prev is not None and prev.obj is obj else self._read_group(obj)
@@ -281,32 +321,26 @@ class Views:
 
     def _update_groups(self, podgroups: Sequence[Obj]) -> None:
         groups = self.groups
-        base = self._numbering(len(podgroups))
-        get = groups.get
-        new: list[tuple[int, Obj]] = []
-        before = -1
-        for i, obj in enumerate(podgroups):
-            found = get(id(obj))
-            if found is None:
-                new.append((i, obj))
-            else:
-                if found.pos < before:
-                    raise Reset  # as for pods: another order, so jobs would be in another order too
-                before = found.pos
-                found.pos = base + i
-        if not new and len(podgroups) == len(groups):
+        ids = _ids(podgroups)
+        in_place = _in_place(podgroups, ids, self._group_ids, groups, self._group_base)
+        if in_place is not None:
+            new, gone_entries = in_place
+            self._next_pos = max(self._next_pos, self._group_base + len(ids) + 1)
+        else:
+            new, gone_entries = self._groups_renumbered(podgroups)
+        self._group_ids = ids
+        if not new and not gone_entries:
             return
         gone: dict[str, _Group] = {}
-        for i, old in list(groups.items()):
-            if old.pos < base:
-                del groups[i]
-                gone[old.record.uid] = old
-                if self.group_of.get(old.record.uid) is old:
-                    del self.group_of[old.record.uid]
+        for i, old in gone_entries.items():
+            del groups[i]
+            gone[old.record.uid] = old
+            if self.group_of.get(old.record.uid) is old:
+                del self.group_of[old.record.uid]
         self._jobs_unsorted = True
-        for i, obj in new:
+        for at, obj in new:
             record = self._read_group(obj)
-            group = _Group(obj, record, record.fresh(), base + i)
+            group = _Group(obj, record, record.fresh(), at)
             groups[id(obj)] = group
             self.group_of[record.uid] = group
             replaced = gone.pop(record.uid, None)
@@ -325,6 +359,26 @@ class Views:
                 self._changed.add(job.uid)
                 if job.tasks:
                     self.unowned[job.uid] = {id(t): t for t in job.tasks.values()}
+
+    def _groups_renumbered(self, podgroups: Sequence[Obj]) -> tuple[list[tuple[int, Obj]], dict[int, _Group]]:
+        """The new PodGroups and the gone ones, every one numbered afresh: one pass over the list."""
+        groups = self.groups
+        base = self._group_base = self._numbering(len(podgroups))
+        get = groups.get
+        new: list[tuple[int, Obj]] = []
+        before = -1
+        for i, obj in enumerate(podgroups):
+            found = get(id(obj))
+            if found is None:
+                new.append((base + i, obj))
+            else:
+                if found.pos < before:
+                    raise Reset  # as for pods: another order, so jobs would be in another order too
+                before = found.pos
+                found.pos = base + i
+        if not new and len(podgroups) == len(groups):
+            return new, {}
+        return new, {i: g for i, g in groups.items() if g.pos < base}
 
     def _retwin_group(self, old: _Group, new: _Group) -> None:
         """A fresh twin of ``new``'s record takes the place and tasks of ``old``'s (which may be ``new``)."""
@@ -369,33 +423,11 @@ class Views:
     def _pods_in_place(
         self, pods: Sequence[Obj], ids: npt.NDArray[np.int64]
     ) -> tuple[list[tuple[int, Obj]], dict[int, _Pod]] | None:
-        """The new pods and the gone ones when the list is the last one with a few pods replaced where they
-        stood and a few added at the end (what an informer's mirror hands over between two cycles), found
-        by comparing the two lists' ids in one vector operation; None when it is anything else. Every pod
-        keeps its place number, so nothing is renumbered."""
-        last = self._pod_ids
-        if last is None or len(ids) < len(last):
-            return None
-        changed = np.flatnonzero(ids[: len(last)] != last)
-        added = len(ids) - len(last)
-        if 8 * (len(changed) + added) > len(ids):
-            return None  # many changes: the loop is as cheap
-        entries = self.pods
-        base = self._pod_base
-        new: list[tuple[int, Obj]] = []
-        gone: dict[int, _Pod] = {}
-        seen: set[int] = set()
-        for i in itertools.chain(changed.tolist(), range(len(last), len(ids))):
-            obj = pods[i]
-            if id(obj) in entries or id(obj) in seen:
-                return None  # a pod the views hold moved (the order changed), or one is listed twice
-            seen.add(id(obj))
-            new.append((base + i, obj))
-            if i < len(last):
-                old_id = int(last[i])
-                gone[old_id] = entries[old_id]
-        self._next_pos = max(self._next_pos, base + len(ids) + 1)
-        return new, gone
+        """``_in_place`` for the pods."""
+        found = _in_place(pods, ids, self._pod_ids, self.pods, self._pod_base)
+        if found is not None:
+            self._next_pos = max(self._next_pos, self._pod_base + len(ids) + 1)
+        return found
 
     def _pods_renumbered(self, pods: Sequence[Obj]) -> tuple[list[tuple[int, Obj]], dict[int, _Pod]]:
         """The new pods and the gone ones, every pod numbered afresh: one pass over the list."""

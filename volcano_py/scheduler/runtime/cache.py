@@ -168,6 +168,9 @@ class SchedulerCache:
         self.scheduler_names = frozenset(scheduler_names)
         self.generation = 0
         self._assumed: dict[str, _Assumed] = {}
+        # The assumed pods as snapshots show them (bound), kept as binds are assumed and as the watch brings
+        # their pods: a backlog assumes tens of thousands at once, and each cycle would look at them all.
+        self._assumed_shown: dict[str, Obj] = {}
         self._evicting: dict[str, str] = {}
         self._claims: dict[str, _AssumedClaim] = {}
         self._statuses: dict[str, _PromisedStatus] = {}
@@ -292,6 +295,9 @@ class SchedulerCache:
                 or pod.get("spec", {}).get("nodeName")
             ):
                 del self._assumed[key]
+                self._assumed_shown.pop(key, None)
+            else:
+                self._assumed_shown[key] = assumed.view_of(pod)
         if key in self._evicting:
             pod = delta.new or {}
             if delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp"):
@@ -351,11 +357,17 @@ class SchedulerCache:
 
     def assume(self, pod_key: str, uid: str, node: str, annotations: Mapping[str, str] | None = None) -> None:
         """Count the pod as bound to ``node`` from now on (its bind is being sent)."""
-        self._assumed[pod_key] = _Assumed(uid, node, dict(annotations or {}))
+        assumed = self._assumed[pod_key] = _Assumed(uid, node, dict(annotations or {}))
+        pod = self.pod(pod_key)
+        if pod is not None and _uid(pod) == uid and not pod.get("spec", {}).get("nodeName"):
+            self._assumed_shown[pod_key] = assumed.view_of(pod)
+        else:  # shown once the watch brings it as assumed (or never: it is bound or gone already)
+            self._assumed_shown.pop(pod_key, None)
         self.generation += 1
 
     def forget(self, pod_key: str) -> None:
         """The bind failed: the pod is pending again and its node's room is free again."""
+        self._assumed_shown.pop(pod_key, None)
         if self._assumed.pop(pod_key, None) is not None:
             self.generation += 1
 
@@ -420,13 +432,11 @@ class SchedulerCache:
     # --- views ----------------------------------------------------------------------------------------------
 
     def _pods_with_promises(self) -> list[Obj]:
-        # Only the promised pods are looked at: a few among the cluster's pods, whatever its size.
+        # Only the promised pods are looked at, and the assumed ones are kept as shown (``_on_pod``).
         store = self.informers["pods"].store
-        shown: dict[str, Obj] = {}
-        for key, assumed in self._assumed.items():
-            pod = store.get(key)
-            if pod is not None and assumed.uid == _uid(pod) and not pod.get("spec", {}).get("nodeName"):
-                shown[key] = assumed.view_of(pod)
+        if not self._evicting:
+            return store.values_with(self._assumed_shown)
+        shown = dict(self._assumed_shown)
         if self._terminating.keys() - self._evicting.keys():
             self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
         for key in self._evicting:

@@ -86,14 +86,24 @@ def meaning(kind: str, obj: Obj) -> dict[str, Any]:
 
 
 class _Seen:
-    """One kind's objects as the memo last accepted them: by dict identity, and by uid for a new version."""
+    """One kind's objects as the memo last accepted them: by dict identity, and by uid for a new version.
 
-    __slots__ = ("by_id", "by_uid")
+    Remembered after every quiet session, and most are never recalled against (a backlog's binds change the
+    pods before the next cycle): so the ids are taken at once, in C, and the uids only when first needed.
+    """
+
+    __slots__ = ("_by_uid", "by_id")
 
     def __init__(self, objs: Sequence[Obj]) -> None:
         # The dicts are kept alive here, so an id in ``by_id`` cannot be reused by another object.
-        self.by_id: dict[int, Obj] = {id(o): o for o in objs}
-        self.by_uid: dict[str, Obj] = {object_identity(o): o for o in objs}
+        self.by_id: dict[int, Obj] = dict(zip(map(id, objs), objs, strict=True))
+        self._by_uid: dict[str, Obj] | None = None
+
+    @property
+    def by_uid(self) -> dict[str, Obj]:
+        if self._by_uid is None:
+            self._by_uid = {object_identity(o): o for o in self.by_id.values()}
+        return self._by_uid
 
     def same(self, kind: str, objs: Sequence[Obj]) -> bool:
         """True when ``objs`` are the accepted ones, some as new versions with the same meaning (those
