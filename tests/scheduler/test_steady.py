@@ -42,7 +42,7 @@ def running(name: str) -> dict[str, Any]:
         ),
         ("no pods (a finished Job's PodGroup)", lambda: job(phase="Completed", said=None), True),
         ("a pod waiting", lambda: job(running("a"), make_pod("b").group("pg").obj()), False),
-        ("a pod bound, not started", lambda: job(make_pod("a").group("pg").node("n1").obj()), False),
+        ("a pod bound, not started", lambda: job(make_pod("a").group("pg").node("n1").obj()), True),
         (
             "a pod terminating",
             lambda: job(make_pod("a").group("pg").running("n1").terminating().obj()),

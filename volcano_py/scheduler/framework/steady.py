@@ -1,8 +1,8 @@
 """Steady jobs: the jobs nothing has happened to since a session closed them with nothing to write, summed
 per queue, so a cycle's passes over jobs walk only the others.
 
-Most jobs of a busy cluster are steady: every pod running or done, the PodGroup Running or Completed and
-already saying so. What each per-job pass would take from one (what it holds, what it holds beyond its
+Most jobs of a busy cluster are steady: every pod bound, running or done, the PodGroup Running or Completed
+and already saying so. What each per-job pass would take from one (what it holds, what it holds beyond its
 ``minResources``) cannot change while the job stays as it is, so the views keep those amounts summed per
 queue, adding a job when it settles and taking it out when anything about it changes (a pod joins, leaves
 or moves on, its PodGroup changes, a session touches it). A pass adds the queue's sum to what it finds by
@@ -24,8 +24,12 @@ from volcano_py.resources import Resource, Tally, count_into, count_out, total_c
 from .job import JobInfo
 from .status import TaskStatus
 
-# What a steady job's pods may be doing: holding their place, or done.
-_STEADY_STATUSES = frozenset({TaskStatus.RUNNING, TaskStatus.SUCCEEDED, TaskStatus.FAILED})
+# What a steady job's pods may be doing: holding their place (bound or on their way there: a backlog's jobs
+# wait minutes for their binds, and nothing in a session acts on them meanwhile), or done. A pod that moves
+# on changes its job, which the next session walks again before it can settle.
+_STEADY_STATUSES = frozenset(
+    {TaskStatus.BINDING, TaskStatus.BOUND, TaskStatus.RUNNING, TaskStatus.SUCCEEDED, TaskStatus.FAILED}
+)
 # The PodGroup phases nothing acts on: enqueue admits Pending ones, proportion counts Inqueue ones.
 _STEADY_PHASES = frozenset({PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED})
 
@@ -43,7 +47,7 @@ class Held:
 
 def steady_now(job: JobInfo) -> bool:
     """Whether ``job`` is steady as the views hold it: settled by the last session that closed it and
-    unchanged since, told nothing but Scheduled, its pods running or done."""
+    unchanged since, told nothing but Scheduled, its pods bound, running or done."""
     if not all(status in _STEADY_STATUSES for status, tasks in job.by_status.items() if tasks):
         return False
     if job.shadow:
