@@ -269,8 +269,13 @@ class SchedulerCache:
         saved_at = -1
         while True:
             generation = self.generation
-            if generation != saved_at and await self.save_mirror():
-                saved_at = generation
+            if generation != saved_at:
+                if await self.save_mirror():
+                    saved_at = generation
+                elif self.queue(c.ROOT_QUEUE) is None:
+                    # A new cluster's root Queue, which marks the file, is being created: soon, not in 30 s.
+                    await asyncio.sleep(1.0)
+                    continue
             await asyncio.sleep(MIRROR_SAVE_SECONDS)
 
     async def wait_synced(self) -> None:
