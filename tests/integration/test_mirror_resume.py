@@ -146,3 +146,28 @@ async def test_a_mirror_of_another_cluster_is_not_resumed(
         assert _mirrored(again, namespace) == {"kept": "created"}
     finally:
         await _stopped(task)
+
+
+async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(
+    cluster: DevCluster, client: KubeClient, tmp_path: Path
+) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    cache = SchedulerCache(client, mirror=mirror)
+    task = await _synced(cache)
+    try:
+        await cache.ensure_default_queues()
+
+        async def written() -> None:
+            while True:
+                if mirror.path.exists():
+                    return
+                await asyncio.sleep(0.1)
+
+        # Not at the first 30 s tick: a restart soon after the first start resumes too.
+        await asyncio.wait_for(written(), 10)
+        root = cache.queue("root")
+        assert root is not None
+        saved = mirror.read(root["metadata"]["uid"])
+        assert saved is not None and len(saved["pods"].items) == len(cache.informers["pods"].store)
+    finally:
+        await _stopped(task)
