@@ -216,7 +216,11 @@ class SchedulerCache:
             found = await self.client.get(
                 QUEUES.collection_path(), fieldSelector=f"metadata.name={c.ROOT_QUEUE}"
             )
-        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+        except ApiError as exc:
+            if not exc.not_found:  # not found: no Queue CRD yet, so no mirror of this cluster either
+                _log.warning("cannot tell which cluster this is; listing it", error=str(exc))
+            return None
+        except (aiohttp.ClientError, TimeoutError) as exc:
             _log.warning("cannot tell which cluster this is; listing it", error=str(exc))
             return None
         return next((uid for root in found.get("items") or () if (uid := _uid(root))), None)
