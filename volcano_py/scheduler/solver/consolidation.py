@@ -21,12 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
-from ortools.sat.python import cp_model
 
-from volcano_py.scheduler.solver.model import LeanModel, new_solver
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -153,6 +154,11 @@ def place_gang(
 
 
 def plan_moves(problem: MoveProblem, *, time_limit_s: float, seed: int = 0) -> MoveAnswer:
+    # CP-SAT (and the pandas it loads) only once a plan is asked for: a second of start-up otherwise.
+    from ortools.sat.python import cp_model
+
+    from volcano_py.scheduler.solver.model import LeanModel, new_solver
+
     started = time.perf_counter()
     model = LeanModel()
     free = problem.free

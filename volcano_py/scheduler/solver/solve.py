@@ -22,7 +22,6 @@ from volcano_py.scheduler.solver import reasons
 from volcano_py.scheduler.solver.domain import Choice, GangDomain, build_domain, greedy_choice
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, Vector
 from volcano_py.scheduler.solver.hypernode_tree import ROOT, resolve_highest_tier
-from volcano_py.scheduler.solver.model import solve_domain
 from volcano_py.scheduler.solver.problem import (
     Assignment,
     Gang,
@@ -233,6 +232,10 @@ class _Session:
             candidates.insert(0, greedy_domain)
         candidates = candidates[: max(self.budget.max_domains, 1)]
         solved: set[tuple[object, ...]] = set()
+        # CP-SAT (and the pandas it loads) only once a model may be wanted: a second of start-up otherwise,
+        # spent here once, before the budget left is read.
+        from volcano_py.scheduler.solver.model import solve_domain
+
         for i, d in enumerate(candidates):
             left = self.remaining_s()
             if left * 1000.0 < self.budget.min_solve_ms:
