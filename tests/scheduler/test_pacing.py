@@ -2,7 +2,13 @@
 
 import pytest
 
-from volcano_py.scheduler.framework.pacing import BACKLOG_PIPELINES, EARLY_CPU_SHARE, Pacing, backlogged
+from volcano_py.scheduler.framework.pacing import (
+    BACKLOG_PERIOD_SECONDS,
+    BACKLOG_PIPELINES,
+    EARLY_CPU_SHARE,
+    Pacing,
+    backlogged,
+)
 
 NO_ARRIVAL = float("-inf")
 
@@ -42,10 +48,19 @@ def test_bad_settings_name_the_flag(period: float, quiet: float, message: str) -
         Pacing(period, quiet)
 
 
-def test_binds_backed_up_hold_the_early_start_until_the_period() -> None:
+def test_binds_backed_up_hold_the_next_start_for_the_stretched_period() -> None:
     pacing = Pacing(period=1.0)
-    assert pacing.next_start(100.0, 0.01, 100.3, backlogged=True) == pytest.approx(101.0)
+    assert pacing.next_start(100.0, 0.01, 100.3, backlogged=True) == pytest.approx(
+        100 + BACKLOG_PERIOD_SECONDS
+    )
+    assert pacing.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True) == pytest.approx(
+        100 + BACKLOG_PERIOD_SECONDS
+    )
     assert pacing.next_start(100.0, 0.01, 100.3, backlogged=False) == pytest.approx(100.4)
+    # A period longer than the stretch is kept; Volcano's fixed period (no early starts) never stretches.
+    assert Pacing(period=8.0).next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True) == pytest.approx(108.0)
+    fixed = Pacing(period=1.0, burst_quiet=0)
+    assert fixed.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True) == pytest.approx(101.0)
 
 
 @pytest.mark.parametrize(

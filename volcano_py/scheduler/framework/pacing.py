@@ -11,8 +11,11 @@ server, and a trickle of pods must not turn a one-per-period cost into a many-pe
 
 Nor does a cycle start early while the binds already decided are backed up (more waiting than
 ``BACKLOG_PIPELINES`` times the binds allowed in flight): the binds of an early cycle would only queue
-behind them, so it would cost a session and bind nothing sooner. The wait is re-checked every
-``burst_quiet`` seconds, so the early start comes once the backlog has drained.
+behind them, so it would cost a session and bind nothing sooner. For the same reason the period itself
+stretches to ``BACKLOG_PERIOD_SECONDS`` while they are: a backlog of 50,000 binds drains for minutes, and a
+session a second over it took the GIL from the event loop that sends them. The wait is re-checked every
+``BACKLOG_POLL_SECONDS``, so the next cycle starts once the backlog has drained below that. With early
+starts off (``burst_quiet`` 0, Volcano's fixed period) the period never stretches.
 """
 
 from __future__ import annotations
@@ -26,6 +29,9 @@ EARLY_CPU_SHARE: Final = 0.25
 BURST_QUIET_SECONDS: Final = 0.1
 # Binds waiting for an answer, in pipelines of ``--bind-concurrency``, that hold back an early start.
 BACKLOG_PIPELINES: Final = 2
+# The longest wait between cycles while binds are backed up, and how often the backlog is looked at then.
+BACKLOG_PERIOD_SECONDS: Final = 5.0
+BACKLOG_POLL_SECONDS: Final = 0.1
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +55,10 @@ class Pacing:
 
         ``last_arrival`` is when the newest pending pod was seen; one seen before ``began`` was in that
         cycle's snapshot already and starts nothing. ``backlogged``: the binds sent are backed up (see
-        ``backlogged``), so no early start for now.
+        ``backlogged``), so no early start for now, and the period stretched.
         """
-        regular = began + self.period
+        stretched = backlogged and self.burst_quiet > 0
+        regular = began + (max(self.period, BACKLOG_PERIOD_SECONDS) if stretched else self.period)
         if backlogged or not self.early_pending(began, last_arrival):
             return regular
         early = max(last_arrival + self.burst_quiet, began + cycle_cpu / EARLY_CPU_SHARE)

@@ -38,7 +38,12 @@ from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.log import get_logger
-from volcano_py.scheduler.framework.pacing import BURST_QUIET_SECONDS, Pacing, backlogged
+from volcano_py.scheduler.framework.pacing import (
+    BACKLOG_POLL_SECONDS,
+    BURST_QUIET_SECONDS,
+    Pacing,
+    backlogged,
+)
 from volcano_py.scheduler.framework.retell import RETELL_SECONDS, words
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
@@ -330,12 +335,12 @@ class Scheduler:
             wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival, backlogged=held)
             if now >= wake:
                 return
-            if not self.pacing.early_pending(began, cache.last_arrival):
+            if held and self.pacing.burst_quiet > 0:
+                # The next start is due once the binds ahead of it have drained: look again shortly.
+                await _sleep_or_stop(stop, min(wake - now, BACKLOG_POLL_SECONDS))
+            elif not self.pacing.early_pending(began, cache.last_arrival):
                 cache.arrival.clear()
                 await _sleep_until_either(stop, cache.arrival, wake - now)
-            elif held:
-                # An early start is due once the binds ahead of it have drained: look again shortly.
-                await _sleep_or_stop(stop, min(wake - now, self.pacing.burst_quiet))
             else:
                 # Newer arrivals can only put the early start later: no need to hear each of them.
                 await _sleep_or_stop(stop, wake - now)
