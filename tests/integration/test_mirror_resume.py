@@ -84,6 +84,18 @@ async def _saved_with_pods(client: KubeClient, namespace: str, path: Path) -> Mi
     return mirror
 
 
+async def _rewritten(
+    client: KubeClient, mirror: MirrorFile, *, cluster: str | None = None, pods_version: str | None = None
+) -> None:
+    """The saved mirror written again, marked as another cluster's or with its pods at another version."""
+    root = await client.get(QUEUES.object_path("root"))
+    saved = mirror.read(root["metadata"]["uid"])
+    assert saved is not None
+    if pods_version is not None:
+        saved["pods"] = dataclasses.replace(saved["pods"], resource_version=pods_version)
+    mirror.write(cluster or root["metadata"]["uid"], saved)
+
+
 async def test_a_restart_resumes_from_the_saved_mirror_and_shows_what_changed_meanwhile(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
@@ -111,12 +123,7 @@ async def test_a_mirror_far_behind_the_server_is_brought_up_to_date(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
-    root = await client.get(QUEUES.object_path("root"))
-    saved = mirror.read(root["metadata"]["uid"])
-    assert saved is not None
-    # A version from the cluster's first moments.
-    saved["pods"] = dataclasses.replace(saved["pods"], resource_version="2")
-    mirror.write(root["metadata"]["uid"], saved)
+    await _rewritten(client, mirror, pods_version="2")  # a version from the cluster's first moments
     await client.delete(f"{PODS.collection_path(namespace)}/deleted")
 
     again = SchedulerCache(client, mirror=mirror)
@@ -133,10 +140,7 @@ async def test_a_mirror_of_another_cluster_is_not_resumed(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
-    root = await client.get(QUEUES.object_path("root"))
-    saved = mirror.read(root["metadata"]["uid"])
-    assert saved is not None
-    mirror.write("the-uid-of-another-clusters-root-queue", saved)
+    await _rewritten(client, mirror, cluster="the-uid-of-another-clusters-root-queue")
     await client.delete(f"{PODS.collection_path(namespace)}/deleted")
 
     again = SchedulerCache(client, mirror=mirror)
