@@ -254,7 +254,7 @@ class SchedulerCache:
         began = time.monotonic()
         try:
             size = await asyncio.to_thread(self.mirror.write, *state)
-        except (OSError, ValueError) as exc:  # ValueError: an object marshal cannot write (none expected)
+        except (OSError, TypeError) as exc:  # TypeError: an object JSON cannot hold (none expected)
             if not self._mirror_failed:
                 _log.warning(
                     "cannot save the mirror; restarts will list the cluster (see --mirror-dir)",
