@@ -164,6 +164,9 @@ class SchedulerCache:
             raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
         self.client = client
         self.mirror = mirror
+        # Set once the saved mirror (if any) is loaded, before the watches catch it up; ``resumed``: it was.
+        self.loaded = asyncio.Event()
+        self.resumed = False
         self._mirror_failed = False  # said once: a directory we cannot write is not news every 30 s
         self.scheduler_names = frozenset(scheduler_names)
         self.generation = 0
@@ -201,6 +204,7 @@ class SchedulerCache:
     async def run(self) -> None:
         if self.mirror is not None:
             await self._resume(self.mirror)
+        self.loaded.set()
         async with asyncio.TaskGroup() as group:
             for informer in self.informers.values():
                 group.create_task(informer.run())
@@ -237,6 +241,7 @@ class SchedulerCache:
             for name, informer in self.informers.items()
             if name in saved and informer.resume(saved[name])
         }
+        self.resumed = bool(resumed)
         _log.info("resuming from the saved mirror", path=str(mirror.path), objects=resumed)
 
     def _saved_kinds(self) -> tuple[str, dict[str, SavedKind]] | None:

@@ -89,6 +89,10 @@ class Core(Protocol):
         """Whether ``conf`` may decide something with nothing new in the cluster (a session every period)."""
         ...
 
+    def warm(self, state: ClusterObjects) -> None:
+        """Read ``state`` ahead of the first cycle, which then reads only what changed since (no session)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class CycleOutcome:
@@ -183,6 +187,9 @@ class DefaultCore:
                 "passes its thresholds; add metrics: {type: prometheus, address: <Prometheus URL>}"
             )
         return conf
+
+    def warm(self, state: ClusterObjects) -> None:
+        build_snapshot(state, self.scheduler_names, self.records)  # kept in ``records``, not run
 
     def needs_every_period(self, conf: SchedulerConf) -> bool:
         return acts_on_running(conf)

@@ -353,6 +353,21 @@ class Scheduler:
             self.elector, stop, self._schedule_until, before_release=self.binder.wait_idle
         )
 
+    async def _warm(self) -> None:
+        """A resumed mirror is read by the core while the watches catch it up, which mostly waits on the API
+        server: the first cycle then reads only what the watches brought."""
+        await self.cache.loaded.wait()
+        if not self.cache.resumed or self.cache.synced:
+            return
+        began = time.perf_counter()
+        try:
+            await asyncio.to_thread(self.core.warm, self.cache.snapshot())
+        except Exception:
+            # Only a head start: the first cycle reads the cluster anyway, and says what it cannot.
+            _log.exception("reading the resumed mirror ahead failed")
+            return
+        _log.info("read the resumed mirror ahead", seconds=round(time.perf_counter() - began, 2))
+
     async def _ensure_default_queues(self, stop: asyncio.Event) -> None:
         """Create ``root``/``default``, retrying: an admission webhook that is restarting must not kill us."""
         delay = 0.5
@@ -376,7 +391,9 @@ class Scheduler:
                     group.create_task(self.conf.watch()),
                     group.create_task(self.node_metrics.run()),
                 ]
+                warming = group.create_task(self._warm())
                 await run_unless_stopped(self.cache.wait_synced(), stop)
+                await warming  # the core is not run twice at once
                 if not stop.is_set():
                     await self._ensure_default_queues(stop)
                     _log.info(
