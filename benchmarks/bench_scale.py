@@ -58,7 +58,7 @@ from benchlib import scaleplot
 from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchlib.pool import each
 from benchlib.procfs import cpu_seconds, meminfo, rss_mib
-from benchlib.stats import churn_windows, cycle_quantiles, histogram_buckets, percentile
+from benchlib.stats import churn_windows, cycle_quantiles, gang_ready_latencies, histogram_buckets, percentile
 from benchlib.systems import (
     REPO,
     launch_null_binder,
@@ -623,6 +623,10 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         watcher.cancel()
         await asyncio.gather(watcher, return_exceptions=True)
         latencies = [(watch.bound[n] - at) * 1000 for n, at in watch.created.items() if n in watch.bound]
+        # A churn pod is "<group>-<i>": its gang can be placed only once the gang's last pod exists.
+        ready = gang_ready_latencies(
+            watch.created, watch.bound, {n: n.rsplit("-", 1)[0] for n in watch.created}
+        )
         # KWOK finished them: the cluster grew by pods that are done, as a busy cluster does.
         succeeded = await count_where(client, PODS.collection_path(namespace), "status.phase=Succeeded")
         return {
@@ -630,6 +634,8 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             "bound": sum(1 for n in watch.created if n in watch.bound), "succeeded": succeeded,
             "bind_ms_p50": round(percentile(latencies, 0.50), 1),
             "bind_ms_p99": round(percentile(latencies, 0.99), 1),
+            "gang_ready_bind_ms_p50": round(percentile(ready, 0.50), 1),
+            "gang_ready_bind_ms_p99": round(percentile(ready, 0.99), 1),
             "scheduler_cpu_s": round(cpu_seconds(started.process.pid), 2),
             **rss_mib(started.process.pid), "load_average": load_average(),
             **(cycle_quantiles(cycles[0], cycles[-1]) if started.metrics_url else {}),

@@ -114,3 +114,15 @@ def churn_windows(
             line["load_average"] = loads[index]
         out.append(line)
     return out
+
+
+def gang_ready_latencies(
+    created: Mapping[str, float], bound: Mapping[str, float], gang_of: Mapping[str, str]
+) -> list[float]:
+    """Per bound pod, milliseconds from its gang's last pod created to it bound: the part of a gang's wait a
+    scheduler controls (no gang can be placed before its last pod exists)."""
+    complete: dict[str, float] = {}
+    for name, at in created.items():
+        gang = gang_of[name]
+        complete[gang] = max(complete.get(gang, at), at)
+    return [(bound[name] - complete[gang_of[name]]) * 1000 for name in created if name in bound]

@@ -14,6 +14,7 @@ from benchmarks.benchlib.limits import Memory, deadline_stop, memory_stop, parse
 from benchmarks.benchlib.stats import (
     bucket_delta,
     churn_windows,
+    gang_ready_latencies,
     histogram_buckets,
     histogram_quantile,
     percentile,
@@ -252,3 +253,11 @@ def test_plot_of_a_result_without_measures_says_so() -> None:
         "bench_scale: no point (stopped: the machine's memory is 90% used)",
         "no measurement in this result",
     ]
+
+
+def test_a_gang_pod_waits_from_its_gangs_last_pod_created() -> None:
+    created = {"g-0": 10.0, "g-1": 10.4, "h-0": 11.0}
+    bound = {"g-0": 10.6, "g-1": 10.6, "h-0": 11.2}
+    gang_of = {"g-0": "g", "g-1": "g", "h-0": "h"}
+    assert [round(v) for v in gang_ready_latencies(created, bound, gang_of)] == [200, 200, 200]
+    assert gang_ready_latencies(created, {"g-0": 10.6}, gang_of) == [pytest.approx(200.0)]

@@ -107,6 +107,20 @@ class Cluster:
             return
         if kind == "echo":
             return  # the session's PodGroup statuses come back (``echo``)
+        if kind == "heartbeat":
+            # A node's kubelet reports in: a new version that says nothing new.
+            key = f"node-{index % NODES}"
+            held = self.stores["node"].get(key)
+            if held is not None:
+                meta = {**held["metadata"], "resourceVersion": str(index)}
+                ready = {
+                    "type": "Ready",
+                    "status": "True",
+                    "lastHeartbeatTime": f"2026-01-01T00:00:{index % 60:02}Z",
+                }
+                status = {**(held.get("status") or {}), "conditions": [ready]}
+                self.stores["node"][key] = {**held, "metadata": meta, "status": status}
+            return
         store = self.stores[kind]
         index %= {"node": NODES, "pod": self.pods, "podgroup": self.groups, "queue": 1}[kind]
         if variant is None:
@@ -209,7 +223,7 @@ def _decisions(result: SessionResult) -> tuple[Any, ...]:
 
 
 # Pods change most, and sessions are what could leak into the kept views: both are drawn more often.
-_KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "echo", "echo", "relist"))
+_KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat"))
 _EVENT = st.tuples(_KIND, st.integers(0, PODS - 1), st.none() | st.integers(0, 399))
 
 
@@ -266,7 +280,7 @@ def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(
     With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict); ``wide``:
     with PodGroups enough that a few changed ones are replaced in place."""
     rng = random.Random(seed)
-    kinds = (*KINDS, "pod", "pod", "session", "echo", "echo", "relist")
+    kinds = (*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat")
     cluster, records = (Cluster(pods=40, groups=24) if wide else Cluster()), Records()
     conf = load_conf(conf_text)
     decided = 0

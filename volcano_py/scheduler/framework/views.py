@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from . import dra
 from .job import JobInfo
+from .meaning import node_meaning
 from .node import NodeInfo
 from .nodetable import NodeTable
 from .status import OCCUPYING_STATUSES, TaskStatus
@@ -143,6 +144,8 @@ class Views:
         self.claim_index: dict[str, dra.Claim] | None = None
         self._claims: Sequence[Obj] = ()
         self.table: NodeTable | None = None
+        # Each node's place in ``nodes`` (sorted by name: a replaced node keeps it), built when first needed.
+        self._node_at: dict[str, int] | None = None
         # Plugins' facts of the nodes alone (``Snapshot.node_facts``): dropped when any node changes.
         self.node_facts: dict[str, Any] = {}
         # The first number of the next update's places (``_Pod.pos``), and the dicts whose order an update
@@ -294,10 +297,15 @@ class Views:
             raise Reset
         old_by_name = {e.node.name: e for e in gone}
         for obj in new:
-            record = NodeInfo.from_node(obj)
-            old = old_by_name.pop(record.name, None)
+            old = old_by_name.pop(str((obj.get("metadata") or {}).get("name")), None)
             if old is None:
                 raise Reset  # a node came and another went
+            if node_meaning(obj) == node_meaning(old.obj):
+                # A heartbeat: the node as read, its place and the plugins' facts of it all stand.
+                del self.node_entries[id(old.obj)]
+                self.node_entries[id(obj)] = _Node(obj, old.record, old.node)
+                continue
+            record = NodeInfo.from_node(obj)
             self._replace_node(old, _Node(obj, record, record.fresh()))
 
     def _replace_node(self, old: _Node, new: _Node) -> None:
@@ -307,7 +315,9 @@ class Views:
         node = new.node
         for task in old.node.tasks.values():
             node.add_task(task)
-        index = next(i for i, n in enumerate(self.nodes) if n is old.node)
+        if self._node_at is None:
+            self._node_at = {n.name: i for i, n in enumerate(self.nodes)}
+        index = self._node_at[node.name]
         self.nodes[index] = node
         self.by_name[node.name] = node
         table = self.table

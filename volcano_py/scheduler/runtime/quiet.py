@@ -39,6 +39,7 @@ from volcano_py.kube.kinds import object_identity
 from volcano_py.resources import total
 from volcano_py.scheduler.core import ClusterObjects, Snapshot
 from volcano_py.scheduler.framework.decisions import QueueUpdate, SessionResult
+from volcano_py.scheduler.framework.meaning import lasting_metadata, node_meaning
 from volcano_py.scheduler.framework.objects import KINDS
 from volcano_py.scheduler.framework.status import TaskStatus
 from volcano_py.scheduler.framework.task import TaskInfo
@@ -48,39 +49,25 @@ Obj = Mapping[str, Any]
 # Longest the outcome of a session with gangs being formed is handed back (as the runner's idle re-run).
 FORMING_HOLD_SECONDS: Final = 10.0
 
-# Metadata that changes on every write without changing what the object says.
-_VOLATILE_METADATA = frozenset({"resourceVersion", "managedFields", "generation"})
 # Of a pod's status the scheduler reads its phase (the task status) and its nomination; the rest is the
 # kubelet's report (containers, IPs, start time, conditions), read only by preemption's cooldown (cdp),
 # which acts only when some pod waits, and then the memo is not in use.
 _POD_STATUS_READ = ("phase", "nominatedNodeName")
-# A node's conditions are re-stamped on every heartbeat; their type, status and reason are what counts.
-_NODE_CONDITION_STAMPS = frozenset({"lastHeartbeatTime", "lastTransitionTime"})
 
 # Every kind of ClusterObjects (a kind added there is compared here too); pods first, the most often changed.
 _KINDS = tuple(sorted(KINDS, key=lambda name: name != "pods"))
 
 
-def _metadata(obj: Obj) -> dict[str, Any]:
-    return {k: v for k, v in (obj.get("metadata") or {}).items() if k not in _VOLATILE_METADATA}
-
-
 def meaning(kind: str, obj: Obj) -> dict[str, Any]:
     """What the scheduler reads of ``obj`` (one of ClusterObjects's kinds): two versions with the same
     meaning schedule alike when nothing waits."""
+    if kind == "nodes":
+        return node_meaning(obj)
     out = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
-    out["metadata"] = _metadata(obj)
+    out["metadata"] = lasting_metadata(obj)
     status = obj.get("status")
     if kind == "pods":
         status = {k: status[k] for k in _POD_STATUS_READ if k in status} if status else {}
-    elif kind == "nodes" and status and status.get("conditions"):
-        status = {
-            **status,
-            "conditions": [
-                {k: v for k, v in cond.items() if k not in _NODE_CONDITION_STAMPS}
-                for cond in status["conditions"]
-            ],
-        }
     out["status"] = status
     return out
 
