@@ -220,12 +220,10 @@ class SchedulerCache:
             found = await self.client.get(
                 QUEUES.collection_path(), fieldSelector=f"metadata.name={c.ROOT_QUEUE}"
             )
-        except ApiError as exc:
-            if not exc.not_found:  # not found: no Queue CRD yet, so no mirror of this cluster either
+        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+            # Not found: no Queue CRD yet, so no mirror of this cluster either; nothing to warn about.
+            if not (isinstance(exc, ApiError) and exc.not_found):
                 _log.warning("cannot tell which cluster this is; listing it", error=str(exc))
-            return None
-        except (aiohttp.ClientError, TimeoutError) as exc:
-            _log.warning("cannot tell which cluster this is; listing it", error=str(exc))
             return None
         return next((uid for root in found.get("items") or () if (uid := _uid(root))), None)
 
