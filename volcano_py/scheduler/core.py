@@ -40,7 +40,7 @@ from .framework.conf import (
     with_actions,
     with_cpsat,
 )
-from .framework.decisions import Explanation, PodGroupUpdate, SessionResult
+from .framework.decisions import Explanation, HandOver, PodGroupUpdate, SessionResult
 from .framework.explain import plural
 from .framework.extenders import CallFailed, ExtenderAnswers, Refusal
 from .framework.gang_safety import gangs_left_partly_evicted
@@ -83,6 +83,7 @@ __all__ = [
     "Consultation",
     "ExtenderAnswers",
     "ExtenderConf",
+    "HandOver",
     "HyperNodeTree",
     "JobInfo",
     "MetricsConf",
@@ -152,13 +153,25 @@ def run_session(
     registry: Registry | None = None,
     features: FeatureGates = DEFAULT_FEATURE_GATES,
     timers: Mapping[str, float] | None = None,
+    hand_over: HandOver | None = None,
 ) -> SessionResult:
     """Run every action of ``conf`` over ``snapshot`` (which this consumes) and return the decisions.
 
     ``now`` is an RFC 3339 timestamp, e.g. ``"2026-01-01T00:00:00Z"``; ``features``: the scheduler's
-    ``--feature-gates``; ``timers``: the last result's ``timers`` (when periodic plugins last acted).
+    ``--feature-gates``; ``timers``: the last result's ``timers`` (when periodic plugins last acted);
+    ``hand_over``: takes committed binds while the session still runs, in chunks of at least
+    ``HAND_OVER_BINDS`` and at the end of each action (the result still lists them all, and says how many
+    went that way in ``handed_over``).
     """
-    ssn = Session(snapshot, conf, registry or default_registry(), now=now, features=features, timers=timers)
+    ssn = Session(
+        snapshot,
+        conf,
+        registry or default_registry(),
+        now=now,
+        features=features,
+        timers=timers,
+        hand_over=hand_over,
+    )
     try:
         return _run(ssn, conf)
     finally:
@@ -217,6 +230,7 @@ def _run(ssn: Session, conf: SchedulerConf) -> SessionResult:
         began = time.perf_counter()
         action.execute(ssn)
         ssn.timings[name] = time.perf_counter() - began
+        ssn.hand_over()  # what the next actions decide cannot take these back
     for job_uid, failures in ssn.fit_failures.items():
         job = ssn.jobs.get(job_uid)
         if job is not None and failures.unplaced and job.pending_tasks:

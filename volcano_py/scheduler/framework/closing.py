@@ -198,4 +198,5 @@ def finish(ssn: Session) -> SessionResult:
         explanations=dict(ssn.explanations),
         timings=dict(ssn.timings),
         timers=dict(ssn.timers),
+        handed_over=ssn.handed,
     )

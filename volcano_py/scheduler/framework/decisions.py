@@ -5,9 +5,9 @@ Nothing here refers back to the session, so results can be handed to another thr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeAlias
 
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
@@ -161,10 +161,26 @@ class SessionResult:
     timings: Mapping[str, float] = field(default_factory=dict)
     # When periodic plugins last acted (``Session.timers``), for the runtime to hand to the next session.
     timers: Mapping[str, float] = field(default_factory=dict)
+    # How many of ``binds`` (the first ones) the session already gave its ``HandOver`` while it ran.
+    handed_over: int = 0
 
     def binds_by_job(self) -> dict[str, list[Bind]]:
         """Binds grouped per PodGroup, so a gang is sent to the API together."""
-        out: dict[str, list[Bind]] = {}
-        for bind in self.binds:
-            out.setdefault(bind.job, []).append(bind)
-        return out
+        return binds_by_job(self.binds)
+
+    def binds_left(self) -> tuple[Bind, ...]:
+        """The binds not handed over while the session ran: the ones still to send."""
+        return self.binds[self.handed_over :]
+
+
+# Takes binds a session committed while it still runs (a gang's binds together, in commit order). Called on
+# the session's own thread; whoever passes one in must make it safe to call from there.
+HandOver: TypeAlias = Callable[[Sequence[Bind]], None]
+
+
+def binds_by_job(binds: Iterable[Bind]) -> dict[str, list[Bind]]:
+    """Binds grouped per PodGroup, so a gang is sent to the API together."""
+    out: dict[str, list[Bind]] = {}
+    for bind in binds:
+        out.setdefault(bind.job, []).append(bind)
+    return out

@@ -26,7 +26,7 @@ from . import combine
 from . import extension as ext
 from .classes import TaskClass, selector_label_keys
 from .conf import SchedulerConf
-from .decisions import Bind, Condition, Evict, Explanation, PodGroupEvent, Ungate
+from .decisions import Bind, Condition, Evict, Explanation, HandOver, PodGroupEvent, Ungate
 from .explain import FitFailures
 from .job import JobInfo
 from .node import NodeInfo, QueueInfo
@@ -41,6 +41,10 @@ from .task import TaskInfo, timestamp
 
 log = get_logger(__name__)
 
+# Committed binds a session with a ``HandOver`` gathers before giving them over while it runs: a session
+# placing a backlog of 50,000 pods runs for many seconds, and its first binds need not wait for its last.
+HAND_OVER_BINDS = 100
+
 
 class Session:
     def __init__(
@@ -52,6 +56,7 @@ class Session:
         now: str,
         features: FeatureGates = DEFAULT_FEATURE_GATES,
         timers: Mapping[str, float] | None = None,
+        hand_over: HandOver | None = None,
     ) -> None:
         if snapshot.consumed:
             raise ValueError("this snapshot was already used by a session; build a new one per session")
@@ -104,6 +109,10 @@ class Session:
         # Inside ``after_releases``: predicates over what releasing pods hold answer for once they are gone.
         self.counting_releases = False
         self.binds: list[Bind] = []
+        # Binds are final once a top-level statement commits them (no later action takes one back), so they
+        # may go out before the session ends: ``handed`` of ``binds`` have.
+        self._hand_over = hand_over
+        self.handed = 0
         self.evictions: list[Evict] = []
         self.ungates: dict[str, Ungate] = {}
         self.podgroup_events: list[PodGroupEvent] = []
@@ -418,6 +427,15 @@ class Session:
             self._statements.pop()
         if stmt.open:
             stmt.discard()
+        if not self._statements and len(self.binds) - self.handed >= HAND_OVER_BINDS:
+            self.hand_over()
+
+    def hand_over(self) -> None:
+        """Give the binds committed since the last hand-over to the session's ``HandOver``, if it has one."""
+        if self._hand_over is not None and len(self.binds) > self.handed:
+            binds = tuple(self.binds[self.handed :])
+            self.handed = len(self.binds)
+            self._hand_over(binds)
 
     def on_allocate(self, task: TaskInfo) -> None:
         combine.broadcast(self.points.on_allocate, task)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, Final
 
 import aiohttp
@@ -55,6 +55,7 @@ from volcano_py.scheduler.framework.decisions import (
     QueueUpdate,
     SessionResult,
     Ungate,
+    binds_by_job,
 )
 from volcano_py.scheduler.framework.podgroup_status import (
     allocated_patch,
@@ -204,13 +205,9 @@ class Binder:
     # --- the session's decisions -----------------------------------------------------------------------
 
     def submit(self, result: SessionResult) -> None:
-        for job, binds in result.binds_by_job().items():
-            self._binding[job] = self._binding.get(job, 0) + 1
-            for bind in binds:
-                self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
-                if bind.claims:
-                    self.cache.assume_claims(bind.name, bind.uid, bind.claims)
-            self._spawn(self._bind_gang(job, binds))
+        """Act on a session's decisions (its binds but those it handed over while it ran: see
+        ``submit_binds``)."""
+        self.submit_binds(result.binds_left())
         for evict in result.evictions:
             self.cache.mark_evicting(f"{evict.namespace}/{evict.name}", evict.uid)
             self._spawn(self._evict(evict))
@@ -234,6 +231,17 @@ class Binder:
             self._queue_queue_status(queue)
         if result.podgroup_updates or result.queue_updates:
             self._status_dirty.set()
+
+    def submit_binds(self, binds: Sequence[Bind]) -> None:
+        """Assume and send binds, each gang's together; a running session hands its committed binds here
+        in chunks (through the event loop), and ``submit`` the rest."""
+        for job, group in binds_by_job(binds).items():
+            self._binding[job] = self._binding.get(job, 0) + 1
+            for bind in group:
+                self.cache.assume(f"{bind.namespace}/{bind.name}", bind.uid, bind.node, bind.annotations)
+                if bind.claims:
+                    self.cache.assume_claims(bind.name, bind.uid, bind.claims)
+            self._spawn(self._bind_gang(job, group))
 
     async def _bind_gang(self, job: str, binds: list[Bind]) -> None:
         # The nodes of the pods bound beyond the Event budget; a pod without a PodGroup gets its own anyway.

@@ -36,6 +36,7 @@ from volcano_py.scheduler.core import (
     Consultation,
     ExtenderAnswers,
     ExtenderConf,
+    HandOver,
     MetricsConf,
     Shadow,
     ShadowSource,
@@ -82,8 +83,16 @@ class Core(Protocol):
         ...
 
     def run(
-        self, state: ClusterObjects, conf: Any, now: datetime, extender: ExtenderAnswers | None = None
-    ) -> CycleOutcome: ...
+        self,
+        state: ClusterObjects,
+        conf: Any,
+        now: datetime,
+        extender: ExtenderAnswers | None = None,
+        hand_over: HandOver | None = None,
+    ) -> CycleOutcome:
+        """One cycle over ``state``; ``hand_over`` takes committed binds while the session runs (on the
+        thread that calls ``run``), before the outcome lists them (``SessionResult.handed_over``)."""
+        ...
 
     def needs_every_period(self, conf: Any) -> bool:
         """Whether ``conf`` may decide something with nothing new in the cluster (a session every period)."""
@@ -231,7 +240,12 @@ class DefaultCore:
         )
 
     def run(
-        self, state: ClusterObjects, conf: Any, now: datetime, extender: ExtenderAnswers | None = None
+        self,
+        state: ClusterObjects,
+        conf: Any,
+        now: datetime,
+        extender: ExtenderAnswers | None = None,
+        hand_over: HandOver | None = None,
     ) -> CycleOutcome:
         recalled = self.quiet.recall(state, conf, now)
         built, self._built = self._built, None
@@ -254,6 +268,7 @@ class DefaultCore:
             registry=self.registry,
             features=self.features,
             timers=self.timers,
+            hand_over=hand_over,
         )
         self.timers = dict(result.timers)
         if warnings or acts_on_running(conf):

@@ -21,7 +21,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +38,7 @@ from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.log import get_logger
+from volcano_py.scheduler.framework.decisions import Bind
 from volcano_py.scheduler.framework.pacing import (
     BACKLOG_POLL_SECONDS,
     BURST_QUIET_SECONDS,
@@ -225,8 +226,15 @@ class Scheduler:
             # a long one (thousands of jobs) does not freeze the watches, binds and events of the event loop.
             # The cache is not read by it: the snapshot's lists are its own, and the informers replace
             # objects rather than mutate them.
+            # Its committed binds come back through the loop as it goes, so a session placing a backlog
+            # binds from its first gangs on rather than after its last.
+            loop = asyncio.get_running_loop()
+
+            def hand_over(binds: Sequence[Bind]) -> None:
+                loop.call_soon_threadsafe(self.binder.submit_binds, binds)
+
             outcome, cpu_seconds = await asyncio.to_thread(
-                _cpu_timed, self.core.run, state, conf, now, answers
+                _cpu_timed, self.core.run, state, conf, now, answers, hand_over
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
