@@ -32,6 +32,33 @@ def test_next_start(
     assert pacing.next_start(100.0, cycle_cpu, last_arrival) == pytest.approx(expected), why
 
 
+PACING = Pacing(period=1.0)
+
+WHOLE_CASES = [
+    # (cycle CPU, last arrival, last whole, expected start, why)
+    (0.01, 100.5, 100.5, 100.5, "a gang whole in a steady stream starts at once, with no pause to wait for"),
+    (0.01, 100.5, 100.3, 100.3, "more pods after a whole gang do not put its start off"),
+    (0.2, 100.5, 100.5, 100.8, "still no closer than the cycle's CPU allows"),
+    (0.01, 100.5, 99.0, 100.6, "a gang whole before the cycle began was in it: only the pause counts"),
+]
+
+
+@pytest.mark.parametrize(("cycle_cpu", "last_arrival", "last_whole", "expected", "why"), WHOLE_CASES)
+def test_a_whole_gang_starts_the_next_cycle_without_a_pause(
+    cycle_cpu: float, last_arrival: float, last_whole: float, expected: float, why: str
+) -> None:
+    start = PACING.next_start(100.0, cycle_cpu, last_arrival, last_whole=last_whole)
+    assert start == pytest.approx(expected), why
+
+
+def test_a_whole_gang_starts_nothing_early_with_early_starts_off_or_binds_backed_up() -> None:
+    fixed = Pacing(period=1.0, burst_quiet=0)
+    assert fixed.next_start(100.0, 0.01, 100.5, last_whole=100.5) == pytest.approx(101.0)
+    assert PACING.next_start(100.0, 0.01, 100.5, last_whole=100.5, backlogged=True) == pytest.approx(
+        100 + BACKLOG_PERIOD_SECONDS
+    )
+
+
 def test_a_pending_early_start_is_known_once_pods_arrived_after_the_cycle_began() -> None:
     pacing = Pacing(period=1.0)
     assert not pacing.early_pending(100.0, 99.0)

@@ -7,7 +7,9 @@ for a plain pod with ``schedulerName: volcano``. Queues are cluster-scoped and f
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from enum import StrEnum
+from typing import Any
 
 from pydantic import Field, StrictBool
 
@@ -67,6 +69,20 @@ class PodGroupSpec(VolcanoModel):
 
     def min_resource(self) -> Resource:
         return Resource.parse(self.min_resources)
+
+
+def group_name_of(pod: Mapping[str, Any]) -> str | None:
+    """The name of the PodGroup a raw pod belongs to (its namespace's): Kubernetes' annotation, else
+    Volcano's own; None for a pod in no PodGroup."""
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return annotations.get(constants.KUBE_GROUP_NAME_KEY) or annotations.get(constants.VOLCANO_GROUP_NAME_KEY)
+
+
+def min_member_of(podgroup: Mapping[str, Any]) -> int:
+    """A raw PodGroup's ``spec.minMember`` as the scheduler gangs it: 1 when unset, and 1 when it is not a
+    count at all (the session refuses such a group, with its reason)."""
+    value = (podgroup.get("spec") or {}).get("minMember", 1)
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
 
 
 class PodGroupCondition(VolcanoModel):

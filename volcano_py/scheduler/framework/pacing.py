@@ -3,7 +3,9 @@
 Volcano runs a session every ``--schedule-period``. Here the period is the longest wait, not the only one:
 a Job's pods are created in one burst, and a gang can only be placed once its last pod exists. So once new
 pending pods have stopped arriving for ``burst_quiet`` seconds, the next cycle starts without waiting for
-the rest of the period. Pods that keep arriving without a pause (a steady stream) start no early cycle.
+the rest of the period. In a steady stream of pods there is no such pause; there the arrival of a gang's
+last pod (the pods of its PodGroup reach its ``minMember``; a pod joining a running gang, or a one-pod
+group, is whole at once) starts the next cycle without waiting for a pause.
 
 An early cycle is never closer to the last one than that cycle's CPU time divided by
 ``EARLY_CPU_SHARE``: on a small machine every CPU-second the scheduler spends is taken from the API
@@ -49,23 +51,32 @@ class Pacing:
             )
 
     def next_start(
-        self, began: float, cycle_cpu: float, last_arrival: float, *, backlogged: bool = False
+        self,
+        began: float,
+        cycle_cpu: float,
+        last_arrival: float,
+        *,
+        last_whole: float = float("-inf"),
+        backlogged: bool = False,
     ) -> float:
         """The time the cycle after the one that began at ``began`` (and spent ``cycle_cpu``) should start.
 
-        ``last_arrival`` is when the newest pending pod was seen; one seen before ``began`` was in that
-        cycle's snapshot already and starts nothing. ``backlogged``: the binds sent are backed up (see
-        ``backlogged``), so no early start for now, and the period stretched.
+        ``last_arrival`` is when the newest pending pod was seen, ``last_whole`` when the newest one that
+        made its gang whole was; one seen before ``began`` was in that cycle's snapshot already and starts
+        nothing. ``backlogged``: the binds sent are backed up (see ``backlogged``), so no early start for
+        now, and the period stretched.
         """
         stretched = backlogged and self.burst_quiet > 0
         regular = began + (max(self.period, BACKLOG_PERIOD_SECONDS) if stretched else self.period)
         if backlogged or not self.early_pending(began, last_arrival):
             return regular
-        early = max(last_arrival + self.burst_quiet, began + cycle_cpu / EARLY_CPU_SHARE)
-        return min(regular, early)
+        due = last_arrival + self.burst_quiet
+        if last_whole > began:
+            due = min(due, last_whole)
+        return min(regular, max(due, began + cycle_cpu / EARLY_CPU_SHARE))
 
     def early_pending(self, began: float, last_arrival: float) -> bool:
-        """Whether pods arrived since ``began``, so an early start is due (later arrivals only delay it)."""
+        """Whether pods arrived since ``began``, so an early start is due."""
         return self.burst_quiet > 0 and last_arrival > began
 
 

@@ -14,6 +14,7 @@ from typing import Any, Final
 
 from volcano_py.api import constants as k
 from volcano_py.api.revocable import revocable_zone
+from volcano_py.api.scheduling import group_name_of
 from volcano_py.resources import QuantityError, Resource, pod_request
 
 from .decisions import ClaimWrite
@@ -176,7 +177,7 @@ class TaskInfo:
             resreq = pod_request(spec)
         except QuantityError as err:
             raise ValueError(f"pod {namespace}/{name}: spec.containers[].resources: {err}") from None
-        group = annotations.get(k.KUBE_GROUP_NAME_KEY) or annotations.get(k.VOLCANO_GROUP_NAME_KEY)
+        group = group_name_of(pod)
         priority_class = spec.get("priorityClassName") or ""
         priority = spec.get("priority")
         if priority is None:

@@ -35,7 +35,8 @@ import aiohttp
 
 from volcano_py.api import constants as c
 from volcano_py.api.common import now_time
-from volcano_py.api.scheduling import QueueState
+from volcano_py.api.podspec import PodPhase, pod_phase
+from volcano_py.api.scheduling import QueueState, group_name_of, min_member_of
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
@@ -74,6 +75,14 @@ class _Assumed:
 
 def _uid(obj: Obj) -> str:
     return str(obj.get("metadata", {}).get("uid", ""))
+
+
+_OVER = (PodPhase.SUCCEEDED, PodPhase.FAILED)
+
+
+def _unbound(pod: Obj) -> bool:
+    """Not on a node yet and not over: waiting for a scheduler."""
+    return not (pod.get("spec") or {}).get("nodeName") and pod_phase(pod) not in _OVER
 
 
 def _with_node(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
@@ -181,7 +190,11 @@ class SchedulerCache:
         self._terminating: dict[str, tuple[Obj, Obj]] = {}
         # When the newest pending pod of ours was seen (monotonic), and a signal for it: see ``pacing``.
         self.last_arrival = float("-inf")
+        # When the newest such pod was one a cycle can place at once: its gang has all of its minMember pods.
+        self.last_whole = float("-inf")
         self.arrival = asyncio.Event()
+        # Pods of ours per PodGroup key (``namespace/name``), from the pods watch: whether a gang is whole.
+        self._group_pods: dict[str, int] = {}
         extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim, PODGROUPS: self._on_podgroup}
         self.node_usage: dict[str, NodeUsage] = {}
         self.informers: dict[str, Informer] = {
@@ -294,8 +307,11 @@ class SchedulerCache:
 
     def _on_pod(self, delta: Delta) -> None:
         key = delta.key
-        if delta.new is not None and self._newly_schedulable(delta):
+        group, joined = self._count_group(delta)
+        if delta.new is not None and (self._newly_schedulable(delta) or (joined and _unbound(delta.new))):
             self.last_arrival = time.monotonic()
+            if group is not None and self._whole(group):
+                self.last_whole = self.last_arrival
             self.arrival.set()
         assumed = self._assumed.get(key)
         if assumed is not None:
@@ -327,6 +343,35 @@ class SchedulerCache:
         claim = delta.new or {}
         if delta.type is EventType.DELETED or _uid(claim) != assumed.uid or assumed.shown_in(claim):
             del self._claims[delta.key]
+
+    def _group_of(self, pod: Obj | None) -> str | None:
+        if pod is None or (pod.get("spec") or {}).get("schedulerName") not in self.scheduler_names:
+            return None
+        name = group_name_of(pod)
+        return f"{(pod.get('metadata') or {}).get('namespace') or 'default'}/{name}" if name else None
+
+    def _count_group(self, delta: Delta) -> tuple[str | None, bool]:
+        """Keep the per-PodGroup pod counts; returns the pod's group now and whether it just joined it (the
+        PodGroup controller names the group of a plain pod after the pod exists)."""
+        gone = delta.type is EventType.DELETED
+        before, after = self._group_of(delta.old), None if gone else self._group_of(delta.new)
+        if before == after:
+            return after, False
+        counts = self._group_pods
+        if before is not None:
+            left = counts.get(before, 0) - 1
+            if left > 0:
+                counts[before] = left
+            else:
+                counts.pop(before, None)
+        if after is not None:
+            counts[after] = counts.get(after, 0) + 1
+        return after, after is not None
+
+    def _whole(self, group: str) -> bool:
+        """Whether the gang's PodGroup exists and has as many pods as its minMember: a cycle can place it."""
+        podgroup = self.podgroup(group)
+        return podgroup is not None and self._group_pods.get(group, 0) >= min_member_of(podgroup)
 
     def _newly_schedulable(self, delta: Delta) -> bool:
         """A pending pod of ours that a cycle may place now: a new one, or one whose scheduling gates were

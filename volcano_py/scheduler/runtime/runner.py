@@ -340,18 +340,18 @@ class Scheduler:
         while not stop.is_set():
             now = time.monotonic()
             held = backlogged(self.binder.binds_unanswered, self.options.bind_concurrency)
-            wake = self.pacing.next_start(began, self._cycle_cpu, cache.last_arrival, backlogged=held)
+            wake = self.pacing.next_start(
+                began, self._cycle_cpu, cache.last_arrival, last_whole=cache.last_whole, backlogged=held
+            )
             if now >= wake:
                 return
             if held and self.pacing.burst_quiet > 0:
                 # The next start is due once the binds ahead of it have drained: look again shortly.
                 await _sleep_or_stop(stop, min(wake - now, BACKLOG_POLL_SECONDS))
-            elif not self.pacing.early_pending(began, cache.last_arrival):
+            else:
+                # A newer arrival may move the start: later (a burst goes on) or sooner (a gang is whole).
                 cache.arrival.clear()
                 await _sleep_until_either(stop, cache.arrival, wake - now)
-            else:
-                # Newer arrivals can only put the early start later: no need to hear each of them.
-                await _sleep_or_stop(stop, wake - now)
 
     async def _lead(self, stop: asyncio.Event) -> None:
         if self.elector is None:
