@@ -260,6 +260,14 @@ class BindWatch:
                 return str(page["metadata"]["resourceVersion"])
 
 
+def per_pod_by_kind(before: dict[str, float], after: dict[str, float], pods: int) -> dict[str, float]:
+    """Requests (``VERB resource``) and watch events sent (``WATCH-EVENT kind``) per pod bound, the largest
+    first: what each system's binding cost the API server, by kind of work (node heartbeats included)."""
+    spent = {key: (value - before.get(key, 0.0)) / max(1, pods) for key, value in after.items()}
+    ranked = sorted(spent.items(), key=lambda kv: -kv[1])
+    return {key: round(value, 3) for key, value in ranked if value >= 0.01}
+
+
 async def wait_count(
     bench: Bench, watch: BindWatch, wanted: int, within: float, alive: subprocess.Popen[bytes]
 ) -> bool:
@@ -420,6 +428,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             "api_requests_per_pod": round(sum(
                 v - counts_before.get(k, 0.0) for k, v in counts_after.items() if not k.startswith("WATCH")
             ) / max(1, len(stamps)), 2),
+            "api_per_pod_by_kind": per_pod_by_kind(counts_before, counts_after, len(stamps)),
             "load_average": load_average(),
         }  # fmt: skip
         if groups_s is not None:
