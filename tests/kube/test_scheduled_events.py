@@ -119,6 +119,25 @@ async def test_a_gang_bound_beyond_the_budget_is_told_once_on_its_podgroup(binde
     assert told.message.startswith("Successfully assigned 3 pods to 2 nodes ")
 
 
+async def test_a_one_pod_gang_beyond_the_budget_is_told_only_if_the_budget_has_room_again(
+    binder: Binder,
+) -> None:
+    # A backlog of one-pod jobs: a summary per job would be an Event per pod all the same.
+    for name in ("a", "b", "c"):
+        meta = {"name": name, "namespace": "ns", "uid": f"pg-{name}", "resourceVersion": "1"}
+        watched(binder, "podgroups", {**podgroup(), "metadata": meta})
+    binder.submit(
+        SessionResult(binds=tuple(Bind("ns", f"{j}0", f"u{j}", "node-0", f"ns/{j}") for j in "abc"))
+    )
+    await binder.wait_idle()
+    assert sorted(e.ref.name for e in recorded(binder)) == ["a0", "b0"]  # the burst of two
+    assert binder.metrics.scheduled_events_skipped._value.get() == 1
+    NOW[0] = 2.0
+    binder.submit(SessionResult(binds=(Bind("ns", "c1", "u-c1", "node-1", "ns/c"),)))
+    await binder.wait_idle()
+    assert [e.ref.name for e in recorded(binder)] == ["c1"]  # the budget has room again: its own Event
+
+
 async def test_within_the_budget_every_pod_is_told_and_the_podgroup_is_not(binder: Binder) -> None:
     watched(binder, "podgroups", podgroup())
     binder.submit(SessionResult(binds=gang(2, "ns/pg")))

@@ -259,6 +259,11 @@ class Binder:
             _log.warning("gang partly unbound", job=job, bound=len(binds) - failed, failed=failed)
         # Looked up again: the PodGroup may have gone while its pods were bound.
         if untold and (podgroup := self.cache.podgroup(job)) is not None:
+            # A summary of one pod is that pod's own Event under another name (a backlog of one-pod jobs
+            # would write one per pod): the budget that refused the one refuses the other.
+            if len(untold) == 1 and not self.scheduled_events.take():
+                self.metrics.scheduled_events_skipped.inc()
+                return
             message = summary(untold, self.scheduled_events.qps)
             self.recorder.record(dict(podgroup), NORMAL, "Scheduled", message)
 

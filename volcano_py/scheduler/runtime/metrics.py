@@ -85,6 +85,12 @@ class SchedulerMetrics:
         self.bound_pods = Counter(
             "bound_pods", "Pods bound to a node by this scheduler", namespace=_NAMESPACE, registry=r
         )
+        self.scheduled_events_skipped = Counter(
+            "scheduled_events_skipped",
+            "Pods bound with no Scheduled Event of their own or of their PodGroup: one-pod gangs bound while "
+            "the Event budget (--scheduled-event-qps) was spent",
+            namespace=_NAMESPACE, registry=r,
+        )  # fmt: skip
         self.bind_failures = Counter(
             "bind_failures", "Binds the API server refused", namespace=_NAMESPACE, registry=r
         )
