@@ -20,11 +20,12 @@ restart   The cluster filled with ``pods`` running pods in gangs of 20 with thei
           first cycle, which it runs once synced) and to that pod's bind, and RSS. Then the controller
           (``volcano-py controller`` / ``vc-controller-manager``, with its scheduler up): SIGKILLed, a new
           one-pod ``batch.volcano.sh`` Job created, started again: seconds to the Job's PodGroup and pod.
-churn     On the filled cluster, jobs (a PodGroup and ``--churn-size`` pods that KWOK completes after
-          ``--churn-job-seconds``) arrive at ``--churn-rate`` jobs/s for ``--minutes``; finished pods stay,
-          so the cluster grows. Per ``--window``: bind latency p50/p99 (created -> bound, from a watch) of
-          the pods created in it and, from the scheduler's ``volcano_e2e_scheduling_latency_milliseconds``
-          histogram (volcano-py and Volcano both serve it), cycle time p50/p99.
+churn     On the filled cluster, jobs (a PodGroup and ``--churn-size`` pods created together, as a Job
+          controller does, that KWOK completes after ``--churn-job-seconds``) arrive at ``--churn-rate``
+          jobs/s for ``--minutes``; finished pods stay, so the cluster grows. Per ``--window``: bind latency
+          p50/p99 (created -> bound, from a watch) of the pods created in it and, from the scheduler's
+          ``volcano_e2e_scheduling_latency_milliseconds`` histogram (volcano-py and Volcano both serve it),
+          cycle time p50/p99.
 
 A point that does not fit stops the run, with the reason in the JSON: memory in use on the machine above
 ``--max-memory-used`` (``/proc/meminfo``), or a phase not done within ``--deadline``.
@@ -599,11 +600,18 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             async with in_flight:
                 group = f"c{j}"
                 await client.create(PODGROUPS.collection_path(namespace), podgroup(group, args.churn_size))
-                for i in range(args.churn_size):
+
+                async def create(i: int) -> None:
                     body = pod(f"{group}-{i}", group)
                     body["metadata"]["annotations"].update(annotations)
                     await client.create(PODS.collection_path(namespace), body)
                     watch.created[f"{group}-{i}"] = time.time()
+
+                if args.churn_create == "together":
+                    await asyncio.gather(*(create(i) for i in range(args.churn_size)))
+                else:
+                    for i in range(args.churn_size):
+                        await create(i)
 
         async def scrape_each_window() -> None:
             while True:
@@ -639,7 +647,8 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         # KWOK finished them: the cluster grew by pods that are done, as a busy cluster does.
         succeeded = await count_where(client, PODS.collection_path(namespace), "status.phase=Succeeded")
         return {
-            "system": system, "pods": filled, "jobs": j, "created": len(watch.created),
+            "system": system, "pods": filled, "jobs": j, "create": args.churn_create,
+            "created": len(watch.created),
             "bound": sum(1 for n in watch.created if n in watch.bound), "succeeded": succeeded,
             "bind_ms_p50": round(percentile(latencies, 0.50), 1),
             "bind_ms_p99": round(percentile(latencies, 0.99), 1),
@@ -776,6 +785,13 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--window", type=float, default=60.0, help="churn's reporting window, seconds")
     parser.add_argument("--churn-rate", type=float, default=2.0, help="jobs arriving per second")
     parser.add_argument("--churn-size", type=int, default=10, help="pods per churn job")
+    parser.add_argument(
+        "--churn-create",
+        choices=("together", "one-by-one"),
+        default="together",
+        help="a churn job's pods created concurrently, as Volcano's Job controller creates them, or each "
+        "after the last (the shape of the churn runs before the fifteenth round)",
+    )
     parser.add_argument("--churn-job-seconds", type=float, default=30.0, help="how long a churn pod runs")
     parser.add_argument(
         "--deadline",
