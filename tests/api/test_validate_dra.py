@@ -49,6 +49,11 @@ def _exactly(**fields: Any) -> dict[str, Any]:
             id="unknown-allocation-mode",
         ),
         pytest.param(
+            {**_template(_exactly(count=1)), "spec": True},
+            ["spec: must be an object (the template: spec.spec), got True"],
+            id="template-spec-not-an-object",
+        ),
+        pytest.param(
             {
                 "apiVersion": "resource.k8s.io/v1",
                 "kind": "DeviceClass",

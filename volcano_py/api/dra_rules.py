@@ -84,8 +84,10 @@ def validate_dra_object(obj: Mapping[str, Any]) -> list[Problem] | None:
             claim = dra.ResourceClaim.model_validate(obj)
             return claim_problems(claim.spec.devices, "spec.devices")
         if kind == dra.RESOURCE_CLAIM_TEMPLATE_KIND:
-            spec = ((obj.get("spec") or {}).get("spec")) or {}
-            template = dra.ResourceClaimSpec.model_validate(spec)
+            outer = obj.get("spec") or {}
+            if not isinstance(outer, Mapping):
+                return [Problem("spec", f"must be an object (the template: spec.spec), got {outer!r}")]
+            template = dra.ResourceClaimSpec.model_validate(outer.get("spec") or {})
             return claim_problems(template.devices, "spec.spec.devices")
     except ValidationError as err:
         prefix = "spec.spec" if kind == dra.RESOURCE_CLAIM_TEMPLATE_KIND else ""

@@ -201,9 +201,11 @@ class Scheduler:
         self._unschedulable_jobs: set[str] = set()
         self._gpu_report_at = float("-inf")
         self.recent_usage = UsageLedger()
+        # Set once the core has read the cluster as first synced (see ``_read_ahead``).
+        self._read = False
 
     def ready(self) -> bool:
-        return self.cache.synced and (self.elector is None or self.elector.is_leader)
+        return self.cache.synced and self._read and (self.elector is None or self.elector.is_leader)
 
     @property
     def is_leader(self) -> bool:
@@ -367,14 +369,22 @@ class Scheduler:
         await self.cache.loaded.wait()
         if not self.cache.resumed or self.cache.synced:
             return
+        await self._read_ahead("the resumed mirror")
+
+    async def _read_ahead(self, what: str) -> None:
+        """Have the core read the cluster before the first cycle. A fresh list is read once synced, before
+        the process says it is ready: at 50,000 pods the first read takes seconds, and pods that arrive
+        meanwhile would otherwise wait for it in the first cycle."""
         began = time.perf_counter()
         try:
             await asyncio.to_thread(self.core.warm, self.cache.snapshot())
         except Exception:
             # Only a head start: the first cycle reads the cluster anyway, and says what it cannot.
-            _log.exception("reading the resumed mirror ahead failed")
+            _log.exception("reading the cluster ahead failed", what=what)
             return
-        _log.info("read the resumed mirror ahead", seconds=round(time.perf_counter() - began, 2))
+        finally:
+            self._read = True
+        _log.info("read the cluster ahead", what=what, seconds=round(time.perf_counter() - began, 2))
 
     async def _ensure_default_queues(self, stop: asyncio.Event) -> None:
         """Create ``root``/``default``, retrying: an admission webhook that is restarting must not kill us."""
@@ -402,6 +412,8 @@ class Scheduler:
                 warming = group.create_task(self._warm())
                 await run_unless_stopped(self.cache.wait_synced(), stop)
                 await warming  # the core is not run twice at once
+                if not stop.is_set() and not self._read:
+                    await self._read_ahead("the listed cluster")
                 if not stop.is_set():
                     await self._ensure_default_queues(stop)
                     _log.info(
