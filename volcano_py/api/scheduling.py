@@ -78,6 +78,13 @@ def group_name_of(pod: Mapping[str, Any]) -> str | None:
     return annotations.get(constants.KUBE_GROUP_NAME_KEY) or annotations.get(constants.VOLCANO_GROUP_NAME_KEY)
 
 
+def group_key_of(pod: Mapping[str, Any]) -> str | None:
+    """``namespace/name`` of the PodGroup a raw pod belongs to (see ``group_name_of``), the key PodGroups
+    are stored and bound under; None for a pod in no PodGroup."""
+    name = group_name_of(pod)
+    return f"{(pod.get('metadata') or {}).get('namespace') or 'default'}/{name}" if name else None
+
+
 def min_member_of(podgroup: Mapping[str, Any]) -> int:
     """A raw PodGroup's ``spec.minMember`` as the scheduler gangs it: 1 when unset, and 1 when it is not a
     count at all (the session refuses such a group, with its reason)."""

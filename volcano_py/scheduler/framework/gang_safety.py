@@ -11,18 +11,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from volcano_py.api import constants as k
 from volcano_py.api.podspec import PodPhase, pod_phase
+from volcano_py.api.scheduling import group_key_of
 
 from .decisions import SessionResult
 
 _DONE = (PodPhase.SUCCEEDED, PodPhase.FAILED)
-
-
-def _group(pod: Mapping[str, Any]) -> str | None:
-    meta = pod.get("metadata") or {}
-    name = (meta.get("annotations") or {}).get(k.KUBE_GROUP_NAME_KEY)
-    return f"{meta.get('namespace', 'default')}/{name}" if name else None
 
 
 def gangs_left_partly_evicted(
@@ -37,7 +31,7 @@ def gangs_left_partly_evicted(
     holding: dict[str, int] = {}
     touched: set[str] = set()
     for pod in pods:
-        group = _group(pod)
+        group = group_key_of(pod)
         if group is None:
             continue
         meta = pod.get("metadata") or {}

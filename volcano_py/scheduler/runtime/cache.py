@@ -36,7 +36,7 @@ import aiohttp
 from volcano_py.api import constants as c
 from volcano_py.api.common import now_time
 from volcano_py.api.podspec import PodPhase, pod_phase
-from volcano_py.api.scheduling import QueueState, group_name_of, min_member_of
+from volcano_py.api.scheduling import QueueState, group_key_of, min_member_of
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
@@ -347,8 +347,7 @@ class SchedulerCache:
     def _group_of(self, pod: Obj | None) -> str | None:
         if pod is None or (pod.get("spec") or {}).get("schedulerName") not in self.scheduler_names:
             return None
-        name = group_name_of(pod)
-        return f"{(pod.get('metadata') or {}).get('namespace') or 'default'}/{name}" if name else None
+        return group_key_of(pod)
 
     def _count_group(self, delta: Delta) -> tuple[str | None, bool]:
         """Keep the per-PodGroup pod counts; returns the pod's group now and whether it just joined it (the
