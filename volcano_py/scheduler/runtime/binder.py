@@ -45,6 +45,7 @@ from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.kube.leader import WriteStamp, through_fence
 from volcano_py.log import get_logger
+from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import (
     EVICTING_ACTIONS,
     Bind,
@@ -146,7 +147,11 @@ class Binder:
         self._told: dict[str, tuple[str, dict[str, Any], float]] = {}
         # Since when each gang has been offered as short of its pods (``forming``), while it is.
         self._short_since: dict[str, float] = {}
-        self._pending_queue: dict[str, dict[str, Any]] = {}
+        self._pending_queue: dict[str, tuple[dict[str, Any], Resource]] = {}
+        # Each Queue's last allocation written and the resourceVersion it answered with (None while on its
+        # way), until the watch shows that version: a session that meanwhile computes what the cache still
+        # shows must write again, or the late write stays on the Queue while nothing changes.
+        self._queue_written: dict[str, tuple[int | None, Resource]] = {}
         # Pods whose gate removal is on its way: a cycle that runs before the watch shows it decides it again.
         self._ungating: set[str] = set()
         self._status_dirty = asyncio.Event()
@@ -499,11 +504,19 @@ class Binder:
         queue = self.cache.queue(update.name)
         if queue is None:
             return
-        body = allocated_patch(update.allocated, queue.get("status"))
+        current = queue.get("status")
+        written = self._queue_written.get(update.name)
+        if written is not None and written[0] is not None and _version(queue) >= written[0]:
+            del self._queue_written[update.name]  # the watch has shown it: the cache is the reference again
+            written = None
+        if written is not None:
+            on_its_way = written[1].to_quantities()
+            current = {"allocated": {**((current or {}).get("allocated") or {}), **on_its_way}}
+        body = allocated_patch(update.allocated, current)
         if body is None:
             self._pending_queue.pop(update.name, None)
             return
-        self._pending_queue[update.name] = body
+        self._pending_queue[update.name] = (body, update.allocated)
 
     def _holds(self, key: str, now: float) -> bool:
         """Whether the pending status of ``key`` still waits for its gang's pods to start."""
@@ -543,7 +556,7 @@ class Binder:
             self._told[key] = (((podgroup or {}).get("metadata") or {}).get("uid") or "", status, now)
         self._short_since = {k: t for k, t in self._short_since.items() if self.cache.podgroup(k) is not None}
         writes = [self._write_podgroup(key, status) for key, status in podgroups.items()]
-        writes += [self._write_queue(name, body) for name, body in queues.items()]
+        writes += [self._write_queue(name, body, allocated) for name, (body, allocated) in queues.items()]
         await asyncio.gather(*writes)
 
     async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
@@ -570,10 +583,20 @@ class Binder:
             finally:
                 self._sent_pg.pop(key, None)
 
-    async def _write_queue(self, name: str, body: dict[str, Any]) -> None:
+    async def _write_queue(self, name: str, body: dict[str, Any], allocated: Resource) -> None:
+        self._queue_written[name] = (None, allocated)
         async with self._status_slots:
             try:
-                await patch.patch_status(self.client, QUEUES, name, None, body)
+                answer = await patch.patch_status(self.client, QUEUES, name, None, body)
             except (ApiError, *NETWORK_ERRORS) as exc:
+                self._queue_written.pop(name, None)  # what the cache shows is all there is
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))
+            else:
+                self._queue_written[name] = (_version(answer), allocated)
+
+
+def _version(obj: dict[str, Any]) -> int:
+    """An object's resourceVersion as a number (etcd's revision; 0 when it has none or another form)."""
+    text = (obj.get("metadata") or {}).get("resourceVersion") or ""
+    return int(text) if text.isdigit() else 0
