@@ -111,6 +111,7 @@ async def test_a_restart_resumes_from_the_saved_mirror_and_shows_what_changed_me
     try:
         informer = again.informers["pods"]
         assert informer.resumed and informer.relists == 0, "the pods were resumed, not listed"
+        assert not again.mirror_expired()
         # Synced means caught up: no waiting for the watch here.
         assert _mirrored(again, namespace) == {"kept": "patched", "arrived": "created"}
         listed = await client.get(pods)
@@ -132,6 +133,10 @@ async def test_a_mirror_far_behind_the_server_is_brought_up_to_date(
         # The server either replays its history since then or says 410 and the pods are listed: either way
         # the mirror is current once synced.
         assert _mirrored(again, namespace) == {"kept": "created"}
+        # A 410 marks the resumed mirror void, so the scheduler reads the listed pods rather than it.
+        informer = again.informers["pods"]
+        assert informer.answered.is_set()
+        assert again.mirror_expired() == (informer.relists > 0)
     finally:
         await _stopped(task)
 

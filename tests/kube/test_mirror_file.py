@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -109,3 +110,25 @@ def test_a_temporary_left_by_a_killed_writer_is_removed_once_abandoned(tmp_path:
     os.utime(abandoned, (old, old))
     mirror.write("uid-a", _kinds())
     assert sorted(os.listdir(tmp_path)) == [recent.name, "scheduler.mirror"]
+
+
+def test_two_writes_at_once_each_leave_a_whole_file(tmp_path: Path) -> None:
+    # The save on stop can start while the periodic one is still writing in its thread: sharing one
+    # temporary, one truncated the other's file and the second rename found nothing to move.
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    start = threading.Barrier(2)
+    sizes: list[int] = []
+
+    def write(count: int) -> None:
+        start.wait()
+        sizes.append(mirror.write("uid-a", _kinds(pods=count)))
+
+    writers = [threading.Thread(target=write, args=(count,)) for count in (100 * CHUNK, 100 * CHUNK + 1)]
+    for thread in writers:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    assert len(sizes) == 2, "a write failed"
+    read = mirror.read("uid-a")
+    assert read is not None and len(read["pods"].items) in (100 * CHUNK, 100 * CHUNK + 1)
+    assert [p.name for p in tmp_path.iterdir()] == ["scheduler.mirror"]

@@ -125,7 +125,11 @@ class Informer:
         self.synced = asyncio.Event()
         self.resource_version = ""
         self.relists = 0
+        # Set by the watch's first answer after a resume (an event, or the 410 that voids the mirror), or a
+        # list: whether a resumed mirror still holds can be known this soon.
+        self.answered = asyncio.Event()
         self.resumed = False  # started from a saved mirror rather than a list
+        self.mirror_expired = False  # ... and that mirror was too old for the API server's watch
         self._heard_at: float | None = None  # when the watch last connected or brought a change
 
     def _trim(self, obj: Obj) -> None:
@@ -177,6 +181,12 @@ class Informer:
         self.resumed = True
         return True
 
+    def expired(self) -> None:
+        """The watch's version is gone from the API server: a resumed mirror is void until relisted."""
+        if self.resumed and not self.relists:
+            self.mirror_expired = True
+        self.answered.set()
+
     async def list(self) -> None:
         """Relist everything (paginated) and replace the store."""
         self._heard_at = None  # a resumed watch that expired is not caught up by going quiet
@@ -206,6 +216,7 @@ class Informer:
         for delta in self.store.replace(items):
             self._dispatch(delta)
         self.relists += 1
+        self.answered.set()
         _log.debug("listed", kind=self.kind.kind, count=len(items), resource_version=self.resource_version)
 
     async def watch_once(self) -> None:
@@ -228,6 +239,7 @@ class Informer:
             path, query, read_timeout=self.watch_timeout_seconds + 30, connected=connected
         ):
             step = interpret(event)
+            self.answered.set()
             if step.event_type is not None and step.obj is not None:
                 self._trim(step.obj)
                 self._dispatch(self.store.apply(step.event_type, step.obj))
@@ -291,6 +303,7 @@ class Informer:
                 await self.watch_once()
             except ResourceExpired as exc:
                 _log.info("watch expired; relisting", kind=self.kind.kind, reason=str(exc))
+                self.expired()
                 need_list = True
             except ApiError as exc:
                 if exc.not_found and self.optional:
@@ -302,6 +315,7 @@ class Informer:
                     continue
                 if exc.gone:
                     _log.info("watch expired; relisting", kind=self.kind.kind, reason=exc.message)
+                    self.expired()
                     need_list = True
                     continue
                 delay = self.backoff.next_delay()

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import itertools
 import os
 import struct
 import time
@@ -45,6 +46,8 @@ FORMAT: Final = 3
 CHUNK: Final = 500
 # A temporary file untouched this long was left by a process killed while writing it.
 ABANDONED_SECONDS: Final = 600.0
+# Numbers this process's writes (``itertools.count`` hands each thread its own number).
+_WRITES: Final = itertools.count()
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +76,8 @@ class MirrorFile:
         """Write the mirrors of ``kinds`` as read from ``cluster``; returns the bytes written."""
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self._remove_abandoned()
-        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        # Named for this write alone: two writes must never share (and truncate) one file.
+        temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{next(_WRITES)}.tmp")
         header = {
             "format": FORMAT,
             "cluster": cluster,

@@ -26,6 +26,7 @@ API server shows the same uid.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -175,6 +176,7 @@ class SchedulerCache:
         self.mirror = mirror
         # Set once the saved mirror (if any) is loaded, before the watches catch it up; ``resumed``: it was.
         self.loaded = asyncio.Event()
+        self._saving = asyncio.Lock()
         self.resumed = False
         self._mirror_failed = False  # said once: a directory we cannot write is not news every 30 s
         self.scheduler_names = frozenset(scheduler_names)
@@ -255,6 +257,18 @@ class SchedulerCache:
         self.resumed = bool(resumed)
         _log.info("resuming from the saved mirror", path=str(mirror.path), objects=resumed)
 
+    def mirror_expired(self) -> bool:
+        """Whether a resumed mirror proved older than the API server's watch history (its kind relists)."""
+        return any(informer.mirror_expired for informer in self.informers.values())
+
+    async def first_answer(self, kind: str, within: float) -> None:
+        """Until the resumed watch of ``kind`` has first answered (with the 410 of an expired mirror, if it
+        is one), for at most ``within`` seconds: a quiet cluster may have nothing to send."""
+        informer = self.informers[kind]
+        if informer.resumed:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(informer.answered.wait(), within)
+
     def _saved_kinds(self) -> tuple[str, dict[str, SavedKind]] | None:
         root = self.queue(c.ROOT_QUEUE)
         if root is None or not self.synced:
@@ -269,7 +283,9 @@ class SchedulerCache:
             return False
         began = time.monotonic()
         try:
-            size = await asyncio.to_thread(self.mirror.write, *state)
+            # One write at a time: the save on stop must not race the periodic one still in its thread.
+            async with self._saving:
+                size = await asyncio.to_thread(self.mirror.write, *state)
         except (OSError, TypeError) as exc:  # TypeError: an object JSON cannot hold (none expected)
             if not self._mirror_failed:
                 _log.warning(

@@ -61,6 +61,10 @@ _log = get_logger(__name__)
 # Longest a scheduler with nothing new to look at waits before running a cycle anyway.
 IDLE_RERUN_SECONDS = 10.0
 
+# How long a resumed scheduler waits for the pods watch to say whether its mirror still holds before reading
+# it: a busy cluster's watch answers at once; a quiet one's says nothing, and then the mirror is read anyway.
+FIRST_ANSWER_SECONDS = 0.5
+
 # The per-HyperNode GPU gauges re-read every pod; a dashboard needs them no fresher than this.
 GPU_REPORT_SECONDS = 10.0
 
@@ -369,7 +373,14 @@ class Scheduler:
         await self.cache.loaded.wait()
         if not self.cache.resumed or self.cache.synced:
             return
+        # A mirror saved longer ago than the API server keeps watch history is void (410) and relisted:
+        # reading it would be wasted, and would slow that list down. The pods watch says so at once.
+        await self.cache.first_answer("pods", FIRST_ANSWER_SECONDS)
+        if self.cache.mirror_expired():
+            return
         await self._read_ahead("the resumed mirror")
+        if self.cache.mirror_expired():
+            self._read = False  # what was read is being replaced: read the listed cluster once synced
 
     async def _read_ahead(self, what: str) -> None:
         """Have the core read the cluster before the first cycle. A fresh list is read once synced, before
