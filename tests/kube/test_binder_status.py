@@ -71,6 +71,14 @@ def test_queue_allocated_written_only_when_changed_and_removed_resources_nulled(
     assert allocated_patch(Resource.of(cpu=1), None) == {"allocated": {"cpu": "1"}}
 
 
+def test_queue_allocated_is_compared_with_the_write_on_its_way_and_its_resources_nulled_too() -> None:
+    current = {"allocated": {"cpu": "2"}}
+    on_its_way = Resource.of(cpu=3, gpu=1)
+    assert allocated_patch(Resource.of(cpu=3, gpu=1), current, on_its_way) is None
+    body = allocated_patch(Resource.of(cpu=2), current, on_its_way)
+    assert body == {"allocated": {"cpu": "2", "nvidia.com/gpu": None}}
+
+
 @pytest.fixture
 async def binder() -> AsyncIterator[Binder]:
     # Nothing listens on the default host: each write fails at once and is logged, as a refused one would be.

@@ -96,16 +96,21 @@ def only_forming_news(status: Mapping[str, Any], current: Mapping[str, Any] | No
     return same_podgroup_status(others(status), others(current))
 
 
-def allocated_patch(allocated: Resource, current: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The merge patch for ``status.allocated``, or None when it already says that (resources that went away
-    are set to null, which a merge patch needs to remove a key)."""
+def allocated_patch(
+    allocated: Resource, current: Mapping[str, Any] | None, on_its_way: Resource | None = None
+) -> dict[str, Any] | None:
+    """The merge patch for ``status.allocated``, or None when it already says that: the Queue's ``current``
+    status, or our write ``on_its_way`` when one is (it lands after what the cache shows). Resources that
+    went away from either are set to null, which a merge patch needs to remove a key."""
     current_list = (current or {}).get("allocated") or {}
     try:
-        unchanged = Resource.parse(current_list) == allocated
+        unchanged = (Resource.parse(current_list) if on_its_way is None else on_its_way) == allocated
     except ValueError:
         unchanged = False
     if unchanged:
         return None
     body: dict[str, Any] = dict.fromkeys(current_list)
+    if on_its_way is not None:
+        body.update(dict.fromkeys(on_its_way.to_quantities()))
     body.update(allocated.to_quantities())
     return {"allocated": body}

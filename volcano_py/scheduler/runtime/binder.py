@@ -509,10 +509,7 @@ class Binder:
         if written is not None and written[0] is not None and _version(queue) >= written[0]:
             del self._queue_written[update.name]  # the watch has shown it: the cache is the reference again
             written = None
-        if written is not None:
-            on_its_way = written[1].to_quantities()
-            current = {"allocated": {**((current or {}).get("allocated") or {}), **on_its_way}}
-        body = allocated_patch(update.allocated, current)
+        body = allocated_patch(update.allocated, current, None if written is None else written[1])
         if body is None:
             self._pending_queue.pop(update.name, None)
             return
