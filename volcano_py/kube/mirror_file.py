@@ -46,7 +46,7 @@ FORMAT: Final = 3
 CHUNK: Final = 500
 # A temporary file untouched this long was left by a process killed while writing it.
 ABANDONED_SECONDS: Final = 600.0
-# Numbers this process's writes (``itertools.count`` hands each thread its own number).
+# Numbers this process's writes, each its own (``next`` on a count is atomic under the GIL).
 _WRITES: Final = itertools.count()
 
 
