@@ -29,7 +29,7 @@ from volcano_py.kube.backoff import Backoff
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.kube.mirror_file import SavedKind
-from volcano_py.kube.store import Delta, EventType, Obj, Store, resource_version
+from volcano_py.kube.store import Delta, EventType, Obj, Store, resource_version, version_number
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -73,12 +73,6 @@ def interpret(event: dict[str, Any]) -> WatchStep:
     except ValueError:
         raise ApiError(500, "BadWatchEvent", f"unknown watch event type {kind!r}") from None
     return WatchStep(event_type, obj, resource_version(obj))
-
-
-def _version_number(version: str) -> int | None:
-    """A resourceVersion as the number etcd makes it; None for one that is not (an API server may say
-    anything: then only a quiet watch counts as caught up)."""
-    return int(version) if version.isdigit() else None
 
 
 def _drop_field_ledger(obj: Obj) -> None:
@@ -181,8 +175,9 @@ class Informer:
         self.resumed = True
         return True
 
-    def expired(self) -> None:
-        """The watch's version is gone from the API server: a resumed mirror is void until relisted."""
+    def expired(self, reason: str) -> None:
+        """The watch's version is gone from the API server (410): relist, and a resumed mirror is void."""
+        _log.info("watch expired; relisting", kind=self.kind.kind, reason=reason)
         if self.resumed and not self.relists:
             self.mirror_expired = True
         self.answered.set()
@@ -252,7 +247,7 @@ class Informer:
     async def _current_version(self) -> int | None:
         """The newest version the API server has now, from a one-item list; None if it does not say."""
         page = await self.client.get(self.kind.collection_path(self.namespace), **self._selectors(), limit=1)
-        return _version_number(str((page.get("metadata") or {}).get("resourceVersion", "")))
+        return version_number(str((page.get("metadata") or {}).get("resourceVersion", "")))
 
     async def _catch_up(self) -> None:
         """Set ``synced`` once the resumed watch has caught up (see the module's docstring)."""
@@ -267,7 +262,7 @@ class Informer:
             if self.synced.is_set():
                 return  # the watch expired and a list synced it instead
             heard = self._heard_at
-            seen = _version_number(self.resource_version)
+            seen = version_number(self.resource_version)
             if (target is not None and seen is not None and seen >= target) or (
                 heard is not None and clock() - heard >= CATCH_UP_QUIET_SECONDS
             ):
@@ -302,8 +297,7 @@ class Informer:
                     self.synced.set()
                 await self.watch_once()
             except ResourceExpired as exc:
-                _log.info("watch expired; relisting", kind=self.kind.kind, reason=str(exc))
-                self.expired()
+                self.expired(str(exc))
                 need_list = True
             except ApiError as exc:
                 if exc.not_found and self.optional:
@@ -314,8 +308,7 @@ class Informer:
                     await asyncio.sleep(self.backoff.maximum)
                     continue
                 if exc.gone:
-                    _log.info("watch expired; relisting", kind=self.kind.kind, reason=exc.message)
-                    self.expired()
+                    self.expired(exc.message)
                     need_list = True
                     continue
                 delay = self.backoff.next_delay()

@@ -35,6 +35,12 @@ def resource_version(obj: Obj) -> str:
     return rv if isinstance(rv, str) else ""
 
 
+def version_number(version: str) -> int | None:
+    """A resourceVersion as the number etcd makes it; None for one that is not (an API server may say
+    anything: then versions cannot be ordered)."""
+    return int(version) if version.isdigit() else None
+
+
 class Store:
     """Objects by key; every mutation returns the :class:`Delta` it caused, or None if nothing changed."""
 

@@ -44,6 +44,7 @@ from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import NORMAL, WARNING, EventRecorder
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.kube.leader import WriteStamp, through_fence
+from volcano_py.kube.store import resource_version, version_number
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import (
@@ -504,12 +505,12 @@ class Binder:
         queue = self.cache.queue(update.name)
         if queue is None:
             return
-        current = queue.get("status")
         written = self._queue_written.get(update.name)
-        if written is not None and written[0] is not None and _version(queue) >= written[0]:
+        shown = version_number(resource_version(queue)) or 0
+        if written is not None and written[0] is not None and shown >= written[0]:
             del self._queue_written[update.name]  # the watch has shown it: the cache is the reference again
             written = None
-        body = allocated_patch(update.allocated, current, None if written is None else written[1])
+        body = allocated_patch(update.allocated, queue.get("status"), None if written is None else written[1])
         if body is None:
             self._pending_queue.pop(update.name, None)
             return
@@ -590,10 +591,5 @@ class Binder:
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))
             else:
-                self._queue_written[name] = (_version(answer), allocated)
-
-
-def _version(obj: dict[str, Any]) -> int:
-    """An object's resourceVersion as a number (etcd's revision; 0 when it has none or another form)."""
-    text = (obj.get("metadata") or {}).get("resourceVersion") or ""
-    return int(text) if text.isdigit() else 0
+                # 0 when the answer's version is not a number: the cache is the reference again at once.
+                self._queue_written[name] = (version_number(resource_version(answer)) or 0, allocated)
