@@ -4,8 +4,9 @@ on stdout, progress on stderr, an SVG of how each cost grows with ``--plot``.
 Each ``(nodes, pods)`` point of ``--nodes`` and ``--pods`` gets a fresh DevCluster with that many KWOK
 nodes. In it each ``--mode`` runs every ``--system`` in turn (``null``: ``null_binder.py``, the ceiling of
 this control plane; ``volcano-py``; ``volcano``: Volcano's vc-scheduler and vc-controller-manager built from
-``--volcano-src`` by ``build_volcano.py``), each as its own process, so its CPU and RSS are its own. Every
-line carries the load average.
+``--volcano-src`` by ``build_volcano.py``), each as its own process, so its CPU and RSS are its own; the
+backlog runs the null binder again after each other system (``--bracket-null``) and rates each against the
+null runs on either side of it. Every line carries the load average.
 
 backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, each with a PodGroup of
           minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager does
@@ -13,13 +14,14 @@ backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, 
           scheduler starts. Reported: seconds from its start to the first and to the last bind, pods/s over
           that span, its CPU per pod and peak RSS, and the CPU of kube-apiserver, etcd and kwok meanwhile
           and the API server's largest RSS.
-restart   The cluster filled with ``pods`` running pods in gangs of 20 with their PodGroups (created bound,
-          as bench_restart does) and ``--finished-jobs`` Volcano Jobs whose status is Completed (the history
-          of Volcano's issue #5819, 87,031 Jobs there). Per system its scheduler runs, is SIGKILLed, a new
-          one-pod job is created and the scheduler started again: seconds to synced (``/readyz``; Volcano's
-          first cycle, which it runs once synced) and to that pod's bind, and RSS. Then the controller
-          (``volcano-py controller`` / ``vc-controller-manager``, with its scheduler up): SIGKILLed, a new
-          one-pod ``batch.volcano.sh`` Job created, started again: seconds to the Job's PodGroup and pod.
+restart   The cluster filled with ``pods`` running pods in gangs of ``--running-gang`` with their PodGroups
+          (created bound, as bench_restart does) and ``--finished-jobs`` Volcano Jobs whose status is
+          Completed (the history of Volcano's issue #5819: 140,000 pods and 87,031 Jobs there). Per system
+          its scheduler runs, is SIGKILLed, a new one-pod job is created and the scheduler started again:
+          seconds to synced (``/readyz``; Volcano's first cycle, which it runs once synced) and to that
+          pod's bind, and RSS. Then the controller (``volcano-py controller`` / ``vc-controller-manager``,
+          with its scheduler up): SIGKILLed, a new one-pod ``batch.volcano.sh`` Job created, started again:
+          seconds to the Job's PodGroup and pod.
 churn     On the filled cluster, jobs (a PodGroup and ``--churn-size`` pods created together, as a Job
           controller does, that KWOK completes after ``--churn-job-seconds``) arrive at ``--churn-rate``
           jobs/s for ``--minutes``; finished pods stay, so the cluster grows. Per ``--window``: bind latency
@@ -59,7 +61,15 @@ from benchlib import scaleplot
 from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchlib.pool import each
 from benchlib.procfs import cpu_seconds, meminfo, rss_mib
-from benchlib.stats import churn_windows, cycle_quantiles, gang_ready_latencies, histogram_buckets, percentile
+from benchlib.stats import (
+    bracketed,
+    churn_windows,
+    cycle_quantiles,
+    gang_ready_latencies,
+    histogram_buckets,
+    of_baseline,
+    percentile,
+)
 from benchlib.systems import (
     REPO,
     launch_null_binder,
@@ -109,6 +119,9 @@ class Bench:
     log_file: Any
     workers: dict[str, int] = field(default_factory=dict)  # pid of each of WORKERS
     save: Callable[[], None] = lambda: None  # writes the result so far to --out
+    # Backlog runs so far: each gets a namespace of its own, as the null binder runs more than once per shape
+    # and a namespace of the same name, deleted just before, loses pods to the namespace controller.
+    backlog_runs: int = 0
 
     def measured(self, line: JSON) -> None:
         """One measurement made: shown as progress, and the result so far kept on disk."""
@@ -357,7 +370,8 @@ def backlog_bodies(namespace: str, total: int, size: int, gang_singles: bool) ->
 async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system: str) -> JSON:
     args = bench.args
     shape = f"{pods // size}x{size}"
-    namespace = bench.cluster.create_namespace(f"backlog-{shape}-{system}".lower())
+    bench.backlog_runs += 1
+    namespace = bench.cluster.create_namespace(f"backlog-{shape}-{system}-{bench.backlog_runs}".lower())
     total = (pods // size) * size
     # Volcano schedules a plain pod only once its controller has given it a PodGroup.
     needs_controller = system == "volcano" and size == 1 and not args.gang_singles
@@ -452,7 +466,7 @@ async def fill_cluster(bench: Bench, client: KubeClient, nodes: int, pods: int) 
     bench.cluster.create_namespace(HISTORY)
     bench.cluster.create_namespace(PROBE)
     began = time.monotonic()
-    running = fill(str(bench.kubeconfig), nodes, pods, args.concurrency, FILL, GANG)
+    running = fill(str(bench.kubeconfig), nodes, pods, args.concurrency, FILL, args.running_gang)
     await guarded(
         bench, running, "running pods created", pods, lambda: count(client, PODS.collection_path(FILL))
     )
@@ -467,6 +481,7 @@ async def fill_cluster(bench: Bench, client: KubeClient, nodes: int, pods: int) 
     await asyncio.sleep(args.settle)  # KWOK runs the pods
     return {
         "fill_s": round(filled, 1),
+        "running_podgroups": pods // args.running_gang,
         "finished_jobs": args.finished_jobs,
         "finished_jobs_s": round(history, 1),
     }
@@ -677,10 +692,13 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
         if "backlog" in args.mode:
             point["backlog"] = []
             for size in args.shapes:
-                for system in args.system:
+                shape: list[JSON] = []
+                for system in bracketed(args.system) if args.bracket_null else args.system:
                     progress(f"backlog {pods:,} pods in jobs of {size}: {system}")
                     line = await backlog(bench, client, pods, size, system)
+                    shape.append(line)
                     point["backlog"].append(line)
+                    of_baseline(shape)
                     bench.measured(line)
         if "restart" not in args.mode and "churn" not in args.mode:
             return
@@ -776,10 +794,24 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--gang-singles", action="store_true", help="give one-pod jobs a PodGroup too")
     parser.add_argument(
+        "--bracket-null",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="in the backlog, run the null binder before and after each other system, and give each of "
+        "those its rate against the mean of the two (of_null)",
+    )
+    parser.add_argument(
         "--finished-jobs",
         type=int,
         default=5000,
         help="Completed Volcano Jobs in the restart's history (#5819 had 87,031)",
+    )
+    parser.add_argument(
+        "--running-gang",
+        type=int,
+        default=GANG,
+        help="pods per PodGroup of the restart's running pods (#5819 had 140,000 pods in 87,031 Jobs: "
+        "1.6 per Job)",
     )
     parser.add_argument("--minutes", type=float, default=10.0, help="churn's length")
     parser.add_argument("--window", type=float, default=60.0, help="churn's reporting window, seconds")

@@ -126,3 +126,31 @@ def gang_ready_latencies(
         gang = gang_of[name]
         complete[gang] = max(complete.get(gang, at), at)
     return [(bound[name] - complete[gang_of[name]]) * 1000 for name in created if name in bound]
+
+
+def bracketed(systems: Sequence[str], baseline: str = "null") -> list[str]:
+    """The order a backlog runs ``systems`` in: the baseline before and after each other system, so each is
+    compared with the baseline's runs on either side of it. KWOK updates all its nodes in rounds a minute or
+    more apart, and whether a window of a minute or two holds one moves the baseline's rate by half."""
+    others = [system for system in systems if system != baseline]
+    if baseline not in systems or not others:
+        return list(systems)
+    order = [baseline]
+    for system in others:
+        order += [system, baseline]
+    return order
+
+
+def of_baseline(lines: Sequence[dict[str, Any]], baseline: str = "null") -> None:
+    """Give each non-baseline line of one shape, in the order run, ``of_null``: its pods/s over the mean of
+    the baseline runs just before and just after it (``null_pods_per_second``, both values)."""
+    for index, line in enumerate(lines):
+        if line["system"] == baseline:
+            continue
+        before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i]["system"] == baseline), None)
+        after = next((lines[i] for i in range(index + 1, len(lines)) if lines[i]["system"] == baseline), None)
+        rates = [float(near["pods_per_second"]) for near in (before, after) if near is not None]
+        if not rates:
+            continue
+        line["null_pods_per_second"] = rates
+        line["of_null"] = round(float(line["pods_per_second"]) / (sum(rates) / len(rates)), 3)

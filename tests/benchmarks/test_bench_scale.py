@@ -12,11 +12,13 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import Memory, deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchmarks.benchlib.stats import (
+    bracketed,
     bucket_delta,
     churn_windows,
     gang_ready_latencies,
     histogram_buckets,
     histogram_quantile,
+    of_baseline,
     percentile,
     windows,
 )
@@ -261,3 +263,30 @@ def test_a_gang_pod_waits_from_its_gangs_last_pod_created() -> None:
     gang_of = {"g-0": "g", "g-1": "g", "h-0": "h"}
     assert [round(v) for v in gang_ready_latencies(created, bound, gang_of)] == [200, 200, 200]
     assert gang_ready_latencies(created, {"g-0": 10.6}, gang_of) == [pytest.approx(200.0)]
+
+
+@pytest.mark.parametrize(
+    ("systems", "expected"),
+    [
+        (["null", "volcano-py", "volcano"], ["null", "volcano-py", "null", "volcano", "null"]),
+        (["volcano-py", "null"], ["null", "volcano-py", "null"]),
+        (["null"], ["null"]),
+        (["volcano-py", "volcano"], ["volcano-py", "volcano"]),
+    ],
+)
+def test_the_null_binder_runs_on_either_side_of_each_system(systems: list[str], expected: list[str]) -> None:
+    assert bracketed(systems) == expected
+
+
+def test_each_system_is_rated_against_the_null_runs_beside_it() -> None:
+    lines: list[dict[str, Any]] = [
+        {"system": "null", "pods_per_second": 800.0},
+        {"system": "volcano-py", "pods_per_second": 500.0},
+        {"system": "null", "pods_per_second": 450.0},
+        {"system": "volcano", "pods_per_second": 90.0},
+    ]
+    of_baseline(lines)
+    assert lines[1]["of_null"] == 0.8 and lines[1]["null_pods_per_second"] == [800.0, 450.0]
+    # The last null run has not happened yet: the one before is all there is.
+    assert lines[3]["of_null"] == 0.2 and lines[3]["null_pods_per_second"] == [450.0]
+    assert "of_null" not in lines[0] and "of_null" not in lines[2]

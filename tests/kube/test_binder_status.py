@@ -19,7 +19,12 @@ from volcano_py.scheduler.framework.podgroup_status import (
     same_podgroup_status,
 )
 from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
-from volcano_py.scheduler.runtime.binder import START_HOLD_LIMIT, START_HOLD_SECONDS, Binder
+from volcano_py.scheduler.runtime.binder import (
+    BINDS_FIRST_LIMIT,
+    START_HOLD_LIMIT,
+    START_HOLD_SECONDS,
+    Binder,
+)
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 
@@ -253,3 +258,25 @@ async def test_running_out_of_pending_is_written_at_once(binder: Binder) -> None
     watched(binder, {"phase": "Pending"})
     assert await offered(binder, update(phase=PodGroupPhase.RUNNING)) is not None
     assert "ns/pg" not in binder._pending_pg
+
+
+async def test_a_full_bind_queue_goes_first_and_one_write_then_says_both_steps(binder: Binder) -> None:
+    # A backlog: more binds wait than the binder sends at once (64 by default).
+    watched(binder, {"phase": "Pending"})
+    binder._binds_unanswered = 65
+    await offered(binder, update(phase=PodGroupPhase.RUNNING))
+    assert binder._pending_pg["ns/pg"]["phase"] == "Running"  # not written: the binds go first
+    assert await still_held_after(binder, 30)
+    # Its pod runs meanwhile: the status saying so replaces the one waiting.
+    binder.submit(SessionResult(podgroup_updates=(update(phase=PodGroupPhase.RUNNING, running=1),)))
+    assert binder._pending_pg["ns/pg"]["running"] == 1
+    binder._binds_unanswered = 64  # the queue fits the bind slots again
+    assert not await still_held_after(binder, 0)
+
+
+async def test_a_bind_queue_that_stays_full_holds_a_status_back_only_so_long(binder: Binder) -> None:
+    watched(binder, {"phase": "Pending"})
+    binder._binds_unanswered = 10_000
+    await offered(binder, update(phase=PodGroupPhase.INQUEUE))
+    assert await still_held_after(binder, BINDS_FIRST_LIMIT - 1)
+    assert not await still_held_after(binder, 2)

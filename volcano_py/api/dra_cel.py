@@ -166,19 +166,26 @@ _FUNCTIONS: dict[str, Callable[..., Any]] = {
     "minor": _part(1),
     "patch": _part(2),
 }
-_ENV = celpy.Environment()
+
+
+@functools.cache
+def _environment() -> celpy.Environment:
+    # Building CEL's parser tables takes a fifth of a second: every process importing the API paid it at
+    # start (a scheduler's restart too), though only clusters with DRA device selectors use it.
+    return celpy.Environment()
 
 
 @functools.lru_cache(maxsize=4096)
 def compile_selector(expression: str) -> Any:
     """The runnable program of ``expression``, compiled once; SelectorCompileError names it when it does not
     parse."""
+    environment = _environment()
     try:
-        ast = _ENV.compile(expression)
+        ast = environment.compile(expression)
     except CELParseError as err:
         first = str(err).splitlines()[0] if str(err) else "syntax error"
         raise SelectorCompileError(f"CEL selector {expression!r} does not compile: {first}") from None
-    return _ENV.program(ast, functions=_FUNCTIONS)
+    return environment.program(ast, functions=_FUNCTIONS)
 
 
 AttributeValue = int | bool | str | Semver

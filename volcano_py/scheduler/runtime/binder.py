@@ -20,6 +20,11 @@ already sees the binds and evictions) and schedules the requests as tasks of the
   PodGroup already out of Pending, is held while the gang's binds are on their way and ``START_HOLD_SECONDS``
   after they answer (``START_HOLD_LIMIT`` at most): the status that says they run replaces it, one write
   instead of two.
+* Binds come first: while more binds wait than ``bind_concurrency`` carries at once (a backlog), PodGroup
+  statuses wait too, ``BINDS_FIRST_LIMIT`` at most. Each status write costs the API server about what a
+  bind costs, and a backlog of one-pod jobs has one per bind; when the queue has drained, one write per
+  PodGroup says both its steps (out of Pending, and its pods running). The price: in a backlog a PodGroup
+  can show Pending while its pods already run, until the binds are through.
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -91,6 +96,8 @@ def _pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
 # (see ``_starting``), and at most in all.
 START_HOLD_SECONDS: Final = 5.0
 START_HOLD_LIMIT: Final = 60.0
+# How long a PodGroup status waits at most behind a bind queue that stays full (see the module's doc).
+BINDS_FIRST_LIMIT: Final = 120.0
 
 
 def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
@@ -134,9 +141,12 @@ class Binder:
         self.clock = clock
         self.scheduled_events = EventBudget(scheduled_event_qps, scheduled_event_burst, clock)
         self._bind_slots = asyncio.Semaphore(bind_concurrency)
+        self._bind_concurrency = bind_concurrency
         self._status_slots = asyncio.Semaphore(status_concurrency)
         self._group: asyncio.TaskGroup | None = None
         self._pending_pg: dict[str, dict[str, Any]] = {}
+        # When each pending status was first queued (clock time), for how long binds may go first.
+        self._queued_at: dict[str, float] = {}
         # Pending statuses saying Running while the gang's pods start, held since then (clock time); the
         # gangs whose binds are on their way (by PodGroup key: how many), and when the last ones answered.
         self._held_since: dict[str, float] = {}
@@ -472,6 +482,7 @@ class Binder:
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
             self._pending_pg.pop(key, None)
+            self._queued_at.pop(key, None)
             self._held_since.pop(key, None)
             self.cache.withdraw_status(key)
             return
@@ -487,6 +498,7 @@ class Binder:
         if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
             return  # a gang whose pods are on their way: told if it stays short (see retell)
         self._pending_pg[key] = status
+        self._queued_at.setdefault(key, now)
         if _starting(status, podgroup):
             self._held_since.setdefault(key, now)
         else:
@@ -517,7 +529,12 @@ class Binder:
         self._pending_queue[update.name] = (body, update.allocated)
 
     def _holds(self, key: str, now: float) -> bool:
-        """Whether the pending status of ``key`` still waits for its gang's pods to start."""
+        """Whether the pending status of ``key`` still waits: behind a full bind queue, or for its gang's pods
+        to start."""
+        if self._binds_unanswered > self._bind_concurrency and now - self._queued_at.get(key, now) < (
+            BINDS_FIRST_LIMIT
+        ):
+            return True
         since = self._held_since.get(key)
         if since is None or now - since >= START_HOLD_LIMIT:
             return False
@@ -527,7 +544,7 @@ class Binder:
 
     async def _flush_statuses_forever(self) -> None:
         while True:
-            if self._held_since:
+            if self._pending_pg:
                 with contextlib.suppress(TimeoutError):  # a held status may be due without news
                     await asyncio.wait_for(self._status_dirty.wait(), timeout=1.0)
             else:
@@ -541,6 +558,7 @@ class Binder:
         held = {k: s for k, s in self._pending_pg.items() if self._holds(k, now)}
         podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
         self._pending_pg = held
+        self._queued_at = {k: t for k, t in self._queued_at.items() if k in held}
         self._held_since = {k: t for k, t in self._held_since.items() if k in held}
         self._answered_at = {k: t for k, t in self._answered_at.items() if now - t < START_HOLD_SECONDS}
         queues, self._pending_queue = self._pending_queue, {}
