@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import struct
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from volcano_py.devcluster import DevCluster
+from volcano_py.kube import mirror_file
 from volcano_py.kube.client import KubeClient, load_api_client
-from volcano_py.kube.kinds import PODS, QUEUES
+from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
@@ -120,23 +123,65 @@ async def test_a_restart_resumes_from_the_saved_mirror_and_shows_what_changed_me
         await _stopped(task)
 
 
-async def test_a_mirror_far_behind_the_server_is_brought_up_to_date(
+def _aged(mirror: MirrorFile, seconds: float) -> None:
+    """The file's header says it was saved ``seconds`` earlier than it was."""
+    whole = mirror.path.read_bytes()
+    (length,) = struct.unpack_from("<Q", whole)
+    header = orjson.loads(whole[8 : 8 + length])
+    header["saved_at"] -= seconds
+    mirror.path.write_bytes(mirror_file.frame(orjson.dumps(header)) + whole[8 + length :])
+
+
+async def test_a_mirror_older_than_the_servers_watch_history_is_not_read(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
-    await _rewritten(client, mirror, pods_version="2")  # a version from the cluster's first moments
+    root = await client.get(QUEUES.object_path("root"))
+    saved = mirror.read(root["metadata"]["uid"])
+    assert saved is not None
+    # PodGroups from the cluster's first moments: their CRD, and the server's watch history of them, came
+    # later, so the server cannot watch them from there.
+    saved["podgroups"] = dataclasses.replace(saved["podgroups"], resource_version="2")
+    mirror.write(root["metadata"]["uid"], saved)
+    _aged(mirror, 600)  # a file this old is checked before it is read
+    await client.delete(f"{PODS.collection_path(namespace)}/deleted")
+
+    again = SchedulerCache(client, mirror=mirror)
+    # One watch request per kind says so, before the file is read.
+    groups = PODGROUPS.collection_path()
+    assert not await again.informers["podgroups"].watchable_from("2", 5.0)
+    current = (await client.get(groups))["metadata"]["resourceVersion"]
+    assert await again.informers["podgroups"].watchable_from(current, 0.5)
+    task = await _synced(again)
+    try:
+        assert not any(informer.resumed for informer in again.informers.values()), "nothing read from it"
+        assert again.informers["pods"].relists == 1
+        assert _mirrored(again, namespace) == {"kept": "created"}
+    finally:
+        await _stopped(task)
+
+
+async def test_a_kind_resumed_from_too_far_back_marks_the_mirror_expired(
+    cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
+) -> None:
+    mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
+    root = await client.get(QUEUES.object_path("root"))
+    saved = mirror.read(root["metadata"]["uid"])
+    assert saved is not None
+    # The pods are current (the check before reading passes); the PodGroups are from the first moments.
+    saved["podgroups"] = dataclasses.replace(saved["podgroups"], resource_version="2")
+    mirror.write(root["metadata"]["uid"], saved)
     await client.delete(f"{PODS.collection_path(namespace)}/deleted")
 
     again = SchedulerCache(client, mirror=mirror)
     task = await _synced(again)
     try:
-        # The server either replays its history since then or says 410 and the pods are listed: either way
-        # the mirror is current once synced.
+        assert again.informers["pods"].resumed and again.informers["pods"].relists == 0
+        groups = again.informers["podgroups"]
+        assert groups.resumed and groups.relists == 1 and groups.mirror_expired
+        # So the scheduler reads the listed cluster rather than the mirror it started from.
+        assert again.mirror_expired()
         assert _mirrored(again, namespace) == {"kept": "created"}
-        # A 410 marks the resumed mirror void, so the scheduler reads the listed pods rather than it.
-        informer = again.informers["pods"]
-        assert informer.answered.is_set()
-        assert again.mirror_expired() == (informer.relists > 0)
     finally:
         await _stopped(task)
 

@@ -66,8 +66,27 @@ def test_a_file_not_of_this_cluster_or_format_is_not_read(
     header = orjson.loads(whole[8 : 8 + length])
     mirror.path.write_bytes(mirror_file.frame(orjson.dumps(header | header_change)) + whole[8 + length :])
     assert mirror.read(cluster) is None
+    assert mirror.header(cluster) is None
     mirror.path.write_bytes(mirror_file.frame(orjson.dumps(header)) + whole[8 + length :])
     assert mirror.read("uid-a") is not None  # rewritten as it was, it reads
+
+
+def test_the_saved_versions_come_from_the_header_alone(tmp_path: Path) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    assert mirror.header("uid-a") is None  # no file yet
+    before = time.time()
+    mirror.write("uid-a", _kinds(pods=2 * CHUNK))
+    header = mirror.header("uid-a")
+    assert header is not None and before <= header.saved_at <= time.time()
+    assert header.versions == {"pods": "120", "queues": "119"}
+    # The objects after the header are not read: a file cut short after it still names them.
+    whole = mirror.path.read_bytes()
+    (length,) = struct.unpack_from("<Q", whole)
+    mirror.path.write_bytes(whole[: 8 + length + 3])
+    assert mirror.header("uid-a") == header
+    assert mirror.read("uid-a") is None
+    mirror.path.write_bytes(b"\x07")
+    assert mirror.header("uid-a") is None
 
 
 def test_a_cut_short_or_garbled_file_is_not_half_read(tmp_path: Path) -> None:

@@ -175,6 +175,25 @@ class Informer:
         self.resumed = True
         return True
 
+    async def watchable_from(self, version: str, within: float) -> bool:
+        """Whether the API server can still watch this informer's objects from ``version``: False when it
+        answers 410 at once. Any other first answer, or none within ``within`` seconds (nothing changed
+        since), counts as yes; so does an error, which the informer's own watch meets again."""
+        query = self._selectors() | {"watch": "true", "resourceVersion": version, "timeoutSeconds": 1}
+        path = self.kind.collection_path(self.namespace)
+        try:
+            async with asyncio.timeout(within):
+                async for event in self.client.stream(path, query, read_timeout=within):
+                    interpret(event)
+                    return True
+        except ResourceExpired:
+            return False
+        except ApiError as exc:
+            return exc.status != 410
+        except (aiohttp.ClientError, TimeoutError):
+            pass
+        return True
+
     def expired(self, reason: str) -> None:
         """The watch's version is gone from the API server (410): relist, and a resumed mirror is void."""
         _log.info("watch expired; relisting", kind=self.kind.kind, reason=reason)

@@ -60,6 +60,15 @@ class SavedKind:
 
 
 @dataclass(frozen=True, slots=True)
+class SavedHeader:
+    """What a file's header says without its objects: when it was written (epoch seconds), and each kind's
+    resourceVersion."""
+
+    saved_at: float
+    versions: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True)
 class MirrorFile:
     """Where one process's mirror lives, and which cluster it must come from."""
 
@@ -108,6 +117,22 @@ class MirrorFile:
             with contextlib.suppress(OSError):
                 if time.time() - temporary.stat().st_mtime > ABANDONED_SECONDS:
                     temporary.unlink()
+
+    def header(self, cluster: str) -> SavedHeader | None:
+        """When the file was saved and each kind's resourceVersion, from its header alone; None as ``read``
+        would give None for the header (no file, another cluster or format, unreadable)."""
+        try:
+            with open(self.path, "rb") as saved:
+                (length,) = _LENGTH.unpack(saved.read(_LENGTH.size))
+                header = orjson.loads(saved.read(length))
+            if not _matches(header, cluster):
+                return None
+            versions = {str(name): str(version) for name, (_, version, _) in header["kinds"].items()}
+            return SavedHeader(float(header["saved_at"]), versions)
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError, KeyError, struct.error):
+            return None
 
     def read(self, cluster: str) -> dict[str, SavedKind] | None:
         """The saved mirrors, or None when there is no file, or it is of another cluster or format, or it

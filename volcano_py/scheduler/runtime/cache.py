@@ -30,7 +30,7 @@ import contextlib
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import aiohttp
 
@@ -155,6 +155,14 @@ def _trim_pod(pod: Obj) -> None:
             status.pop(name, None)
 
 
+# How long the probe of a saved mirror waits for the API server's first word: a watch from a version still
+# held answers at once with what changed since, or with nothing at all if nothing did.
+PROBE_SECONDS: Final = 0.5
+PROBED_KINDS: Final = ("pods", "podgroups")
+# A mirror saved this recently is read without the probe: kube-apiserver keeps each kind's watch events for
+# 75 s and more (its watch cache grows to hold that much), so the probe would mostly wait out a quiet
+# cluster's silence. Should the history be shorter (a very busy cluster), the watch's 410 still voids it.
+RECENT_MIRROR_SECONDS: Final = 60.0
 # How often a changing mirror is saved: a restart resumes from at most this long ago, well within the
 # API server's watch window (its watch cache keeps at least the last 75 s of changes).
 MIRROR_SAVE_SECONDS = 30.0
@@ -248,6 +256,9 @@ class SchedulerCache:
         if cluster is None:
             return
         asked = time.monotonic()
+        if not await self._watchable(mirror, cluster):
+            return
+        probed = time.monotonic()
         saved = await asyncio.to_thread(mirror.read, cluster)
         if not saved:
             return
@@ -264,9 +275,29 @@ class SchedulerCache:
             path=str(mirror.path),
             objects=resumed,
             cluster_seconds=round(asked - began, 2),
-            read_seconds=round(read - asked, 2),
+            probe_seconds=round(probed - asked, 2),
+            read_seconds=round(read - probed, 2),
             resume_seconds=round(time.monotonic() - read, 2),
         )
+
+    async def _watchable(self, mirror: MirrorFile, cluster: str) -> bool:
+        """Whether the saved pods and PodGroups (nearly all of a mirror's objects) can still be watched from
+        their versions. A mirror older than the API server's watch history is void: reading it (seconds at
+        50,000 pods, holding the GIL) would only delay the list that replaces it. Its header alone names the
+        versions; a watch request per kind tells, unless the file is recent enough that the server surely
+        still holds them."""
+        header = await asyncio.to_thread(mirror.header, cluster)
+        if header is None or time.time() - header.saved_at < RECENT_MIRROR_SECONDS:
+            return True
+        probes = [
+            self.informers[kind].watchable_from(version, PROBE_SECONDS)
+            for kind in PROBED_KINDS
+            if (version := header.versions.get(kind))
+        ]
+        if all(await asyncio.gather(*probes)):
+            return True
+        _log.info("saved mirror older than the API server's watch history; listing", path=str(mirror.path))
+        return False
 
     def mirror_expired(self) -> bool:
         """Whether a resumed mirror proved older than the API server's watch history (its kind relists)."""
