@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from volcano_py.devcluster.build import BuildError, check_go, format_elapsed, go_environment
-from volcano_py.devcluster.versions import cache_dir
+from volcano_py.home import cache_dir
 
 # Binary name -> package inside the Volcano tree; the names are those of Volcano's images.
 BINARIES = {"vc-scheduler": "./cmd/scheduler", "vc-controller-manager": "./cmd/controller-manager"}

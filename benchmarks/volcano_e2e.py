@@ -49,7 +49,7 @@ from typing import Any
 from build_volcano import go_build, tree_digest
 
 from volcano_py.devcluster.build import BuildError, check_go, ensure_binaries, format_elapsed
-from volcano_py.devcluster.versions import cache_dir
+from volcano_py.home import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
 SUITES = (

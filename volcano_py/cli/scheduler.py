@@ -13,8 +13,8 @@ from volcano_py.api import constants as c
 from volcano_py.api.features import FLAG as FEATURE_GATES_FLAG
 from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
 from volcano_py.api.features import parse_feature_gates
-from volcano_py.devcluster.versions import cache_dir
 from volcano_py.forecast import backfill_shadow
+from volcano_py.home import cache_dir
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.leader import LeaseTiming

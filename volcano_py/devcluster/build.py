@@ -46,10 +46,10 @@ from volcano_py.devcluster.versions import (
     PROMTOOL,
     TOOLS,
     Component,
-    cache_dir,
     parse_go_version,
     reports_version,
 )
+from volcano_py.home import cache_dir
 from volcano_py.log import get_logger
 
 log = get_logger(__name__)

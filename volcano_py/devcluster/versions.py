@@ -6,7 +6,6 @@ only if it runs and reports the pinned version: a half-written or stale file is 
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,8 +21,6 @@ PROMETHEUS_MODULE_VERSION = "v0.316.0"
 # kwok v0.8.0's go.mod says `go 1.26.0`; older toolchains cannot build it.
 MIN_GO = (1, 26)
 GO_DOWNLOAD_URL = "https://go.dev/dl/"
-
-CACHE_ENV = "VOLCANO_PY_CACHE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,15 +140,6 @@ KWOK_STAGE_FILES: tuple[str, ...] = (
 
 def kwok_stage_dir(cache: Path) -> Path:
     return KWOK.directory(cache) / "stages"
-
-
-def cache_dir(environ: dict[str, str] | None = None) -> Path:
-    """``$VOLCANO_PY_CACHE`` or ``~/.cache/volcano-py``."""
-    env = os.environ if environ is None else environ
-    configured = env.get(CACHE_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".cache" / "volcano-py"
 
 
 def reports_version(component: Component, output: str) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from volcano_py import home
 from volcano_py.devcluster import build, cache, versions
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.devcluster.versions import ETCD, KUBE_APISERVER, KUBECTL, KWOK, Component
@@ -98,8 +99,8 @@ def test_parse_go_version() -> None:
 
 
 def test_cache_dir_honours_the_environment(tmp_path: Path) -> None:
-    assert versions.cache_dir({"VOLCANO_PY_CACHE": str(tmp_path)}) == tmp_path
-    assert versions.cache_dir({}) == Path.home() / ".cache" / "volcano-py"
+    assert home.cache_dir({"VOLCANO_PY_CACHE": str(tmp_path)}) == tmp_path
+    assert home.cache_dir({}) == Path.home() / ".cache" / "volcano-py"
     assert KUBE_APISERVER.binary(tmp_path) == tmp_path / "bin" / "kube-apiserver-v1.34.4" / "kube-apiserver"
 
 
