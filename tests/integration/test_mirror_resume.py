@@ -88,14 +88,18 @@ async def _saved_with_pods(client: KubeClient, namespace: str, path: Path) -> Mi
 
 
 async def _rewritten(
-    client: KubeClient, mirror: MirrorFile, *, cluster: str | None = None, pods_version: str | None = None
+    client: KubeClient,
+    mirror: MirrorFile,
+    *,
+    cluster: str | None = None,
+    podgroups_version: str | None = None,
 ) -> None:
-    """The saved mirror written again, marked as another cluster's or with its pods at another version."""
+    """The saved mirror written again, marked as another cluster's or its PodGroups at another version."""
     root = await client.get(QUEUES.object_path("root"))
     saved = mirror.read(root["metadata"]["uid"])
     assert saved is not None
-    if pods_version is not None:
-        saved["pods"] = dataclasses.replace(saved["pods"], resource_version=pods_version)
+    if podgroups_version is not None:
+        saved["podgroups"] = dataclasses.replace(saved["podgroups"], resource_version=podgroups_version)
     mirror.write(cluster or root["metadata"]["uid"], saved)
 
 
@@ -136,13 +140,9 @@ async def test_a_mirror_older_than_the_servers_watch_history_is_not_read(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
-    root = await client.get(QUEUES.object_path("root"))
-    saved = mirror.read(root["metadata"]["uid"])
-    assert saved is not None
     # PodGroups from the cluster's first moments: their CRD, and the server's watch history of them, came
     # later, so the server cannot watch them from there.
-    saved["podgroups"] = dataclasses.replace(saved["podgroups"], resource_version="2")
-    mirror.write(root["metadata"]["uid"], saved)
+    await _rewritten(client, mirror, podgroups_version="2")
     _aged(mirror, 600)  # a file this old is checked before it is read
     await client.delete(f"{PODS.collection_path(namespace)}/deleted")
 
@@ -165,12 +165,8 @@ async def test_a_kind_resumed_from_too_far_back_marks_the_mirror_expired(
     cluster: DevCluster, namespace: str, client: KubeClient, tmp_path: Path
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
-    root = await client.get(QUEUES.object_path("root"))
-    saved = mirror.read(root["metadata"]["uid"])
-    assert saved is not None
-    # The pods are current (the check before reading passes); the PodGroups are from the first moments.
-    saved["podgroups"] = dataclasses.replace(saved["podgroups"], resource_version="2")
-    mirror.write(root["metadata"]["uid"], saved)
+    # The PodGroups are from the first moments; the file is new, so it is read without a check first.
+    await _rewritten(client, mirror, podgroups_version="2")
     await client.delete(f"{PODS.collection_path(namespace)}/deleted")
 
     again = SchedulerCache(client, mirror=mirror)
