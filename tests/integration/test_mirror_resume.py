@@ -127,6 +127,15 @@ async def test_a_restart_resumes_from_the_saved_mirror_and_shows_what_changed_me
         await _stopped(task)
 
 
+async def _restarted_after_a_delete(
+    client: KubeClient, namespace: str, mirror: MirrorFile
+) -> tuple[SchedulerCache, asyncio.Task[None]]:
+    """One pod deleted while no scheduler runs, then a cache started on ``mirror`` and synced."""
+    await client.delete(f"{PODS.collection_path(namespace)}/deleted")
+    again = SchedulerCache(client, mirror=mirror)
+    return again, await _synced(again)
+
+
 def _aged(mirror: MirrorFile, seconds: float) -> None:
     """The file's header says it was saved ``seconds`` earlier than it was."""
     whole = mirror.path.read_bytes()
@@ -167,10 +176,7 @@ async def test_a_kind_resumed_from_too_far_back_marks_the_mirror_expired(
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
     # The PodGroups are from the first moments; the file is new, so it is read without a check first.
     await _rewritten(client, mirror, podgroups_version="2")
-    await client.delete(f"{PODS.collection_path(namespace)}/deleted")
-
-    again = SchedulerCache(client, mirror=mirror)
-    task = await _synced(again)
+    again, task = await _restarted_after_a_delete(client, namespace, mirror)
     try:
         assert again.informers["pods"].resumed and again.informers["pods"].relists == 0
         groups = again.informers["podgroups"]
@@ -187,10 +193,7 @@ async def test_a_mirror_of_another_cluster_is_not_resumed(
 ) -> None:
     mirror = await _saved_with_pods(client, namespace, tmp_path / "scheduler.mirror")
     await _rewritten(client, mirror, cluster="the-uid-of-another-clusters-root-queue")
-    await client.delete(f"{PODS.collection_path(namespace)}/deleted")
-
-    again = SchedulerCache(client, mirror=mirror)
-    task = await _synced(again)
+    again, task = await _restarted_after_a_delete(client, namespace, mirror)
     try:
         assert not any(informer.resumed for informer in again.informers.values())
         assert _mirrored(again, namespace) == {"kept": "created"}
