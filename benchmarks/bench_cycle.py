@@ -32,7 +32,6 @@ Usage: python benchmarks/bench_cycle.py [--nodes 1000] [--running 10000] [--repe
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import statistics
@@ -46,7 +45,7 @@ from volcano_py import log
 from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.podgroup_status import podgroup_status
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, default_core
-from volcano_py.scheduler.runtime.heap import tune_collector
+from volcano_py.scheduler.runtime.heap import collect_from_here, tune_collector
 
 Obj = dict[str, Any]
 GPU = "nvidia.com/gpu"
@@ -171,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
     groups = echoed(groups, warm.run(state(nodes, pods, groups, 0), warm.load_conf(None), datetime.now(UTC)))
     now = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
     if args.gc == "process":
-        gc.freeze()  # the listed cluster, as the process does once its caches are synced
+        collect_from_here()  # the listed cluster frozen, as the process does once its caches are synced
     base = {"nodes": args.nodes, "running_pods": len(pods), "gc": args.gc}
 
     def report(case: str, figures: dict[str, float]) -> None:

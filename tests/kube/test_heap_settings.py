@@ -8,7 +8,7 @@ import weakref
 from typing import Any
 
 from volcano_py.scheduler.runtime import heap
-from volcano_py.scheduler.runtime.heap import YOUNG_THRESHOLD, freeze_heap, tune_collector
+from volcano_py.scheduler.runtime.heap import YOUNG_THRESHOLD, collect_from_here, freeze_heap, tune_collector
 
 
 class Listed:
@@ -59,6 +59,20 @@ def test_the_collector_comes_back_on_by_itself_when_the_caches_never_sync(monkey
 
     try:
         assert asyncio.run(never_synced())
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        gc.unfreeze()
+        gc.set_threshold(*saved)
+
+
+def test_outside_an_event_loop_the_collector_is_the_callers_to_turn_back_on() -> None:
+    # bench_cycle sets the collector as the process does, without an event loop.
+    saved = gc.get_threshold()
+    try:
+        tune_collector()
+        assert not gc.isenabled()
+        collect_from_here()
         assert gc.isenabled()
     finally:
         gc.enable()

@@ -35,17 +35,27 @@ OFF_AT_MOST: Final = 300.0
 
 
 def tune_collector() -> None:
-    """At process start, before the cluster is read (in the event loop that will read it)."""
+    """At process start, before the cluster is read. In an event loop (the scheduler's), the collector comes
+    back on by itself after ``OFF_AT_MOST``; outside one, ``collect_from_here`` is the caller's to call."""
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
     gc.collect()
     gc.freeze()
     gc.disable()
-    asyncio.get_running_loop().call_later(OFF_AT_MOST, gc.enable)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    loop.call_later(OFF_AT_MOST, gc.enable)
+
+
+def collect_from_here() -> None:
+    """Once the caches are synced and read: keep the listed cluster out of later collections, and collect
+    from here on."""
+    gc.freeze()
+    gc.enable()
 
 
 async def freeze_heap() -> None:
-    """Once the caches are synced and read: keep the listed cluster out of later collections, and collect
-    from here on (a start-up hook)."""
-    gc.freeze()
-    gc.enable()
+    """``collect_from_here`` as the scheduler's start-up hook."""
+    collect_from_here()
