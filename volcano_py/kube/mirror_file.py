@@ -129,9 +129,7 @@ class MirrorFile:
                 return None
             versions = {str(name): str(version) for name, (_, version, _) in header["kinds"].items()}
             return SavedHeader(float(header["saved_at"]), versions)
-        except FileNotFoundError:
-            return None
-        except (OSError, ValueError, TypeError, KeyError, struct.error):
+        except (OSError, ValueError, TypeError, KeyError, struct.error):  # no file among them
             return None
 
     def read(self, cluster: str) -> dict[str, SavedKind] | None:
