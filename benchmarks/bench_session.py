@@ -3,6 +3,8 @@
 Workloads, at 1,000 and 5,000 nodes of 8 GPUs / 96 CPUs / 768 GiB:
   gang-heavy     jobs of 8-256 identical pods (1, 2, 4 or 8 GPUs each), minMember = size
   heterogeneous  one pod per job, every pod a different request
+  backlog        ten one-pod jobs per node, all alike (100m CPU) and not yet admitted: the first session of
+                 ``bench_scale.py``'s one-pod backlog, whose enqueue admits them all
 
 Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given), ``volcano`` (Volcano's
 Helm-shipped volcano-scheduler.conf: the built-in conf plus binpack) and ``volcano-ci`` (the plugins of its
@@ -81,11 +83,11 @@ def pod(name: str, group: str, cpu: str, memory: str, gpu: int, n: int) -> Obj:
     }
 
 
-def podgroup(name: str, min_member: int) -> Obj:
+def podgroup(name: str, min_member: int, phase: str = "Inqueue") -> Obj:
     return {
         "metadata": {"name": name, "namespace": "bench", "creationTimestamp": "2026-01-01T00:00:00Z"},
         "spec": {"minMember": min_member, "queue": "default"},
-        "status": {"phase": "Inqueue"},
+        "status": {"phase": phase},
     }
 
 
@@ -126,7 +128,18 @@ def heterogeneous(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]
     return pods, groups
 
 
-WORKLOADS = {"gang-heavy": gang_heavy, "heterogeneous": heterogeneous}
+def backlog(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]:
+    """Ten one-pod jobs per node, as a backlog drain finds them: PodGroups Pending, every pod alike."""
+    pods: list[Obj] = []
+    groups: list[Obj] = []
+    for j in range(nodes * 10):
+        name = f"job-{j}"
+        groups.append(podgroup(name, 1, "Pending"))
+        pods.append(pod(name, name, "100m", "0", 0, j))
+    return pods, groups
+
+
+WORKLOADS = {"backlog": backlog, "gang-heavy": gang_heavy, "heterogeneous": heterogeneous}
 
 
 def as_claims(pods: list[Obj]) -> tuple[list[Obj], list[Obj]]:

@@ -19,6 +19,7 @@ stages.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 import yaml
 
@@ -30,6 +31,13 @@ DEFAULT_EXIT_CODE = 1
 # Our stage names, for kwok's logs and for tests that look for them in the generated config.
 COMPLETE_STAGE = "volcano-py-pod-complete-after"
 FAIL_STAGE = "volcano-py-pod-fail-after"
+
+# kwok's node heartbeat re-stamps a node 600-610 s after its last stamp, so nodes created together stay in
+# step: thousands of node writes land in one burst every ten minutes and whichever benchmark window holds a
+# burst pays for it. Drawing each delay from 300-900 s keeps the mean rate and spreads the stamps out within
+# a few rounds, as kubelets' own timers are spread.
+NODE_HEARTBEAT_STAGE = "node-heartbeat-with-lease"
+NODE_HEARTBEAT_DELAY = {"durationMilliseconds": 300_000, "jitterDurationMilliseconds": 900_000}
 
 
 def _annotation(key: str) -> str:
@@ -136,6 +144,16 @@ def our_stages() -> list[dict[str, object]]:
     return [complete_stage(), fail_stage()]
 
 
+def _name(stage: dict[str, Any]) -> str:
+    return str(stage.get("metadata", {}).get("name", ""))
+
+
+def _spread(stage: dict[str, Any]) -> dict[str, Any]:
+    if _name(stage) != NODE_HEARTBEAT_STAGE:
+        return stage
+    return {**stage, "spec": {**stage["spec"], "delay": dict(NODE_HEARTBEAT_DELAY)}}
+
+
 def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
     """The multi-document ``--config`` for kwok: kwok's stages verbatim, then ours.
 
@@ -143,18 +161,22 @@ def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
     (it then refuses a play-stage parallelism of 0), so its settings are passed as flags instead.
 
     Refuses a kwok stage that would complete pods on its own (kwok's pod-complete), since it would race ours.
+    The node heartbeat is the one stage changed: its delay is ``NODE_HEARTBEAT_DELAY``.
     """
     documents = []
     for text in kwok_stage_texts:
-        for document in yaml.safe_load_all(text):
+        parsed = list(yaml.safe_load_all(text))
+        for document in parsed:
             if not isinstance(document, dict) or document.get("kind") != "Stage":
                 raise ValueError(f"expected only kwok Stage documents, got {str(document)[:80]!r}")
-            name = str(document.get("metadata", {}).get("name", ""))
-            if name == "pod-complete":
+            if _name(document) == "pod-complete":
                 raise ValueError(
                     "kwok's pod-complete stage finishes every pod owned by a kind named Job at once; "
                     "leave it out, our complete-after/fail-after stages replace it"
                 )
-        documents.append(text.strip() + "\n")
+        if any(_name(document) == NODE_HEARTBEAT_STAGE for document in parsed):
+            documents += [yaml.safe_dump(_spread(document), sort_keys=False) for document in parsed]
+        else:
+            documents.append(text.strip() + "\n")
     documents += [yaml.safe_dump(stage, sort_keys=False) for stage in our_stages()]
     return "---\n".join(documents)

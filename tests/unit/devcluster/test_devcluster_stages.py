@@ -43,6 +43,22 @@ spec:
     delete: true
 """
 POD_COMPLETE = POD_DELETE.replace("name: pod-delete", "name: pod-complete")
+NODE_HEARTBEAT = """apiVersion: kwok.x-k8s.io/v1alpha1
+kind: Stage
+metadata:
+  name: node-heartbeat-with-lease
+spec:
+  resourceRef: {apiGroup: v1, kind: Node}
+  delay:
+    durationMilliseconds: 600000
+    jitterDurationMilliseconds: 610000
+  next:
+    statusTemplate: |
+      conditions:
+      {{ range NodeConditions }}
+      - lastHeartbeatTime: {{ Now | Quote }}
+      {{ end }}
+"""
 
 
 def _value(pod: dict[str, Any], key: str) -> Any:
@@ -137,6 +153,19 @@ def test_terminal_status_templates() -> None:
     exit_code = f'{{{{ $exitCode := or (index .metadata.annotations "{stages.EXIT_CODE}") "1" }}}}'
     assert failed.index(exit_code) < failed.index("{{ range .spec.containers }}")
     assert "exitCode: {{ $exitCode }}" in failed
+
+
+def test_node_heartbeats_are_spread_over_the_period_and_otherwise_kept() -> None:
+    (heartbeat, ready) = list(yaml.safe_load_all(stages.kwok_config([NODE_HEARTBEAT, POD_READY])))[:2]
+    kept = yaml.safe_load(NODE_HEARTBEAT)
+    # Each delay drawn from 300-900 s: the same ten minutes on average, but nodes created together drift apart
+    # instead of stamping in one burst (kwok's own 600-610 s keeps them in step).
+    assert heartbeat["spec"]["delay"] == {
+        "durationMilliseconds": 300_000,
+        "jitterDurationMilliseconds": 900_000,
+    }
+    assert {**heartbeat, "spec": {**heartbeat["spec"], "delay": kept["spec"]["delay"]}} == kept
+    assert ready == yaml.safe_load(POD_READY)
 
 
 def test_kwoks_own_pod_complete_is_refused() -> None:
