@@ -27,8 +27,6 @@ import asyncio
 import contextlib
 import json
 import os
-import shutil
-import signal
 import statistics
 import subprocess
 import sys
@@ -39,6 +37,9 @@ from typing import Any
 
 import aiohttp
 from benchlib.procfs import cpu_seconds, peak_rss_mib
+from benchlib.profiling import FORMATS as PROFILE_FORMATS
+from benchlib.profiling import profiler
+from benchlib.profiling import stop as stop_profilers
 from benchlib.stats import percentile
 from benchlib.systems import (
     REPO,
@@ -446,27 +447,6 @@ def start_volcano(
     return processes
 
 
-def profiler(
-    folder: Path | None, system: str, shape: str, process: str, pid: int, fmt: str = "flamegraph"
-) -> subprocess.Popen[bytes] | None:
-    """py-spy sampling one of our processes (never the null binder, nor Volcano's Go binaries) into
-    ``folder/flame-<system>-<shape>.svg`` for the scheduler, ``flame-<system>-<process>-<shape>.svg`` for
-    another, or ``.txt`` collapsed stacks with ``fmt="raw"`` (one line per stack and its count: easy to
-    sum by frame)."""
-    if folder is None or system in ("null", "volcano"):
-        return None
-    if shutil.which("py-spy") is None:
-        raise SystemExit("--profile needs py-spy on PATH: pip install py-spy")
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = f"flame-{system}-{shape}" if process == "scheduler" else f"flame-{system}-{process}-{shape}"
-    output = folder / f"{stem}.{'txt' if fmt == 'raw' else 'svg'}"
-    return subprocess.Popen(
-        ["py-spy", "record", "--nonblocking", "--rate", "50", "--pid", str(pid),
-         "--format", fmt, "--output", str(output)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-
-
 def compare(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per shape: each system's pods/s as a fraction of the null binder's in the same repeat (the median when
     there are several, with every ratio listed), and CPU costs per pod bound (medians)."""
@@ -543,10 +523,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                             )
                         )
                     finally:
-                        for spy in spies:
-                            spy.send_signal(signal.SIGINT)  # py-spy writes its flame graph on SIGINT
-                        for spy in spies:
-                            spy.wait(120)
+                        stop_profilers(spies)
                         for process in processes.values():
                             process.terminate()
                         for process in processes.values():
@@ -640,7 +617,7 @@ def main() -> None:
     )
     parser.add_argument(
         "--profile-format",
-        choices=["flamegraph", "raw"],
+        choices=PROFILE_FORMATS,
         default="flamegraph",
         help="raw: py-spy's collapsed stacks (.txt) instead of an SVG",
     )

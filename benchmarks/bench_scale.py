@@ -61,6 +61,9 @@ from benchlib import scaleplot
 from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
 from benchlib.pool import each
 from benchlib.procfs import cpu_seconds, meminfo, rss_mib
+from benchlib.profiling import FORMATS as PROFILE_FORMATS
+from benchlib.profiling import profiler
+from benchlib.profiling import stop as stop_profilers
 from benchlib.stats import (
     bracketed,
     churn_windows,
@@ -414,7 +417,12 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
         started_at = time.time()
         scheduler = start_scheduler(bench, system).process
         processes["scheduler"] = scheduler
-        complete = await wait_count(bench, watch, total, args.deadline, scheduler)
+        spy = profiler(args.profile, system, f"{shape}-{bench.backlog_runs}", "scheduler", scheduler.pid,
+                       args.profile_format)  # fmt: skip
+        try:
+            complete = await wait_count(bench, watch, total, args.deadline, scheduler)
+        finally:
+            stop_profilers([spy] if spy else [])
         ended = time.time()
         if scheduler.poll() is not None:
             raise RuntimeError(
@@ -517,6 +525,7 @@ async def scheduler_restart(bench: Bench, client: KubeClient, system: str, pods:
     await client.create(PODS.collection_path(PROBE), pod(name, name))
     started_at, began = time.time(), time.monotonic()
     again = start_scheduler(bench, system)
+    spy = profiler(args.profile, system, "restart", "scheduler", again.process.pid, args.profile_format)
     try:
         bound = asyncio.create_task(wait_new_bound(client, name, PROBE, args.deadline))
         synced = None
@@ -526,6 +535,7 @@ async def scheduler_restart(bench: Bench, client: KubeClient, system: str, pods:
         except RuntimeError as exc:
             progress(f"restart of {system}: {exc}")
         at = await bound
+        stop_profilers([spy] if spy else [])
         return {
             "system": system, "component": "scheduler", "pods": pods, "synced_s": synced,
             "first_bind_s": round(at - started_at, 2) if at else None,
@@ -567,10 +577,12 @@ async def controller_restart(bench: Bench, client: KubeClient, system: str, pods
         started_at = time.time()
         again = start_controller(bench, system)
         processes.append(again.process)
+        spy = profiler(args.profile, system, "restart", "controller", again.process.pid, args.profile_format)
         group, member = await asyncio.gather(
             first_owned(client, PODGROUPS.collection_path(PROBE), uid, args.deadline),
             first_owned(client, PODS.collection_path(PROBE), uid, args.deadline),
         )
+        stop_profilers([spy] if spy else [])
         return {
             "system": system, "component": "controller", "pods": pods, "finished_jobs": args.finished_jobs,
             "first_podgroup_s": round(group - started_at, 2) if group else None,
@@ -849,6 +861,17 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_scale_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument("--out", type=Path, help="also write the JSON here, after each measurement")
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="a folder: py-spy flame graphs of our scheduler per backlog run, and of each restart",
+    )
+    parser.add_argument(
+        "--profile-format",
+        choices=PROFILE_FORMATS,
+        default="flamegraph",
+        help="raw: py-spy's collapsed stacks (.txt) instead of an SVG",
+    )
     parser.add_argument("--plot", type=Path, help="write the SVG of how each cost grows here")
     parser.add_argument("--plot-from", type=Path, help="redraw --plot from this JSON result; runs nothing")
     args = parser.parse_args(list(argv) if argv is not None else None)

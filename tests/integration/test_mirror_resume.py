@@ -201,6 +201,16 @@ async def test_a_mirror_of_another_cluster_is_not_resumed(
         await _stopped(task)
 
 
+async def _written(mirror: MirrorFile, within: float) -> None:
+    async def exists() -> None:
+        while True:
+            if mirror.path.exists():
+                return
+            await asyncio.sleep(0.1)
+
+    await asyncio.wait_for(exists(), within)
+
+
 async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(
     cluster: DevCluster, client: KubeClient, tmp_path: Path
 ) -> None:
@@ -210,14 +220,8 @@ async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(
     try:
         await cache.ensure_default_queues()
 
-        async def written() -> None:
-            while True:
-                if mirror.path.exists():
-                    return
-                await asyncio.sleep(0.1)
-
         # Not at the first 30 s tick: a restart soon after the first start resumes too.
-        await asyncio.wait_for(written(), 10)
+        await _written(mirror, 10)
         root = cache.queue("root")
         assert root is not None
         saved = mirror.read(root["metadata"]["uid"])
@@ -236,5 +240,24 @@ async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(
         assert sorted(p["metadata"]["uid"] for p in pods.items) == sorted(
             p["metadata"]["uid"] for p in then["items"]
         )
+    finally:
+        await _stopped(task)
+
+
+async def test_a_scheduler_cache_holds_its_save_while_told_to_wait(
+    cluster: DevCluster, client: KubeClient, tmp_path: Path
+) -> None:
+    mirror = MirrorFile(tmp_path / "scheduler.mirror")
+    cache = SchedulerCache(client, mirror=mirror)
+    held = [True]  # as the scheduler's binder says while its bind queue is full
+    cache.save_waits = lambda: held[0]
+    task = await _synced(cache)
+    try:
+        await cache.ensure_default_queues()
+        await asyncio.sleep(2.5)
+        assert not mirror.path.exists(), "saved while the binds came first"
+        held[0] = False
+
+        await _written(mirror, 5)
     finally:
         await _stopped(task)

@@ -37,7 +37,8 @@ def state(ssn: Session) -> tuple[object, ...]:
     on_nodes = tuple(tuple(sorted(n.tasks)) for n in ssn.nodes)
     drf = ssn.plugin("drf")
     shares = tuple(sorted(drf.share.items())) if drf is not None else ()  # type: ignore[attr-defined]
-    return (t.used.tobytes(), t.pipelined.tobytes(), t.releasing.tobytes(), tasks, counts, on_nodes, shares)
+    pipelined = (t.pipelined.tobytes(), t.pipelined_tasks)
+    return (t.used.tobytes(), pipelined, t.releasing.tobytes(), tasks, counts, on_nodes, shares)
 
 
 def test_discard_undoes_a_failed_gang_exactly() -> None:
@@ -53,6 +54,7 @@ def test_discard_undoes_a_failed_gang_exactly() -> None:
         stmt.pipeline(tasks[2], 1)
         assert state(ssn) != before
         assert job.ready_task_num == 2 and job.waiting_task_num == 1
+        assert ssn.table.pipelined_tasks == 1  # so room_now leaves out what it will take on node b
         stmt.discard()
     assert state(ssn) == before
     assert ssn.binds == [] and ssn.evictions == []

@@ -77,7 +77,7 @@ class Statement:
         if task.status is not TaskStatus.PENDING:
             raise ValueError(f"cannot pipeline {task.key}: it is {task.status.value}, not Pending")
         vec = self._vec(task)
-        self.ssn.table.pipelined[row] += vec
+        self.ssn.table.pipeline(row, vec)
         self._place(task, row, TaskStatus.PIPELINED)
         self.changes.append(_Change(Op.PIPELINE, task, row, vec, TaskStatus.PENDING))
         self.ssn.on_allocate(task)
@@ -128,7 +128,7 @@ class Statement:
             if change.op is Op.ALLOCATE:
                 table.charge(change.row, change.vec, -1)
             else:
-                table.pipelined[change.row] -= change.vec
+                table.pipeline(change.row, -change.vec, -1)
             self.ssn.nodes[change.row].tasks.pop(task.uid, None)
             task.node_name = ""
             self._set_status(task, change.previous)

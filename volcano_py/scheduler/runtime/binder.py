@@ -214,6 +214,12 @@ class Binder:
         """Binds submitted whose answer has not come back yet (queued behind the slots, or in flight)."""
         return self._binds_unanswered
 
+    @property
+    def queue_full(self) -> bool:
+        """More binds wait than ``bind_concurrency`` carries at once: what else would cost the API server or
+        this process's CPU waits (PodGroup statuses here, the cache's mirror save)."""
+        return self._binds_unanswered > self._bind_concurrency
+
     async def wait_idle(self) -> None:
         """Until every bind and eviction sent so far has an answer (tests and graceful shutdown)."""
         await self._idle.wait()
@@ -531,9 +537,7 @@ class Binder:
     def _holds(self, key: str, now: float) -> bool:
         """Whether the pending status of ``key`` still waits: behind a full bind queue, or for its gang's pods
         to start."""
-        if self._binds_unanswered > self._bind_concurrency and now - self._queued_at.get(key, now) < (
-            BINDS_FIRST_LIMIT
-        ):
+        if self.queue_full and now - self._queued_at.get(key, now) < BINDS_FIRST_LIMIT:
             return True
         since = self._held_since.get(key)
         if since is None or now - since >= START_HOLD_LIMIT:

@@ -20,7 +20,8 @@ Given a ``MirrorFile``, the cache saves its informers' mirrors once synced, then
 ``MIRROR_SAVE_SECONDS`` while anything changes (and when the process stops), and a process started on that
 file resumes the watches from it instead of listing the cluster again. The file must come from this cluster:
 it names the uid of the ``root`` Queue, which every cluster with this scheduler has, and is read only when the
-API server shows the same uid.
+API server shows the same uid. A save waits while ``save_waits`` says so (the binder's backlog: encoding
+100,000 objects takes a second of CPU the binds need), ``SAVE_WAIT_LIMIT`` at most.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -166,6 +167,8 @@ RECENT_MIRROR_SECONDS: Final = 60.0
 # How often a changing mirror is saved: a restart resumes from at most this long ago, well within the
 # API server's watch window (its watch cache keeps at least the last 75 s of changes).
 MIRROR_SAVE_SECONDS = 30.0
+# How long a periodic save may wait for ``save_waits`` to clear.
+SAVE_WAIT_LIMIT: Final = 120.0
 
 
 class SchedulerCache:
@@ -187,6 +190,7 @@ class SchedulerCache:
         self._saving = asyncio.Lock()
         self.resumed = False
         self._mirror_failed = False  # said once: a directory we cannot write is not news every 30 s
+        self.save_waits: Callable[[], bool] = lambda: False
         self.scheduler_names = frozenset(scheduler_names)
         self.generation = 0
         self._assumed: dict[str, _Assumed] = {}
@@ -341,13 +345,22 @@ class SchedulerCache:
         _log.debug("mirror saved", bytes=size, seconds=round(time.monotonic() - began, 2))
         return True
 
+    async def _until_save_may_start(self) -> None:
+        """While ``save_waits`` says so, ``SAVE_WAIT_LIMIT`` at most (it is polled: nothing signals it)."""
+        deadline = time.monotonic() + SAVE_WAIT_LIMIT
+        while time.monotonic() < deadline:
+            if not self.save_waits():
+                return
+            await asyncio.sleep(1.0)
+
     async def _keep_mirror(self) -> None:
         """Save once synced (a fresh list is what a restart would have to do again), then while it changes."""
         await self.wait_synced()
         saved_at = -1
         while True:
-            generation = self.generation
-            if generation != saved_at:
+            if self.generation != saved_at:
+                await self._until_save_may_start()
+                generation = self.generation
                 if await self.save_mirror():
                     saved_at = generation
                 elif self.queue(c.ROOT_QUEUE) is None:

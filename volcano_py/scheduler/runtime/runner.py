@@ -178,6 +178,9 @@ class Scheduler:
             scheduled_event_qps=options.scheduled_event_qps,
             scheduled_event_burst=options.scheduled_event_burst,
         )
+        # The mirror is saved between decisions and while the binds keep up: at 50,000 pods encoding it takes
+        # a second of CPU, which the first cycle after a start (and a backlog's binds) would wait for.
+        self.cache.save_waits = lambda: self.binder.queue_full or self._deciding
         self.elector = (
             LeaderElector(
                 client,
@@ -207,6 +210,9 @@ class Scheduler:
         self.recent_usage = UsageLedger()
         # Set once the core has read the cluster as first synced (see ``_read_ahead``).
         self._read = False
+        # During each cycle, and from the start for a scheduler that elects no leader: its first cycle follows
+        # the sync at once (an electing one's follows its election, maybe never).
+        self._deciding = self.elector is None
 
     def ready(self) -> bool:
         return self.cache.synced and self._read and (self.elector is None or self.elector.is_leader)
@@ -218,6 +224,13 @@ class Scheduler:
     # --- one cycle -----------------------------------------------------------------------------------------
 
     async def run_cycle(self) -> CycleOutcome:
+        self._deciding = True
+        try:
+            return await self._run_cycle()
+        finally:
+            self._deciding = False
+
+    async def _run_cycle(self) -> CycleOutcome:
         self.cycles += 1
         started = time.perf_counter()
         with structlog.contextvars.bound_contextvars(cycle=self.cycles):
