@@ -15,7 +15,14 @@ from volcano_py.devcluster.ports import LOOPBACK
 
 SERVICE_CLUSTER_IP_RANGE = "10.96.0.0/16"
 POD_CIDR = "10.244.0.0/16"  # kwok's pod IP pool; its default /24 runs out after ~254 pods
-NODE_LEASE_DURATION_SECONDS = 40
+# kwok renews a node's lease every quarter of its duration with four workers; at kubelet's 40 s, 5,000 nodes
+# want 500 renewals a second, more than those workers got from a busy API server on two cores (40-170 a
+# second), so leases lapsed, the node-lifecycle controller marked nodes NotReady and tainted them, and each
+# benchmark window paid for thousands of node writes according to how busy it kept the API server. A longer
+# lease asks 167 a second of 5,000 nodes, and a grace period of two leases keeps a late renewal from flapping
+# the node.
+NODE_LEASE_DURATION_SECONDS = 120
+NODE_MONITOR_GRACE_SECONDS = 2 * NODE_LEASE_DURATION_SECONDS
 SERVICE_ACCOUNT_ISSUER = "https://kubernetes.default.svc.cluster.local"
 
 # KCM runs its default controllers, as on a real cluster (Volcano's e2e suites use ReplicationControllers,
@@ -160,6 +167,7 @@ def controller_manager_args(binary: Path, layout: RunLayout) -> list[str]:
         # The defaults (20 qps) make namespace deletion and large Jobs crawl.
         "--kube-api-qps=200",
         "--kube-api-burst=400",
+        f"--node-monitor-grace-period={NODE_MONITOR_GRACE_SECONDS}s",
     ]
 
 

@@ -74,6 +74,8 @@ def test_command_lines_wire_the_components_together(tmp_path: Path) -> None:
     assert f"--kubeconfig={layout.kubeconfig}" in scheduler and "--leader-elect=false" in scheduler
     kwok = commands.kwok_args(Path("/bin/kwok"), layout)
     assert "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake" in kwok
-    assert "--node-lease-duration-seconds=40" in kwok
+    # Leases long enough for kwok's four renewal workers at 5,000 nodes, and a grace of two of them.
+    assert "--node-lease-duration-seconds=120" in kwok
+    assert "--node-monitor-grace-period=240s" in kcm
     etcd = commands.etcd_args(Path("/bin/etcd"), layout, ports)
     assert f"--data-dir={layout.etcd_data}" in etcd
