@@ -154,3 +154,15 @@ def of_baseline(lines: Sequence[dict[str, Any]], baseline: str = "null") -> None
             continue
         line["null_pods_per_second"] = rates
         line["of_null"] = round(float(line["pods_per_second"]) / (sum(rates) / len(rates)), 3)
+
+
+def busy_cores(samples: Sequence[tuple[float, float]], window: float) -> float | None:
+    """The cores a group of processes used over the last ``window`` seconds of ``samples`` (time, their CPU
+    seconds so far); None until the samples span the window."""
+    if not samples:
+        return None
+    end_at, end_cpu = samples[-1]
+    start = next(((at, cpu) for at, cpu in reversed(samples) if end_at - at >= window), None)
+    if start is None:
+        return None
+    return (end_cpu - start[1]) / (end_at - start[0])

@@ -14,6 +14,7 @@ from benchmarks.benchlib.limits import Memory, deadline_stop, memory_stop, parse
 from benchmarks.benchlib.stats import (
     bracketed,
     bucket_delta,
+    busy_cores,
     churn_windows,
     gang_ready_latencies,
     histogram_buckets,
@@ -290,3 +291,12 @@ def test_each_system_is_rated_against_the_null_runs_beside_it() -> None:
     # The last null run has not happened yet: the one before is all there is.
     assert lines[3]["of_null"] == 0.2 and lines[3]["null_pods_per_second"] == [450.0]
     assert "of_null" not in lines[0] and "of_null" not in lines[2]
+
+
+def test_busy_cores_over_the_last_window_of_samples() -> None:
+    # (seconds, CPU seconds so far) of the control plane, sampled each second.
+    samples = [(0.0, 0.0), (1.0, 1.5), (2.0, 3.0), (3.0, 3.2), (4.0, 3.4)]
+    assert busy_cores(samples, 2.0) == pytest.approx(0.2)  # the last two seconds, after a busy start
+    assert busy_cores(samples, 4.0) == pytest.approx(0.85)
+    assert busy_cores(samples, 5.0) is None  # not sampled that long yet
+    assert busy_cores([], 1.0) is None
