@@ -107,6 +107,9 @@ class Cluster:
             return
         if kind == "echo":
             return  # the session's PodGroup statuses come back (``echo``)
+        if kind == "advance":
+            self._advance(index)
+            return
         if kind == "heartbeat":
             # A node's kubelet reports in: a new version that says nothing new.
             key = f"node-{index % NODES}"
@@ -135,6 +138,30 @@ class Cluster:
         else:
             obj = _queue(variant)
         store[f"{kind}-{index}"] = obj
+
+    def _advance(self, index: int) -> None:
+        """The pod one step further along its life, as the watch shows it and nothing else changed: bound
+        to a node, bound again (the API server's PodScheduled condition), started, then ended or
+        terminating. Its task keeps its place on its node and in its job while only that moves."""
+        key = f"pod-{index % self.pods}"
+        held = self.stores["pod"].get(key)
+        if held is None:
+            return
+        version = int(held["metadata"].get("resourceVersion", 0)) + 1
+        meta = {**held["metadata"], "resourceVersion": str(version)}
+        spec, status = held.get("spec") or {}, held.get("status") or {}
+        phase, scheduled = status.get("phase"), bool(status.get("conditions"))
+        if meta.get("deletionTimestamp") or phase in ("Succeeded", "Failed"):
+            return
+        if not spec.get("nodeName"):
+            spec = {**spec, "nodeName": f"n{index % NODES}"}
+        elif phase == "Pending" and not scheduled:
+            status = {**status, "conditions": [{"type": "PodScheduled", "status": "True"}]}
+        elif phase == "Pending":
+            status = {**status, "phase": "Running"}
+        else:
+            status = {**status, "phase": ("Succeeded", "Failed")[index % 2]}
+        self.stores["pod"][key] = {**held, "metadata": meta, "spec": spec, "status": status}
 
     def echo(self, result: SessionResult) -> None:
         """The PodGroup statuses a session wrote, back through the watch: jobs then settle, as in a live
@@ -223,7 +250,9 @@ def _decisions(result: SessionResult) -> tuple[Any, ...]:
 
 
 # Pods change most, and sessions are what could leak into the kept views: both are drawn more often.
-_KIND = st.sampled_from((*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat"))
+_KIND = st.sampled_from(
+    (*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat", "advance", "advance")
+)
 _EVENT = st.tuples(_KIND, st.integers(0, PODS - 1), st.none() | st.integers(0, 399))
 
 
@@ -280,7 +309,7 @@ def test_kept_snapshots_equal_fresh_ones_through_a_long_churn(
     With every action and plugin of Volcano's registries too (preempt, reclaim, shuffle evict); ``wide``:
     with PodGroups enough that a few changed ones are replaced in place."""
     rng = random.Random(seed)
-    kinds = (*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat")
+    kinds = (*KINDS, "pod", "pod", "session", "echo", "echo", "relist", "heartbeat", "advance", "advance")
     cluster, records = (Cluster(pods=40, groups=24) if wide else Cluster()), Records()
     conf = load_conf(conf_text)
     decided = 0

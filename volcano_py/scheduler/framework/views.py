@@ -182,10 +182,13 @@ class Views:
         ``Reset`` when they must be built again from empty (see ``fill``)."""
         self._claims = claims
         self.claim_index = None
-        if touched is not None:
-            self._undo(touched)
+        stale = self._undo(touched) if touched is not None else ()
         self._update_nodes(nodes)
         self._update_groups(podgroups)
+        for job in stale:
+            group = self.group_of.get(job.uid)
+            if group is not None and group.job is job:  # not replaced by a new version of its PodGroup
+                self._retwin_group(group, group)
         self._update_pods(pods)
         self._sort()
         self._judge_steady()
@@ -264,7 +267,10 @@ class Views:
 
     # --- a session's changes, undone -----------------------------------------------------------------------
 
-    def _undo(self, touched: Touched) -> None:
+    def _undo(self, touched: Touched) -> list[JobInfo]:
+        """Put the touched tasks back as read; returns the touched jobs, for the caller to replace by fresh
+        twins once the PodGroups are brought up to date (a job whose PodGroup changed gets its twin there:
+        after a backlog's first session, every job)."""
         for task in touched.classed:
             task.klass = None
         done: set[int] = set()
@@ -279,10 +285,7 @@ class Views:
             entry.task = entry.record.fresh()
             entry.charged = None
             self._add(entry, charge=True)
-        for job in touched.jobs:
-            group = self.group_of.get(job.uid)
-            if group is not None and group.job is job:
-                self._retwin_group(group, group)
+        return touched.jobs
 
     # --- nodes ---------------------------------------------------------------------------------------------
 
@@ -415,6 +418,18 @@ class Views:
         else:
             new, gone = self._pods_renumbered(pods)
         self._pod_ids = ids
+        if gone:
+            # A new version of a pod held: when a bind or the kubelet is all that changed it, its task keeps
+            # its places on its node and in its job (most of a backlog's drain: each pod bound, then started).
+            kept: list[tuple[int, Obj]] = []
+            for at, obj in new:
+                previous = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+                if previous is None or gone.pop(id(previous.obj), None) is None:
+                    kept.append((at, obj))
+                elif not self._revise(previous, obj, at):
+                    gone[id(previous.obj)] = previous
+                    kept.append((at, obj))
+            new = kept
         by_uid: dict[str, _Pod] = {}
         for i, entry in gone.items():
             del entries[i]
@@ -429,6 +444,50 @@ class Views:
             entries[id(obj)] = entry
             self.pod_of[record.uid] = entry
             self._add(entry, charge=True)
+
+    def _revise(self, entry: _Pod, obj: Obj, at: int) -> bool:
+        """Bring ``entry`` to ``obj``, a later version of its pod, without taking its task off its node and
+        job: the twin (as read, never a session's: ``_undo`` came first) takes the new status and node where
+        it is. False when the pod must be read again (more than a bind's or the kubelet's fields changed),
+        or its task is one whose class or job is derived from more than its status (claims, a shadow job)."""
+        record = entry.record.revised(entry.obj, obj)
+        if record is None:
+            return False
+        task = entry.task
+        status, node_name = record.status, record.node_name
+        moved = status is not task.status or node_name != task.node_name
+        ours = task.scheduler_name in self.ours
+        if moved and (task.claims_used or (ours and entry.record.job_id is None)):
+            return False
+        del self.pods[id(entry.obj)]
+        self.pods[id(obj)] = entry
+        entry.obj, entry.record, entry.pos = obj, record, at
+        task.pod = obj
+        if not moved:
+            return True
+        node = self.by_name.get(node_name) if node_name and status in OCCUPYING_STATUSES else None
+        charged = entry.charged
+        same_charge = (
+            node is not None
+            and charged is not None
+            and charged[0] == node_name
+            and (charged[1] is TaskStatus.RELEASING) == (status is TaskStatus.RELEASING)
+        )
+        if charged is not None and not same_charge:
+            self._uncharge(entry)
+        owner = self.jobs.get(task.job_id) if ours and task.job_id is not None else None
+        if owner is not None and owner.tasks.get(task.uid) is task:
+            owner.set_status(task, status)
+            self._appended(owner.by_status[status])
+            self._changed.add(owner.uid)
+        else:
+            task.status = status
+        task.node_name = node_name
+        if same_charge:
+            entry.charged = (node_name, status)
+        elif node is not None:
+            self._charge(entry, node, charge=True)
+        return True
 
     def _pods_in_place(
         self, pods: Sequence[Obj], ids: npt.NDArray[np.int64]
@@ -485,13 +544,7 @@ class Views:
         node = self.by_name.get(task.node_name) if task.node_name else None
         status = task.status
         if node is not None and status in OCCUPYING_STATUSES:
-            node.add_task(task)
-            self._appended(node.tasks)
-            if charge and self.table is not None:
-                self.table.charge_task(self.table.node_index[node.name], task.resreq, status, 1)
-            entry.charged = (node.name, status)
-            if task.affinity:
-                self.affine[id(task)] = task
+            self._charge(entry, node, charge=charge)
         if task.scheduler_name not in self.ours:
             return
         if task.job_id is None:
@@ -514,15 +567,7 @@ class Views:
         """Undo ``_add`` for the pod as it is now (a session may have moved it since)."""
         task = entry.task
         self.claiming.pop(id(entry.obj), None)
-        charged = entry.charged
-        if charged is not None:
-            entry.charged = None
-            self.affine.pop(id(task), None)
-            node = self.by_name.get(charged[0])
-            if node is not None:
-                node.remove_task(task)
-                if self.table is not None:
-                    self.table.charge_task(self.table.node_index[node.name], task.resreq, charged[1], -1)
+        self._uncharge(entry)
         if task.node_name:
             node = self.by_name.get(task.node_name)
             if node is not None and node.tasks.get(task.uid) is task:
@@ -543,6 +588,32 @@ class Views:
         waiting = self.unowned.get(task.job_id)
         if waiting is not None and waiting.pop(id(task), None) is not None and not waiting:
             del self.unowned[task.job_id]
+
+    def _charge(self, entry: _Pod, node: NodeInfo, *, charge: bool) -> None:
+        """Count the pod's task on ``node`` (and in the node table unless ``charge`` is False: a table
+        built afterwards counts it itself)."""
+        task = entry.task
+        node.add_task(task)
+        self._appended(node.tasks)
+        if charge and self.table is not None:
+            self.table.charge_task(self.table.node_index[node.name], task.resreq, task.status, 1)
+        entry.charged = (node.name, task.status)
+        if task.affinity:
+            self.affine[id(task)] = task
+
+    def _uncharge(self, entry: _Pod) -> None:
+        """Undo ``_charge``, as the task was counted then."""
+        charged = entry.charged
+        if charged is None:
+            return
+        task = entry.task
+        entry.charged = None
+        self.affine.pop(id(task), None)
+        node = self.by_name.get(charged[0])
+        if node is not None:
+            node.remove_task(task)
+            if self.table is not None:
+                self.table.charge_task(self.table.node_index[node.name], task.resreq, charged[1], -1)
 
     # --- steady jobs ---------------------------------------------------------------------------------------
 

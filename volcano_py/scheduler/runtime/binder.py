@@ -546,6 +546,15 @@ class Binder:
             return True  # binds on their way: a backlog's gangs wait their turn in the binder
         return now - self._answered_at.get(key, since) < START_HOLD_SECONDS
 
+    def _all_held_behind_binds(self, now: float) -> bool:
+        """Whether every pending status waits behind the full bind queue, and nothing else is to be written:
+        a backlog's 50,000 statuses, each looked at every second, cost more than a second of CPU over its
+        drain. The first queued is the oldest (``_queued_at`` keeps each key's first time, in order)."""
+        if self._pending_queue or not self._pending_pg or not self.queue_full:
+            return False
+        oldest = next(iter(self._queued_at.values()), now)
+        return now - oldest < BINDS_FIRST_LIMIT
+
     async def _flush_statuses_forever(self) -> None:
         while True:
             if self._pending_pg:
@@ -559,6 +568,8 @@ class Binder:
 
     async def flush_statuses(self) -> None:
         now = self.clock()
+        if self._all_held_behind_binds(now):
+            return
         held = {k: s for k, s in self._pending_pg.items() if self._holds(k, now)}
         podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
         self._pending_pg = held

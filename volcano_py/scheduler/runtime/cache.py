@@ -71,7 +71,7 @@ class _Assumed:
 
     def view_of(self, pod: Obj) -> Obj:
         if self.seen is not pod or self.view is None:
-            self.seen, self.view = pod, _with_node(pod, self.node, self.annotations)
+            self.seen, self.view = pod, bound_view(pod, self.node, self.annotations)
         return self.view
 
 
@@ -87,7 +87,8 @@ def _unbound(pod: Obj) -> bool:
     return not (pod.get("spec") or {}).get("nodeName") and pod_phase(pod) not in _OVER
 
 
-def _with_node(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
+def bound_view(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
+    """The pod as its bind to ``node`` will leave it: what the cache shows of an assumed pod."""
     bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
     if annotations:
         meta = pod.get("metadata") or {}
