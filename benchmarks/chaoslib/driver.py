@@ -686,8 +686,9 @@ class ChaosRun:
             landed += (
                 f"; {await self._cron_runs_after_restart(cron_name, self.config.cron_runs)} runs by then"
             )
-        # The probe's pod is created and bound by the new leaders, so the standby has written by now.
-        failover_s = outcome.failover_s() if outcome is not None else None
+        # The probe's pod is created and bound by the new leaders, so the standby has written by now (its
+        # log may lag the API by a moment).
+        failover_s = await outcome.failover_s() if outcome is not None else None
         violations += await self.check_after_fault()
         record = FaultRecord(kind, at, recovery, landed, violations, failover_s)
         told = f"; failover {failover_s}s" if failover_s is not None else ""

@@ -93,6 +93,10 @@ class LeaseWatch:
         self._transitions[name] = transitions
 
 
+# How long a standby's first write, already seen in the API, may take to show in its log.
+LOG_WAIT_SECONDS = 5.0
+
+
 @dataclass(slots=True)
 class Outcome:
     started: float  # time.monotonic() when the kill or freeze happened
@@ -100,8 +104,11 @@ class Outcome:
     standby: Component  # watched for its first write as leader
     violations: list[str] = field(default_factory=list)
 
-    def failover_s(self) -> float | None:
-        """Kill or freeze -> the standby's first write, once it has made one (then it stops watching)."""
+    async def failover_s(self, wait: float = LOG_WAIT_SECONDS) -> float | None:
+        """Kill or freeze -> the standby's first write, once it has made one (then it stops watching). The
+        write is seen in the API before its log line is read (the probe polls the pod; the standby logs the
+        bind once it is answered), so the line is waited for, ``wait`` seconds at most."""
+        await asyncio.to_thread(self.standby.watched.wait, wait)
         at = self.standby.watched_at
         self.standby.watch_for(lambda _line: False)
         return round(at - self.started, 2) if at is not None else None

@@ -50,6 +50,7 @@ class Component:
         self.fired_line: LogLine | None = None
         self._watch: Callable[[LogLine], bool] | None = None
         self.watched_at: float | None = None  # time.monotonic() of the first line ``watch_for`` matched
+        self.watched = threading.Event()  # set with ``watched_at``
         self.frozen = False
         self._lock = threading.Lock()
         self._reader: threading.Thread | None = None
@@ -103,6 +104,7 @@ class Component:
                     if self._watch is not None and self._watch(line):
                         self._watch = None
                         self.watched_at = time.monotonic()
+                        self.watched.set()
             log.flush()
 
     def revive(self) -> bool:
@@ -136,6 +138,7 @@ class Component:
         """Note (``watched_at``) when the child first logs a line for which ``matches`` is true."""
         with self._lock:
             self.watched_at = None
+            self.watched.clear()
             self._watch = matches
 
     def freeze(self) -> None:
