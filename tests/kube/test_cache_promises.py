@@ -257,3 +257,23 @@ async def test_a_promise_the_watch_never_settles_is_dropped_in_time(
     assert phase_of(cache) == "Inqueue"
     clock[0] += 2
     assert phase_of(cache) == "Pending"
+
+
+async def test_a_new_podgroup_and_a_failed_bind_are_news_a_held_cycle_waits_for(
+    cache: SchedulerCache,
+) -> None:
+    # A Volcano Job's pods come only once enqueue admits its PodGroup, and a pod whose bind failed waits
+    # again: either ends the hold on cycles while a backlog's binds go out (``Pacing``).
+    before = cache.last_news
+    podgroups = cache.informers["podgroups"]
+    group = {"metadata": {"name": "g", "namespace": "ns", "resourceVersion": "1"}, "spec": {"minMember": 1}}
+    podgroups._dispatch(podgroups.store.apply(EventType.ADDED, group))
+    added = cache.last_news
+    assert added > before
+    podgroups._dispatch(podgroups.store.apply(EventType.MODIFIED, {**group, "status": {"phase": "Inqueue"}}))
+    assert cache.last_news == added  # a status the scheduler itself wrote, most likely: no news
+    watch(cache, EventType.ADDED, pod("a", "1"))
+    cache.assume("ns/a", "u1", "node-3")
+    assert cache.last_news == added
+    cache.forget("ns/a")
+    assert cache.last_news > added

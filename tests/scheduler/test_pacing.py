@@ -3,6 +3,7 @@
 import pytest
 
 from volcano_py.scheduler.framework.pacing import (
+    BACKLOG_HOLD_SECONDS,
     BACKLOG_PERIOD_SECONDS,
     BACKLOG_PIPELINES,
     EARLY_CPU_SHARE,
@@ -96,3 +97,21 @@ def test_binds_backed_up_hold_the_next_start_for_the_stretched_period() -> None:
 )
 def test_a_backlog_is_more_binds_waiting_than_the_pipelines_hold(unanswered: int, held: bool) -> None:
     assert backlogged(unanswered, bind_concurrency=64) is held
+
+
+def test_a_cycle_that_left_nothing_waiting_holds_the_next_one_while_the_binds_are_backed_up() -> None:
+    pacing = Pacing(period=1.0)
+    held = pacing.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True, settled=True)
+    assert held == pytest.approx(100 + BACKLOG_HOLD_SECONDS)
+    # A pod that came since may be placed: the stretched period, as when something waits.
+    assert pacing.next_start(100.0, 0.01, 100.3, backlogged=True, settled=True) == pytest.approx(
+        100 + BACKLOG_PERIOD_SECONDS
+    )
+    assert pacing.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True, settled=False) == pytest.approx(
+        100 + BACKLOG_PERIOD_SECONDS
+    )
+    # The backlog drained: the regular period, already due when the hold was long.
+    assert pacing.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=False, settled=True) == pytest.approx(101.0)
+    # Volcano's fixed period (no early starts) is never held.
+    fixed = Pacing(period=1.0, burst_quiet=0)
+    assert fixed.next_start(100.0, 0.01, NO_ARRIVAL, backlogged=True, settled=True) == pytest.approx(101.0)

@@ -18,6 +18,13 @@ stretches to ``BACKLOG_PERIOD_SECONDS`` while they are: a backlog of 50,000 bind
 session a second over it took the GIL from the event loop that sends them. The wait is re-checked every
 ``BACKLOG_POLL_SECONDS``, so the next cycle starts once the backlog has drained below that. With early
 starts off (``burst_quiet`` 0, Volcano's fixed period) the period never stretches.
+
+And when the last cycle left nothing waiting (no pending pod or PodGroup of ours, no pod without its
+PodGroup) and nothing has come since that could wait (a new pending pod, a new PodGroup, a bind that
+failed), a session while the binds are backed up can only re-read the binds already decided as the watch
+brings them back: the next cycle waits for the backlog to drain, ``BACKLOG_HOLD_SECONDS`` at most. A
+backlog of 50,000 one-pod jobs placed by one session then costs one more session after its binds, not one
+every few seconds while they go out.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ BACKLOG_PIPELINES: Final = 2
 # The longest wait between cycles while binds are backed up, and how often the backlog is looked at then.
 BACKLOG_PERIOD_SECONDS: Final = 5.0
 BACKLOG_POLL_SECONDS: Final = 0.1
+# The longest wait between cycles while binds are backed up and nothing waits (see above).
+BACKLOG_HOLD_SECONDS: Final = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +67,19 @@ class Pacing:
         *,
         last_whole: float = float("-inf"),
         backlogged: bool = False,
+        settled: bool = False,
     ) -> float:
         """The time the cycle after the one that began at ``began`` (and spent ``cycle_cpu``) should start.
 
         ``last_arrival`` is when the newest pending pod was seen, ``last_whole`` when the newest one that
         made its gang whole was; one seen before ``began`` was in that cycle's snapshot already and starts
         nothing. ``backlogged``: the binds sent are backed up (see ``backlogged``), so no early start for
-        now, and the period stretched.
+        now, and the period stretched. ``settled``: that cycle left nothing waiting, and nothing that could
+        wait has come since it began (``last_arrival`` included): then, backed up, it is held.
         """
         stretched = backlogged and self.burst_quiet > 0
+        if stretched and settled and not self.early_pending(began, last_arrival):
+            return began + max(self.period, BACKLOG_HOLD_SECONDS)
         regular = began + (max(self.period, BACKLOG_PERIOD_SECONDS) if stretched else self.period)
         if backlogged or not self.early_pending(began, last_arrival):
             return regular

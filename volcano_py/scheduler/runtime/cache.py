@@ -208,6 +208,9 @@ class SchedulerCache:
         # When the newest such pod was one a cycle can place at once: its gang has all of its minMember pods.
         self.last_whole = float("-inf")
         self.arrival = asyncio.Event()
+        # When something else came that a cycle may have to place: a new PodGroup (a Volcano Job's pods come
+        # once enqueue admits it), a bind that failed (its pod waits again).
+        self.last_news = float("-inf")
         # Pods of ours per PodGroup key (``namespace/name``), from the pods watch: whether a gang is whole.
         self._group_pods: dict[str, int] = {}
         extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim, PODGROUPS: self._on_podgroup}
@@ -404,6 +407,8 @@ class SchedulerCache:
                 del self._evicting[key]
 
     def _on_podgroup(self, delta: Delta) -> None:
+        if delta.type is EventType.ADDED:
+            self.last_news = time.monotonic()
         promised = self._statuses.get(delta.key)
         if promised is not None and (delta.type is EventType.DELETED or delta.new is not promised.base):
             del self._statuses[delta.key]  # the watch brought our write, or something newer
@@ -495,6 +500,7 @@ class SchedulerCache:
 
     def forget(self, pod_key: str) -> None:
         """The bind failed: the pod is pending again and its node's room is free again."""
+        self.last_news = time.monotonic()
         self._assumed_shown.pop(pod_key, None)
         if self._assumed.pop(pod_key, None) is not None:
             self.generation += 1

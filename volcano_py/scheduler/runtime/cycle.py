@@ -114,6 +114,24 @@ class CycleOutcome:
     # but gangs short of pods, apart from new pods that leave them short (``runtime/quiet.py``); so there is
     # nothing new to tell.
     quiet: bool = False
+    # Whether anything was left waiting for a later cycle: a pending task or PodGroup of ours, or a pod whose
+    # PodGroup is missing. True unless the core says otherwise (see ``Pacing``'s hold behind binds).
+    waiting: bool = True
+
+
+def left_waiting(snapshot: Snapshot) -> bool:
+    """Whether a session over ``snapshot`` (whose jobs it changed as it decided) left anything for a later
+    one: a PodGroup enqueue did not admit, a task not placed, a pod without its PodGroup."""
+    if snapshot.orphans:
+        return True
+    steady = snapshot.steady.jobs if snapshot.steady is not None else {}
+    pending, pipelined = TaskStatus.PENDING, TaskStatus.PIPELINED
+    for uid, job in snapshot.jobs.items():
+        if uid in steady:
+            continue  # Running or Completed, every pod bound, running or done
+        if job.phase is PodGroupPhase.PENDING or job.count(pending, pipelined):
+            return True
+    return False
 
 
 class ConfSource:
@@ -251,7 +269,10 @@ class DefaultCore:
         built, self._built = self._built, None
         if recalled is not None:
             return CycleOutcome(
-                result=recalled.result, unscheduled_tasks=recalled.unscheduled_tasks, quiet=True
+                result=recalled.result,
+                unscheduled_tasks=recalled.unscheduled_tasks,
+                quiet=True,
+                waiting=bool(recalled.unscheduled_tasks),
             )
         if built is not None and built[0] is state:
             _, snapshot, warnings = built
@@ -305,7 +326,12 @@ class DefaultCore:
             # Pods held by scheduling gates carry the API server's SchedulingGated condition: left as is.
             for task in job.pending_tasks:
                 warnings.append(Unschedulable(task.pod, "FailedScheduling", explanation.message, after))
-        return CycleOutcome(result=result, warnings=tuple(warnings), unscheduled_tasks=unscheduled)
+        return CycleOutcome(
+            result=result,
+            warnings=tuple(warnings),
+            unscheduled_tasks=unscheduled,
+            waiting=bool(unscheduled) or left_waiting(snapshot),
+        )
 
     def _shadow_source(
         self, state: ClusterObjects, conf: SchedulerConf, now: datetime

@@ -213,6 +213,9 @@ class Scheduler:
         # During each cycle, and from the start for a scheduler that elects no leader: its first cycle follows
         # the sync at once (an electing one's follows its election, maybe never).
         self._deciding = self.elector is None
+        # Whether the last cycle left anything waiting (a conf acting on running pods always does): a cycle
+        # that did not holds the next one back while its binds go out (see ``pacing``).
+        self._left_waiting = True
 
     def ready(self) -> bool:
         return self.cache.synced and self._read and (self.elector is None or self.elector.is_leader)
@@ -348,8 +351,10 @@ class Scheduler:
                     outcome = await self.run_cycle()
                     if outcome.result.binds or outcome.result.evictions:
                         last_generation = -1
+                    self._left_waiting = outcome.waiting or self.core.needs_every_period(self.conf.conf)
             except Exception:
                 # A bug or one malformed object must not end the process: log it and try next period.
+                self._left_waiting = True
                 _log.exception("scheduling cycle failed", cycle=self.cycles)
             await self._wait_next_cycle(stop, started)
 
@@ -359,8 +364,14 @@ class Scheduler:
         while not stop.is_set():
             now = time.monotonic()
             held = backlogged(self.binder.binds_unanswered, self.options.bind_concurrency)
+            settled = not self._left_waiting and cache.last_news <= began
             wake = self.pacing.next_start(
-                began, self._cycle_cpu, cache.last_arrival, last_whole=cache.last_whole, backlogged=held
+                began,
+                self._cycle_cpu,
+                cache.last_arrival,
+                last_whole=cache.last_whole,
+                backlogged=held,
+                settled=settled,
             )
             if now >= wake:
                 return
