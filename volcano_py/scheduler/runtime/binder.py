@@ -269,7 +269,10 @@ class Binder:
         # The nodes of the pods bound beyond the Event budget; a pod without a PodGroup gets its own anyway.
         untold: list[str] | None = [] if self.cache.podgroup(job) is not None else None
         try:
-            results = await asyncio.gather(*(self._counted(self._bind_one(b, untold)) for b in binds))
+            if len(binds) == 1:  # a one-pod job, most of a backlog: no gathering future per bind
+                results = [await self._counted(self._bind_one(binds[0], untold))]
+            else:
+                results = await asyncio.gather(*(self._counted(self._bind_one(b, untold)) for b in binds))
         finally:
             left = self._binding.pop(job, 1) - 1
             if left:
