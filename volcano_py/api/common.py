@@ -289,15 +289,16 @@ def format_time(value: datetime) -> str:
 def now_time() -> str:
     """This moment as a metav1.Time is written (second precision: formatted once per second, as a backlog's
     50,000 PodGroup statuses each ask for it)."""
+    global _now_said
     second = int(time.time())
-    said = _NOW_SAID
+    said = _now_said
     if said[0] != second:
-        said[:] = [second, format_time(datetime.fromtimestamp(second, UTC))]
-    return str(said[1])
+        said = _now_said = (second, format_time(datetime.fromtimestamp(second, UTC)))
+    return said[1]
 
 
-# [the second, formatted] last asked for by ``now_time``.
-_NOW_SAID: list[int | str] = [0, ""]
+# The second last asked for by ``now_time``, formatted.
+_now_said: tuple[int, str] = (0, "")
 
 
 # A metav1.Time.
