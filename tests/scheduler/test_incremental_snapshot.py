@@ -396,3 +396,24 @@ def test_pods_a_session_evicted_and_nominated_are_as_read_in_the_next_build() ->
         result = run_session(kept, conf, NOW)
         assert _decisions(result) == _decisions(run_session(fresh, conf, NOW))
         assert len(result.evictions) == 2 and len(result.pipelined) == 2
+
+
+def test_a_pending_pod_with_claims_seen_again_and_then_gone_leaves_nothing_behind() -> None:
+    """A pod with claims is re-classed every build by its claims; a new version of it (only its resource
+    version moved) and then its deletion leave the kept views as a fresh build."""
+    pod = make_pod("p").req(cpu="1").group("pg").claim_template("gpu", "tpl", claim="p-gpu").obj()
+    again = {**pod, "metadata": {**pod["metadata"], "resourceVersion": "7"}}
+    other = make_pod("q").req(cpu="1").group("pg").obj()
+    base: dict[str, Any] = {
+        "nodes": [make_node("n1").obj()],
+        "podgroups": [make_pg("pg", 1).obj()],
+        "device_classes": [make_class()],
+        "resource_slices": [gpus("n1", 2)],
+        "resource_claims": [make_claim("p-gpu", [request()], owner_pod="p")],
+    }
+    records = Records()
+    for pods in ([pod, other], [again, other], [other], [other]):
+        kept = Snapshot.build(**base, pods=pods, records=records)
+        fresh = Snapshot.build(**base, pods=pods)
+        assert _read(kept) == _read(fresh)
+    assert [t.name for t in kept.jobs["default/pg"].tasks.values()] == ["q"]

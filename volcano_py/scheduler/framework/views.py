@@ -449,7 +449,8 @@ class Views:
         """Bring ``entry`` to ``obj``, a later version of its pod, without taking its task off its node and
         job: the twin (as read, never a session's: ``_undo`` came first) takes the new status and node where
         it is. False when the pod must be read again (more than a bind's or the kubelet's fields changed),
-        or its task is one whose class or job is derived from more than its status (claims, a shadow job)."""
+        or its task is one whose class or job is derived from more than its pod's status (claims, a shadow
+        job)."""
         record = entry.record.revised(entry.obj, obj)
         if record is None:
             return False
@@ -457,7 +458,8 @@ class Views:
         status, node_name = record.status, record.node_name
         moved = status is not task.status or node_name != task.node_name
         ours = task.scheduler_name in self.ours
-        if moved and (task.claims_used or (ours and entry.record.job_id is None)):
+        # A pod with claims is kept by its pod's id among those re-classed every update (``claiming``).
+        if task.claims_used or (moved and ours and entry.record.job_id is None):
             return False
         del self.pods[id(entry.obj)]
         self.pods[id(obj)] = entry
