@@ -54,13 +54,13 @@ async def test_planned_pod_writes_go_out_only_while_the_fence_holds(leading: boo
     worker = JobWorker(ctx)
     plan = Plan(create=(("w", 0), ("w", 1)), delete=("job-w-9",))
     if leading:
-        await worker._execute(ctx.spec(body), body, plan, None)
+        await worker._execute(ctx.spec(body), body, plan, None, {})
         assert sorted(client.writes) == [
             ("create", "job-w-0"), ("create", "job-w-1"), ("delete", "job-w-9"), ("patch", "job-w-9")
         ]  # fmt: skip
     else:
         with pytest.raises(Fenced):
-            await worker._execute(ctx.spec(body), body, plan, None)
+            await worker._execute(ctx.spec(body), body, plan, None, {})
         assert client.writes == []
     assert sorted(asked) == [
         f"create pod {body['metadata']['namespace']}/job-w-0",

@@ -19,6 +19,8 @@ from volcano_py.api import constants as c
 from volcano_py.controllers.flow.worker import FlowControllers
 from volcano_py.controllers.handlers import build_registry, job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
+from volcano_py.controllers.job.plan import Plan
+from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.store import Delta, EventType
@@ -126,3 +128,46 @@ async def test_the_podgroups_follow_their_events_and_enqueue_their_job() -> None
     assert ctx.job_queue.depth() == 1 and ctx.recounts_due == {"q"}
     podgroup_changed(ctx, Delta(EventType.DELETED, "ns/job-pg", group, group))
     assert ctx.podgroup("ns", "job-pg") is None and list(ctx.podgroups()) == []
+
+
+class Deleting:
+    """A client whose pod writes all succeed."""
+
+    async def patch(self, path: str, *_: Any) -> dict[str, Any]:
+        return {}
+
+    async def delete(self, path: str, *_: Any) -> dict[str, Any]:
+        return {}
+
+
+async def _events_queued(ctx: ControllerContext) -> list[str]:
+    """The events of the Job's requests, as its worker would take them."""
+    seen: list[str] = []
+    while ctx.job_queue.depth():
+        _, request = await ctx.job_queue._take()
+        seen.append(request.event.value)
+        ctx.job_queue._done(("ns", "job"))
+    return seen
+
+
+@pytest.mark.parametrize("killed_by_us", [True, False])
+async def test_a_pod_the_controller_killed_is_no_eviction_even_when_its_deletion_shows_no_mark(
+    killed_by_us: bool,
+) -> None:
+    """A watch that was cut and relisted shows a deletion with the last version of the pod it saw, which may
+    predate the controller's out-of-sync mark: the pod must not count as evicted (its task would be restarted,
+    and ``retryCount`` raised, a second time)."""
+    ctx = context()
+    ctx.client = Deleting()  # type: ignore[assignment]
+    running = pod(1, "Running")
+    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
+    await _events_queued(ctx)
+    if killed_by_us:
+        worker = JobWorker(ctx)
+        body = ctx.jobs[("ns", "job")]
+        plan = Plan(delete=("job-w-1",))
+        await worker._execute(ctx.spec(body), body, plan, None, {"job-w-1": running["metadata"]["uid"]})
+    # The deletion as a relist shows it: the pod as last seen, without the mark.
+    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
+    assert await _events_queued(ctx) == (["OutOfSync"] if killed_by_us else ["PodEvicted"])
+    assert ctx.killed_pods == set()

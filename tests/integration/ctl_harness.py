@@ -76,6 +76,18 @@ class Env:
                 return None
             raise
 
+    async def history(self) -> list[str]:
+        """The namespace's Events in order, one line each: what a failed assertion on a Job's counts shows."""
+        listed = await self.api.get(f"/api/v1/namespaces/{self.ns}/events")
+        items = sorted(
+            listed.get("items") or (), key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""
+        )
+        return [
+            f"{e.get('lastTimestamp') or e.get('eventTime')} {e['involvedObject'].get('kind')}/"
+            f"{e['involvedObject'].get('name')} {e.get('reason')}: {e.get('message')}"
+            for e in items
+        ]
+
     async def phase(self, name: str) -> str:
         job = await self.job(name)
         return str(((job or {}).get("status") or {}).get("state", {}).get("phase", ""))

@@ -53,7 +53,7 @@ async def test_restart_partition_replaces_only_the_evicted_pods_partition(
     after = await wait_for("the pods of partition 1 replaced", partition_one_replaced, 60)
     assert [after[n] == before[n] for n in ("rp-worker-0", "rp-worker-1")] == [True, True]
     job = await env.wait_phase("rp", "Running")
-    assert job["status"]["retryCount"] == 1
+    assert job["status"]["retryCount"] == 1, await env.history()
 
 
 async def test_job_updated_policy_restarts_the_job_on_a_scale_up(

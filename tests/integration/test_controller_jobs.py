@@ -106,7 +106,7 @@ async def test_pod_evicted_restarts_only_its_task(env: Env) -> None:
     after = await wait_for("both worker pods replaced", worker_restarted, 60)
     assert after["ev-ps-0"] == before["ev-ps-0"]
     job = await env.wait_phase("ev", "Running")
-    assert job["status"]["retryCount"] == 1
+    assert job["status"]["retryCount"] == 1, await env.history()
 
 
 async def test_min_success_completes_early(env: Env) -> None:

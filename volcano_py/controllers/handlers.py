@@ -152,10 +152,14 @@ def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     key = (namespace, str(job_name))
     uid = str(meta.get("uid") or "")
     pods = ctx.pods_by_job.setdefault(key, {})
+    killed = False
     if delta.type is EventType.DELETED:
         pods.pop(uid, None)
         if not pods:
             del ctx.pods_by_job[key]
+        if uid in ctx.killed_pods:
+            ctx.killed_pods.discard(uid)
+            killed = True
     else:
         pods[uid] = slim_pod(body)
     job_body = ctx.job(key)
@@ -164,7 +168,7 @@ def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
         return
     if delta.type is EventType.DELETED:
         known = ctx.pod_phases.pop(pod.uid, None) is not None
-        ctx.job_queue.add(key, on_pod_deleted(pod, known=known))
+        ctx.job_queue.add(key, on_pod_deleted(pod, known=known, killed=killed))
         return
     try:
         spec = ctx.spec(job_body)

@@ -74,8 +74,9 @@ def on_pod_seen(
     return _request(pod, Event.OUT_OF_SYNC)
 
 
-def on_pod_deleted(pod: PodView, *, known: bool) -> Request:
-    """A pod is gone: an eviction, unless the controller itself was killing it (out-of-sync mark)."""
-    if pod.out_of_sync or not known:
+def on_pod_deleted(pod: PodView, *, known: bool, killed: bool = False) -> Request:
+    """A pod is gone: an eviction, unless the controller itself was killing it (``killed``, or the out-of-sync
+    mark a controller before a restart left)."""
+    if killed or pod.out_of_sync or not known:
         return _request(pod, Event.OUT_OF_SYNC)
     return _request(pod, Event.POD_EVICTED)

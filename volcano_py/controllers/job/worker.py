@@ -8,6 +8,7 @@ resourceVersion read, so a stale decision is rejected by the API server and retr
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -109,6 +110,18 @@ class JobWorker:
             self._delay(key, body, decision)
             return
         if decision.action is not Action.SYNC_JOB:
+            if req.action is None:
+                # Which pod's event set a policy off: the Job's Event does not say (Volcano's text).
+                _log.info(
+                    "policy triggered",
+                    job=f"{key[0]}/{key[1]}",
+                    action=str(decision.action),
+                    pod_event=str(req.event),
+                    pod=req.pod,
+                    pod_uid=req.pod_uid,
+                    phase=str(status.state.phase),
+                    retry_count=status.retry_count,
+                )
             self.ctx.recorder.record(
                 body, NORMAL, JobEvent.EXECUTE_ACTION, f"Start to execute action {decision.action}"
             )
@@ -136,7 +149,7 @@ class JobWorker:
                 self.resources.report_podgroup(body, spec, podgroup)
         pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
         plan = plan_step(spec, status, pods, pg_phase, step, now)
-        await self._execute(spec, body, plan, plugin_set)
+        await self._execute(spec, body, plan, plugin_set, {p.name: p.uid for p in pods})
         holds_plugin_objects = any(k.startswith("plugin-") for k in controlled)
         if plugin_set is not None and holds_plugin_objects and plan.status.state.phase in _RELEASING_PHASES:
             await self.plugins.release(body, plugin_set)
@@ -204,9 +217,11 @@ class JobWorker:
             delta = datetime.fromisoformat(created_at.replace("Z", "+00:00")) - job_created
             self.ctx.metrics.job_to_pod_latency.observe(max(delta.total_seconds(), 0.0) * 1000)
 
-    async def _kill_pod(self, spec: ResolvedJob, name: str) -> None:
+    async def _kill_pod(self, spec: ResolvedJob, name: str, uid: str) -> None:
         path = PODS.object_path(name, spec.namespace)
         stamp = self.ctx.ensure_leading(f"delete pod {spec.namespace}/{name}")
+        if uid:
+            self.ctx.killed_pods.add(uid)
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark = [
             {
@@ -219,6 +234,7 @@ class JobWorker:
             await self.ctx.client.patch(path, mark, JSON_PATCH)
         except ApiError as exc:
             if exc.not_found:
+                self.ctx.killed_pods.discard(uid)  # gone already: its deletion was someone else's
                 return
             if exc.status != 422:  # 422: the pod has no annotations map at all; deletion still proceeds
                 raise
@@ -231,12 +247,17 @@ class JobWorker:
         _log.debug("pod deleted", pod=f"{spec.namespace}/{name}", **stamp.fields())
 
     async def _execute(
-        self, spec: ResolvedJob, body: dict[str, Any], plan: Plan, plugin_set: PluginSet | None
+        self,
+        spec: ResolvedJob,
+        body: dict[str, Any],
+        plan: Plan,
+        plugin_set: PluginSet | None,
+        uids: Mapping[str, str],
     ) -> None:
         created_at = (body.get("metadata") or {}).get("creationTimestamp")
         if created_at and spec.uid not in self._job_created:
             self._job_created[spec.uid] = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
-        writes = [self._kill_pod(spec, name) for name in plan.delete]
+        writes = [self._kill_pod(spec, name, uids.get(name, "")) for name in plan.delete]
         for task_name, index in plan.create:
             task = spec.task(task_name)
             assert task is not None

@@ -116,6 +116,11 @@ class ControllerContext:
     # Newest Job bodies this controller wrote; fresher than the index until the watch catches up.
     written_jobs: dict[JobKey, dict[str, Any]] = field(default_factory=dict)
     pod_phases: dict[str, str] = field(default_factory=dict)  # pod uid -> last phase seen
+    # Uids of pods this controller deleted, until their deletion is seen. The out-of-sync mark says the same
+    # to a restarted controller, but a watch that was cut and relisted shows a deletion with the pod's last
+    # version it saw, which may predate the mark: without this, that pod's deletion would read as an
+    # eviction and restart its task a second time.
+    killed_pods: set[str] = field(default_factory=set)
     delayed: dict[JobKey, dict[str, DelayedAction]] = field(default_factory=dict)
     ttl_timers: dict[JobKey, asyncio.TimerHandle] = field(default_factory=dict)
     specs: dict[str, tuple[int, ResolvedJob]] = field(default_factory=dict)
