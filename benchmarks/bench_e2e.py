@@ -86,6 +86,10 @@ def api_counts(cluster: DevCluster) -> dict[str, float]:
                 key = f"{labels.get('verb', '')} {resource}"
             elif sample.name == "apiserver_watch_events_total":
                 key = f"WATCH-EVENT {labels.get('kind', '') or labels.get('resource', '')}"
+            elif sample.name == "apiserver_terminated_watchers_total":
+                # Watchers the server closed for reading too slowly; each resumes, and is sent again what
+                # its buffer held.
+                key = f"WATCH-CUT {labels.get('resource', '')}"
             else:
                 continue
             counts[key] = counts.get(key, 0.0) + sample.value

@@ -476,6 +476,9 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
                 v - counts_before.get(k, 0.0) for k, v in counts_after.items() if not k.startswith("WATCH")
             ) / max(1, len(stamps)), 2),
             "api_per_pod_by_kind": per_pod_by_kind(counts_before, counts_after, len(stamps)),
+            "watchers_cut": {k.split(" ", 1)[1]: int(v - counts_before.get(k, 0.0))
+                             for k, v in counts_after.items()
+                             if k.startswith("WATCH-CUT") and v > counts_before.get(k, 0.0)},
             "load_average": load_average(),
             "quiet_wait_s": quiet_s, "control_plane_cores_at_start": quiet_cores,
         }  # fmt: skip
