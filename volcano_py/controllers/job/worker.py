@@ -237,6 +237,7 @@ class JobWorker:
                 self.ctx.killed_pods.discard(uid)  # gone already: its deletion was someone else's
                 return
             if exc.status != 422:  # 422: the pod has no annotations map at all; deletion still proceeds
+                self.ctx.killed_pods.discard(uid)  # not deleted: the retried request kills it again
                 raise
         try:
             await self.ctx.client.delete(path)
