@@ -135,6 +135,50 @@ def test_an_existing_group_is_not_created_again_and_a_deleted_pod_is_forgotten()
     assert not groups.annotated and not groups.waiting
 
 
+def listed(body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as a metadata-only list shows it."""
+    return {"apiVersion": "meta.k8s.io/v1", "kind": "PartialObjectMetadata", "metadata": body["metadata"]}
+
+
+class ReadingClient(RecordingClient):
+    """Also answers a pod's GET with ``pod``."""
+
+    def __init__(self, pod: dict[str, Any]) -> None:
+        super().__init__()
+        self.pod = pod
+
+    async def get(self, path: str, **_: Any) -> dict[str, Any]:
+        self.calls.append(("get", path))
+        return self.pod
+
+
+def test_the_informer_lists_pods_metadata_only() -> None:
+    informers = PlainPodGroups(context()).informers([None])
+    assert [i.list_metadata_only for i in informers if i.kind is PODS] == [True]
+
+
+def test_a_listed_pod_without_a_group_is_read_whole_then_grouped() -> None:
+    client = ReadingClient(pod())
+    groups = PlainPodGroups(context(client))
+    groups.changed(Delta(EventType.ADDED, "ns/p", None, listed(pod())))
+    asyncio.run(groups.handle(("ns", "p"), None))
+    assert client.calls == [
+        ("get", "/api/v1/namespaces/ns/pods/p"),
+        ("create", "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups"),
+        ("patch", "/api/v1/namespaces/ns/pods/p"),
+    ]
+
+
+def test_a_listed_pod_in_a_group_is_not_read_and_one_grouped_since_is_not_written() -> None:
+    client = ReadingClient(pod(group="pg"))
+    groups = PlainPodGroups(context(client))
+    groups.changed(Delta(EventType.ADDED, "ns/q", None, listed(pod("q", group="pg"))))
+    assert groups.queue.depth() == 0 and not groups.waiting
+    groups.changed(Delta(EventType.ADDED, "ns/p", None, listed(pod())))
+    asyncio.run(groups.handle(("ns", "p"), None))
+    assert client.calls == [("get", "/api/v1/namespaces/ns/pods/p")]
+
+
 def replicaset(uid: str, replicas: int) -> dict[str, Any]:
     return {"metadata": {"name": f"rs-{uid}", "namespace": "ns", "uid": uid}, "spec": {"replicas": replicas}}
 

@@ -10,7 +10,7 @@ from ctl_harness import Env, env, task, vcjob, wait_for
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH
-from volcano_py.kube.kinds import QUEUES
+from volcano_py.kube.kinds import PODS, QUEUES
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
@@ -167,3 +167,33 @@ async def test_a_deployment_rollout_leaves_one_podgroup(env: Env) -> None:
     await env.api.patch(f"{path}/d-1", patch, STRATEGIC_MERGE_PATCH)
     (second,) = await wait_for("the rollout done and only the new PodGroup left", rolled_out, 60)
     assert second != first
+
+
+async def test_plain_pods_made_while_the_controller_was_down_get_their_podgroups(env: Env) -> None:
+    # A restarted controller lists our pods' metadata only and reads whole just those still without a group.
+    assert env.operator is not None
+    await env.operator.stop()
+    container = {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
+    for name in ("plain-0", "plain-1"):
+        body = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name},
+            "spec": {"schedulerName": "volcano", "containers": [container]},
+        }
+        await env.api.create(PODS.collection_path(env.ns), body)
+    env.start_operator()
+
+    async def grouped() -> dict[str, str] | None:
+        listed = await env.api.get(PODS.collection_path(env.ns))
+        groups = {
+            p["metadata"]["name"]: (p["metadata"].get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY, "")
+            for p in listed.get("items") or ()
+        }
+        names = {pg["metadata"]["name"] for pg in await env.podgroups()}
+        return groups if len(groups) == 2 and all(g in names for g in groups.values()) else None
+
+    groups = await wait_for("both pods annotated with a PodGroup that exists", grouped, 60)
+    podgroups = {pg["metadata"]["name"]: pg for pg in await env.podgroups()}
+    assert podgroups[groups["plain-0"]]["spec"]["minResources"]["cpu"] == "100m"
+    assert len(set(groups.values())) == 2  # one group per ownerless pod

@@ -95,6 +95,20 @@ def _error_from(status: int, raw: bytes) -> ApiError:
     return ApiError(status, str(body.get("reason", "")), str(body.get("message", "")), body)
 
 
+JSON_ACCEPT: Final = "application/json"
+# A list of objects' metadata only (PartialObjectMetadataList): what a list of a kind whose bodies the reader
+# mostly does not need costs, in bytes sent and decoded. Items come as kind ``PartialObjectMetadata``.
+METADATA_LIST_ACCEPT: Final = (
+    f"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{JSON_ACCEPT}"
+)
+PARTIAL_METADATA_KIND: Final = "PartialObjectMetadata"
+
+
+def is_partial(obj: Mapping[str, Any]) -> bool:
+    """Whether ``obj`` came from a metadata-only read: its spec and status were never sent."""
+    return obj.get("kind") == PARTIAL_METADATA_KIND
+
+
 # client-go's default: a request the API server keeps shedding fails after this many retries.
 MAX_RETRIES: Final = 10
 # Longest wait honoured from a Retry-After header: a server in trouble can name any number.
@@ -137,6 +151,7 @@ class KubeClient:
         body: JSON | list[JSON] | None = None,
         content_type: str = "application/json",
         request_timeout: float | aiohttp.ClientTimeout | None = 30.0,
+        accept: str = JSON_ACCEPT,
     ) -> aiohttp.ClientResponse:
         # Straight to the ApiClient's aiohttp session: its generic call path walks and re-serializes every
         # body with the standard json module, which cost more of the scheduler's CPU per bind and per Event
@@ -144,7 +159,7 @@ class KubeClient:
         # refreshed by an exec plugin is still picked up.
         api = self.api_client
         configuration = api.configuration
-        headers = {**api.default_headers, "Accept": "application/json", "Content-Type": content_type}
+        headers = {**api.default_headers, "Accept": accept, "Content-Type": content_type}
         if api.cookie:
             headers["Cookie"] = api.cookie
         for setting in (await configuration.auth_settings()).values():
@@ -184,6 +199,7 @@ class KubeClient:
         body: JSON | list[JSON] | None = None,
         content_type: str = "application/json",
         request_timeout: float = 30.0,
+        accept: str = JSON_ACCEPT,
     ) -> JSON:
         """Send one request; return the decoded JSON body, or raise :class:`ApiError`.
 
@@ -199,6 +215,7 @@ class KubeClient:
                 body=body,
                 content_type=content_type,
                 request_timeout=request_timeout,
+                accept=accept,
             )
             async with response:
                 raw = await response.read()
@@ -215,8 +232,8 @@ class KubeClient:
         decoded = orjson.loads(raw) if raw else {}
         return decoded if isinstance(decoded, dict) else {"items": decoded}
 
-    async def get(self, path: str, **query: str | int) -> JSON:
-        return await self.request("GET", path, query=query)
+    async def get(self, path: str, *, accept: str = JSON_ACCEPT, **query: str | int) -> JSON:
+        return await self.request("GET", path, query=query, accept=accept)
 
     async def create(self, path: str, body: JSON) -> JSON:
         return await self.request("POST", path, body=body)

@@ -26,7 +26,7 @@ from typing import Any
 import aiohttp
 
 from volcano_py.kube.backoff import Backoff
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import JSON_ACCEPT, METADATA_LIST_ACCEPT, ApiError, KubeClient
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.kube.mirror_file import SavedKind
 from volcano_py.kube.store import Delta, EventType, Obj, Store, resource_version, version_number
@@ -101,8 +101,13 @@ class Informer:
         backoff: Backoff | None = None,
         optional: bool = False,
         trim: Callable[[Obj], None] | None = None,
+        list_metadata_only: bool = False,
     ) -> None:
         self.client = client
+        # Lists (at start, after a 410) read the objects' metadata only; the watch still brings them whole.
+        # For an owner that needs the bodies of few of the objects that exist when it starts, and reads those
+        # whole itself (``kube.client.is_partial``).
+        self.list_metadata_only = list_metadata_only
         # What else this mirror's owner never reads, dropped from each object as it arrives (in place).
         self.trim = trim
         self.kind = kind
@@ -211,8 +216,9 @@ class Informer:
             # go back in time, so it reads the latest (the default).
             query["resourceVersion"] = "0"
         path = self.kind.collection_path(self.namespace)
+        accept = METADATA_LIST_ACCEPT if self.list_metadata_only else JSON_ACCEPT
         while True:
-            page = await self.client.get(path, **query)
+            page = await self.client.get(path, accept=accept, **query)
             page_items = page.get("items") or []
             # Lists leave out kind/apiVersion on items; restore them so handlers see whole objects.
             for item in page_items:
@@ -265,7 +271,8 @@ class Informer:
 
     async def _current_version(self) -> int | None:
         """The newest version the API server has now, from a one-item list; None if it does not say."""
-        page = await self.client.get(self.kind.collection_path(self.namespace), **self._selectors(), limit=1)
+        query = {**self._selectors(), "limit": 1}
+        page = await self.client.request("GET", self.kind.collection_path(self.namespace), query=query)
         return version_number(str((page.get("metadata") or {}).get("resourceVersion", "")))
 
     async def _catch_up(self) -> None:

@@ -15,13 +15,14 @@ PodGroup deleted (``rules.retired_podgroup``).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Sequence
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.podgroup import rules
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
-from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
+from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError, is_partial
 from volcano_py.kube.events import WARNING
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import PODGROUPS, PODS, REPLICASETS
@@ -62,9 +63,12 @@ class PlainPodGroups:
             Informer(
                 self.ctx.client,
                 PODS,
-                self.changed,
+                functools.partial(self.changed, scheduler_name=name),
                 namespace=namespace,
                 field_selector=f"spec.schedulerName={name}",
+                # A restarted controller lists every pod of ours, nearly all of them grouped long ago: their
+                # metadata says so, at a fraction of the bytes to decode and keep.
+                list_metadata_only=True,
             )
             for namespace in namespaces
             for name in sorted(self.scheduler_names)
@@ -98,13 +102,15 @@ class PlainPodGroups:
             )
             self.retiring.add_after(RETRY_SECONDS, key, None)
 
-    def changed(self, delta: Delta) -> None:
-        """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does."""
+    def changed(self, delta: Delta, scheduler_name: str = c.SCHEDULER_NAME) -> None:
+        """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does.
+        A listed pod's metadata is all there is of it: its informer's selector says whose it is."""
         body = delta.new
         meta = body.get("metadata") or {}
         key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
         uid = str(meta.get("uid") or "")
-        if delta.type is EventType.DELETED or not rules.needs_podgroup(body, self.scheduler_names):
+        seen = {**body, "spec": {"schedulerName": scheduler_name}} if is_partial(body) else body
+        if delta.type is EventType.DELETED or not rules.needs_podgroup(seen, self.scheduler_names):
             self.waiting.pop(key, None)
             self.annotated.discard(uid)
             return
@@ -118,11 +124,26 @@ class PlainPodGroups:
         if pod is None or str((pod.get("metadata") or {}).get("uid") or "") in self.annotated:
             return  # deleted or grouped meanwhile, or an event that came while it was being grouped
         try:
+            if is_partial(pod):
+                whole = await self._read_whole(key)
+                if whole is None:
+                    return  # gone, or grouped by now
+                pod = whole
             await self._group(pod)
         except Exception as exc:
             _log.warning("plain pod not grouped yet; again", pod=f"{key[0]}/{key[1]}", error=repr(exc))
             self.waiting.setdefault(key, pod)
             self.queue.add_after(RETRY_SECONDS, key, None)
+
+    async def _read_whole(self, key: PodKey) -> Obj | None:
+        """The pod as the API has it now, if it still needs a group (a listed pod came as metadata only)."""
+        try:
+            pod = await self.ctx.client.get(PODS.object_path(key[1], key[0]))
+        except ApiError as exc:
+            if exc.not_found:
+                return None
+            raise
+        return pod if rules.needs_podgroup(pod, self.scheduler_names) else None
 
     async def _group(self, pod: Obj) -> None:
         meta = pod.get("metadata") or {}
