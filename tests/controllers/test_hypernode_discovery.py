@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from volcano_py.api import constants as c
@@ -12,6 +13,11 @@ from volcano_py.controllers.hypernode.discovery import (
     parse_config,
     reconcile,
 )
+from volcano_py.controllers.hypernode.worker import DEBOUNCE_SECONDS, TopologyDiscovery
+from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.kube import kinds
+from volcano_py.kube.store import Delta, EventType
 
 CONF = """
 networkTopologyDiscovery:
@@ -133,3 +139,48 @@ def test_node_count_counts_direct_members_as_volcano_does() -> None:
         "spec": {"members": [{"type": "HyperNode", "selector": {"exactMatch": {"name": n}}} for n in "xy"]}
     }
     assert [member_count(h, nodes) for h in (by_label, by_regex, by_expr, tree)] == [2, 2, 1, 2]
+
+
+def _node(name: str, labels: dict[str, str], version: str) -> dict[str, Any]:
+    """A node as its metadata-only watch shows it."""
+    return {
+        "apiVersion": "meta.k8s.io/v1",
+        "kind": "PartialObjectMetadata",
+        "metadata": {"name": name, "labels": labels, "resourceVersion": version},
+    }
+
+
+async def test_node_labels_come_from_a_metadata_only_informer_and_only_a_label_change_queues_a_run() -> None:
+    ctx = ControllerContext(
+        options=ControllerOptions(),
+        client=None,  # type: ignore[arg-type]
+        recorder=None,  # type: ignore[arg-type]
+        metrics=ControllerMetrics(),
+    )
+    topology = TopologyDiscovery(ctx)
+    assert (topology.nodes.kind, topology.nodes.list_metadata_only, topology.nodes.watch_metadata_only) == (
+        kinds.NODES,
+        True,
+        True,
+    )
+    rack = {"rack": "r1"}
+    topology.node_changed(Delta(EventType.ADDED, "n1", None, _node("n1", rack, "1")))
+    await asyncio.sleep(DEBOUNCE_SECONDS + 0.1)
+    assert topology.queue.depth() == 2  # a discovery run and a recount
+    await _drain(topology)
+    # A heartbeat: a new version, the same labels.
+    topology.node_changed(Delta(EventType.MODIFIED, "n1", None, _node("n1", rack, "2")))
+    await asyncio.sleep(DEBOUNCE_SECONDS + 0.1)
+    assert topology.queue.depth() == 0
+    topology.node_changed(Delta(EventType.MODIFIED, "n1", None, _node("n1", {"rack": "r2"}, "3")))
+    await asyncio.sleep(DEBOUNCE_SECONDS + 0.1)
+    assert topology.queue.depth() == 2 and topology._labels == {"n1": {"rack": "r2"}}
+    await _drain(topology)
+    topology.node_changed(Delta(EventType.DELETED, "n1", None, _node("n1", {"rack": "r2"}, "4")))
+    assert topology._labels == {}
+
+
+async def _drain(topology: TopologyDiscovery) -> None:
+    while topology.queue.depth():
+        key, _ = await topology.queue._take()
+        topology.queue._done(key)

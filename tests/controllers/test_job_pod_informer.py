@@ -54,7 +54,7 @@ def test_jobs_their_pods_and_podgroups_are_no_kopf_kind() -> None:
     TopologyDiscovery(ctx).register(registry)
     indexed = {selector.any_name for selector in registry._indexing.get_all_selectors()}
     watched = {selector.any_name for selector in registry._watching.get_all_selectors()}
-    assert not {"jobs", "pods", "podgroups"} & (indexed | watched), indexed | watched
+    assert not {"jobs", "pods", "podgroups", "nodes"} & (indexed | watched), indexed | watched
     assert {"queues", "commands", "jobflows", "cronjobs"} <= indexed | watched  # the registry was read
 
 

@@ -101,6 +101,8 @@ JSON_ACCEPT: Final = "application/json"
 METADATA_LIST_ACCEPT: Final = (
     f"application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,{JSON_ACCEPT}"
 )
+# The same for a watch: each event's object is its metadata only.
+METADATA_ACCEPT: Final = f"application/json;as=PartialObjectMetadata;g=meta.k8s.io;v=v1,{JSON_ACCEPT}"
 PARTIAL_METADATA_KIND: Final = "PartialObjectMetadata"
 
 
@@ -254,11 +256,12 @@ class KubeClient:
         *,
         read_timeout: float,
         connected: Callable[[], None] | None = None,
+        accept: str = JSON_ACCEPT,
     ) -> AsyncIterator[JSON]:
         """Yield one decoded JSON object per line of a watch response; :class:`ApiError` on a non-2xx.
         ``connected`` is called once the server has answered, before its first line."""
         timeout = aiohttp.ClientTimeout(total=None, sock_connect=10, sock_read=read_timeout)
-        response = await self._send("GET", path, query=query, request_timeout=timeout)
+        response = await self._send("GET", path, query=query, request_timeout=timeout, accept=accept)
         async with response:
             if not 200 <= response.status < 300:
                 raise _error_from(response.status, await response.read())

@@ -26,7 +26,13 @@ from typing import Any
 import aiohttp
 
 from volcano_py.kube.backoff import Backoff
-from volcano_py.kube.client import JSON_ACCEPT, METADATA_LIST_ACCEPT, ApiError, KubeClient
+from volcano_py.kube.client import (
+    JSON_ACCEPT,
+    METADATA_ACCEPT,
+    METADATA_LIST_ACCEPT,
+    ApiError,
+    KubeClient,
+)
 from volcano_py.kube.kinds import ResourceKind
 from volcano_py.kube.mirror_file import SavedKind
 from volcano_py.kube.store import Delta, EventType, Obj, Store, resource_version, version_number
@@ -102,12 +108,14 @@ class Informer:
         optional: bool = False,
         trim: Callable[[Obj], None] | None = None,
         list_metadata_only: bool = False,
+        watch_metadata_only: bool = False,
     ) -> None:
         self.client = client
-        # Lists (at start, after a 410) read the objects' metadata only; the watch still brings them whole.
-        # For an owner that needs the bodies of few of the objects that exist when it starts, and reads those
-        # whole itself (``kube.client.is_partial``).
-        self.list_metadata_only = list_metadata_only
+        # Lists (at start, after a 410) read the objects' metadata only; the watch still brings them whole
+        # unless ``watch_metadata_only``. For an owner that needs the bodies of few of the objects that exist
+        # when it starts, and reads those whole itself (``kube.client.is_partial``), or none at all.
+        self.list_metadata_only = list_metadata_only or watch_metadata_only
+        self.watch_metadata_only = watch_metadata_only
         # What else this mirror's owner never reads, dropped from each object as it arrives (in place).
         self.trim = trim
         self.kind = kind
@@ -255,8 +263,9 @@ class Informer:
             if heard:
                 self._heard_at = clock()
 
+        accept = METADATA_ACCEPT if self.watch_metadata_only else JSON_ACCEPT
         async for event in self.client.stream(
-            path, query, read_timeout=self.watch_timeout_seconds + 30, connected=connected
+            path, query, read_timeout=self.watch_timeout_seconds + 30, connected=connected, accept=accept
         ):
             step = interpret(event)
             self.answered.set()

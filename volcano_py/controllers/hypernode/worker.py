@@ -1,14 +1,19 @@
 """HyperNode discovery's shell: node labels and the controller ConfigMap in, HyperNode writes out; and every
 HyperNode's ``status.nodeCount`` kept in step with its members as Volcano's HyperNode controller does.
 
-Nodes and label-sourced HyperNodes are Kopf indexes; any node label change (or a discovered HyperNode
-deleted by hand) queues one ``discover`` run, so a burst of node events makes one run. The ConfigMap is read
+Nodes come from an informer of our own that reads their metadata only (labels are all discovery reads; a
+node's status heartbeats would otherwise be decoded whole, and through Kopf's index every node cost its
+start-up gate a share that grows with the square of the nodes: seconds before a restarted controller at
+thousands of nodes handled a new Job). HyperNodes, a few per rack, stay a Kopf index. Any node label change
+(or a discovered HyperNode deleted by hand) queues one ``discover`` run, so a burst of node events makes
+one run. The ConfigMap is read
 with one GET per run and re-read every ``POLL_SECONDS`` (watching ConfigMaps would mean reading every
 ConfigMap of the cluster). The decisions are ``controllers/hypernode/discovery``.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -25,13 +30,14 @@ from volcano_py.controllers.hypernode.discovery import (
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
-from volcano_py.kube.kinds import HYPERNODES
+from volcano_py.kube.informer import Informer
+from volcano_py.kube.kinds import HYPERNODES, NODES
+from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
 
 JSON = dict[str, Any]
-NODE_INDEX = "vc_node_labels"
 HYPERNODE_INDEX = "vc_hypernodes"
 POLL_SECONDS = 30.0
 # Node events come in bursts (a rack relabelled, nodes joining): wait this long and run once.
@@ -49,13 +55,26 @@ class TopologyDiscovery:
         self.indices: dict[str, Mapping[Any, Iterable[Any]]] = {}
         self._last_problems: list[str] = []
         self._labels: dict[str, dict[str, str]] = {}  # node name -> labels last seen
+        self.nodes = Informer(
+            ctx.client, NODES, self.node_changed, list_metadata_only=True, watch_metadata_only=True
+        )
+
+    def node_changed(self, delta: Delta) -> None:
+        """The node informer's handler (no I/O): a label change queues a discovery run and a recount."""
+        meta = delta.new.get("metadata") or {}
+        name = str(meta.get("name") or "")
+        if delta.type is EventType.DELETED:
+            self._labels.pop(name, None)
+        else:
+            current = dict(meta.get("labels") or {})
+            if self._labels.get(name) == current:
+                return  # status heartbeats: the topology cannot have changed
+            self._labels[name] = current
+        self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
+        self.queue.add_after(DEBOUNCE_SECONDS, _COUNTS, "sync")
 
     def register(self, registry: kopf.OperatorRegistry) -> None:
         hypernodes = (c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL)
-
-        @kopf.index("", "v1", "nodes", id=NODE_INDEX, registry=registry)
-        def index_node(name: str, labels: kopf.Labels, **_: Any) -> dict[Any, Any]:
-            return {name: {"metadata": {"name": name, "labels": dict(labels)}}}
 
         @kopf.index(*hypernodes, id=HYPERNODE_INDEX, registry=registry)
         def index_hypernode(body: kopf.Body, name: str, **_: Any) -> dict[Any, Any]:
@@ -65,20 +84,7 @@ class TopologyDiscovery:
 
         @kopf.on.startup(registry=registry)
         def capture_topology_indices(**kwargs: Any) -> None:
-            for index in (NODE_INDEX, HYPERNODE_INDEX):
-                self.indices[index] = kwargs[index]
-
-        @kopf.on.event("", "v1", "nodes", registry=registry)
-        async def node_event(event: kopf.RawEvent, name: str, labels: kopf.Labels, **_: Any) -> None:
-            if event["type"] == "DELETED":
-                self._labels.pop(name, None)
-            else:
-                current = dict(labels)
-                if self._labels.get(name) == current:
-                    return  # status heartbeats: the topology cannot have changed
-                self._labels[name] = current
-            self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")
-            self.queue.add_after(DEBOUNCE_SECONDS, _COUNTS, "sync")
+            self.indices[HYPERNODE_INDEX] = kwargs[HYPERNODE_INDEX]
 
         @kopf.on.event(*hypernodes, registry=registry)
         async def hypernode_event(event: kopf.RawEvent, labels: kopf.Labels, **_: Any) -> None:
@@ -88,7 +94,12 @@ class TopologyDiscovery:
                 self.queue.add_after(DEBOUNCE_SECONDS, _KEY, "sync")  # one of ours went: make it again
 
     async def run(self) -> None:
-        await self.queue.run(self._handle, 1)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(self.nodes.run())
+            group.create_task(self.queue.run(self._handle, 1))
+
+    def _node_views(self) -> list[JSON]:
+        return [{"metadata": {"name": name, "labels": labels}} for name, labels in self._labels.items()]
 
     async def _handle(self, key: str, _request: str) -> None:
         try:
@@ -99,7 +110,8 @@ class TopologyDiscovery:
 
     async def sync_counts(self) -> None:
         """Patch ``status.nodeCount`` of every HyperNode whose member count changed."""
-        nodes = {n["metadata"]["name"]: n["metadata"].get("labels") or {} for n in self._all(NODE_INDEX)}
+        await self.nodes.synced.wait()  # a partial list would count members away
+        nodes = self._labels
         for hn in self._all(HYPERNODE_INDEX):
             count = member_count(hn, nodes)
             if (hn.get("status") or {}).get("nodeCount") != count:
@@ -130,12 +142,13 @@ class TopologyDiscovery:
             self._last_problems = config.problems
         if config.label is None:
             return
+        await self.nodes.synced.wait()  # a partial list would delete the HyperNodes of the nodes not yet seen
         existing = [
             h
             for h in self._all(HYPERNODE_INDEX)
             if (h["metadata"].get("labels") or {}).get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
         ]
-        wanted = discover(self._all(NODE_INDEX), config.label, existing)
+        wanted = discover(self._node_views(), config.label, existing)
         plan = reconcile(wanted, existing)
         for body in plan.create:
             try:
