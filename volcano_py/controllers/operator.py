@@ -166,15 +166,23 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         ctx.ready.set()
         await ctx.job_queue.run(jobs.handle, options.workers)
 
+    async def run_plain_pods() -> None:
+        async with asyncio.TaskGroup() as group:
+            for informer in plain_pod_informers:
+                group.create_task(informer.run())
+            group.create_task(plain_pods.run())
+
+    # Whatever a new Job does not wait for starts once its lists are in: a restarted controller's first
+    # PodGroup should not wait while every pod of ours and every node is listed and decoded too.
     workers = [
         asyncio.ensure_future(recorder.run()),
-        *(asyncio.ensure_future(informer.run()) for informer in [*job_informers, *plain_pod_informers]),
+        *(asyncio.ensure_future(informer.run()) for informer in job_informers),
         asyncio.ensure_future(run_jobs_once_listed()),
-        asyncio.ensure_future(once_listed(plain_pods.run)),
+        asyncio.ensure_future(once_listed(run_plain_pods)),
         # A queue's recount reads the PodGroups; a flow's sync reads the Jobs it owns.
         asyncio.ensure_future(once_listed(lambda: ctx.queue_queue.run(queues.handle, 2))),
         asyncio.ensure_future(once_listed(flows.run)),
-        asyncio.ensure_future(topology.run()),
+        asyncio.ensure_future(once_listed(topology.run)),
     ]
     stopper = asyncio.ensure_future(stop.wait())
     try:
