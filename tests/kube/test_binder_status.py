@@ -280,3 +280,28 @@ async def test_a_bind_queue_that_stays_full_holds_a_status_back_only_so_long(bin
     await offered(binder, update(phase=PodGroupPhase.INQUEUE))
     assert await still_held_after(binder, BINDS_FIRST_LIMIT - 1)
     assert not await still_held_after(binder, 2)
+
+
+async def test_a_podgroup_leaving_pending_is_written_before_the_counts_of_running_ones(
+    binder: Binder,
+) -> None:
+    # A restarted scheduler may have thousands of running gangs' counts to write; a Volcano Job's pods are
+    # created only once its PodGroup is out of Pending, so that write takes the first slot.
+    informer = binder.cache.informers["podgroups"]
+    for i, phase in enumerate(["Running"] * 3 + ["Pending"]):
+        obj = {
+            "metadata": {"name": f"pg{i}", "namespace": "ns", "uid": f"u{i}", "resourceVersion": str(10 + i)},
+            "status": {"phase": phase, "running": 0},
+        }
+        informer._dispatch(informer.store.apply(EventType.ADDED, obj))
+    sent: list[str] = []
+
+    async def write(key: str, status: dict[str, Any]) -> None:
+        sent.append(key)
+
+    binder._write_podgroup = write  # type: ignore[method-assign]
+    updates = [PodGroupUpdate("ns", f"pg{i}", PodGroupPhase.RUNNING, (), 2, 0, 0) for i in range(3)]
+    updates.append(PodGroupUpdate("ns", "pg3", PodGroupPhase.INQUEUE, (), 0, 0, 0))
+    binder.submit(SessionResult(podgroup_updates=tuple(updates)))
+    await binder.flush_statuses()
+    assert sent == ["ns/pg3", "ns/pg0", "ns/pg1", "ns/pg2"]

@@ -589,9 +589,20 @@ class Binder:
             podgroup = self.cache.podgroup(key)
             self._told[key] = (((podgroup or {}).get("metadata") or {}).get("uid") or "", status, now)
         self._short_since = {k: t for k, t in self._short_since.items() if self.cache.podgroup(k) is not None}
-        writes = [self._write_podgroup(key, status) for key, status in podgroups.items()]
+        # The slots are taken in this order: a PodGroup leaving Pending first, since its Volcano Job's
+        # controller creates the pods only once it reads that (a restarted scheduler may also have
+        # thousands of running gangs' counts to write, each costing the API server as much).
+        leaving = {key: None for key, status in podgroups.items() if self._leaves_pending(key, status)}
+        order = [*leaving, *(key for key in podgroups if key not in leaving)] if leaving else podgroups
+        writes = [self._write_podgroup(key, podgroups[key]) for key in order]
         writes += [self._write_queue(name, body, allocated) for name, (body, allocated) in queues.items()]
         await asyncio.gather(*writes)
+
+    def _leaves_pending(self, key: str, status: dict[str, Any]) -> bool:
+        if status.get("phase") == PodGroupPhase.PENDING.value:
+            return False
+        shown = ((self.cache.podgroup(key) or {}).get("status") or {}).get("phase")
+        return shown in (None, "", PodGroupPhase.PENDING.value)
 
     async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
         namespace, name = key.split("/", 1)
