@@ -100,6 +100,12 @@ START_HOLD_LIMIT: Final = 60.0
 BINDS_FIRST_LIMIT: Final = 120.0
 
 
+def _shown_pending(podgroup: dict[str, Any] | None) -> bool:
+    """Whether the API still shows ``podgroup`` Pending (a PodGroup with no status yet is)."""
+    phase = ((podgroup or {}).get("status") or {}).get("phase") or PodGroupPhase.PENDING.value
+    return bool(phase == PodGroupPhase.PENDING.value)
+
+
 def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
     """A status saying Running while fewer pods than the gang's minimum run or are done: its pods are being
     bound and started, and the next status will count them. Never for a PodGroup the API still shows
@@ -107,9 +113,7 @@ def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
     it the moment a pod runs), so that first step out of Pending is written at once."""
     if status.get("phase") != PodGroupPhase.RUNNING.value:
         return False
-    if (
-        (podgroup.get("status") or {}).get("phase") or PodGroupPhase.PENDING.value
-    ) == PodGroupPhase.PENDING.value:
+    if _shown_pending(podgroup):
         return False
     minimum = (podgroup.get("spec") or {}).get("minMember") or 1
     done = int(status.get("running") or 0) + int(status.get("succeeded") or 0)
@@ -599,10 +603,7 @@ class Binder:
         await asyncio.gather(*writes)
 
     def _leaves_pending(self, key: str, status: dict[str, Any]) -> bool:
-        if status.get("phase") == PodGroupPhase.PENDING.value:
-            return False
-        shown = ((self.cache.podgroup(key) or {}).get("status") or {}).get("phase")
-        return shown in (None, "", PodGroupPhase.PENDING.value)
+        return status.get("phase") != PodGroupPhase.PENDING.value and _shown_pending(self.cache.podgroup(key))
 
     async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
         namespace, name = key.split("/", 1)
