@@ -57,7 +57,7 @@ def named_command(argv: Sequence[str]) -> str | None:
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every command, or of ``command`` alone: each command's module imports what it runs
     (Kopf for the controller, the control plane's tools for ``dev``), and a scheduler restarted on a busy
-    node should not wait for the others' (about a quarter of its start-up)."""
+    node should not wait for the others' (a fifth of its start-up to a parsed command line, idle)."""
     parser = _global_parser()
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if command is None else (command,):
