@@ -11,7 +11,9 @@ What Volcano's CI sets up (``hack/run-e2e-kind.sh``) and what stands in for it h
 - kind's four workers (the CI host's 4 CPUs and 16 GiB each): four KWOK nodes of that size, and kind's
   ``kindnet`` DaemonSet, whose pod on every node asks 100m CPU and 50Mi;
 - the hypernode suite's eight ``kwok-node-<i>`` nodes (8 CPU, 8 GiB, the ``kwok.x-k8s.io/node`` NoSchedule
-  taint), without ``up``'s own rack HyperNodes, which the suite does not expect;
+  taint), without ``up``'s own rack HyperNodes, which the suite does not expect; the gangevict suite's four
+  (E2E_TYPE=GANGEVICT: ``install-kwok-nodes 4``), beside ``up``'s HyperNodes, which its topology specs do not
+  reach (its own HyperNodes name the kwok nodes);
 - ``FEATURE_GATES`` that Volcano's Makefile gives a suite's scheduler and admission (``SUITE_FEATURE_GATES``):
   ``volcano-py up --feature-gates``, which hands them to both;
 - ``VC_BIN``: Volcano's ``vcctl`` built from the same tree (the vcctl suite runs it); ``KUBECONFIG`` for all;
@@ -62,6 +64,8 @@ SUITES = (
     "schedulingaction",
     "hypernode",
     "schedulinggates",
+    "gangevict",
+    "stress",
 )
 CI_CONF = "installer/helm/chart/volcano/config/volcano-scheduler-ci.conf"
 CONF_KEY = "volcano-scheduler-ci.conf"
@@ -70,6 +74,8 @@ RELEASE = "integration"
 NAMESPACE = "volcano-system"
 SCHEDULER_CONFIGMAP = f"{RELEASE}-scheduler-configmap"
 PROGRESS_EVERY_SECONDS = 30.0
+# hack/run-e2e-kind.sh's `install-kwok-nodes N` per suite (E2E_TYPE HYPERNODE and GANGEVICT).
+KWOK_NODES = {"hypernode": 8, "gangevict": 4}
 # Volcano's Makefile: `e2e-test-schedulinggates` runs with FEATURE_GATES for the scheduler and admission.
 SUITE_FEATURE_GATES = {"schedulinggates": "SchedulingGatesQueueAdmission=true"}
 SUITE_TIMEOUT = "90m"
@@ -405,11 +411,13 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
         }
         up.kubectl_run("apply", "-f", "-", input=json.dumps(configmap))
         up.kubectl_run("apply", "-f", "-", input=json.dumps(KINDNET))
-        if suite == "hypernode":
-            up.kubectl_run("delete", "hypernodes", "--all", "--wait=true")
-            nodes = {"apiVersion": "v1", "kind": "List", "items": [kwok_node(i) for i in range(8)]}
+        if suite in KWOK_NODES:
+            count = KWOK_NODES[suite]
+            if suite == "hypernode":
+                up.kubectl_run("delete", "hypernodes", "--all", "--wait=true")
+            nodes = {"apiVersion": "v1", "kind": "List", "items": [kwok_node(i) for i in range(count)]}
             up.kubectl_run("apply", "-f", "-", input=json.dumps(nodes))
-            _wait(up, "the 8 kwok-node-* nodes Ready", lambda: _ready_kwok_nodes(up) == 8)
+            _wait(up, f"the {count} kwok-node-* nodes Ready", lambda: _ready_kwok_nodes(up) == count)
         _wait(up, "kindnet on every node", lambda: _kindnet_running(up))
         syncer.start()
         say(f"{suite}: volcano-py up ready in {format_elapsed(time.monotonic() - began)} (log: {log_path})")

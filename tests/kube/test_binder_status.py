@@ -111,6 +111,7 @@ def watched(binder: Binder, status: dict[str, Any] | None) -> None:
     rv = str(len(informer.store) + int(NOW[0]))
     obj = {
         "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": rv},
+        "spec": {"minMember": 1},
         "status": status,
     }
     informer._dispatch(informer.store.apply(EventType.ADDED, obj))

@@ -169,14 +169,19 @@ class Cluster:
         phase: str | None = None,
         affinity: dict[str, Any] | None = None,
         owned: bool = False,
+        roles: tuple[tuple[str, int, int], ...] = (),
     ) -> Cluster:
         """A PodGroup with one running pod per entry of ``running_on`` and ``pending`` pending pods.
 
         ``priority`` is the PodGroup's (and by default its pods') PriorityClass; ``pod_priority`` and
         ``pending_priority`` give the pods, or only the pending ones, another. ``owned``: a Volcano Job
-        controls the pods (it recreates an evicted one)."""
+        controls the pods (it recreates an evicted one). ``roles``: (task name, pods, minAvailable) of a
+        Volcano Job's tasks, its pods in that order, each labelled with its task and the minimums in the
+        PodGroup's ``minTaskMember``, as the Job controller writes them."""
         total = len(running_on) + pending
         members = total if min_member is None else min_member
+        role_of = [name for name, count, _ in roles for _ in range(count)]
+        assert not roles or len(role_of) == total, "roles must name every pod"
         request: dict[str, Any] = {"cpu": cpu, "memory": memory}
         if gpu:
             request["nvidia.com/gpu"] = str(gpu)
@@ -186,6 +191,8 @@ class Cluster:
             spec["priorityClassName"] = priority
         if min_resources:
             spec["minResources"] = {n: _scaled(v, members) for n, v in request.items()}
+        if roles:
+            spec["minTaskMember"] = {name: minimum for name, _, minimum in roles}
         self.podgroups.append(
             {
                 "metadata": {"name": name, "namespace": namespace, "creationTimestamp": _minute(created)},
@@ -215,7 +222,7 @@ class Cluster:
                 "namespace": namespace,
                 "uid": f"{namespace}-{name}-{i}",
                 "annotations": annotations,
-                "labels": dict(pod_labels or {}),
+                "labels": {**(pod_labels or {}), **({k.TASK_SPEC_KEY: role_of[i]} if roles else {})},
                 "creationTimestamp": _minute(created),
             }
             if owned:

@@ -86,9 +86,10 @@ def group_key_of(pod: Mapping[str, Any]) -> str | None:
 
 
 def min_member_of(podgroup: Mapping[str, Any]) -> int:
-    """A raw PodGroup's ``spec.minMember`` as the scheduler gangs it: 1 when unset, and 1 when it is not a
-    count at all (the session refuses such a group, with its reason)."""
-    value = (podgroup.get("spec") or {}).get("minMember", 1)
+    """A raw PodGroup's ``spec.minMember`` as the scheduler gangs it: 0 when unset, as in Volcano (the CRD
+    gives no default and Go reads an absent int32 as 0), and 1 when it is not a count at all (the session
+    refuses such a group, with its reason)."""
+    value = (podgroup.get("spec") or {}).get("minMember", 0)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 1
 
 

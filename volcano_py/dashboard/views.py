@@ -16,6 +16,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.podspec import PodPhase, pod_phase
+from volcano_py.api.scheduling import min_member_of
 from volcano_py.resources import CPU, GPU, MEMORY, Resource, format_quantity, total
 from volcano_py.scheduler.core import (
     ALLOCATED_STATUSES,
@@ -291,7 +292,7 @@ def job_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
                 phase=str((pg.get("status") or {}).get("phase") or "Pending"),
                 running=running.get(key, 0),
                 tasks=count.get(key, 0),
-                min_available=int(spec.get("minMember") or 1),
+                min_available=min_member_of(pg),
                 age=age_text(meta.get("creationTimestamp"), now),
                 created=str(meta.get("creationTimestamp") or ""),
                 reason=unschedulable_message(pg),

@@ -268,7 +268,7 @@ def evict_for_gang(
             ),
             ssn,
         )
-        permitted = permitted_by_job(permits, to_place(ssn, job)[0], candidates)
+        permitted = permitted_by_job(ssn, permits, to_place(ssn, job)[0], candidates)
         layout = layouts[key] = VictimLayout(ssn, build_units(ssn, permitted))
     if not layout.enough_for(ssn, job):
         note(ssn, job, too_little)

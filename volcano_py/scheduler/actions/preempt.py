@@ -31,6 +31,7 @@ from .ordering import OrderedQueue
 from .topology_preempt import CandidateLimits, preempt_node_by_node
 from .victims import (
     EVICTABLE,
+    Permits,
     by_preference,
     never_preempts,
     protected,
@@ -137,7 +138,7 @@ class Preempt:
                 ssn,
                 job,
                 victim_jobs=lambda: self._victim_jobs(ssn, job),
-                permits=ssn.preemptable,
+                permits=self.permits(ssn),
                 admit=lambda t: ssn.allocatable(queue, t),
                 limits=self.limits,
                 reason=REASON,
@@ -150,6 +151,10 @@ class Preempt:
             return False
         log.info("preempted", job=job.uid, queue=queue.name, victims=[t.key for t in evicted])
         return True
+
+    def permits(self, ssn: Session) -> Permits:
+        """The victim rule this action plans with: the plugins' ``preemptable``."""
+        return ssn.preemptable
 
     @staticmethod
     def _victim_jobs(ssn: Session, job: JobInfo) -> Iterator[JobInfo]:
@@ -165,7 +170,7 @@ class Preempt:
             job,
             self._layouts,
             (job.queue, job.priority),  # victims of one queue and priority level serve every preemptor there
-            permits=ssn.preemptable,
+            permits=self.permits(ssn),
             victim_jobs=lambda: self._victim_jobs(ssn, job),
             admit=lambda t: ssn.allocatable(queue, t),
             reason=REASON,

@@ -29,6 +29,7 @@ from .ordering import OrderedQueue
 from .preempt import check_victim_action_arguments, refuse_topology_aware, starving_jobs
 from .topology_preempt import CandidateLimits, preempt_node_by_node
 from .victims import (
+    Permits,
     note,
     to_place,
 )
@@ -68,6 +69,10 @@ class Reclaim:
                 if job.is_starving():
                     self._for_gang(ssn, queue, job)
 
+    def permits(self, ssn: Session) -> Permits:
+        """The victim rule this action plans with: the plugins' ``reclaimable``."""
+        return ssn.reclaimable
+
     def _admit(self, ssn: Session, queue: QueueInfo, task: TaskInfo) -> bool:
         return ssn.preemptive(queue, task) and ssn.allocatable(queue, task)
 
@@ -94,7 +99,7 @@ class Reclaim:
                 ssn,
                 job,
                 victim_jobs=victim_jobs,
-                permits=ssn.reclaimable,
+                permits=self.permits(ssn),
                 admit=lambda t: self._admit(ssn, queue, t),
                 limits=CandidateLimits(),
                 reason=REASON,
@@ -106,7 +111,7 @@ class Reclaim:
                 job,
                 self._layouts,
                 (job.queue, 0),  # victims seen from one queue serve all its jobs
-                permits=ssn.reclaimable,
+                permits=self.permits(ssn),
                 victim_jobs=victim_jobs,
                 admit=lambda t: self._admit(ssn, queue, t),
                 reason=REASON,

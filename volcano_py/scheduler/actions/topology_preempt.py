@@ -177,7 +177,7 @@ def _best_candidate(
     wanted = limits.count(len(run.ssn.nodes))
     found: list[NodeCandidate] = []
     for row in sorted(run.reachable(live)):
-        permitted = permitted_by_job(permits, run.task, live[row])
+        permitted = permitted_by_job(run.ssn, permits, run.task, live[row])
         candidate = run.victims_on(row, permitted) if permitted else None
         if candidate is not None:
             found.append(candidate)

@@ -1,7 +1,8 @@
 """Gang-aware eviction planning, shared by ``preempt`` (within a queue) and ``reclaim`` (across queues).
 
-Victims come in units a gang survives: a single pod of a job running above its ``minAvailable``, or every
-pod a job holds at once. Evicting part of a gang below its minimum would leave it holding resources while
+Victims come in units a gang survives: a single pod a ready job can lose and stay ready (``surplus``: above
+its ``minAvailable``, its role's ``minTaskMember`` and its sub-groups' ``minSubGroups``), or every pod a job
+holds at once. Evicting part of a gang below its minimum would leave it holding resources while
 unable to run, so no plan ever does that.
 
 This module finds the candidates and groups them into units; ``gangplan`` builds and tries the plan.
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from ..framework.gang_safety import surplus
 from ..framework.job import JobInfo
 from ..framework.nodetable import IntArray
 from ..framework.session import Session
@@ -79,12 +81,12 @@ def build_units(ssn: Session, permitted: Iterable[TaskInfo]) -> list[VictimUnit]
         if job is None:
             continue
         holding = job.tasks_in(*ALLOCATED_STATUSES)
-        spare = job.ready_task_num - job.min_available
         ordered = sorted(tasks, key=lambda t: (t.priority, -timestamp(t.created)))
-        for task in ordered[: max(spare, 0)]:
+        singles = surplus(job, ordered)
+        for task in singles:
             units.append(_unit(ssn, job, (task,), whole=False))
         allowed = {t.uid for t in tasks}
-        if holding and spare < len(holding) and all(t.uid in allowed for t in holding):
+        if holding and len(singles) < len(holding) and all(t.uid in allowed for t in holding):
             units.append(_unit(ssn, job, tuple(holding), whole=True))
     units.sort(key=lambda u: (u.pods, u.priority, -u.youngest))
     return units
@@ -121,12 +123,23 @@ def by_preference(tasks: Iterable[TaskInfo], ssn: Session) -> list[TaskInfo]:
 Permits = Callable[[TaskInfo, Sequence[TaskInfo]], list[TaskInfo]]
 
 
-def permitted_by_job(permits: Permits, actor: TaskInfo, candidates: Sequence[TaskInfo]) -> list[TaskInfo]:
+def permitted_by_job(
+    ssn: Session, permits: Permits, actor: TaskInfo, candidates: Sequence[TaskInfo]
+) -> list[TaskInfo]:
     """``permits`` asked one victim job at a time, so that a plugin judging candidates together (a queue
     giving up one pod, then another) weighs each job's pods only against each other; what a whole plan may
-    take is checked again as the plan is built."""
+    take is checked again as the plan is built. Each job's ``surplus`` pods are offered first, as Volcano
+    offers its safe bundle before the whole one: a queue that can give up one pod gives up a spare worker,
+    not the role-tight ``ps`` that would break the gang."""
     by_job: dict[str, list[TaskInfo]] = {}
     for task in candidates:
         by_job.setdefault(task.job_id or task.uid, []).append(task)
-    allowed = {t.uid for tasks in by_job.values() for t in permits(actor, tasks)}
+    allowed: set[str] = set()
+    for job_id, tasks in by_job.items():
+        job = ssn.jobs.get(job_id)
+        if job is not None and len(tasks) > 1:
+            safe = surplus(job, tasks)
+            first = {t.uid for t in safe}
+            tasks = safe + [t for t in tasks if t.uid not in first]
+        allowed.update(t.uid for t in permits(actor, tasks))
     return [t for t in candidates if t.uid in allowed]

@@ -28,8 +28,10 @@ def _phase(job: JobInfo, condition: Condition | None) -> PodGroupPhase:
     if unschedulable and job.count(TaskStatus.RUNNING):
         return PodGroupPhase.UNKNOWN
     allocated = job.count(*ALLOCATED_STATUSES, TaskStatus.SUCCEEDED)
-    if job.min_available and allocated >= job.min_available:
-        if job.count(TaskStatus.SUCCEEDED) == allocated:
+    if allocated >= job.min_available:
+        # A group with minMember 0 (unset) is Running at once, as Volcano's stress suite expects of it; it is
+        # Completed only once it had pods and all of them succeeded.
+        if allocated and job.count(TaskStatus.SUCCEEDED) == allocated:
             return PodGroupPhase.COMPLETED
         return PodGroupPhase.RUNNING
     if job.phase is PodGroupPhase.INQUEUE:

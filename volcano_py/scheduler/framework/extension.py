@@ -197,6 +197,25 @@ class Reclaimable(Protocol):
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None: ...
 
 
+class EvictionKind(enum.Enum):
+    """Which gang-aware action asks ``gang_evictable`` (Volcano's EvictionKind)."""
+
+    GANG_PREEMPT = "gangpreempt"
+    GANG_RECLAIM = "gangreclaim"
+
+
+@runtime_checkable
+class GangEvictable(Protocol):
+    """Volcano's UnifiedEvictable, asked by ``gangpreempt`` and ``gangreclaim``: of ``candidates``, those this
+    plugin lets the gang of ``actor`` evict; None abstains. Unlike ``preemptable``/``reclaimable`` it is not
+    the gang plugin's to keep a victim gang whole: the actions offer pods in bundles a gang survives (its
+    surplus) or loses whole, so gang lets every candidate go. No conf flag turns it off, as in Volcano."""
+
+    def gang_evictable(
+        self, kind: EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None: ...
+
+
 @runtime_checkable
 class VictimTasks(Protocol):
     """Of the running pods ``candidates``, those this plugin wants evicted now (Volcano's VictimTasks:
@@ -368,6 +387,7 @@ EXTENSION_POINTS: tuple[ExtensionPoint, ...] = (
     ExtensionPoint(Preemptable, "preemptable", "enablePreemptable"),
     ExtensionPoint(Reclaimable, "reclaimable", "enableReclaimable"),
     ExtensionPoint(Preemptive, "preemptive", "enablePreemptive"),
+    ExtensionPoint(GangEvictable, "gang_evictable", None),
     ExtensionPoint(VictimTasks, "victim_tasks", "enabledVictim"),
     ExtensionPoint(EvictionGuard, "evictable", None),
     ExtensionPoint(EventHandler, "on_allocate", None),
@@ -408,6 +428,7 @@ class Points:
     preemptable: Tiers[Victims]
     reclaimable: Tiers[Victims]
     preemptive: Tiers[Callable[[QueueInfo, TaskInfo], bool]]
+    gang_evictable: Tiers[Callable[[EvictionKind, TaskInfo, Sequence[TaskInfo]], list[TaskInfo] | None]]
     victim_tasks: Tiers[Callable[[Session, Sequence[TaskInfo]], list[Victim]]]
     evictable: Tiers[Callable[[Sequence[TaskInfo]], list[TaskInfo]]]
     on_allocate: Tiers[Callable[[TaskInfo], None]]

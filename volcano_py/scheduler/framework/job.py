@@ -93,7 +93,7 @@ class JobInfo:
         namespace = metadata.get("namespace") or "default"
         name = metadata.get("name") or ""
         where = f"PodGroup {namespace}/{name}"
-        min_member = spec.get("minMember", 1)
+        min_member = spec.get("minMember", 0)
         if not isinstance(min_member, int) or min_member < 0:
             raise ValueError(f"{where}: spec.minMember must be an integer >= 0, got {min_member!r}")
         min_task_member = dict(spec.get("minTaskMember") or {})

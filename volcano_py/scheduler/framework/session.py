@@ -289,6 +289,13 @@ class Session:
         """Of ``reclaimees``, those every reclaimable plugin lets ``reclaimer`` evict (the victim rule)."""
         return combine.first_deciding_tier(self.points.reclaimable, reclaimer, reclaimees)
 
+    def gang_evictable(
+        self, kind: ext.EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo]:
+        """Of ``candidates``, those the gang actions may evict for ``actor``'s gang (the same tier rule)."""
+        tiers = [[functools.partial(fn, kind) for fn in tier] for tier in self.points.gang_evictable]
+        return combine.first_deciding_tier(tiers, actor, candidates)
+
     def victim_tasks(self, candidates: Sequence[TaskInfo]) -> list[ext.Victim]:
         """The running pods plugins want evicted, with why (Volcano's VictimTasks rule)."""
         return combine.union_first_tier(self.points.victim_tasks, self, candidates)

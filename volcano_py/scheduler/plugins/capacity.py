@@ -23,7 +23,7 @@ from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
 from ..framework.arguments import Arguments, ConfError
-from ..framework.extension import Vote
+from ..framework.extension import EvictionKind, Vote
 from ..framework.job import JobInfo
 from ..framework.node import QueueInfo
 from ..framework.session import Session
@@ -234,6 +234,15 @@ class CapacityPlugin:
         if not queue.open:
             return f"queue {queue.name} is {queue.state}"
         return self._book().can_reclaim(queue.name, task.resreq).reason
+
+    def gang_evictable(
+        self, kind: EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None:
+        """gangreclaim keeps each victim queue at its guarantee and deserved share, as reclaim does;
+        gangpreempt stays within one queue, whose share it does not change."""
+        if kind is EvictionKind.GANG_PREEMPT:
+            return list(candidates)
+        return self.reclaimable(actor, candidates)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         """Of ``reclaimees`` (in the order the action prefers them), those whose queues may give them up,

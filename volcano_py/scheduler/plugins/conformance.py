@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..framework.arguments import Arguments
+from ..framework.extension import EvictionKind
 from ..framework.task import TaskInfo
 
 
@@ -22,3 +23,8 @@ class ConformancePlugin:
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         return self._spare(reclaimees)
+
+    def gang_evictable(
+        self, kind: EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None:
+        return self._spare(candidates)

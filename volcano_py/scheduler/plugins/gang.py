@@ -12,7 +12,8 @@ from volcano_py.api import constants as k
 
 from ..framework.arguments import Arguments
 from ..framework.decisions import Condition
-from ..framework.extension import Invalid, Vote
+from ..framework.extension import EvictionKind, Invalid, Vote
+from ..framework.gang_safety import surplus
 from ..framework.job import JobInfo
 from ..framework.session import Session
 from ..framework.status import ALLOCATED_STATUSES, TaskStatus
@@ -84,53 +85,56 @@ class GangPlugin:
     def job_starving(self, job: JobInfo) -> bool:
         return job.is_starving()
 
-    def _reclaim_victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
-        """Volcano's rule: pods a job can lose and keep ``minAvailable`` ready. A job at its minimum gives
-        none here, which leaves this tier undecided: the next tier (a queue's share) may still take the whole
-        gang, and the reclaim action evicts a gang's pods all or none."""
-        assert self.ssn is not None
-        spare: dict[str, int] = {}
-        victims = []
+    def _by_job(self, preemptees: Sequence[TaskInfo]) -> dict[str, list[TaskInfo]]:
+        out: dict[str, list[TaskInfo]] = {}
         for task in preemptees:
-            job = self.ssn.jobs.get(task.job_id or "")
-            if job is None:
-                continue  # as Volcano: a pod whose PodGroup is gone is nobody's victim here
-            if job.uid not in spare:
-                spare[job.uid] = job.ready_task_num - job.min_available
-            if spare[job.uid] > 0:
-                spare[job.uid] -= 1
-                victims.append(task)
-        return victims
+            out.setdefault(task.job_id or "", []).append(task)
+        return out
+
+    def _reclaim_victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
+        """Volcano's rule: pods a job can lose and stay ready (``surplus``: its ``minAvailable`` and each
+        role's and sub-group policy's minimum kept). A job at its minimum gives none here, which leaves this
+        tier undecided: the next tier (a queue's share) may still take the whole gang, and the reclaim action
+        evicts a gang's pods all or none."""
+        assert self.ssn is not None
+        allowed: set[str] = set()
+        for job_id, tasks in self._by_job(preemptees).items():
+            job = self.ssn.jobs.get(job_id)
+            if job is not None:  # as Volcano: a pod whose PodGroup is gone is nobody's victim here
+                allowed.update(t.uid for t in surplus(job, tasks))
+        return [t for t in preemptees if t.uid in allowed]
 
     def _preempt_victims(self, preemptees: Sequence[TaskInfo]) -> list[TaskInfo]:
         """For preempt, more than Volcano's gang offers: pods a job can lose and keep its gang, and also, when
         every pod the job holds is offered (or its minimum is one), all of them: the whole gang may go as one
         victim, which the preempt action evicts all or none. Volcano's confs turn gang's preemptable off."""
         assert self.ssn is not None
-        offered: dict[str, set[str]] = {}
-        for task in preemptees:
-            offered.setdefault(task.job_id or "", set()).add(task.uid)
-        spare: dict[str, int] = {}
-        whole: dict[str, bool] = {}
-        victims = []
-        for task in preemptees:
-            job = self.ssn.jobs.get(task.job_id or "")
-            if job is None:
-                victims.append(task)
-                continue
-            if job.uid not in spare:
-                spare[job.uid] = job.ready_task_num - job.min_available
-                whole[job.uid] = all(t.uid in offered[job.uid] for t in job.tasks_in(*ALLOCATED_STATUSES))
-            if whole[job.uid] or spare[job.uid] > 0 or job.min_available == 1:
-                spare[job.uid] -= 1
-                victims.append(task)
-        return victims
+        allowed: set[str] = set()
+        for job_id, tasks in self._by_job(preemptees).items():
+            job = self.ssn.jobs.get(job_id)
+            offered = {t.uid for t in tasks}
+            if (
+                job is None
+                or job.min_available == 1
+                or all(t.uid in offered for t in job.tasks_in(*ALLOCATED_STATUSES))
+            ):
+                allowed |= offered
+            else:
+                allowed.update(t.uid for t in surplus(job, tasks))
+        return [t for t in preemptees if t.uid in allowed]
 
     def preemptable(self, preemptor: TaskInfo, preemptees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         return self._preempt_victims(preemptees)
 
     def reclaimable(self, reclaimer: TaskInfo, reclaimees: Sequence[TaskInfo]) -> list[TaskInfo] | None:
         return self._reclaim_victims(reclaimees)
+
+    def gang_evictable(
+        self, kind: EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None:
+        # The gang actions offer pods in bundles a gang survives or loses whole (``surplus``): nothing to
+        # hold back here, as in Volcano.
+        return list(candidates)
 
     def on_session_close(self, ssn: Session) -> None:
         conditions = ssn.conditions

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ..framework.arguments import Arguments
+from ..framework.extension import EvictionKind
 from ..framework.job import JobInfo
 from ..framework.session import Session
 from ..framework.task import TaskInfo
@@ -48,3 +49,13 @@ class PriorityPlugin:
             elif self._job_priority(task) < mine:
                 victims.append(task)
         return victims
+
+    def gang_evictable(
+        self, kind: EvictionKind, actor: TaskInfo, candidates: Sequence[TaskInfo]
+    ) -> list[TaskInfo] | None:
+        """gangpreempt takes only from lower-priority jobs; gangreclaim is about queue shares, not priority
+        (legacy reclaim has no priority rule either)."""
+        if kind is EvictionKind.GANG_RECLAIM:
+            return list(candidates)
+        mine = self._job_priority(actor)
+        return [t for t in candidates if self._job_priority(t) < mine]

@@ -42,7 +42,7 @@ from typing import Any, Final
 import aiohttp
 
 from volcano_py.api import constants as c
-from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.api.scheduling import PodGroupPhase, min_member_of
 from volcano_py.kube import binding, claims, patch
 from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError, KubeClient
@@ -115,9 +115,8 @@ def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
         return False
     if _shown_pending(podgroup):
         return False
-    minimum = (podgroup.get("spec") or {}).get("minMember") or 1
     done = int(status.get("running") or 0) + int(status.get("succeeded") or 0)
-    return isinstance(minimum, int) and done < minimum
+    return done < min_member_of(podgroup)
 
 
 class Binder:
