@@ -6,7 +6,10 @@ suite's placeholders fill the rest), the suite's scheduler conf (``gangreclaim``
 user would see: which pods go and which are nominated to the room they free. The rules pinned: a victim
 gang keeps its ``minAvailable`` and every role's ``minTaskMember`` when it gives single pods (surplus first),
 a gang is taken whole or not at all, the fewest gangs are broken, and neither crosses a queue it may not.
-Topology specs (GP-T*, GR-T*) are pinned in ``test_topology_preempt.py``.
+The topology and sub-group specs (GP-T*, GR-T*, GP-S1, GR-S1) run on the suite's four 8-CPU kwok nodes in
+two tier-1 HyperNodes under one of tier 2, with nothing else free: a hard tier-1 gang lands inside one
+tier-1 domain or not at all, a tier-2 gang takes a tier-1 domain when one suffices, and a victim with two
+sub-groups and ``minSubGroups: 1`` loses pods of one sub-group only.
 """
 
 from __future__ import annotations
@@ -64,6 +67,72 @@ def want(c: Cluster, name: str, queue: str, priority: str, pods: int, created: i
 
 
 Case = Callable[[], Cluster]
+TIER1 = {"s0": ("k0", "k1"), "s1": ("k2", "k3")}
+KWOK = ("k0", "k1", "k2", "k3")
+
+
+def topo_cluster(**queues: int) -> Cluster:
+    c = Cluster().nodes_named("k", 4, cpu=8, memory="8Gi")
+    for name, cpu in queues.items():
+        c.queue(name, deserved=deserved(cpu))
+
+    def hypernode(name: str, tier: int, kind: str, members: tuple[str, ...]) -> None:
+        c.hypernodes.append(
+            {
+                "apiVersion": "topology.volcano.sh/v1alpha1",
+                "kind": "HyperNode",
+                "metadata": {"name": name},
+                "spec": {
+                    "tier": tier,
+                    "members": [{"type": kind, "selector": {"exactMatch": {"name": m}}} for m in members],
+                },
+            }
+        )
+
+    for name, members in TIER1.items():
+        hypernode(name, 1, "Node", members)
+    hypernode("s2", 2, "HyperNode", tuple(TIER1))
+    return c
+
+
+def hard(c: Cluster, tier: int) -> Cluster:
+    c.podgroups[-1]["spec"]["networkTopology"] = {"mode": "hard", "highestTierAllowed": tier}
+    return c
+
+
+def topo_gang(c: Cluster, name: str, queue: str, priority: str, minimum: int, **kw: object) -> Cluster:
+    """The victim: four 1-CPU pods, one per kwok node, hard tier 2."""
+    return hard(gang(c, name, queue, priority, KWOK, minimum, **kw), 2)
+
+
+def topo_want(
+    c: Cluster, name: str, queue: str, priority: str, pods: int, tier: int, cpu: str = "1"
+) -> Cluster:
+    c.job(name, queue=queue, priority=priority, cpu=cpu, memory="1Gi", pending=pods, created=5)
+    return hard(c, tier)
+
+
+def in_two_sub_groups(c: Cluster) -> Cluster:
+    """The victim as the Job controller writes a partitionPolicy of 2 partitions of 2, minPartitions 1."""
+    c.podgroups[-1]["spec"]["subGroupPolicy"] = [
+        {
+            "name": "default0",
+            "subGroupSize": 2,
+            "minSubGroups": 1,
+            "labelSelector": {"matchLabels": {"volcano.sh/task-spec": "default0"}},
+            "matchLabelKeys": ["volcano.sh/partition-id"],
+        }
+    ]
+    victim = c.podgroups[-1]["metadata"]["name"]
+    for pod in c.pods:
+        name = pod["metadata"]["name"]
+        if name.startswith(f"{victim}-"):
+            index = int(name.rsplit("-", 1)[1])
+            pod["metadata"]["labels"].update(
+                {"volcano.sh/task-spec": "default0", "volcano.sh/partition-id": str(index // 2)}
+            )
+    return c
+
 
 CASES = [
     pytest.param(
@@ -246,12 +315,89 @@ CASES = [
 ]
 
 
+CASES += [
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q=4), "v", "q", "low", 2), "p", "q", "high", 2, 1),
+        {"survivors": {"v": 4}, "placed": 2, "domain": 1},
+        id="GP-T1-hard-tier-1-within-one-domain",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q=16), "v", "q", "low", 4), "p", "q", "high", 3, 1, cpu="5"),
+        {"survivors": {"v": 4}, "placed": 0},
+        id="GP-T2-hard-tier-1-domain-too-small",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q=4), "v", "q", "low", 2), "p", "q", "high", 3, 2),
+        {"placed": 3},
+        id="GP-T3-hard-tier-2-wider-domain",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q=4), "v", "q", "low", 2), "p", "q", "high", 2, 2),
+        {"survivors": {"v": 4}, "placed": 2, "domain": 1},
+        id="GP-T4-tier-2-allowed-tier-1-domain-chosen",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q1=2, q2=2), "v", "q2", "low", 2), "r", "q1", "low", 2, 1),
+        {"survivors": {"v": 4}, "placed": 2, "domain": 1},
+        id="GR-T1-hard-tier-1-within-one-domain",
+    ),
+    pytest.param(
+        lambda: topo_want(
+            topo_gang(topo_cluster(q1=16, q2=16), "v", "q2", "low", 4), "r", "q1", "low", 3, 1, cpu="5"
+        ),
+        {"survivors": {"v": 4}, "placed": 0},
+        id="GR-T2-hard-tier-1-domain-too-small",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q1=2, q2=2), "v", "q2", "low", 2), "r", "q1", "low", 3, 2),
+        {"placed": 3},
+        id="GR-T3-hard-tier-2-wider-domain",
+    ),
+    pytest.param(
+        lambda: topo_want(topo_gang(topo_cluster(q1=2, q2=2), "v", "q2", "low", 2), "r", "q1", "low", 2, 2),
+        {"survivors": {"v": 4}, "placed": 2, "domain": 1},
+        id="GR-T4-tier-2-allowed-tier-1-domain-chosen",
+    ),
+]
+
+
+def full_kwok_cluster(**queues: int) -> Cluster:
+    """The sub-group specs' cluster once their victim runs: 1 CPU and 1 GiB free on each kwok node."""
+    c = topo_cluster(**queues)
+    for node in c.nodes:
+        node["status"]["allocatable"].update({"cpu": "1", "memory": "1Gi"})
+    return c
+
+
+CASES += [
+    pytest.param(
+        lambda: topo_want(
+            in_two_sub_groups(topo_gang(full_kwok_cluster(q=4), "v", "q", "low", 2)), "p", "q", "high", 2, 2
+        ),
+        {"survivors": {"v": 2}, "placed": 2, "sub_group_kept": "v"},
+        id="GP-S1-sub-group-slack-one-sub-group-kept",
+    ),
+    pytest.param(
+        lambda: topo_want(
+            in_two_sub_groups(topo_gang(full_kwok_cluster(q1=2, q2=2), "v", "q2", "low", 2)),
+            "r",
+            "q1",
+            "low",
+            2,
+            2,
+        ),
+        {"survivors": {"v": 2}, "placed": 2, "sub_group_kept": "v"},
+        id="GR-S1-sub-group-slack-one-sub-group-kept",
+    ),
+]
+
+
 @pytest.mark.parametrize(("build", "expect"), CASES)
 def test_gang_eviction(build: Case, expect: dict[str, object]) -> None:
     c = build()
     outcome = c.run(GANGEVICT_CONF)
     gone = outcome.evicted
-    placed = {**{n: n for n in outcome.bound}, **outcome.nominated}
+    placed = {**{b.name: b.node for b in outcome.result.binds}, **outcome.nominated}
     assert len([n for n in placed if n.startswith(("p-", "r-"))]) == expect["placed"], (gone, placed)
 
     def left(job: str) -> int:
@@ -265,3 +411,10 @@ def test_gang_eviction(build: Case, expect: dict[str, object]) -> None:
         assert sorted((left(a), left(b))) == [0, 2], gone
     for pod in dict(expect.get("roles", {})):  # type: ignore[call-overload]
         assert pod not in gone, f"{pod} keeps its role's minimum and must not be evicted; evicted: {gone}"
+    if expect.get("domain") == 1:
+        used = {node for name, node in placed.items() if name.startswith(("p-", "r-"))}
+        assert any(used <= set(members) for members in TIER1.values()), f"spread over tier-1 domains: {used}"
+    if "sub_group_kept" in expect:
+        # The evictions break one sub-group only: one partition keeps both its pods (minSubGroups 1).
+        evicted_partitions = {int(n.rsplit("-", 1)[1]) // 2 for n in gone if n.startswith("v-")}
+        assert len(evicted_partitions) == 1, gone

@@ -87,7 +87,14 @@ def _podgroup(i: int, variant: int) -> Obj:
 
 
 def _queue(variant: int) -> Obj:
-    return make_queue("q1", weight=1 + variant % 3).obj()
+    builder = make_queue("q1", weight=1 + variant % 3)
+    if variant // 3 % 3 == 1:
+        # A guarantee held back from every other queue (the schedulingaction Guarantee specs' setting):
+        # the per-queue sums the kept views carry must give what a fresh build gives.
+        builder = builder.guarantee(cpu=str(2 + variant % 2), memory="2Gi")
+    elif variant // 3 % 3 == 2:
+        builder = builder.capability(cpu="3")
+    return builder.obj()
 
 
 class Cluster:

@@ -4,7 +4,9 @@ For each pod of the preemptor's gang, in task order: if some node fits it once r
 goes there; otherwise it goes to the node where the cheapest victims make room (fewest pods evicted, then
 the lowest priority, then the youngest), those victims are evicted, and the pod is pipelined there (its
 nominated node). The caller commits the statement only if the whole gang became placeable, and discards
-it otherwise, so nothing is evicted for a gang that still could not run.
+it otherwise, so nothing is evicted for a gang that still could not run. A gang with a hard network topology
+is planned inside one HyperNode at a time, lowest tier first, as allocate would place it: a plan that only
+works across domains would evict pods for a gang allocate then refuses to bind.
 
 "Cheapest victims on each node" is computed for all nodes at once: every node's victim units are laid out
 in preference order in an array, and the first prefix whose cumulative room covers the pod is found with
@@ -19,6 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..framework.classes import TaskClass
+from ..framework.extension import BoolArray
 from ..framework.job import JobInfo
 from ..framework.nodetable import IntArray
 from ..framework.session import Session
@@ -131,8 +134,10 @@ class GangPlan:
         reason: str,
         permits: Permits,
         admit: Callable[[TaskInfo], bool],
+        domain: BoolArray | None = None,
     ) -> None:
         self.ssn = ssn
+        self.domain = domain
         self.stmt = stmt
         self.job = job
         self.reason = reason
@@ -199,6 +204,8 @@ class GangPlan:
         evicted for each of ours. Ties go to fewer pods, then lower priority, then younger victims.
         """
         ok = self.ssn.predicate(klass).ok
+        if self.domain is not None:
+            ok = ok & self.domain
         vec = klass.vec
         future = self.ssn.table.future_idle
         fits = np.flatnonzero(ok & (future >= vec).all(axis=1))
@@ -273,12 +280,31 @@ def evict_for_gang(
     if not layout.enough_for(ssn, job):
         note(ssn, job, too_little)
         return None
-    with ssn.statement() as stmt:
-        plan = GangPlan(ssn, stmt, job, layout, reason=reason, permits=permits, admit=admit)
-        if plan.run():
-            stmt.commit()
-            layout.refresh({t.job_id or t.uid for t in plan.evicted})
-            return plan.evicted
-        stmt.discard()
-    note(ssn, job, no_plan)
+    domains = hard_domains(ssn, job)
+    for domain in domains if domains is not None else (None,):
+        with ssn.statement() as stmt:
+            plan = GangPlan(
+                ssn, stmt, job, layout, reason=reason, permits=permits, admit=admit, domain=domain
+            )
+            if plan.run():
+                stmt.commit()
+                layout.refresh({t.job_id or t.uid for t in plan.evicted})
+                return plan.evicted
+            stmt.discard()
+    note(ssn, job, no_plan if domains is None or domains else f"{no_plan}: no HyperNode the gang may use")
+    return None
+
+
+def hard_domains(ssn: Session, job: JobInfo) -> list[BoolArray] | None:
+    """For a gang with a hard network topology (or sub-groups placed by HyperNode), the nodes of each
+    HyperNode it may be placed in, lowest tier first, as allocate walks them: an eviction plan is made inside
+    one of them, Volcano's candidate domains. None when the gang may go anywhere."""
+    for walks in ssn.points.hypernode_walk:
+        for offer in walks:
+            walk = offer(ssn, job)
+            if walk is None:
+                continue
+            if walk.unplaced is None:
+                return None  # soft: allocate falls back to the whole cluster, and so may a plan
+            return [mask for tier in walk.gradients for _, mask in tier]
     return None
