@@ -150,7 +150,7 @@ def test_validate_checks_the_items_of_a_list(tmp_path: Path, capsys: pytest.Capt
     path = tmp_path / "list.yaml"
     queue = {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "Queue", "metadata": {"name": "q"}}
     path.write_text(
-        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [{**queue, "spec": {"weight": 0}}]})
+        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [{**queue, "spec": {"weight": -1}}]})
     )
     assert main(["validate", str(path)]) == 1
-    assert capsys.readouterr().out == f"{path}: Queue/q: spec.weight: 0 is too small (use a value >= 1)\n"
+    assert capsys.readouterr().out == f"{path}: Queue/q: spec.weight: -1 is too small (use a value >= 1)\n"

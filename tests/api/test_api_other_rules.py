@@ -43,9 +43,9 @@ def problems(doc: Any) -> list[str]:
             id="queue-negative",
         ),
         pytest.param(
-            make_queue(weight=0),
-            "spec.weight: 0 is too small (use a value >= 1)",
-            id="queue-weight-zero",
+            make_queue(weight=-1),
+            "spec.weight: -1 is too small (use a value >= 1)",
+            id="queue-weight-negative",
         ),
         pytest.param(
             make_queue("q", parent="q"),
@@ -105,8 +105,8 @@ def problems(doc: Any) -> list[str]:
         pytest.param(
             make_hypernode(members=[{"type": "Node", "selector": {"regexMatch": {"pattern": "node-[0-9"}}}]),
             "spec.members[0].selector.regexMatch.pattern: member regexMatch pattern is invalid: "
-            "unterminated character set at position 5; 'node-[0-9' is not a valid regular expression (fix "
-            "the pattern)",
+            "error parsing regexp: missing closing ]: `[0-9`; 'node-[0-9': fix the pattern; Volcano compiles "
+            "it with Go's regexp (RE2 syntax)",
             id="hypernode-bad-regex",
         ),
         pytest.param(
@@ -249,7 +249,8 @@ def test_other_kinds_are_skipped() -> None:
                 "containers": [{"name": "a"}],
                 "tolerations": [{"key": "k", "operator": "Exists", "value": "v"}],
             },
-            "spec.tolerations[0].value: must be empty when operator is Exists (remove value)",
+            "spec.tolerations[0].operator: Exists takes no value, got value 'v' (remove value, or use "
+            "operator Equal)",
             id="toleration-exists-with-value",
         ),
         pytest.param(

@@ -415,3 +415,78 @@ def test_a_full_pod_template_kubernetes_accepts_passes(
     )
     code, out, _ = validate(tmp_path, docs(job), capsys)
     assert (code, out) == (0, "")
+
+
+# --- YAML that is not what it seems -------------------------------------------------------------------------
+
+
+TABS = [
+    pytest.param(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n\tname: p\n",
+        "line 4, column 1: not valid YAML: a tab indents this line (YAML indents with spaces only: replace "
+        "the tab with spaces)\n",
+        id="tab-indents-a-key",
+    ),
+    pytest.param(
+        "kind: Job\nspec:\n  tasks:\n  \t- name: w\n",
+        "line 4, column 3: not valid YAML: a tab indents this line (YAML indents with spaces only: replace "
+        "the tab with spaces)\n",
+        id="tab-after-spaces",
+    ),
+    pytest.param(
+        "kind: Job\nspec:\n  minAvailable: 1\t2\n",
+        "line 3, column 18: not valid YAML: a tab where YAML expects a space (replace the tab with spaces)\n",
+        id="tab-inside-a-line",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), TABS)
+def test_a_tab_is_named_with_where_it_is_and_the_fix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    code, out, _ = validate(tmp_path, content, capsys)
+    assert (code, out) == (1, message)
+
+
+def _laughs(levels: int, fan: int) -> str:
+    """A Job whose label values alias lists of aliases, ``fan`` wide and ``levels`` deep."""
+    lines = ["kind: Job", "apiVersion: batch.volcano.sh/v1alpha1", "metadata: {name: j}", 'x0: &x0 ["lol"]']
+    for i in range(1, levels):
+        lines.append(f"x{i}: &x{i} [{', '.join([f'*x{i - 1}'] * fan)}]")
+    return "\n".join(lines) + "\n"
+
+
+# Kubernetes' decoder (go-yaml) stops a document whose aliases expand to more than 99% of the nodes it
+# decodes (past 1000 nodes), naming the outermost anchor being expanded; go.yaml.in/yaml/v2 refuses these
+# (the line is ours: go-yaml gives none).
+ALIASES = [
+    pytest.param(
+        _laughs(9, 9),
+        "line 7: not valid YAML: document contains excessive aliasing (a YAML alias bomb: ",
+        id="billion-laughs",
+    ),
+    pytest.param(
+        _laughs(5, 10), "line 7: not valid YAML: document contains excessive aliasing", id="10-thousand"
+    ),
+    pytest.param(
+        "kind: Job\na: &a [*a]\n",
+        "line 2: not valid YAML: an anchor's value contains an alias to itself",
+        id="self-alias",
+    ),
+]
+
+
+@pytest.mark.parametrize(("content", "message"), ALIASES)
+def test_an_alias_bomb_is_refused_by_name_without_expanding_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str, message: str
+) -> None:
+    code, out, _ = validate(tmp_path, content, capsys)
+    assert code == 1
+    assert out.startswith(message), out
+
+
+def test_aliases_go_yaml_takes_are_taken(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # go.yaml.in/yaml/v2 decodes this one: its aliases stay under the share it allows.
+    _, out, _ = validate(tmp_path, _laughs(4, 10), capsys)
+    assert "not valid YAML" not in out and "alias" not in out

@@ -29,8 +29,8 @@ def _exactly(**fields: Any) -> dict[str, Any]:
         pytest.param(_template(_exactly(count=2)), [], id="plain-count"),
         pytest.param(
             _template(_exactly(selectors=[{"cel": {"expression": 'device.attributes["d"].model =='}}])),
-            ["spec.spec.devices.requests[0].exactly.selectors[0].cel.expression: CEL selector "
-             "'device.attributes[\"d\"].model ==' does not compile"],
+            ["spec.spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: "
+             '"device.attributes[\\"d\\"].model ==": compilation failed: ERROR: <input>:1:'],
             id="selector-does-not-compile",
         ),
         pytest.param(
@@ -60,7 +60,8 @@ def _exactly(**fields: Any) -> dict[str, Any]:
                 "metadata": {"name": "c"},
                 "spec": {"selectors": [{"cel": {"expression": "device.driver = 'x'"}}]},
             },
-            ["spec.selectors[0].cel.expression: CEL selector \"device.driver = 'x'\" does not compile"],
+            ["spec.selectors[0].cel.expression: Invalid value: \"device.driver = 'x'\": compilation failed: "
+             "ERROR: <input>:1:15: Syntax error"],
             id="class-selector",
         ),
     ],

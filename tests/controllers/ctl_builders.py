@@ -10,9 +10,12 @@ from volcano_py.api import constants as c
 
 def container(cpu: str = "1", memory: str = "1Gi", gpu: int = 0) -> dict[str, Any]:
     requests: dict[str, Any] = {"cpu": cpu, "memory": memory}
+    resources: dict[str, Any] = {"requests": requests}
     if gpu:
+        # A device cannot be overcommitted: the API server (and Volcano's Job webhook) want its limit too.
         requests["nvidia.com/gpu"] = gpu
-    return {"name": "main", "image": "busybox", "resources": {"requests": requests}}
+        resources["limits"] = {"nvidia.com/gpu": gpu}
+    return {"name": "main", "image": "busybox", "resources": resources}
 
 
 class JobBuilder:

@@ -48,8 +48,7 @@ configurations:
 ONE = 'actions: "allocate"\ntiers:\n- plugins:\n  - name: '
 BAD = [
     pytest.param('actions: "enqueue, allocat"\ntiers: []', "unknown action 'allocat'", id="unknown-action"),
-    pytest.param('actions: ""\ntiers: []', "actions must be a string", id="empty-actions"),
-    pytest.param('actions: "allocate, allocate"', "lists an action twice", id="duplicate-action"),
+    pytest.param('actions: ""\ntiers: []', "actions: is empty", id="empty-actions"),
     pytest.param(
         'actions: "allocate"\ntiers:\n- plugins: [{name: gangg}]',
         "tiers[0].plugins[0]: unknown plugin 'gangg'",
@@ -110,3 +109,53 @@ def test_bad_conf_fails_at_load_naming_the_entry(text: str, message: str) -> Non
 def test_binpack_weight_for_unlisted_resource_is_refused() -> None:
     with pytest.raises(ConfError, match=r"add example\.com/foo to binpack\.resources"):
         load_conf(ONE + "binpack\n    arguments: {binpack.resources.example.com/foo: 2}")
+
+
+# Volcano splits ``actions`` at every comma and trims each entry with Go's strings.TrimSpace; an entry that is
+# then empty is an action it cannot find.
+ACTIONS_ACCEPTED = [
+    pytest.param("enqueue,allocate, backfill", ("enqueue", "allocate", "backfill"), id="spaces-optional"),
+    pytest.param(" allocate ,\tbackfill ", ("allocate", "backfill"), id="spaces-and-tabs-trimmed"),
+    pytest.param("\u00a0allocate\u3000", ("allocate",), id="unicode-spaces-trimmed-as-go-does"),
+    pytest.param("allocate, allocate", ("allocate", "allocate"), id="listed-twice-runs-twice"),
+]
+
+
+@pytest.mark.parametrize(("actions", "expected"), ACTIONS_ACCEPTED)
+def test_actions_split_as_volcano_splits_them(actions: str, expected: tuple[str, ...]) -> None:
+    assert load_conf(f'actions: "{actions}"\ntiers: []').actions == expected
+
+
+ACTIONS_REFUSED = [
+    pytest.param(
+        "enqueue, allocate,",
+        "failed to find Action ; actions: 'enqueue, allocate,' has an empty entry (drop the extra comma, ",
+        id="trailing-comma",
+    ),
+    pytest.param(
+        "allocate,,backfill",
+        "failed to find Action ; actions: 'allocate,,backfill' has an empty entry",
+        id="doubled-comma",
+    ),
+    pytest.param(
+        ",allocate", "failed to find Action ; actions: ',allocate' has an empty entry", id="leading-comma"
+    ),
+    pytest.param("  ", "failed to find Action   ; actions: is empty (list the actions to run", id="blank"),
+    pytest.param(
+        "allocate, Backfill",
+        "failed to find Action  Backfill; actions: unknown action 'Backfill' (known: ",
+        id="names-are-case-sensitive",
+    ),
+    pytest.param(
+        "allocate\\x1f",  # YAML's escape, in the double-quoted string
+        "failed to find Action allocate\u001f; actions: unknown action 'allocate\\x1f'",
+        id="unit-separator-is-not-a-go-space",
+    ),
+]
+
+
+@pytest.mark.parametrize(("actions", "message"), ACTIONS_REFUSED)
+def test_actions_volcano_cannot_find_are_refused_in_its_words(actions: str, message: str) -> None:
+    with pytest.raises(ConfError) as raised:
+        load_conf(f'actions: "{actions}"\ntiers: []')
+    assert str(raised.value).startswith(message), str(raised.value)

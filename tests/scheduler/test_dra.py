@@ -233,7 +233,7 @@ def test_a_shared_claim_puts_its_pods_on_one_node() -> None:
         pytest.param(
             _pod("p", "p-gpu"),
             [make_claim("p-gpu", [request("gpus", 1, "device.attributes[")], owner_pod="p")],
-            "CEL selector 'device.attributes[' does not compile",
+            'Invalid value: "device.attributes[": compilation failed: ERROR: <input>:1:',
             id="selector-does-not-compile",
         ),
         pytest.param(

@@ -21,7 +21,14 @@ MODEL = RuntimeModel((100.0, 200.0, 300.0))
 GPU_TEMPLATE: Obj = {
     "spec": {
         "containers": [
-            {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}
+            {
+                "name": "c",
+                "image": "x",
+                "resources": {
+                    "requests": {"cpu": "1", "nvidia.com/gpu": "8"},
+                    "limits": {"nvidia.com/gpu": "8"},
+                },
+            }
         ]
     }
 }

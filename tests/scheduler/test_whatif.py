@@ -280,7 +280,14 @@ def test_a_volcano_job_waiting_for_enqueue_gets_its_pods_from_the_controllers_bu
     template = {
         "spec": {
             "containers": [
-                {"name": "c", "image": "x", "resources": {"requests": {"cpu": "1", "nvidia.com/gpu": "8"}}}
+                {
+                    "name": "c",
+                    "image": "x",
+                    "resources": {
+                        "requests": {"cpu": "1", "nvidia.com/gpu": "8"},
+                        "limits": {"nvidia.com/gpu": "8"},
+                    },
+                }
             ]
         }
     }

@@ -151,8 +151,8 @@ def hypernode(members: list[dict[str, Any]]) -> dict[str, Any]:
             [{"type": "Node", "selector": {"regexMatch": {"pattern": "a(b"}}}],
             [
                 "spec.members[0].selector.regexMatch.pattern: member regexMatch pattern is invalid: "
-                "missing ), unterminated subpattern at position 1; 'a(b' is not a valid regular expression "
-                "(fix the pattern)"
+                "error parsing regexp: missing closing ): `a(b`; 'a(b': fix the pattern; Volcano compiles it "
+                "with Go's regexp (RE2 syntax)"
             ],
             id="invalid-regex",
         ),

@@ -79,9 +79,9 @@ def test_a_child_that_fits_is_admitted() -> None:
             id="deserved-above-capability",
         ),
         pytest.param(
-            queue("x", weight=0),
-            "spec.weight: 0 is too small (use a value >= 1)",
-            id="weight-zero",
+            queue("x", weight=-1),
+            "spec.weight: -1 is too small (use a value >= 1)",
+            id="weight-negative",
         ),
         pytest.param(
             queue("team-b", parent="ghost"),

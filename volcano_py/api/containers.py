@@ -292,6 +292,11 @@ def _is_extended(name: str) -> bool:
     return "/" in name and _NATIVE_DOMAIN not in name
 
 
+def _overcommit_allowed(name: str) -> bool:
+    """Whether a request may be below its limit: native resources only, and not huge pages."""
+    return not _is_extended(name) and not name.startswith("hugepages-")
+
+
 def check_resources(resources: Any, path: str) -> list[Problem]:
     """Requests and limits: known names, quantities >= 0 (whole for extended resources), request <= limit
     (and equal to it for an extended resource such as a GPU, which cannot be overcommitted)."""
@@ -340,9 +345,17 @@ def check_resources(resources: Any, path: str) -> list[Problem]:
     for name, request in parsed["requests"].items():
         limit = parsed["limits"].get(name)
         if limit is None:
+            if not _overcommit_allowed(name) and name not in (resources.get("limits") or {}):
+                problems.append(
+                    Problem(
+                        join_path(path, "limits", name),
+                        f"is required: {name} cannot be overcommitted, so its limit must be set "
+                        f"(give limits.{name} the same quantity as the request)",
+                    )
+                )
             continue
         wrote_request, wrote_limit = resources["requests"][name], resources["limits"][name]
-        if _is_extended(name) and request != limit:
+        if not _overcommit_allowed(name) and request != limit:
             problems.append(
                 Problem(
                     join_path(path, "requests", name),

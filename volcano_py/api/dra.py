@@ -11,9 +11,9 @@ modelled; every other field the server sends is kept (``VolcanoModel`` allows ex
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Any, Final
+from typing import Any, Final, Self
 
-from pydantic import Field, StrictBool, StrictInt
+from pydantic import Field, StrictBool, StrictInt, model_validator
 
 from volcano_py.api.common import VolcanoModel
 from volcano_py.api.meta import KubeObject
@@ -68,6 +68,9 @@ class DeviceClassConfig(VolcanoModel):
 class DeviceClassSpec(VolcanoModel):
     selectors: list[DeviceSelector] = Field(default_factory=list)
     config: list[DeviceClassConfig] = Field(default_factory=list)
+    # Read by no one here (the API server drops it while its feature gate is off); modelled so that it is
+    # not reported as an unknown field.
+    extended_resource_name: str | None = None
 
 
 class DeviceClass(KubeObject):
@@ -137,6 +140,13 @@ class ExactDeviceRequest(VolcanoModel):
     admin_access: StrictBool | None = None
     tolerations: list[dict[str, Any]] = Field(default_factory=list)
     capacity: CapacityRequirements | None = None
+
+    @model_validator(mode="after")
+    def _default_count(self) -> Self:
+        # The API server's default: an ExactCount request written with count 0 (or none) asks for one device.
+        if self.allocation_mode is AllocationMode.EXACT_COUNT and self.count == 0:
+            self.count = 1
+        return self
 
 
 class DeviceRequest(VolcanoModel):

@@ -4,7 +4,8 @@ for the scheduler (a claim it cannot allocate keeps its pods pending, the rule's
 applied).
 
 Not implemented, so refused: prioritized lists (``firstAvailable``), ``adminAccess``, consumable capacity
-(``capacity.requests``) and ``distinctAttribute`` constraints; a CEL selector must compile.
+(``capacity.requests``) and ``distinctAttribute`` constraints. A CEL selector is refused where the API server
+refuses it (``dra_cel_check``), in its words followed by ours.
 """
 
 from __future__ import annotations
@@ -16,9 +17,36 @@ from pydantic import ValidationError
 
 from volcano_py.api import dra
 from volcano_py.api.dra_cel import SelectorCompileError, compile_selector
+from volcano_py.api.dra_cel_check import MAX_COST, MAX_LENGTH, SelectorVerdict, check_selector
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 
 _NOT_HERE = "is not supported by volcano-py"
+
+# What to do about each kind of refusal, after the API server's own words.
+_SELECTOR_FIX = {
+    "Too long": f"shorten it to {MAX_LENGTH} bytes or split it into several selectors (all must match)",
+    "Forbidden": (
+        f"its estimated worst-case cost is over {MAX_COST}: nested loops over device.attributes or "
+        "device.capacity multiply it; look attributes up by name, or split it into several selectors"
+    ),
+    "bool": 'make it a condition that is true or false, e.g. device.driver == "gpu.example.com"',
+    "compilation": (
+        "fix it where the caret points: a selector sees only device.driver (a string), "
+        "device.attributes[domain][name] and device.capacity[domain][name] (quantities: compare them with "
+        'compareTo, isGreaterThan or isLessThan against quantity("40Gi"), not with < or >)'
+    ),
+}
+
+
+def selector_message(expression: str, verdict: SelectorVerdict) -> str:
+    """The API server's words (as ``kubectl create`` prints them), then how to fix the selector."""
+    if verdict.kind != "Invalid value":
+        fix = _SELECTOR_FIX[verdict.kind]
+    elif verdict.detail.startswith("must evaluate to bool"):
+        fix = _SELECTOR_FIX["bool"]
+    else:
+        fix = _SELECTOR_FIX["compilation"]
+    return f"{verdict.api_text(expression)}\n(the API server refuses this selector; {fix})"
 
 
 def _selector_problems(selectors: list[dra.DeviceSelector], path: str) -> list[Problem]:
@@ -28,8 +56,15 @@ def _selector_problems(selectors: list[dra.DeviceSelector], path: str) -> list[P
         if selector.cel is None:
             problems.append(Problem(where, "only cel selectors are supported"))
             continue
+        expression = selector.cel.expression
+        verdict = check_selector(expression)
+        if verdict is not None:
+            problems.append(
+                Problem(join_path(where, "cel", "expression"), selector_message(expression, verdict))
+            )
+            continue
         try:
-            compile_selector(selector.cel.expression)
+            compile_selector(expression)
         except SelectorCompileError as err:
             problems.append(Problem(join_path(where, "cel", "expression"), str(err)))
     return problems

@@ -73,6 +73,21 @@ def port_name_problem(value: str) -> str | None:
     return None
 
 
+def name_problems(
+    name: Any, generate_name: Any = None, path: str = "metadata.name", *, max_length: int = 253
+) -> list[Problem]:
+    """The API server's rule for an object's name: required unless ``generateName`` is given, and a DNS-1123
+    subdomain (``max_length``: a kind's tighter limit, if any)."""
+    if not name:
+        return [] if generate_name else [Problem(path, "is required (name the object)")]
+    if not isinstance(name, str):
+        return [Problem(path, f"{name!r} is not a string (quote it)")]
+    if len(name) > max_length:
+        return [Problem(path, f"{name!r} is longer than {max_length} characters (shorten it)")]
+    msg = dns1123_subdomain_problem(name)
+    return [Problem(path, msg)] if msg else []
+
+
 def _kind(value: Any) -> str:
     return type(value).__name__ if value is not None else "null"
 

@@ -169,3 +169,7 @@ VOLCANO_CRON_NAME_TOO_LONG: Final = (
     "cronJob name must be no more than {max_base} characters to accommodate job name suffix "
     "(max {max_total} total)"
 )
+
+# --- Scheduler conf (volcano-scheduler.conf, as Volcano's scheduler loads it) -------------------------------
+# {action} is the entry between commas as written, before Volcano trims it.
+VOLCANO_SCHEDULER_UNKNOWN_ACTION: Final = "failed to find Action {action}"

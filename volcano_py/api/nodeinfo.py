@@ -12,6 +12,7 @@ from pydantic import Field, StrictInt
 
 from volcano_py.api import constants
 from volcano_py.api.common import VolcanoModel
+from volcano_py.api.kube_names import name_problems
 from volcano_py.api.meta import KubeObject
 from volcano_py.api.problems import Problem, join_path
 
@@ -92,7 +93,7 @@ def parse_cpuset(text: str) -> frozenset[int]:
 
 def validate_numatopology(topo: Numatopology) -> list[Problem]:
     """Policy names the plugin reads, cpuset lists it can parse, and allocatable CPUs it can place."""
-    problems: list[Problem] = []
+    problems = name_problems(topo.metadata.name, topo.metadata.generate_name)
     spec = topo.spec
     known = [p.value for p in PolicyName]
     for name in spec.policies:

@@ -16,6 +16,7 @@ from typing import Any, Final
 from volcano_py.api import constants
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
 from volcano_py.api.containers import check_container
+from volcano_py.api.pod_placement import placement_problems
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.resources import GPU, QuantityError, parse_quantity
 
@@ -103,7 +104,9 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
             )
     problems += _check_gpu_kinds(spec, path)
     restart = spec.get("restartPolicy")
-    if restart is not None and restart not in RESTART_POLICIES:
+    # Empty is unset: the API server (and Volcano's Job admission, which defaults templates first) makes it
+    # Always.
+    if restart is not None and restart != "" and restart not in RESTART_POLICIES:
         problems.append(
             Problem(
                 join_path(path, "restartPolicy"),
@@ -113,6 +116,7 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
     problems += _check_string_map(spec.get("nodeSelector"), join_path(path, "nodeSelector"))
     problems += check_tolerations(spec.get("tolerations"), join_path(path, "tolerations"))
     problems += check_affinity(spec.get("affinity"), join_path(path, "affinity"))
+    problems += placement_problems(spec, path)
     for field in ("priorityClassName", "schedulerName"):
         value = spec.get(field)
         if value is None:
@@ -124,6 +128,22 @@ def check_pod_spec(spec: Any, path: str, *, require_containers: bool = True) -> 
         elif field == "priorityClassName" and value and (msg := dns1123_subdomain_problem(value)):
             problems.append(Problem(join_path(path, field), msg))
     return problems
+
+
+def check_pod_priority(spec: Mapping[str, Any], path: str) -> list[Problem]:
+    """A pod's ``priority`` is the API server's to set, from its PriorityClass: a pod that writes one refuses
+    unless it is that value. Without a class the value is 0 (a cluster-wide default class aside), so any
+    other number is refused; with a class the value is unknown offline and is left to the server."""
+    priority = spec.get("priority")
+    if priority is None or spec.get("priorityClassName") or priority == 0:
+        return []
+    return [
+        Problem(
+            join_path(path, "priority"),
+            f"{priority!r} may not be set: the API server computes priority from priorityClassName "
+            "(remove priority and name a PriorityClass instead)",
+        )
+    ]
 
 
 VOLUME_SOURCES: Final = (
@@ -319,8 +339,13 @@ def check_tolerations(tolerations: Any, path: str) -> list[Problem]:
                 Problem(join_path(here, "operator"), f"{operator!r} is not allowed (use Exists or Equal)")
             )
         if operator == "Exists" and tol.get("value"):
+            # Named at the operator, as the API server names it: either one is the mistake.
             problems.append(
-                Problem(join_path(here, "value"), "must be empty when operator is Exists (remove value)")
+                Problem(
+                    join_path(here, "operator"),
+                    f"Exists takes no value, got value {tol['value']!r} "
+                    "(remove value, or use operator Equal)",
+                )
             )
         if not tol.get("key") and operator != "Exists":
             problems.append(

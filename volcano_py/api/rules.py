@@ -3,12 +3,12 @@ and the checks every kind shares (object names, network-topology limits, label s
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 
 from volcano_py.api import constants
 from volcano_py.api.bus import COMMAND_ACTIONS, Command
-from volcano_py.api.common import dns1123_subdomain_problem
+from volcano_py.api.goregexp import GoRegexpError, compile_go
+from volcano_py.api.kube_names import name_problems
 from volcano_py.api.messages import (
     VOLCANO_DESERVED_ABOVE_CAPABILITY,
     VOLCANO_DESERVED_BELOW_GUARANTEE,
@@ -42,13 +42,7 @@ def _negative_quantities(values: Mapping[str, int | str], path: str) -> list[Pro
 
 def object_name_problems(metadata: ObjectMeta, *, max_length: int = 253) -> list[Problem]:
     """The API server's rule for object names (a DNS-1123 subdomain), with Volcano's tighter limit if any."""
-    name = metadata.name
-    if not name:
-        return [] if metadata.generate_name else [Problem("metadata.name", "is required (name the object)")]
-    if len(name) > max_length:
-        return [Problem("metadata.name", f"{name!r} is longer than {max_length} characters (shorten it)")]
-    msg = dns1123_subdomain_problem(name)
-    return [Problem("metadata.name", msg)] if msg else []
+    return name_problems(metadata.name, metadata.generate_name, max_length=max_length)
 
 
 def check_network_topology(
@@ -265,15 +259,14 @@ def validate_hypernode(hn: HyperNode) -> list[Problem]:
             )
         if selector.regex_match is not None:
             try:
-                re.compile(selector.regex_match.pattern)
-            except re.error as err:
+                compile_go(selector.regex_match.pattern)
+            except GoRegexpError as err:
                 problems.append(
                     Problem(
                         join_path(here, "regexMatch", "pattern"),
                         volcano_said(
-                            f"{VOLCANO_HYPERNODE_REGEX}: {err}",
-                            f"{selector.regex_match.pattern!r} is not a valid regular expression "
-                            "(fix the pattern)",
+                            f"{VOLCANO_HYPERNODE_REGEX}: {err.go_error}",
+                            f"{selector.regex_match.pattern!r}: {err.advice}",
                         ),
                     )
                 )

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from enum import StrEnum
 from typing import Any
 
-from pydantic import Field, StrictBool
+from pydantic import Field, StrictBool, field_validator
 
 from volcano_py.api import constants
 from volcano_py.api.common import Int32, ResourceList, SubdomainName, Time, VolcanoModel, crd_default
@@ -159,6 +159,12 @@ class QueueSpec(VolcanoModel):
     deserved: ResourceList = Field(default_factory=dict)
     priority: Int32 = Field(default=0, ge=0)
     dequeue_strategy: DequeueStrategy = crd_default(DequeueStrategy.TRAVERSE)
+
+    @field_validator("weight", mode="before")
+    @classmethod
+    def _zero_weight_is_unset(cls, value: Any) -> Any:
+        # Volcano's queue admission gives a weight of 0 (Go's unset) the default 1 before the schema sees it.
+        return 1 if type(value) is int and value == 0 else value
 
     def capability_resource(self) -> Resource:
         return Resource.parse(self.capability)

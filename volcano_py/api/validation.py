@@ -26,17 +26,21 @@ from volcano_py.api.dra import (
     RESOURCE_API_VERSION,
     RESOURCE_CLAIM_KIND,
     RESOURCE_CLAIM_TEMPLATE_KIND,
+    DeviceClass,
+    ResourceClaim,
+    ResourceClaimSpec,
 )
+from volcano_py.api.dra_fields import dra_field_problems
 from volcano_py.api.dra_rules import validate_dra_object
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
 from volcano_py.api.jdb import check_jdb_annotations
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
-from volcano_py.api.kube_names import metadata_problems
+from volcano_py.api.kube_names import metadata_problems, name_problems
 from volcano_py.api.meta import KubeObject, ObjectMeta
 from volcano_py.api.nodeinfo import Numatopology, validate_numatopology
-from volcano_py.api.podspec import check_pod_spec
+from volcano_py.api.podspec import check_pod_priority, check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
 from volcano_py.api.scheduling import PodGroup, Queue
@@ -225,14 +229,43 @@ def _validate_pod(obj: Mapping[str, Any]) -> list[Problem]:
     metadata = obj.get("metadata") or {}
     if not isinstance(metadata, Mapping) or not (metadata.get("name") or metadata.get("generateName")):
         problems.append(Problem("metadata.name", "is required (name the pod)"))
+    else:
+        problems += name_problems(metadata.get("name"), metadata.get("generateName"))
     problems += metadata_problems(metadata, "metadata")
     problems += check_pod_spec(obj.get("spec"), "spec")
     spec = obj.get("spec")
+    if isinstance(spec, Mapping):
+        problems += check_pod_priority(spec, "spec")
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     scheduled_by_us = isinstance(spec, Mapping) and spec.get("schedulerName") == constants.SCHEDULER_NAME
     if scheduled_by_us and isinstance(annotations, Mapping) and annotations:
         problems += check_jdb_annotations(annotations)
     return problems
+
+
+def _dra_unknown_fields(obj: Mapping[str, Any], kind: str) -> list[Problem]:
+    """Unknown fields of a DRA object's spec, which ``kubectl apply`` refuses (strict field validation)."""
+    try:
+        if kind == DEVICE_CLASS_KIND:
+            return unknown_fields(DeviceClass.model_validate(obj).spec, "spec")
+        if kind == RESOURCE_CLAIM_KIND:
+            return unknown_fields(ResourceClaim.model_validate(obj).spec, "spec")
+        outer = obj.get("spec")
+        if not isinstance(outer, Mapping):
+            return []
+        problems = [
+            Problem(
+                join_path("spec", str(key)),
+                "unknown field (a ResourceClaimTemplate's spec has metadata and spec)",
+            )
+            for key in outer
+            if key not in ("metadata", "spec")
+        ]
+        return problems + unknown_fields(
+            ResourceClaimSpec.model_validate(outer.get("spec") or {}), "spec.spec"
+        )
+    except ValidationError:
+        return []  # reported by validate_dra_object
 
 
 def validate_object(obj: Any) -> list[Problem]:
@@ -242,7 +275,8 @@ def validate_object(obj: Any) -> list[Problem]:
     if obj.get("apiVersion") == "v1" and obj.get("kind") == "Pod":
         return _validate_pod(obj)
     if (devices := validate_dra_object(obj)) is not None:
-        return devices
+        kind = str(obj.get("kind"))
+        return dra_field_problems(obj, kind) + _dra_unknown_fields(obj, kind) + devices
     info = crd_for(str(obj.get("apiVersion")), str(obj.get("kind")))
     if info is not None and (too_wide := integer_range_problems(obj, openapi_schema(info))):
         return too_wide

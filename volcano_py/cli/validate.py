@@ -63,6 +63,89 @@ class _StrictLoader(yaml.SafeLoader):
             seen.add(key)
         return super().construct_mapping(node, deep=deep)
 
+    def construct_document(self, node: yaml.Node) -> Any:
+        _refuse_alias_bomb(node)
+        return super().construct_document(node)
+
+
+# Kubernetes reads YAML with go-yaml, which stops decoding a document once the nodes its aliases expand to
+# outgrow this share of all the nodes decoded: 99% up to 400,000 nodes, falling to 10% at 4,000,000.
+_ALIAS_RATIO_LOW, _ALIAS_RATIO_HIGH = 400_000, 4_000_000
+_EXCESSIVE_ALIASING = "document contains excessive aliasing"
+
+
+class _AliasBomb(yaml.MarkedYAMLError):
+    pass
+
+
+def _allowed_alias_ratio(decoded: int) -> float:
+    if decoded <= _ALIAS_RATIO_LOW:
+        return 0.99
+    if decoded >= _ALIAS_RATIO_HIGH:
+        return 0.10
+    return 0.99 - 0.89 * (decoded - _ALIAS_RATIO_LOW) / (_ALIAS_RATIO_HIGH - _ALIAS_RATIO_LOW)
+
+
+def _refuse_alias_bomb(root: yaml.Node) -> None:
+    """Refuse a document as Kubernetes' YAML decoder does when its aliases expand it out of proportion (the
+    "billion laughs"), before anything expands it here. PyYAML shares one node among its aliases, so the
+    composed document is small; it is what is made of it (JSON, a copy, a model) that would not be. go-yaml
+    counts each node it decodes, an alias's target once more per alias, and gives up past its ratio; so does
+    this, which also bounds the work: counting stops where go-yaml stops."""
+    # Which child slots are aliases: a node met again, in document order, was defined before.
+    defined: set[int] = set()
+    aliased: set[tuple[int, int]] = set()
+
+    def children(node: yaml.Node) -> list[yaml.Node]:
+        if isinstance(node, yaml.MappingNode):
+            return [part for pair in node.value for part in pair]
+        if isinstance(node, yaml.SequenceNode):
+            return list(node.value)
+        return []
+
+    def define(node: yaml.Node) -> None:
+        defined.add(id(node))
+        for i, child in enumerate(children(node)):
+            if id(child) in defined:
+                aliased.add((id(node), i))
+            else:
+                define(child)
+
+    define(root)
+    if not aliased:
+        return
+    decoded = from_aliases = 0
+    expanding: list[yaml.Node] = []
+
+    def decode(node: yaml.Node, in_alias: bool) -> None:
+        nonlocal decoded, from_aliases
+        decoded += 1
+        from_aliases += in_alias
+        if from_aliases > 100 and decoded > 1000 and from_aliases / decoded > _allowed_alias_ratio(decoded):
+            raise _AliasBomb(
+                problem=f"{_EXCESSIVE_ALIASING} (a YAML alias bomb: its aliases expand it past {decoded:,} "
+                "nodes, and Kubernetes refuses it; write the values out instead of aliasing aliases)",
+                # The outermost anchor being expanded: the aliases of its value are what explode.
+                problem_mark=expanding[0].start_mark if expanding else node.start_mark,
+            )
+        for i, child in enumerate(children(node)):
+            if (id(node), i) not in aliased:
+                decode(child, in_alias)
+                continue
+            if any(child is outer for outer in expanding):
+                raise _AliasBomb(
+                    problem="an anchor's value contains an alias to itself (Kubernetes refuses it; break "
+                    "the cycle)",
+                    problem_mark=child.start_mark,
+                )
+            decoded += 1  # the alias itself
+            from_aliases += in_alias
+            expanding.append(child)
+            decode(child, True)
+            expanding.pop()
+
+    decode(root, False)
+
 
 def _objects(doc: Any) -> list[Any]:
     """A document's objects: a ``kind: List`` (what ``kubectl get -o yaml`` prints) counts as its items."""
@@ -91,11 +174,27 @@ def _load(text: str, source: str) -> tuple[list[Any] | None, str | None]:
         mark = getattr(err, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(err, "problem", None) or str(err)
+        tab = _tab_problem(mark)
+        if tab is not None and mark is not None:
+            where, problem = f"line {mark.line + 1}, column {mark.column + 1}: ", tab
         fix = "" if problem.endswith(")") else " (fix the syntax)"
         return None, f"{source}: {where}not valid YAML: {problem}{fix}"
     except RecursionError:
         return None, f"{source}: not valid YAML: nested too deeply (flatten the document)"
     return [doc for doc in documents if doc is not None], None
+
+
+def _tab_problem(mark: Any) -> str | None:
+    """What a tab at ``mark`` breaks, where PyYAML's own words ("found character '\\t' that cannot start any
+    token") would not tell a user that the character is a tab, nor what to do."""
+    buffer = getattr(mark, "buffer", None)
+    pointer = getattr(mark, "pointer", -1)
+    if not isinstance(buffer, str) or not 0 <= pointer < len(buffer) or buffer[pointer] != "\t":
+        return None
+    before = buffer[buffer.rfind("\n", 0, pointer) + 1 : pointer]
+    if not before.strip(" \t"):
+        return "a tab indents this line (YAML indents with spaces only: replace the tab with spaces)"
+    return "a tab where YAML expects a space (replace the tab with spaces)"
 
 
 def check_text(text: str, source: str, report: Report | None = None) -> Report:

@@ -24,7 +24,6 @@ random suffix we hash the label and value, so the same topology gets the same na
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
+from volcano_py.api.goregexp import GoRegexpError, compile_go
 from volcano_py.api.topology import MemberType
 
 JSON = dict[str, Any]
@@ -209,10 +209,10 @@ def member_count(hypernode: Mapping[str, Any], nodes: Mapping[str, Mapping[str, 
             members.add(str(exact))
         elif pattern:
             try:
-                compiled = re.compile(str(pattern))
-            except re.error:
+                compiled = compile_go(str(pattern))
+            except GoRegexpError:
                 continue  # admission refuses it; an old object with one counts nothing
-            members.update(name for name in nodes if compiled.search(name))
+            members.update(name for name in nodes if compiled.match_string(name))
         elif selector.get("labelMatch") is not None:
             members.update(name for name, labels in nodes.items() if _selects(selector["labelMatch"], labels))
     return len(members)

@@ -22,6 +22,9 @@ from typing import Any
 
 import yaml
 
+from volcano_py.api.gostrings import go_trim_space
+from volcano_py.api.messages import VOLCANO_SCHEDULER_UNKNOWN_ACTION, volcano_said
+
 from .arguments import ConfError
 from .extension import EXTENSION_POINTS
 from .metrics_conf import MetricsConf, parse_metrics
@@ -155,6 +158,30 @@ def _plugin_option(entry: Any, where: str) -> PluginOption:
     return PluginOption(name=name, flags=flags, arguments=dict(arguments))
 
 
+def _actions(text: object, registry: Registry) -> tuple[str, ...]:
+    """``actions`` split as Volcano's scheduler splits it: at every comma, each entry trimmed of Go's spaces
+    and looked up as it is. So an empty entry (a trailing or doubled comma, or no actions at all) is an
+    unknown action, and an action listed twice runs twice."""
+    example = 'e.g. actions: "enqueue, allocate, backfill"'
+    if not isinstance(text, str):
+        raise ConfError(f"actions: must be a string of comma-separated actions ({example}), not {text!r}")
+    known = ", ".join(sorted(registry.actions))
+    actions = []
+    for entry in text.split(","):
+        name = go_trim_space(entry)
+        if name not in registry.actions:
+            volcano = VOLCANO_SCHEDULER_UNKNOWN_ACTION.format(action=entry)
+            if not go_trim_space(text):
+                ours = f"actions: is empty (list the actions to run, {example})"
+            elif not name:
+                ours = f"actions: {text!r} has an empty entry (drop the extra comma, {example})"
+            else:
+                ours = f"actions: unknown action {name!r} (known: {known})"
+            raise ConfError(volcano_said(volcano, ours))
+        actions.append(name)
+    return tuple(actions)
+
+
 def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
     """Parse and validate; ``None`` or blank text gives Volcano's default conf."""
     if text is None or not text.strip():
@@ -171,17 +198,7 @@ def parse_conf(text: str | None, registry: Registry) -> SchedulerConf:
             f"scheduler conf: unknown top-level key(s) {', '.join(unknown)}; "
             "use actions, tiers, configurations, metrics"
         )
-    actions_text = raw.get("actions")
-    if not isinstance(actions_text, str) or not actions_text.strip():
-        raise ConfError('scheduler conf: actions must be a string such as "enqueue, allocate, backfill"')
-    actions = tuple(a.strip() for a in actions_text.split(",") if a.strip())
-    for action in actions:
-        if action not in registry.actions:
-            raise ConfError(
-                f"actions: unknown action {action!r}; known: {', '.join(sorted(registry.actions))}"
-            )
-    if len(set(actions)) != len(actions):
-        raise ConfError(f"actions: {actions_text!r} lists an action twice")
+    actions = _actions(raw.get("actions", ""), registry)
     tiers_raw = raw.get("tiers") or []
     if not isinstance(tiers_raw, list):
         raise ConfError("scheduler conf: tiers must be a list of {plugins: [...]}")

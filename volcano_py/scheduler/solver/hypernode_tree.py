@@ -12,13 +12,13 @@ A PodGroup's ``networkTopology`` (mode ``hard``/``soft`` with ``highestTierAllow
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import ValidationError
 
+from volcano_py.api.goregexp import GoRegexpError, compile_go
 from volcano_py.api.meta import LabelSelector, NetworkTopologyMode
 from volcano_py.api.problems import from_validation_error, join_path
 from volcano_py.api.topology import HyperNode, MemberSelector, MemberSpec, MemberType
@@ -227,13 +227,13 @@ def _member_nodes(hn: HyperNode, member: MemberSpec, nodes: Mapping[str, Mapping
     if sel.regex_match is not None:
         pattern = sel.regex_match.pattern
         try:
-            compiled = re.compile(pattern)
-        except re.error as err:
+            compiled = compile_go(pattern)
+        except GoRegexpError as err:
             raise TopologyError(
                 f"HyperNode {hn.name}: regexMatch.pattern {pattern!r} "
-                f"is not a valid regular expression ({err})"
+                f"is not a valid regular expression ({err.go_error}; {err.advice})"
             ) from None
-        return sorted(name for name in nodes if compiled.search(name))
+        return sorted(name for name in nodes if compiled.match_string(name))
     label_match = sel.label_match or LabelSelector()
     return sorted(name for name, labels in nodes.items() if matches_labels(label_match, labels))
 

@@ -1,0 +1,96 @@
+"""``volcano-py validate`` against a real API server on many generated manifests; JSON on stdout.
+
+The long form of ``tests/integration/test_validate_differential.py``: a control plane of its own (our CRDs,
+our webhooks served in-process), ``--cases`` cases of ``tests/differential/corpus.py`` (the plan cycled,
+each object drawn anew), the areas the CI sample leaves out included unless ``--ci``. Prints cases run,
+agreements, and disagreements by kind; ``--show N`` also prints the first N disagreements on stderr. Exits 1
+on any disagreement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests" / "integration"))
+
+from admission_harness import serving_admission  # noqa: E402
+
+from tests.differential import corpus  # noqa: E402
+from tests.differential.judge import Tally, judge_all, open_default_queue  # noqa: E402
+from volcano_py.devcluster import DevCluster  # noqa: E402
+from volcano_py.kube.client import KubeClient, load_api_client  # noqa: E402
+
+
+async def _judge(cluster: DevCluster, cases: list[corpus.Case], namespace: str, run: str) -> Tally:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    try:
+        return await judge_all(client, cases, namespace, run, parallel=16)
+    finally:
+        await client.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=3000)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--ci", action="store_true", help="leave out the areas the CI sample leaves out")
+    parser.add_argument("--show", type=int, default=0, metavar="N", help="print N disagreements on stderr")
+    args = parser.parse_args()
+
+    started = time.monotonic()
+    cases = corpus.sample(args.cases, ci=args.ci, seed=args.seed)
+    generated = time.monotonic()
+    run = uuid.uuid4().hex[:6]
+    with tempfile.TemporaryDirectory(prefix="validate-differential-") as tmp:
+        cluster = DevCluster(Path(tmp) / "cluster", out=sys.stderr)
+        cluster.start()
+        try:
+            cluster.apply_crds(REPO / "crds")
+            namespace = cluster.create_namespace()
+            with serving_admission(cluster, Path(tmp) / "certs", {corpus.LABEL_KEY: run}):
+                open_default_queue(cluster)
+                judging = time.monotonic()
+                tally = asyncio.run(_judge(cluster, cases, namespace, run))
+                judged = time.monotonic()
+        finally:
+            cluster.stop()
+    for outcome in tally.disagreements[: args.show]:
+        print(outcome.describe(), file=sys.stderr)
+    for outcome in tally.mismatched_fields[: max(0, args.show - len(tally.disagreements))]:
+        print(f"(fields differ) {outcome.describe()}", file=sys.stderr)
+    by_mutation = Counter(outcome.case.label for outcome in tally.disagreements)
+    print(
+        json.dumps(
+            {
+                "cases": tally.cases,
+                "seed": args.seed,
+                "excluded_areas": sorted(corpus.EXCLUDED_AREAS) if args.ci else [],
+                "agreements": tally.agreements,
+                "disagreements": len(tally.disagreements),
+                "field_mismatches": tally.field_mismatches,
+                "by_kind": tally.by_kind,
+                "disagreements_by_case": dict(by_mutation.most_common()),
+                "field_mismatches_by_case": dict(
+                    Counter(outcome.case.label for outcome in tally.mismatched_fields).most_common()
+                ),
+                "generate_s": round(generated - started, 1),
+                "judge_s": round(judged - judging, 1),
+            },
+            indent=2,
+        )
+    )
+    return 1 if tally.disagreements or tally.mismatched_fields else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
