@@ -1,5 +1,6 @@
-"""Build Volcano's own scheduler and controller-manager from a Volcano source tree, for ``bench_e2e.py
---system volcano``; prints the folder that holds them (cached: built once per source tree).
+"""Build Volcano's own scheduler and controller-manager (or other binaries of BINARIES, such as its
+webhook-manager) from a Volcano source tree, for ``bench_e2e.py --system volcano``; prints the folder that
+holds them (cached: built once per source tree).
 
 Volcano is not served by the Go module proxy here, so it is built from a checkout (``git clone
 https://github.com/volcano-sh/volcano``, or any copy of its tree): ``go build ./cmd/scheduler
@@ -9,14 +10,13 @@ Here it took 1m52s on two cores, with Go's caches warm from the control plane's 
 goes into this project; the binaries live in the control plane's cache
 (``~/.cache/volcano-py/bin/volcano-<digest>``).
 
-Usage: python benchmarks/build_volcano.py SRC
+Usage: python benchmarks/build_volcano.py SRC [BINARY ...]
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -26,8 +26,14 @@ from pathlib import Path
 from volcano_py.devcluster.build import BuildError, check_go, format_elapsed, go_environment
 from volcano_py.home import cache_dir
 
-# Binary name -> package inside the Volcano tree; the names are those of Volcano's images.
-BINARIES = {"vc-scheduler": "./cmd/scheduler", "vc-controller-manager": "./cmd/controller-manager"}
+# Binary name -> package inside the Volcano tree; the names are those of Volcano's images. ensure_volcano
+# builds DEFAULT_BINARIES unless asked for others (volcano_admission_differential.py: the webhook-manager).
+BINARIES = {
+    "vc-scheduler": "./cmd/scheduler",
+    "vc-controller-manager": "./cmd/controller-manager",
+    "vc-webhook-manager": "./cmd/webhook-manager",
+}
+DEFAULT_BINARIES = ("vc-scheduler", "vc-controller-manager")
 PROGRESS_EVERY_SECONDS = 30.0
 
 
@@ -72,34 +78,33 @@ def go_build(
     say(f"{name}: built in {format_elapsed(time.monotonic() - began)}")
 
 
-def ensure_volcano(src: Path) -> Path:
-    """The folder with ``vc-scheduler`` and ``vc-controller-manager`` built from ``src``."""
+def ensure_volcano(src: Path, names: tuple[str, ...] = DEFAULT_BINARIES) -> Path:
+    """The folder with the binaries ``names`` (of BINARIES) built from ``src``; builds those missing."""
     if not (src / "go.mod").is_file() or "module volcano.sh/volcano" not in (src / "go.mod").read_text():
         raise SystemExit(f"{src}: not a Volcano source tree (its go.mod must declare volcano.sh/volcano)")
     final = cache_dir() / "bin" / f"volcano-{tree_digest(src)}"
-    if all((final / name).is_file() for name in BINARIES):
+    missing = [name for name in names if not (final / name).is_file()]
+    if not missing:
         return final
     go = check_go()
-    scratch = final.with_name(f".{final.name}.tmp{os.getpid()}")
-    shutil.rmtree(scratch, ignore_errors=True)
-    scratch.mkdir(parents=True)
-    for name, package in BINARIES.items():
+    final.mkdir(parents=True, exist_ok=True)
+    for name in missing:
+        scratch = final / f".{name}.tmp{os.getpid()}"  # renamed into place once whole
         try:
             go_build(
-                go, ["build", "-trimpath", "-ldflags", "-s -w", "-o", str(scratch / name), package], src, name
+                go, ["build", "-trimpath", "-ldflags", "-s -w", "-o", str(scratch), BINARIES[name]], src, name
             )
         except BuildError as err:
+            scratch.unlink(missing_ok=True)
             raise SystemExit(str(err)) from err
-    if final.exists():
-        shutil.rmtree(final)
-    scratch.rename(final)
+        scratch.rename(final / name)
     return final
 
 
 def main() -> None:
-    if len(sys.argv) != 2:
-        raise SystemExit(__doc__.strip().splitlines()[-1])
-    print(ensure_volcano(Path(sys.argv[1]).resolve()))
+    if len(sys.argv) < 2 or any(name not in BINARIES for name in sys.argv[2:]):
+        raise SystemExit(__doc__.strip().splitlines()[-1] + f"  (BINARY: one of {', '.join(BINARIES)})")
+    print(ensure_volcano(Path(sys.argv[1]).resolve(), tuple(sys.argv[2:]) or DEFAULT_BINARIES))
 
 
 if __name__ == "__main__":

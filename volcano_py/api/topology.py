@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import Field, StrictInt
+from pydantic import ConfigDict, Field, StrictInt
 
 from volcano_py.api import constants
 from volcano_py.api.common import Int64, SubdomainName, VolcanoModel
+from volcano_py.api.messages import VOLCANO_HYPERNODE_NO_SELECTOR, VOLCANO_HYPERNODE_SELECTORS
 from volcano_py.api.meta import Condition, KubeObject, LabelSelector
 
 
@@ -30,6 +31,25 @@ class RegexMatch(VolcanoModel):
 
 class MemberSelector(VolcanoModel):
     """Exactly one of the three ways to pick members."""
+
+    # The API server holds the one-of rule too, as Volcano's CRD does: a HyperNode stored while no webhook
+    # runs cannot carry a selector that picks nothing or two ways at once.
+    model_config = ConfigDict(
+        **VolcanoModel.model_config,
+        json_schema_extra={
+            "x-kubernetes-validations": [
+                {
+                    "rule": "has(self.exactMatch) || has(self.regexMatch) || has(self.labelMatch)",
+                    "message": VOLCANO_HYPERNODE_NO_SELECTOR,
+                },
+                {
+                    "rule": "(has(self.exactMatch) ? 1 : 0) + (has(self.regexMatch) ? 1 : 0)"
+                    " + (has(self.labelMatch) ? 1 : 0) <= 1",
+                    "message": VOLCANO_HYPERNODE_SELECTORS,
+                },
+            ]
+        },
+    )
 
     exact_match: ExactMatch | None = None
     regex_match: RegexMatch | None = None
