@@ -2,7 +2,7 @@
 
 The long form of ``tests/integration/test_validate_differential.py``: a control plane of its own (our CRDs,
 our webhooks served in-process), ``--cases`` cases of ``tests/differential/corpus.py`` (the plan cycled,
-each object drawn anew), the areas the CI sample leaves out included unless ``--ci``. Prints cases run,
+each object drawn anew). Prints cases run,
 agreements, and disagreements by kind; ``--show N`` also prints the first N disagreements on stderr. Exits 1
 on any disagreement.
 """
@@ -43,12 +43,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--ci", action="store_true", help="leave out the areas the CI sample leaves out")
     parser.add_argument("--show", type=int, default=0, metavar="N", help="print N disagreements on stderr")
     args = parser.parse_args()
 
     started = time.monotonic()
-    cases = corpus.sample(args.cases, ci=args.ci, seed=args.seed)
+    cases = corpus.sample(args.cases, seed=args.seed)
     generated = time.monotonic()
     run = uuid.uuid4().hex[:6]
     with tempfile.TemporaryDirectory(prefix="validate-differential-") as tmp:
@@ -74,7 +73,6 @@ def main() -> int:
             {
                 "cases": tally.cases,
                 "seed": args.seed,
-                "excluded_areas": sorted(corpus.EXCLUDED_AREAS) if args.ci else [],
                 "agreements": tally.agreements,
                 "disagreements": len(tally.disagreements),
                 "field_mismatches": tally.field_mismatches,

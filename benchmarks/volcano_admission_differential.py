@@ -97,13 +97,6 @@ def progress(message: str) -> None:
 # -- the cases -----------------------------------------------------------------------------------------------
 
 
-def draw_cases(count: int, seed: int, ci: bool) -> list[corpus.Case]:
-    """``count`` cases along the corpus's plan, kept to Volcano's kinds (cycled), drawn as corpus.sample
-    draws them."""
-    entries = [entry for entry in corpus.plan(ci) if entry[0].kind in VOLCANO_KINDS]
-    return [corpus._drawn(*entries[i % len(entries)], seed=seed * 1_000_003 + i) for i in range(count)]
-
-
 def on_volcano(cases: list[corpus.Case]) -> list[corpus.Case]:
     """Each Pod case not for Volcano's scheduler once more with ``schedulerName: volcano``: Volcano's pod
     webhooks pass other Pods through unread (the mutation that sets a free-form scheduler name excepted)."""
@@ -356,7 +349,6 @@ def main() -> int:
     parser.add_argument("--volcano-src", type=Path, required=True, help="a Volcano source tree")
     parser.add_argument("--cases", type=int, default=300)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--ci", action="store_true", help="leave out the corpus's excluded areas")
     parser.add_argument(
         "--crds",
         choices=("ours", "volcano"),
@@ -383,7 +375,7 @@ def main() -> int:
     src = args.volcano_src.resolve()
     binary = ensure_volcano(src, ("vc-webhook-manager",)) / "vc-webhook-manager"
     started = time.monotonic()
-    cases = draw_cases(args.cases, args.seed, args.ci)
+    cases = corpus.sample(args.cases, seed=args.seed, kinds=VOLCANO_KINDS)
     if not args.pods_as_drawn:
         cases = on_volcano(cases)
     generated = time.monotonic()
@@ -436,7 +428,6 @@ def main() -> int:
     summary = {
         "cases": len(results),
         "seed": args.seed,
-        "excluded_areas": sorted(corpus.EXCLUDED_AREAS) if args.ci else [],
         "crds": args.crds,
         "validating_admission_policies": args.vap,
         "webhook_manager": str(binary),

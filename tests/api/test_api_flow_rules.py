@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from volcano_py.api.cron import ScheduleError, parse_schedule
+from volcano_py.api.cron_parse import parse_schedule
+from volcano_py.api.cron_schedule import ScheduleError
 from volcano_py.api.flow_rules import find_cycle, templates_missing_across
 from volcano_py.api.validation import validate_object
 

@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from volcano_py.api.cron import ScheduleError, parse_schedule
+from volcano_py.api.cron_parse import parse_schedule
+from volcano_py.api.cron_schedule import ScheduleError
 
 INVALID = "schedule is not a valid cron expression; "
 

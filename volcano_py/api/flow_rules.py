@@ -12,7 +12,9 @@ from collections.abc import Collection
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job, JobSpec
-from volcano_py.api.cron import CronJob, ScheduleError, load_zone, parse_schedule
+from volcano_py.api.cron import CronJob
+from volcano_py.api.cron_parse import load_zone, parse_schedule
+from volcano_py.api.cron_schedule import ScheduleError
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.messages import (

@@ -21,7 +21,9 @@ from typing import Any
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
 from volcano_py.api.common import format_time
-from volcano_py.api.cron import ConcurrencyPolicy, CronJob, Schedule, ScheduleError, load_zone, parse_schedule
+from volcano_py.api.cron import ConcurrencyPolicy, CronJob
+from volcano_py.api.cron_parse import load_zone, parse_schedule
+from volcano_py.api.cron_schedule import Schedule, ScheduleError
 
 JSON = dict[str, Any]
 
