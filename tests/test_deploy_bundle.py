@@ -43,6 +43,9 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("resource.k8s.io", "resourceslices"): {"list", "watch"},
         ("resource.k8s.io", "resourceclaims"): {"list", "watch", "get"},
         ("resource.k8s.io", "resourceclaims/status"): {"update"},
+        # Node sharding: the NodeShards mirrored, the scheduler's own one's nodesInUse written.
+        ("shard.volcano.sh", "nodeshards"): {"list", "watch"},
+        ("shard.volcano.sh", "nodeshards/status"): {"update"},
     },
     "volcano-controllers": {
         ("batch.volcano.sh", "jobs"): {"list", "watch", "get", "create", "delete"},
@@ -56,6 +59,8 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("", "nodes"): {"list", "watch"},
         ("topology.volcano.sh", "hypernodes"): {"list", "watch", "create", "update", "delete"},
         ("topology.volcano.sh", "hypernodes/status"): {"patch"},
+        ("shard.volcano.sh", "nodeshards"): {"list", "watch", "create", "patch", "delete"},
+        ("shard.volcano.sh", "nodeshards/status"): {"patch"},
         ("bus.volcano.sh", "commands"): {"list", "watch", "delete"},
         ("scheduling.volcano.sh", "podgroups"): {"list", "watch", "create", "patch", "delete"},
         ("scheduling.volcano.sh", "queues"): {"list", "watch", "patch"},
@@ -64,7 +69,8 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("", "persistentvolumeclaims"): {"get", "create"},
         # Only the svc plugin's hosts ConfigMap is read back and replaced; the rest is made and deleted.
         ("", "services"): {"create", "delete"},
-        ("", "configmaps"): {"get", "create", "update", "delete"},
+        # list and watch by name only: the sharding ConfigMap (a rule with resourceNames).
+        ("", "configmaps"): {"get", "create", "update", "delete", "list", "watch"},
         ("", "secrets"): {"create", "delete"},
         ("networking.k8s.io", "networkpolicies"): {"create", "delete"},
         ("", "events"): {"create", "patch"},
@@ -176,7 +182,7 @@ def test_every_object_is_named_and_namespaced_objects_live_in_volcano_system(obj
         ["jobs.batch.volcano.sh", "commands.bus.volcano.sh", "podgroups.scheduling.volcano.sh",
          "queues.scheduling.volcano.sh", "hypernodes.topology.volcano.sh",
          "numatopologies.nodeinfo.volcano.sh", "cronjobs.batch.volcano.sh", "jobflows.flow.volcano.sh",
-         "jobtemplates.flow.volcano.sh"]
+         "jobtemplates.flow.volcano.sh", "nodeshards.shard.volcano.sh"]
     )  # fmt: skip
     _one(objects, "Namespace", NAMESPACE)
 

@@ -254,6 +254,14 @@ def test_component_values_reach_the_deployments(helm: Path) -> None:
     )
 
 
+def test_sharding_values_reach_the_scheduler_args(helm: Path) -> None:
+    parsed = _parsed_args(render(helm), "volcano-scheduler")
+    assert (parsed.sharding_mode, parsed.sharding_name) == ("none", "volcano")  # Volcano's defaults
+    objects = render(helm, "custom.scheduler_sharding_mode=hard", "custom.scheduler_sharding_name=batch")
+    parsed = _parsed_args(objects, "volcano-scheduler")
+    assert (parsed.sharding_mode, parsed.sharding_name) == ("hard", "batch")
+
+
 def test_switches_leave_out_what_they_turn_off(helm: Path) -> None:
     objects = render(
         helm,

@@ -116,6 +116,7 @@ def test_only_volcanos_defaults_are_declared() -> None:
         ("CronJob", "Namespaced", ["cronvcjob", "cronvj"], True),
         ("JobFlow", "Namespaced", ["jf"], True),
         ("JobTemplate", "Namespaced", ["jt"], True),
+        ("NodeShard", "Cluster", ["nsh"], True),
     ],
 )
 def test_names_scope_and_subresources_are_volcanos(

@@ -87,10 +87,14 @@ def test_kinds_outside_volcano_are_named_as_not_checked(
 def test_a_volcano_kind_not_modelled_yet_is_named_as_not_checked(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    shard = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": "n"}}
-    code, out, err = validate(tmp_path, docs(shard), capsys)
+    colocation = {
+        "apiVersion": "config.volcano.sh/v1alpha1",
+        "kind": "ColocationConfiguration",
+        "metadata": {"name": "n"},
+    }
+    code, out, err = validate(tmp_path, docs(colocation), capsys)
     assert (code, out) == (0, "")
-    assert "NodeShard/n: a Volcano kind volcano-py does not model yet, not checked" in err
+    assert "ColocationConfiguration/n: a Volcano kind volcano-py does not model yet, not checked" in err
 
 
 @pytest.mark.parametrize(

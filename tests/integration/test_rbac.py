@@ -26,6 +26,7 @@ import yaml
 from ctl_harness import wait_for
 from rbac_workload import Workload
 
+from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
 from volcano_py.controllers.operator import ControllerOptions, run_controller
 from volcano_py.dashboard import DashboardOptions, run_dashboard
@@ -64,10 +65,29 @@ NOT_EXERCISED: dict[str, dict[str, str]] = {
         "root or default is missing, i.e. when this test is the session's first to run a scheduler",
         "patch queues.scheduling.volcano.sh": "scheduler/runtime/usage_ledger.py: proportion's recentUsage "
         "annotation, written every WRITE_EVERY_SECONDS (30 s) and only with recentUsage configured",
+        "list nodeshards.shard.volcano.sh": "scheduler/runtime/cache.py: the NodeShards are mirrored only "
+        "with --scheduler-sharding-mode soft or hard (tests/integration/test_scheduler_sharding.py has it)",
+        "watch nodeshards.shard.volcano.sh": "scheduler/runtime/cache.py: as list, only with sharding on",
+        "update nodeshards.shard.volcano.sh/status": "scheduler/runtime/shard_status.py: the scheduler's own "
+        "NodeShard's nodesInUse, only with sharding on",
     },
     CONTROLLER_SA: {
         "get namespaces": "webhooks/server.py ApiNamespaces: PodGroup admission, which this run does not "
         "serve to the API server (tests/integration/test_webhooks_admission.py does)",
+        **{
+            f"{verb} {what}": "controllers/sharding/worker.py: the sharding controller, off by default "
+            "(--controllers); tests/integration/test_controller_sharding.py runs it"
+            for verb, what in (
+                ("list", "nodeshards.shard.volcano.sh"),
+                ("watch", "nodeshards.shard.volcano.sh"),
+                ("create", "nodeshards.shard.volcano.sh"),
+                ("patch", "nodeshards.shard.volcano.sh"),
+                ("delete", "nodeshards.shard.volcano.sh"),
+                ("patch", "nodeshards.shard.volcano.sh/status"),
+                ("list", f"configmaps name={c.SHARDING_CONFIGMAP}"),
+                ("watch", f"configmaps name={c.SHARDING_CONFIGMAP}"),
+            )
+        },
     },
 }
 

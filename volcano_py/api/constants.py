@@ -54,6 +54,12 @@ NODEINFO_API_VERSION: Final = f"{NODEINFO_GROUP}/{NODEINFO_VERSION}"
 NUMATOPOLOGY_KIND: Final = "Numatopology"
 NUMATOPOLOGY_PLURAL: Final = "numatopologies"
 
+SHARD_GROUP: Final = "shard.volcano.sh"
+SHARD_VERSION: Final = "v1alpha1"
+SHARD_API_VERSION: Final = f"{SHARD_GROUP}/{SHARD_VERSION}"
+NODESHARD_KIND: Final = "NodeShard"
+NODESHARD_PLURAL: Final = "nodeshards"
+
 # Every kind Volcano serves, by apiVersion (its CRDs). ``volcano-py validate`` checks the ones we model
 # (``validation.KINDS``), reports the others as not checked, and refuses any other kind in these groups.
 VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
@@ -63,7 +69,7 @@ VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
     TOPOLOGY_API_VERSION: (HYPERNODE_KIND,),
     FLOW_API_VERSION: (JOBFLOW_KIND, JOBTEMPLATE_KIND),
     NODEINFO_API_VERSION: (NUMATOPOLOGY_KIND,),
-    "shard.volcano.sh/v1alpha1": ("NodeShard",),
+    SHARD_API_VERSION: (NODESHARD_KIND,),
     "config.volcano.sh/v1alpha1": ("ColocationConfiguration",),
 }
 
@@ -148,6 +154,18 @@ CREATED_BY_JOB_FLOW_KEY: Final = "volcano.sh/createdByJobFlow"
 VOLCANO_SYSTEM_NAMESPACE: Final = "volcano-system"
 CONTROLLER_CONFIGMAP: Final = "volcano-controller-configmap"
 CONTROLLER_CONFIG_KEY: Final = "volcano-controller.conf"
+
+# --- shard.volcano.sh/v1alpha1 (NodeShards, written by the sharding controller) ---------------------------
+
+# The sharding controller's ConfigMap (Volcano's ``--sharding-configmap`` default) and its YAML's key.
+SHARDING_CONFIGMAP: Final = "volcano-sharding-configmap"
+SHARDING_CONFIG_KEY: Final = "sharding.yaml"
+# Node label the ``warmup`` policy prefers by default, and the value that marks a warm node.
+WARMUP_LABEL_KEY: Final = "node.volcano.sh/warmup"
+WARMUP_LABEL_VALUE: Final = "true"
+# Kubernetes' annotation on the API's copy of a static pod: the sharding controller leaves those out of a
+# node's utilisation, as Volcano's does.
+MIRROR_POD_ANNOTATION_KEY: Final = "kubernetes.io/config.mirror"
 
 # --- devices: GPU sharing (deviceshare plugin, Volcano's gpushare and HAMi vGPU device plugins) ----------
 

@@ -25,6 +25,7 @@ from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.meta import KubeObject
 from volcano_py.api.nodeinfo import Numatopology
 from volcano_py.api.scheduling import PodGroup, Queue
+from volcano_py.api.shard import NodeShard
 from volcano_py.api.topology import HyperNode
 
 
@@ -186,6 +187,19 @@ CRDS: tuple[CRDInfo, ...] = (
         namespaced=True,
         short_names=("jt",),
         status_subresource=True,
+    ),
+    CRDInfo(
+        model=NodeShard,
+        group=constants.SHARD_GROUP,
+        version=constants.SHARD_VERSION,
+        kind=constants.NODESHARD_KIND,
+        plural=constants.NODESHARD_PLURAL,
+        singular="nodeshard",
+        namespaced=False,
+        short_names=("nsh",),
+        # The scheduler writes status through the subresource; the controller's spec updates leave it alone.
+        status_subresource=True,
+        columns=(_AGE,),
     ),
 )
 

@@ -173,3 +173,23 @@ VOLCANO_CRON_NAME_TOO_LONG: Final = (
 # --- Scheduler conf (volcano-scheduler.conf, as Volcano's scheduler loads it) -------------------------------
 # {action} is the entry between commas as written, before Volcano trims it.
 VOLCANO_SCHEDULER_UNKNOWN_ACTION: Final = "failed to find Action {action}"
+
+# --- Sharding config (``sharding.yaml`` in the sharding ConfigMap, as Volcano's controller loads it) --------
+# Volcano prefixes each with "schedulerConfigs[i] (name): " and the policy's place; our path names the field.
+VOLCANO_SHARDING_UNMARSHAL: Final = "failed to unmarshal sharding config"
+VOLCANO_SHARDING_NO_SCHEDULERS: Final = "sharding config must contain at least one schedulerConfig entry"
+VOLCANO_SHARDING_NAME_EMPTY: Final = "name must not be empty"
+VOLCANO_SHARDING_UTIL_RANGE: Final = "{field} {value:.2f} out of range [0,1]"
+VOLCANO_SHARDING_UTIL_ORDER: Final = "cpuUtilizationMin ({low:.2f}) must be <= cpuUtilizationMax ({high:.2f})"
+VOLCANO_SHARDING_MIN_NODES: Final = "minNodes must be >= 0"
+VOLCANO_SHARDING_MAX_NODES: Final = "maxNodes ({high}) must be >= minNodes ({low})"
+VOLCANO_SHARDING_POLICY_NAME_EMPTY: Final = "policies[{index}].name must not be empty"
+VOLCANO_SHARDING_WEIGHT: Final = "weight must be >= 0 (omit for default of 1)"
+VOLCANO_SHARDING_NODE_LIMIT_ONLY: Final = "{field} is only supported by the node-limit policy"
+VOLCANO_SHARDING_POLICY_NOT_FOUND: Final = "policy {policy} not found"
+VOLCANO_SHARDING_CPU_RANGE: Final = (
+    "invalid CPU utilization range [{low:.2f}, {high:.2f}]: must be within [0.0, 1.0] and min <= max"
+)
+VOLCANO_SHARDING_NODE_LIMIT_MIN: Final = "invalid minNodes {low}: must be >= 0"
+VOLCANO_SHARDING_NODE_LIMIT_BOUNDS: Final = "invalid bounds [{low}, {high}]: maxNodes must be >= minNodes"
+VOLCANO_SHARDING_WARMUP_LABEL: Final = "warmupLabel cannot be empty"

@@ -44,6 +44,7 @@ from volcano_py.api.podspec import check_pod_priority, check_pod_spec
 from volcano_py.api.problems import Problem, from_validation_error, join_path
 from volcano_py.api.rules import validate_command, validate_hypernode, validate_podgroup, validate_queue
 from volcano_py.api.scheduling import PodGroup, Queue
+from volcano_py.api.shard import NodeShard, validate_nodeshard
 from volcano_py.api.topology import HyperNode
 
 __all__ = [
@@ -73,6 +74,7 @@ KINDS: Final[dict[tuple[str, str], type[KubeObject]]] = {
     (constants.BATCH_API_VERSION, constants.CRONJOB_KIND): CronJob,
     (constants.FLOW_API_VERSION, constants.JOBFLOW_KIND): JobFlow,
     (constants.FLOW_API_VERSION, constants.JOBTEMPLATE_KIND): JobTemplate,
+    (constants.SHARD_API_VERSION, constants.NODESHARD_KIND): NodeShard,
 }
 # Dynamic Resource Allocation: what the scheduler can allocate of these is checked too (``dra_rules``).
 DRA_KINDS: Final = frozenset(
@@ -95,6 +97,7 @@ def _rules(obj: KubeObject) -> list[Problem]:
         CronJob: validate_cronjob,
         JobFlow: validate_jobflow,
         JobTemplate: validate_jobtemplate,
+        NodeShard: validate_nodeshard,
     }
     return checks[type(obj)](obj)
 

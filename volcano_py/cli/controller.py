@@ -1,4 +1,5 @@
-"""``volcano-py controller``: the operator process (Job, PodGroup, Queue, Command and TTL controllers)."""
+"""``volcano-py controller``: the operator process (Job, PodGroup, Queue, Command and TTL controllers,
+HyperNode discovery, and the sharding controller when ``--controllers`` turns it on)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.controller_gates import DEFAULT_CONTROLLERS, OPTIONAL_CONTROLLERS, parse_controller_gates
 from volcano_py.api.features import parse_feature_gates
 from volcano_py.cli.scheduler import add_feature_gates_argument, add_lease_timing_arguments, lease_timing_from
 from volcano_py.controllers.operator import ControllerOptions, run_controller
@@ -99,6 +101,22 @@ def register(subparsers: Any) -> None:
         help="a volcano-admission.conf whose resourceGroups mutate new pods (re-read when it changes); "
         "adds the pod mutating webhook (default: none, no pod is mutated)",
     )
+    parser.add_argument(
+        "--controllers",
+        default=DEFAULT_CONTROLLERS,
+        help="Volcano's controller gates: * for all, -NAME turns one off, +NAME on; volcano-py can turn "
+        f"{' and '.join(OPTIONAL_CONTROLLERS)} on and off (default {DEFAULT_CONTROLLERS!r}: sharding off)",
+    )
+    parser.add_argument(
+        "--sharding-configmap",
+        default=c.SHARDING_CONFIGMAP,
+        help=f"the sharding controller's ConfigMap, re-read on change (default {c.SHARDING_CONFIGMAP})",
+    )
+    parser.add_argument(
+        "--sharding-configmap-namespace",
+        default=c.VOLCANO_SYSTEM_NAMESPACE,
+        help=f"its namespace (default {c.VOLCANO_SYSTEM_NAMESPACE})",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -118,6 +136,7 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
     loop_factory(args.event_loop)  # a loop that cannot run stops us now, naming the flag
     if args.admission_conf:
         AdmissionConfFile(args.admission_conf)  # a bad conf stops us now, not after winning the Lease
+    gates = parse_controller_gates(args.controllers)  # a ValueError naming the bad entry
     return ControllerOptions(
         kubeconfig=args.kubeconfig,
         namespaces=tuple(args.namespaces or ()),
@@ -140,6 +159,9 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         feature_gates=parse_feature_gates(args.feature_gates),
         admission_conf=args.admission_conf,
         event_loop=args.event_loop,
+        controllers=gates,
+        sharding_configmap=args.sharding_configmap,
+        sharding_configmap_namespace=args.sharding_configmap_namespace,
     )
 
 

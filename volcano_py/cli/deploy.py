@@ -102,7 +102,7 @@ _NAMESPACE = "volcano-system"
 # The bundle's release name, and the components whose objects Volcano's chart names
 # `<release>-<component>...`.
 BUNDLE_RELEASE = "volcano"
-RELEASE_NAMED = ("scheduler", "controllers", "admission", "dashboard")
+RELEASE_NAMED = ("scheduler", "controllers", "admission", "dashboard", "sharding")
 # A release-named name in a part: `volcano-scheduler-configmap`, `volcano-admission-service.volcano-system`,
 # but not a file such as `volcano-scheduler.conf` nor a path segment such as `/etc/volcano/...`.
 _RELEASE_PREFIX = re.compile(

@@ -13,12 +13,13 @@ from volcano_py.api import constants as c
 from volcano_py.api.features import FLAG as FEATURE_GATES_FLAG
 from volcano_py.api.features import KNOWN as KNOWN_FEATURE_GATES
 from volcano_py.api.features import parse_feature_gates
+from volcano_py.api.shard import DEFAULT_SHARD_NAME, ShardingMode
 from volcano_py.forecast import backfill_shadow
 from volcano_py.home import cache_dir
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.leader import LeaseTiming
-from volcano_py.scheduler.core import BURST_QUIET_SECONDS
+from volcano_py.scheduler.core import BURST_QUIET_SECONDS, Sharding
 from volcano_py.scheduler.runtime.cycle import DefaultCore, default_core
 from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, default_identity, run_scheduler
@@ -177,7 +178,32 @@ def register(subparsers: Any) -> None:
         help="keep no mirror on disk: every start lists the cluster",
     )
     add_feature_gates_argument(parser)
+    add_sharding_arguments(parser)
     parser.set_defaults(func=_run)
+
+
+def add_sharding_arguments(parser: argparse.ArgumentParser) -> None:
+    """Volcano's ``--scheduler-sharding-mode`` and ``--scheduler-sharding-name``."""
+    parser.add_argument(
+        "--scheduler-sharding-mode",
+        dest="sharding_mode",
+        choices=[mode.value for mode in ShardingMode],
+        default=ShardingMode.NONE.value,
+        help="what the NodeShard named by --scheduler-sharding-name means to this scheduler: none ignores "
+        "shards, soft tries its nodes first and the others when none fits, hard uses only its nodes "
+        "(default none)",
+    )
+    parser.add_argument(
+        "--scheduler-sharding-name",
+        dest="sharding_name",
+        default=DEFAULT_SHARD_NAME,
+        metavar="NAME",
+        help=f"the NodeShard this scheduler reads and whose status it writes (default {DEFAULT_SHARD_NAME})",
+    )
+
+
+def sharding_from(args: argparse.Namespace) -> Sharding:
+    return Sharding(ShardingMode(args.sharding_mode), args.sharding_name)
 
 
 def add_feature_gates_argument(parser: argparse.ArgumentParser) -> None:
@@ -211,6 +237,7 @@ def options_from(args: argparse.Namespace) -> SchedulerOptions:
         scheduled_event_burst=args.scheduled_event_burst,
         feature_gates=parse_feature_gates(args.feature_gates),
         mirror_dir=args.mirror_dir or None,
+        sharding=sharding_from(args),
     )
 
 
@@ -218,7 +245,9 @@ def scheduler_core(options: SchedulerOptions) -> DefaultCore:
     """The scheduling core the process runs: the built-in actions and plugins, and the forecast's
     simulation for a blocked fifo head's backfill (the forecast sits above the scheduler, so it is handed in
     here)."""
-    return default_core(options.scheduler_names, options.feature_gates, head_shadow=backfill_shadow)
+    return default_core(
+        options.scheduler_names, options.feature_gates, head_shadow=backfill_shadow, sharding=options.sharding
+    )
 
 
 async def _serve(options: SchedulerOptions) -> None:

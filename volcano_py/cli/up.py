@@ -27,11 +27,17 @@ import yaml
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINAL_PHASES, JobPhase
+from volcano_py.api.controller_gates import (
+    ALL_CONTROLLERS,
+    DEFAULT_GATES,
+    parse_controller_gates,
+)
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.api.features import FeatureGateError, parse_feature_gates
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
+from volcano_py.api.sharding_config import ShardingConfigError, parse_sharding_config
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
-from volcano_py.cli.scheduler import add_feature_gates_argument
+from volcano_py.cli.scheduler import add_feature_gates_argument, add_sharding_arguments
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import (
     BuildError,
@@ -79,12 +85,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--dashboard-port", type=int, default=8090, help="port of the web dashboard (default 8090; 0: any)"
     )
+    parser.add_argument(
+        "--sharding",
+        type=Path,
+        metavar="FILE",
+        help="a sharding.yaml (Volcano's format): put into the ConfigMap "
+        f"{c.VOLCANO_SYSTEM_NAMESPACE}/{c.SHARDING_CONFIGMAP} and run the sharding controller on it",
+    )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
     parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
     # Given to both the scheduler and admission (the controller), as Volcano's CI gives FEATURE_GATES to both.
     add_feature_gates_argument(parser)
+    add_sharding_arguments(parser)
     parser.set_defaults(func=run)
+
+
+def sharding_configmap(text: str) -> dict[str, Any]:
+    """The sharding controller's ConfigMap, as Volcano's chart makes it, holding ``text``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": c.SHARDING_CONFIGMAP, "namespace": c.VOLCANO_SYSTEM_NAMESPACE},
+        "data": {c.SHARDING_CONFIG_KEY: text},
+    }
 
 
 def hypernodes_for(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -205,6 +229,8 @@ def _start_cluster(args: argparse.Namespace) -> DevCluster:
     hypernodes = hypernodes_for(nodes)
     if hypernodes:
         cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(hypernodes))
+    if args.sharding is not None:
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(sharding_configmap(args.sharding_text)))
     took = time.monotonic() - began
     print(f"volcano-py up: control plane, {args.nodes} GPU nodes and CRDs ready in {took:.1f}s")
     return cluster
@@ -258,7 +284,7 @@ async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, st
 
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
-    from volcano_py.cli.scheduler import scheduler_core
+    from volcano_py.cli.scheduler import scheduler_core, sharding_from
     from volcano_py.controllers.operator import ControllerOptions, run_controller
     from volcano_py.dashboard import DashboardOptions, run_dashboard
     from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
@@ -281,6 +307,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
         metrics_host="127.0.0.1",
         metrics_port=metrics_port,
         feature_gates=args.gates,
+        sharding=sharding_from(args),
     )
     scheduler = asyncio.ensure_future(
         run_scheduler(scheduler_options, stop, core=scheduler_core(scheduler_options))
@@ -301,6 +328,9 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
                 webhook_cert_dir=str(args.run_dir.resolve() / "webhook"),
                 feature_gates=args.gates,
                 admission_conf=args.admission_conf,
+                controllers=(
+                    parse_controller_gates(ALL_CONTROLLERS) if args.sharding is not None else DEFAULT_GATES
+                ),
             ),
             stop,
         )
@@ -360,6 +390,13 @@ def run(args: argparse.Namespace) -> int:
             AdmissionConfFile(args.admission_conf)  # refused before a cluster is started for nothing
         except ValueError as err:
             print(f"volcano-py up: {err}", file=sys.stderr)
+            return 2
+    if args.sharding is not None:
+        try:
+            args.sharding_text = args.sharding.read_text(encoding="utf-8")
+            parse_sharding_config(args.sharding_text)  # refused before a cluster is started for nothing
+        except (OSError, ShardingConfigError) as err:
+            print(f"volcano-py up: --sharding {args.sharding}: {err}", file=sys.stderr)
             return 2
     try:
         cluster = _start_cluster(args)

@@ -22,6 +22,7 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.controller_gates import HYPERNODE_CONTROLLER, SHARDING_CONTROLLER
 from volcano_py.controllers.flow.worker import FlowControllers
 from volcano_py.controllers.handlers import build_registry, job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
@@ -30,6 +31,7 @@ from volcano_py.controllers.podgroup.worker import PlainPodGroups
 from volcano_py.controllers.queue.worker import QueueWorker
 from volcano_py.controllers.runtime.context import JOBS, ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.controllers.sharding.worker import ShardingController
 from volcano_py.kube import eventloop
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
@@ -113,9 +115,11 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         options=options, client=client, recorder=recorder, metrics=metrics, may_write=may_write
     )
     registry = build_registry(ctx)
-    flows, topology = FlowControllers(ctx), TopologyDiscovery(ctx)
+    flows = FlowControllers(ctx)
     flows.register(registry)
-    topology.register(registry)
+    topology = TopologyDiscovery(ctx) if options.controllers.enabled(HYPERNODE_CONTROLLER) else None
+    if topology is not None:
+        topology.register(registry)
 
     @kopf.on.login(registry=registry)
     def login(**_: Any) -> kopf.ConnectionInfo:
@@ -182,8 +186,15 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         # A queue's recount reads the PodGroups; a flow's sync reads the Jobs it owns.
         asyncio.ensure_future(once_listed(lambda: ctx.queue_queue.run(queues.handle, 2))),
         asyncio.ensure_future(once_listed(flows.run)),
-        asyncio.ensure_future(once_listed(topology.run)),
     ]
+    if topology is not None:
+        workers.append(asyncio.ensure_future(once_listed(topology.run)))
+    if options.controllers.enabled(SHARDING_CONTROLLER):
+        # Informers of its own, and no Job waits for it: it starts at once.
+        sharding = ShardingController(
+            ctx, configmap=options.sharding_configmap, namespace=options.sharding_configmap_namespace
+        )
+        workers.append(asyncio.ensure_future(sharding.run()))
     stopper = asyncio.ensure_future(stop.wait())
     try:
         await asyncio.wait([operator, stopper, *workers], return_when=asyncio.FIRST_COMPLETED)

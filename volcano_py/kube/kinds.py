@@ -60,6 +60,12 @@ RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota"
 HYPERNODES: Final = ResourceKind(
     c.TOPOLOGY_GROUP, c.TOPOLOGY_VERSION, c.HYPERNODE_PLURAL, c.HYPERNODE_KIND, namespaced=False
 )
+# Written by the sharding controller; read (and its status written) by a scheduler run with
+# --scheduler-sharding-mode soft or hard.
+NODESHARDS: Final = ResourceKind(
+    c.SHARD_GROUP, c.SHARD_VERSION, c.NODESHARD_PLURAL, c.NODESHARD_KIND, namespaced=False
+)
+CONFIGMAPS: Final = ResourceKind("", "v1", "configmaps", "ConfigMap", namespaced=True)
 NUMATOPOLOGIES: Final = ResourceKind(
     c.NODEINFO_GROUP, c.NODEINFO_VERSION, c.NUMATOPOLOGY_PLURAL, c.NUMATOPOLOGY_KIND, namespaced=False
 )

@@ -52,6 +52,7 @@ from .framework.pacing import BURST_QUIET_SECONDS
 from .framework.registry import Registry
 from .framework.session import Session
 from .framework.shadow import Shadow, ShadowSource
+from .framework.sharding import NO_SHARDING, Sharding, ShardScope, shard_scope
 from .framework.snapshot import Records, Snapshot
 from .framework.status import ALLOCATED_STATUSES, TaskStatus, parse_podgroup_phase
 from .plugins.extender_wire import (
@@ -75,6 +76,7 @@ __all__ = [
     "BURST_QUIET_SECONDS",
     "DEFAULT_CONF",
     "EVERY_VOLCANO_NAME_CONF",
+    "NO_SHARDING",
     "ROOT",
     "VOLCANO_SHIPPED_CONF",
     "CallFailed",
@@ -97,6 +99,8 @@ __all__ = [
     "SessionResult",
     "Shadow",
     "ShadowSource",
+    "ShardScope",
+    "Sharding",
     "Snapshot",
     "StrandedGpus",
     "TaskStatus",
@@ -123,6 +127,7 @@ __all__ = [
     "read_predicate",
     "read_prioritize",
     "run_session",
+    "shard_scope",
     "stranded_cards",
     "vector_of",
     "with_actions",

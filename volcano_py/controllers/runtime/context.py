@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.bus import Action
+from volcano_py.api.controller_gates import DEFAULT_GATES, ControllerGates
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.job_view import ResolvedJob, resolve_job
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
@@ -79,6 +80,11 @@ class ControllerOptions:
     # The operator thread's event loop (``kube.eventloop``). uvloop's TLS costs the webhook server a few
     # tens of KB per connection a client opens and leaves silent, asyncio's some 100-300 KB.
     event_loop: str = DEFAULT_EVENT_LOOP
+    # Volcano's --controllers: which optional controllers run (the sharding controller is off by default).
+    controllers: ControllerGates = DEFAULT_GATES
+    # The sharding controller's ConfigMap (Volcano's --sharding-configmap and --sharding-configmap-namespace).
+    sharding_configmap: str = c.SHARDING_CONFIGMAP
+    sharding_configmap_namespace: str = c.VOLCANO_SYSTEM_NAMESPACE
 
 
 @dataclass(slots=True)

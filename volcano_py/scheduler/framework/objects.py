@@ -14,8 +14,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from volcano_py.api.shard import NodeShard, ShardingMode
+
 from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
+from .sharding import NO_SHARDING, Sharding, ShardScope, shard_scope
 from .snapshot import Records, Snapshot, priority_values
 from .task import TaskInfo
 
@@ -40,6 +43,8 @@ class ClusterObjects:
     device_classes: Sequence[Obj] = ()
     resource_slices: Sequence[Obj] = ()
     resource_claims: Sequence[Obj] = ()
+    # shard.volcano.sh NodeShards: read only by a scheduler with sharding on (``sharding.py``).
+    nodeshards: Sequence[Obj] = ()
     # Node name -> its load, read from the conf's metrics source by the runtime (no API kind: empty for
     # readers without a metrics source, and then the usage plugin passes every node, as with stale data).
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
@@ -80,15 +85,28 @@ def _keep_valid(
 
 
 def build_snapshot(
-    objects: ClusterObjects, scheduler_names: Sequence[str], records: Records | None = None
+    objects: ClusterObjects,
+    scheduler_names: Sequence[str],
+    records: Records | None = None,
+    *,
+    sharding: Sharding = NO_SHARDING,
 ) -> tuple[Snapshot, list[Unschedulable]]:
     """The session's Snapshot of ``objects``; on a malformed object, the Snapshot without it and a warning
     naming it.
 
-    ``records`` (the runtime's, kept from one cycle to the next) spares re-reading an object seen before.
+    ``records`` (the runtime's, kept from one cycle to the next) spares re-reading an object seen before;
+    ``sharding``: the scheduler's sharding flags, which make the snapshot carry its shard's nodes. A
+    malformed NodeShard is left out like any other object (so, when it is this scheduler's own, its nodes
+    are none in hard mode, until it is fixed).
     """
+    shards, bad_shards = (
+        ([], [])
+        if sharding.mode is ShardingMode.NONE
+        else _keep_valid(objects.nodeshards, NodeShard.model_validate, "Invalid")
+    )
+    scope = shard_scope(sharding, shards)
     try:
-        return _build(objects, objects, scheduler_names, records), []
+        return _build(objects, objects, scheduler_names, records, scope), bad_shards
     except ValueError:
         pass  # find the culprit(s) one by one: slow, and only when something is wrong
     priority_classes, bad_pc = _keep_valid(
@@ -106,12 +124,16 @@ def build_snapshot(
     valid = ClusterObjects(
         nodes=nodes, pods=pods, podgroups=podgroups, queues=queues, priority_classes=priority_classes
     )
-    snapshot = _build(objects, valid, scheduler_names, records)
-    return snapshot, bad_pc + bad_nodes + bad_queues + bad_pgs + bad_pods
+    snapshot = _build(objects, valid, scheduler_names, records, scope)
+    return snapshot, bad_shards + bad_pc + bad_nodes + bad_queues + bad_pgs + bad_pods
 
 
 def _build(
-    objects: ClusterObjects, valid: ClusterObjects, scheduler_names: Sequence[str], records: Records | None
+    objects: ClusterObjects,
+    valid: ClusterObjects,
+    scheduler_names: Sequence[str],
+    records: Records | None,
+    shard: ShardScope | None,
 ) -> Snapshot:
     return Snapshot.build(
         nodes=valid.nodes,
@@ -129,4 +151,5 @@ def _build(
         node_usage=objects.node_usage,
         scheduler_names=scheduler_names,
         records=records,
+        shard=shard,
     )

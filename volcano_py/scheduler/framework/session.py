@@ -19,6 +19,7 @@ import numpy as np
 from volcano_py.api import constants as k
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.api.shard import ShardingMode
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 
@@ -98,6 +99,15 @@ class Session:
         else:
             self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
+        # Sharding (``sharding.py``): hard mode fails the nodes outside the shard in every predicate; soft
+        # mode lifts the shard's nodes' scores above the others'.
+        shard = snapshot.shard
+        self._shard_fence: tuple[BoolArray, str] | None = None
+        self._shard_lift: FloatArray | None = None
+        if shard is not None and shard.mode is ShardingMode.HARD:
+            self._shard_fence = (shard.mask(self.table.node_names), shard.reason)
+        elif shard is not None and shard.mode is ShardingMode.SOFT:
+            self._shard_lift = shard.lift(self.table.node_names)
         self.plugins: list[tuple[int, Plugin]] = []
         self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
         self._node_order_fns: list[Callable[..., FloatArray]] = []
@@ -362,6 +372,10 @@ class Session:
             return self._narrowed(cached)
         ok: BoolArray = np.ones(len(self.table), dtype=np.bool_)
         failures: list[tuple[str, BoolArray]] = []
+        if self._shard_fence is not None:
+            fence, reason = self._shard_fence
+            ok &= fence
+            failures.append((reason, ~fence))
         for tier in self.points.predicate:
             for fn in tier:
                 verdict = fn(self, klass)
@@ -411,11 +425,15 @@ class Session:
         if extra is None:
             extra = np.zeros(len(rows), dtype=np.int64)
         fns = self._node_order_fns
+        scores: FloatArray
         if len(fns) == 1:  # the usual conf (nodeorder alone): its own new array, as the sum would be
-            return np.asarray(fns[0](self, klass, rows, extra), dtype=np.float64)
-        scores: FloatArray = np.zeros(len(rows), dtype=np.float64)
-        for fn in fns:
-            scores += fn(self, klass, rows, extra)
+            scores = np.asarray(fns[0](self, klass, rows, extra), dtype=np.float64)
+        else:
+            scores = np.zeros(len(rows), dtype=np.float64)
+            for fn in fns:
+                scores += fn(self, klass, rows, extra)
+        if self._shard_lift is not None:
+            scores = scores + self._shard_lift[rows]  # a new array: a plugin's own is not changed
         return scores
 
     # --- transactions and outcomes ----------------------------------------------------------------------

@@ -20,6 +20,7 @@ from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
 from .nodetable import NodeTable
 from .shadow import ShadowSource
+from .sharding import ShardScope
 from .steady import SteadyJobs
 from .task import TaskInfo
 from .views import Reset, Touched, Views
@@ -180,6 +181,8 @@ class Snapshot:
     # Node name -> its load from the metrics source (the usage plugin); nodes without a reading are absent.
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     orphans: list[Orphan] = field(default_factory=list)
+    # The nodes of this scheduler's NodeShard and what the session does with them (None: sharding is off).
+    shard: ShardScope | None = None
     # The tasks on ``nodes`` with any pod (anti-)affinity (None: not gathered; ``affine_tasks`` looks).
     affine: tuple[TaskInfo, ...] | None = None
     # What plugins derive from ``nodes`` alone, by plugin name: the builder hands the same dict to the next
@@ -232,6 +235,7 @@ class Snapshot:
         node_usage: Mapping[str, NodeUsage] | None = None,
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
+        shard: ShardScope | None = None,
     ) -> Snapshot:
         """Group pods into jobs by ``scheduling.k8s.io/group-name`` and charge every pod to its node.
 
@@ -273,6 +277,7 @@ class Snapshot:
             slice_reader=records.slice,
             node_usage=dict(node_usage or {}),
             orphans=orphans,
+            shard=shard,
             table=views.table,
             steady=views.steady,
             affine=tuple(views.affine.values()),

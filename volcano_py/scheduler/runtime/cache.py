@@ -13,6 +13,9 @@ them the cache remembers two kinds of promise the binder made:
   brings a newer version of it (or the write fails), so the next cycle neither admits a gang again that
   enqueue admitted nor offers the same status again while the write is on its way.
 
+With sharding on (``sharding``), it also mirrors the NodeShards, so a shard's change reaches the next
+snapshot (and bumps the generation, which runs a cycle) without a restart.
+
 It also holds the nodes' load as the metrics collector last read it (``set_node_usage``), which every snapshot
 carries. The cache never decides anything: the scheduling core reads its ``ClusterObjects`` and decides.
 
@@ -42,6 +45,7 @@ from volcano_py.api.scheduling import QueueState, group_key_of, min_member_of
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
+    NODESHARDS,
     PODGROUPS,
     PODS,
     QUEUES,
@@ -181,7 +185,9 @@ class SchedulerCache:
         *,
         scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,),
         mirror: MirrorFile | None = None,
+        sharding: bool = False,
     ) -> None:
+        """``sharding``: mirror the NodeShards too (a scheduler run with a sharding mode other than none)."""
         if not scheduler_names:
             raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
         self.client = client
@@ -219,6 +225,8 @@ class SchedulerCache:
             field: self._informer(kind, extras.get(kind), optional=optional)
             for field, kind, optional in SESSION_KINDS
         }
+        if sharding:  # optional: without the CRD there are no shards, so no nodes in hard mode
+            self.informers["nodeshards"] = self._informer(NODESHARDS, optional=True)
 
     def _informer(self, kind: ResourceKind, extra: Any = None, *, optional: bool = False) -> Informer:
         def handle(delta: Delta) -> None:
@@ -477,6 +485,11 @@ class SchedulerCache:
         if changed:
             self.generation += 1
 
+    def nodeshards(self) -> list[Obj]:
+        """The NodeShards as last seen (none when sharding is off)."""
+        informer = self.informers.get("nodeshards")
+        return informer.store.values() if informer is not None else []
+
     def pod(self, key: str) -> Obj | None:
         return self.informers["pods"].store.get(key)
 
@@ -609,6 +622,7 @@ class SchedulerCache:
             pods=self._pods_with_promises(),
             podgroups=self._podgroups_with_promises(),
             resource_claims=self._claims_with_promises(),
+            nodeshards=self.nodeshards(),
             node_usage=self.node_usage,
             generation=self.generation,
         )

@@ -32,6 +32,7 @@ from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
 from volcano_py.scheduler.core import (
+    NO_SHARDING,
     ClusterObjects,
     Consultation,
     ExtenderAnswers,
@@ -40,6 +41,7 @@ from volcano_py.scheduler.core import (
     MetricsConf,
     Shadow,
     ShadowSource,
+    Sharding,
     Snapshot,
     Unschedulable,
     acts_on_running,
@@ -194,6 +196,8 @@ class DefaultCore:
     timers: dict[str, float] = field(default_factory=dict)
     # A blocked fifo head's shadow (None: fifo queues are held strictly, with no backfill).
     head_shadow: HeadShadow | None = None
+    # --scheduler-sharding-mode and --scheduler-sharding-name: the snapshot carries the shard's nodes.
+    sharding: Sharding = NO_SHARDING
     # The shadows found for the last cluster and conf seen (cache generation, conf) -> head -> shadow.
     _shadows: tuple[tuple[int, int], dict[str, Shadow]] | None = field(default=None, init=False, repr=False)
     # Per conf (the last one asked about): whether gang's ``job_valid`` is asked before any other's.
@@ -216,7 +220,10 @@ class DefaultCore:
         return conf
 
     def warm(self, state: ClusterObjects) -> None:
-        build_snapshot(state, self.scheduler_names, self.records)  # kept in ``records``, not run
+        self._snapshot(state)  # kept in ``records``, not run
+
+    def _snapshot(self, state: ClusterObjects) -> tuple[Snapshot, list[Unschedulable]]:
+        return build_snapshot(state, self.scheduler_names, self.records, sharding=self.sharding)
 
     def needs_every_period(self, conf: SchedulerConf) -> bool:
         return acts_on_running(conf)
@@ -245,7 +252,7 @@ class DefaultCore:
         found = self.extender(conf)
         if found is None or self.quiet.recall(state, conf, now) is not None:
             return None
-        snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
+        snapshot, warnings = self._snapshot(state)
         self._built = (state, snapshot, warnings)
         option = conf.option("extender")
         return consultation(
@@ -277,7 +284,7 @@ class DefaultCore:
         if built is not None and built[0] is state:
             _, snapshot, warnings = built
         else:
-            snapshot, warnings = build_snapshot(state, self.scheduler_names, self.records)
+            snapshot, warnings = self._snapshot(state)
         snapshot.extender = extender
         snapshot.shadows = self._shadow_source(state, conf, now)
         for orphan in snapshot.orphans:
@@ -372,5 +379,6 @@ def default_core(
     features: FeatureGates = DEFAULT_FEATURE_GATES,
     *,
     head_shadow: HeadShadow | None = None,
+    sharding: Sharding = NO_SHARDING,
 ) -> DefaultCore:
-    return DefaultCore(tuple(scheduler_names), features=features, head_shadow=head_shadow)
+    return DefaultCore(tuple(scheduler_names), features=features, head_shadow=head_shadow, sharding=sharding)

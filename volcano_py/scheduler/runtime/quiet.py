@@ -63,6 +63,8 @@ def meaning(kind: str, obj: Obj) -> dict[str, Any]:
     meaning schedule alike when nothing waits."""
     if kind == "nodes":
         return node_meaning(obj)
+    if kind == "nodeshards":  # its status too: another shard's nodesInUse decides which nodes are ours
+        return {"spec": obj.get("spec"), "status": obj.get("status")}
     out = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
     out["metadata"] = lasting_metadata(obj)
     status = obj.get("status")

@@ -31,6 +31,7 @@ import structlog
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.shard import ShardingMode
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.health import MetricsServer
@@ -38,6 +39,7 @@ from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.log import get_logger
+from volcano_py.scheduler.core import NO_SHARDING, Sharding
 from volcano_py.scheduler.framework.decisions import Bind
 from volcano_py.scheduler.framework.pacing import (
     BACKLOG_POLL_SECONDS,
@@ -53,6 +55,7 @@ from volcano_py.scheduler.runtime.extender import ExtenderClient
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.node_metrics import NodeMetricsCollector
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
+from volcano_py.scheduler.runtime.shard_status import ShardStatusWriter
 from volcano_py.scheduler.runtime.usage_ledger import UsageLedger, half_life_of
 from volcano_py.scheduler.solver.gpu_report import hypernode_gpus
 
@@ -96,6 +99,8 @@ class SchedulerOptions:
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
     # Where the cluster's mirror is saved for the next start to resume from (None: every start lists).
     mirror_dir: str | None = None
+    # --scheduler-sharding-mode and --scheduler-sharding-name (``runtime/shard_status.py``).
+    sharding: Sharding = NO_SHARDING
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
@@ -163,6 +168,12 @@ class Scheduler:
                 if options.mirror_dir
                 else None
             ),
+            sharding=options.sharding.mode is not ShardingMode.NONE,
+        )
+        self.shard_status = (
+            ShardStatusWriter(client, options.sharding)
+            if options.sharding.mode is not ShardingMode.NONE
+            else None
         )
         self.recorder = EventRecorder(client, component="volcano")
         # Node load for the usage plugin, from the metrics source of the conf in force (none: nothing asked).
@@ -260,6 +271,10 @@ class Scheduler:
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
+            # The shard's nodes this cycle could use, now that it has placed only there (Volcano writes it
+            # after the session too): what lets the sharding controller hand a node to another shard.
+            if self.shard_status is not None and self.binder.may_write("NodeShard status"):
+                await self.shard_status.publish(state.nodeshards)
             due = self.recent_usage.observe(
                 outcome.result.queue_updates, state.queues, time.time(), half_life_of(self.conf.conf)
             )
@@ -503,7 +518,7 @@ async def run_scheduler(
     Without ``core``, the default core has no forecast to give a blocked fifo head's shadow, so fifo queues
     are held strictly: the processes pass ``cli.scheduler.scheduler_core``, which has it."""
     if core is None:
-        core = default_core(options.scheduler_names, options.feature_gates)
+        core = default_core(options.scheduler_names, options.feature_gates, sharding=options.sharding)
     client = KubeClient(await load_api_client(options.kubeconfig))
     try:
         await Scheduler(options, client, core).run(stop, started=started)
