@@ -14,6 +14,11 @@ What Volcano's CI sets up (``hack/run-e2e-kind.sh``) and what stands in for it h
   taint), without ``up``'s own rack HyperNodes, which the suite does not expect; the gangevict suite's four
   (E2E_TYPE=GANGEVICT: ``install-kwok-nodes 4``), beside ``up``'s HyperNodes, which its topology specs do not
   reach (its own HyperNodes name the kwok nodes);
+- the sharding targets (E2E_TYPE SHARDINGCONTROLLER and SCHEDULERSHARDING_<MODE>): the chart's
+  ``controller_enabled_controllers: "*"`` and ``sharding_configmap_data`` (``SHARDING_CONFIGS``, in the
+  ConfigMap ``integration-sharding-configmap``) as ``volcano-py up --sharding``, and
+  ``scheduler_sharding_mode`` as ``--scheduler-sharding-mode``; ``schedulersharding`` runs once per mode with
+  that Ginkgo label filter;
 - ``FEATURE_GATES`` that Volcano's Makefile gives a suite's scheduler and admission (``SUITE_FEATURE_GATES``):
   ``volcano-py up --feature-gates``, which hands them to both;
 - ``VC_BIN``: Volcano's ``vcctl`` built from the same tree (the vcctl suite runs it); ``KUBECONFIG`` for all;
@@ -48,6 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
 from build_volcano import go_build, tree_digest
 
 from volcano_py.devcluster.build import BuildError, check_go, ensure_binaries, format_elapsed
@@ -66,6 +72,10 @@ SUITES = (
     "schedulinggates",
     "gangevict",
     "stress",
+    "shardingcontroller",
+    "schedulersharding-hard",
+    "schedulersharding-soft",
+    "schedulersharding-none",
 )
 CI_CONF = "installer/helm/chart/volcano/config/volcano-scheduler-ci.conf"
 CONF_KEY = "volcano-scheduler-ci.conf"
@@ -74,6 +84,57 @@ RELEASE = "integration"
 NAMESPACE = "volcano-system"
 SCHEDULER_CONFIGMAP = f"{RELEASE}-scheduler-configmap"
 PROGRESS_EVERY_SECONDS = 30.0
+# A suite run once per mode, as hack/run-e2e-kind.sh does (E2E_TYPE SCHEDULERSHARDING_<MODE>):
+# ``<binary>-<mode>`` runs ``<binary>.test`` with ``--ginkgo.label-filter=<mode>`` against a scheduler in
+# that sharding mode.
+SHARDING_MODES = ("hard", "soft", "none")
+
+
+def binary_of(suite: str) -> str:
+    """The test binary (``test/e2e/<binary>``) a suite entry runs."""
+    name, _, mode = suite.rpartition("-")
+    return name if name == "schedulersharding" and mode in SHARDING_MODES else suite
+
+
+def sharding_mode_of(suite: str) -> str | None:
+    return suite.rpartition("-")[2] if binary_of(suite) != suite else None
+
+
+# The sharding ConfigMap each sharding target installs through the chart's ``sharding_configmap_data``: two
+# scheduler configs, ``volcano`` for low-utilisation nodes and ``agent-scheduler`` for busy (or warm) ones.
+def _sharding_config(volcano_limit: tuple[int, int], agent: list[dict[str, Any]]) -> dict[str, Any]:
+    low = {"name": "allocation-rate", "weight": 1, "arguments": {"minCPUUtil": 0.0, "maxCPUUtil": 0.6}}
+    limit = {"minNodes": volcano_limit[0], "maxNodes": volcano_limit[1]}
+    return {
+        "schedulerConfigs": [
+            {
+                "name": "volcano",
+                "type": "volcano",
+                "policies": [low, {"name": "node-limit", "arguments": limit}],
+            },
+            {"name": "agent-scheduler", "type": "agent", "policies": agent},
+        ],
+        "shardSyncPeriod": "30s",
+        "enableNodeEventTrigger": True,
+    }
+
+
+SHARDING_CONFIGS: dict[str, dict[str, Any]] = {
+    "shardingcontroller": _sharding_config(
+        (2, 100),
+        [
+            {"name": "allocation-rate", "weight": 1, "arguments": {"minCPUUtil": 0.7, "maxCPUUtil": 1.0}},
+            {"name": "warmup", "weight": 1},
+            {"name": "node-limit", "arguments": {"minNodes": 2, "maxNodes": 100}},
+        ],
+    ),
+    "schedulersharding": _sharding_config(
+        (1, 1), [{"name": "node-limit", "arguments": {"minNodes": 1, "maxNodes": 100}}]
+    ),
+}
+# The chart names the ConfigMap after the release; the suites read it by that name.
+SHARDING_CONFIGMAP = f"{RELEASE}-sharding-configmap"
+
 # hack/run-e2e-kind.sh's `install-kwok-nodes N` per suite (E2E_TYPE HYPERNODE and GANGEVICT).
 KWOK_NODES = {"hypernode": 8, "gangevict": 4}
 # Volcano's Makefile: `e2e-test-schedulinggates` runs with FEATURE_GATES for the scheduler and admission.
@@ -266,7 +327,10 @@ def ensure_suites(src: Path, suites: list[str]) -> tuple[Path, dict[str, str]]:
     folder = cache_dir() / "bin" / f"volcano-e2e-{e2e_digest(src)}"
     folder.mkdir(parents=True, exist_ok=True)
     wanted = [("vcctl", ["build", "-o", "{out}", "./cmd/cli"])]
-    wanted += [(f"{s}.test", ["test", "-c", "-o", "{out}", f"./test/e2e/{s}"]) for s in suites]
+    wanted += [
+        (f"{s}.test", ["test", "-c", "-o", "{out}", f"./test/e2e/{s}"])
+        for s in dict.fromkeys(map(binary_of, suites))
+    ]
     broken: dict[str, str] = {}
     go = ""
     for number, (name, args) in enumerate(wanted, start=1):
@@ -397,6 +461,14 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
     command += ["--scheduler-conf", str(conf), "--dashboard-port", "0"]
     if suite in SUITE_FEATURE_GATES:
         command += ["--feature-gates", SUITE_FEATURE_GATES[suite]]
+    sharding = SHARDING_CONFIGS.get(binary_of(suite))
+    if sharding is not None:
+        sharding_file = run_dir / "sharding.yaml"
+        sharding_file.write_text(yaml.safe_dump(sharding, sort_keys=False))
+        command += ["--sharding", str(sharding_file), "--sharding-configmap", SHARDING_CONFIGMAP]
+    mode = sharding_mode_of(suite)
+    if mode is not None:
+        command += ["--scheduler-sharding-mode", mode]
     began = time.monotonic()
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
@@ -506,6 +578,9 @@ def run_suite(binary: Path, src: Path, suite: str, up: Up, report: Path, vc_bin:
     }
     args = [str(binary), f"--ginkgo.json-report={report}", "--ginkgo.no-color", "--ginkgo.v"]
     args.append(f"--ginkgo.timeout={SUITE_TIMEOUT}")
+    mode = sharding_mode_of(suite)
+    if mode is not None:
+        args.append(f"--ginkgo.label-filter={mode}")
     skip = skip_regex(suite)
     if suite == "schedulingaction" or suite == "schedulingbase":
         # Kubernetes' own e2e specs come in with its framework; Volcano's CI skips them the same way.
@@ -516,7 +591,7 @@ def run_suite(binary: Path, src: Path, suite: str, up: Up, report: Path, vc_bin:
     began = time.monotonic()
     with log_path.open("w") as log_file:
         proc = subprocess.Popen(
-            args, cwd=src / "test/e2e" / suite, env=env, stdout=log_file, stderr=subprocess.STDOUT,
+            args, cwd=src / "test/e2e" / binary_of(suite), env=env, stdout=log_file, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10),
         )  # fmt: skip
         while True:
@@ -622,15 +697,16 @@ def main() -> None:
     binaries, broken = ensure_suites(src, suites)
     summary: dict[str, Any] = {"volcano_py_commit": tree_commit(), "volcano_src": str(src), "suites": {}}
     for number, suite in enumerate(suites, start=1):
-        if suite in broken:
-            summary["suites"][suite] = {"build_failed": broken[suite]}
+        if binary_of(suite) in broken:
+            summary["suites"][suite] = {"build_failed": broken[binary_of(suite)]}
             continue
         say(f"[{number}/{len(suites)}] {suite}: starting volcano-py up")
         report = out / f"{suite}.json"
         report.unlink(missing_ok=True)
         with volcano_py_up(src, out / f"run-{suite}", suite) as up:
-            say(f"[{number}/{len(suites)}] {suite}: running {binaries / f'{suite}.test'}")
-            run_suite(binaries / f"{suite}.test", src, suite, up, report, binaries)
+            binary = binaries / f"{binary_of(suite)}.test"
+            say(f"[{number}/{len(suites)}] {suite}: running {binary}")
+            run_suite(binary, src, suite, up, report, binaries)
         result = summarize(suite, report)
         summary["suites"][suite] = result
         print(table(suite, result), file=sys.stderr, flush=True)

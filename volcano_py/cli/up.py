@@ -89,8 +89,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--sharding",
         type=Path,
         metavar="FILE",
-        help="a sharding.yaml (Volcano's format): put into the ConfigMap "
-        f"{c.VOLCANO_SYSTEM_NAMESPACE}/{c.SHARDING_CONFIGMAP} and run the sharding controller on it",
+        help="a sharding.yaml (Volcano's format): put into the ConfigMap named by --sharding-configmap in "
+        f"{c.VOLCANO_SYSTEM_NAMESPACE} and run the sharding controller on it",
+    )
+    parser.add_argument(
+        "--sharding-configmap",
+        default=c.SHARDING_CONFIGMAP,
+        metavar="NAME",
+        help=f"with --sharding: the ConfigMap's name (default {c.SHARDING_CONFIGMAP}; Volcano's chart "
+        "names it <release>-sharding-configmap)",
     )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
@@ -101,12 +108,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(func=run)
 
 
-def sharding_configmap(text: str) -> dict[str, Any]:
+def sharding_configmap(text: str, name: str = c.SHARDING_CONFIGMAP) -> dict[str, Any]:
     """The sharding controller's ConfigMap, as Volcano's chart makes it, holding ``text``."""
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": c.SHARDING_CONFIGMAP, "namespace": c.VOLCANO_SYSTEM_NAMESPACE},
+        "metadata": {"name": name, "namespace": c.VOLCANO_SYSTEM_NAMESPACE},
         "data": {c.SHARDING_CONFIG_KEY: text},
     }
 
@@ -230,7 +237,8 @@ def _start_cluster(args: argparse.Namespace) -> DevCluster:
     if hypernodes:
         cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump_all(hypernodes))
     if args.sharding is not None:
-        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(sharding_configmap(args.sharding_text)))
+        configmap = sharding_configmap(args.sharding_text, args.sharding_configmap)
+        cluster.kubectl("apply", "-f", "-", input=yaml.safe_dump(configmap))
     took = time.monotonic() - began
     print(f"volcano-py up: control plane, {args.nodes} GPU nodes and CRDs ready in {took:.1f}s")
     return cluster
@@ -331,6 +339,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
                 controllers=(
                     parse_controller_gates(ALL_CONTROLLERS) if args.sharding is not None else DEFAULT_GATES
                 ),
+                sharding_configmap=args.sharding_configmap,
             ),
             stop,
         )
