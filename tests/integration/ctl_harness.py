@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import pytest
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.cli.scheduler import scheduler_core
@@ -51,7 +52,7 @@ class Operator:
 
     async def stop(self) -> None:
         self._stop.set()
-        await asyncio.wait_for(self.task, 30)
+        await stop_within(self.task, "the operator", 30)
 
 
 class Env:

@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from stopping import stop_within
 
 from volcano_py.cli.scheduler import scheduler_core
 from volcano_py.kube.client import KubeClient, load_api_client
@@ -81,12 +82,7 @@ async def start_scheduler(cluster: Any) -> AsyncIterator[Callable[..., Any]]:
     yield start
     for running, client in started:
         running.stop.set()
-        try:
-            await asyncio.wait_for(running.task, 15)
-        except (TimeoutError, asyncio.CancelledError):
-            running.task.cancel()
-        except Exception:
-            pass  # a scheduler a test killed on purpose
+        await stop_within(running.task, "a scheduler", 15)
         await client.close()
 
 

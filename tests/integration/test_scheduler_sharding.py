@@ -16,6 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import pytest
+from stopping import stop_within
 
 from volcano_py.api.shard import ShardingMode
 from volcano_py.cli.scheduler import scheduler_core
@@ -201,10 +202,7 @@ async def test_two_hard_sharded_schedulers_keep_to_their_shards(
     finally:
         stop.set()
         for task in tasks:
-            try:
-                await asyncio.wait_for(task, 15)
-            except (TimeoutError, asyncio.CancelledError):
-                task.cancel()
+            await stop_within(task, "a sharded scheduler", 15)
         for client in clients:
             await client.close()
         for name in (name_a, name_b):

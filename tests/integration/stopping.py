@@ -1,0 +1,32 @@
+"""Stopping a scheduler or operator a test started, in bounded time.
+
+``asyncio.wait_for(task, n)`` cancels the task on timeout and then waits, without a bound, for the
+cancellation to finish: a task stuck in its shutdown hangs the whole suite with nothing printed. Here the wait
+for the cancellation is bounded too, and a task that still has not ended fails the test with where it is
+stuck.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+from typing import Any
+
+
+async def stop_within(task: asyncio.Task[Any], what: str, seconds: float, *, grace: float = 10.0) -> None:
+    """Wait for ``task`` (already told to stop) to end: ``seconds`` for a graceful stop, then it is cancelled
+    and gets ``grace`` more. Raises AssertionError, with the task's stack, if it is still running then."""
+    done, _ = await asyncio.wait({task}, timeout=seconds)
+    if done:
+        if not task.cancelled():
+            task.exception()  # retrieved, so a failure it ended with is not reported as never retrieved
+        return
+    task.cancel()
+    done, _ = await asyncio.wait({task}, timeout=grace)
+    if not done:
+        stack = io.StringIO()
+        task.print_stack(file=stack)
+        raise AssertionError(
+            f"{what} did not stop within {seconds:.0f}s, nor {grace:.0f}s after being cancelled:\n"
+            f"{stack.getvalue()}"
+        )
