@@ -100,6 +100,7 @@ WHITELIST: dict[str, dict[tuple[str, str], set[str]]] = {
         ("resource.k8s.io", "deviceclasses"): {"list", "watch"},
         ("resource.k8s.io", "resourceslices"): {"list", "watch"},
         ("resource.k8s.io", "resourceclaims"): {"list", "watch"},
+        ("shard.volcano.sh", "nodeshards"): {"list", "watch"},
     },
     "volcano-dashboard-leases": {("coordination.k8s.io", "leases"): {"list", "watch"}},
     "volcano-scheduler-leader-election": {("coordination.k8s.io", "leases"): {"create", "get", "update"}},

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime
 
-from tests.scheduler.builders import make_node, make_pg, make_pod, make_queue
+from tests.scheduler.builders import make_node, make_nodeshard, make_pg, make_pod, make_queue
 from volcano_py.dashboard import node_views, render, views
 
 NOW = datetime(2026, 1, 1, 1, 0, 0, tzinfo=UTC)
@@ -107,3 +108,30 @@ def test_gpu_grid_counts_free_used_and_stranded_per_rack() -> None:
     assert 'id="gpu-free">12<' in html
     assert html.count('<i class="stranded">') == 4 + 1  # and the legend's swatch
     assert re.search(r'data-group="r0" data-free="4"', html)
+
+
+def test_gpu_grid_shows_each_nodes_shard_owner() -> None:
+    cluster = _cluster()
+    shards = [
+        make_nodeshard("volcano", ["n0", "n1"], in_use=["n0", "n1"]),
+        # n2 is desired by agent, whose scheduler has not started using it yet.
+        make_nodeshard("agent", ["n2"]),
+    ]
+    cluster = dataclasses.replace(cluster, nodeshards=shards)
+    snapshot = views.snapshot_of(cluster)
+    cells = node_views.node_cells(snapshot, cluster.nodeshards)
+    assert {c.name: c.owner.text if c.owner else None for c in cells} == {
+        "n0": "volcano",
+        "n1": "volcano",
+        "n2": "agent (waiting)",
+    }
+    html = render.gpu_grid(node_views.node_groups(cells, snapshot), node_views.gpu_totals(cells))
+    assert re.search(r'data-node="n2"[^>]*data-shard="agent"', html)
+    assert '<span class="nname">n0</span><span class="shard">volcano</span>' in html
+    assert "the NodeShard (scheduler) that owns it" in html
+    # Without NodeShards (no sharding), no owner and no legend for one.
+    plain = node_views.node_cells(snapshot)
+    assert all(c.owner is None for c in plain)
+    assert "data-shard" not in render.gpu_grid(
+        node_views.node_groups(plain, snapshot), node_views.gpu_totals(plain)
+    )

@@ -336,3 +336,15 @@ def make_priority_class(name: str, value: int, *, default: bool = False) -> dict
         "value": value,
         "globalDefault": default,
     }
+
+
+def make_nodeshard(
+    name: str, desired: Sequence[str], in_use: Sequence[str] = (), to_add: Sequence[str] = ()
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "shard.volcano.sh/v1alpha1",
+        "kind": "NodeShard",
+        "metadata": {"name": name},
+        "spec": {"nodesDesired": list(desired)},
+        "status": {"nodesInUse": list(in_use), "nodesToAdd": list(to_add)},
+    }

@@ -9,9 +9,9 @@ has dropped it from its ``nodesInUse``, so two schedulers never place on one nod
 from __future__ import annotations
 
 import enum
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from pydantic import Field
 
@@ -127,3 +127,58 @@ def shard_status(desired: Iterable[str], usable: Iterable[str]) -> NodeShardStat
         nodes_to_add=sorted(wanted - used),
         nodes_to_remove=sorted(used - wanted),
     )
+
+
+# --- who owns a node: one reading for every view (``vcctl nodeshard``, the dashboard's GPU grid) ----------
+
+
+@dataclass(frozen=True, slots=True)
+class NodeOwner:
+    """A node's place in the NodeShards: the shard whose scheduler places on it now (its ``nodesInUse``),
+    and the shard the controller gives it to (its ``nodesDesired``). They differ while a node changes
+    hands: the new owner waits until the old one lets go."""
+
+    in_use_by: str | None
+    desired_by: str | None
+
+    @property
+    def shard(self) -> str:
+        """The shard that has the node, or failing that the one about to have it."""
+        return self.in_use_by or self.desired_by or ""
+
+    @property
+    def text(self) -> str:
+        if self.in_use_by is None:
+            return f"{self.desired_by} (waiting)"
+        if self.desired_by is None:
+            return f"{self.in_use_by} (releasing)"
+        if self.in_use_by != self.desired_by:
+            return f"{self.in_use_by} (handing over to {self.desired_by})"
+        return self.in_use_by
+
+
+def node_owners(shards: Iterable[NodeShard]) -> dict[str, NodeOwner]:
+    """Every node some shard desires or uses, with its owner. A node two shards list (a writer's bug the
+    hand-over rule prevents) goes to the first by name, so every view shows the same one."""
+    in_use: dict[str, str] = {}
+    desired: dict[str, str] = {}
+    for shard in sorted(shards, key=lambda s: s.name):
+        for node in shard.status.nodes_in_use:
+            in_use.setdefault(node, shard.name)
+        for node in shard.spec.nodes_desired:
+            desired.setdefault(node, shard.name)
+    return {node: NodeOwner(in_use.get(node), desired.get(node)) for node in sorted(in_use.keys() | desired)}
+
+
+def read_nodeshards(objs: Iterable[Mapping[str, Any]]) -> tuple[list[NodeShard], list[str]]:
+    """The NodeShards among the API's ``objs`` that parse, and one line per one that does not (the CRD's
+    schema should prevent it; a view shows the others rather than nothing)."""
+    good: list[NodeShard] = []
+    bad: list[str] = []
+    for obj in objs:
+        try:
+            good.append(NodeShard.model_validate(obj))
+        except ValueError as err:
+            name = (obj.get("metadata") or {}).get("name") or "?"
+            bad.append(f"NodeShard {name} is malformed and left out: {err}")
+    return good, bad

@@ -1,11 +1,13 @@
-"""The dashboard's nodes and GPUs, grouped by HyperNode: what each node holds and who uses its GPUs."""
+"""The dashboard's nodes and GPUs, grouped by HyperNode: what each node holds, who uses its GPUs, and which
+scheduler owns it (its NodeShard, when the sharding controller runs)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.shard import NodeOwner, node_owners, read_nodeshards
 from volcano_py.resources import GPU, PODS
 from volcano_py.scheduler.core import (
     Snapshot,
@@ -32,6 +34,8 @@ class NodeCell:
     stranded: int
     ready: bool
     cordoned: bool
+    # The NodeShard that has it (None: no shard lists it, or no sharding at all).
+    owner: NodeOwner | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +60,10 @@ class GpuTotals:
     nodes: int = 0
 
 
-def node_cells(snapshot: Snapshot) -> list[NodeCell]:
+def node_cells(snapshot: Snapshot, nodeshards: Iterable[Obj] = ()) -> list[NodeCell]:
+    # A malformed NodeShard is left out (the scheduler leaves it out too, and warns about it on the health
+    # page): its nodes show no owner rather than the page none.
+    owners = node_owners(read_nodeshards(nodeshards)[0])
     waiting = list(
         dict.fromkeys(t.resreq for job in snapshot.jobs.values() for t in job.tasks_in(TaskStatus.PENDING))
     )
@@ -79,6 +86,7 @@ def node_cells(snapshot: Snapshot) -> list[NodeCell]:
                 stranded=min(stranded, free_gpus),
                 ready=node.ready,
                 cordoned=node.unschedulable,
+                owner=owners.get(node.name),
             )
         )
     return cells

@@ -206,11 +206,15 @@ def _node(cell: NodeCell) -> str:
     )
     state = "" if cell.ready else " notready"
     state += " cordoned" if cell.cordoned else ""
+    owner = cell.owner
+    shard = f' data-shard="{e(owner.shard)}"' if owner else ""
+    owned = f"; NodeShard {owner.text}" if owner else ""
+    label = f'<span class="shard">{e(owner.text)}</span>' if owner else ""
     return (
         f'<div class="node{state}" data-node="{e(cell.name)}" data-free="{cell.free}" '
-        f'data-used="{cell.used}" data-stranded="{cell.stranded}" '
-        f'title="{e(cell.name)}: {cell.used} used, {cell.free} free ({cell.stranded} stranded)">'
-        f'<span class="nname">{e(cell.name)}</span><span class="gpus">{gpus}</span></div>'
+        f'data-used="{cell.used}" data-stranded="{cell.stranded}"{shard} '
+        f'title="{e(cell.name)}: {cell.used} used, {cell.free} free ({cell.stranded} stranded){e(owned)}">'
+        f'<span class="nname">{e(cell.name)}</span>{label}<span class="gpus">{gpus}</span></div>'
     )
 
 
@@ -230,6 +234,8 @@ def gpu_grid(groups: Sequence[Group], totals: GpuTotals) -> str:
         '<p class="legend"><i class="used"></i> used <i class="free"></i> free '
         '<i class="stranded"></i> stranded (free, but no waiting pod fits beside it)</p>'
     )
+    if any(cell.owner for g in groups for cell in g.cells()):
+        legend += '<p class="legend">Under each node\'s name: the NodeShard (scheduler) that owns it.</p>'
     return totals_line(totals) + legend + "".join(_group(g) for g in groups)
 
 

@@ -33,6 +33,7 @@ from volcano_py.kube.kinds import (
     HYPERNODES,
     LEASES,
     NODES,
+    NODESHARDS,
     NUMATOPOLOGIES,
     PODDISRUPTIONBUDGETS,
     PODGROUPS,
@@ -124,6 +125,8 @@ class DashboardState:
             "deviceclasses": self._informer(DEVICE_CLASSES, optional=True),
             "resourceslices": self._informer(RESOURCE_SLICES, optional=True),
             "resourceclaims": self._informer(RESOURCE_CLAIMS, optional=True),
+            # Which scheduler owns which node, on the GPU grid (absent CRD: no sharding, no owners).
+            "nodeshards": self._informer(NODESHARDS, optional=True),
             "lease": self._informer(
                 LEASES, namespace=lease_namespace, field_selector=f"metadata.name={lease_name}"
             ),
@@ -283,10 +286,12 @@ class DashboardState:
             device_classes=self.values("deviceclasses"),
             resource_slices=self.values("resourceslices"),
             resource_claims=self.values("resourceclaims"),
+            nodeshards=self.values("nodeshards"),
             scheduler_names=self.scheduler_names,
         )
         snapshot = views.snapshot_of(cluster)
-        self._derived = Derived(generation, cluster, snapshot, node_views.node_cells(snapshot))
+        cells = node_views.node_cells(snapshot, cluster.nodeshards)
+        self._derived = Derived(generation, cluster, snapshot, cells)
         return self._derived
 
     def health(self, now: datetime) -> views.Health:

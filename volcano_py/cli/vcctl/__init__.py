@@ -1,10 +1,10 @@
 """``vcctl``: Volcano's command-line tool, same commands and flags, plus ``vcctl job why``.
 
 ``job run/list/view/suspend/resume/delete/why``, ``queue create/delete/operate/list/get``, ``jobflow`` and
-``jobtemplate create/list/get/delete/describe``, ``cronjob list/get/suspend/resume``, ``pod list`` and
-``version``; Volcano's one-verb tools (``vsub``, ``vjobs``, ...) are in ``aliases``. Suspend and
-resume create ``bus.volcano.sh`` Commands (AbortJob / ResumeJob) exactly as Volcano's vcctl does, so the
-controller, not the CLI, changes the Job.
+``jobtemplate create/list/get/delete/describe``, ``cronjob list/get/suspend/resume``, ``pod list``,
+``nodeshard list/get`` (ours: which scheduler owns which node) and ``version``; Volcano's one-verb tools
+(``vsub``, ``vjobs``, ...) are in ``aliases``. Suspend and resume create ``bus.volcano.sh`` Commands
+(AbortJob / ResumeJob) exactly as Volcano's vcctl does, so the controller, not the CLI, changes the Job.
 """
 
 from __future__ import annotations
@@ -135,6 +135,7 @@ def build_parser() -> argparse.ArgumentParser:
     _job_parsers(sub)
     _queue_parsers(sub)
     flows.register(sub)
+    shards.register(sub)
     version = sub.add_parser("version", help="print the version of vcctl")
     version.set_defaults(verb="version")
     return parser
@@ -142,7 +143,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return run(HANDLERS.get((args.group, args.verb)) or flows.HANDLERS[(args.group, args.verb)], args)
+    handlers = {**HANDLERS, **flows.HANDLERS, **shards.HANDLERS}
+    return run(handlers[(args.group, args.verb)], args)
 
 
 def run(handler: Handler, args: argparse.Namespace) -> int:
@@ -156,8 +158,8 @@ def run(handler: Handler, args: argparse.Namespace) -> int:
         return 1
 
 
-# Imported last: its parsers reuse _common above.
-from volcano_py.cli.vcctl import flows  # noqa: E402
+# Imported last: their parsers reuse _common above.
+from volcano_py.cli.vcctl import flows, shards  # noqa: E402
 
 if __name__ == "__main__":
     sys.exit(main())
