@@ -29,6 +29,7 @@ from tests.differential import corpus  # noqa: E402
 from tests.differential.judge import Tally, judge_all, open_default_queue  # noqa: E402
 from volcano_py.devcluster import DevCluster  # noqa: E402
 from volcano_py.kube.client import KubeClient, load_api_client  # noqa: E402
+from volcano_py.log import configure  # noqa: E402
 
 
 async def _judge(cluster: DevCluster, cases: list[corpus.Case], namespace: str, run: str) -> Tally:
@@ -40,6 +41,8 @@ async def _judge(cluster: DevCluster, cases: list[corpus.Case], namespace: str, 
 
 
 def main() -> int:
+    # Logs to stderr (warnings only): stdout carries the JSON summary alone.
+    configure("warning")
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=3000)
     parser.add_argument("--seed", type=int, default=1)
