@@ -4,16 +4,21 @@ on stdout, progress on stderr, an SVG of how each cost grows with ``--plot``.
 Each ``(nodes, pods)`` point of ``--nodes`` and ``--pods`` gets a fresh DevCluster with that many KWOK
 nodes. In it each ``--mode`` runs every ``--system`` in turn (``null``: ``null_binder.py``, the ceiling of
 this control plane; ``volcano-py``; ``volcano``: Volcano's vc-scheduler and vc-controller-manager built from
-``--volcano-src`` by ``build_volcano.py``), each as its own process, so its CPU and RSS are its own; the
-backlog runs the null binder again after each other system (``--bracket-null``) and rates each against the
-null runs on either side of it. Every line carries the load average.
+``--volcano-src`` by ``build_volcano.py``; ``volcano-py-sharded``, backlog only: two volcano-py schedulers,
+each hard-sharded on half the nodes by a NodeShard the bench creates and serving half the jobs under a
+schedulerName of its own, ``benchlib/sharded.py``), each as its own process, so its CPU and RSS are its own
+(the sharded system's are the sums over its two, each also given under ``schedulers`` with its pods bound,
+its last bind and its pods bound outside its shard); the backlog runs the null binder again after each other
+system (``--bracket-null``) and rates each against the null runs on either side of it. Every line carries
+the load average.
 
 backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, each with a PodGroup of
           minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager does
           run for plain pods, which need it for their PodGroups: the bench waits for them), then the
           scheduler starts. Reported: seconds from its start to the first and to the last bind, pods/s over
-          that span, its CPU per pod and peak RSS, and the CPU of kube-apiserver, etcd and kwok meanwhile
-          and the API server's largest RSS.
+          that span, its CPU per pod and peak RSS, its cycle time p50/p99 (volcano-py, Volcano; from its
+          start to the last bind, idle cycles included), and the CPU of kube-apiserver, etcd and kwok
+          meanwhile and the API server's largest RSS.
 restart   The cluster filled with ``pods`` running pods in gangs of ``--running-gang`` with their PodGroups
           (created bound, as bench_restart does) and ``--finished-jobs`` Volcano Jobs whose status is
           Completed (the history of Volcano's issue #5819: 140,000 pods and 87,031 Jobs there). Per system
@@ -42,6 +47,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import math
 import os
@@ -64,6 +70,8 @@ from benchlib.procfs import cpu_seconds, meminfo, rss_mib
 from benchlib.profiling import FORMATS as PROFILE_FORMATS
 from benchlib.profiling import profiler
 from benchlib.profiling import stop as stop_profilers
+from benchlib.sharded import SYSTEM as SHARDED
+from benchlib.sharded import launch_sharded_schedulers, nodeshards, scheduler_names, scheduler_of, shard_nodes
 from benchlib.stats import (
     bracketed,
     busy_cores,
@@ -92,9 +100,9 @@ from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER, DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import PODGROUPS, PODS, VOLCANO_JOBS
+from volcano_py.kube.kinds import NODESHARDS, PODGROUPS, PODS, VOLCANO_JOBS
 
-SYSTEMS = ("null", "volcano-py", "volcano")
+SYSTEMS = ("null", "volcano-py", "volcano", SHARDED)
 MODES = ("backlog", "restart", "churn")
 GANG = 20
 FILL, HISTORY, PROBE = "scale-fill", "scale-history", "scale-probe"
@@ -127,6 +135,7 @@ class Bench:
     # Backlog runs so far: each gets a namespace of its own, as the null binder runs more than once per shape
     # and a namespace of the same name, deleted just before, loses pods to the namespace controller.
     backlog_runs: int = 0
+    node_names: list[str] = field(default_factory=list)  # the KWOK nodes, in the order created
 
     def measured(self, line: JSON) -> None:
         """One measurement made: shown as progress, and the result so far kept on disk."""
@@ -167,6 +176,24 @@ def start_scheduler(bench: Bench, system: str) -> Started:
                "--bind-concurrency", str(args.bind_concurrency)],
     )  # fmt: skip
     return Started(ours, lambda within: wait_ready(port, ours, within), f"http://127.0.0.1:{port}/metrics")
+
+
+def start_schedulers(bench: Bench, system: str) -> dict[str, Started]:
+    """Per scheduler process of ``system`` (one, or the sharded system's two), its name and start."""
+    if system != SHARDED:
+        return {"scheduler": start_scheduler(bench, system)}
+    args = bench.args
+    launched = launch_sharded_schedulers(
+        bench.kubeconfig, bench.log_file, level=args.scheduler_log_level,
+        flags=["--schedule-period", str(args.schedule_period),
+               "--bind-concurrency", str(args.bind_concurrency)],
+    )  # fmt: skip
+    return {
+        f"scheduler {name}": Started(
+            process, functools.partial(wait_ready, port, process), f"http://127.0.0.1:{port}/metrics"
+        )
+        for name, (process, port) in launched.items()
+    }
 
 
 def start_controller(bench: Bench, system: str) -> Started:
@@ -234,6 +261,7 @@ class BindWatch:
         self.client = client
         self.namespace = namespace
         self.bound: dict[str, float] = {}
+        self.node: dict[str, str] = {}  # the node each was bound to
         self.created: dict[str, float] = {}
         self.changed = asyncio.Event()
 
@@ -244,8 +272,9 @@ class BindWatch:
             await asyncio.wait_for(self.changed.wait(), timeout=within)
 
     def _seen(self, obj: JSON) -> None:
-        if (obj.get("spec") or {}).get("nodeName"):
+        if node := (obj.get("spec") or {}).get("nodeName"):
             self.bound.setdefault(obj["metadata"]["name"], time.time())
+            self.node.setdefault(obj["metadata"]["name"], str(node))
             self.changed.set()
 
     async def run(self, since: str) -> None:
@@ -288,14 +317,15 @@ def per_pod_by_kind(before: dict[str, float], after: dict[str, float], pods: int
 
 
 async def wait_count(
-    bench: Bench, watch: BindWatch, wanted: int, within: float, alive: subprocess.Popen[bytes]
+    bench: Bench, watch: BindWatch, wanted: int, within: float, alive: Iterable[subprocess.Popen[bytes]]
 ) -> bool:
-    """Until ``wanted`` pods are bound (True), ``within`` passes or the binder exits (False); StopPoint if the
+    """Until ``wanted`` pods are bound (True), ``within`` passes or a binder exits (False); StopPoint if the
     machine's memory goes above the limit meanwhile (a scheduler's RSS grows with the backlog)."""
     deadline = time.monotonic() + within
+    alive = list(alive)
     while len(watch.bound) < wanted:
         left = deadline - time.monotonic()
-        if left <= 0 or alive.poll() is not None:
+        if left <= 0 or any(process.poll() is not None for process in alive):
             return False
         reason = memory_stop(parse_meminfo(meminfo()), bench.args.max_memory_used)
         if reason:
@@ -359,16 +389,21 @@ async def finished_jobs(client: KubeClient, jobs: int, concurrency: int) -> None
 # -- backlog -------------------------------------------------------------------------------------------------
 
 
-def backlog_bodies(namespace: str, total: int, size: int, gang_singles: bool) -> list[tuple[str, JSON]]:
-    """PodGroups first, then pods: a member is never created before its group."""
+def backlog_bodies(
+    namespace: str, total: int, size: int, gang_singles: bool, names: tuple[str, ...] = (c.SCHEDULER_NAME,)
+) -> list[tuple[str, JSON]]:
+    """PodGroups first, then pods: a member is never created before its group. Job ``j``'s pods have the
+    schedulerName ``names[j % len(names)]``."""
     groups: list[tuple[str, JSON]] = []
     members: list[tuple[str, JSON]] = []
     grouped = size > 1 or gang_singles
     for j in range(total // size):
         if grouped:
             groups.append((PODGROUPS.collection_path(namespace), podgroup(f"job{j}", size)))
-        members += [(PODS.collection_path(namespace), pod(f"job{j}-{i}", f"job{j}" if grouped else None))
-                    for i in range(size)]  # fmt: skip
+        for i in range(size):
+            body = pod(f"job{j}-{i}", f"job{j}" if grouped else None)
+            body["spec"]["schedulerName"] = names[j % len(names)]
+            members.append((PODS.collection_path(namespace), body))
     return groups + members
 
 
@@ -407,7 +442,11 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             processes["vc-controller-manager"] = start_controller(bench, system).process
         began = time.monotonic()
         path = PODS.collection_path(namespace)
-        bodies = backlog_bodies(namespace, total, size, args.gang_singles)
+        names = scheduler_names(system)
+        bodies = backlog_bodies(namespace, total, size, args.gang_singles, names)
+        if system == SHARDED:  # once per cluster: a NodeShard that exists already is kept (create_all)
+            shards = [(NODESHARDS.collection_path(), shard) for shard in nodeshards(bench.node_names)]
+            await create_all(client, shards, len(shards))
         await guarded(bench, create_all(client, bodies, args.concurrency), "pods created", total,
                       lambda: count(client, path))  # fmt: skip
         created_s = time.monotonic() - began
@@ -439,21 +478,29 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
 
         sampler = asyncio.create_task(sample_api_rss())
         started_at = time.time()
-        scheduler = start_scheduler(bench, system).process
-        processes["scheduler"] = scheduler
-        spy = profiler(args.profile, system, f"{shape}-{bench.backlog_runs}", "scheduler", scheduler.pid,
-                       args.profile_format)  # fmt: skip
+        schedulers = start_schedulers(bench, system)
+        processes.update({name: started.process for name, started in schedulers.items()})
+        spies = [profiler(args.profile, system, f"{shape}-{bench.backlog_runs}", name.replace(" ", "-"),
+                          started.process.pid, args.profile_format)
+                 for name, started in schedulers.items()]  # fmt: skip
         try:
-            complete = await wait_count(bench, watch, total, args.deadline, scheduler)
+            alive = [started.process for started in schedulers.values()]
+            complete = await wait_count(bench, watch, total, args.deadline, alive)
         finally:
-            stop_profilers([spy] if spy else [])
+            stop_profilers([spy for spy in spies if spy])
         ended = time.time()
-        if scheduler.poll() is not None:
-            raise RuntimeError(
-                f"{system} exited with code {scheduler.returncode} in the backlog; see --scheduler-log"
-            )
-        spent = cpu_seconds(scheduler.pid)
-        peak = rss_mib(scheduler.pid)["peak_rss_mib"]
+        each_one: dict[str, JSON] = {}
+        for name, started in schedulers.items():
+            if started.process.poll() is not None:
+                raise RuntimeError(f"{system}'s {name} exited with code {started.process.returncode} in the "
+                                   "backlog; see --scheduler-log")  # fmt: skip
+            each_one[name] = {
+                "cpu_s": round(cpu_seconds(started.process.pid), 2),
+                "peak_rss_mib": rss_mib(started.process.pid)["peak_rss_mib"],
+                **(cycle_quantiles({}, scrape(started.metrics_url)) if started.metrics_url else {}),
+            }
+        spent = sum(one["cpu_s"] for one in each_one.values())
+        peak = round(sum(one["peak_rss_mib"] for one in each_one.values()), 1)
         after = {name: cpu_seconds(pid) for name, pid in bench.workers.items()}
         for task in (watcher, sampler):
             task.cancel()
@@ -482,6 +529,19 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             "load_average": load_average(),
             "quiet_wait_s": quiet_s, "control_plane_cores_at_start": quiet_cores,
         }  # fmt: skip
+        if len(each_one) == 1:
+            result.update({k: v for k, v in next(iter(each_one.values())).items() if k.startswith("cycle_")})
+        else:  # per scheduler: its own figures, when its last pod was bound, and its pods off its shard
+            shard_of = shard_nodes(bench.node_names)
+            for name, one in each_one.items():
+                own = name.removeprefix("scheduler ")
+                mine = [pod_name for pod_name in watch.bound if scheduler_of(pod_name, names) == own]
+                one["bound"] = len(mine)
+                one["last_bind_s"] = (
+                    round(max(watch.bound[n] for n in mine) - started_at, 2) if mine else None
+                )
+                one["bound_off_shard"] = sum(watch.node[n] not in shard_of[own] for n in mine)
+            result["schedulers"] = each_one
         if groups_s is not None:
             result["controller_podgroups_s"] = groups_s
             result["controller_cpu_s"] = round(cpu_seconds(processes["vc-controller-manager"].pid), 2)
@@ -687,7 +747,7 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
                     f"{system} exited with code {started.process.returncode}; see --scheduler-log"
                 )
         await asyncio.gather(*submitted)
-        await wait_count(bench, watch, len(watch.created), min(args.deadline, 120.0), started.process)
+        await wait_count(bench, watch, len(watch.created), min(args.deadline, 120.0), [started.process])
         scraper.cancel()
         await asyncio.gather(scraper, return_exceptions=True)
         cycles.append(await asyncio.to_thread(scrape, started.metrics_url))
@@ -743,19 +803,20 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
         if "restart" not in args.mode and "churn" not in args.mode:
             return
         point["fill"] = await fill_cluster(bench, client, nodes, pods)
+        systems = [system for system in args.system if system != SHARDED]  # the sharded one: backlog only
         if "restart" in args.mode:
             point["restart"] = []
-            for system in args.system:
+            for system in systems:
                 progress(f"scheduler restart on {pods:,} pods: {system}")
                 point["restart"].append(await scheduler_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
-            for system in (s for s in args.system if s != "null"):
+            for system in (s for s in systems if s != "null"):
                 progress(f"controller restart with {args.finished_jobs:,} finished Jobs: {system}")
                 point["restart"].append(await controller_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
         if "churn" in args.mode:
             point["churn"] = []
-            for system in args.system:
+            for system in systems:
                 progress(f"churn for {args.minutes} min on {pods:,} pods: {system}")
                 line = await churn(bench, client, system, pods)
                 point["churn"].append(line)
@@ -795,7 +856,9 @@ def run_point(
         progress(f"creating {nodes:,} nodes")
         began = time.monotonic()
         try:
-            cluster.create_nodes(nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=args.deadline)
+            names = cluster.create_nodes(
+                nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=args.deadline
+            )
         except Exception as exc:  # the nodes alone do not fit in time: a larger point would not either
             return f"{nodes:,} nodes not Ready within {args.deadline:.0f} s: {exc}"
         point["nodes_ready_s"] = round(time.monotonic() - began, 1)
@@ -803,7 +866,7 @@ def run_point(
         cluster.apply_crds(REPO / "crds")
         state = json.loads((cluster.layout.root / "state.json").read_text())
         workers = {child["name"]: child["pid"] for child in state["children"] if child["name"] in WORKERS}
-        bench = Bench(args, cluster, log_file, workers, save)
+        bench = Bench(args, cluster, log_file, workers, save, node_names=names)
         try:
             asyncio.run(measure_point(bench, nodes, pods, point))
         except StopPoint as stopped:

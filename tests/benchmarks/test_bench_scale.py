@@ -11,6 +11,8 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 
 from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import Memory, deadline_stop, memory_stop, parse_meminfo, scale_points
+from benchmarks.benchlib.sharded import SYSTEM as SHARDED
+from benchmarks.benchlib.sharded import nodeshards, scheduler_names, scheduler_of, shard_nodes
 from benchmarks.benchlib.stats import (
     bracketed,
     bucket_delta,
@@ -23,6 +25,7 @@ from benchmarks.benchlib.stats import (
     percentile,
     windows,
 )
+from volcano_py.api.shard import NodeShard, validate_nodeshard
 
 INF = float("inf")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -273,6 +276,7 @@ def test_a_gang_pod_waits_from_its_gangs_last_pod_created() -> None:
         (["volcano-py", "null"], ["null", "volcano-py", "null"]),
         (["null"], ["null"]),
         (["volcano-py", "volcano"], ["volcano-py", "volcano"]),
+        (["null", "volcano-py", SHARDED], ["null", "volcano-py", "null", SHARDED, "null"]),
     ],
 )
 def test_the_null_binder_runs_on_either_side_of_each_system(systems: list[str], expected: list[str]) -> None:
@@ -300,3 +304,21 @@ def test_busy_cores_over_the_last_window_of_samples() -> None:
     assert busy_cores(samples, 4.0) == pytest.approx(0.85)
     assert busy_cores(samples, 5.0) is None  # not sampled that long yet
     assert busy_cores([], 1.0) is None
+
+
+def test_the_sharded_system_splits_the_nodes_and_the_jobs_in_two() -> None:
+    shards = nodeshards([f"node-{i}" for i in range(5)])
+    assert [(s["metadata"]["name"], s["spec"]["nodesDesired"]) for s in shards] == [
+        ("shard-a", ["node-0", "node-1", "node-2"]),
+        ("shard-b", ["node-3", "node-4"]),
+    ]
+    assert all(validate_nodeshard(NodeShard.model_validate(shard)) == [] for shard in shards)
+    assert shard_nodes(["n0", "n1", "n2", "n3"]) == {
+        "volcano": frozenset({"n0", "n1"}),
+        "volcano-b": frozenset({"n2", "n3"}),
+    }
+    names = scheduler_names(SHARDED)
+    assert names == ("volcano", "volcano-b") and scheduler_names("volcano-py") == ("volcano",)
+    # Job j's pods go to names[j % 2]: the one-pod jobs alternate, a gang stays with one scheduler.
+    assert [scheduler_of(f"job{j}-0", names) for j in range(4)] == ["volcano", "volcano-b"] * 2
+    assert {scheduler_of(f"job3-{i}", names) for i in range(20)} == {"volcano-b"}
