@@ -15,27 +15,12 @@ from typing import Any
 import pytest
 
 from tests.scheduler.evict_harness import Cluster
+from tests.scheduler.test_catalogue import HELM_CI
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.snapshot import Records, Snapshot
 
-CI_CONF = """
-actions: "enqueue, allocate, backfill, reclaim, preempt"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-    enablePreemptable: false
-  - name: conformance
-  - name: sla
-- plugins:
-  - name: overcommit
-  - name: drf
-    enablePreemptable: false
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-  - name: binpack
-"""
+# Volcano's CI conf, as its Helm chart ships it (the schedulingaction suite's scheduler).
+CI_CONF = HELM_CI
 
 
 def guarantee_cluster(guarantee_cpu: str, ask_cpu: str, *, nodes: int = 4) -> Cluster:
