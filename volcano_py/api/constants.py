@@ -75,6 +75,8 @@ VOLCANO_KINDS: Final[dict[str, tuple[str, ...]]] = {
 
 # The name under which pods ask for us (``spec.schedulerName``); Volcano's default.
 SCHEDULER_NAME: Final = "volcano"
+# Volcano's agent scheduler (latency-bound pods, one by one): its schedulerName, NodeShard and Lease.
+AGENT_SCHEDULER_NAME: Final = "agent-scheduler"
 
 # --- batch.volcano.sh/v1alpha1 (pods and PodGroups created for a Job) --------------------------------------
 

@@ -12,9 +12,10 @@ import sys
 from collections.abc import Sequence
 
 # Modules under volcano_py.cli, in the order their commands appear in --help; each module's top-level command
-# is named as the module is.
+# is named as the module is (a dash for each underscore).
 COMMANDS: tuple[str, ...] = (
-    "dev", "crds", "validate", "scheduler", "controller", "dashboard", "sim", "up", "deploy",
+    "dev", "crds", "validate", "scheduler", "agent-scheduler", "controller", "dashboard", "sim", "up",
+    "deploy",
 )  # fmt: skip
 
 
@@ -61,7 +62,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser = _global_parser()
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS if command is None else (command,):
-        module = importlib.import_module(f"volcano_py.cli.{name}")
+        module = importlib.import_module(f"volcano_py.cli.{name.replace('-', '_')}")
         module.register(subparsers)
     return parser
 

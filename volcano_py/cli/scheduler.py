@@ -182,7 +182,7 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(func=_run)
 
 
-def add_sharding_arguments(parser: argparse.ArgumentParser) -> None:
+def add_sharding_arguments(parser: argparse.ArgumentParser, default_name: str = DEFAULT_SHARD_NAME) -> None:
     """Volcano's ``--scheduler-sharding-mode`` and ``--scheduler-sharding-name``."""
     parser.add_argument(
         "--scheduler-sharding-mode",
@@ -196,9 +196,9 @@ def add_sharding_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--scheduler-sharding-name",
         dest="sharding_name",
-        default=DEFAULT_SHARD_NAME,
+        default=default_name,
         metavar="NAME",
-        help=f"the NodeShard this scheduler reads and whose status it writes (default {DEFAULT_SHARD_NAME})",
+        help=f"the NodeShard this scheduler reads and whose status it writes (default {default_name})",
     )
 
 

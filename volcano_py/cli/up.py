@@ -35,6 +35,7 @@ from volcano_py.api.controller_gates import (
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.api.features import FeatureGateError, parse_feature_gates
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
+from volcano_py.api.shard import ShardingMode
 from volcano_py.api.sharding_config import ShardingConfigError, parse_sharding_config
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.scheduler import add_feature_gates_argument, add_sharding_arguments
@@ -48,7 +49,7 @@ from volcano_py.devcluster import (
     Topology,
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
-from volcano_py.scheduler.core import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
+from volcano_py.scheduler.core import VOLCANO_SHIPPED_CONF, Sharding, with_actions, with_cpsat
 
 # The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them
 # (gang then votes on victims, so a victim gang goes whole or not at all), and CP-SAT gang placement.
@@ -98,6 +99,25 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="NAME",
         help=f"with --sharding: the ConfigMap's name (default {c.SHARDING_CONFIGMAP}; Volcano's chart "
         "names it <release>-sharding-configmap)",
+    )
+    parser.add_argument(
+        "--agent-scheduler",
+        action="store_true",
+        help=f"run the agent scheduler too (pods with schedulerName {c.AGENT_SCHEDULER_NAME}, placed one by "
+        "one as they arrive; Volcano's chart value agent_scheduler_enable)",
+    )
+    parser.add_argument(
+        "--agent-scheduler-sharding-mode",
+        choices=[mode.value for mode in ShardingMode],
+        default=ShardingMode.NONE.value,
+        help=f"with --agent-scheduler: what NodeShard {c.AGENT_SCHEDULER_NAME} means to it (none, soft, "
+        "hard; agent_scheduler_sharding_mode; default none)",
+    )
+    parser.add_argument(
+        "--agent-scheduler-workers",
+        type=int,
+        default=1,
+        help="with --agent-scheduler: its workers (agent_scheduler_worker_count; default 1)",
     )
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
@@ -320,6 +340,20 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     scheduler = asyncio.ensure_future(
         run_scheduler(scheduler_options, stop, core=scheduler_core(scheduler_options))
     )
+    agent = None
+    if args.agent_scheduler:
+        from volcano_py.scheduler.runtime.agent import AgentOptions, run_agent_scheduler
+
+        agent_options = AgentOptions(
+            kubeconfig=kubeconfig,
+            leader_elect=False,
+            metrics_host="127.0.0.1",
+            metrics_port=_free_port(),
+            worker_count=args.agent_scheduler_workers,
+            feature_gates=args.gates,
+            sharding=Sharding(ShardingMode(args.agent_scheduler_sharding_mode), c.AGENT_SCHEDULER_NAME),
+        )
+        agent = asyncio.ensure_future(run_agent_scheduler(agent_options, stop))
     # The scheduler creates the default and root queues; once the controller's admission webhooks are
     # installed, every Queue write goes through them, so let those two land first.
     while not scheduler.done() and not await asyncio.to_thread(_has_queue, cluster, c.ROOT_QUEUE):
@@ -360,7 +394,8 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     print(f"export KUBECONFIG={kubeconfig}", flush=True)
     started: list[asyncio.Future[Any]] = [dashboard_port, dashboard]
     await asyncio.wait(started, return_when=asyncio.FIRST_COMPLETED)
-    tasks = [controller, scheduler]
+    essential = [controller, scheduler, *([agent] if agent is not None else [])]
+    tasks = list(essential)
     if dashboard_port.done():
         print(f"dashboard: http://127.0.0.1:{dashboard_port.result()}/", flush=True)
         tasks.append(dashboard)
@@ -371,7 +406,7 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     if args.demo:
         tasks.append(asyncio.ensure_future(_demo(cluster, args.example_files, args.exit_when_done, stop)))
     watcher = asyncio.ensure_future(stop.wait())
-    await asyncio.wait([controller, scheduler, watcher], return_when=asyncio.FIRST_COMPLETED)
+    await asyncio.wait([*essential, watcher], return_when=asyncio.FIRST_COMPLETED)
     stop.set()
     results = await asyncio.gather(*tasks, return_exceptions=True)
     watcher.cancel()
@@ -385,6 +420,12 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.nodes < 1:
         print(f"volcano-py up: --nodes {args.nodes}: must be at least 1", file=sys.stderr)
+        return 2
+    if args.agent_scheduler_workers < 1:
+        print(
+            f"volcano-py up: --agent-scheduler-workers {args.agent_scheduler_workers}: must be at least 1",
+            file=sys.stderr,
+        )
         return 2
     try:
         args.gates = parse_feature_gates(args.feature_gates)

@@ -175,6 +175,9 @@ class Binder:
         self._idle.set()
         # The leader's fence; always true without leader election.
         self.may_write: Callable[[str], bool] = lambda _what: True
+        # Told of each bind that was not made (refused, failed, or dropped at the fence), after the cache
+        # forgot it: the agent scheduler puts the pod back in its queue.
+        self.unbound: Callable[[Bind], None] = lambda _bind: None
         self.fenced = 0  # writes dropped by the fence
 
     def _through_fence(self, what: str) -> WriteStamp | None:
@@ -197,6 +200,10 @@ class Binder:
                 await asyncio.Future()
             finally:
                 self._group = None
+
+    def spawn(self, coro: Any) -> None:
+        """Run a write of the caller's among the binder's requests (waited for by ``wait_idle``)."""
+        self._spawn(coro)
 
     def _spawn(self, coro: Any) -> None:
         if self._group is None:
@@ -312,6 +319,7 @@ class Binder:
             if stamp is None:
                 self.cache.forget(key)
                 self.cache.forget_claims(bind.uid)
+                self.unbound(bind)
                 return False
             try:
                 # As kube-scheduler's PreBind: the kubelet prepares only claims reserved for the pod.
@@ -373,6 +381,7 @@ class Binder:
     async def _bind_failed(self, bind: Bind, key: str, exc: Exception, stamp: WriteStamp) -> None:
         self.cache.forget(key)
         self.cache.forget_claims(bind.uid)
+        self.unbound(bind)
         self.metrics.bind_failures.inc()
         self.metrics.schedule_attempts.labels("error").inc()
         message = f"failed to bind {key} to {bind.node}: {exc}"

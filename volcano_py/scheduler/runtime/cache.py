@@ -221,6 +221,9 @@ class SchedulerCache:
         self._group_pods: dict[str, int] = {}
         extras = {PODS: self._on_pod, RESOURCE_CLAIMS: self._on_claim, PODGROUPS: self._on_podgroup}
         self.node_usage: dict[str, NodeUsage] = {}
+        # Called with every change the watches bring, before the cache's own bookkeeping (the agent
+        # scheduler's queue is fed here).
+        self.watchers: list[Callable[[ResourceKind, Delta], None]] = []
         self.informers: dict[str, Informer] = {
             field: self._informer(kind, extras.get(kind), optional=optional)
             for field, kind, optional in SESSION_KINDS
@@ -231,6 +234,8 @@ class SchedulerCache:
     def _informer(self, kind: ResourceKind, extra: Any = None, *, optional: bool = False) -> Informer:
         def handle(delta: Delta) -> None:
             self.generation += 1
+            for watcher in self.watchers:
+                watcher(kind, delta)
             if extra is not None:
                 extra(delta)
 
@@ -578,12 +583,14 @@ class SchedulerCache:
 
     # --- views ----------------------------------------------------------------------------------------------
 
-    def _pods_with_promises(self) -> list[Obj]:
+    def _pods_with_promises(self, hidden: Mapping[str, Obj] | None = None) -> list[Obj]:
         # Only the promised pods are looked at, and the assumed ones are kept as shown (``_on_pod``).
         store = self.informers["pods"].store
         if not self._evicting:
+            if hidden:
+                return store.values_with({**hidden, **self._assumed_shown})
             return store.values_with(self._assumed_shown)
-        shown = dict(self._assumed_shown)
+        shown = {**(hidden or {}), **self._assumed_shown}
         if self._terminating.keys() - self._evicting.keys():
             self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
         for key in self._evicting:
@@ -610,7 +617,10 @@ class SchedulerCache:
             self.withdraw_status(key)
         return store.values_with({key: promised.view for key, promised in self._statuses.items()})
 
-    def snapshot(self) -> ClusterObjects:
+    def snapshot(self, *, hidden: Mapping[str, Obj] | None = None, podgroups: bool = True) -> ClusterObjects:
+        """The cluster as the next session sees it. ``hidden``: pods shown as these views instead (the agent
+        scheduler hides the pending pods another of its workers takes); ``podgroups``: False leaves them out
+        (the agent scheduler places pods one by one, gangs are the batch scheduler's)."""
         # Pods come with the binds and evictions promised but not yet seen in a watch.
         read = {
             field: self.informers[field].store.values()
@@ -619,8 +629,8 @@ class SchedulerCache:
         }
         return ClusterObjects(
             **read,
-            pods=self._pods_with_promises(),
-            podgroups=self._podgroups_with_promises(),
+            pods=self._pods_with_promises(hidden),
+            podgroups=self._podgroups_with_promises() if podgroups else [],
             resource_claims=self._claims_with_promises(),
             nodeshards=self.nodeshards(),
             node_usage=self.node_usage,

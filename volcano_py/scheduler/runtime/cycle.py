@@ -136,10 +136,16 @@ def left_waiting(snapshot: Snapshot) -> bool:
     return False
 
 
+class ConfLoader(Protocol):
+    def load_conf(self, text: str | None) -> Any:
+        """Parse a conf (None: the default), raising ``ValueError`` naming what is wrong."""
+        ...
+
+
 class ConfSource:
     """The conf file, re-read when its content changes; a bad edit is refused and the last good conf kept."""
 
-    def __init__(self, path: str | None, core: Core) -> None:
+    def __init__(self, path: str | None, core: ConfLoader) -> None:
         self.path = Path(path) if path else None
         self.core = core
         self._text = self._read()
