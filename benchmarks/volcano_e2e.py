@@ -14,6 +14,9 @@ What Volcano's CI sets up (``hack/run-e2e-kind.sh``) and what stands in for it h
   taint), without ``up``'s own rack HyperNodes, which the suite does not expect; the gangevict suite's four
   (E2E_TYPE=GANGEVICT: ``install-kwok-nodes 4``), beside ``up``'s HyperNodes, which its topology specs do not
   reach (its own HyperNodes name the kwok nodes);
+- the agent scheduler targets (E2E_TYPE AGENTSCHEDULER_<MODE>): ``agent_scheduler_enable``, its
+  ``agent_scheduler_sharding_mode`` and ``agent_scheduler_worker_count`` as ``volcano-py up --agent-scheduler
+  --agent-scheduler-sharding-mode --agent-scheduler-workers``, with that target's ``sharding_configmap_data``;
 - the sharding targets (E2E_TYPE SHARDINGCONTROLLER and SCHEDULERSHARDING_<MODE>): the chart's
   ``controller_enabled_controllers: "*"`` and ``sharding_configmap_data`` (``SHARDING_CONFIGS``, in the
   ConfigMap ``integration-sharding-configmap``) as ``volcano-py up --sharding``, and
@@ -76,6 +79,9 @@ SUITES = (
     "schedulersharding-hard",
     "schedulersharding-soft",
     "schedulersharding-none",
+    "agentscheduler-hard",
+    "agentscheduler-soft",
+    "agentscheduler-none",
 )
 CI_CONF = "installer/helm/chart/volcano/config/volcano-scheduler-ci.conf"
 CONF_KEY = "volcano-scheduler-ci.conf"
@@ -84,16 +90,19 @@ RELEASE = "integration"
 NAMESPACE = "volcano-system"
 SCHEDULER_CONFIGMAP = f"{RELEASE}-scheduler-configmap"
 PROGRESS_EVERY_SECONDS = 30.0
-# A suite run once per mode, as hack/run-e2e-kind.sh does (E2E_TYPE SCHEDULERSHARDING_<MODE>):
-# ``<binary>-<mode>`` runs ``<binary>.test`` with ``--ginkgo.label-filter=<mode>`` against a scheduler in
-# that sharding mode.
+# A suite run once per mode, as hack/run-e2e-kind.sh does (E2E_TYPE SCHEDULERSHARDING_<MODE> and
+# AGENTSCHEDULER_<MODE>): ``<binary>-<mode>`` runs ``<binary>.test`` with ``--ginkgo.label-filter=<mode>``
+# against a scheduler (the batch one, or the agent scheduler) in that sharding mode.
 SHARDING_MODES = ("hard", "soft", "none")
+PER_MODE = ("schedulersharding", "agentscheduler")
+# hack/run-e2e-kind.sh's agent_scheduler_worker_count for E2E_TYPE AGENTSCHEDULER_<MODE>.
+AGENT_WORKERS = 2
 
 
 def binary_of(suite: str) -> str:
     """The test binary (``test/e2e/<binary>``) a suite entry runs."""
     name, _, mode = suite.rpartition("-")
-    return name if name == "schedulersharding" and mode in SHARDING_MODES else suite
+    return name if name in PER_MODE and mode in SHARDING_MODES else suite
 
 
 def sharding_mode_of(suite: str) -> str | None:
@@ -131,6 +140,30 @@ SHARDING_CONFIGS: dict[str, dict[str, Any]] = {
     "schedulersharding": _sharding_config(
         (1, 1), [{"name": "node-limit", "arguments": {"minNodes": 1, "maxNodes": 100}}]
     ),
+    # E2E_TYPE AGENTSCHEDULER_<MODE>: one low-utilisation node for the agent scheduler, the rest for volcano.
+    "agentscheduler": {
+        "schedulerConfigs": [
+            {
+                "name": "agent-scheduler",
+                "type": "agent",
+                "policies": [
+                    {
+                        "name": "allocation-rate",
+                        "weight": 1,
+                        "arguments": {"minCPUUtil": 0.0, "maxCPUUtil": 0.6},
+                    },
+                    {"name": "node-limit", "arguments": {"minNodes": 1, "maxNodes": 1}},
+                ],
+            },
+            {
+                "name": "volcano",
+                "type": "volcano",
+                "policies": [{"name": "node-limit", "arguments": {"minNodes": 1, "maxNodes": 100}}],
+            },
+        ],
+        "shardSyncPeriod": "30s",
+        "enableNodeEventTrigger": True,
+    },
 }
 # The chart names the ConfigMap after the release; the suites read it by that name.
 SHARDING_CONFIGMAP = f"{RELEASE}-sharding-configmap"
@@ -195,6 +228,17 @@ NEEDS_CONTAINER: dict[str, dict[str, str]] = {
     "schedulingbase": {
         "Job E2E Test PodGroup's Phase with k8s Job in Completed": _K8S_JOB_ENDS,
         "Job E2E Test PodGroup's Phase should be Completed when Job fails": _K8S_JOB_ENDS,
+    },
+    **{
+        f"agentscheduler-{mode}": {
+            "Agent Scheduler E2E Test Agent Scheduler Deployment agent-scheduler deployment should be "
+            "ready": (
+                "it waits for the Deployment `app=agent-scheduler` in `volcano-system` to have an available "
+                "replica: the chart's agent scheduler runs in a container; `volcano-py up --agent-scheduler` "
+                "runs it as a local process (the chart renders the Deployment: tests/test_helm_chart.py)"
+            )
+        }
+        for mode in SHARDING_MODES
     },
     "cronjob": {
         "CronJob E2E Test remove finished job from cronjob active": _RUNS_ONCE,
@@ -478,7 +522,10 @@ def volcano_py_up(src: Path, run_dir: Path, suite: str) -> Iterator[Up]:
         sharding_file.write_text(yaml.safe_dump(sharding, sort_keys=False))
         command += ["--sharding", str(sharding_file), "--sharding-configmap", SHARDING_CONFIGMAP]
     mode = sharding_mode_of(suite)
-    if mode is not None:
+    if mode is not None and binary_of(suite) == "agentscheduler":
+        command += ["--agent-scheduler", "--agent-scheduler-sharding-mode", mode]
+        command += ["--agent-scheduler-workers", str(AGENT_WORKERS)]
+    elif mode is not None:
         command += ["--scheduler-sharding-mode", mode]
     began = time.monotonic()
     with log_path.open("w") as log_file:

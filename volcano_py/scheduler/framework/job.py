@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_gate import only_queue_gate
 from volcano_py.api.scheduling import PodGroupPhase, SubGroupPolicySpec
 from volcano_py.api.subgroups import SubGroupKey, min_sub_groups, parse_policies, sub_group_of, sub_group_size
@@ -169,8 +170,10 @@ class JobInfo:
 
     @classmethod
     def shadow_for(cls, task: TaskInfo) -> JobInfo:
-        """The implicit one-pod job of a pod that names no PodGroup; it needs no enqueue."""
+        """The implicit one-pod job of a pod that names no PodGroup; it needs no enqueue. Its queue is the
+        one Volcano's PodGroup controller would give the pod's PodGroup (its annotation, else default)."""
         job = _SHADOW.fresh()
+        job.queue = queue_of_pod(task.pod, lambda _group: None)
         job.uid = f"{task.namespace}/{task.name}"
         job.namespace = task.namespace
         job.name = task.name

@@ -144,6 +144,9 @@ class QueueInfo:
     state: str = QueueState.OPEN.value
     created: str = ""
     allocated_status: Resource = field(default_factory=Resource)
+    # What another scheduler's pods hold in this queue (the agent scheduler's, for the batch scheduler, and
+    # the other way round): counted in its allocation by the queue plugins, so both keep its capability.
+    held_elsewhere: Resource = field(default_factory=Resource)
     # spec.affinity: nodeGroupAffinity / nodeGroupAntiAffinity (read by the nodegroup plugin)
     affinity: Mapping[str, Any] = field(default_factory=dict)
     annotations: Mapping[str, str] = field(default_factory=dict)

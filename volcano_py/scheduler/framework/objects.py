@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from volcano_py.api.shard import NodeShard, ShardingMode
+from volcano_py.resources import Resource
 
 from .job import JobInfo
 from .node import NodeInfo, NodeUsage, QueueInfo
@@ -50,11 +51,16 @@ class ClusterObjects:
     node_usage: Mapping[str, NodeUsage] = field(default_factory=dict)
     # Bumped by the runtime's cache on every change it mirrors (0 for objects read once).
     generation: int = 0
+    # Queue -> what another scheduler's pods hold in it (the agent scheduler's for the batch scheduler, and
+    # the other way round): counted in the queue's allocation (``QueueInfo.held_elsewhere``).
+    queue_charges: Mapping[str, Resource] = field(default_factory=dict)
 
 
 # The API kinds of ``ClusterObjects`` (every field but the node usage and ``generation``), for code that
 # walks all of them.
-KINDS = tuple(f.name for f in fields(ClusterObjects) if f.name not in ("node_usage", "generation"))
+KINDS = tuple(
+    f.name for f in fields(ClusterObjects) if f.name not in ("node_usage", "generation", "queue_charges")
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +155,7 @@ def _build(
         resource_slices=objects.resource_slices,
         resource_claims=objects.resource_claims,
         node_usage=objects.node_usage,
+        queue_charges=objects.queue_charges,
         scheduler_names=scheduler_names,
         records=records,
         shard=shard,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
+from volcano_py.resources import Resource
 
 from . import dra
 from .extenders import ExtenderAnswers
@@ -233,6 +234,7 @@ class Snapshot:
         resource_slices: Iterable[Obj] = (),
         resource_claims: Iterable[Obj] = (),
         node_usage: Mapping[str, NodeUsage] | None = None,
+        queue_charges: Mapping[str, Resource] | None = None,
         scheduler_names: Iterable[str] = (k.SCHEDULER_NAME,),
         records: Records | None = None,
         shard: ShardScope | None = None,
@@ -255,6 +257,9 @@ class Snapshot:
         views = records.views_for(ours, prio, _seq(nodes), _seq(pods), _seq(podgroups), claims)
         queue_map = {q.name: q for q in (QueueInfo.from_queue(q) for q in queues)}
         queue_map.setdefault(k.DEFAULT_QUEUE, QueueInfo(name=k.DEFAULT_QUEUE))
+        for name, held in (queue_charges or {}).items():
+            if name in queue_map:
+                queue_map[name].held_elsewhere = held
         jobs = views.all_jobs()
         orphans = [Orphan(task, f"PodGroup {task.job_id} not found") for task in views.orphaned()]
         for job in jobs.values():

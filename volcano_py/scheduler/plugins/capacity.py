@@ -112,6 +112,9 @@ class CapacityPlugin:
                 # Admitted jobs still expect the rest of their minimum.
                 ledger.admit(job.queue, job.deduct_gated((minimum - held).clamp_min_zero()))
             ledger.stretch(job.queue, (held - minimum).clamp_min_zero())
+        for queue in ssn.queues.values():
+            if queue.held_elsewhere and queue.name in tree.queues:  # the other scheduler's pods in it
+                ledger.charge(queue.name, queue.held_elsewhere)
         self.ledger = ledger
         self._reserved = {}
         if ssn.features.queue_admission_gates:

@@ -107,6 +107,9 @@ class ProportionPlugin:
             for counted in counts.values():
                 _add(attrs[queue_name].allocated, counted.resource, counted.n)
         for attr in attrs.values():
+            if attr.queue.held_elsewhere:  # the other scheduler's pods in this queue (agent or batch)
+                _add(attr.allocated, attr.queue.held_elsewhere)
+        for attr in attrs.values():
             # Amounts are whole numbers (milli-units and bytes), so the sums are exact in any order.
             for name, amount in attr.allocated.items():
                 attr.request[name] = attr.request.get(name, 0.0) + amount

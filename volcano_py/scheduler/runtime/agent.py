@@ -96,6 +96,8 @@ class AgentOptions:
     bind_concurrency: int = 64
     feature_gates: FeatureGates = DEFAULT_FEATURE_GATES
     sharding: Sharding = field(default_factory=lambda: Sharding(ShardingMode.NONE, c.AGENT_SCHEDULER_NAME))
+    # The schedulers whose pods count in the Queues beside this one's (``runtime/queue_charges.py``).
+    partner_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
 
     def __post_init__(self) -> None:
         if not self.scheduler_name:
@@ -131,7 +133,12 @@ class AgentScheduler:
         sharded = options.sharding.mode is not ShardingMode.NONE
         self.conf = ConfSource(options.scheduler_conf, options)
         self.metrics = SchedulerMetrics()
-        self.cache = SchedulerCache(client, scheduler_names=(self.name,), sharding=sharded)
+        self.cache = SchedulerCache(
+            client,
+            scheduler_names=(self.name,),
+            sharding=sharded,
+            partners=[name for name in options.partner_names if name != self.name],
+        )
         self.cache.watchers.append(self._on_change)
         self.recorder = EventRecorder(client, component=self.name)
         self.binder = Binder(

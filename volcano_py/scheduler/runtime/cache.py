@@ -58,6 +58,7 @@ from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
 from volcano_py.scheduler.core import ClusterObjects, NodeUsage
 from volcano_py.scheduler.framework.decisions import ClaimWrite
+from volcano_py.scheduler.runtime.queue_charges import QueueCharges
 
 _log = get_logger(__name__)
 
@@ -186,8 +187,10 @@ class SchedulerCache:
         scheduler_names: Sequence[str] = (c.SCHEDULER_NAME,),
         mirror: MirrorFile | None = None,
         sharding: bool = False,
+        partners: Sequence[str] = (),
     ) -> None:
-        """``sharding``: mirror the NodeShards too (a scheduler run with a sharding mode other than none)."""
+        """``sharding``: mirror the NodeShards too (a scheduler run with a sharding mode other than none);
+        ``partners``: the schedulers whose pods this one counts in their queues (``queue_charges``)."""
         if not scheduler_names:
             raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
         self.client = client
@@ -224,6 +227,9 @@ class SchedulerCache:
         # Called with every change the watches bring, before the cache's own bookkeeping (the agent
         # scheduler's queue is fed here).
         self.watchers: list[Callable[[ResourceKind, Delta], None]] = []
+        self.charges = QueueCharges(partners, self._podgroup_queue) if partners else None
+        if self.charges is not None:
+            self.watchers.append(self.charges.observe)
         self.informers: dict[str, Informer] = {
             field: self._informer(kind, extras.get(kind), optional=optional)
             for field, kind, optional in SESSION_KINDS
@@ -617,12 +623,16 @@ class SchedulerCache:
             self.withdraw_status(key)
         return store.values_with({key: promised.view for key, promised in self._statuses.items()})
 
+    def _podgroup_queue(self, key: str) -> str | None:
+        podgroup = self.podgroup(key)
+        return str((podgroup.get("spec") or {}).get("queue") or c.DEFAULT_QUEUE) if podgroup else None
+
     def snapshot(self, *, hidden: Mapping[str, Obj] | None = None, podgroups: bool = True) -> ClusterObjects:
         """The cluster as the next session sees it. ``hidden``: pods shown as these views instead (the agent
         scheduler hides the pending pods another of its workers takes); ``podgroups``: False leaves them out
         (the agent scheduler places pods one by one, gangs are the batch scheduler's)."""
         # Pods come with the binds and evictions promised but not yet seen in a watch.
-        read = {
+        read: dict[str, Any] = {
             field: self.informers[field].store.values()
             for field, _, _ in SESSION_KINDS
             if field not in ("pods", "podgroups", "resource_claims")
@@ -635,6 +645,7 @@ class SchedulerCache:
             nodeshards=self.nodeshards(),
             node_usage=self.node_usage,
             generation=self.generation,
+            queue_charges=self.charges.sums() if self.charges is not None else {},
         )
 
     def _claims_with_promises(self) -> list[Obj]:

@@ -101,6 +101,9 @@ class SchedulerOptions:
     mirror_dir: str | None = None
     # --scheduler-sharding-mode and --scheduler-sharding-name (``runtime/shard_status.py``).
     sharding: Sharding = NO_SHARDING
+    # The schedulers whose pods this one counts in their Queues (``runtime/queue_charges.py``): the agent
+    # scheduler's, so the two keep a Queue's capability between them.
+    partner_names: tuple[str, ...] = (c.AGENT_SCHEDULER_NAME,)
 
     def __post_init__(self) -> None:
         Pacing(self.schedule_period, self.burst_quiet)  # checks both
@@ -169,6 +172,7 @@ class Scheduler:
                 else None
             ),
             sharding=options.sharding.mode is not ShardingMode.NONE,
+            partners=[name for name in options.partner_names if name not in options.scheduler_names],
         )
         self.shard_status = (
             ShardStatusWriter(client, options.sharding)
