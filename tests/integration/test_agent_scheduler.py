@@ -7,6 +7,7 @@ pods and nodes never change what these assert.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 from stopping import stop_within
 
-from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODS
 from volcano_py.scheduler.runtime.agent import AgentOptions, AgentScheduler
 
@@ -103,7 +104,9 @@ async def pods_of(api: KubeClient, namespace: str) -> list[dict[str, Any]]:
 
 
 async def bound(api: KubeClient, namespace: str) -> dict[str, str]:
-    return {p["metadata"]["name"]: n for p in await pods_of(api, namespace) if (n := p["spec"].get("nodeName"))}
+    return {
+        p["metadata"]["name"]: n for p in await pods_of(api, namespace) if (n := p["spec"].get("nodeName"))
+    }
 
 
 def unschedulable_message(pod: dict[str, Any]) -> str | None:
@@ -149,13 +152,16 @@ async def test_pods_are_bound_as_they_arrive_and_the_rest_say_why(
     assert all(used <= 8 for used in gpus_per_node(pods).values()), gpus_per_node(pods)
     messages = [m for p in pods if (m := unschedulable_message(p))]
     assert all(GPU in m for m in messages), messages
-    counts = await scheduled_counts(api, namespace)
+    # Events are written behind the binds: wait for all 16, then none may say a pod was bound twice.
+    counts = await wait_until(lambda: _events_at_least(api, namespace, 16), "a Scheduled event per bound pod")
     assert sorted(counts.values()) == [1] * 16, counts
 
     # A pod finishing frees its GPU: one waiting pod is bound there, without a restart or a new pod.
     done = next(iter(await bound(api, namespace)))
     await api.delete(PODS.object_path(done, namespace))
-    await wait_until(lambda: _bound_at_least(api, namespace, 16, besides=done), "a waiting pod takes the room")
+    await wait_until(
+        lambda: _bound_at_least(api, namespace, 16, besides=done), "a waiting pod takes the room"
+    )
     assert agent.attempts >= 2
 
 
@@ -184,7 +190,121 @@ async def _bound_at_least(
     return placed if len(placed) >= count else None
 
 
+async def _events_at_least(api: KubeClient, namespace: str, count: int) -> dict[str, int] | None:
+    counts = await scheduled_counts(api, namespace)
+    return counts if len(counts) >= count else None
+
+
 async def _told_at_least(api: KubeClient, namespace: str, count: int) -> list[dict[str, Any]] | None:
     pods = await pods_of(api, namespace)
     told = [p for p in pods if unschedulable_message(p)]
     return pods if len(told) >= count else None
+
+
+def _queue_manifest(name: str, cpus: int) -> dict[str, Any]:
+    return {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": name},
+        "spec": {"weight": 1, "reclaimable": False, "capability": {"cpu": str(cpus)}},
+    }
+
+
+def _cpu_pod(name: str, scheduler: str, pool: str, queue: str) -> dict[str, Any]:
+    request = {"cpu": "1", "memory": "1Gi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": {"scheduling.volcano.sh/queue-name": queue}},
+        "spec": {
+            "schedulerName": scheduler,
+            "nodeSelector": {POOL_LABEL: pool},
+            "containers": [
+                {"name": "main", "image": "busybox", "resources": {"requests": request, "limits": request}}
+            ],
+        },
+    }
+
+
+@pytest.mark.parametrize("mode", ["hard", "soft"])
+async def test_batch_and_agent_schedulers_share_nodes_and_a_queue_without_overcommitting(
+    cluster: Any, api: KubeClient, namespace: str, pool: str, start_agent: Callable[..., Any], mode: str
+) -> None:
+    from volcano_py.api.shard import ShardingMode
+    from volcano_py.cli.scheduler import scheduler_core
+    from volcano_py.kube.kinds import NODESHARDS, QUEUES
+    from volcano_py.scheduler.core import Sharding
+    from volcano_py.scheduler.runtime.runner import Scheduler, SchedulerOptions
+
+    batch, agent_name, queue, capability = f"batch-{pool}", f"agent-{pool}", f"q-{pool}", 6
+    nodes = [f"{pool}-0", f"{pool}-1"]
+    for name, shard_nodes in ((batch, nodes[:1]), (agent_name, nodes[1:])):
+        shard = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": name}}
+        await api.create(NODESHARDS.collection_path(), {**shard, "spec": {"nodesDesired": shard_nodes}})
+    await api.create(QUEUES.collection_path(), _queue_manifest(queue, capability))
+    # The turns at the capped queue are Leases in the schedulers' namespace, as an install creates it.
+    cluster.kubectl("create", "namespace", "volcano-system", check=False)
+    sharding = ShardingMode(mode)
+    options = SchedulerOptions(
+        kubeconfig=str(cluster.kubeconfig),
+        scheduler_names=(batch,),
+        partner_names=(agent_name,),
+        metrics_host="127.0.0.1",
+        metrics_port=0,
+        leader_elect=False,
+        schedule_period=0.2,
+        mirror_dir=None,
+        sharding=Sharding(sharding, batch),
+    )
+    client = KubeClient(await load_api_client(options.kubeconfig))
+    stop = asyncio.Event()
+    batch_task = asyncio.create_task(Scheduler(options, client, scheduler_core(options)).run(stop))
+    try:
+        await start_agent(
+            agent_name, worker_count=2, partner_names=(batch,), sharding=Sharding(sharding, agent_name)
+        )
+        created = 0
+        highest = 0
+        ever: set[str] = set()
+        for wave in range(4):
+            # Each wave: 6 pods of each scheduler into the queue (twice its room), then some bound ones end.
+            # The first wave is the batch scheduler's alone (the agent scheduler would win every race for
+            # the room: it binds within milliseconds); then both race for it.
+            pairs = ((batch, "b"),) if wave == 0 else ((batch, "b"), (agent_name, "a"))
+            for i in range(6):
+                for scheduler, prefix in pairs:
+                    await api.create(
+                        PODS.collection_path(namespace),
+                        _cpu_pod(f"{prefix}{wave}-{i}", scheduler, pool, queue),
+                    )
+                    created += 1
+            deadline = time.monotonic() + 8.0
+            while time.monotonic() < deadline:
+                placed = await bound(api, namespace)
+                ever.update(placed)
+                highest = max(highest, len(placed))
+                assert len(placed) <= capability, f"queue {queue} over its {capability} CPUs: {placed}"
+                await asyncio.sleep(0.1)
+            placed = await bound(api, namespace)
+            assert len(placed) == capability, placed  # the queue is full, not starved
+            if mode == "hard":
+                assert all(
+                    node == (nodes[0] if p.startswith("b") else nodes[1]) for p, node in placed.items()
+                )
+            for name in list(placed)[: capability // 2]:
+                await api.delete(PODS.object_path(name, namespace))
+        # Both schedulers got turns at the queue: each bound pods of its own.
+        by_scheduler = {prefix: len([p for p in ever if p.startswith(prefix)]) for prefix in ("a", "b")}
+        assert by_scheduler["a"] and by_scheduler["b"], by_scheduler
+        counts = await scheduled_counts(api, namespace)
+        assert all(count == 1 for count in counts.values()), counts
+        assert highest == capability
+    finally:
+        stop.set()
+        await stop_within(batch_task, "the batch scheduler", 15)
+        await client.close()
+        for name in (batch, agent_name):
+            with contextlib.suppress(ApiError):
+                await api.delete(NODESHARDS.object_path(name))
+        with contextlib.suppress(ApiError):
+            await api.delete(QUEUES.object_path(queue))

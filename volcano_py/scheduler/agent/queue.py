@@ -125,6 +125,15 @@ class SchedulingQueue:
         entry.failed_at = now
         self._push_backoff(entry)
 
+    def defer(self, key: str, now: float, seconds: float) -> None:
+        """Try it again in ``seconds`` (its Queue's turn is the other scheduler's): no failed attempt."""
+        entry = self._entries.get(key)
+        if entry is None:
+            return
+        entry.place = Place.BACKOFF
+        entry.version += 1
+        heapq.heappush(self._backoff, (now + seconds, entry.arrived, entry.key, entry.version))
+
     # --- events ------------------------------------------------------------------------------------------
 
     def wake(self, now: float) -> int:

@@ -38,6 +38,7 @@ from typing import Any, Final
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.shard import ShardingMode
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
@@ -58,6 +59,7 @@ from volcano_py.scheduler.runtime.binder import NETWORK_ERRORS, Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, CycleOutcome, DefaultCore
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.queue_room import QueueRoom, QueueTurns
 from volcano_py.scheduler.runtime.runner import default_identity
 from volcano_py.scheduler.runtime.shard_status import ShardStatusWriter
 
@@ -69,6 +71,8 @@ Obj = Mapping[str, Any]
 IDLE_SECONDS: Final = 1.0
 # Active pods one session takes at most: a burst is decided in a few sessions, not one per pod.
 BATCH_LIMIT: Final = 64
+# How long a pod waits before it is tried again when the other scheduler holds its Queue's turn.
+TURN_WAIT_SECONDS: Final = 0.05
 # How often the pods unschedulable for too long are moved out of the pool (it walks them all).
 EXPIRE_EVERY_SECONDS: Final = 5.0
 
@@ -159,6 +163,13 @@ class AgentScheduler:
         )
         if self.elector is not None:
             self.binder.may_write = self.elector.may_write
+        room = QueueRoom(
+            client,
+            namespace=options.lease_namespace,
+            identity=f"{self.name}/{options.identity}",
+            watch_version=self.cache.watch_version,
+        )
+        self.turns = QueueTurns(room, lambda key: self.cache.assumed_node(key) is None)
         self.server = MetricsServer(
             self.metrics,
             host=options.metrics_host,
@@ -283,11 +294,34 @@ class AgentScheduler:
             hidden[key] = seen[1]
         return hidden
 
-    async def attempt(self, core: DefaultCore, keys: list[str]) -> CycleOutcome:
+    def _capped_queues(self, keys: set[str]) -> dict[str, list[str]]:
+        """The Queues with a capability among the pods of ``keys``, with their pods."""
+        found: dict[str, list[str]] = {}
+        for key in keys:
+            pod = self.waiting.get(key)
+            if pod is not None:
+                queue = queue_of_pod(pod, self.cache.podgroup_queue)
+                if self.cache.queue_capability(queue) is not None:
+                    found.setdefault(queue, []).append(key)
+        return found
+
+    async def attempt(self, core: DefaultCore, keys: list[str]) -> CycleOutcome | None:
         """Place the pods of ``keys`` (taken from the queue) in one session; each is bound, retried first
         (a race lost), or left unschedulable with the session's reason."""
         self.attempts += 1
         taken = set(keys)
+        queues = self._capped_queues(taken)
+        held: set[str] = set()
+        if queues:
+            # Pods of a Queue with a capability are placed only while this scheduler holds its turn there.
+            held = await self.turns.begin(queues)
+            now = time.monotonic()
+            for queue in set(queues) - held:
+                for key in queues[queue]:
+                    taken.discard(key)
+                    self.queue.defer(key, now, TURN_WAIT_SECONDS)
+            if not taken:
+                return None
         mark = self.versions.mark()
         state = self.cache.snapshot(hidden=self._view_hiding(taken), podgroups=False)
         conf = self.conf.conf
@@ -316,6 +350,9 @@ class AgentScheduler:
         if binds:
             self.binder.submit_binds(binds)
             self.metrics.schedule_attempts.labels("scheduled").inc(len(binds))
+        if held:
+            bound_keys = [f"{b.namespace}/{b.name}" for b in binds]
+            self.binder.spawn(self.turns.end(held, [k for q in held for k in queues[q] if k in bound_keys]))
         reasons = {
             object_identity(w.obj): w.message for w in outcome.warnings if w.reason == "FailedScheduling"
         }

@@ -56,6 +56,7 @@ from volcano_py.kube.kinds import (
 from volcano_py.kube.mirror_file import MirrorFile, SavedKind
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
+from volcano_py.resources import QuantityError, Resource
 from volcano_py.scheduler.core import ClusterObjects, NodeUsage
 from volcano_py.scheduler.framework.decisions import ClaimWrite
 from volcano_py.scheduler.runtime.queue_charges import QueueCharges
@@ -227,7 +228,7 @@ class SchedulerCache:
         # Called with every change the watches bring, before the cache's own bookkeeping (the agent
         # scheduler's queue is fed here).
         self.watchers: list[Callable[[ResourceKind, Delta], None]] = []
-        self.charges = QueueCharges(partners, self._podgroup_queue) if partners else None
+        self.charges = QueueCharges(partners, self.podgroup_queue) if partners else None
         if self.charges is not None:
             self.watchers.append(self.charges.observe)
         self.informers: dict[str, Informer] = {
@@ -623,9 +624,31 @@ class SchedulerCache:
             self.withdraw_status(key)
         return store.values_with({key: promised.view for key, promised in self._statuses.items()})
 
-    def _podgroup_queue(self, key: str) -> str | None:
+    def podgroup_queue(self, key: str) -> str | None:
         podgroup = self.podgroup(key)
         return str((podgroup.get("spec") or {}).get("queue") or c.DEFAULT_QUEUE) if podgroup else None
+
+    def queue_capability(self, name: str) -> Resource | None:
+        """The ``capability`` that bounds a Queue: its own, else its nearest ancestor's (None: unbounded).
+        Two schedulers could both take the last of such a Queue's room (``queue_room``)."""
+        seen: set[str] = set()
+        while name and name not in seen:
+            seen.add(name)
+            queue = self.queue(name)
+            if queue is None:
+                return None
+            spec = queue.get("spec") or {}
+            if spec.get("capability"):
+                try:
+                    return Resource.parse(spec["capability"])
+                except (QuantityError, TypeError, AttributeError):
+                    return None  # the session refuses the Queue, and says so
+            name = str(spec.get("parent") or "")
+        return None
+
+    def watch_version(self) -> str:
+        """How far the pods watch has got (its last resourceVersion)."""
+        return self.informers["pods"].resource_version
 
     def snapshot(self, *, hidden: Mapping[str, Obj] | None = None, podgroups: bool = True) -> ClusterObjects:
         """The cluster as the next session sees it. ``hidden``: pods shown as these views instead (the agent

@@ -25,6 +25,8 @@ class QueueCharges:
         self.partners = frozenset(partners)
         self.podgroup_queue = podgroup_queue
         self._charged: dict[str, tuple[str, Resource]] = {}
+        # The partners' pods in the cluster, bound or not: none, and there is no one to take turns with.
+        self._present: set[str] = set()
         self._sums: dict[str, Resource] = {}
 
     def observe(self, kind: ResourceKind, delta: Delta) -> None:
@@ -34,6 +36,10 @@ class QueueCharges:
         pod = None if delta.type is EventType.DELETED else delta.new
         charge = None
         partner = pod is not None and (pod.get("spec") or {}).get("schedulerName") in self.partners
+        if partner:
+            self._present.add(delta.key)
+        else:
+            self._present.discard(delta.key)
         if pod is not None and partner and holds_room(pod):
             charge = (queue_of_pod(pod, self.podgroup_queue), pod_request(pod.get("spec") or {}))
         before = self._charged.get(delta.key)
@@ -45,6 +51,10 @@ class QueueCharges:
         if charge is not None:
             self._charged[delta.key] = charge
             self._sums[charge[0]] = self._sums.get(charge[0], Resource()) + charge[1]
+
+    @property
+    def partner_present(self) -> bool:
+        return bool(self._present)
 
     def sums(self) -> dict[str, Resource]:
         """Queue -> what the partners' pods hold in it (queues holding nothing left out)."""

@@ -39,7 +39,7 @@ from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_unless_stopped, run_while_leading
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.log import get_logger
-from volcano_py.scheduler.core import NO_SHARDING, Sharding
+from volcano_py.scheduler.core import NO_SHARDING, ClusterObjects, Sharding
 from volcano_py.scheduler.framework.decisions import Bind
 from volcano_py.scheduler.framework.pacing import (
     BACKLOG_POLL_SECONDS,
@@ -54,6 +54,7 @@ from volcano_py.scheduler.runtime.cycle import ConfSource, Core, CycleOutcome, d
 from volcano_py.scheduler.runtime.extender import ExtenderClient
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.node_metrics import NodeMetricsCollector
+from volcano_py.scheduler.runtime.queue_room import QueueRoom, QueueTurns, capped_pending, without_room
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
 from volcano_py.scheduler.runtime.shard_status import ShardStatusWriter
 from volcano_py.scheduler.runtime.usage_ledger import UsageLedger, half_life_of
@@ -209,6 +210,20 @@ class Scheduler:
         )
         if self.elector is not None:
             self.binder.may_write = self.elector.may_write
+        # Turns at capped Queues with the agent scheduler (``queue_room.py``), when it has pods here.
+        self.turns = (
+            QueueTurns(
+                QueueRoom(
+                    client,
+                    namespace=options.lease_namespace,
+                    identity=f"{options.scheduler_names[0]}/{options.identity}",
+                    watch_version=self.cache.watch_version,
+                ),
+                lambda key: self.cache.assumed_node(key) is None,
+            )
+            if self.cache.charges is not None
+            else None
+        )
         self.server = MetricsServer(
             self.metrics,
             host=options.metrics_host,
@@ -231,6 +246,7 @@ class Scheduler:
         # Whether the last cycle left anything waiting (a conf acting on running pods always does): a cycle
         # that did not holds the next one back while its binds go out (see ``pacing``).
         self._left_waiting = True
+        self._turn_refused = False
 
     def ready(self) -> bool:
         return self.cache.synced and self._read and (self.elector is None or self.elector.is_leader)
@@ -253,6 +269,11 @@ class Scheduler:
         started = time.perf_counter()
         with structlog.contextvars.bound_contextvars(cycle=self.cycles):
             state = self.cache.snapshot()
+            capped, held = await self._take_turns(state)
+            # Refused a turn: the next cycle runs even if nothing changes (the other scheduler gives it back).
+            self._turn_refused = bool(capped.keys() - held)
+            if capped.keys() - held:
+                state = without_room(state, capped.keys() - held, self.cache.queue_capability)
             conf, now = self.conf.conf, datetime.now(UTC)
             # The session makes no calls: an HTTP extender is asked its questions first, here.
             consulted = None
@@ -275,6 +296,10 @@ class Scheduler:
             )
             self._cycle_cpu = cpu_seconds
             self.binder.submit(outcome.result)
+            if held and self.turns is not None:
+                bound = {f"{b.namespace}/{b.name}" for b in outcome.result.binds}
+                mine = [key for queue in held for key in capped[queue] if key in bound]
+                self.binder.spawn(self.turns.end(held, mine))
             # The shard's nodes this cycle could use, now that it has placed only there (Volcano writes it
             # after the session too): what lets the sharding controller hand a node to another shard.
             if self.shard_status is not None and self.binder.may_write("NodeShard status"):
@@ -310,6 +335,15 @@ class Scheduler:
                 binds_unanswered=self.binder.binds_unanswered,
             )
         return outcome
+
+    async def _take_turns(self, state: ClusterObjects) -> tuple[dict[str, list[str]], set[str]]:
+        """The capped Queues this cycle has pending pods of ours in (with those pods), when the agent
+        scheduler has pods in the cluster, and which of them this scheduler holds the turn at."""
+        charges = self.cache.charges
+        if self.turns is None or charges is None or not charges.partner_present:
+            return {}, set()
+        capped = capped_pending(state, self.cache)
+        return capped, (await self.turns.begin(capped) if capped else set())
 
     def _report(self, outcome: CycleOutcome) -> None:
         for name, seconds in outcome.result.timings.items():
@@ -360,7 +394,8 @@ class Scheduler:
                 # The core is deterministic: with nothing changed since a cycle that decided nothing, the next
                 # one would decide nothing again. Skip it, but not for long (time-based policies exist).
                 quiet = (
-                    self.cache.generation == last_generation
+                    not self._turn_refused
+                    and self.cache.generation == last_generation
                     and started - last_run < IDLE_RERUN_SECONDS
                     and not self.core.needs_every_period(self.conf.conf)
                 )
