@@ -32,6 +32,7 @@ BINARIES = {
     "vc-scheduler": "./cmd/scheduler",
     "vc-controller-manager": "./cmd/controller-manager",
     "vc-webhook-manager": "./cmd/webhook-manager",
+    "vc-agent-scheduler": "./cmd/agent-scheduler",
 }
 DEFAULT_BINARIES = ("vc-scheduler", "vc-controller-manager")
 PROGRESS_EVERY_SECONDS = 30.0

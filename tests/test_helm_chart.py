@@ -316,3 +316,26 @@ def test_switches_leave_out_what_they_turn_off(helm: Path) -> None:
 def test_bad_values_fail_the_render_naming_the_key(helm: Path, setting: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         render(helm, setting, check=False)
+
+
+def test_agent_scheduler_values_reach_its_deployment(helm: Path) -> None:
+    assert not [
+        o for o in render(helm) if o["metadata"]["name"] == "volcano-agent-scheduler"
+    ]  # off by default
+    objects = render(
+        helm,
+        "custom.agent_scheduler_enable=true",
+        "custom.agent_scheduler_worker_count=2",
+        "custom.agent_scheduler_sharding_mode=soft",
+        "custom.agent_scheduler_config_override=actions: allocate",
+    )
+    deployment = _one(objects, "Deployment", "volcano-agent-scheduler")
+    # Volcano's e2e suite finds the agent scheduler by this label.
+    assert deployment["metadata"]["labels"]["app"] == "agent-scheduler"
+    parsed = _parsed_args(objects, "volcano-agent-scheduler")
+    assert parsed.command == "agent-scheduler"
+    assert (parsed.scheduler_name, parsed.scheduler_worker_count) == ("agent-scheduler", 2)
+    assert (parsed.sharding_mode, parsed.sharding_name) == ("soft", "agent-scheduler")
+    assert parsed.scheduler_conf == "/etc/volcano/agent-scheduler.conf"
+    conf = _one(objects, "ConfigMap", "volcano-agent-scheduler-configmap")
+    assert conf["data"]["agent-scheduler.conf"].strip() == "actions: allocate"

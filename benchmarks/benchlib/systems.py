@@ -113,13 +113,19 @@ def launch_volcano_py_controller(
 
 
 def launch_null_binder(
-    kubeconfig: Path, log_file: LogFile, *, bind_concurrency: int = 64, event_loop: str | None = None
+    kubeconfig: Path,
+    log_file: LogFile,
+    *,
+    bind_concurrency: int = 64,
+    event_loop: str | None = None,
+    scheduler_name: str = "volcano",
 ) -> subprocess.Popen[bytes]:
     """``null_binder.py``; it prints ``ready`` on stdout once listed (``wait_null_ready``)."""
     loop = ["--event-loop", event_loop] if event_loop else []
     return subprocess.Popen(
         [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
-         "--kubeconfig", str(kubeconfig), "--bind-concurrency", str(bind_concurrency), *loop],
+         "--kubeconfig", str(kubeconfig), "--bind-concurrency", str(bind_concurrency),
+         "--scheduler-name", scheduler_name, *loop],
         stdout=subprocess.PIPE, stderr=log_file,
     )  # fmt: skip
 
@@ -143,6 +149,34 @@ def launch_vc_scheduler(
         stderr=log_file, stdout=log_file,
     )  # fmt: skip
     return process, metrics_port
+
+
+def launch_volcano_py_agent(
+    kubeconfig: Path, log_file: LogFile, *, workers: int = 1, level: str = "warning"
+) -> tuple[subprocess.Popen[bytes], int]:
+    """``volcano-py agent-scheduler`` and the port of its /metrics and /readyz."""
+    compiled()
+    (port,) = free_ports(1)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "volcano_py", "--log-level", level, "agent-scheduler",
+         "--kubeconfig", str(kubeconfig), "--no-leader-elect", "--scheduler-worker-count", str(workers),
+         "--metrics-port", str(port), "--metrics-host", "127.0.0.1"],
+        stderr=log_file,
+    )  # fmt: skip
+    return process, port
+
+
+def launch_vc_agent_scheduler(
+    volcano_bin: Path, kubeconfig: Path, log_file: LogFile, *, workers: int = 1
+) -> subprocess.Popen[bytes]:
+    """Volcano's ``vc-agent-scheduler`` with its built-in default conf."""
+    (metrics_port, healthz_port) = free_ports(2)
+    return subprocess.Popen(
+        [str(volcano_bin / "vc-agent-scheduler"), f"--kubeconfig={kubeconfig}", "--leader-elect=false",
+         f"--scheduler-worker-count={workers}", f"--listen-address=127.0.0.1:{metrics_port}",
+         f"--healthz-address=127.0.0.1:{healthz_port}"],
+        stderr=log_file, stdout=log_file,
+    )  # fmt: skip
 
 
 def launch_vc_controller_manager(

@@ -70,9 +70,7 @@ def test_the_agent_scheduler_counts_the_batch_schedulers_pods_in_the_queue(held_
 
 
 def test_the_batch_scheduler_counts_the_agent_schedulers_pods_in_the_queue() -> None:
-    conf = load_conf(
-        'actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates\n  - name: proportion\n'
-    )
+    conf = load_conf('actions: "allocate"\ntiers:\n- plugins:\n  - name: predicates\n  - name: proportion\n')
     pods = [_pod("b1", "volcano", "2")]
 
     def bound(charges: dict[str, Resource]) -> list[str]:
