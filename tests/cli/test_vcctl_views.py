@@ -200,3 +200,35 @@ def test_why_shows_that_the_scheduler_moved_the_jobs_pods() -> None:
     }
     out = views.why(_job("filler", "Running"), pg, [moved], NOW)
     assert "Consolidated  2m ago  1 pod moved to make room for PodGroup default/big: filler-0" in out
+
+
+def test_why_of_an_agent_schedulers_pod_shows_what_its_scheduler_wrote() -> None:
+    pod = {
+        "metadata": {
+            "name": "sandbox-1",
+            "namespace": "ns",
+            "annotations": {"scheduling.volcano.sh/queue-name": "agents"},
+        },
+        "spec": {"schedulerName": "agent-scheduler"},
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/4 nodes are available: 4 nodes do not match nodeSelector gpu=a100",
+                }
+            ]
+        },
+    }
+    event = {
+        "reason": "FailedScheduling",
+        "type": "Warning",
+        "message": "0/4 nodes are available: 4 nodes do not match nodeSelector gpu=a100",
+        "lastTimestamp": "2026-01-01T00:00:00Z",
+        "count": 2,
+    }
+    text = views.pod_why(pod, [event], datetime(2026, 1, 1, 0, 1, tzinfo=UTC))
+    assert text.splitlines()[0] == "Pod ns/sandbox-1: scheduler agent-scheduler, queue agents, not bound"
+    assert "Unschedulable: 0/4 nodes are available: 4 nodes do not match nodeSelector gpu=a100" in text
+    assert "Recent scheduling events:" in text

@@ -16,7 +16,7 @@ from volcano_py.cli.vcctl import objects, views
 from volcano_py.dashboard import inputs
 from volcano_py.forecast import Bounds, job_section
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import EVENTS, PODGROUPS, QUEUES, VOLCANO_JOBS, ResourceKind
+from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS, QUEUES, VOLCANO_JOBS, ResourceKind
 from volcano_py.scheduler.core import ConfError
 from volcano_py.whatif import Budget
 from volcano_py.whatif.why import what_would_make_it_run
@@ -211,11 +211,20 @@ async def job_why(args: argparse.Namespace) -> int:
         if job is not None:
             podgroup = await _podgroup_of(client, job)
         else:
-            # Plain pods and other workloads have PodGroups of their own; accept their names too.
-            podgroup = await _call(
-                client.get(PODGROUPS.object_path(name, args.namespace)),
-                f"job or podgroup {args.namespace}/{name}",
-            )
+            # Plain pods and other workloads have PodGroups of their own; accept their names too, and a
+            # pod's (the agent scheduler's pods have no PodGroup).
+            try:
+                podgroup = await client.get(PODGROUPS.object_path(name, args.namespace))
+            except ApiError as err:
+                if not err.not_found:
+                    raise CommandError(f"podgroup {args.namespace}/{name}: {err.message}") from None
+                pod = await _call(
+                    client.get(PODS.object_path(name, args.namespace)),
+                    f"job, podgroup or pod {args.namespace}/{name}",
+                )
+                events = await _events_for(client, args.namespace, "Pod", name)
+                sys.stdout.write(views.pod_why(pod, events, _now()))
+                return 0
         events = (
             await _events_for(client, args.namespace, c.PODGROUP_KIND, podgroup["metadata"]["name"])
             if podgroup

@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
 from volcano_py.forecast import Forecast
@@ -105,6 +106,25 @@ def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: da
     # Consolidated: the scheduler moved some of its pods to make room for another gang (consolidate).
     recent = [e for e in events if e.get("reason") in ("Unschedulable", "FailedScheduling", "Consolidated")]
     if podgroup is not None and recent:
+        lines.append("Recent scheduling events:")
+        lines.extend(event_lines(recent[-5:], now))
+    return "\n".join(lines) + "\n"
+
+
+def pod_why(pod: JSON, events: Sequence[JSON], now: datetime) -> str:
+    """Why a pod without a Job or PodGroup waits (an agent scheduler's pod, placed one by one): its
+    scheduler, queue and node, what its scheduler wrote in ``PodScheduled``, and its recent events."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    lines = [
+        f"Pod {meta.get('namespace')}/{meta.get('name')}: scheduler {spec.get('schedulerName') or '-'}, "
+        f"queue {queue_of_pod(pod, lambda _group: None)}, "
+        + (f"bound to {spec['nodeName']}" if spec.get("nodeName") else "not bound")
+    ]
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            lines.append(f"{condition.get('reason')}: {condition.get('message')}")
+    recent = [e for e in events if e.get("reason") in ("FailedScheduling", "Scheduled")]
+    if recent:
         lines.append("Recent scheduling events:")
         lines.extend(event_lines(recent[-5:], now))
     return "\n".join(lines) + "\n"
