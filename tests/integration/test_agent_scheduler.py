@@ -308,3 +308,52 @@ async def test_batch_and_agent_schedulers_share_nodes_and_a_queue_without_overco
                 await api.delete(NODESHARDS.object_path(name))
         with contextlib.suppress(ApiError):
             await api.delete(QUEUES.object_path(queue))
+
+
+async def test_an_agent_scheduler_killed_mid_bind_loses_nothing(
+    cluster: Any, api: KubeClient, namespace: str, pool: str
+) -> None:
+    from volcano_py.kube.leader import LeaseTiming
+
+    name = f"agent-{pool}"
+    cluster.kubectl("create", "namespace", "volcano-system", check=False)
+    timing = LeaseTiming(lease_duration=3, renew_deadline=2.0, retry_period=0.5)
+
+    async def launch(identity: str) -> tuple[asyncio.Task[None], asyncio.Event, KubeClient]:
+        options = AgentOptions(
+            kubeconfig=str(cluster.kubeconfig),
+            scheduler_name=name,
+            metrics_host="127.0.0.1",
+            metrics_port=0,
+            identity=identity,
+            lease_timing=timing,
+            worker_count=2,
+        )
+        client = KubeClient(await load_api_client(options.kubeconfig))
+        stop = asyncio.Event()
+        return asyncio.create_task(AgentScheduler(options, client).run(stop)), stop, client
+
+    first, first_stop, first_client = await launch("first")
+    second = None
+    try:
+        await asyncio.gather(
+            *(api.create(PODS.collection_path(namespace), agent_pod(f"p{i}", name, pool)) for i in range(16))
+        )
+        # Killed once some binds are through, with more on their way: no graceful stop, the Lease kept.
+        await wait_until(lambda: _bound_at_least(api, namespace, 3), "the first binds", within=60)
+        first.cancel()
+        await asyncio.gather(first, return_exceptions=True)
+        second = await launch("second")
+        placed = await wait_until(lambda: _bound_at_least(api, namespace, 16), "every pod bound", within=60)
+        assert sorted(placed) == sorted(f"p{i}" for i in range(16))
+        assert all(used <= 8 for used in gpus_per_node(await pods_of(api, namespace)).values())
+        counts = await wait_until(lambda: _events_at_least(api, namespace, 16), "a Scheduled event per pod")
+        assert all(count == 1 for count in counts.values()), counts
+    finally:
+        first_stop.set()
+        await first_client.close()
+        if second is not None:
+            task, stop, client = second
+            stop.set()
+            await stop_within(task, "the second agent scheduler", 15)
+            await client.close()
