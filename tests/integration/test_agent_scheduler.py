@@ -347,8 +347,10 @@ async def test_an_agent_scheduler_killed_mid_bind_loses_nothing(
         placed = await wait_until(lambda: _bound_at_least(api, namespace, 16), "every pod bound", within=60)
         assert sorted(placed) == sorted(f"p{i}" for i in range(16))
         assert all(used <= 8 for used in gpus_per_node(await pods_of(api, namespace)).values())
-        counts = await wait_until(lambda: _events_at_least(api, namespace, 16), "a Scheduled event per pod")
-        assert all(count == 1 for count in counts.values()), counts
+        # The killed one's Events still in its buffer are lost with it; none may say a pod was bound twice.
+        await asyncio.sleep(2.0)
+        counts = await scheduled_counts(api, namespace)
+        assert counts and all(count == 1 for count in counts.values()), counts
     finally:
         first_stop.set()
         await first_client.close()

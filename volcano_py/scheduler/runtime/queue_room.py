@@ -3,8 +3,9 @@
 Each scheduler counts the other's pods in a Queue (``queue_charges.py``), but it sees them only once their
 binds come back through its watch: two schedulers deciding at the same moment could each take the last room
 of a Queue that has a ``capability``. So a scheduler places pods in such a Queue only while it holds the
-Queue's Lease (``queue-room-<queue>`` in the lease namespace), and gives it back once its watch has shown
-every bind it made there, writing the pods watch's resourceVersion at that moment on the Lease. The next
+Queue's turn (recorded, for every Queue, on the one Lease ``volcano-queue-turns`` in the lease namespace),
+and gives it back once its watch has shown every bind it made there, writing the pods watch's
+resourceVersion at that moment beside it. The next
 holder waits until its own pods watch has reached that version: its view then holds every pod the last
 holder bound, and the room it sees is the room there is. A holder that stops renewing (a crash) loses the
 Lease after ``LEASE_SECONDS``. Queues without a capability need none of this: nothing can be exceeded.
@@ -13,10 +14,10 @@ Lease after ``LEASE_SECONDS``. Queues without a capability need none of this: no
 from __future__ import annotations
 
 import asyncio
+import json
 import time
-from collections.abc import Callable, Iterable
-from dataclasses import replace
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
 import aiohttp
@@ -25,7 +26,6 @@ from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_name
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
-from volcano_py.kube.leader import format_micro_time
 from volcano_py.kube.store import version_number
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
@@ -34,25 +34,99 @@ from volcano_py.scheduler.core import ClusterObjects
 _log = get_logger(__name__)
 
 LEASE_SECONDS: Final = 5
-RELEASED_AT: Final = "volcano-py.io/released-at-version"
+# One Lease for every Queue's turn (named, so RBAC can pin the schedulers to it), the turns in an annotation.
+TURNS_LEASE: Final = "volcano-queue-turns"
+TURNS_KEY: Final = "volcano-py.io/queue-turns"
 # How long a new holder waits at most for its watch to reach the last holder's version.
 CATCH_UP_SECONDS: Final = 2.0
 WARN_EVERY_SECONDS: Final = 30.0
 _ERRORS = (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
-def lease_name(queue: str) -> str:
-    return f"queue-room-{queue}"
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """Who holds a Queue's turn ("" for no one), when they last took or renewed it (seconds since the
+    epoch), and how far the last holder's pods watch had got when it gave the turn back."""
+
+    holder: str = ""
+    renewed: float = 0.0
+    released_at: str = ""
 
 
-def _parse_time(text: str) -> datetime | None:
+def read_turns(lease: Mapping[str, Any]) -> dict[str, Turn]:
+    text = ((lease.get("metadata") or {}).get("annotations") or {}).get(TURNS_KEY) or "{}"
     try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+        raw = json.loads(text)
     except ValueError:
-        return None
+        return {}  # unreadable: every turn free (written afresh by the next taker)
+    turns: dict[str, Turn] = {}
+    for queue, entry in raw.items() if isinstance(raw, dict) else ():
+        if isinstance(entry, dict):
+            turns[str(queue)] = Turn(
+                str(entry.get("holder") or ""),
+                float(entry.get("renewed") or 0.0),
+                str(entry.get("releasedAt") or ""),
+            )
+    return turns
+
+
+def turns_text(turns: Mapping[str, Turn]) -> str:
+    return json.dumps(
+        {
+            q: {"holder": t.holder, "renewed": t.renewed, "releasedAt": t.released_at}
+            for q, t in sorted(turns.items())
+        },
+        separators=(",", ":"),
+    )
+
+
+def claim(
+    turns: Mapping[str, Turn], queues: Iterable[str], me: str, now: float
+) -> tuple[dict[str, Turn], set[str], str, bool]:
+    """Take the turns at ``queues`` that are free, expired or ours: the new turns, the queues held, the
+    version the last holders' binds reach (to wait for; "" for none), and whether anything must be written
+    (a turn of ours renewed less than half a lease ago needs no write)."""
+    new = dict(turns)
+    held: set[str] = set()
+    wait_for = ""
+    changed = False
+    for queue in queues:
+        turn = turns.get(queue, Turn())
+        age = now - turn.renewed
+        if turn.holder not in ("", me) and age <= LEASE_SECONDS:
+            continue
+        held.add(queue)
+        if turn.holder == me and age < LEASE_SECONDS / 2:
+            continue
+        new[queue] = Turn(me, now, turn.released_at)
+        changed = True
+        if turn.holder != me and turn.released_at and _later(turn.released_at, wait_for):
+            wait_for = turn.released_at
+    return new, held, wait_for, changed
+
+
+def release(
+    turns: Mapping[str, Turn], queues: Iterable[str], me: str, version: str
+) -> tuple[dict[str, Turn], bool]:
+    """Give back the turns at ``queues`` that are ours, saying our watch had reached ``version``."""
+    new = dict(turns)
+    changed = False
+    for queue in queues:
+        turn = turns.get(queue)
+        if turn is not None and turn.holder == me:
+            new[queue] = Turn("", turn.renewed, version)
+            changed = True
+    return new, changed
+
+
+def _later(version: str, than: str) -> bool:
+    a, b = version_number(version), version_number(than)
+    return b is None or (a is not None and a > b)
 
 
 class QueueRoom:
+    """The turns this scheduler holds, read and written on the one Lease ``TURNS_LEASE``."""
+
     def __init__(
         self,
         client: KubeClient,
@@ -60,7 +134,7 @@ class QueueRoom:
         namespace: str,
         identity: str,
         watch_version: Callable[[], str],
-        wall_clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.client = client
         self.namespace = namespace
@@ -68,80 +142,63 @@ class QueueRoom:
         self.watch_version = watch_version
         self.wall_clock = wall_clock
         self.held: set[str] = set()
-        self._warned: dict[str, float] = {}  # queue -> when a failure to take its turn was last logged
+        self._warned = float("-inf")  # when a failure to take a turn was last logged
 
-    def _body(self, queue: str, holder: str, resource_version: str, released_at: str = "") -> dict[str, Any]:
-        metadata: dict[str, Any] = {"name": lease_name(queue), "namespace": self.namespace}
-        if resource_version:
-            metadata["resourceVersion"] = resource_version
-        if released_at:
-            metadata["annotations"] = {RELEASED_AT: released_at}
-        return {
-            "apiVersion": "coordination.k8s.io/v1",
-            "kind": "Lease",
-            "metadata": metadata,
-            "spec": {
-                "holderIdentity": holder,
-                "leaseDurationSeconds": LEASE_SECONDS,
-                "renewTime": format_micro_time(self.wall_clock()),
-            },
-        }
+    def _path(self) -> str:
+        return LEASES.object_path(TURNS_LEASE, self.namespace)
 
-    async def take(self, queues: Iterable[str]) -> set[str]:
-        """Of ``queues``, those this scheduler holds now (taken or renewed)."""
-        held = set()
-        for queue in queues:
-            try:
-                if await self._take(queue):
-                    held.add(queue)
-            except _ERRORS as exc:
-                # Its pods wait and are tried again: said once a while, not at every attempt.
-                if time.monotonic() - self._warned.get(queue, float("-inf")) >= WARN_EVERY_SECONDS:
-                    self._warned[queue] = time.monotonic()
-                    _log.warning("could not take a queue's turn; its pods wait", queue=queue, error=repr(exc))
-        return held
-
-    async def _take(self, queue: str) -> bool:
-        path = LEASES.object_path(lease_name(queue), self.namespace)
+    async def _read(self) -> tuple[dict[str, Turn], str]:
+        """The turns and the Lease's resourceVersion ("" when there is no Lease yet)."""
         try:
-            lease = await self.client.get(path)
+            lease = await self.client.get(self._path())
         except ApiError as exc:
             if not exc.not_found:
                 raise
-            try:
-                await self.client.create(
-                    LEASES.collection_path(self.namespace), self._body(queue, self.identity, "")
-                )
-            except ApiError as create_exc:
-                if create_exc.conflict:
-                    return False
-                raise
-            self.held.add(queue)
-            return True
-        spec = lease.get("spec") or {}
-        meta = lease.get("metadata") or {}
-        holder = str(spec.get("holderIdentity") or "")
-        renewed = _parse_time(str(spec.get("renewTime") or ""))
-        expired = renewed is None or self.wall_clock() - renewed > timedelta(seconds=LEASE_SECONDS)
-        if holder not in ("", self.identity) and not expired:
-            return False
-        fresh = renewed is not None and self.wall_clock() - renewed < timedelta(seconds=LEASE_SECONDS / 2)
-        if holder == self.identity and fresh:
-            self.held.add(queue)
-            return True  # ours, and renewed recently enough: no write
-        released_at = str((meta.get("annotations") or {}).get(RELEASED_AT) or "")
+            return {}, ""
+        return read_turns(lease), str((lease.get("metadata") or {}).get("resourceVersion") or "")
+
+    async def _write(self, turns: Mapping[str, Turn], version: str) -> None:
+        """Write the turns at ``version`` (create when ""); ``ApiError`` with ``conflict`` when it moved."""
+        body = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {
+                "name": TURNS_LEASE,
+                "namespace": self.namespace,
+                "annotations": {TURNS_KEY: turns_text(turns)},
+                **({"resourceVersion": version} if version else {}),
+            },
+            "spec": {},
+        }
+        if version:
+            await self.client.replace(self._path(), body)
+        else:
+            await self.client.create(LEASES.collection_path(self.namespace), body)
+
+    async def take(self, queues: Iterable[str]) -> set[str]:
+        """Of ``queues``, those this scheduler holds now (taken or renewed)."""
+        wanted = list(queues)
         try:
-            await self.client.replace(
-                path, self._body(queue, self.identity, str(meta.get("resourceVersion") or ""), released_at)
-            )
-        except ApiError as exc:
-            if exc.conflict:
-                return False
-            raise
-        self.held.add(queue)
-        if holder != self.identity and released_at:
-            await self._catch_up(released_at)
-        return True
+            for _ in range(5):  # a conflict: the other scheduler wrote meanwhile; read it again
+                turns, version = await self._read()
+                new, held, wait_for, changed = claim(turns, wanted, self.identity, self.wall_clock())
+                if changed:
+                    try:
+                        await self._write(new, version)
+                    except ApiError as exc:
+                        if exc.conflict:
+                            continue
+                        raise
+                self.held |= held
+                if wait_for:
+                    await self._catch_up(wait_for)
+                return held
+        except _ERRORS as exc:
+            # Its pods wait and are tried again: said once a while, not at every attempt.
+            if time.monotonic() - self._warned >= WARN_EVERY_SECONDS:
+                self._warned = time.monotonic()
+                _log.warning("could not take queue turns; their pods wait", queues=wanted, error=repr(exc))
+        return set()
 
     async def _catch_up(self, released_at: str) -> None:
         """Wait until this scheduler's pods watch has reached ``released_at``: the last holder's binds."""
@@ -159,28 +216,25 @@ class QueueRoom:
     async def give_back(self, queues: Iterable[str]) -> None:
         """Hand the turns at ``queues`` back, saying how far this scheduler's watch had got: call it only once
         the watch has shown every bind made in them."""
-        for queue in list(queues):
-            if queue not in self.held:
-                continue
-            self.held.discard(queue)
-            path = LEASES.object_path(lease_name(queue), self.namespace)
-            for _ in range(3):  # a conflict is our own renewal racing this: read it again
+        mine = [queue for queue in queues if queue in self.held]
+        if not mine:
+            return
+        self.held -= set(mine)
+        try:
+            for _ in range(5):
+                turns, version = await self._read()
+                new, changed = release(turns, mine, self.identity, self.watch_version())
+                if not changed:
+                    return
                 try:
-                    lease = await self.client.get(path)
-                    if (lease.get("spec") or {}).get("holderIdentity") != self.identity:
-                        break
-                    version = str((lease.get("metadata") or {}).get("resourceVersion") or "")
-                    await self.client.replace(path, self._body(queue, "", version, self.watch_version()))
-                    break
+                    await self._write(new, version)
+                    return
                 except ApiError as exc:
-                    if exc.conflict:
-                        continue
-                    _log.warning("could not give a queue's turn back", queue=queue, error=repr(exc))
-                    break
-                except _ERRORS as exc:
-                    # Left to expire: the other scheduler takes it after ``LEASE_SECONDS``.
-                    _log.warning("could not give a queue's turn back", queue=queue, error=repr(exc))
-                    break
+                    if not exc.conflict:
+                        raise
+        except _ERRORS as exc:
+            # Left to expire: the other scheduler takes them after ``LEASE_SECONDS``.
+            _log.warning("could not give queue turns back", queues=mine, error=repr(exc))
 
 
 class QueueTurns:
