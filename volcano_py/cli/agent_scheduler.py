@@ -11,6 +11,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
+from volcano_py.api.shard import ShardingMode
 from volcano_py.cli.scheduler import (
     add_feature_gates_argument,
     add_lease_timing_arguments,
@@ -20,6 +21,7 @@ from volcano_py.cli.scheduler import (
 )
 from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
+from volcano_py.scheduler.core import Sharding
 from volcano_py.scheduler.runtime.agent import BATCH_LIMIT, AgentOptions, run_agent_scheduler
 from volcano_py.scheduler.runtime.heap import tune_collector
 from volcano_py.scheduler.runtime.runner import default_identity
@@ -149,3 +151,40 @@ def _read(path: str | None) -> str | None:
             return handle.read()
     except OSError as err:
         raise ValueError(f"--scheduler-conf {path}: cannot read it ({err.strerror})") from None
+
+
+def add_up_agent_arguments(parser: argparse.ArgumentParser) -> None:
+    """``volcano-py up``'s agent scheduler switches (Volcano's chart values ``agent_scheduler_*``)."""
+    parser.add_argument(
+        "--agent-scheduler",
+        action="store_true",
+        help=f"run the agent scheduler too (pods with schedulerName {c.AGENT_SCHEDULER_NAME}, placed one by "
+        "one as they arrive; Volcano's chart value agent_scheduler_enable)",
+    )
+    parser.add_argument(
+        "--agent-scheduler-sharding-mode",
+        choices=[mode.value for mode in ShardingMode],
+        default=ShardingMode.NONE.value,
+        help=f"with --agent-scheduler: what NodeShard {c.AGENT_SCHEDULER_NAME} means to it (none, soft, "
+        "hard; agent_scheduler_sharding_mode; default none)",
+    )
+    parser.add_argument(
+        "--agent-scheduler-workers",
+        type=int,
+        default=1,
+        help="with --agent-scheduler: its workers (agent_scheduler_worker_count; default 1)",
+    )
+
+
+async def run_agent_for_up(args: argparse.Namespace, kubeconfig: str, port: int, stop: asyncio.Event) -> None:
+    """The agent scheduler ``volcano-py up --agent-scheduler`` runs beside the others, in its process."""
+    options = AgentOptions(
+        kubeconfig=kubeconfig,
+        leader_elect=False,
+        metrics_host="127.0.0.1",
+        metrics_port=port,
+        worker_count=args.agent_scheduler_workers,
+        feature_gates=args.gates,
+        sharding=Sharding(ShardingMode(args.agent_scheduler_sharding_mode), c.AGENT_SCHEDULER_NAME),
+    )
+    await run_agent_scheduler(options, stop)

@@ -35,8 +35,8 @@ from volcano_py.api.controller_gates import (
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.api.features import FeatureGateError, parse_feature_gates
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
-from volcano_py.api.shard import ShardingMode
 from volcano_py.api.sharding_config import ShardingConfigError, parse_sharding_config
+from volcano_py.cli.agent_scheduler import add_up_agent_arguments, run_agent_for_up
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.scheduler import add_feature_gates_argument, add_sharding_arguments
 from volcano_py.cli.vcctl.render import table
@@ -49,7 +49,7 @@ from volcano_py.devcluster import (
     Topology,
 )
 from volcano_py.devcluster.nodes import RACK_LABEL, SPINE_LABEL
-from volcano_py.scheduler.core import VOLCANO_SHIPPED_CONF, Sharding, with_actions, with_cpsat
+from volcano_py.scheduler.core import VOLCANO_SHIPPED_CONF, with_actions, with_cpsat
 
 # The local default: Volcano's shipped tiers with preemption and reclaim on, so the examples can show them
 # (gang then votes on victims, so a victim gang goes whole or not at all), and CP-SAT gang placement.
@@ -100,25 +100,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"with --sharding: the ConfigMap's name (default {c.SHARDING_CONFIGMAP}; Volcano's chart "
         "names it <release>-sharding-configmap)",
     )
-    parser.add_argument(
-        "--agent-scheduler",
-        action="store_true",
-        help=f"run the agent scheduler too (pods with schedulerName {c.AGENT_SCHEDULER_NAME}, placed one by "
-        "one as they arrive; Volcano's chart value agent_scheduler_enable)",
-    )
-    parser.add_argument(
-        "--agent-scheduler-sharding-mode",
-        choices=[mode.value for mode in ShardingMode],
-        default=ShardingMode.NONE.value,
-        help=f"with --agent-scheduler: what NodeShard {c.AGENT_SCHEDULER_NAME} means to it (none, soft, "
-        "hard; agent_scheduler_sharding_mode; default none)",
-    )
-    parser.add_argument(
-        "--agent-scheduler-workers",
-        type=int,
-        default=1,
-        help="with --agent-scheduler: its workers (agent_scheduler_worker_count; default 1)",
-    )
+    add_up_agent_arguments(parser)
     parser.add_argument("--demo", action="store_true", help="submit the examples and show them until done")
     parser.add_argument("--examples", type=Path, default=Path("examples"), help="folder of example manifests")
     parser.add_argument("--exit-when-done", action="store_true", help="with --demo: stop once all finished")
@@ -340,20 +322,11 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     scheduler = asyncio.ensure_future(
         run_scheduler(scheduler_options, stop, core=scheduler_core(scheduler_options))
     )
-    agent = None
-    if args.agent_scheduler:
-        from volcano_py.scheduler.runtime.agent import AgentOptions, run_agent_scheduler
-
-        agent_options = AgentOptions(
-            kubeconfig=kubeconfig,
-            leader_elect=False,
-            metrics_host="127.0.0.1",
-            metrics_port=_free_port(),
-            worker_count=args.agent_scheduler_workers,
-            feature_gates=args.gates,
-            sharding=Sharding(ShardingMode(args.agent_scheduler_sharding_mode), c.AGENT_SCHEDULER_NAME),
-        )
-        agent = asyncio.ensure_future(run_agent_scheduler(agent_options, stop))
+    agent = (
+        asyncio.ensure_future(run_agent_for_up(args, kubeconfig, _free_port(), stop))
+        if args.agent_scheduler
+        else None
+    )
     # The scheduler creates the default and root queues; once the controller's admission webhooks are
     # installed, every Queue write goes through them, so let those two land first.
     while not scheduler.done() and not await asyncio.to_thread(_has_queue, cluster, c.ROOT_QUEUE):
@@ -423,7 +396,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.agent_scheduler_workers < 1:
         print(
-            f"volcano-py up: --agent-scheduler-workers {args.agent_scheduler_workers}: must be at least 1",
+            f"volcano-py up: --agent-scheduler-workers {args.agent_scheduler_workers}: must be >= 1",
             file=sys.stderr,
         )
         return 2
