@@ -33,6 +33,7 @@ from bench_scale import BindWatch, resource_version
 from benchlib.procfs import cpu_seconds, rss_mib
 from benchlib.stats import percentile
 from benchlib.systems import (
+    REPO,
     launch_null_binder,
     launch_vc_agent_scheduler,
     launch_volcano_py_agent,
@@ -156,6 +157,7 @@ async def measure(nodes: int, args: argparse.Namespace, log_file: Any) -> JSON:
         began = time.monotonic()
         cluster.create_nodes(nodes, cpu="32", memory="256Gi", gpus=0, pods=110, timeout=900)
         point: JSON = {"nodes": nodes, "nodes_ready_s": round(time.monotonic() - began, 1)}
+        cluster.apply_crds(REPO / "crds")
         progress(f"{nodes:,} nodes Ready in {point['nodes_ready_s']}s")
         client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
         runs: list[JSON] = []
