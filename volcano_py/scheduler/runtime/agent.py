@@ -212,7 +212,9 @@ class AgentScheduler:
             if agent_pods.waits(new, self.name):
                 assert new is not None
                 self.waiting[key] = new
-                if self.queue.add(key, agent_pods.priority_of(new)):
+                # A pod whose bind is on its way is not queued again by a change the watch brings meanwhile
+                # (its condition written, say); a bind that fails puts it back (``_unbound``).
+                if self.cache.assumed_node(key) is None and self.queue.add(key, agent_pods.priority_of(new)):
                     self.work.set()
             elif key in self.waiting:
                 del self.waiting[key]
@@ -359,7 +361,7 @@ class AgentScheduler:
         now = time.monotonic()
         for key in taken - settled:
             pod = self.waiting.get(key)
-            if pod is None:
+            if pod is None or self.cache.assumed_node(key) is not None:
                 continue
             self.queue.unschedulable(key, now)
             self.metrics.schedule_attempts.labels("unschedulable").inc()
