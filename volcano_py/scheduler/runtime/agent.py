@@ -141,7 +141,9 @@ class AgentScheduler:
             client,
             scheduler_names=(self.name,),
             sharding=sharded,
-            partners=[name for name in options.partner_names if name != self.name],
+            # Its own bound pods count in their Queues as the partners' do: a session's jobs are only the pods
+            # it places (``_view_hiding``).
+            partners=[*(name for name in options.partner_names if name != self.name), self.name],
         )
         self.cache.watchers.append(self._on_change)
         self.recorder = EventRecorder(client, component=self.name)
@@ -179,10 +181,11 @@ class AgentScheduler:
         )
         self.queue = SchedulingQueue()
         self.versions = BindVersions()
-        # The pods that wait for this scheduler, by key (their newest version), and the hidden views of them
-        # (by key: the version hidden, and its view), kept so a worker's records see the same view again.
+        # The pods that wait for this scheduler, by key (their newest version); and every pod of its own as a
+        # session sees those it does not place (a pod of no scheduler: bound ones held on their nodes, pending
+        # ones left alone), one view per version so a worker's records read each once.
         self.waiting: dict[str, Obj] = {}
-        self._hidden: dict[str, tuple[Obj, dict[str, Any]]] = {}
+        self._hidden: dict[str, dict[str, Any]] = {}
         self._cores = [
             DefaultCore(
                 (self.name,),
@@ -218,9 +221,12 @@ class AgentScheduler:
                     self.work.set()
             elif key in self.waiting:
                 del self.waiting[key]
-                self._hidden.pop(key, None)
                 self._told.pop(key, None)
                 self.queue.remove(key)
+            if new is not None and (new.get("spec") or {}).get("schedulerName") == self.name:
+                self._hidden[key] = agent_pods.hidden(new)
+            else:
+                self._hidden.pop(key, None)
             node = agent_pods.landed(delta.old, new)
             # A bind of ours was counted when it was assumed; any other is news to every worker's view.
             if node and self.cache.assumed_node(key) != node:
@@ -284,16 +290,12 @@ class AgentScheduler:
             worker.cancel()
 
     def _view_hiding(self, taken: set[str]) -> dict[str, dict[str, Any]]:
-        """Hidden views of the waiting pods this attempt does not take."""
-        hidden: dict[str, dict[str, Any]] = {}
-        kept = self._hidden
-        for key, pod in self.waiting.items():
-            if key in taken:
-                continue
-            seen = kept.get(key)
-            if seen is None or seen[0] is not pod:
-                seen = kept[key] = (pod, agent_pods.hidden(pod))
-            hidden[key] = seen[1]
+        """Every pod of ours as another scheduler's but those this attempt places. Its bound pods then count
+        on their nodes and, through the queue charges, in their Queues, rather than as a job each: a session
+        costs what it places, not what this scheduler ever placed."""
+        hidden = dict(self._hidden)
+        for key in taken:
+            hidden.pop(key, None)
         return hidden
 
     def _capped_queues(self, keys: set[str]) -> dict[str, list[str]]:
