@@ -128,7 +128,10 @@ async def run_one(client: KubeClient, cluster: DevCluster, system: str, args: ar
         }  # fmt: skip
     finally:
         stop([process])
-        cluster.kubectl("delete", "namespace", namespace, "--wait=false", check=False)
+        # Gone before the next run starts: thousands of pods being deleted would be its background.
+        await asyncio.to_thread(
+            cluster.kubectl, "delete", "namespace", namespace, "--wait=true", "--timeout=300s", check=False
+        )
 
 
 async def wait_bound(

@@ -71,6 +71,8 @@ Obj = Mapping[str, Any]
 IDLE_SECONDS: Final = 1.0
 # Active pods one session takes at most: a burst is decided in a few sessions, not one per pod.
 BATCH_LIMIT: Final = 64
+# With one worker, sessions of at most this many pods run on the event loop rather than in a thread.
+INLINE_PODS: Final = 8
 # How long a pod waits before it is tried again when the other scheduler holds its Queue's turn.
 TURN_WAIT_SECONDS: Final = 0.05
 # How often the pods unschedulable for too long are moved out of the pool (it walks them all).
@@ -331,7 +333,13 @@ class AgentScheduler:
         conf = self.conf.conf
         self._deciding += 1
         try:
-            outcome = await asyncio.to_thread(core.run, state, conf, datetime.now(UTC))
+            if self.options.worker_count == 1 and len(taken) <= INLINE_PODS:
+                # A few pods take a session of a millisecond or two: a thread would cost more than it saves
+                # (the event loop waits for the interpreter's lock while the session holds it, by switch
+                # intervals of 5 ms), so one worker decides them on the loop itself.
+                outcome = core.run(state, conf, datetime.now(UTC))
+            else:
+                outcome = await asyncio.to_thread(core.run, state, conf, datetime.now(UTC))
         finally:
             self._deciding -= 1
         settled: set[str] = set()
