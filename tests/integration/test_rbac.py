@@ -70,12 +70,12 @@ NOT_EXERCISED: dict[str, dict[str, str]] = {
         "watch nodeshards.shard.volcano.sh": "scheduler/runtime/cache.py: as list, only with sharding on",
         "update nodeshards.shard.volcano.sh/status": "scheduler/runtime/shard_status.py: the scheduler's own "
         "NodeShard's nodesInUse, only with sharding on",
-        "get leases.coordination.k8s.io name=agent-scheduler namespace=volcano-system": "kube/leader.py for "
-        "the agent scheduler (scheduler/runtime/agent.py), which the chart runs under this ServiceAccount with "
-        "agent_scheduler_enable (tests/integration/test_agent_scheduler.py elects one)",
+        "get leases.coordination.k8s.io name=agent-scheduler namespace=volcano-system": "kube/leader.py "
+        "for the agent scheduler (scheduler/runtime/agent.py), which the chart runs under this "
+        "ServiceAccount with agent_scheduler_enable (tests/integration/test_agent_scheduler.py elects one)",
         "update leases.coordination.k8s.io name=agent-scheduler namespace=volcano-system": "as its get",
-        "get leases.coordination.k8s.io name=volcano-queue-turns namespace=volcano-system": "scheduler/runtime/"
-        "queue_room.py: the turns at a capped Queue, taken only while agent scheduler pods exist "
+        "get leases.coordination.k8s.io name=volcano-queue-turns namespace=volcano-system": "scheduler/"
+        "runtime/queue_room.py: the turns at a capped Queue, taken only while agent scheduler pods exist "
         "(tests/integration/test_agent_scheduler.py churns both schedulers' pods into one)",
         "update leases.coordination.k8s.io name=volcano-queue-turns namespace=volcano-system": "as its get",
     },
