@@ -18,6 +18,7 @@ import yaml
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.cli.vcctl import main as vcctl
+from volcano_py.kube.kinds import PODS
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
@@ -176,4 +177,16 @@ async def test_why_explains_a_pending_job_and_a_placed_one(
     assert "Not pending: the scheduler placed this job." in placed
     assert placed[-1] == "  Nothing: it is not waiting (its gang already holds minAvailable tasks)"
     assert await _vcctl("job", "why", "nothing", "-n", env.ns, *kc) == 1
-    assert capsys.readouterr().err == f"Error: job or podgroup {env.ns}/nothing not found\n"
+    assert capsys.readouterr().err == f"Error: job, podgroup or pod {env.ns}/nothing not found\n"
+    # A pod with neither Job nor PodGroup (an agent scheduler's; none runs here): what its scheduler said.
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "sandbox", "annotations": {"scheduling.volcano.sh/queue-name": "default"}},
+        "spec": {"schedulerName": "agent-scheduler", "containers": [{"name": "c", "image": "busybox"}]},
+    }
+    await env.api.create(PODS.collection_path(env.ns), pod)
+    assert await _vcctl("job", "why", "sandbox", "-n", env.ns, *kc) == 0
+    assert _printed(capsys).splitlines()[0] == (
+        f"Pod {env.ns}/sandbox: scheduler agent-scheduler, queue default, not bound"
+    )
