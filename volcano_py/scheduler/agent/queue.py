@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Final
@@ -85,8 +84,8 @@ class SchedulingQueue:
         taken: list[str] = []
         while self._active and len(taken) < limit:
             *_, key, version = heapq.heappop(self._active)
-            entry = self._entries.get(key)
-            if entry is None or entry.version != version or entry.place is not Place.ACTIVE:
+            entry = self._live(key, version, Place.ACTIVE)
+            if entry is None:
                 continue
             entry.place = Place.TAKEN
             entry.urgent = False
@@ -164,8 +163,8 @@ class SchedulingQueue:
         """Move the pods whose backoff is over to active."""
         while self._backoff and self._backoff[0][0] <= now:
             _, _, key, version = heapq.heappop(self._backoff)
-            entry = self._entries.get(key)
-            if entry is not None and entry.version == version and entry.place is Place.BACKOFF:
+            entry = self._live(key, version, Place.BACKOFF)
+            if entry is not None:
                 self._push_active(entry)
 
     # --- reading -----------------------------------------------------------------------------------------
@@ -179,8 +178,7 @@ class SchedulingQueue:
         """When the first backed-off pod becomes active (None: none waits in backoff)."""
         while self._backoff:
             ready, _, key, version = self._backoff[0]
-            entry = self._entries.get(key)
-            if entry is not None and entry.version == version and entry.place is Place.BACKOFF:
+            if self._live(key, version, Place.BACKOFF) is not None:
                 return ready
             heapq.heappop(self._backoff)
         return None
@@ -189,31 +187,23 @@ class SchedulingQueue:
         entry = self._entries.get(key)
         return entry.place if entry is not None else None
 
-    def counts(self) -> dict[str, int]:
-        counts = {place.value: 0 for place in Place}
-        for entry in self._entries.values():
-            counts[entry.place.value] += 1
-        return counts
-
     def has_active(self) -> bool:
         while self._active:
             *_, key, version = self._active[0]
-            entry = self._entries.get(key)
-            if entry is not None and entry.version == version and entry.place is Place.ACTIVE:
+            if self._live(key, version, Place.ACTIVE) is not None:
                 return True
             heapq.heappop(self._active)
         return False
-
-    def keys(self, place: Place) -> Iterable[str]:
-        return (e.key for e in self._entries.values() if e.place is place)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._entries
 
     def __len__(self) -> int:
         return len(self._entries)
 
     # --- heaps -------------------------------------------------------------------------------------------
+
+    def _live(self, key: str, version: int, place: Place) -> _Entry | None:
+        """The entry a heap item stands for, unless it moved since (the item is then stale)."""
+        entry = self._entries.get(key)
+        return entry if entry is not None and entry.version == version and entry.place is place else None
 
     def _push_active(self, entry: _Entry) -> None:
         entry.place = Place.ACTIVE

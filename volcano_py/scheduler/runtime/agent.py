@@ -202,7 +202,6 @@ class AgentScheduler:
         self._deciding = 0  # sessions running now
         self._expired_at = time.monotonic()
         self.attempts = 0
-        self.conflicts = 0
 
     def ready(self) -> bool:
         return self.cache.synced and (self.elector is None or self.elector.is_leader)
@@ -352,7 +351,6 @@ class AgentScheduler:
             if key not in self.waiting:
                 continue  # deleted or bound meanwhile
             if self.versions.raced(bind.node, mark):
-                self.conflicts += 1
                 self.queue.conflicted(key)
                 self.work.set()
                 continue

@@ -58,4 +58,4 @@ class QueueCharges:
 
     def sums(self) -> dict[str, Resource]:
         """Queue -> what the partners' pods hold in it (queues holding nothing left out)."""
-        return {queue: held for queue, held in self._sums.items() if any(held.values())}
+        return {queue: held for queue, held in self._sums.items() if held}

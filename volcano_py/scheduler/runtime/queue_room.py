@@ -291,7 +291,9 @@ class _Mirror(Protocol):
 
 def capped_pending(state: ClusterObjects, cache: _Mirror) -> dict[str, list[str]]:
     """Queue -> the pending pods of ours in it (``namespace/name``), for the Queues with a capability."""
-    if not any(cache.queue_capability(queue_name(q)) is not None for q in state.queues):
+    # Each Queue's bound read once per cycle: a backlog has thousands of pending pods in a few Queues.
+    bounded = {name: cache.queue_capability(name) is not None for name in map(queue_name, state.queues)}
+    if not any(bounded.values()):
         return {}
     ours = cache.scheduler_names
     capped: dict[str, list[str]] = {}
@@ -300,7 +302,7 @@ def capped_pending(state: ClusterObjects, cache: _Mirror) -> dict[str, list[str]
         if spec.get("nodeName") or spec.get("schedulerName") not in ours:
             continue
         queue = queue_of_pod(pod, cache.podgroup_queue)
-        if cache.queue_capability(queue) is not None:
+        if bounded.get(queue, False):
             meta = pod.get("metadata") or {}
             capped.setdefault(queue, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
     return capped
