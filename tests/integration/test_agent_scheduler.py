@@ -359,3 +359,32 @@ async def test_an_agent_scheduler_killed_mid_bind_loses_nothing(
             stop.set()
             await stop_within(task, "the second agent scheduler", 15)
             await client.close()
+
+
+async def test_a_shard_change_reaches_the_nodeshard_status_without_any_pod(
+    cluster: Any, api: KubeClient, pool: str, start_agent: Callable[..., Any]
+) -> None:
+    from volcano_py.api.shard import ShardingMode
+    from volcano_py.kube.kinds import NODESHARDS
+    from volcano_py.scheduler.core import Sharding
+
+    name = f"agent-{pool}"
+    shard = {"apiVersion": "shard.volcano.sh/v1alpha1", "kind": "NodeShard", "metadata": {"name": name}}
+    await api.create(NODESHARDS.collection_path(), {**shard, "spec": {"nodesDesired": [f"{pool}-0"]}})
+    try:
+        await start_agent(name, sharding=Sharding(ShardingMode.SOFT, name))
+
+        async def in_use() -> list[str]:
+            status = (await api.get(NODESHARDS.object_path(name))).get("status") or {}
+            return sorted(status.get("nodesInUse") or ())
+
+        await wait_until(lambda: _equals(in_use(), [f"{pool}-0"]), "the first status")
+        # Moved while nothing waits: Volcano's agent suite expects the status to follow within its poll.
+        await api.patch(NODESHARDS.object_path(name), {"spec": {"nodesDesired": [f"{pool}-1"]}})
+        await wait_until(lambda: _equals(in_use(), [f"{pool}-1"]), "the status after the move", within=10)
+    finally:
+        await api.delete(NODESHARDS.object_path(name))
+
+
+async def _equals(value: Any, wanted: Any) -> bool:
+    return bool(await value == wanted)

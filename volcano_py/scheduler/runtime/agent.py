@@ -60,7 +60,7 @@ from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.cycle import ConfSource, CycleOutcome, DefaultCore
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.queue_room import QueueRoom, QueueTurns
-from volcano_py.scheduler.runtime.runner import default_identity
+from volcano_py.scheduler.runtime.runner import default_identity, sleep_until_either
 from volcano_py.scheduler.runtime.shard_status import ShardStatusWriter
 
 _log = get_logger(__name__)
@@ -198,6 +198,7 @@ class AgentScheduler:
             for _ in range(options.worker_count)
         ]
         self.work = asyncio.Event()  # set when a pod becomes active
+        self._shard_changed = asyncio.Event()  # a NodeShard changed since the status was last written
         self._told: dict[str, str] = {}  # pod key -> the Unschedulable message last written on it
         self._deciding = 0  # sessions running now
         self._expired_at = time.monotonic()
@@ -240,6 +241,8 @@ class AgentScheduler:
             elif agent_pods.node_changed(delta.old, new):
                 self._wake(now)
         elif kind is NODESHARDS or kind is QUEUES:
+            if kind is NODESHARDS:
+                self._shard_changed.set()
             self._wake(now)
 
     def _wake(self, now: float) -> None:
@@ -282,13 +285,7 @@ class AgentScheduler:
             return
         ready = self.queue.next_ready()
         wait = IDLE_SECONDS if ready is None else min(IDLE_SECONDS, max(0.0, ready - time.monotonic()))
-        stopper = asyncio.ensure_future(stop.wait())
-        worker = asyncio.ensure_future(self.work.wait())
-        try:
-            await asyncio.wait({stopper, worker}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            stopper.cancel()
-            worker.cancel()
+        await sleep_until_either(stop, self.work, wait)
 
     def _view_hiding(self, taken: set[str]) -> dict[str, dict[str, Any]]:
         """Every pod of ours as another scheduler's but those this attempt places. Its bound pods then count
@@ -377,8 +374,8 @@ class AgentScheduler:
             if self._told.get(key) != message:
                 self._told[key] = message
                 self.binder.spawn(self._tell_unschedulable(pod, message))
-        if self.shard_status is not None and not self._deciding and self.binder.may_write("NodeShard status"):
-            await self.shard_status.publish(state.nodeshards)
+        if not self._deciding:
+            await self._publish_shard()
         return outcome
 
     async def _tell_unschedulable(self, pod: Obj, message: str) -> None:
@@ -399,8 +396,24 @@ class AgentScheduler:
 
     # --- the process -------------------------------------------------------------------------------------
 
+    async def _publish_shard(self) -> None:
+        """The shard's nodes this scheduler uses, written when no worker is deciding on an older view (as
+        Volcano's shard coordinator): what lets the sharding controller hand a node over."""
+        if self.shard_status is not None and self.binder.may_write("NodeShard status"):
+            self._shard_changed.clear()
+            await self.shard_status.publish(self.cache.nodeshards())
+
+    async def _keep_shard_status(self, stop: asyncio.Event) -> None:
+        """A shard change is answered even when no pod comes to be placed."""
+        while not stop.is_set():
+            await sleep_until_either(stop, self._shard_changed, IDLE_SECONDS)
+            if self._shard_changed.is_set() and not self._deciding:
+                await self._publish_shard()
+
     async def _schedule_until(self, stop: asyncio.Event) -> None:
         async with asyncio.TaskGroup() as group:
+            if self.shard_status is not None:
+                group.create_task(self._keep_shard_status(stop))
             for index in range(self.options.worker_count):
                 group.create_task(self._work(index, stop))
 

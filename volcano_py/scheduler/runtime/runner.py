@@ -435,7 +435,7 @@ class Scheduler:
             else:
                 # A newer arrival may move the start: later (a burst goes on) or sooner (a gang is whole).
                 cache.arrival.clear()
-                await _sleep_until_either(stop, cache.arrival, wake - now)
+                await sleep_until_either(stop, cache.arrival, wake - now)
 
     async def _lead(self, stop: asyncio.Event) -> None:
         if self.elector is None:
@@ -536,7 +536,7 @@ async def _sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
         return
 
 
-async def _sleep_until_either(stop: asyncio.Event, other: asyncio.Event, seconds: float) -> None:
+async def sleep_until_either(stop: asyncio.Event, other: asyncio.Event, seconds: float) -> None:
     waits = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(other.wait())]
     try:
         await asyncio.wait(waits, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
