@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from plugin_builders import make_job
 
+from volcano_py.api.job_defaults import with_default_plugins
 from volcano_py.jobplugins import (
     JobPluginError,
     argument_problems,
     argument_warnings,
     build_plugins,
     plugin_problems,
-    with_default_plugins,
 )
 from volcano_py.jobplugins.env import EnvPlugin
 from volcano_py.jobplugins.mpi import MpiPlugin

@@ -13,6 +13,7 @@ from typing import Final
 from volcano_py.api import constants
 from volcano_py.api.batch import Job, NumaPolicy, TaskSpec
 from volcano_py.api.common import dns1123_label_problem, dns1123_subdomain_problem
+from volcano_py.api.job_defaults import default_task_name
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.kube_names import metadata_problems
 from volcano_py.api.messages import (
@@ -47,7 +48,7 @@ MPI_DEFAULT_MASTER: Final = "master"
 
 def task_name(task: TaskSpec, index: int) -> str:
     """The name a task has after admission: an unnamed task is called ``default<index>``, as in Volcano."""
-    return task.name or f"{constants.DEFAULT_TASK_SPEC}{index}"
+    return task.name or default_task_name(index)
 
 
 def validate_job(job: Job) -> list[Problem]:

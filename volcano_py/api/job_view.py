@@ -1,16 +1,15 @@
 """A Job as the Job controller runs it: the api model (``batch.Job``), admitted by the same rules as the
 webhook's (``job_rules.validate_job``), with Volcano's defaults resolved and durations parsed.
 
-:func:`resolve_job` is the one place the defaults are applied (queue ``default``, ``maxRetry`` 3, task
-``minAvailable`` = replicas or ``minPartitions`` x ``partitionSize``, job ``minAvailable`` = the tasks'
-sum), as Volcano's mutating webhook would have written them, so a Job stored without the webhook runs the
-same. The spec stays the api model: :class:`ResolvedJob` and :class:`ResolvedTask` only add what is derived.
+:func:`resolve_job` reads a Job with Volcano's defaults written in (``api.job_defaults``, the webhook's own),
+so a Job stored without the webhook runs as the same Job admitted through it. The spec stays the api model:
+:class:`ResolvedJob` and :class:`ResolvedTask` only add what is derived.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ValidationError
@@ -27,6 +26,7 @@ from volcano_py.api.batch import (
 )
 from volcano_py.api.bus import Action, Event
 from volcano_py.api.common import parse_duration as api_parse_duration
+from volcano_py.api.job_defaults import default_task_name, with_job_defaults
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.problems import from_validation_error
 
@@ -98,6 +98,8 @@ class ResolvedJob:
     volumes: tuple[JobClaim, ...]
     network_topology: Mapping[str, Any] | None  # copied verbatim onto the PodGroup
     max_retry: int = DEFAULT_MAX_RETRY
+    # The spec as read, defaults written in: what the Job's plugins build from.
+    defaulted_spec: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -155,6 +157,14 @@ class ResolvedJob:
     def total_task_min_available(self) -> int:
         return sum(t.min_available for t in self.tasks)
 
+    @property
+    def plugins(self) -> Mapping[str, list[str]]:
+        return self.job.spec.plugins
+
+    def with_defaults(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """``body`` (a newer copy of this Job: its status, its metadata) with the spec read here."""
+        return {**body, "spec": self.defaulted_spec}
+
     def task(self, name: str) -> ResolvedTask | None:
         return next((t for t in self.tasks if t.name == name), None)
 
@@ -181,14 +191,11 @@ def _policies(models: Sequence[LifecyclePolicy], where: str) -> tuple[ResolvedPo
 
 
 def _task(model: TaskSpec, i: int) -> ResolvedTask:
-    name = model.name or (c.DEFAULT_TASK_SPEC if i == 0 else f"{c.DEFAULT_TASK_SPEC}{i}")
-    # A task that leaves replicas out runs one pod.
-    replicas = model.replicas if "replicas" in model.model_fields_set else 1
-    min_av = replicas if model.min_available is None else model.min_available
-    partition = model.partition_policy
-    if model.min_available is None and partition is not None and partition.min_partitions > 0:
-        min_av = partition.min_partitions * partition.partition_size  # Volcano's getMinTaskMember
-    return ResolvedTask(model, str(name), replicas, min_av, _policies(model.policies, f"spec.tasks[{i}]"))
+    # ``with_job_defaults`` named the task and set its minAvailable; the fallbacks are for a task of a shape
+    # it leaves to validation, which has refused it by now.
+    name = model.name or default_task_name(i)
+    min_av = model.replicas if model.min_available is None else model.min_available
+    return ResolvedTask(model, name, model.replicas, min_av, _policies(model.policies, f"spec.tasks[{i}]"))
 
 
 def _volumes(job: Job) -> tuple[JobClaim, ...]:
@@ -209,11 +216,10 @@ def _volumes(job: Job) -> tuple[JobClaim, ...]:
 def resolve_job(body: Mapping[str, Any]) -> ResolvedJob:
     """Read a Job body through the api model, hold it to the admission rules, and resolve Volcano's defaults;
     raises :class:`JobSpecError` naming the offending field, in the webhook's words."""
+    # The status is the controller's own output, not its input: only metadata and spec are read.
+    read = with_job_defaults({k: body[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in body})
     try:
-        # The status is the controller's own output, not its input: only metadata and spec are read.
-        job = Job.model_validate(
-            {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec") if k in body}
-        )
+        job = Job.model_validate(read)
     except ValidationError as err:
         raise JobSpecError("; ".join(map(str, from_validation_error(err)))) from None
     # A Job the API server stored without the webhook (it was down, or is not installed) is held to the
@@ -223,17 +229,16 @@ def resolve_job(body: Mapping[str, Any]) -> ResolvedJob:
         raise JobSpecError("; ".join(map(str, problems)))
     spec = job.spec
     tasks = tuple(_task(t, i) for i, t in enumerate(spec.tasks))
-    total_min = sum(t.min_available for t in tasks)
-    min_av = spec.min_available if "min_available" in spec.model_fields_set else total_min
-    raw_spec = body.get("spec") or {}
+    raw_spec = read.get("spec") or {}
     return ResolvedJob(
         job=job,
         tasks=tasks,
-        min_available=min_av,
+        min_available=spec.min_available,
         policies=_policies(spec.policies, "spec"),
         volumes=_volumes(job),
         network_topology=raw_spec.get("networkTopology"),
         max_retry=spec.max_retry,
+        defaulted_spec=raw_spec,
     )
 
 

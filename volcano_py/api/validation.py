@@ -35,6 +35,7 @@ from volcano_py.api.dra_rules import validate_dra_object
 from volcano_py.api.flow import JobFlow, JobTemplate
 from volcano_py.api.flow_rules import validate_cronjob, validate_jobflow, validate_jobtemplate
 from volcano_py.api.jdb import check_jdb_annotations
+from volcano_py.api.job_defaults import with_job_defaults
 from volcano_py.api.job_policies import check_policies
 from volcano_py.api.job_rules import validate_job
 from volcano_py.api.kube_names import metadata_problems, name_problems
@@ -283,6 +284,9 @@ def validate_object(obj: Any) -> list[Problem]:
     info = crd_for(str(obj.get("apiVersion")), str(obj.get("kind")))
     if info is not None and (too_wide := integer_range_problems(obj, openapi_schema(info))):
         return too_wide
+    if (obj.get("apiVersion"), obj.get("kind")) == (constants.BATCH_API_VERSION, constants.JOB_KIND):
+        # Judged as the validating webhook sees it: after the mutating webhook wrote Volcano's defaults.
+        obj = with_job_defaults(obj)
     model, problems = parse_object(obj)
     if model is None:
         return problems

@@ -29,10 +29,11 @@ How the Job controller calls them
    needs nothing: every object carries a controller ``ownerReference`` to the Job, so the garbage collector
    removes it.
 
-The admission webhook uses ``with_default_plugins`` (svc for tensorflow/mpi/pytorch/ray, ssh for mpi) and
-``argument_problems`` (bad arguments, missing ray head; ``api.job_rules`` reports unknown names and the mpi
-master) and ``argument_warnings`` (arguments a plugin will not read, admitted as Volcano admits them).
-``plugin_problems`` lists every problem at once, for tools that do not run those rules.
+The plugins a framework relies on (svc for tensorflow/mpi/pytorch/ray, ssh for mpi) are among the Job
+defaults (``api.job_defaults``). The admission webhook uses ``argument_problems`` (bad arguments, missing
+ray head; ``api.job_rules`` reports unknown names and the mpi master) and ``argument_warnings`` (arguments a
+plugin will not read, admitted as Volcano admits them). ``plugin_problems`` lists every problem at once,
+for tools that do not run those rules.
 """
 
 from volcano_py.jobplugins.registry import (
@@ -44,7 +45,6 @@ from volcano_py.jobplugins.registry import (
     build_plugins,
     plugin_args,
     plugin_problems,
-    with_default_plugins,
 )
 from volcano_py.jobplugins.types import (
     ApplyPolicy,
@@ -70,5 +70,4 @@ __all__ = [
     "build_plugins",
     "plugin_args",
     "plugin_problems",
-    "with_default_plugins",
 ]

@@ -57,9 +57,6 @@ PLUGIN_FLAGS: Mapping[str, Sequence[Flag]] = MappingProxyType(
         "hcclrank": hcclrank.FLAGS,
     }
 )
-# Frameworks whose pods find each other by the DNS names the svc plugin creates; mpi also needs ssh.
-NEEDS_SVC = frozenset({"tensorflow", "mpi", "pytorch", "ray"})
-NEEDS_SSH = frozenset({"mpi"})
 
 
 def plugin_args(job: Mapping[str, Any]) -> dict[str, list[str]]:
@@ -78,16 +75,6 @@ def plugin_args(job: Mapping[str, Any]) -> dict[str, list[str]]:
         if not isinstance(args, list) or not all(isinstance(arg, str) for arg in args):
             raise JobPluginError(f"spec.plugins.{name}", 'must be a list of strings, e.g. ["--port=23456"]')
         result[str(name)] = list(args)
-    return result
-
-
-def with_default_plugins(plugins: Mapping[str, Sequence[str]]) -> dict[str, list[str]]:
-    """Add the plugins the named frameworks rely on: svc for tensorflow/mpi/pytorch/ray, ssh for mpi."""
-    result = {name: list(args) for name, args in plugins.items()}
-    if NEEDS_SVC & result.keys():
-        result.setdefault("svc", [])
-    if NEEDS_SSH & result.keys():
-        result.setdefault("ssh", [])
     return result
 
 
@@ -224,8 +211,8 @@ def build_plugins(
 ) -> PluginSet:
     """Build the Job's plugins from ``spec.plugins``; raise ``JobPluginError`` on the first bad entry.
 
-    Defaults (svc for the frameworks, ssh for mpi) are admission's job (``with_default_plugins``): a Job read
-    back from the API is taken as it is.
+    Defaults (svc for the frameworks, ssh for mpi) are ``api.job_defaults``'s: the controller builds from a
+    Job with them written in, whether or not the webhook wrote them.
     """
     specs = plugin_args(job)
     plugins = tuple(_build_one(name, specs[name], ssh_keygen) for name in sorted(specs, key=_rank))

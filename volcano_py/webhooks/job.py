@@ -7,13 +7,13 @@ the queue (exists, Open, a leaf) and what an update may change (replicas and min
 
 from __future__ import annotations
 
-import copy
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
+from volcano_py.api.job_defaults import with_job_defaults
 from volcano_py.api.messages import (
     VOLCANO_JOB_LEAF_QUEUE,
     VOLCANO_JOB_QUEUE_MISSING,
@@ -28,11 +28,12 @@ from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.queue_hierarchy import admission_state, closed_ancestor, written_state
 from volcano_py.api.scheduling import QueueState
 from volcano_py.api.validation import parse_object, unknown_fields, validate_job
-from volcano_py.jobplugins import argument_problems, argument_warnings, with_default_plugins
+from volcano_py.jobplugins import argument_problems, argument_warnings
 from volcano_py.webhooks.common import Queues, children
 from volcano_py.webhooks.patch import PatchOp
 
-DEFAULT_MAX_RETRY: Final = 3
+# Tells a field left out from one written as null.
+_ABSENT: Final = object()
 # What Volcano lets an update change: scaling and the priority class.
 MUTABLE_SPEC: Final = frozenset({"minAvailable", "priorityClassName"})
 MUTABLE_TASK: Final = frozenset({"replicas", "minAvailable"})
@@ -41,40 +42,9 @@ _SCALING_PATH: Final = re.compile(
 )
 
 
-def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _task_min_available(task: Mapping[str, Any]) -> int | None:
-    partition = task.get("partitionPolicy")
-    if isinstance(partition, Mapping) and (_count(partition.get("minPartitions")) or 0) > 0:
-        # A task split into partitions needs its minimum number of whole partitions.
-        size = _count(partition.get("partitionSize"))
-        return None if size is None else int(partition["minPartitions"]) * size
-    return _count(task.get("replicas", 0))
-
-
-def _default_tasks(raw: list[Any]) -> list[Any]:
-    tasks = copy.deepcopy(raw)
-    for i, task in enumerate(tasks):
-        if not isinstance(task, dict):
-            continue
-        if not task.get("name"):
-            task["name"] = f"{constants.DEFAULT_TASK_SPEC}{i}"
-        template = task.get("template")
-        pod_spec = template.get("spec") if isinstance(template, dict) else None
-        if isinstance(pod_spec, dict) and pod_spec.get("hostNetwork") and not pod_spec.get("dnsPolicy"):
-            # Without it a host-network pod cannot resolve the Job's other pods by their Service names.
-            pod_spec["dnsPolicy"] = "ClusterFirstWithHostNet"
-        if task.get("minAvailable") is None and (min_available := _task_min_available(task)) is not None:
-            task["minAvailable"] = min_available
-        if not task.get("maxRetry"):
-            task["maxRetry"] = DEFAULT_MAX_RETRY
-    return tasks
-
-
 def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
-    """Volcano's defaults for a new Job, as JSON Patch operations (empty when nothing is missing).
+    """Volcano's defaults for a new Job (``api.job_defaults``), as JSON Patch operations (empty when nothing
+    is missing).
 
     Never raises: a malformed field is left as it is, for validation to name it and say how to fix it.
     """
@@ -82,27 +52,13 @@ def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
     if raw_spec is not None and not isinstance(raw_spec, Mapping):
         return []  # mutation runs before the schema check: leave a spec that is no mapping to validation
     spec: Mapping[str, Any] = raw_spec or {}
+    wanted: Mapping[str, Any] = with_job_defaults(job)["spec"]
     ops: list[PatchOp] = []
     if raw_spec is None:
         ops.append(PatchOp("add", "/spec", {}))
-    if not spec.get("queue"):
-        ops.append(PatchOp("add", "/spec/queue", constants.DEFAULT_QUEUE))
-    if not spec.get("schedulerName"):
-        ops.append(PatchOp("add", "/spec/schedulerName", constants.SCHEDULER_NAME))
-    if not spec.get("maxRetry"):
-        ops.append(PatchOp("add", "/spec/maxRetry", DEFAULT_MAX_RETRY))
-    raw_tasks = spec.get("tasks")
-    tasks = _default_tasks(raw_tasks) if isinstance(raw_tasks, list) else []
-    if isinstance(raw_tasks, list) and tasks != raw_tasks:
-        ops.append(PatchOp("replace", "/spec/tasks", tasks))
-    counts = [_count(t.get("minAvailable")) if isinstance(t, dict) else None for t in tasks]
-    if not spec.get("minAvailable") and all(count is not None for count in counts):
-        ops.append(PatchOp("add", "/spec/minAvailable", sum(count or 0 for count in counts)))
-    plugins = spec.get("plugins")
-    if isinstance(plugins, Mapping) and all(isinstance(args, list) for args in plugins.values()):
-        wanted = with_default_plugins(plugins)
-        if wanted != plugins:
-            ops.append(PatchOp("replace", "/spec/plugins", wanted))
+    for key in ("queue", "schedulerName", "maxRetry", "tasks", "minAvailable", "plugins"):
+        if key in wanted and wanted[key] != spec.get(key, _ABSENT):
+            ops.append(PatchOp("replace" if key in spec else "add", f"/spec/{key}", wanted[key]))
     return ops
 
 

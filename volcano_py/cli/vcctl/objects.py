@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_defaults import default_task_name
 from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import QuantityError, parse_quantity
 
@@ -66,7 +67,7 @@ def job_from_flags(
         "schedulerName": scheduler,
         "tasks": [
             {
-                "name": "default0",
+                "name": default_task_name(0),
                 "replicas": replicas,
                 "template": {
                     "metadata": {"name": name, "labels": {"job.volcano.sh": name}},

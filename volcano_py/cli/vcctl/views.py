@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.job_defaults import with_job_defaults
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
@@ -59,16 +60,17 @@ def job_list(jobs: Sequence[JSON], *, all_namespaces: bool) -> str:
 
 
 def job_view(job: JSON, events: Sequence[JSON], now: datetime) -> str:
-    meta, spec, status = job["metadata"], job.get("spec", {}), job.get("status", {})
+    # Shown as the controller runs it: a Job stored while the webhook was away has its defaults too.
+    meta, spec, status = job["metadata"], with_job_defaults(job)["spec"], job.get("status", {})
     state = status.get("state", {})
     lines = [
         f"Name:         {meta['name']}",
         f"Namespace:    {meta.get('namespace', '')}",
         f"Age:          {age(meta.get('creationTimestamp'), now)}",
-        f"Queue:        {spec.get('queue', c.DEFAULT_QUEUE)}",
-        f"Scheduler:    {spec.get('schedulerName', c.SCHEDULER_NAME)}",
-        f"Min Available: {spec.get('minAvailable', _replicas(job))}",
-        f"Max Retry:    {spec.get('maxRetry', 3)}",
+        f"Queue:        {spec.get('queue')}",
+        f"Scheduler:    {spec.get('schedulerName')}",
+        f"Min Available: {spec.get('minAvailable')}",
+        f"Max Retry:    {spec.get('maxRetry')}",
         f"Phase:        {_phase(job)}",
     ]
     if state.get("reason") or state.get("message"):

@@ -99,8 +99,10 @@ class JobWorker:
             return
         if spec.deleting:
             return
+        # The plugins read the Job as the webhook would have admitted it (svc for a framework, task names).
+        job = spec.with_defaults(body)
         try:
-            plugin_set = self.plugins.plugins(body)
+            plugin_set = self.plugins.plugins(job)
         except JobPluginError as exc:
             self.ctx.recorder.record(body, WARNING, JobEvent.PLUGIN_ERROR, str(exc))
             return
@@ -141,7 +143,7 @@ class JobWorker:
             for vol in spec.volumes:
                 controlled[f"volume-pvc-{vol.claim_name}"] = vol.claim_name
             if plugin_set is not None:
-                await self.plugins.apply(body, plugin_set, status.version)
+                await self.plugins.apply(job, plugin_set, status.version)
                 controlled.update(plugin_set.controlled_resources())
             pg_phase = await self.resources.ensure_podgroup(spec)
             podgroup = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
@@ -149,10 +151,10 @@ class JobWorker:
                 self.resources.report_podgroup(body, spec, podgroup)
         pods = [p for p in map(read_pod, self.ctx.job_pods(key)) if not p.job_uid or p.job_uid == spec.uid]
         plan = plan_step(spec, status, pods, pg_phase, step, now)
-        await self._execute(spec, body, plan, plugin_set, {p.name: p.uid for p in pods})
+        await self._execute(spec, job, plan, plugin_set, {p.name: p.uid for p in pods})
         holds_plugin_objects = any(k.startswith("plugin-") for k in controlled)
         if plugin_set is not None and holds_plugin_objects and plan.status.state.phase in _RELEASING_PHASES:
-            await self.plugins.release(body, plugin_set)
+            await self.plugins.release(job, plugin_set)
             controlled = {k: v for k, v in controlled.items() if not k.startswith("plugin-")}
         plan = replace(plan, status=plan.status.model_copy(update={"controlled_resources": controlled}))
         await self._write_status(key, body, read_status(body), plan.status, spec)
