@@ -23,7 +23,7 @@ from volcano_py.kube import eventloop
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.scheduler.core import Sharding
 from volcano_py.scheduler.runtime.agent import BATCH_LIMIT, AgentOptions, run_agent_scheduler
-from volcano_py.scheduler.runtime.heap import tune_collector
+from volcano_py.scheduler.runtime.heap import freeze_heap, tune_collector
 from volcano_py.scheduler.runtime.runner import default_identity
 
 
@@ -129,7 +129,9 @@ async def _serve(options: AgentOptions) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     tune_collector()
-    await run_agent_scheduler(options, stop)
+    # The collector back on, the listed cluster frozen out of its reach, once the caches are synced (as the
+    # batch scheduler): otherwise it stays off until ``heap.OFF_AT_MOST`` and then scans the whole mirror.
+    await run_agent_scheduler(options, stop, started=freeze_heap)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ class Store:
 
     def __init__(self) -> None:
         self._items: dict[str, Obj] = {}
+        self._shared: list[Obj] | None = None  # ``shared_values``, until the next change
 
     def __len__(self) -> int:
         return len(self._items)
@@ -62,6 +63,13 @@ class Store:
     def values(self) -> list[Obj]:
         return list(self._items.values())
 
+    def shared_values(self) -> list[Obj]:
+        """``values()``, the same list object until the store changes, not to be modified: a reader that
+        kept the last one can tell "nothing changed" by identity, without a walk over thousands of nodes."""
+        if self._shared is None:
+            self._shared = list(self._items.values())
+        return self._shared
+
     def values_with(self, shown: Mapping[str, Obj]) -> list[Obj]:
         """``values()`` with the objects of ``shown``'s keys in their places (views of them)."""
         if not shown:
@@ -76,10 +84,12 @@ class Store:
             if old is None:
                 return None
             del self._items[key]
+            self._shared = None
             return Delta(EventType.DELETED, key, old, obj)
         if old is not None and resource_version(old) == resource_version(obj) != "":
             return None  # a replay of what we hold (e.g. after a reconnect): not a change
         self._items[key] = obj
+        self._shared = None
         return Delta(EventType.MODIFIED if old is not None else EventType.ADDED, key, old, obj)
 
     def replace(self, items: Iterable[Obj]) -> list[Delta]:
@@ -96,4 +106,5 @@ class Store:
             if key not in fresh:
                 deltas.append(Delta(EventType.DELETED, key, old, old))
         self._items = fresh
+        self._shared = None
         return deltas

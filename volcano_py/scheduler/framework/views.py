@@ -133,6 +133,7 @@ class Views:
         self.group_of: dict[str, _Group] = {}  # by the job's uid
         self.node_entries: dict[int, _Node] = {}
         self.nodes: list[NodeInfo] = []
+        self._nodes_seen: Sequence[Obj] | None = None  # the node list last read whole
         self.by_name: dict[str, NodeInfo] = {}
         # Jobs of PodGroups, in the PodGroups' order; then the one-pod jobs of pods naming none.
         self.jobs: dict[str, JobInfo] = {}
@@ -192,6 +193,7 @@ class Views:
         self._update_pods(pods)
         self._sort()
         self._judge_steady()
+        self._nodes_seen = nodes
 
     def fill(
         self,
@@ -237,6 +239,7 @@ class Views:
             self.pod_of[task_record.uid] = entry
             self._add(entry, charge=False)
         self._filling = False
+        self._nodes_seen = nodes
         if self.keep:
             self.table = NodeTable(self.nodes)
             self._changed.update(self.jobs, self.shadows)
@@ -290,12 +293,17 @@ class Views:
     # --- nodes ---------------------------------------------------------------------------------------------
 
     def _update_nodes(self, nodes: Sequence[Obj]) -> None:
+        if nodes is self._nodes_seen:
+            return  # the cache's very list: not one node changed
         entries = self.node_entries
+        # Set operations, not a loop over the nodes: a heartbeat or two in thousands of nodes is the usual
+        # change, and this runs once per session (the agent scheduler's: once per pod or few).
         by_id = dict(zip(map(id, nodes), nodes, strict=True))
-        if by_id.keys() == entries.keys():
+        new_ids = by_id.keys() - entries.keys()
+        if not new_ids and len(by_id) == len(entries):
             return
         gone = [entries[i] for i in entries.keys() - by_id.keys()]
-        new = [obj for i, obj in by_id.items() if i not in entries]
+        new = [by_id[i] for i in new_ids]
         if len(gone) != len(new):
             raise Reset
         old_by_name = {e.node.name: e for e in gone}

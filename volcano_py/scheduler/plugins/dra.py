@@ -94,7 +94,8 @@ class DraSession:
         self.ssn: Session | None = None
         self.classes: dict[str, ClassSpec] = {}
         self.claims: dict[str, Claim] = {}
-        self.local: list[list[DeviceEntry]] = []
+        self.local: list[list[DeviceEntry]] = []  # by node row; built only when a pod asks for devices
+        self.rows = 0  # the session's nodes
         # Devices of claims allocated before the session, and of those allocated in it.
         self.held: set[DeviceId] = set()
         self.session_held: set[DeviceId] = set()
@@ -120,11 +121,13 @@ class DraSession:
     def open(self, ssn: Session, labels: NodeLabels) -> None:
         self.ssn, self.labels = ssn, labels
         snapshot = ssn.snapshot
-        self.local = [[] for _ in ssn.nodes]
+        self.rows = len(ssn.nodes)
+        self.local = []
         self.allocated, self.placed, self.needs = {}, {}, {}
         asking = [t for job in ssn.waiting_jobs() for t in job.pending_tasks if t.claims_used]
         if not asking:
             return  # no pod to place claims: devices and claims need not be read
+        self.local = [[] for _ in range(self.rows)]
         self.classes = {}
         for obj in snapshot.device_classes:
             try:
@@ -180,6 +183,7 @@ class DraSession:
     def close(self) -> None:
         self.ssn = None
         self.local, self.allocated, self.placed, self.needs = [], {}, {}, {}
+        self.rows = 0
         self._fits, self._slots, self.memo = {}, {}, {}
 
     def _changed(self, row: int, devices: set[DeviceId]) -> None:
@@ -246,7 +250,7 @@ class DraSession:
 
     def _allowed(self, key: str, uid: str | None) -> tuple[BoolArray, str]:
         """Nodes an allocated claim lets its pods run on, and the reason the others fail with."""
-        n = len(self.local)
+        n = self.rows
         done = self.allocated.get(key)
         if done is not None:
             mask = np.zeros(n, dtype=np.bool_)
@@ -268,7 +272,7 @@ class DraSession:
     # --- extension points (through the predicates plugin) ---------------------------------------------------
 
     def predicate(self, klass: TaskClass) -> NodeVerdict:
-        n = len(self.local)
+        n = self.rows
         needs = self.needs.get(klass.key)
         ok = np.ones(n, dtype=np.bool_)
         if needs is None:
@@ -300,7 +304,7 @@ class DraSession:
         cache_key = (key, tuple(c.key for c in fresh))
         fits = self._fits.get(cache_key)
         if fits is None or fits.state != state:
-            n = len(self.local)
+            n = self.rows
             fits = _RowFits(state, np.full(n, -1, dtype=np.int64), np.full(n, -1, dtype=np.int64))
             self._fits[cache_key] = fits
         stale = np.flatnonzero(rows & (fits.seen != self.row_version))
@@ -318,13 +322,13 @@ class DraSession:
         needs = self.needs.get(klass.key)
         if needs is None:
             return None
-        out: IntArray = np.zeros(len(self.local), dtype=np.int64)
+        out: IntArray = np.zeros(self.rows, dtype=np.int64)
         if needs.blocked:
             return out
         if needs.shared:
             return None
         fresh, pinned = self._current(needs)
-        ok = np.ones(len(self.local), dtype=np.bool_)
+        ok = np.ones(self.rows, dtype=np.bool_)
         for key in pinned:
             ok &= self._allowed(key, None)[0]
         if not fresh:
@@ -335,7 +339,7 @@ class DraSession:
         cache_key = (klass.key, tuple(c.key for c in fresh), cap)
         cached = self._slots.get(cache_key)
         if cached is None or cached[0] != state:
-            n = len(self.local)
+            n = self.rows
             cached = (state, np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64))
             self._slots[cache_key] = cached
         _, seen, counts = cached

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -425,7 +425,8 @@ class AgentScheduler:
             self.elector, stop, self._schedule_until, before_release=self.binder.wait_idle
         )
 
-    async def run(self, stop: asyncio.Event) -> None:
+    async def run(self, stop: asyncio.Event, *, started: Callable[[], Awaitable[None]] | None = None) -> None:
+        """``started``: awaited once the caches are synced (the process freezes its heap there)."""
         await self.server.start()
         try:
             async with asyncio.TaskGroup() as group:
@@ -443,6 +444,8 @@ class AgentScheduler:
                         sharding=self.options.sharding.mode.value,
                         identity=self.options.identity,
                     )
+                    if started is not None:
+                        await started()
                     await self._lead(stop)
                 await self.binder.wait_idle()
                 for task in tasks:
@@ -451,10 +454,12 @@ class AgentScheduler:
             await self.server.stop()
 
 
-async def run_agent_scheduler(options: AgentOptions, stop: asyncio.Event) -> None:
+async def run_agent_scheduler(
+    options: AgentOptions, stop: asyncio.Event, *, started: Callable[[], Awaitable[None]] | None = None
+) -> None:
     """Run an agent scheduler in this event loop until ``stop`` is set (tests, ``volcano-py up``, the CLI)."""
     client = KubeClient(await load_api_client(options.kubeconfig))
     try:
-        await AgentScheduler(options, client).run(stop)
+        await AgentScheduler(options, client).run(stop, started=started)
     finally:
         await client.close()

@@ -655,8 +655,9 @@ class SchedulerCache:
         scheduler hides the pending pods another of its workers takes); ``podgroups``: False leaves them out
         (the agent scheduler places pods one by one, gangs are the batch scheduler's)."""
         # Pods come with the binds and evictions promised but not yet seen in a watch.
+        # Shared lists: the session's views tell an unchanged kind by the list's identity.
         read: dict[str, Any] = {
-            field: self.informers[field].store.values()
+            field: self.informers[field].store.shared_values()
             for field, _, _ in SESSION_KINDS
             if field not in ("pods", "podgroups", "resource_claims")
         }
