@@ -27,10 +27,9 @@ from typing import Any
 
 from volcano_py import log
 from volcano_py.api import constants as c
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.kube.kinds import JOBS, PODGROUPS, QUEUES
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"

@@ -100,7 +100,7 @@ from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER, DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import NODESHARDS, PODGROUPS, PODS, VOLCANO_JOBS
+from volcano_py.kube.kinds import JOBS, NODESHARDS, PODGROUPS, PODS
 
 SYSTEMS = ("null", "volcano-py", "volcano", SHARDED)
 MODES = ("backlog", "restart", "churn")
@@ -369,11 +369,11 @@ def completed_status() -> JSON:
 
 async def finished_jobs(client: KubeClient, jobs: int, concurrency: int) -> None:
     """``jobs`` Volcano Jobs, each created and then given a Completed status (the status subresource)."""
-    await create_all(client, [(VOLCANO_JOBS.collection_path(HISTORY), job(f"done-{i}")) for i in range(jobs)],
+    await create_all(client, [(JOBS.collection_path(HISTORY), job(f"done-{i}")) for i in range(jobs)],
                      concurrency)  # fmt: skip
 
     async def complete(i: int) -> None:
-        path = VOLCANO_JOBS.object_path(f"done-{i}", HISTORY, "status")
+        path = JOBS.object_path(f"done-{i}", HISTORY, "status")
         while True:
             try:
                 await client.patch(path, completed_status())
@@ -571,7 +571,7 @@ async def fill_cluster(bench: Bench, client: KubeClient, nodes: int, pods: int) 
     began = time.monotonic()
     history_made = finished_jobs(client, args.finished_jobs, args.concurrency)
     await guarded(bench, history_made, "finished Jobs created", args.finished_jobs,
-                  lambda: count(client, VOLCANO_JOBS.collection_path(HISTORY)))  # fmt: skip
+                  lambda: count(client, JOBS.collection_path(HISTORY)))  # fmt: skip
     history = time.monotonic() - began
     progress(f"{args.finished_jobs:,} Completed Volcano Jobs created in {history:.1f}s")
     await asyncio.sleep(args.settle)  # KWOK runs the pods
@@ -660,7 +660,7 @@ async def controller_restart(bench: Bench, client: KubeClient, system: str, pods
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(30)
         name = f"probe-job-{system}".lower()
-        created = await client.create(VOLCANO_JOBS.collection_path(PROBE), job(name))
+        created = await client.create(JOBS.collection_path(PROBE), job(name))
         uid = str(created["metadata"]["uid"])
         started_at = time.time()
         again = start_controller(bench, system)

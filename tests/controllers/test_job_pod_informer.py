@@ -17,8 +17,9 @@ from ctl_builders import JobBuilder, PodBuilder  # type: ignore[import-not-found
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.flow.worker import FlowControllers
-from volcano_py.controllers.handlers import build_registry, job_changed, job_pod_changed, podgroup_changed
+from volcano_py.controllers.handlers import build_registry
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
+from volcano_py.controllers.job.feed import job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.job.plan import Plan
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions

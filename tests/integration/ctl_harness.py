@@ -14,10 +14,9 @@ from stopping import stop_within
 from volcano_py.api import constants as c
 from volcano_py.cli.scheduler import scheduler_core
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.controllers.runtime.context import COMMANDS, JOBS
 from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
+from volcano_py.kube.kinds import COMMANDS, JOBS, PODGROUPS, PODS, QUEUES
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 
 JSON = dict[str, Any]

@@ -18,17 +18,20 @@ from ctl_harness import task, vcjob, wait_for
 
 from volcano_py.api import constants as c
 from volcano_py.api import dra
-from volcano_py.controllers.flow.worker import CRONJOBS, JOBFLOWS, JOBTEMPLATES
 from volcano_py.controllers.hypernode.discovery import LABEL_SOURCE
 from volcano_py.controllers.hypernode.worker import CONFIGMAP_PATH
 from volcano_py.controllers.queue.state import CLOSED_BY_PARENT_KEY
-from volcano_py.controllers.runtime.context import COMMANDS, JOBS
 from volcano_py.devcluster.dra import device_class, gpu_slice
 from volcano_py.devcluster.nodes import HOSTNAME_LABEL
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError, KubeClient
 from volcano_py.kube.kinds import (
+    COMMANDS,
+    CRONJOBS,
     EVENTS,
     HYPERNODES,
+    JOBFLOWS,
+    JOBS,
+    JOBTEMPLATES,
     NODES,
     PODGROUPS,
     PODS,

@@ -13,8 +13,8 @@ from ctl_harness import Env, env, task, vcjob, wait_for
 
 from benchmarks.benchlib.pool import each
 from volcano_py.api import constants as c
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import JOBS
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]

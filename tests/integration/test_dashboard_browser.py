@@ -24,11 +24,10 @@ from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
 from volcano_py.cli.main import main as volcano_py
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.dashboard import DashboardOptions, run_dashboard
 from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError
-from volcano_py.kube.kinds import NODES, PODS, QUEUES
+from volcano_py.kube.kinds import JOBS, NODES, PODS, QUEUES
 from volcano_py.resources import GPU, Resource
 
 pytestmark = pytest.mark.integration

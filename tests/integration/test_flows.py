@@ -11,10 +11,9 @@ import pytest
 from ctl_harness import Env, env, task, vcjob, wait_for
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.flow.worker import CRONJOBS, JOBFLOWS, JOBTEMPLATES
 from volcano_py.controllers.hypernode.worker import CONFIGMAP_PATH
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
-from volcano_py.kube.kinds import EVENTS, HYPERNODES, NODES
+from volcano_py.kube.kinds import CRONJOBS, EVENTS, HYPERNODES, JOBFLOWS, JOBTEMPLATES, NODES
 
 __all__ = ["env"]
 pytestmark = pytest.mark.integration

@@ -26,9 +26,8 @@ from volcano_py.cli import controller as controller_cli
 from volcano_py.cli import scheduler as scheduler_cli
 from volcano_py.cli.main import build_parser
 from volcano_py.controllers.operator import run_controller
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import LEASES
+from volcano_py.kube.kinds import JOBS, LEASES
 from volcano_py.scheduler.runtime.runner import run_scheduler
 
 pytestmark = pytest.mark.integration

@@ -21,12 +21,11 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.devcluster.nodes import RACK_LABEL
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import HYPERNODES, QUEUES
+from volcano_py.kube.kinds import HYPERNODES, JOBS, QUEUES
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 

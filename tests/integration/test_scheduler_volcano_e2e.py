@@ -16,9 +16,8 @@ from ctl_harness import Operator, task, vcjob, wait_for
 from test_scheduler_binding import api, pool, start_scheduler  # type: ignore[import-not-found]
 
 from volcano_py.api import constants as c
-from volcano_py.controllers.runtime.context import JOBS
 from volcano_py.kube.client import JSON_PATCH, ApiError, KubeClient
-from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS, QUEUES
+from volcano_py.kube.kinds import EVENTS, JOBS, PODGROUPS, PODS, QUEUES
 
 pytestmark = pytest.mark.integration
 __all__ = ["api", "pool", "start_scheduler"]  # fixtures used here by name

@@ -24,12 +24,13 @@ import kopf
 from volcano_py.api import constants as c
 from volcano_py.api.controller_gates import HYPERNODE_CONTROLLER, SHARDING_CONTROLLER
 from volcano_py.controllers.flow.worker import FlowControllers
-from volcano_py.controllers.handlers import build_registry, job_changed, job_pod_changed, podgroup_changed
+from volcano_py.controllers.handlers import build_registry
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
+from volcano_py.controllers.job.feed import job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.podgroup.worker import PlainPodGroups
 from volcano_py.controllers.queue.worker import QueueWorker
-from volcano_py.controllers.runtime.context import JOBS, ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.controllers.sharding.worker import ShardingController
 from volcano_py.kube import eventloop
@@ -37,7 +38,7 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.informer import Informer
-from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS
 from volcano_py.kube.leader import LeaderElector, run_while_leading
 from volcano_py.kube.store import Delta
 from volcano_py.log import get_logger

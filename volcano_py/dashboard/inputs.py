@@ -11,8 +11,8 @@ from volcano_py.api.common import now_time
 from volcano_py.forecast import Bounds, Forecast, forecast
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import (
+    JOBS,
     SESSION_KINDS,
-    VOLCANO_JOBS,
     ResourceKind,
 )
 from volcano_py.scheduler.core import ClusterObjects, SchedulerConf, load_conf, load_conf_file
@@ -70,7 +70,7 @@ class Reading:
 
 async def read(client: KubeClient, conf_path: str | None) -> Reading:
     objects = await read_objects(client)
-    jobs = await _items(client, VOLCANO_JOBS, optional=True)
+    jobs = await _items(client, JOBS, optional=True)
     conf, source = await scheduler_conf(client, conf_path)
     return Reading(objects, jobs, conf, source)
 

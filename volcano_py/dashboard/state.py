@@ -31,6 +31,7 @@ from volcano_py.kube.kinds import (
     DEVICE_CLASSES,
     EVENTS,
     HYPERNODES,
+    JOBS,
     LEASES,
     NODES,
     NODESHARDS,
@@ -43,7 +44,6 @@ from volcano_py.kube.kinds import (
     RESOURCE_CLAIMS,
     RESOURCE_SLICES,
     RESOURCEQUOTAS,
-    VOLCANO_JOBS,
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType
@@ -114,7 +114,7 @@ class DashboardState:
             "pods": self._informer(PODS, self._on_pod),
             "podgroups": self._informer(PODGROUPS),
             "queues": self._informer(QUEUES),
-            "jobs": self._informer(VOLCANO_JOBS, optional=True),
+            "jobs": self._informer(JOBS, optional=True),
             "priorityclasses": self._informer(PRIORITY_CLASSES),
             "hypernodes": self._informer(HYPERNODES, optional=True),
             # Read by the scheduler's pdb, resourcequota and numa-aware plugins: the what-if needs them to

@@ -54,7 +54,7 @@ QUEUES: Final = ResourceKind(
 PODDISRUPTIONBUDGETS: Final = ResourceKind(
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", namespaced=True
 )
-VOLCANO_JOBS: Final = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
+JOBS: Final = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 REPLICASETS: Final = ResourceKind("apps", "v1", "replicasets", "ReplicaSet", namespaced=True)
 RESOURCEQUOTAS: Final = ResourceKind("", "v1", "resourcequotas", "ResourceQuota", namespaced=True)
 HYPERNODES: Final = ResourceKind(
@@ -66,6 +66,17 @@ NODESHARDS: Final = ResourceKind(
     c.SHARD_GROUP, c.SHARD_VERSION, c.NODESHARD_PLURAL, c.NODESHARD_KIND, namespaced=False
 )
 CONFIGMAPS: Final = ResourceKind("", "v1", "configmaps", "ConfigMap", namespaced=True)
+PVCS: Final = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True)
+JOBFLOWS: Final = ResourceKind(
+    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True
+)
+JOBTEMPLATES: Final = ResourceKind(
+    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
+)
+CRONJOBS: Final = ResourceKind(
+    c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True
+)
+COMMANDS: Final = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
 NUMATOPOLOGIES: Final = ResourceKind(
     c.NODEINFO_GROUP, c.NODEINFO_VERSION, c.NUMATOPOLOGY_PLURAL, c.NUMATOPOLOGY_KIND, namespaced=False
 )
@@ -87,6 +98,11 @@ RESOURCE_CLAIMS: Final = ResourceKind(
     dra.RESOURCE_CLAIM_KIND,
     namespaced=True,
 )
+
+
+def plain(body: Mapping[str, Any]) -> dict[str, Any]:
+    """A read-only body (Kopf's, an admission review's) as the plain dict the rules take."""
+    return {key: body[key] for key in body}
 
 
 def object_key(obj: dict[str, object]) -> str:

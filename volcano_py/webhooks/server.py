@@ -34,6 +34,7 @@ from volcano_py.api.admission_conf import AdmissionConf
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.problems import Problem
 from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.kinds import plain
 from volcano_py.log import get_logger
 from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
 from volcano_py.webhooks.common import Queues, denial
@@ -159,7 +160,7 @@ def register(
     registered only when one of its rules is on (``pod_mutation_match``)."""
 
     def mutate_job_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-        _apply_later(patch, mutate_job(_plain(body)))
+        _apply_later(patch, mutate_job(plain(body)))
 
     async def validate_job_handler(
         body: kopf.Body,
@@ -170,14 +171,14 @@ def register(
         **_: Any,
     ) -> None:
         if operation == "UPDATE" and old is not None:
-            problems = validate_job_update(_plain(old), _plain(body))
+            problems = validate_job_update(plain(old), plain(body))
         else:
-            problems = validate_job_create(_plain(body), await queues.queues())
-            warnings.extend(job_warnings(_plain(body)))
+            problems = validate_job_create(plain(body), await queues.queues())
+            warnings.extend(job_warnings(plain(body)))
         _reject_if(problems, kind="Job", name=name, operation=operation)
 
     def mutate_queue_handler(body: kopf.Body, patch: kopf.Patch, **_: Any) -> None:
-        _apply_later(patch, mutate_queue(_plain(body)))
+        _apply_later(patch, mutate_queue(plain(body)))
 
     async def validate_queue_handler(
         body: kopf.Body, old: kopf.Body | None, operation: str, name: str, **_: Any
@@ -186,38 +187,38 @@ def register(
         if operation == "DELETE":
             problems = validate_queue_delete(name, snapshot)
         else:
-            previous = _plain(old) if operation == "UPDATE" and old is not None else None
-            problems = validate_queue_write(_plain(body), snapshot, previous)
+            previous = plain(old) if operation == "UPDATE" and old is not None else None
+            problems = validate_queue_write(plain(body), snapshot, previous)
         _reject_if(problems, kind="Queue", name=name, operation=operation)
 
     async def mutate_podgroup_handler(
         body: kopf.Body, patch: kopf.Patch, namespace: str | None, **_: Any
     ) -> None:
-        plain = _plain(body)
-        if namespaces is None or not in_default_queue(plain):
+        podgroup = plain(body)
+        if namespaces is None or not in_default_queue(podgroup):
             return  # only a PodGroup in the default queue costs a namespace read
-        _apply_later(patch, mutate_podgroup(plain, await namespaces.annotations(namespace or "default")))
+        _apply_later(patch, mutate_podgroup(podgroup, await namespaces.annotations(namespace or "default")))
 
     def mutate_pod_handler(body: kopf.Body, patch: kopf.Patch, namespace: str | None, **_: Any) -> None:
         # Volcano's order: the resource group's patch, then the queue-allocation gate.
-        pod = _plain(body)
+        pod = plain(body)
         ops = mutate_pod(pod, namespace or "", admission_conf.conf()) if admission_conf is not None else []
         _apply_later(patch, [*ops, *queue_allocation_gate(pod, feature_gates)])
 
     def validate_pod_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
-        problems = validate_pod_create(_plain(body), scheduler_names)
+        problems = validate_pod_create(plain(body), scheduler_names)
         _reject_if(problems, kind="Pod", name=name, operation=operation)
 
     def validate_hypernode_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
-        _reject_if(validate_hypernode_write(_plain(body)), kind="HyperNode", name=name, operation=operation)
+        _reject_if(validate_hypernode_write(plain(body)), kind="HyperNode", name=name, operation=operation)
 
     async def validate_podgroup_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
-        problems = validate_podgroup_create(_plain(body), await queues.queues())
+        problems = validate_podgroup_create(plain(body), await queues.queues())
         _reject_if(problems, kind="PodGroup", name=name, operation=operation)
 
     def validate_flow_handler(body: kopf.Body, operation: str, name: str, **_: Any) -> None:
-        plain = _plain(body)
-        _reject_if(validate_flow_object(plain), kind=str(plain.get("kind")), name=name, operation=operation)
+        flow = plain(body)
+        _reject_if(validate_flow_object(flow), kind=str(flow.get("kind")), name=name, operation=operation)
 
     handlers: dict[str, Callable[..., Any]] = {
         "mutate-job": mutate_job_handler,
@@ -245,11 +246,6 @@ def register(
             operations=list(webhook.operations),
             registry=registry,
         )(handlers[webhook.id] if record is None else _counted(webhook.id, handlers[webhook.id], record))
-
-
-def _plain(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Kopf's read-only body view as the plain dict the decisions take."""
-    return {key: body[key] for key in body}
 
 
 def admitted_resources() -> dict[str, GroupVersionResource]:

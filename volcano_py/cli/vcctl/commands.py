@@ -16,14 +16,12 @@ from volcano_py.cli.vcctl import objects, views
 from volcano_py.dashboard import inputs
 from volcano_py.forecast import Bounds, job_section
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS, QUEUES, VOLCANO_JOBS, ResourceKind
+from volcano_py.kube.kinds import COMMANDS, EVENTS, JOBS, PODGROUPS, PODS, QUEUES
 from volcano_py.scheduler.core import ConfError
 from volcano_py.whatif import Budget
 from volcano_py.whatif.why import what_would_make_it_run
 
 JSON = dict[str, Any]
-JOBS = VOLCANO_JOBS
-COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
 # Volcano's vcctl puts queue Commands in this namespace, since a Queue has none of its own.
 QUEUE_COMMAND_NAMESPACE = "default"
 

@@ -22,14 +22,9 @@ from volcano_py.cli.vcctl import _common
 from volcano_py.cli.vcctl.commands import CommandError, _call, _client, _require
 from volcano_py.cli.vcctl.objects import UsageError
 from volcano_py.cli.vcctl.render import age, table
-from volcano_py.kube.kinds import PODS, ResourceKind
+from volcano_py.kube.kinds import CRONJOBS, JOBFLOWS, JOBTEMPLATES, PODS, ResourceKind
 
 JSON = dict[str, Any]
-JOBFLOWS = ResourceKind(c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True)
-JOBTEMPLATES = ResourceKind(
-    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
-)
-CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
 KINDS = {"jobflow": JOBFLOWS, "jobtemplate": JOBTEMPLATES}
 Handler = Callable[[argparse.Namespace], Coroutine[Any, Any, int]]
 

@@ -22,10 +22,10 @@ from volcano_py.api import constants as c
 from volcano_py.api.flow import FlowPhase
 from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronjob
 from volcano_py.controllers.flow.jobflow import plan_jobflow
-from volcano_py.controllers.runtime.context import JOBS, ControllerContext
+from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import ApiError
-from volcano_py.kube.kinds import ResourceKind
+from volcano_py.kube.kinds import CRONJOBS, JOBFLOWS, JOBS, JOBTEMPLATES, ResourceKind, plain
 from volcano_py.kube.leader import Fenced
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.log import get_logger
@@ -36,11 +36,6 @@ JSON = dict[str, Any]
 Key = tuple[str, str]  # (namespace, name)
 Clock = Callable[[], datetime]
 
-JOBFLOWS = ResourceKind(c.FLOW_GROUP, c.FLOW_VERSION, c.JOBFLOW_PLURAL, c.JOBFLOW_KIND, namespaced=True)
-JOBTEMPLATES = ResourceKind(
-    c.FLOW_GROUP, c.FLOW_VERSION, c.JOBTEMPLATE_PLURAL, c.JOBTEMPLATE_KIND, namespaced=True
-)
-CRONJOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.CRONJOB_PLURAL, c.CRONJOB_KIND, namespaced=True)
 
 FLOW_INDEX = "vc_jobflows"
 TEMPLATE_INDEX = "vc_jobtemplates"  # by namespace
@@ -60,10 +55,6 @@ _CREATED: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
         f"Created job {job} for CronJob {ns}/{owner}",
     ),
 }
-
-
-def _plain(body: Any) -> JSON:
-    return {k: body[k] for k in ("apiVersion", "kind", "metadata", "spec", "status") if k in body}
 
 
 def _owner(meta: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -136,15 +127,15 @@ class FlowControllers:
 
         @kopf.index(*flows, id=FLOW_INDEX, registry=registry)
         def index_flow(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
-            return {(namespace or "", name): _plain(body)}
+            return {(namespace or "", name): plain(body)}
 
         @kopf.index(*templates, id=TEMPLATE_INDEX, registry=registry)
         def index_template(body: kopf.Body, namespace: str | None, **_: Any) -> dict[Any, Any]:
-            return {namespace or "": _plain(body)}
+            return {namespace or "": plain(body)}
 
         @kopf.index(*crons, id=CRON_INDEX, registry=registry)
         def index_cron(body: kopf.Body, namespace: str | None, name: str, **_: Any) -> dict[Any, Any]:
-            return {(namespace or "", name): _plain(body)}
+            return {(namespace or "", name): plain(body)}
 
         @kopf.on.startup(registry=registry)
         def capture_flow_indices(**kwargs: Any) -> None:

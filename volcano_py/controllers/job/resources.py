@@ -10,10 +10,10 @@ from volcano_py.api.job_view import ResolvedJob
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podbuilder import build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
-from volcano_py.controllers.runtime.context import PVCS, ControllerContext
+from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.events import WARNING
-from volcano_py.kube.kinds import PODGROUPS
+from volcano_py.kube.kinds import PODGROUPS, PVCS
 
 
 class JobResources:

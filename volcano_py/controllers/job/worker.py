@@ -29,11 +29,11 @@ from volcano_py.controllers.job.resources import JobResources
 from volcano_py.controllers.job.state import Op, Target, step_for
 from volcano_py.controllers.job.status import transition
 from volcano_py.controllers.job.ttl import seconds_left
-from volcano_py.controllers.runtime.context import JOBS, ControllerContext, DelayedAction, JobKey
+from volcano_py.controllers.runtime.context import ControllerContext, DelayedAction, JobKey
 from volcano_py.jobplugins import PluginSet
 from volcano_py.kube.client import JSON_PATCH, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
-from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS
 from volcano_py.kube.leader import Fenced
 from volcano_py.log import get_logger
 

@@ -26,7 +26,6 @@ from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP
 from volcano_py.kube.events import EventRecorder
-from volcano_py.kube.kinds import VOLCANO_JOBS, ResourceKind
 from volcano_py.kube.leader import Fenced, LeaseTiming, WriteStamp, through_fence
 from volcano_py.log import get_logger
 
@@ -35,9 +34,6 @@ if TYPE_CHECKING:  # the Job worker's types; runtime imports no kind's code
 
 _log = get_logger(__name__)
 
-JOBS = VOLCANO_JOBS
-COMMANDS = ResourceKind(c.BUS_GROUP, c.BUS_VERSION, c.COMMAND_PLURAL, c.COMMAND_KIND, namespaced=True)
-PVCS = ResourceKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", namespaced=True)
 
 # Index names: Kopf passes each index to handlers as a keyword argument of that name.
 QUEUE_INDEX = "vc_queues"
@@ -115,8 +111,8 @@ class ControllerContext:
         default_factory=lambda: KeyedQueue(is_resync=lambda a: a == SYNC_QUEUE)
     )
     indices: dict[str, Mapping[Any, Iterable[Any]]] = field(default_factory=dict)
-    # Jobs and PodGroups by (namespace, name), kept by the operator's informers (``handlers.job_changed``,
-    # ``handlers.podgroup_changed``).
+    # Jobs and PodGroups by (namespace, name), kept by the operator's informers (``job.feed.job_changed``,
+    # ``job.feed.podgroup_changed``).
     jobs: dict[JobKey, dict[str, Any]] = field(default_factory=dict)
     podgroups_by_key: dict[JobKey, dict[str, Any]] = field(default_factory=dict)
     # Newest Job bodies this controller wrote; fresher than the index until the watch catches up.

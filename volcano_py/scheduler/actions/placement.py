@@ -329,5 +329,5 @@ def place_job(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
 def _place_plain(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
     """Outside any HyperNode walk: a job with sub-groups sub-group by sub-group, any other pod by pod."""
     if job.sub_group_policies:
-        return place_by_sub_groups(ssn, stmt, job)
+        return place_by_sub_groups(ssn, stmt, job, place_greedy)
     return place_greedy(ssn, stmt, job)

@@ -10,6 +10,7 @@ placing pod by pod cannot keep it inside one HyperNode.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from volcano_py.api.subgroups import SubGroupKey
@@ -23,6 +24,10 @@ if TYPE_CHECKING:
     from ..framework.session import Session
     from ..framework.statement import Statement
 
+# How the pods of one sub-group are placed: ``placement.place_greedy``, handed in by placement (which
+# dispatches here), so this module does not import it back.
+GreedyPlacer = Callable[..., Placed]
+
 
 def hard_topology_refusal(job: JobInfo, key: SubGroupKey) -> str:
     return (
@@ -33,15 +38,16 @@ def hard_topology_refusal(job: JobInfo, key: SubGroupKey) -> str:
     )
 
 
-def place_by_sub_groups(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
-    """Place ``job`` sub-group by sub-group through ``stmt`` (see the module docstring)."""
+def place_by_sub_groups(ssn: Session, stmt: Statement, job: JobInfo, greedy: GreedyPlacer) -> Placed:
+    """Place ``job`` sub-group by sub-group through ``stmt`` (see the module docstring), each sub-group's
+    pods by ``greedy``."""
     allocated = pipelined = 0
     was_ready = ssn.job_ready(job)
     progressed = True
     while progressed:  # a sub-group ready at its size but the job not yet takes one more pod a pass
         progressed = False
         for key, members in turn_order(job):
-            placed = _place_one(ssn, job, key, members)
+            placed = _place_one(ssn, job, key, members, greedy)
             if placed is None:
                 continue
             progressed = True
@@ -51,11 +57,11 @@ def place_by_sub_groups(ssn: Session, stmt: Statement, job: JobInfo) -> Placed:
     return Placed(allocated, pipelined)
 
 
-def _place_one(ssn: Session, job: JobInfo, key: SubGroupKey | None, members: list[TaskInfo]) -> Placed | None:
+def _place_one(
+    ssn: Session, job: JobInfo, key: SubGroupKey | None, members: Sequence[TaskInfo], greedy: GreedyPlacer
+) -> Placed | None:
     """The pods that make the sub-group ready (one more when it is), all through the current statement or
     none; None when they do not all fit."""
-    from .placement import place_greedy  # placement dispatches here: imported late to keep one direction
-
     waiting = ssn.sorted_tasks(placeable(job, members))
     if key is not None and is_hard(job, key):
         ssn.fit_failures_of(job).add(len(waiting), [hard_topology_refusal(job, key)])
@@ -65,7 +71,7 @@ def _place_one(ssn: Session, job: JobInfo, key: SubGroupKey | None, members: lis
     if len(take) < need:
         return None  # its pods are not all there (or some are gated): it cannot be ready this session
     with ssn.statement() as trial:
-        placed = place_greedy(ssn, trial, job, until_ready=False, only=take)
+        placed = greedy(ssn, trial, job, until_ready=False, only=take)
         got = placed.allocated + placed.pipelined
         if got == len(take):
             trial.commit()
