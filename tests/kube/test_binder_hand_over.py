@@ -41,7 +41,7 @@ async def test_binds_handed_over_are_not_sent_again_with_the_result(binder: Bind
         sent.append(b.name)
         return True
 
-    binder._bind_one = bind_one  # type: ignore[method-assign]
+    binder.binds._bind_one = bind_one  # type: ignore[method-assign]
     gang = [bind("gang", n) for n in range(3)]
     solo = [bind("solo", 0)]
     late = [bind("late", 0), bind("late", 1)]

@@ -19,14 +19,10 @@ from volcano_py.scheduler.framework.podgroup_status import (
     same_podgroup_status,
 )
 from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
-from volcano_py.scheduler.runtime.binder import (
-    BINDS_FIRST_LIMIT,
-    START_HOLD_LIMIT,
-    START_HOLD_SECONDS,
-    Binder,
-)
+from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
+from volcano_py.scheduler.runtime.status_writes import BINDS_FIRST_LIMIT, START_HOLD_LIMIT, START_HOLD_SECONDS
 
 UNSCHEDULABLE = Condition("Unschedulable", "True", "NotEnoughResources", "3/4 tasks in gang unschedulable")
 
@@ -120,7 +116,7 @@ def watched(binder: Binder, status: dict[str, Any] | None) -> None:
 async def offered(binder: Binder, update: PodGroupUpdate) -> dict[str, Any] | None:
     """What the binder queues for one session's update, after writing it (the write is refused here)."""
     binder.submit(SessionResult(podgroup_updates=(update,)))
-    queued = binder._pending_pg.get("ns/pg")
+    queued = binder.statuses._pending_pg.get("ns/pg")
     await binder.flush_statuses()
     return queued
 
@@ -217,19 +213,19 @@ async def test_running_waits_for_its_pods_to_start_so_one_write_says_both(binder
     # Bound, not started: the status that counts the pod follows within a second or two and replaces it.
     watched(binder, {"phase": "Inqueue"})
     assert await offered(binder, update(phase=PodGroupPhase.RUNNING)) is not None
-    assert binder._pending_pg["ns/pg"]["phase"] == "Running"  # held, not written
+    assert binder.statuses._pending_pg["ns/pg"]["phase"] == "Running"  # held, not written
     (shown,) = binder.cache.snapshot().podgroups
     assert shown["status"]["phase"] == "Running"  # the next cycle sees it all the same
     started = await offered(binder, update(phase=PodGroupPhase.RUNNING, running=1))
     assert started is not None and started["running"] == 1
-    assert "ns/pg" not in binder._pending_pg  # written at once
+    assert "ns/pg" not in binder.statuses._pending_pg  # written at once
 
 
 async def still_held_after(binder: Binder, seconds: float) -> bool:
     """Whether the PodGroup's status is still held back after ``seconds`` more and a flush."""
     NOW[0] += seconds
     await binder.flush_statuses()
-    return "ns/pg" in binder._pending_pg
+    return "ns/pg" in binder.statuses._pending_pg
 
 
 async def test_running_is_written_once_the_hold_is_over_even_if_the_pods_never_start(binder: Binder) -> None:
@@ -243,11 +239,11 @@ async def test_running_waits_while_the_gangs_binds_are_still_on_their_way(binder
     # In a backlog a gang's binds wait their turn behind thousands of others: the hold counts from their
     # answers, not from the session that decided them.
     watched(binder, {"phase": "Inqueue"})
-    binder._binding["ns/pg"] = 1  # one gang of it queued behind the bind slots
+    binder.statuses._binding["ns/pg"] = 1  # one gang of it queued behind the bind slots
     await offered(binder, update(phase=PodGroupPhase.RUNNING))
     assert await still_held_after(binder, START_HOLD_SECONDS + 1)
-    del binder._binding["ns/pg"]
-    binder._answered_at["ns/pg"] = NOW[0]
+    del binder.statuses._binding["ns/pg"]
+    binder.statuses._answered_at["ns/pg"] = NOW[0]
     assert await still_held_after(binder, START_HOLD_SECONDS - 1)
     assert not await still_held_after(binder, 2)
     NOW[0] += START_HOLD_LIMIT  # the next test's clock starts past every hold
@@ -258,26 +254,26 @@ async def test_running_out_of_pending_is_written_at_once(binder: Binder) -> None
     # the first step out of Pending is not held, whatever the counters say.
     watched(binder, {"phase": "Pending"})
     assert await offered(binder, update(phase=PodGroupPhase.RUNNING)) is not None
-    assert "ns/pg" not in binder._pending_pg
+    assert "ns/pg" not in binder.statuses._pending_pg
 
 
 async def test_a_full_bind_queue_goes_first_and_one_write_then_says_both_steps(binder: Binder) -> None:
     # A backlog: more binds wait than the binder sends at once (64 by default).
     watched(binder, {"phase": "Pending"})
-    binder._binds_unanswered = 65
+    binder.binds.unanswered = 65
     await offered(binder, update(phase=PodGroupPhase.RUNNING))
-    assert binder._pending_pg["ns/pg"]["phase"] == "Running"  # not written: the binds go first
+    assert binder.statuses._pending_pg["ns/pg"]["phase"] == "Running"  # not written: the binds go first
     assert await still_held_after(binder, 30)
     # Its pod runs meanwhile: the status saying so replaces the one waiting.
     binder.submit(SessionResult(podgroup_updates=(update(phase=PodGroupPhase.RUNNING, running=1),)))
-    assert binder._pending_pg["ns/pg"]["running"] == 1
-    binder._binds_unanswered = 64  # the queue fits the bind slots again
+    assert binder.statuses._pending_pg["ns/pg"]["running"] == 1
+    binder.binds.unanswered = 64  # the queue fits the bind slots again
     assert not await still_held_after(binder, 0)
 
 
 async def test_a_bind_queue_that_stays_full_holds_a_status_back_only_so_long(binder: Binder) -> None:
     watched(binder, {"phase": "Pending"})
-    binder._binds_unanswered = 10_000
+    binder.binds.unanswered = 10_000
     await offered(binder, update(phase=PodGroupPhase.INQUEUE))
     assert await still_held_after(binder, BINDS_FIRST_LIMIT - 1)
     assert not await still_held_after(binder, 2)
@@ -300,7 +296,7 @@ async def test_a_podgroup_leaving_pending_is_written_before_the_counts_of_runnin
     async def write(key: str, status: dict[str, Any]) -> None:
         sent.append(key)
 
-    binder._write_podgroup = write  # type: ignore[method-assign]
+    binder.statuses._write_podgroup = write  # type: ignore[method-assign]
     updates = [PodGroupUpdate("ns", f"pg{i}", PodGroupPhase.RUNNING, (), 2, 0, 0) for i in range(3)]
     updates.append(PodGroupUpdate("ns", "pg3", PodGroupPhase.INQUEUE, (), 0, 0, 0))
     binder.submit(SessionResult(podgroup_updates=tuple(updates)))

@@ -171,7 +171,7 @@ async def test_a_claim_written_with_a_bind_counts_as_allocated_until_the_watch_s
     assert cache.informers["resource_claims"].store.get("ns/c") == _claim("1")
     written = {"allocation": allocation, "reservedFor": [{"resource": "pods", "name": "a", "uid": "u1"}]}
     watch_claim(cache, EventType.MODIFIED, _claim("2", written))
-    assert cache._claims == {}
+    assert cache.promises._claims == {}
 
 
 async def test_a_failed_bind_forgets_its_claims(cache: SchedulerCache) -> None:
@@ -242,18 +242,18 @@ async def test_a_refused_status_write_shows_the_podgroup_as_the_api_has_it(cache
 async def test_a_promise_the_watch_never_settles_is_dropped_in_time(
     cache: SchedulerCache, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from volcano_py.scheduler.runtime import cache as cache_module
+    from volcano_py.scheduler.runtime import promises
 
     watch_podgroup(cache, EventType.ADDED, podgroup("1", "Pending"))
     clock = [100.0]
-    monkeypatch.setattr(cache_module.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(promises.time, "monotonic", lambda: clock[0])
     written = {"phase": "Inqueue"}
     cache.promise_status("ns/pg", written)
     # Still on its way (a backlog's status writes wait behind its binds): kept however long it waits.
-    clock[0] += 10 * cache_module.STATUS_PROMISE_SECONDS
+    clock[0] += 10 * promises.STATUS_PROMISE_SECONDS
     assert phase_of(cache) == "Inqueue"
     cache.status_written("ns/pg", written)  # answered: the watch should show it soon
-    clock[0] += cache_module.STATUS_PROMISE_SECONDS - 1
+    clock[0] += promises.STATUS_PROMISE_SECONDS - 1
     assert phase_of(cache) == "Inqueue"
     clock[0] += 2
     assert phase_of(cache) == "Pending"

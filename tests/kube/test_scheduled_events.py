@@ -174,8 +174,8 @@ async def test_binds_and_evictions_past_the_fence_are_dropped_and_taken_back_fro
     await binder.wait_idle()
     assert sorted(sent) == ["p0", "p1"], "binds went out after the fence failed"
     assert binder.fenced == 3
-    assert sorted(binder.cache._assumed) == ["ns/p0", "ns/p1"], "a dropped bind is still assumed"
-    assert "ns/v0" not in binder.cache._evicting
+    assert sorted(binder.cache.promises._assumed) == ["ns/p0", "ns/p1"], "a dropped bind is still assumed"
+    assert "ns/v0" not in binder.cache.promises._evicting
 
 
 async def test_the_evict_event_names_the_pod_evicted_not_the_pod_made_again_under_its_name(

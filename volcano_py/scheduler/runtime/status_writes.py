@@ -1,0 +1,308 @@
+"""The binder's status writes: PodGroup status and Queue ``status.allocated``, coalesced, flushed in batches.
+
+* Each is written only when it differs from what the cache holds (and from what is already on its way),
+  coalesced per object. A PodGroup status on its way is promised in the cache, so the next cycles see it
+  written (and do not admit the gang again). New counts in the same condition words are written at most
+  once per retell window, and a gang whose pods are on their way is told short of them only if it stays so
+  (see ``retell``).
+* A status saying Running while fewer than ``minMember`` pods run (they are being bound and started), for a
+  PodGroup already out of Pending, is held while the gang's binds are on their way and ``START_HOLD_SECONDS``
+  after they answer (``START_HOLD_LIMIT`` at most): the status that says they run replaces it, one write
+  instead of two.
+* Binds come first: while more binds wait than the binder carries at once (a backlog), PodGroup statuses
+  wait too, ``BINDS_FIRST_LIMIT`` at most. Each status write costs the API server about what a bind costs,
+  and a backlog of one-pod jobs has one per bind; when the queue has drained, one write per PodGroup says
+  both its steps (out of Pending, and its pods running). The price: in a backlog a PodGroup can show
+  Pending while its pods already run, until the binds are through.
+* A Queue's allocation written is remembered until the watch shows the version it answered with: a session
+  that meanwhile computes what the cache still shows must write again, or the late write stays on the Queue
+  while nothing changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Any, Final
+
+from volcano_py.api.scheduling import PodGroupPhase, min_member_of
+from volcano_py.kube import patch
+from volcano_py.kube.client import ApiError
+from volcano_py.kube.kinds import PODGROUPS, QUEUES
+from volcano_py.kube.store import resource_version, version_number
+from volcano_py.log import get_logger
+from volcano_py.resources import Resource
+from volcano_py.scheduler.framework.decisions import PodGroupUpdate, QueueUpdate, SessionResult
+from volcano_py.scheduler.framework.podgroup_status import (
+    allocated_patch,
+    forming,
+    only_counts_differ,
+    only_forming_news,
+    podgroup_status,
+    same_podgroup_status,
+)
+from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
+from volcano_py.scheduler.runtime.writes import NETWORK_ERRORS, WriteContext
+
+_log = get_logger(__name__)
+
+# How long a status saying Running waits for the pods it counts to start once their binds have answered
+# (see ``_starting``), and at most in all.
+START_HOLD_SECONDS: Final = 5.0
+START_HOLD_LIMIT: Final = 60.0
+# How long a PodGroup status waits at most behind a bind queue that stays full (see the module's doc).
+BINDS_FIRST_LIMIT: Final = 120.0
+
+
+def _shown_pending(podgroup: dict[str, Any] | None) -> bool:
+    """Whether the API still shows ``podgroup`` Pending (a PodGroup with no status yet is)."""
+    phase = ((podgroup or {}).get("status") or {}).get("phase") or PodGroupPhase.PENDING.value
+    return bool(phase == PodGroupPhase.PENDING.value)
+
+
+def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
+    """A status saying Running while fewer pods than the gang's minimum run or are done: its pods are being
+    bound and started, and the next status will count them. Never for a PodGroup the API still shows
+    Pending: as in Volcano, a gang's pods never run while its PodGroup says Pending (Volcano's e2e checks
+    it the moment a pod runs), so that first step out of Pending is written at once."""
+    if status.get("phase") != PodGroupPhase.RUNNING.value:
+        return False
+    if _shown_pending(podgroup):
+        return False
+    done = int(status.get("running") or 0) + int(status.get("succeeded") or 0)
+    return done < min_member_of(podgroup)
+
+
+class StatusWrites:
+    """Writes through ``slots``; ``binds_first``: whether the binder's bind queue is full (see the module's
+    doc); ``clock`` times the holds and the retell window."""
+
+    def __init__(
+        self,
+        ctx: WriteContext,
+        slots: asyncio.Semaphore,
+        *,
+        binds_first: Callable[[], bool],
+        clock: Callable[[], float],
+        flush_interval: float,
+    ) -> None:
+        self.ctx = ctx
+        self._slots = slots
+        self._binds_first = binds_first
+        self.clock = clock
+        self.flush_interval = flush_interval
+        self._pending_pg: dict[str, dict[str, Any]] = {}
+        # When each pending status was first queued (clock time), for how long binds may go first.
+        self._queued_at: dict[str, float] = {}
+        # Pending statuses saying Running while the gang's pods start, held since then (clock time); the
+        # gangs whose binds are on their way (by PodGroup key: how many), and when the last ones answered.
+        self._held_since: dict[str, float] = {}
+        self._binding: dict[str, int] = {}
+        self._answered_at: dict[str, float] = {}
+        self._sent_pg: dict[str, dict[str, Any]] = {}
+        # What was last written to each PodGroup (its uid, the status, when), for the retell window: the
+        # watch can lag behind a write by seconds under load, so the cache alone does not know it was told.
+        self._told: dict[str, tuple[str, dict[str, Any], float]] = {}
+        # Since when each gang has been offered as short of its pods (``forming``), while it is.
+        self._short_since: dict[str, float] = {}
+        self._pending_queue: dict[str, tuple[dict[str, Any], Resource]] = {}
+        # Each Queue's last allocation written and the resourceVersion it answered with (None while on its
+        # way), until the watch shows that version (see the module's doc).
+        self._queue_written: dict[str, tuple[int | None, Resource]] = {}
+        self._dirty = asyncio.Event()
+
+    # --- what the binder tells ------------------------------------------------------------------------------
+
+    def offer(self, result: SessionResult) -> None:
+        """Queue a session's PodGroup and Queue statuses (those that say something new)."""
+        for update in result.podgroup_updates:
+            self._queue_podgroup_status(update)
+        for queue in result.queue_updates:
+            self._queue_queue_status(queue)
+        if result.podgroup_updates or result.queue_updates:
+            self._dirty.set()
+
+    def binds_sent(self, job: str) -> None:
+        """A gang's binds (of PodGroup ``job``) are on their way: a status saying it runs waits for them."""
+        self._binding[job] = self._binding.get(job, 0) + 1
+
+    def binds_answered(self, job: str) -> None:
+        left = self._binding.pop(job, 1) - 1
+        if left:
+            self._binding[job] = left
+        else:
+            self._answered_at[job] = self.clock()
+
+    # --- queued, coalesced ----------------------------------------------------------------------------------
+
+    def _queue_podgroup_status(self, update: PodGroupUpdate) -> None:
+        cache = self.ctx.cache
+        key = f"{update.namespace}/{update.name}"
+        podgroup = cache.podgroup(key)
+        if podgroup is None:
+            return
+        now = self.clock()
+        if forming(update):
+            since = self._short_since.setdefault(key, now)
+        else:
+            since = None
+            self._short_since.pop(key, None)
+        current = podgroup.get("status")
+        status = podgroup_status(update, current)
+        if same_podgroup_status(status, current):
+            self._pending_pg.pop(key, None)
+            self._queued_at.pop(key, None)
+            self._held_since.pop(key, None)
+            cache.withdraw_status(key)
+            return
+        on_its_way = self._pending_pg.get(key) or self._sent_pg.get(key) or cache.promised_status(key)
+        if same_podgroup_status(status, on_its_way):
+            return  # already on its way, or written and the watch has not caught up yet
+        told = self._told.get(key)
+        uid = (podgroup.get("metadata") or {}).get("uid") or ""
+        if told is not None and (told[0] != uid or now - told[2] >= RETELL_SECONDS):
+            told = None  # another PodGroup of that name, or long ago
+        if told is not None and (only_counts_differ(status, current) or only_counts_differ(status, told[1])):
+            return  # new counts in the same words: the session offers it again next cycle
+        if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
+            return  # a gang whose pods are on their way: told if it stays short (see retell)
+        self._pending_pg[key] = status
+        self._queued_at.setdefault(key, now)
+        if _starting(status, podgroup):
+            self._held_since.setdefault(key, now)
+        else:
+            self._held_since.pop(key, None)
+        cache.promise_status(key, status)
+
+    def _queue_queue_status(self, update: QueueUpdate) -> None:
+        metrics = self.ctx.metrics
+        metrics.set_queue_resources("allocated", update.name, update.allocated)
+        if update.deserved is not None:
+            metrics.set_queue_resources("deserved", update.name, update.deserved)
+        if update.capability is not None:
+            metrics.set_queue_resources("capacity", update.name, update.capability)
+        if update.request is not None:
+            metrics.set_queue_resources("request", update.name, update.request)
+        metrics.set_queue_share(update.name, update.allocated, update.deserved, update.weight)
+        queue = self.ctx.cache.queue(update.name)
+        if queue is None:
+            return
+        written = self._queue_written.get(update.name)
+        shown = version_number(resource_version(queue)) or 0
+        if written is not None and written[0] is not None and shown >= written[0]:
+            del self._queue_written[update.name]  # the watch has shown it: the cache is the reference again
+            written = None
+        body = allocated_patch(update.allocated, queue.get("status"), None if written is None else written[1])
+        if body is None:
+            self._pending_queue.pop(update.name, None)
+            return
+        self._pending_queue[update.name] = (body, update.allocated)
+
+    def _holds(self, key: str, now: float) -> bool:
+        """Whether the pending status of ``key`` still waits: behind a full bind queue, or for its gang's pods
+        to start."""
+        if self._binds_first() and now - self._queued_at.get(key, now) < BINDS_FIRST_LIMIT:
+            return True
+        since = self._held_since.get(key)
+        if since is None or now - since >= START_HOLD_LIMIT:
+            return False
+        if self._binding.get(key):
+            return True  # binds on their way: a backlog's gangs wait their turn in the binder
+        return now - self._answered_at.get(key, since) < START_HOLD_SECONDS
+
+    def _all_held_behind_binds(self, now: float) -> bool:
+        """Whether every pending status waits behind the full bind queue, and nothing else is to be written:
+        a backlog's 50,000 statuses, each looked at every second, cost more than a second of CPU over its
+        drain. The first queued is the oldest (``_queued_at`` keeps each key's first time, in order)."""
+        if self._pending_queue or not self._pending_pg or not self._binds_first():
+            return False
+        oldest = next(iter(self._queued_at.values()), now)
+        return now - oldest < BINDS_FIRST_LIMIT
+
+    # --- flushed --------------------------------------------------------------------------------------------
+
+    async def flush_forever(self) -> None:
+        while True:
+            if self._pending_pg:
+                with contextlib.suppress(TimeoutError):  # a held status may be due without news
+                    await asyncio.wait_for(self._dirty.wait(), timeout=1.0)
+            else:
+                await self._dirty.wait()
+            self._dirty.clear()
+            await self.flush()
+            await asyncio.sleep(self.flush_interval)  # let the next cycles' updates coalesce
+
+    async def flush(self) -> None:
+        cache = self.ctx.cache
+        now = self.clock()
+        if self._all_held_behind_binds(now):
+            return
+        held = {k: s for k, s in self._pending_pg.items() if self._holds(k, now)}
+        podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
+        self._pending_pg = held
+        self._queued_at = {k: t for k, t in self._queued_at.items() if k in held}
+        self._held_since = {k: t for k, t in self._held_since.items() if k in held}
+        self._answered_at = {k: t for k, t in self._answered_at.items() if now - t < START_HOLD_SECONDS}
+        queues, self._pending_queue = self._pending_queue, {}
+        if (podgroups or queues) and self.ctx.fence("status writes") is None:
+            for key, status in podgroups.items():
+                cache.withdraw_status(key, status)
+            return  # the next leader writes status from its own cache
+        self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
+        for key, status in podgroups.items():
+            podgroup = cache.podgroup(key)
+            self._told[key] = (((podgroup or {}).get("metadata") or {}).get("uid") or "", status, now)
+        self._short_since = {k: t for k, t in self._short_since.items() if cache.podgroup(k) is not None}
+        # The slots are taken in this order: a PodGroup leaving Pending first, since its Volcano Job's
+        # controller creates the pods only once it reads that (a restarted scheduler may also have
+        # thousands of running gangs' counts to write, each costing the API server as much).
+        leaving = {key: None for key, status in podgroups.items() if self._leaves_pending(key, status)}
+        order = [*leaving, *(key for key in podgroups if key not in leaving)] if leaving else podgroups
+        writes = [self._write_podgroup(key, podgroups[key]) for key in order]
+        writes += [self._write_queue(name, body, allocated) for name, (body, allocated) in queues.items()]
+        await asyncio.gather(*writes)
+
+    def _leaves_pending(self, key: str, status: dict[str, Any]) -> bool:
+        return status.get("phase") != PodGroupPhase.PENDING.value and _shown_pending(
+            self.ctx.cache.podgroup(key)
+        )
+
+    async def _write_podgroup(self, key: str, status: dict[str, Any]) -> None:
+        namespace, name = key.split("/", 1)
+        self._sent_pg[key] = status
+        _log.debug(
+            "PodGroup status write",
+            podgroup=key,
+            phase=status["phase"],
+            running=status["running"],
+            conditions=[f"{x['type']}={x['status']}:{x['reason']}" for x in status["conditions"]],
+        )
+        async with self._slots:
+            try:
+                # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
+                await patch.patch_status(
+                    self.ctx.client, PODGROUPS, name, namespace, status, subresource=False
+                )
+                self.ctx.cache.status_written(key, status)
+            except (ApiError, *NETWORK_ERRORS) as exc:
+                self.ctx.cache.withdraw_status(key, status)
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning(
+                        "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
+                    )
+            finally:
+                self._sent_pg.pop(key, None)
+
+    async def _write_queue(self, name: str, body: dict[str, Any], allocated: Resource) -> None:
+        self._queue_written[name] = (None, allocated)
+        async with self._slots:
+            try:
+                answer = await patch.patch_status(self.ctx.client, QUEUES, name, None, body)
+            except (ApiError, *NETWORK_ERRORS) as exc:
+                self._queue_written.pop(name, None)  # what the cache shows is all there is
+                if not (isinstance(exc, ApiError) and exc.not_found):
+                    _log.warning("Queue status write failed; retried next cycle", queue=name, error=repr(exc))
+            else:
+                # 0 when the answer's version is not a number: the cache is the reference again at once.
+                self._queue_written[name] = (version_number(resource_version(answer)) or 0, allocated)
