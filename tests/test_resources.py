@@ -86,6 +86,20 @@ def test_finer_than_canonical_rounds_up_like_milli_value() -> None:
     assert to_canonical("nvidia.com/gpu", "500m") == 500
 
 
+@pytest.mark.parametrize(
+    ("name", "amount", "shown"),
+    [
+        pytest.param("nvidia.com/gpu", 76800, "76.8", id="a-share-of-gpus-as-a-count"),
+        pytest.param("nvidia.com/gpu", 500, "0.5", id="half-a-gpu"),
+        pytest.param("nvidia.com/gpu", 8000, "8", id="whole-gpus"),
+        pytest.param("nvidia.com/gpu", 1250, "1.25", id="thousandths-kept"),
+        pytest.param("cpu", 1500, "1500m", id="cpu-stays-in-millicores"),
+    ],
+)
+def test_devices_are_shown_as_counts_not_milli_units(name: str, amount: int, shown: str) -> None:
+    assert format_quantity(name, amount) == shown
+
+
 @given(names, amounts)
 def test_format_then_parse_is_the_identity(name: str, amount: int) -> None:
     assert to_canonical(name, format_quantity(name, amount)) == amount

@@ -2,9 +2,9 @@
 
 Kopf holds every handler until each object of each indexed kind has been indexed, at a cost growing faster
 than linearly with the objects: with 1,500 finished pods a restarted controller took 13-25 s to handle its
-first Job, with 1,000 finished Jobs some 5 s more (docs/reliability.md, docs/performance.md). These pin that
-those kinds stay out of Kopf, that the informers' views and the work they enqueue follow the events, and that
-a finished Job's check waits behind a new Job.
+first Job, with 1,000 finished Jobs some 5 s more (docs/reliability.md, docs/performance-log.md). These
+pin that those kinds stay out of Kopf, that the informers' views and the work they enqueue follow the
+events, and that a finished Job's check waits behind a new Job.
 """
 
 from __future__ import annotations

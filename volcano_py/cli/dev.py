@@ -15,13 +15,13 @@ from volcano_py.devcluster import (
     ClusterError,
     DevCluster,
     ToolchainMissing,
-    ensure_binaries,
-    ensure_tools,
+    ensure_plan,
     restarts,
 )
 from volcano_py.devcluster.cluster import COMPONENTS
 from volcano_py.devcluster.nodes import GpuSharing, node_manifests
 from volcano_py.devcluster.processes import stop_recorded
+from volcano_py.devcluster.versions import build_plan
 
 DEFAULT_RUN_DIR = ".devcluster"
 
@@ -81,14 +81,20 @@ def register(subparsers: Any) -> None:
 
     build = commands.add_parser(
         "build",
-        help="build (or find cached) every binary the tests use: control plane, helm, promtool, prometheus",
+        help="build (or find cached) what `volcano-py up` runs: etcd, kube-apiserver, "
+        "kube-controller-manager, kube-scheduler, kubectl, KWOK",
+    )
+    build.add_argument(
+        "--with-test-tools",
+        action="store_true",
+        help="also the tools only tests use (helm, promtool, prometheus; the tests build them on first use)",
     )
     build.set_defaults(func=_build)
 
 
 def _build(args: argparse.Namespace) -> int:
     try:
-        paths = ensure_binaries() | ensure_tools()
+        paths = ensure_plan(build_plan(with_test_tools=args.with_test_tools))
     except ToolchainMissing as err:
         print(f"volcano-py dev build: {err}", file=sys.stderr)
         return 2

@@ -28,7 +28,13 @@ them with RBAC rules). Binaries are cached in ``$VOLCANO_PY_CACHE`` (default ``~
 ``bin/<component>-<version>/``.
 """
 
-from volcano_py.devcluster.build import BuildError, ToolchainMissing, ensure_binaries, ensure_tools
+from volcano_py.devcluster.build import (
+    BuildError,
+    ToolchainMissing,
+    ensure_binaries,
+    ensure_plan,
+    ensure_tools,
+)
 from volcano_py.devcluster.cluster import DevCluster
 from volcano_py.devcluster.errors import ClusterError, KubectlError
 from volcano_py.devcluster.nodes import (
@@ -58,6 +64,7 @@ __all__ = [
     "ToolchainMissing",
     "Topology",
     "ensure_binaries",
+    "ensure_plan",
     "ensure_tools",
     "node_manifests",
 ]

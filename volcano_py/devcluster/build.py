@@ -296,6 +296,13 @@ def ensure_tools(cache: Path | None = None, *, out: TextIO | None = None) -> dic
     return _ensure(TOOLS, "tools", cache, out)
 
 
+def ensure_plan(
+    components: Sequence[Component], cache: Path | None = None, *, out: TextIO | None = None
+) -> dict[str, Path]:
+    """``ensure_binaries`` for the components of a plan (``versions.build_plan``), as ``dev build`` asks."""
+    return _ensure(components, "binaries", cache, out)
+
+
 def _ensure(
     components: Sequence[Component], what: str, cache: Path | None, out: TextIO | None
 ) -> dict[str, Path]:

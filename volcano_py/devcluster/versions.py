@@ -125,8 +125,16 @@ KUBERNETES_COMPONENTS: tuple[Component, ...] = (
     KUBE_SCHEDULER,
     KUBECTL,
 )
-# Tools a developer and CI use around the cluster (`volcano-py dev build` builds them too; `dev up` does not).
+# Tools only the tests use around the cluster (the chart's helm, the usage plugin's Prometheus): built when
+# the test command first needs them (``tests/conftest.py``), or by ``volcano-py dev build --with-test-tools``.
 TOOLS: tuple[Component, ...] = (HELM, PROMTOOL, PROMETHEUS)
+
+
+def build_plan(*, with_test_tools: bool = False) -> tuple[Component, ...]:
+    """What ``volcano-py dev build`` builds: what ``volcano-py up --demo`` runs (the control plane, kubectl,
+    KWOK), and the tests' tools only when asked, so a newcomer waits for nothing the demo does not start."""
+    return COMPONENTS + TOOLS if with_test_tools else COMPONENTS
+
 
 # kwok's own stage files we run unchanged; copied next to the kwok binary when it is built so that starting a
 # cluster needs neither Go nor the module cache.

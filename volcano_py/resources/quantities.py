@@ -187,4 +187,9 @@ def format_quantity(name: str, amount: int) -> str:
         return str(amount)
     if amount % 1000 == 0:
         return str(amount // 1000)
+    if is_extended(name):
+        # Devices (GPUs) are counted whole: a share of 76.8 GPUs reads as that, not as 76800m.
+        whole, thousandths = divmod(abs(amount), 1000)
+        sign = "-" if amount < 0 else ""
+        return f"{sign}{whole}.{thousandths:03d}".rstrip("0")
     return f"{amount}m"

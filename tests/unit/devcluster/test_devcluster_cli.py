@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from volcano_py.cli import dev as dev_cli
 from volcano_py.cli.main import main
 from volcano_py.devcluster import restarts
+from volcano_py.devcluster.versions import Component, build_plan
 
 
 @pytest.mark.parametrize(
@@ -42,6 +45,33 @@ def test_dev_build_without_go_explains_what_to_install(
     monkeypatch.setenv("PATH", str(tmp_path))
     assert main(["dev", "build"]) == 2
     assert "https://go.dev/dl/" in capsys.readouterr().err
+
+
+TEST_ONLY_TOOLS = {"helm", "promtool", "prometheus"}
+
+
+def test_the_first_commands_build_names_no_test_only_tool() -> None:
+    # `volcano-py dev build` (the README's first command) builds what `up --demo` starts, and nothing else.
+    demo = {component.name for component in build_plan()}
+    assert demo == {"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kubectl", "kwok"}
+    assert not demo & TEST_ONLY_TOOLS
+    assert {c.name for c in build_plan(with_test_tools=True)} == demo | TEST_ONLY_TOOLS
+
+
+@pytest.mark.parametrize(("argv", "tools"), [([], False), (["--with-test-tools"], True)])
+def test_dev_build_builds_the_plan(
+    argv: list[str], tools: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asked: list[str] = []
+
+    def ensure(components: Sequence[Component]) -> dict[str, Path]:
+        asked.extend(c.name for c in components)
+        return {c.name: Path("/cache/bin") / c.name for c in components}
+
+    monkeypatch.setattr(dev_cli, "ensure_plan", ensure)
+    assert main(["dev", "build", *argv]) == 0
+    assert bool(set(asked) & TEST_ONLY_TOOLS) is tools
+    assert "kube-apiserver: /cache/bin/kube-apiserver" in capsys.readouterr().out
 
 
 def test_dev_restart_without_a_dev_up_says_how_to_start_one(

@@ -5,7 +5,7 @@ thresholds (a young collection every 700 net allocations) promote much of each c
 the old generation, whose collections then scan the whole mirror. In a 30-cycle replay at 1,000 nodes and
 10,000 pods, collections took 1.65 s of 6.5 s of CPU with CPython's thresholds and 0.47 s of 5.8 s with a
 frozen start-up heap and a 20,000 threshold; end to end the difference was within the noise
-(docs/performance.md). Three settings, all for this process only:
+(docs/performance-log.md). Three settings, all for this process only:
 
 * the young threshold is raised, so a cycle's temporary objects are freed by reference counting before a
   collection ever looks at them (sessions are not reference cycles: ``Session.release``);

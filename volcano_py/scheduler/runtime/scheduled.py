@@ -1,7 +1,7 @@
 """How many bound pods get a ``Scheduled`` Event of their own: a budget per second, and a summary beyond it.
 
 Volcano and kube-scheduler write one ``Scheduled`` Event per bound pod. For the API server each is a write
-about half as dear as creating the pod (1.1 ms of its CPU here, see docs/performance.md), and a 5,000-pod
+about half as dear as creating the pod (1.1 ms of its CPU here, see docs/performance-log.md), and a 5,000-pod
 gang binds in seconds. kube-scheduler's Events go through a client held to 50 requests per second (burst
 100), and client-go's recorder drops what queues up behind that; Volcano's recorder writes one at a time and
 drops beyond 1,000 queued. So a large gang's pods already go without their Event there, silently.
