@@ -114,3 +114,29 @@ async def test_position_and_estimated_start_pages_and_json() -> None:
         assert 'data-head="default/want" data-basis="declared"' in queues
         jobs = await (await client.get("/jobs?fragment=1")).text()
         assert 'data-position="1" data-basis="declared"' in jobs
+
+
+async def test_a_waiting_agent_pod_has_a_page_with_its_schedulers_reason() -> None:
+    state = _state()
+    waiting = make_pod("sandbox").req(cpu="1", gpu=16).scheduler(c.AGENT_SCHEDULER_NAME).obj()
+    waiting["metadata"]["resourceVersion"] = "20"
+    waiting["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.",
+            }
+        ],
+    }
+    informer = state.informers["pods"]
+    informer._dispatch(informer.store.apply(EventType.ADDED, waiting))
+    async with TestClient(TestServer(Dashboard(state).app)) as client:
+        jobs = await (await client.get("/jobs")).text()
+        assert 'href="/jobs/default/sandbox"' in jobs and "1 Insufficient nvidia.com/gpu" in jobs
+        page = await (await client.get("/jobs/default/sandbox")).text()
+        assert "Pod default/sandbox: scheduler agent-scheduler, queue default, not bound" in page
+        assert "Unschedulable: 0/1 nodes are available: 1 Insufficient nvidia.com/gpu." in page
+        assert (await client.get("/jobs/default/nobody")).status == 404

@@ -93,6 +93,33 @@ def test_job_rows_show_waiting_jobs_first_with_the_schedulers_reason() -> None:
     assert "3 nodes insufficient nvidia.com/gpu" in render.jobs_table(rows)
 
 
+def test_a_waiting_agent_pod_is_a_row_with_its_schedulers_reason() -> None:
+    waiting = make_pod("sandbox").req(cpu="1", gpu=9).obj()
+    waiting["spec"]["schedulerName"] = "agent-scheduler"
+    waiting["metadata"]["annotations"] = {"scheduling.volcano.sh/queue-name": "team"}
+    waiting["status"] = {
+        "phase": "Pending",
+        "conditions": [
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "Unschedulable",
+                "message": "0/3 nodes are available: 3 Insufficient nvidia.com/gpu.",
+            }
+        ],
+    }
+    placing = make_pod("fresh").req(cpu="1").obj()  # not yet tried: no condition, no row
+    placing["spec"]["schedulerName"] = "agent-scheduler"
+    cluster = dataclasses.replace(_cluster(), pods=[*_cluster().pods, waiting, placing])
+    rows = views.job_rows(cluster, NOW)
+    pods = [r for r in rows if r.kind == "Pod"]
+    assert [(r.name, r.queue, r.phase, r.tasks, r.pending) for r in pods] == [
+        ("sandbox", "team", "Pending", 1, True)
+    ]
+    assert pods[0].reason == "0/3 nodes are available: 3 Insufficient nvidia.com/gpu."
+    assert "3 Insufficient nvidia.com/gpu" in render.jobs_table(rows)
+
+
 def test_gpu_grid_counts_free_used_and_stranded_per_rack() -> None:
     cluster = _cluster()
     snapshot = views.snapshot_of(cluster)

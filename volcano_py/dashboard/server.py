@@ -22,10 +22,10 @@ from aiohttp import web
 from volcano_py.api import constants as c
 from volcano_py.forecast import job_section
 from volcano_py.kube.client import ApiError
-from volcano_py.kube.kinds import EVENTS
+from volcano_py.kube.kinds import EVENTS, PODS
 from volcano_py.kube.serving import DEFAULT_LIMITS, ServingLimits
 from volcano_py.log import get_logger
-from volcano_py.whatif.why import what_would_make_it_run, why_lines
+from volcano_py.whatif.why import pod_why_lines, what_would_make_it_run, why_lines
 
 from . import node_views, render, views
 from .state import DashboardState
@@ -165,7 +165,7 @@ class Dashboard:
             (r for r in views.job_rows(cluster, _now()) if r.namespace == namespace and r.name == name), None
         )
         if row is None:
-            raise web.HTTPNotFound(text=f"no Job or PodGroup {namespace}/{name}")
+            raise web.HTTPNotFound(text=f"no Job, PodGroup or waiting agent pod {namespace}/{name}")
         job = next(
             (
                 j
@@ -187,6 +187,8 @@ class Dashboard:
     async def job(self, request: web.Request) -> web.Response:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
         row, job, podgroup = self._find_job(namespace, name)
+        if row.kind == PODS.kind:
+            return self._pod_page(request, row)
         why_text = "\n".join(why_lines(job, podgroup)) + "\n"
         if podgroup is not None and row.pending:
             pending = self.state.what_if(f"{namespace}/{row.podgroup}", job)
@@ -214,6 +216,19 @@ class Dashboard:
             and (p["metadata"].get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY) == row.podgroup
         ]
         page = render.job_page(row, why_text, self._eta_text(row), whatif_html, sorted(pods))
+        return self._page(request, row.key, page)
+
+    def _pod_page(self, request: web.Request, row: views.JobRow) -> web.Response:
+        """A pod placed one by one: its scheduler's reason; no gang, so no forecast or what-if search."""
+        pod = next(
+            p
+            for p in self.state.derived().cluster.pods
+            if p["metadata"].get("namespace") == row.namespace and p["metadata"].get("name") == row.name
+        )
+        why_text = "\n".join(pod_why_lines(pod)) + "\n"
+        eta_text = "Placed one by one by its scheduler as soon as a node can take it.\n"
+        whatif_html = "<p>No gang to search for: the reason above names what the pod waits for.</p>"
+        page = render.job_page(row, why_text, eta_text, whatif_html, [(row.name, row.phase, "")])
         return self._page(request, row.key, page)
 
     def _eta_text(self, row: views.JobRow) -> str:

@@ -16,7 +16,9 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.podspec import PodPhase, pod_phase
+from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.scheduling import min_member_of
+from volcano_py.kube.kinds import PODS
 from volcano_py.resources import CPU, GPU, MEMORY, Resource, format_quantity, total
 from volcano_py.scheduler.core import (
     ALLOCATED_STATUSES,
@@ -27,6 +29,7 @@ from volcano_py.scheduler.core import (
     build_snapshot,
     run_session,
 )
+from volcano_py.whatif.why import unschedulable_condition
 
 Obj = dict[str, Any]
 BAR_RESOURCES = (GPU, CPU, MEMORY)
@@ -196,7 +199,8 @@ def _descendants(name: str, children: Mapping[str, list[str]]) -> list[str]:
 class JobRow:
     namespace: str
     name: str
-    kind: str  # "Job" (batch.volcano.sh) or "PodGroup" (plain pods, other workloads)
+    # "Job" (batch.volcano.sh), "PodGroup" (plain pods, other workloads), "Pod" (the agent scheduler's)
+    kind: str
     queue: str
     phase: str
     running: int
@@ -299,8 +303,39 @@ def job_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
                 podgroup=meta.get("name") or "",
             )
         )
+    rows.extend(_waiting_pod_rows(cluster, now))
     # Waiting jobs first (longest waiting on top), then the rest, newest first.
     rows.sort(key=lambda r: (not r.pending, r.created if r.pending else _neg(r.created), r.key))
+    return rows
+
+
+def _waiting_pod_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
+    """Pods placed one by one (the agent scheduler's: no PodGroup) that their scheduler could not place yet,
+    with what it wrote in their ``PodScheduled`` condition."""
+    rows: list[JobRow] = []
+    for pod in cluster.pods:
+        meta, spec = _meta(pod), pod.get("spec") or {}
+        if spec.get("schedulerName") != c.AGENT_SCHEDULER_NAME or spec.get("nodeName"):
+            continue
+        condition = unschedulable_condition(pod)
+        if condition is None or pod_phase(pod) is not PodPhase.PENDING:
+            continue
+        rows.append(
+            JobRow(
+                namespace=meta.get("namespace") or "default",
+                name=meta.get("name") or "",
+                kind=PODS.kind,
+                queue=queue_of_pod(pod, lambda _group: None),
+                phase=PodPhase.PENDING.value,
+                running=0,
+                tasks=1,
+                min_available=1,
+                age=age_text(meta.get("creationTimestamp"), now),
+                created=str(meta.get("creationTimestamp") or ""),
+                reason=str(condition.get("message") or condition.get("reason") or ""),
+                podgroup="",
+            )
+        )
     return rows
 
 

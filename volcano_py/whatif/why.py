@@ -7,6 +7,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
+from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.api.task_topology import ignored_because
 
@@ -66,6 +67,29 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
         ignored = ignored_because(pg_meta.get("annotations") or {}, tasks)
         if ignored:
             lines.append(f"Note: {ignored}.")
+    return lines
+
+
+def unschedulable_condition(pod: JSON) -> JSON | None:
+    """The ``PodScheduled=False`` condition a scheduler wrote on a waiting pod, if any."""
+    for condition in (pod.get("status") or {}).get("conditions") or ():
+        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+            return dict(condition)
+    return None
+
+
+def pod_why_lines(pod: JSON) -> list[str]:
+    """Why a pod without a Job or PodGroup waits (an agent scheduler's pod, placed one by one): its
+    scheduler, queue and node, and what its scheduler wrote in ``PodScheduled``."""
+    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    lines = [
+        f"Pod {meta.get('namespace')}/{meta.get('name')}: scheduler {spec.get('schedulerName') or '-'}, "
+        f"queue {queue_of_pod(pod, lambda _group: None)}, "
+        + (f"bound to {spec['nodeName']}" if spec.get("nodeName") else "not bound")
+    ]
+    condition = unschedulable_condition(pod)
+    if condition is not None:
+        lines.append(f"{condition.get('reason')}: {condition.get('message')}")
     return lines
 
 

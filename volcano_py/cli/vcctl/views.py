@@ -8,11 +8,10 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.job_defaults import with_job_defaults
-from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
 from volcano_py.forecast import Forecast
-from volcano_py.whatif.why import job_phase, why_lines
+from volcano_py.whatif.why import job_phase, pod_why_lines, why_lines
 
 JSON = dict[str, Any]
 
@@ -114,17 +113,8 @@ def why(job: JSON | None, podgroup: JSON | None, events: Sequence[JSON], now: da
 
 
 def pod_why(pod: JSON, events: Sequence[JSON], now: datetime) -> str:
-    """Why a pod without a Job or PodGroup waits (an agent scheduler's pod, placed one by one): its
-    scheduler, queue and node, what its scheduler wrote in ``PodScheduled``, and its recent events."""
-    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
-    lines = [
-        f"Pod {meta.get('namespace')}/{meta.get('name')}: scheduler {spec.get('schedulerName') or '-'}, "
-        f"queue {queue_of_pod(pod, lambda _group: None)}, "
-        + (f"bound to {spec['nodeName']}" if spec.get("nodeName") else "not bound")
-    ]
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
-            lines.append(f"{condition.get('reason')}: {condition.get('message')}")
+    """Why a pod without a Job or PodGroup waits (``whatif.why.pod_why_lines``), with its recent events."""
+    lines = pod_why_lines(pod)
     recent = [e for e in events if e.get("reason") in ("FailedScheduling", "Scheduled")]
     if recent:
         lines.append("Recent scheduling events:")
