@@ -9,6 +9,7 @@ actions and the session import all of them from here.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -232,8 +233,16 @@ class Points:
     job_order_keys: list[Callable[[JobInfo], Any]] | None = None
 
     @classmethod
+    def none(cls, tiers: int) -> Points:
+        """No implementer at any point: a session's before it opens and after it closes (one per tier count,
+        shared: nothing adds to a collected table)."""
+        return _no_points(tiers)
+
+    @classmethod
     def collect(cls, plugins: Sequence[tuple[int, Any, Callable[[str | None], bool]]], tiers: int) -> Points:
         """From (tier, plugin, is-flag-enabled) in conf order: each declared point's implementers."""
+        if not plugins:
+            return cls.none(tiers)
         found: dict[str, Any] = {}
         for point in EXTENSION_POINTS:
             by_tier: list[list[Any]] = [[] for _ in range(tiers)]
@@ -250,3 +259,9 @@ class Points:
             p.job_order_key for p in ordering if implements(p, JobOrderKey)
         ]
         return cls(**found, job_order_keys=keys if len(keys) == len(ordering) else None)
+
+
+@functools.cache
+def _no_points(tiers: int) -> Points:
+    empty: dict[str, Any] = {point.method: [[] for _ in range(tiers)] for point in EXTENSION_POINTS}
+    return Points(**empty, job_order_keys=[])

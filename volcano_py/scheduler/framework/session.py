@@ -98,7 +98,7 @@ class Session(PluginRules, NodeChecks, Outcomes):
             self.table = NodeTable(self.nodes, extra)
         self.total: Resource = self.table.total()
         self.plugins: list[tuple[int, Plugin]] = []
-        self.points = ext.Points.collect([], len(conf.tiers))  # filled at open
+        self.points = ext.Points.none(len(conf.tiers))  # filled at open
         self.timings: dict[str, float] = {}
         self.enqueue_enabled = "enqueue" in conf.actions
         self._init_node_checks(waiting)
@@ -178,7 +178,7 @@ class Session(PluginRules, NodeChecks, Outcomes):
         cluster, freed only by a full garbage collection; with it, the session goes when its last
         reference does."""
         self.plugins = []
-        self.points = ext.Points.collect([], len(self.conf.tiers))
+        self.points = ext.Points.none(len(self.conf.tiers))
         self._node_order_fns = []
         self._statements = []
 

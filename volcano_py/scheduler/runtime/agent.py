@@ -98,7 +98,7 @@ class AgentScheduler:
             scheduler_names=(self.name,),
             sharding=sharded,
             # Its own bound pods count in their Queues as the partners' do: a session's jobs are only the pods
-            # it places (``AgentFeed.view_hiding``).
+            # it places (``AgentFeed.hidden``).
             partners=[*(name for name in options.partner_names if name != self.name), self.name],
         )
         self.recorder = EventRecorder(client, component=self.name)
@@ -205,7 +205,7 @@ class AgentScheduler:
             if not taken:
                 return None
         mark = feed.versions.mark()
-        state = self.cache.snapshot(hidden=feed.view_hiding(taken), podgroups=False)
+        state = self.cache.snapshot(hidden=feed.hidden, placing=taken, podgroups=False)
         conf = self.conf.conf
         self._deciding += 1
         try:

@@ -97,11 +97,10 @@ class AgentFeed:
         self.queue.add(key, agent_pods.priority_of(pod))
         self.queue.retry(key, time.monotonic())
 
-    def view_hiding(self, taken: set[str]) -> dict[str, dict[str, Any]]:
-        """Every pod of ours as another scheduler's but those this attempt places. Its bound pods then count
-        on their nodes and, through the queue charges, in their Queues, rather than as a job each: a session
-        costs what it places, not what this scheduler ever placed."""
-        hidden = dict(self._hidden)
-        for key in taken:
-            hidden.pop(key, None)
-        return hidden
+    @property
+    def hidden(self) -> Mapping[str, dict[str, Any]]:
+        """Every pod of ours as another scheduler's (``cache.snapshot(hidden=..., placing=...)`` shows those
+        an attempt places as they are). Its bound pods then count on their nodes and, through the queue
+        charges, in their Queues, rather than as a job each: a session costs what it places, not what this
+        scheduler ever placed."""
+        return self._hidden

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import constants as c
@@ -276,10 +276,17 @@ class SchedulerCache:
 
     # --- the session's view ---------------------------------------------------------------------------------
 
-    def snapshot(self, *, hidden: Mapping[str, Obj] | None = None, podgroups: bool = True) -> ClusterObjects:
-        """The cluster as the next session sees it. ``hidden``: pods shown as these views instead (the agent
-        scheduler hides the pending pods another of its workers takes); ``podgroups``: False leaves them out
-        (the agent scheduler places pods one by one, gangs are the batch scheduler's)."""
+    def snapshot(
+        self,
+        *,
+        hidden: Mapping[str, Obj] | None = None,
+        placing: Collection[str] = (),
+        podgroups: bool = True,
+    ) -> ClusterObjects:
+        """The cluster as the next session sees it. ``hidden``: pods shown as these views instead, but those
+        of ``placing``, shown as they are (the agent scheduler shows its own pods as another scheduler's
+        but those an attempt places); ``podgroups``: False leaves them out (the agent scheduler places pods
+        one by one, gangs are the batch scheduler's)."""
         # Shared lists: the session's views tell an unchanged kind by the list's identity.
         read: dict[str, Any] = {
             field: self.informers[field].store.shared_values()
@@ -289,7 +296,7 @@ class SchedulerCache:
         # The promised kinds come with the binds, evictions and writes promised but not yet seen in a watch.
         return ClusterObjects(
             **read,
-            pods=self.promises.pods(hidden),
+            pods=self.promises.pods(hidden, placing),
             podgroups=self.promises.podgroups() if podgroups else [],
             resource_claims=self.promises.claims(),
             nodeshards=self.nodeshards(),

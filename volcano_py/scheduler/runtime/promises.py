@@ -18,7 +18,7 @@ the stores with the promises in force:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -238,16 +238,18 @@ class Promises:
 
     # --- the stores as they are with them -------------------------------------------------------------------
 
-    def pods(self, hidden: Mapping[str, Obj] | None = None) -> list[Obj]:
+    def pods(self, hidden: Mapping[str, Obj] | None = None, placing: Collection[str] = ()) -> list[Obj]:
         """The pods, assumed ones bound and evicting ones terminating; ``hidden``: pods shown as these
-        views instead."""
+        views instead, but those of ``placing``."""
         # Only the promised pods are looked at, and the assumed ones are kept as shown (``pod_seen``).
         store = self._pod_store
-        if not self._evicting:
-            if hidden:
-                return store.values_with({**hidden, **self._assumed_shown})
+        if not hidden and not self._evicting:
             return store.values_with(self._assumed_shown)
-        shown = {**(hidden or {}), **self._assumed_shown}
+        shown = {**hidden, **self._assumed_shown} if hidden else dict(self._assumed_shown)
+        for key in placing:
+            shown.pop(key, None)
+        if not self._evicting:
+            return store.values_with(shown)
         if self._terminating.keys() - self._evicting.keys():
             self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
         for key in self._evicting:
