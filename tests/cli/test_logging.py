@@ -12,7 +12,7 @@ import pytest
 import structlog
 
 from volcano_py import log
-from volcano_py.cli.up import LiveTable
+from volcano_py.cli.demo import LiveTable
 
 
 @pytest.fixture

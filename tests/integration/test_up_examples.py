@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -60,6 +62,10 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
         assert kubeconfig, "volcano-py up never printed its export KUBECONFIG line"
         dashboard = proc.stdout.readline().strip()
         assert dashboard.startswith("dashboard: http://127.0.0.1:"), dashboard
+        # The rest of what up prints, read as it comes (a full pipe would stall the demo's printing).
+        printed: list[str] = []
+        reader = threading.Thread(target=lambda: printed.extend(iter(proc.stdout.readline, "")), daemon=True)
+        reader.start()
 
         deadline = time.monotonic() + 300
         status: dict[str, str] = {}
@@ -119,6 +125,18 @@ def test_every_example_reaches_its_promised_phase(cluster: DevCluster, tmp_path:
             overview = json.load(answer)
         listed = {j["key"].split("/", 1)[1] for j in overview["jobs"] if j["kind"] == "Job"}
         assert {"gang-job", "mpi-job", "topology-job"} <= listed, listed
+        # What a person sees at the end: a line per Job as it finished, then how many completed, how long it
+        # took, and where to look.
+        deadline = time.monotonic() + 30
+        while (
+            not any("example Jobs completed in" in line for line in printed) and time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
+        summary = next((line for line in printed if "example Jobs completed in" in line), "")
+        assert "look with `vcctl job list` or the dashboard at " + url in summary, printed[-20:]
+        assert any(re.match(r"\s+default/gang-job Completed after \d", line) for line in printed), printed[
+            -40:
+        ]
     finally:
         proc.send_signal(signal.SIGINT)
         try:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import signal
 import socket
 import sys
@@ -20,13 +19,11 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import yaml
 
-from volcano_py import log
 from volcano_py.api import constants as c
-from volcano_py.api.batch import FINAL_PHASES, JobPhase
 from volcano_py.api.controller_gates import (
     ALL_CONTROLLERS,
     DEFAULT_GATES,
@@ -34,17 +31,15 @@ from volcano_py.api.controller_gates import (
 )
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.api.features import FeatureGateError, parse_feature_gates
-from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.api.sharding_config import ShardingConfigError, parse_sharding_config
 from volcano_py.cli.agent_scheduler import add_up_agent_arguments, run_agent_for_up
+from volcano_py.cli.demo import run_demo
 from volcano_py.cli.dev import DEFAULT_RUN_DIR
 from volcano_py.cli.scheduler import add_feature_gates_argument, add_sharding_arguments
-from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import (
     BuildError,
     ClusterError,
     DevCluster,
-    KubectlError,
     ToolchainMissing,
     Topology,
 )
@@ -165,53 +160,6 @@ def _free_port() -> int:
         return port
 
 
-def job_table(jobs: Sequence[dict[str, Any]]) -> str:
-    rows = []
-    for job in sorted(jobs, key=lambda j: (j["metadata"]["namespace"], j["metadata"]["name"])):
-        status = job.get("status", {})
-        rows.append(
-            [
-                job["metadata"]["name"],
-                job.get("spec", {}).get("queue", c.DEFAULT_QUEUE),
-                status.get("state", {}).get("phase", JobPhase.PENDING.value),
-                status.get("pending", 0),
-                status.get("running", 0),
-                status.get("succeeded", 0),
-                status.get("failed", 0),
-                status.get("retryCount", 0),
-            ]
-        )
-    return table(("JOB", "QUEUE", "PHASE", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES"), rows)
-
-
-class LiveTable:
-    """The demo's job table: redrawn in place at a terminal, printed only when it changed elsewhere.
-
-    In place means moving the cursor up over the previous table and clearing below it, which is right only if
-    nothing was written since; when a log line came in between, the table is drawn afresh below it instead.
-    """
-
-    def __init__(self, out: TextIO, *, tty: bool | None = None) -> None:
-        self.out = out
-        self.tty = out.isatty() if tty is None else tty
-        self._last = ""
-        self._log_writes = -1
-
-    def draw(self, text: str) -> None:
-        if not self.tty:
-            if text != self._last:
-                self.out.write("\n" + text)
-        elif self._last and log.writes() == self._log_writes:
-            # The table's lines plus the blank line above it; ESC[nF = up n lines, ESC[J = clear below.
-            lines = self._last.count("\n") + 1
-            self.out.write(f"\x1b[{lines}F\x1b[J\n" + text)
-        else:
-            self.out.write("\n" + text)
-        self.out.flush()
-        self._last = text
-        self._log_writes = log.writes()
-
-
 def _start_cluster(args: argparse.Namespace) -> DevCluster:
     run_dir = args.run_dir.resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -252,45 +200,6 @@ def _has_queue(cluster: DevCluster, name: str) -> bool:
     except ClusterError:  # e.g. 429 while the API server (re)initialises storage for a new CRD
         return False
     return any(q["metadata"]["name"] == name for q in queues)
-
-
-async def _demo(cluster: DevCluster, files: list[Path], exit_when_done: bool, stop: asyncio.Event) -> None:
-    if not files:
-        print("volcano-py up --demo: no example manifests found (see --examples)", file=sys.stderr)
-        return
-    for path in files:
-        # The admission webhooks start with the controller: retry while they come up.
-        for attempt in range(30):
-            try:
-                await asyncio.to_thread(cluster.kubectl, "apply", "-f", str(path))
-                break
-            except KubectlError as err:
-                if attempt == 29 or stop.is_set():
-                    raise
-                if "failed calling webhook" not in str(err):
-                    raise
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
-    print(f"submitted {len(files)} example files")
-    live = LiveTable(sys.stdout)
-    while not stop.is_set():
-        jobs = (await asyncio.to_thread(cluster.get_json, "/apis/batch.volcano.sh/v1alpha1/jobs"))["items"]
-        flows = (await asyncio.to_thread(cluster.get_json, f"/apis/{c.FLOW_API_VERSION}/jobflows"))["items"]
-        live.draw(job_table(jobs))
-        phases = [j.get("status", {}).get("state", {}).get("phase", "") for j in jobs]
-        # A flow's later steps have no Job yet while the earlier ones run: wait for the flows too.
-        flow_phases = [f.get("status", {}).get("state", {}).get("phase", "") for f in flows]
-        if (
-            jobs
-            and all(p in FINAL_PHASES for p in phases)
-            and all(p in FLOW_FINISHED_PHASES for p in flow_phases)
-        ):
-            print("all example jobs reached a final phase")
-            if exit_when_done:
-                stop.set()
-            return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=3.0)
 
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
@@ -369,15 +278,20 @@ async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:
     await asyncio.wait(started, return_when=asyncio.FIRST_COMPLETED)
     essential = [controller, scheduler, *([agent] if agent is not None else [])]
     tasks = list(essential)
+    dashboard_url = ""
     if dashboard_port.done():
-        print(f"dashboard: http://127.0.0.1:{dashboard_port.result()}/", flush=True)
+        dashboard_url = f"http://127.0.0.1:{dashboard_port.result()}/"
+        print(f"dashboard: {dashboard_url}", flush=True)
         tasks.append(dashboard)
     else:
         # Not fatal: the cluster is still usable without it (e.g. the port is taken; see --dashboard-port).
         print(f"volcano-py up: the dashboard did not start: {dashboard.exception()}", file=sys.stderr)
     print("controller and scheduler running; Ctrl-C stops everything", file=sys.stderr, flush=True)
     if args.demo:
-        tasks.append(asyncio.ensure_future(_demo(cluster, args.example_files, args.exit_when_done, stop)))
+        demo = run_demo(
+            cluster, args.example_files, stop, exit_when_done=args.exit_when_done, look=dashboard_url
+        )
+        tasks.append(asyncio.ensure_future(demo))
     watcher = asyncio.ensure_future(stop.wait())
     await asyncio.wait([*essential, watcher], return_when=asyncio.FIRST_COMPLETED)
     stop.set()
