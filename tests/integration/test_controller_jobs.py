@@ -11,7 +11,11 @@ from ctl_harness import Env, env, task, vcjob, wait_for
 from volcano_py.api import constants as c
 from volcano_py.api.job_view import resolve_job
 from volcano_py.controllers.job.podgroup import spec_patch
+from volcano_py.controllers.job.worker import JobWorker
+from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
+from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.client import STRATEGIC_MERGE_PATCH, ApiError
+from volcano_py.kube.events import EventRecorder
 
 pytestmark = pytest.mark.integration
 __all__ = ["env"]
@@ -278,3 +282,42 @@ async def test_preemption_restarts_without_consuming_max_retry(env: Env) -> None
 
     status = await wait_for("the job restarted and running again", restarted, 120)
     assert status["retryCount"] == 0  # maxRetry 1 would have failed the job had this counted
+
+
+async def test_a_kill_never_reaches_a_successor_under_the_same_name(env: Env) -> None:
+    """The Job controller kills the pod it read (by uid), not whatever now has its name: a restart's new pod
+    is neither deleted in its predecessor's place nor read as evicted (which restarted its task twice)."""
+    worker = JobWorker(
+        ControllerContext(
+            options=ControllerOptions(namespaces=(env.ns,), leader_elect=False),
+            client=env.api,
+            recorder=EventRecorder(env.api, component="test"),
+            metrics=ControllerMetrics(),
+        )
+    )
+    job = {**vcjob("succ", task("worker", 1)), "metadata": {"name": "succ", "namespace": env.ns}}
+    spec = resolve_job(job)
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "succ-worker-0"},
+           "spec": {"containers": [{"name": "c", "image": "busybox"}]}}  # fmt: skip
+    path = f"/api/v1/namespaces/{env.ns}/pods"
+    old = (await env.api.create(path, pod))["metadata"]["uid"]
+    await env.api.delete(f"{path}/succ-worker-0", {"apiVersion": "v1", "kind": "DeleteOptions",
+                                                   "gracePeriodSeconds": 0})  # fmt: skip
+
+    async def gone() -> bool:
+        try:
+            await env.api.get(f"{path}/succ-worker-0")
+        except ApiError as err:
+            return err.not_found
+        return False
+
+    await wait_for("the first pod gone", gone, 30)
+    new = (await env.api.create(path, pod))["metadata"]["uid"]
+
+    await worker._kill_pod(spec, "succ-worker-0", old)
+    left = await env.api.get(f"{path}/succ-worker-0")
+    assert left["metadata"]["uid"] == new
+    assert c.CONTROLLER_OUT_OF_SYNC_KEY not in (left["metadata"].get("annotations") or {})
+
+    await worker._kill_pod(spec, "succ-worker-0", new)
+    await wait_for("the successor killed once it is the pod read", gone, 30)

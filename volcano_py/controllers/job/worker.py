@@ -225,13 +225,17 @@ class JobWorker:
         if uid:
             self.ctx.killed_pods.add(uid)
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
-        mark = [
+        mark: list[dict[str, str]] = [
             {
                 "op": "add",
                 "path": f"/metadata/annotations/{_escape(c.CONTROLLER_OUT_OF_SYNC_KEY)}",
                 "value": "true",
             }
         ]
+        if uid:
+            # Only the pod this plan read: a failed test (422) leaves a successor unmarked, and the delete's
+            # precondition below then leaves it alone.
+            mark.insert(0, {"op": "test", "path": "/metadata/uid", "value": uid})
         try:
             await self.ctx.client.patch(path, mark, JSON_PATCH)
         except ApiError as exc:
@@ -241,12 +245,15 @@ class JobWorker:
             if exc.status != 422:  # 422: the pod has no annotations map at all; deletion still proceeds
                 self.ctx.killed_pods.discard(uid)  # not deleted: the retried request kills it again
                 raise
+        # With its uid as a precondition: a successor under the same name (one the Job's next sync made once
+        # the old pod was gone) is never killed in its place, and so never read as evicted.
+        options = {"apiVersion": "v1", "kind": "DeleteOptions", "preconditions": {"uid": uid}}
         try:
-            await self.ctx.client.delete(path)
+            await self.ctx.client.delete(path, options if uid else None)
         except ApiError as exc:
-            if not exc.not_found:
-                raise
-            return
+            if exc.not_found or (uid and exc.conflict):
+                return  # the pod this plan read is gone already
+            raise
         _log.debug("pod deleted", pod=f"{spec.namespace}/{name}", **stamp.fields())
 
     async def _execute(
