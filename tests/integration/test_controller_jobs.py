@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
 import pytest
@@ -237,14 +238,8 @@ async def test_svc_plugin_objects_live_as_long_as_the_job_runs(env: Env) -> None
     assert pod["spec"]["subdomain"] == "pl" and pod["spec"]["hostname"] == pod["metadata"]["name"]
     await env.wait_phase("pl", "Completed")
 
-    async def service_gone() -> bool:
-        try:
-            await env.api.get(f"/api/v1/namespaces/{env.ns}/services/pl")
-        except ApiError as exc:
-            return exc.not_found
-        return False
-
-    await wait_for("the plugin's Service to be released", service_gone, 30)
+    service = f"/api/v1/namespaces/{env.ns}/services/pl"
+    await wait_for("the plugin's Service to be released", _gone(env, service), 30)
 
 
 async def test_pod_pending_too_long_aborts_the_job(env: Env) -> None:
@@ -304,13 +299,7 @@ async def test_a_kill_never_reaches_a_successor_under_the_same_name(env: Env) ->
     await env.api.delete(f"{path}/succ-worker-0", {"apiVersion": "v1", "kind": "DeleteOptions",
                                                    "gracePeriodSeconds": 0})  # fmt: skip
 
-    async def gone() -> bool:
-        try:
-            await env.api.get(f"{path}/succ-worker-0")
-        except ApiError as err:
-            return err.not_found
-        return False
-
+    gone = _gone(env, f"{path}/succ-worker-0")
     await wait_for("the first pod gone", gone, 30)
     new = (await env.api.create(path, pod))["metadata"]["uid"]
 
@@ -321,3 +310,16 @@ async def test_a_kill_never_reaches_a_successor_under_the_same_name(env: Env) ->
 
     await worker._kill_pod(spec, "succ-worker-0", new)
     await wait_for("the successor killed once it is the pod read", gone, 30)
+
+
+def _gone(env: Env, path: str) -> Callable[[], Awaitable[bool]]:
+    """A probe for ``wait_for``: the object at ``path`` no longer exists."""
+
+    async def probe() -> bool:
+        try:
+            await env.api.get(path)
+        except ApiError as err:
+            return err.not_found
+        return False
+
+    return probe

@@ -18,6 +18,7 @@ from volcano_py.api.batch import FINAL_PHASES, JobPhase
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import DevCluster, KubectlError
+from volcano_py.devcluster.build import format_elapsed
 
 JSON = dict[str, Any]
 # How often the demo reads the Jobs again.
@@ -43,12 +44,6 @@ def job_table(jobs: Sequence[JSON]) -> str:
     return table(("JOB", "QUEUE", "PHASE", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES"), rows)
 
 
-def elapsed_text(seconds: float) -> str:
-    whole = int(seconds)
-    minutes, secs = divmod(whole, 60)
-    return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
-
-
 def _phase(job: JSON) -> str:
     return str((job.get("status") or {}).get("state", {}).get("phase") or "")
 
@@ -66,7 +61,7 @@ def note_finished(jobs: Sequence[JSON], finished: dict[str, tuple[str, float]], 
 def finished_lines(finished: Mapping[str, tuple[str, float]]) -> list[str]:
     """One line per Job that reached a final phase, in the order they did."""
     ordered = sorted(finished.items(), key=lambda item: (item[1][1], item[0]))
-    return [f"  {key} {phase} after {elapsed_text(at)}" for key, (phase, at) in ordered]
+    return [f"  {key} {phase} after {format_elapsed(at)}" for key, (phase, at) in ordered]
 
 
 def summary_line(jobs: Sequence[JSON], seconds: float, look: str) -> str:
@@ -78,7 +73,7 @@ def summary_line(jobs: Sequence[JSON], seconds: float, look: str) -> str:
         f" (the others: {', '.join(others)})" if others else ""
     )
     where = "look with `vcctl job list`" + (f" or the dashboard at {look}" if look else "")
-    return f"{ended} in {elapsed_text(seconds)}; {where}"
+    return f"{ended} in {format_elapsed(seconds)}; {where}"
 
 
 class LiveTable:
