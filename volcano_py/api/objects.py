@@ -1,0 +1,109 @@
+"""Typed reads of any Kubernetes object's metadata: the one place outside ``kube/`` that knows its wire shape.
+
+Objects arrive as the JSON the API server sends (informer stores, Kopf bodies, admission reviews). Every kind
+shares ``metadata``; the reads of a kind's ``spec`` and ``status`` live beside that kind's model in ``api/``.
+A missing or null field reads as the type's zero value, as Go's client does, so callers never guard for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+Obj = Mapping[str, Any]
+
+_EMPTY: Mapping[str, Any] = {}
+
+
+def metadata_of(obj: Obj) -> Mapping[str, Any]:
+    return obj.get("metadata") or _EMPTY
+
+
+def name_of(obj: Obj) -> str:
+    return str(metadata_of(obj).get("name") or "")
+
+
+def namespace_of(obj: Obj) -> str:
+    return str(metadata_of(obj).get("namespace") or "")
+
+
+def uid_of(obj: Obj) -> str:
+    return str(metadata_of(obj).get("uid") or "")
+
+
+def key_of(obj: Obj) -> str:
+    """``namespace/name``, or ``name`` for a cluster-scoped object: the informers' key."""
+    meta = metadata_of(obj)
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name') or ''}" if namespace else str(meta.get("name") or "")
+
+
+def labels_of(obj: Obj) -> Mapping[str, str]:
+    return metadata_of(obj).get("labels") or _EMPTY
+
+
+def annotations_of(obj: Obj) -> Mapping[str, str]:
+    return metadata_of(obj).get("annotations") or _EMPTY
+
+
+def label_of(obj: Obj, key: str, default: str = "") -> str:
+    return str(labels_of(obj).get(key, default))
+
+
+def annotation_of(obj: Obj, key: str, default: str = "") -> str:
+    return str(annotations_of(obj).get(key, default))
+
+
+def owner_references_of(obj: Obj) -> Sequence[Mapping[str, Any]]:
+    return metadata_of(obj).get("ownerReferences") or ()
+
+
+def controller_of(obj: Obj) -> Mapping[str, Any] | None:
+    """The owner reference marked ``controller: true``, if any."""
+    for ref in owner_references_of(obj):
+        if ref.get("controller"):
+            return ref
+    return None
+
+
+def owner_named(obj: Obj, kind: str) -> str:
+    """The name of the first owner of ``kind``, or ``""``."""
+    for ref in owner_references_of(obj):
+        if ref.get("kind") == kind and ref.get("name"):
+            return str(ref["name"])
+    return ""
+
+
+def resource_version_of(obj: Obj) -> str:
+    return str(metadata_of(obj).get("resourceVersion") or "")
+
+
+def generation_of(obj: Obj) -> int:
+    return int(metadata_of(obj).get("generation") or 0)
+
+
+def creation_timestamp_of(obj: Obj) -> str:
+    return str(metadata_of(obj).get("creationTimestamp") or "")
+
+
+def deletion_timestamp_of(obj: Obj) -> str | None:
+    stamp = metadata_of(obj).get("deletionTimestamp")
+    return str(stamp) if stamp else None
+
+
+def is_deleting(obj: Obj) -> bool:
+    return bool(metadata_of(obj).get("deletionTimestamp"))
+
+
+def finalizers_of(obj: Obj) -> Sequence[str]:
+    return metadata_of(obj).get("finalizers") or ()
+
+
+def spec_of(obj: Obj) -> Mapping[str, Any]:
+    """A core object's ``spec`` (for our kinds, read through the kind's own accessors in ``api/``)."""
+    return obj.get("spec") or _EMPTY
+
+
+def status_of(obj: Obj) -> Mapping[str, Any]:
+    """A core object's ``status`` (for our kinds, read through the kind's own accessors in ``api/``)."""
+    return obj.get("status") or _EMPTY
