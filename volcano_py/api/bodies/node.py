@@ -1,0 +1,42 @@
+"""Reads of a core/v1 Node body, the fields the scheduler and the controllers read."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from volcano_py.api.bodies.conditions import none_false
+from volcano_py.api.objects import spec_of, status_of
+
+Obj = Mapping[str, Any]
+
+_EMPTY: Final[Mapping[str, Any]] = {}
+
+
+def node_capacity(node: Obj) -> Mapping[str, Any]:
+    """``status.capacity`` (a ResourceList): all the node has, what runs outside pods included."""
+    return status_of(node).get("capacity") or _EMPTY
+
+
+def node_allocatable(node: Obj) -> Mapping[str, Any]:
+    """``status.allocatable``, else its capacity (a node that reports no allocatable offers it all)."""
+    status = status_of(node)
+    return status.get("allocatable") or status.get("capacity") or _EMPTY
+
+
+def node_conditions(node: Obj) -> Sequence[Mapping[str, Any]]:
+    return status_of(node).get("conditions") or ()
+
+
+def node_ready(node: Obj) -> bool:
+    """No ``Ready`` condition says otherwise than True (a node that reports none is taken as ready)."""
+    return none_false(node_conditions(node), "Ready")
+
+
+def node_taints(node: Obj) -> Sequence[Mapping[str, Any]]:
+    return spec_of(node).get("taints") or ()
+
+
+def node_unschedulable(node: Obj) -> bool:
+    """``spec.unschedulable``: cordoned."""
+    return bool(spec_of(node).get("unschedulable"))

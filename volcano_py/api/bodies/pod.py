@@ -1,0 +1,98 @@
+"""Reads of a core/v1 Pod body, the fields the scheduler and the controllers read most; the phase is
+``api/podspec.pod_phase``, imported here so one module answers for the kind. On a path run per pod per
+cycle, a caller may read ``spec_of(pod)`` once and its fields from that instead (one call, not one per field).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from volcano_py.api.bodies.conditions import any_true
+from volcano_py.api.objects import spec_of, status_of
+from volcano_py.api.podspec import PodPhase, pod_phase
+
+__all__ = [
+    "PodPhase",
+    "pod_claim_statuses",
+    "pod_condition_true",
+    "pod_conditions",
+    "pod_containers",
+    "pod_gated",
+    "pod_node_name",
+    "pod_nominated_node",
+    "pod_phase",
+    "pod_preemption_policy",
+    "pod_priority_class",
+    "pod_resource_claims",
+    "pod_scheduler_name",
+    "pod_start_time",
+    "with_node_name",
+]
+
+Obj = Mapping[str, Any]
+
+
+def pod_node_name(pod: Obj) -> str:
+    """``spec.nodeName``: the node it is bound to, '' while it is not."""
+    return str(spec_of(pod).get("nodeName") or "")
+
+
+def pod_scheduler_name(pod: Obj) -> str:
+    """``spec.schedulerName`` as written; '' when unset (the API server writes ``default-scheduler``)."""
+    return str(spec_of(pod).get("schedulerName") or "")
+
+
+def pod_containers(pod: Obj) -> Sequence[Mapping[str, Any]]:
+    return spec_of(pod).get("containers") or ()
+
+
+def pod_priority_class(pod: Obj) -> str:
+    return str(spec_of(pod).get("priorityClassName") or "")
+
+
+def pod_preemption_policy(pod: Obj) -> str:
+    """``spec.preemptionPolicy``; '' when unset (``PreemptLowerPriority``)."""
+    return str(spec_of(pod).get("preemptionPolicy") or "")
+
+
+def pod_gated(pod: Obj) -> bool:
+    """Whether ``spec.schedulingGates`` holds any gate: the API server binds the pod only once none does."""
+    return bool(spec_of(pod).get("schedulingGates"))
+
+
+def pod_resource_claims(pod: Obj) -> Sequence[Mapping[str, Any]]:
+    """``spec.resourceClaims``: each a ``name``, and a ``resourceClaimName`` or a template's name."""
+    return spec_of(pod).get("resourceClaims") or ()
+
+
+def pod_claim_statuses(pod: Obj) -> dict[str, str | None]:
+    """``status.resourceClaimStatuses``: the pod's claim entry -> the claim made for it from its template
+    (None: the controller decided none is needed)."""
+    return {
+        s.get("name"): s.get("resourceClaimName") for s in status_of(pod).get("resourceClaimStatuses") or ()
+    }
+
+
+def pod_nominated_node(pod: Obj) -> str:
+    """``status.nominatedNodeName``: the node a preemption made room on, '' when none."""
+    return str(status_of(pod).get("nominatedNodeName") or "")
+
+
+def pod_start_time(pod: Obj) -> str:
+    """``status.startTime``; '' before the kubelet started it."""
+    return str(status_of(pod).get("startTime") or "")
+
+
+def pod_conditions(pod: Obj) -> Sequence[Mapping[str, Any]]:
+    return status_of(pod).get("conditions") or ()
+
+
+def pod_condition_true(pod: Obj, kind: str) -> bool:
+    """Whether the pod's condition ``kind`` (``PodScheduled``, ``Ready``, ...) says True."""
+    return any_true(pod_conditions(pod), kind)
+
+
+def with_node_name(pod: Obj, node: str) -> dict[str, Any]:
+    """``pod`` as a bind to ``node`` leaves it."""
+    return {**pod, "spec": {**spec_of(pod), "nodeName": node}}

@@ -1,0 +1,103 @@
+"""Reads of a ``scheduling.volcano.sh/v1beta1`` Queue body (see ``api/scheduling``'s models).
+
+A queue's name, parent and written state are read by ``queue_name``, ``queue_parent`` and ``written_state``
+of ``api/queue_hierarchy`` (the tree's rules use them), imported here so one module answers for the kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final
+
+from volcano_py.api.objects import spec_of, status_of
+from volcano_py.api.queue_hierarchy import queue_name, queue_parent, written_state
+from volcano_py.api.scheduling import DequeueStrategy, QueueState
+
+__all__ = [
+    "queue_affinity",
+    "queue_allocated",
+    "queue_capability",
+    "queue_dequeue_strategy",
+    "queue_deserved",
+    "queue_guarantee",
+    "queue_name",
+    "queue_parent",
+    "queue_priority",
+    "queue_reclaimable",
+    "queue_state",
+    "queue_status_says",
+    "queue_weight",
+    "queue_written_status",
+    "written_state",
+]
+
+Obj = Mapping[str, Any]
+
+_EMPTY: Final[Mapping[str, Any]] = {}
+
+
+def queue_weight(q: Obj) -> int:
+    """``spec.weight``, 1 when unset (the CRD's default); ``ValueError`` unless an integer >= 1."""
+    weight = spec_of(q).get("weight", 1)
+    if not isinstance(weight, int) or weight < 1:
+        raise ValueError(f"spec.weight must be an integer >= 1, got {weight!r}")
+    return weight
+
+
+def queue_capability(q: Obj) -> Mapping[str, Any] | None:
+    """``spec.capability`` as written (a ResourceList); None when unset or empty (unbounded)."""
+    return spec_of(q).get("capability") or None
+
+
+def queue_deserved(q: Obj) -> Mapping[str, Any] | None:
+    """``spec.deserved`` as written; None when unset or empty."""
+    return spec_of(q).get("deserved") or None
+
+
+def queue_guarantee(q: Obj) -> Mapping[str, Any]:
+    """``spec.guarantee.resource`` as written; empty when unset."""
+    return (spec_of(q).get("guarantee") or _EMPTY).get("resource") or _EMPTY
+
+
+def queue_reclaimable(q: Obj) -> bool:
+    """``spec.reclaimable``: only an explicit ``false`` keeps others from reclaiming (Volcano's reading)."""
+    return spec_of(q).get("reclaimable", True) is not False
+
+
+def queue_priority(q: Obj) -> int:
+    return int(spec_of(q).get("priority") or 0)
+
+
+def queue_affinity(q: Obj) -> Mapping[str, Any]:
+    """``spec.affinity`` (nodeGroupAffinity / nodeGroupAntiAffinity) as written; empty when unset."""
+    return spec_of(q).get("affinity") or _EMPTY
+
+
+def queue_dequeue_strategy(q: Obj) -> DequeueStrategy:
+    """``spec.dequeueStrategy``, ``traverse`` when unset; ``ValueError`` on one Volcano does not define."""
+    strategy = spec_of(q).get("dequeueStrategy") or DequeueStrategy.TRAVERSE.value
+    if strategy not in DequeueStrategy.__members__.values():
+        allowed = ", ".join(s.value for s in DequeueStrategy)
+        raise ValueError(f"spec.dequeueStrategy must be one of {allowed}, got {strategy!r}")
+    return DequeueStrategy(strategy)
+
+
+def queue_state(q: Obj) -> str:
+    """The state the scheduler takes a queue in: ``status.state``, Open before the controller wrote one."""
+    return written_state(q) or QueueState.OPEN.value
+
+
+def queue_allocated(q: Obj) -> Mapping[str, Any]:
+    """``status.allocated`` as the scheduler last wrote it (a ResourceList); empty when unset."""
+    return status_of(q).get("allocated") or _EMPTY
+
+
+def queue_status_says(q: Obj, wanted: Mapping[str, Any]) -> bool:
+    """Whether ``status`` already holds each field of ``wanted`` (state, PodGroup counters) as given."""
+    status = status_of(q)
+    return all(status.get(name) == value for name, value in wanted.items())
+
+
+def queue_written_status(q: Obj) -> Mapping[str, Any] | None:
+    """The whole ``status`` as last written (None when unset): what a status patch is computed against."""
+    return q.get("status")
