@@ -13,7 +13,7 @@ Reported per run: create-to-bind latency p50/p90/p99 (created: when the create c
 a watch first showed ``spec.nodeName``), pods bound of pods created, the system's CPU seconds and peak RSS,
 and the load average; ``of_null``: each p50/p99 over the mean of the two null runs.
 
-Usage: python benchmarks/bench_agent.py --nodes 1000 5000 --system null volcano-py volcano \\
+Usage: python -m benchmarks.bench_agent --nodes 1000 5000 --system null volcano-py volcano \\
            --volcano-src /path/to/volcano > agent.json
 """
 
@@ -29,10 +29,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench_scale import BindWatch, resource_version
-from benchlib.procfs import cpu_seconds, rss_mib
-from benchlib.stats import percentile
-from benchlib.systems import (
+from benchmarks.bench_scale import BindWatch, resource_version
+from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
+from benchmarks.benchlib.stats import percentile
+from benchmarks.benchlib.systems import (
     REPO,
     launch_null_binder,
     launch_vc_agent_scheduler,
@@ -41,8 +41,7 @@ from benchlib.systems import (
     wait_null_ready,
     wait_ready,
 )
-from build_volcano import ensure_volcano
-
+from benchmarks.build_volcano import ensure_volcano
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER, DevCluster

@@ -5,8 +5,8 @@ kube-apiserver, KCM, KWOK), with ``volcano-py controller`` and ``volcano-py sche
 processes, and reports: seconds until every Job is Running, Jobs per second to Running, pods created per
 second by the controller, and the controller's resident memory (now and peak).
 
-    python benchmarks/bench_controller.py                      # the issue's 1,000 jobs x 10 pods
-    python benchmarks/bench_controller.py --jobs 200           # a quicker run
+    python -m benchmarks.bench_controller                      # the issue's 1,000 jobs x 10 pods
+    python -m benchmarks.bench_controller --jobs 200           # a quicker run
 """
 
 from __future__ import annotations

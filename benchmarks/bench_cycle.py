@@ -26,7 +26,7 @@ The garbage collector is set as the scheduler process sets it (``runtime/heap.py
 the steady cluster frozen out of the collector's reach as the process freezes its first listing);
 ``--gc default`` keeps CPython's settings, as this benchmark did before it followed the process.
 
-Usage: python benchmarks/bench_cycle.py [--nodes 1000] [--running 10000] [--repeat 20] [--gc process]
+Usage: python -m benchmarks.bench_cycle [--nodes 1000] [--running 10000] [--repeat 20] [--gc process]
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ The API server's own watch delay is not included (it is the same for any client;
 it). ``baseline_ms`` is one scheduler snapshot of the same objects in the same run, so the ratios hold
 across machines. Targets (issue 21): first paint < 1 s, updates < 2 s.
 
-Usage: python benchmarks/bench_dashboard.py [--nodes 1000] [--pods 5000] [--updates 10]
+Usage: python -m benchmarks.bench_dashboard [--nodes 1000] [--pods 5000] [--updates 10]
 """
 
 from __future__ import annotations

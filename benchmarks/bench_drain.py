@@ -15,7 +15,7 @@ CPU seconds, its CPU per pod changed, and its cycles' p50/max CPU, with the load
 pod's bind costs the scheduler's own CPU after its session placed it: the live drain's rate is the machine's
 CPU over everyone's CPU per pod, so this is the part of ours that grows with the pods bound.
 
-Usage: python benchmarks/bench_drain.py [--nodes 5000] [--step 3500] [--repeat 1]
+Usage: python -m benchmarks.bench_drain [--nodes 5000] [--step 3500] [--repeat 1]
 """
 
 from __future__ import annotations
@@ -30,9 +30,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from bench_cycle import queue
-from bench_session import WORKLOADS, node
-
+from benchmarks.bench_cycle import queue
+from benchmarks.bench_session import WORKLOADS, node
 from volcano_py import log
 from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.podgroup_status import podgroup_status

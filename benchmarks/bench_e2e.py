@@ -36,12 +36,14 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-from benchlib.procfs import cpu_seconds, peak_rss_mib
-from benchlib.profiling import FORMATS as PROFILE_FORMATS
-from benchlib.profiling import profiler
-from benchlib.profiling import stop as stop_profilers
-from benchlib.stats import percentile
-from benchlib.systems import (
+from prometheus_client.parser import text_string_to_metric_families
+
+from benchmarks.benchlib.procfs import cpu_seconds, peak_rss_mib
+from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
+from benchmarks.benchlib.profiling import profiler
+from benchmarks.benchlib.profiling import stop as stop_profilers
+from benchmarks.benchlib.stats import percentile
+from benchmarks.benchlib.systems import (
     REPO,
     launch_null_binder,
     launch_vc_controller_manager,
@@ -52,9 +54,7 @@ from benchlib.systems import (
     wait_null_ready,
     wait_ready,
 )
-from build_volcano import ensure_volcano
-from prometheus_client.parser import text_string_to_metric_families
-
+from benchmarks.build_volcano import ensure_volcano
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client

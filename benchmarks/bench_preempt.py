@@ -11,7 +11,7 @@ GPUs, minMember = size) arrive:
 Reported: seconds per session, evictions, gangs made placeable, evictions per placed gang, and the
 check that no victim gang was left below its minMember.
 
-Usage: python benchmarks/bench_preempt.py [--nodes 1000] [--workload preempt reclaim] [--arrivals 40]
+Usage: python -m benchmarks.bench_preempt [--nodes 1000] [--workload preempt reclaim] [--arrivals 40]
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ start a new scheduler and time
 and read the new process's RSS and peak RSS once the pod is bound. The load average is printed with each
 line. For comparison, Volcano's issue #5819 reports a restart on 5k nodes / 50k pods taking 8 min 17 s.
 
-Usage: python benchmarks/bench_restart.py [--nodes 2000] [--pods 20000] [--restarts 3]
+Usage: python -m benchmarks.bench_restart [--nodes 2000] [--pods 20000] [--restarts 3]
 """
 
 from __future__ import annotations
@@ -28,9 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchlib.procfs import rss_mib
-from benchlib.systems import REPO, launch_volcano_py_scheduler, wait_ready
-
+from benchmarks.benchlib.procfs import rss_mib
+from benchmarks.benchlib.systems import REPO, launch_volcano_py_scheduler, wait_ready
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client

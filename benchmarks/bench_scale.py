@@ -37,9 +37,9 @@ churn     On the filled cluster, jobs (a PodGroup and ``--churn-size`` pods crea
 A point that does not fit stops the run, with the reason in the JSON: memory in use on the machine above
 ``--max-memory-used`` (``/proc/meminfo``), or a phase not done within ``--deadline``.
 
-Usage: python benchmarks/bench_scale.py --nodes 1000 2000 5000 --pods 10000 50000 100000 \\
+Usage: python -m benchmarks.bench_scale --nodes 1000 2000 5000 --pods 10000 50000 100000 \\
            --system null volcano-py volcano --volcano-src /path/to/volcano --plot scale.svg > scale.json
-       python benchmarks/bench_scale.py --plot-from scale.json --plot scale.svg
+       python -m benchmarks.bench_scale --plot-from scale.json --plot scale.svg
 """
 
 from __future__ import annotations
@@ -61,18 +61,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench_e2e import api_counts, clear, pod, podgroup
-from bench_restart import create_all, fill
-from benchlib import scaleplot
-from benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
-from benchlib.pool import each
-from benchlib.procfs import cpu_seconds, meminfo, rss_mib
-from benchlib.profiling import FORMATS as PROFILE_FORMATS
-from benchlib.profiling import profiler
-from benchlib.profiling import stop as stop_profilers
-from benchlib.sharded import SYSTEM as SHARDED
-from benchlib.sharded import launch_sharded_schedulers, nodeshards, scheduler_names, scheduler_of, shard_nodes
-from benchlib.stats import (
+from benchmarks.bench_e2e import api_counts, clear, pod, podgroup
+from benchmarks.bench_restart import create_all, fill
+from benchmarks.benchlib import scaleplot
+from benchmarks.benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
+from benchmarks.benchlib.pool import each
+from benchmarks.benchlib.procfs import cpu_seconds, meminfo, rss_mib
+from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
+from benchmarks.benchlib.profiling import profiler
+from benchmarks.benchlib.profiling import stop as stop_profilers
+from benchmarks.benchlib.sharded import SYSTEM as SHARDED
+from benchmarks.benchlib.sharded import (
+    launch_sharded_schedulers,
+    nodeshards,
+    scheduler_names,
+    scheduler_of,
+    shard_nodes,
+)
+from benchmarks.benchlib.stats import (
     bracketed,
     busy_cores,
     churn_windows,
@@ -82,7 +88,7 @@ from benchlib.stats import (
     of_baseline,
     percentile,
 )
-from benchlib.systems import (
+from benchmarks.benchlib.systems import (
     REPO,
     launch_null_binder,
     launch_vc_controller_manager,
@@ -94,8 +100,7 @@ from benchlib.systems import (
     wait_null_ready,
     wait_ready,
 )
-from build_volcano import ensure_volcano
-
+from benchmarks.build_volcano import ensure_volcano
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER, DevCluster

@@ -18,7 +18,7 @@ ResourceSlice of 8 devices per node (``volcano-py up``'s fake driver), and per G
 from a template for its count of devices, as kube-controller-manager makes it; a ratio line gives the DRA
 run's pods/s over the extended-resource run's. Progress goes to stderr.
 
-Usage: python benchmarks/bench_session.py [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
+Usage: python -m benchmarks.bench_session [--nodes 1000 5000] [--workload gang-heavy heterogeneous]
        [--conf default volcano volcano-ci] [--repeat 3] [--python-gc] [--dra]
 """
 

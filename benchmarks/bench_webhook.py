@@ -8,7 +8,7 @@ does for a Job create: ``/mutate-job`` then ``/validate-job``. Reported: request
 (send to last byte), errors (any answer but a 200 AdmissionReview), the server's RSS after the run, and the
 load average, since on a shared machine the rate is only as good as the CPU the server got.
 
-Usage: python benchmarks/bench_webhook.py [--seconds 15] [--concurrency 100] [--event-loop uvloop]
+Usage: python -m benchmarks.bench_webhook [--seconds 15] [--concurrency 100] [--event-loop uvloop]
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 import aiohttp
-from webhooklib import WebhookThread, job_review
 
+from benchmarks.webhooklib import WebhookThread, job_review
 from volcano_py import log
 from volcano_py.kube import eventloop
 

@@ -14,7 +14,7 @@ Each kind runs ``--rounds`` times, interleaved, so a change in the machine's loa
 lines give the CPU per write, its ratio to a pod create in the same round, the writes per second and the
 load average. The API server's idle CPU (leases, controllers) is measured first and subtracted.
 
-Usage: python benchmarks/bench_writes.py [--count 1000] [--concurrency 16] [--rounds 2]
+Usage: python -m benchmarks.bench_writes [--count 1000] [--concurrency 16] [--rounds 2]
 """
 
 from __future__ import annotations
@@ -26,17 +26,14 @@ import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
+from benchmarks.bench_e2e import REPO, pod, podgroup
+from benchmarks.benchlib.procfs import cpu_seconds
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import EVENTS, PODGROUPS, PODS
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_e2e import REPO, pod, podgroup
-from benchlib.procfs import cpu_seconds
 
 SETTLE_SECONDS = 1.0
 

@@ -10,7 +10,7 @@ Here it took 1m52s on two cores, with Go's caches warm from the control plane's 
 goes into this project; the binaries live in the control plane's cache
 (``~/.cache/volcano-py/bin/volcano-<digest>``).
 
-Usage: python benchmarks/build_volcano.py SRC [BINARY ...]
+Usage: python -m benchmarks.build_volcano SRC [BINARY ...]
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ preemption, some failing on purpose) runs while every fault kind of ``chaoslib.d
 (Jobs that did not end in their planned phase, or lost pods' work), refused submissions, evictions, the
 proxy's counts, the wall time and the load average at the end (two cores are shared on the machines here).
 
-    python benchmarks/chaos.py --rounds 5 --jobs 200 > chaos.json
+    python -m benchmarks.chaos --rounds 5 --jobs 200 > chaos.json
 """
 
 from __future__ import annotations
@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from chaoslib.driver import ALL_FAULT_KINDS, ChaosConfig, run_chaos
-
+from benchmarks.chaoslib.driver import ALL_FAULT_KINDS, ChaosConfig, run_chaos
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.leader import LeaseTiming

@@ -5,7 +5,7 @@ real scheduler against.
 
 It prints ``ready`` on stdout once it has listed the nodes and the pending pods, and runs until SIGTERM.
 
-Usage: python benchmarks/null_binder.py --kubeconfig K [--bind-concurrency 64] [--event-loop uvloop]
+Usage: python -m benchmarks.null_binder --kubeconfig K [--bind-concurrency 64] [--event-loop uvloop]
 """
 
 from __future__ import annotations

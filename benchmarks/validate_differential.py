@@ -19,17 +19,14 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
+from tests.differential import corpus
+from tests.differential.judge import Tally, judge_all, open_default_queue
+from tests.integration.admission_harness import serving_admission
+from volcano_py.devcluster import DevCluster
+from volcano_py.kube.client import KubeClient, load_api_client
+from volcano_py.log import configure
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests" / "integration"))
-
-from admission_harness import serving_admission  # noqa: E402
-
-from tests.differential import corpus  # noqa: E402
-from tests.differential.judge import Tally, judge_all, open_default_queue  # noqa: E402
-from volcano_py.devcluster import DevCluster  # noqa: E402
-from volcano_py.kube.client import KubeClient, load_api_client  # noqa: E402
-from volcano_py.log import configure  # noqa: E402
 
 
 async def _judge(cluster: DevCluster, cases: list[corpus.Case], namespace: str, run: str) -> Tally:

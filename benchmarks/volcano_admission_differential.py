@@ -19,7 +19,7 @@ Agreement is judged as the corpus expects (a ``stricter`` case agrees when we re
 (agreement per kind, every disagreement with both messages and the manifest) to stdout. Every process started
 here is stopped before it exits. Exits 1 on any disagreement.
 
-Usage: python benchmarks/volcano_admission_differential.py --volcano-src /path/to/volcano [--cases 606]
+Usage: python -m benchmarks.volcano_admission_differential --volcano-src /path/to/volcano [--cases 606]
 """
 
 from __future__ import annotations
@@ -46,19 +46,16 @@ from typing import Any
 
 import yaml
 
+from benchmarks.build_volcano import ensure_volcano
+from tests.differential import corpus
+from tests.differential.judge import Outcome, Tally, Verdict, open_default_queue, ours, server
+from volcano_py import log
+from volcano_py.devcluster import DevCluster
+from volcano_py.devcluster.build import ensure_tools
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.webhooks.tls import generate_certificate
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "benchmarks"))
-
-from build_volcano import ensure_volcano  # noqa: E402
-
-from tests.differential import corpus  # noqa: E402
-from tests.differential.judge import Outcome, Tally, Verdict, open_default_queue, ours, server  # noqa: E402
-from volcano_py import log  # noqa: E402
-from volcano_py.devcluster import DevCluster  # noqa: E402
-from volcano_py.devcluster.build import ensure_tools  # noqa: E402
-from volcano_py.kube.client import ApiError, KubeClient, load_api_client  # noqa: E402
-from volcano_py.webhooks.tls import generate_certificate  # noqa: E402
 
 # The corpus's kinds that are Volcano's, or that Volcano's webhooks see (Pods).
 VOLCANO_KINDS = (

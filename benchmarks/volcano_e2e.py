@@ -57,8 +57,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from build_volcano import go_build, tree_digest
 
+from benchmarks.build_volcano import go_build, tree_digest
 from volcano_py.devcluster.build import BuildError, check_go, ensure_binaries, format_elapsed
 from volcano_py.home import cache_dir
 

@@ -13,9 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from benchmarks.benchlib.systems import LogFile, launch_volcano_py_scheduler
 from volcano_py.api import constants as c
-
-from .systems import LogFile, launch_volcano_py_scheduler
 
 SYSTEM = "volcano-py-sharded"
 # (NodeShard, --scheduler-name) of each scheduler; the first keeps Volcano's default name.

@@ -120,13 +120,14 @@ def launch_null_binder(
     event_loop: str | None = None,
     scheduler_name: str = "volcano",
 ) -> subprocess.Popen[bytes]:
-    """``null_binder.py``; it prints ``ready`` on stdout once listed (``wait_null_ready``)."""
+    """``benchmarks.null_binder``, run from the repository's root as every benchmark is; it prints ``ready``
+    on stdout once listed (``wait_null_ready``)."""
     loop = ["--event-loop", event_loop] if event_loop else []
     return subprocess.Popen(
-        [sys.executable, str(REPO / "benchmarks" / "null_binder.py"),
+        [sys.executable, "-m", "benchmarks.null_binder",
          "--kubeconfig", str(kubeconfig), "--bind-concurrency", str(bind_concurrency),
          "--scheduler-name", scheduler_name, *loop],
-        stdout=subprocess.PIPE, stderr=log_file,
+        stdout=subprocess.PIPE, stderr=log_file, cwd=REPO,
     )  # fmt: skip
 
 

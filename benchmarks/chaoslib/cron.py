@@ -25,11 +25,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from benchmarks.chaoslib.invariants import Obj, Violation
+from benchmarks.chaoslib.workload import JobPlan, job_manifest
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINISHED_PHASES
-
-from .invariants import Obj, Violation
-from .workload import JobPlan, job_manifest
 
 EVERY_SECONDS = 4
 RUN_SECONDS = 5.0  # longer than the period: Forbid skips the ticks that find a run active

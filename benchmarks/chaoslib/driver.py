@@ -29,22 +29,12 @@ from typing import Any, TypeVar
 
 import aiohttp
 
-from volcano_py.api import constants as c
-from volcano_py.api.batch import FINISHED_PHASES, JobPhase
-from volcano_py.api.flow import FLOW_FINISHED_PHASES
-from volcano_py.cli.up import UP_CONF
-from volcano_py.devcluster import DevCluster, credentials
-from volcano_py.devcluster.ports import free_ports
-from volcano_py.kube.client import ApiError, KubeClient, load_api_client
-from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
-from volcano_py.kube.leader import LeaseTiming
-
-from . import cron, failover, flows, preemption
-from . import invariants as inv
-from .failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
-from .processes import Component, LogLine
-from .proxy import FaultProxy
-from .workload import (
+from benchmarks.chaoslib import cron, failover, flows, preemption
+from benchmarks.chaoslib import invariants as inv
+from benchmarks.chaoslib.failover import CONTROLLER_LEASE, SCHEDULER_LEASE, LeaseWatch
+from benchmarks.chaoslib.processes import Component, LogLine
+from benchmarks.chaoslib.proxy import FaultProxy
+from benchmarks.chaoslib.workload import (
     HIGH_PRIORITY,
     LOW_PRIORITY,
     PREEMPT_QUEUE,
@@ -54,6 +44,15 @@ from .workload import (
     priority_class,
     queue,
 )
+from volcano_py.api import constants as c
+from volcano_py.api.batch import FINISHED_PHASES, JobPhase
+from volcano_py.api.flow import FLOW_FINISHED_PHASES
+from volcano_py.cli.up import UP_CONF
+from volcano_py.devcluster import DevCluster, credentials
+from volcano_py.devcluster.ports import free_ports
+from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.kinds import EVENTS, NODES, PODGROUPS, PODS, PRIORITY_CLASSES, QUEUES, ResourceKind
+from volcano_py.kube.leader import LeaseTiming
 
 T = TypeVar("T")
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)

@@ -21,16 +21,15 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 
+from benchmarks.chaoslib import invariants as inv
+from benchmarks.chaoslib import preemption
+from benchmarks.chaoslib.processes import Component, LogLine
+from benchmarks.chaoslib.workload import HIGH_PRIORITY, JobPlan
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
 
-from . import invariants as inv
-from . import preemption
-from .processes import Component, LogLine
-from .workload import HIGH_PRIORITY, JobPlan
-
 if TYPE_CHECKING:
-    from .driver import ChaosRun
+    from benchmarks.chaoslib.driver import ChaosRun
 
 SCHEDULER_LEASE = "chaos-scheduler"
 CONTROLLER_LEASE = "chaos-controller"

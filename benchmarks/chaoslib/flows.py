@@ -17,12 +17,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from benchmarks.chaoslib.invariants import Obj, Violation
+from benchmarks.chaoslib.workload import JobPlan, job_manifest
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINISHED_PHASES
 from volcano_py.api.flow import FlowPhase
-
-from .invariants import Obj, Violation
-from .workload import JobPlan, job_manifest
 
 STEPS = ("a", "b", "c")  # each depends on the one before
 STEP_SECONDS = 2.0

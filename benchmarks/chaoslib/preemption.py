@@ -20,15 +20,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from benchmarks.chaoslib.processes import Component, LogLine
+from benchmarks.chaoslib.workload import HIGH_PRIORITY, LOW_PRIORITY, PREEMPT_QUEUE, JobPlan
 from volcano_py.api import constants as c
 from volcano_py.kube.kinds import NODES, PODS
 from volcano_py.resources import Resource, pod_request
 
-from .processes import Component, LogLine
-from .workload import HIGH_PRIORITY, LOW_PRIORITY, PREEMPT_QUEUE, JobPlan
-
 if TYPE_CHECKING:
-    from .driver import ChaosRun
+    from benchmarks.chaoslib.driver import ChaosRun
 
 GANG = 8  # the preemptor gang's pods, one GPU each
 PREEMPT_NODES = 3  # the first nodes by name: 24 GPUs with 8 each

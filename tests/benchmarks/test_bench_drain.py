@@ -15,10 +15,11 @@ REPO = Path(__file__).resolve().parents[2]
 def test_bench_drain_reports_each_phase_of_a_small_backlog() -> None:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
-        [sys.executable, str(REPO / "benchmarks" / "bench_drain.py"), "--nodes", "20", "--step", "60"],
+        [sys.executable, "-m", "benchmarks.bench_drain", "--nodes", "20", "--step", "60"],
         capture_output=True,
         text=True,
         env=env,
+        cwd=REPO,
         timeout=120,
         check=False,
     )

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import importlib
 import re
-import sys
-from pathlib import Path
 
-# The harness is a script run from benchmarks/ (it imports build_volcano beside it, as a script does).
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
-e2e = importlib.import_module("volcano_e2e")
-NEEDS_CONTAINER, SHARDING_CONFIGS, SUITES = e2e.NEEDS_CONTAINER, e2e.SHARDING_CONFIGS, e2e.SUITES
-binary_of, sharding_mode_of, skip_regex = e2e.binary_of, e2e.sharding_mode_of, e2e.skip_regex
+from benchmarks.volcano_e2e import (
+    NEEDS_CONTAINER,
+    SHARDING_CONFIGS,
+    SUITES,
+    binary_of,
+    sharding_mode_of,
+    skip_regex,
+)
 
 
 def test_per_mode_suites_run_their_binary_with_the_mode_as_label_filter() -> None:
