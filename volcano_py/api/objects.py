@@ -107,3 +107,9 @@ def spec_of(obj: Obj) -> Mapping[str, Any]:
 def status_of(obj: Obj) -> Mapping[str, Any]:
     """A core object's ``status`` (for our kinds, read through the kind's own accessors in ``api/``)."""
     return obj.get("status") or _EMPTY
+
+
+def with_resource_version(obj: Obj, resource_version: str) -> dict[str, Any]:
+    """A copy of ``obj`` whose metadata carries ``resource_version``: the body of a replace (PUT) of the
+    object read at that version."""
+    return {**obj, "metadata": {**metadata_of(obj), "resourceVersion": resource_version}}

@@ -95,3 +95,9 @@ def podgroup_written_status(pg: Obj | None) -> Mapping[str, Any] | None:
 def with_podgroup_status(pg: Obj, status: Mapping[str, Any]) -> dict[str, Any]:
     """``pg`` with ``status`` in place of its own: the PodGroup as a status write will leave it."""
     return {**pg, "status": status}
+
+
+def podgroup_spec(pg: Obj) -> Mapping[str, Any]:
+    """The whole ``spec`` as written: for a copy kept in memory and the diff against the spec a Job wants,
+    never read field by field (those are the functions above)."""
+    return spec_of(pg)

@@ -19,15 +19,32 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.batch import JobPhase
+from volcano_py.api.batch import FINISHED_PHASES, JobPhase
+from volcano_py.api.bodies.cronjob import (
+    cronjob_active,
+    cronjob_job_spec,
+    cronjob_job_template,
+    cronjob_last_schedule_time,
+    cronjob_last_successful_time,
+    cronjob_status,
+)
+from volcano_py.api.bodies.job import job_phase, job_state_transition_time
 from volcano_py.api.common import format_time
 from volcano_py.api.cron import ConcurrencyPolicy, CronJob
 from volcano_py.api.cron_parse import load_zone, parse_schedule
 from volcano_py.api.cron_schedule import Schedule, ScheduleError
+from volcano_py.api.objects import (
+    annotations_of,
+    creation_timestamp_of,
+    labels_of,
+    name_of,
+    namespace_of,
+    resource_version_of,
+    uid_of,
+)
 
 JSON = dict[str, Any]
 
-FINISHED = frozenset({JobPhase.COMPLETED, JobPhase.FAILED, JobPhase.TERMINATED})
 # Kubernetes' margin past the run time before the resync, so a slightly early timer does not miss it.
 NEXT_SCHEDULE_DELTA = timedelta(milliseconds=100)
 TOO_MANY_MISSED = 100
@@ -60,28 +77,19 @@ def job_name(cronjob_name: str, scheduled: datetime, schedule: Schedule | None =
     return f"{cronjob_name}-{stamp // 60}"
 
 
-def _phase(job: Mapping[str, Any]) -> str:
-    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
-
-
 def is_finished(job: Mapping[str, Any]) -> bool:
-    return _phase(job) in FINISHED
-
-
-def _created(job: Mapping[str, Any]) -> str:
-    return str((job.get("metadata") or {}).get("creationTimestamp") or "")
+    return job_phase(job) in FINISHED_PHASES
 
 
 def job_ref(job: Mapping[str, Any]) -> JSON:
     """The ObjectReference ``status.active`` holds for a Job."""
-    meta = job.get("metadata") or {}
     ref = {
         "apiVersion": c.BATCH_API_VERSION,
         "kind": c.JOB_KIND,
-        "namespace": meta.get("namespace"),
-        "name": meta.get("name"),
-        "uid": meta.get("uid"),
-        "resourceVersion": meta.get("resourceVersion"),
+        "namespace": namespace_of(job),
+        "name": name_of(job),
+        "uid": uid_of(job),
+        "resourceVersion": resource_version_of(job),
     }
     return {k: v for k, v in ref.items() if v}
 
@@ -98,31 +106,29 @@ def _parse_time(text: Any) -> datetime | None:
 def build_job(
     cron_body: Mapping[str, Any], cronjob: CronJob, scheduled: datetime, schedule: Schedule
 ) -> JSON:
-    meta = cron_body["metadata"]
-    template = cron_body["spec"].get("jobTemplate") or {}
-    template_meta = template.get("metadata") or {}
-    annotations = dict(template_meta.get("annotations") or {})
+    template = cronjob_job_template(cron_body)
+    annotations = dict(annotations_of(template))
     annotations[c.CRONJOB_SCHEDULED_TIMESTAMP_KEY] = rfc3339_in(scheduled, schedule.zone)
     return {
         "apiVersion": c.BATCH_API_VERSION,
         "kind": c.JOB_KIND,
         "metadata": {
             "name": job_name(cronjob.name, scheduled, schedule),
-            "namespace": meta["namespace"],
-            "labels": dict(template_meta.get("labels") or {}),
+            "namespace": namespace_of(cron_body),
+            "labels": dict(labels_of(template)),
             "annotations": annotations,
             "ownerReferences": [
                 {
                     "apiVersion": c.BATCH_API_VERSION,
                     "kind": c.CRONJOB_KIND,
-                    "name": meta["name"],
-                    "uid": meta["uid"],
+                    "name": name_of(cron_body),
+                    "uid": uid_of(cron_body),
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
             ],
         },
-        "spec": dict(template.get("spec") or {}),
+        "spec": dict(cronjob_job_spec(cron_body)),
     }
 
 
@@ -134,9 +140,9 @@ def rfc3339_in(when: datetime, zone: tzinfo) -> str:
 
 
 def _oldest_beyond(jobs: Sequence[Mapping[str, Any]], keep: int) -> list[str]:
-    ordered = sorted(jobs, key=lambda j: (_created(j) or "~", str(j["metadata"]["name"])))
+    ordered = sorted(jobs, key=lambda j: (creation_timestamp_of(j) or "~", name_of(j)))
     excess = len(ordered) - keep
-    return [str(j["metadata"]["name"]) for j in ordered[: max(excess, 0)]]
+    return [name_of(j) for j in ordered[: max(excess, 0)]]
 
 
 def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]], now: datetime) -> CronPlan:
@@ -146,29 +152,25 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
     if cronjob.metadata.deletion_timestamp is not None:
         return plan
     spec = cronjob.spec
-    old: JSON = dict(cron_body.get("status") or {})
+    old: JSON = dict(cronjob_status(cron_body))
     status: JSON = dict(old)
 
     # 1. Finished Jobs: out of active, last success time, history limits.
-    succeeded = [j for j in jobs if _phase(j) == JobPhase.COMPLETED]
-    failed = [j for j in jobs if _phase(j) == JobPhase.FAILED]
-    finish_times = [
-        t
-        for j in succeeded
-        if (t := _parse_time(((j.get("status") or {}).get("state") or {}).get("lastTransitionTime")))
-    ]
-    last_success = _parse_time(old.get("lastSuccessfulTime"))
+    succeeded = [j for j in jobs if job_phase(j) == JobPhase.COMPLETED]
+    failed = [j for j in jobs if job_phase(j) == JobPhase.FAILED]
+    finish_times = [t for j in succeeded if (t := _parse_time(job_state_transition_time(j)))]
+    last_success = _parse_time(cronjob_last_successful_time(cron_body))
     if finish_times and (last_success is None or max(finish_times) > last_success):
         status["lastSuccessfulTime"] = format_time(max(finish_times))
     plan.delete += _oldest_beyond(succeeded, spec.successful_jobs_history_limit)
     plan.delete += _oldest_beyond(failed, spec.failed_jobs_history_limit)
 
     # Volcano's events for what left ``active``: a run seen finished, a run that no longer exists.
-    owned = {str(j["metadata"].get("uid")) for j in jobs}
-    previous = {str(ref.get("uid")): ref for ref in old.get("active") or () if ref.get("uid")}
+    owned = {uid_of(j) for j in jobs}
+    previous = {str(ref.get("uid")): ref for ref in cronjob_active(cron_body) if ref.get("uid")}
     for job in jobs:
-        if is_finished(job) and str(job["metadata"].get("uid")) in previous:
-            name = job["metadata"]["name"]
+        if is_finished(job) and uid_of(job) in previous:
+            name = name_of(job)
             plan.events.append(
                 CronEvent("Normal", "SawCompletedJob", f"Saw completed job: {name} in active, remove")
             )
@@ -184,7 +186,7 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
 
     # 2. Active: the owned Jobs still running, oldest first (rebuilt, so a lost status write loses nothing).
     running = sorted(
-        (j for j in jobs if not is_finished(j)), key=lambda j: (_created(j), j["metadata"]["name"])
+        (j for j in jobs if not is_finished(j)), key=lambda j: (creation_timestamp_of(j), name_of(j))
     )
     active = [job_ref(j) for j in running]
     status["active"] = active
@@ -218,7 +220,7 @@ def plan_cronjob(cron_body: Mapping[str, Any], jobs: Sequence[Mapping[str, Any]]
 
     # 3. The most recent run time not yet made.
     created = cronjob.metadata.creation_timestamp or now
-    last = _parse_time(old.get("lastScheduleTime"))
+    last = _parse_time(cronjob_last_schedule_time(cron_body))
     earliest = last or created
     if spec.starting_deadline_seconds is not None:
         earliest = max(earliest, now - timedelta(seconds=spec.starting_deadline_seconds))

@@ -19,9 +19,18 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
+from volcano_py.api.bodies.job import (
+    job_phase,
+    job_retry_count,
+    job_running_duration,
+    job_task_status_count,
+)
+from volcano_py.api.bodies.jobflow import jobflow_flows, jobflow_status, step_job_spec_patch
+from volcano_py.api.bodies.jobtemplate import jobtemplate_job_spec
 from volcano_py.api.common import format_time, parse_duration
 from volcano_py.api.flow import FlowPhase, JobFlow, RetainPolicy
 from volcano_py.api.flow_rules import MAX_JOB_NAME, flow_graph, flow_job_name
+from volcano_py.api.objects import creation_timestamp_of, name_of, namespace_of, uid_of
 
 JSON = dict[str, Any]
 
@@ -89,8 +98,7 @@ def patched_spec(template_spec: Mapping[str, Any], patch: Mapping[str, Any] | No
 
 def build_job(flow_body: Mapping[str, Any], step: str, template_body: Mapping[str, Any],
               patch: Mapping[str, Any] | None) -> JSON:  # fmt: skip
-    meta = flow_body["metadata"]
-    namespace, flow_name = meta["namespace"], meta["name"]
+    namespace, flow_name = namespace_of(flow_body), name_of(flow_body)
     marks = {
         c.CREATED_BY_JOB_TEMPLATE_KEY: owner_value(namespace, step),
         c.CREATED_BY_JOB_FLOW_KEY: owner_value(namespace, flow_name),
@@ -108,28 +116,23 @@ def build_job(flow_body: Mapping[str, Any], step: str, template_body: Mapping[st
                     "apiVersion": c.FLOW_API_VERSION,
                     "kind": c.JOBFLOW_KIND,
                     "name": flow_name,
-                    "uid": meta["uid"],
+                    "uid": uid_of(flow_body),
                     "controller": True,
                     "blockOwnerDeletion": True,
                 }
             ],
         },
-        "spec": patched_spec(template_body.get("spec") or {}, patch),
+        "spec": patched_spec(jobtemplate_job_spec(template_body), patch),
     }
 
 
-def _phase(job: Mapping[str, Any]) -> str:
-    return str(((job.get("status") or {}).get("state") or {}).get("phase") or "")
-
-
 def _end_time(job: Mapping[str, Any]) -> str | None:
-    created = (job.get("metadata") or {}).get("creationTimestamp")
-    duration = (job.get("status") or {}).get("runningDuration")
+    created, duration = creation_timestamp_of(job), job_running_duration(job)
     if not created or not duration:
         return None
     try:
-        start = datetime.fromisoformat(str(created).replace("Z", "+00:00"))
-        return format_time(start + parse_duration(str(duration)))
+        start = datetime.fromisoformat(created.replace("Z", "+00:00"))
+        return format_time(start + parse_duration(duration))
     except ValueError:
         return None
 
@@ -158,7 +161,7 @@ def flow_status(flow: JobFlow, old: Mapping[str, Any], jobs: Mapping[str, Mappin
     order = [str(r.get("name")) for r in old.get("jobStatusList") or () if r.get("name")]
     for name in sorted(jobs):
         job = jobs[name]
-        phase = _phase(job)
+        phase = job_phase(job)
         try:
             listed = _LISTED.get(JobPhase(phase))
             unlisted = JobPhase(phase) in _UNLISTED
@@ -168,17 +171,17 @@ def flow_status(flow: JobFlow, old: Mapping[str, Any], jobs: Mapping[str, Mappin
             lists[listed].append(name)
         elif not unlisted:
             unknown.append(name)
-        meta, job_status = job.get("metadata") or {}, job.get("status") or {}
-        condition: JSON = {"phase": phase or None, "createTime": meta.get("creationTimestamp"),
-                           "runningDuration": job_status.get("runningDuration"),
-                           "taskStatusCount": job_status.get("taskStatusCount")}  # fmt: skip
+        created = creation_timestamp_of(job) or None
+        condition: JSON = {"phase": phase or None, "createTime": created,
+                           "runningDuration": job_running_duration(job),
+                           "taskStatusCount": job_task_status_count(job)}  # fmt: skip
         conditions[name] = {k: v for k, v in condition.items() if v}
         record: JSON = {
             "name": name,
             "state": phase or None,
-            "startTimestamp": meta.get("creationTimestamp"),
+            "startTimestamp": created,
             "endTimestamp": _end_time(job),
-            "restartCount": job_status.get("retryCount") or None,
+            "restartCount": job_retry_count(job) or None,
             "runningHistories": _histories(list(records.get(name, {}).get("runningHistories") or ()),
                                            phase, stamp) or None,
         }  # fmt: skip
@@ -234,7 +237,7 @@ def plan_jobflow(flow_body: Mapping[str, Any], templates: Mapping[str, Mapping[s
             # Held at a step it cannot create: Volcano's sync stops there and writes no status. A client that
             # updates the flow it has just created (before its templates) must not meet a conflict from us.
             return plan
-    old = flow_body.get("status") or {}
+    old = jobflow_status(flow_body)
     status = flow_status(flow, old, jobs, now)
     if phase in (FlowPhase.PENDING, FlowPhase.RUNNING):
         # A name listed twice is one step with one Job (Volcano's), so the flow succeeds once each distinct
@@ -261,12 +264,12 @@ def _start_ready_steps(
     """
     create: list[JSON] = []
     started = set(jobs)
-    for step, raw in zip(flow.spec.flows, flow_body["spec"]["flows"], strict=True):
+    for step, raw in zip(flow.spec.flows, jobflow_flows(flow_body), strict=True):
         name = flow_job_name(flow.name, step.name)
         if name in started:
             continue
         if any(
-            _phase(jobs.get(flow_job_name(flow.name, t), {})) != JobPhase.COMPLETED for t in step.targets()
+            job_phase(jobs.get(flow_job_name(flow.name, t), {})) != JobPhase.COMPLETED for t in step.targets()
         ):
             continue
         template = templates.get(step.name)
@@ -288,7 +291,7 @@ def _start_ready_steps(
                     "the flow waits (recreate it with a shorter JobFlow or JobTemplate name)",
                 )
             ]
-        patch = (raw.get("patch") or {}).get("jobSpec")
+        patch = step_job_spec_patch(raw)
         create.append(build_job(flow_body, step.name, template, patch))
         started.add(name)
     return create, []

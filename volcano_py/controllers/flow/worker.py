@@ -19,7 +19,26 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.cronjob import cronjob_status
+from volcano_py.api.bodies.job import job_status
+from volcano_py.api.bodies.jobflow import (
+    jobflow_flows,
+    jobflow_phase,
+    jobflow_status,
+    status_phase,
+    step_name,
+)
+from volcano_py.api.bodies.jobtemplate import jobtemplate_status
 from volcano_py.api.flow import FlowPhase
+from volcano_py.api.objects import (
+    Obj,
+    is_deleting,
+    label_of,
+    metadata_of,
+    name_of,
+    namespace_of,
+    owner_references_of,
+)
 from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronjob
 from volcano_py.controllers.flow.jobflow import plan_jobflow
 from volcano_py.controllers.runtime.context import ControllerContext
@@ -57,9 +76,9 @@ _CREATED: dict[str, Callable[[str, str, str], tuple[str, str]]] = {
 }
 
 
-def _owner(meta: Mapping[str, Any]) -> tuple[str, str] | None:
+def _owner(obj: Obj) -> tuple[str, str] | None:
     """(kind, name) of a JobFlow or CronJob controlling this object."""
-    for ref in meta.get("ownerReferences") or ():
+    for ref in owner_references_of(obj):
         if not ref.get("controller"):
             continue
         if (ref.get("apiVersion"), ref.get("kind")) in (
@@ -70,11 +89,11 @@ def _owner(meta: Mapping[str, Any]) -> tuple[str, str] | None:
     return None
 
 
-def _slim_job(body: Any) -> JSON:
-    meta = body["metadata"]
+def _slim_job(body: Obj) -> JSON:
+    meta = metadata_of(body)
     keep = ("name", "namespace", "uid", "resourceVersion", "creationTimestamp", "labels", "annotations",
             "ownerReferences", "deletionTimestamp")  # fmt: skip
-    return {"metadata": {k: meta[k] for k in keep if k in meta}, "status": dict(body.get("status") or {})}
+    return {"metadata": {k: meta[k] for k in keep if k in meta}, "status": dict(job_status(body))}
 
 
 def merge_patch(old: Mapping[str, Any], new: Mapping[str, Any]) -> JSON:
@@ -152,8 +171,8 @@ class FlowControllers:
             # A flow may be waiting for this template to appear.
             ns = namespace or ""
             for flow in self._namespace_flows(ns):
-                if any(step.get("name") == name for step in (flow.get("spec") or {}).get("flows") or ()):
-                    self.flows.add((ns, flow["metadata"]["name"]), "sync")
+                if any(step_name(step) == name for step in jobflow_flows(flow)):
+                    self.flows.add((ns, name_of(flow)), "sync")
             if event["type"] != "DELETED":
                 self.templates.add((ns, name), "sync")
 
@@ -171,9 +190,8 @@ class FlowControllers:
         """A Job changed (from the operator's Job informer): keep ``owned``, enqueue its owner and the
         JobTemplate it was made from."""
         body = delta.new
-        meta = body.get("metadata") or {}
-        ns, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
-        owner = _owner(meta)
+        ns, name = namespace_of(body), name_of(body)
+        owner = _owner(body)
         if owner is not None:
             owned = self.owned.setdefault((ns, *owner), {})
             if delta.type is EventType.DELETED:
@@ -183,7 +201,7 @@ class FlowControllers:
             else:
                 owned[name] = _slim_job(body)
             (self.flows if owner[0] == c.JOBFLOW_KIND else self.crons).add((ns, owner[1]), "sync")
-        marked = (meta.get("labels") or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY)
+        marked = label_of(body, c.CREATED_BY_JOB_TEMPLATE_KEY)
         if marked and marked.startswith(f"{ns}."):
             self.templates.add((ns, marked[len(ns) + 1 :]), "sync")
 
@@ -224,40 +242,36 @@ class FlowControllers:
         for key, (at, job) in list(self.created.items()):
             if now - at > CREATED_MEMORY_SECONDS or key[1] in jobs:
                 del self.created[key]
-            elif key[0] == namespace and _owner(job["metadata"]) == (kind, name):
+            elif key[0] == namespace and _owner(job) == (kind, name):
                 jobs[key[1]] = job
         return jobs
 
     async def _create_job(self, owner: JSON, body: JSON) -> JSON | None:
         """Create a Job; when its name is taken, the existing Job if ``owner`` controls it (an earlier sync
         or controller made it), else None with a warning on the owner (someone else's Job has that name)."""
-        meta = body["metadata"]
-        stamp = self.ctx.ensure_leading(f"create job {meta['namespace']}/{meta['name']}")
+        namespace, name = namespace_of(body), name_of(body)
+        owner_kind, owner_name = str(owner["kind"]), name_of(owner)
+        stamp = self.ctx.ensure_leading(f"create job {namespace}/{name}")
         try:
-            created = await self.ctx.client.create(JOBS.collection_path(meta["namespace"]), body)
+            created = await self.ctx.client.create(JOBS.collection_path(namespace), body)
         except ApiError as exc:
             if not exc.conflict:
                 raise
             try:
-                existing: JSON = await self.ctx.client.get(JOBS.object_path(meta["name"], meta["namespace"]))
+                existing: JSON = await self.ctx.client.get(JOBS.object_path(name, namespace))
             except ApiError as again:
                 if again.not_found:
                     return None
                 raise
-            if _owner(existing["metadata"]) != (owner["kind"], owner["metadata"]["name"]):
-                self.ctx.recorder.record(
-                    owner, "Warning", "JobExists",
-                    f"Job {meta['name']} exists and is not controlled by {owner['kind']} "
-                    f"{owner['metadata']['name']}; delete or rename it",
-                )  # fmt: skip
+            if _owner(existing) != (owner_kind, owner_name):
+                message = f"Job {name} exists and is not controlled by {owner_kind} {owner_name}"
+                self.ctx.recorder.record(owner, "Warning", "JobExists", f"{message}; delete or rename it")
                 return None
             return existing
-        self.created[(meta["namespace"], meta["name"])] = (time.monotonic(), _slim_job(created))
+        self.created[(namespace, name)] = (time.monotonic(), _slim_job(created))
         # The chaos suite places the write in a leader's term by its WriteStamp.
-        _log.debug(
-            "job created", job=f"{meta['namespace']}/{meta['name']}", owner=owner["kind"], **stamp.fields()
-        )
-        created_event = _CREATED[owner["kind"]](meta["namespace"], owner["metadata"]["name"], meta["name"])
+        _log.debug("job created", job=f"{namespace}/{name}", owner=owner_kind, **stamp.fields())
+        created_event = _CREATED[owner_kind](namespace, owner_name, name)
         self.ctx.recorder.record(owner, "Normal", *created_event)
         return created
 
@@ -271,22 +285,24 @@ class FlowControllers:
                 raise
         self.created.pop((namespace, name), None)
 
-    async def _patch_status(self, kind: ResourceKind, body: JSON, status: JSON) -> None:
-        patch = merge_patch(body.get("status") or {}, status)
+    async def _patch_status(
+        self, kind: ResourceKind, body: JSON, old: Mapping[str, Any], status: JSON
+    ) -> None:
+        """Merge-patch ``body``'s status from ``old`` (as stored) to ``status``."""
+        patch = merge_patch(old, status)
         if patch:
-            meta = body["metadata"]
-            await self.ctx.client.patch(kind.object_path(meta["name"], meta["namespace"], "status"),
+            await self.ctx.client.patch(kind.object_path(name_of(body), namespace_of(body), "status"),
                                         {"status": patch})  # fmt: skip
 
     # --- JobFlow -----------------------------------------------------------------------------------------
 
     async def sync_flow(self, key: Key) -> None:
         found = _values(self.indices.get(FLOW_INDEX), key)
-        if not found or found[0]["metadata"].get("deletionTimestamp"):
+        if not found or is_deleting(found[0]):
             return
         body: JSON = found[0]
         namespace, name = key
-        templates = {t["metadata"]["name"]: t for t in _values(self.indices.get(TEMPLATE_INDEX), namespace)}
+        templates = {name_of(t): t for t in _values(self.indices.get(TEMPLATE_INDEX), namespace)}
         jobs = self._owned(namespace, c.JOBFLOW_KIND, name)
         plan = plan_jobflow(body, templates, jobs, self.clock())
         for job in plan.create:
@@ -296,7 +312,7 @@ class FlowControllers:
                 # Retried (``_guard``); a Job the Job rules refuse (from a template admitted without them, as
                 # Volcano admits it) is told on the flow meanwhile, under Volcano's reason for a failed sync.
                 self.ctx.recorder.record(
-                    body, "Warning", "SyncJobFlow", f"failed to create job {job['metadata']['name']}: {exc}"
+                    body, "Warning", "SyncJobFlow", f"failed to create job {name_of(job)}: {exc}"
                 )
                 raise
         for job_name in plan.delete:
@@ -304,15 +320,14 @@ class FlowControllers:
         for event in plan.events:
             self.ctx.recorder.record(body, event.type, event.reason, event.message)
         if plan.status is not None:
-            await self._patch_status(JOBFLOWS, body, plan.status)
+            await self._patch_status(JOBFLOWS, body, jobflow_status(body), plan.status)
             self._count_phase(namespace, body, plan.status)
         if plan.create:
             # The new Jobs are not in the status yet; count them once the watch brings their first phase.
             self.flows.add_after(1.0, key, "sync")
 
     def _count_phase(self, namespace: str, body: JSON, status: JSON) -> None:
-        before = ((body.get("status") or {}).get("state") or {}).get("phase")
-        after = (status.get("state") or {}).get("phase")
+        before, after = jobflow_phase(body), status_phase(status)
         if after == before:
             return
         if after == FlowPhase.SUCCEED:
@@ -325,25 +340,20 @@ class FlowControllers:
     async def sync_template(self, key: Key) -> None:
         namespace, name = key
         template = next(
-            (
-                t
-                for t in _values(self.indices.get(TEMPLATE_INDEX), namespace)
-                if t["metadata"]["name"] == name
-            ),
-            None,
+            (t for t in _values(self.indices.get(TEMPLATE_INDEX), namespace) if name_of(t) == name), None
         )
         if template is None:
             return
         mark = f"{namespace}.{name}"
         made = sorted(
-            j["metadata"]["name"]
+            name_of(j)
             for (ns, kind, _), owned in self.owned.items()
             if ns == namespace and kind == c.JOBFLOW_KIND
             for j in owned.values()
-            if (j["metadata"].get("labels") or {}).get(c.CREATED_BY_JOB_TEMPLATE_KEY) == mark
+            if label_of(j, c.CREATED_BY_JOB_TEMPLATE_KEY) == mark
         )
         status = {"jobDependsOnList": made} if made else {}
-        await self._patch_status(JOBTEMPLATES, template, status)
+        await self._patch_status(JOBTEMPLATES, template, jobtemplate_status(template), status)
 
     # --- CronJob -----------------------------------------------------------------------------------------
 
@@ -368,13 +378,15 @@ class FlowControllers:
                 # Retried (``_guard``); the CronJob says why meanwhile, as Volcano's does.
                 self.ctx.recorder.record(body, "Warning", "FailedCreate", f"Failed to create job: {exc}")
                 raise
-            job_name = plan.create["metadata"]["name"]
+            job_name = name_of(plan.create)
             active = [ref for ref in (status or {}).get("active", []) if ref.get("name") != job_name]
             if made is not None and not is_finished(made):
                 active.append(job_ref(made))
             status = {**(status or {}), "active": active}
         if status is not None:
-            await self._patch_status(CRONJOBS, body, {k: v for k, v in status.items() if v})
+            await self._patch_status(
+                CRONJOBS, body, cronjob_status(body), {k: v for k, v in status.items() if v}
+            )
         if plan.requeue_after is not None:
             old = self.timers.pop(key, None)
             if old is not None:

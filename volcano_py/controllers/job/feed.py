@@ -6,12 +6,22 @@ event against the Job's lifecycle policies) and enqueues; the writes are the wor
 
 from __future__ import annotations
 
-from typing import Any
-
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINAL_PHASES
+from volcano_py.api.bodies.job import job_phase, job_version
+from volcano_py.api.bodies.podgroup import podgroup_conditions, podgroup_phase, podgroup_queue, podgroup_spec
 from volcano_py.api.bus import Action, Event
 from volcano_py.api.job_view import JobSpecError
+from volcano_py.api.objects import (
+    Obj,
+    generation_of,
+    label_of,
+    name_of,
+    namespace_of,
+    owner_references_of,
+    resource_version_of,
+    uid_of,
+)
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.events import on_pod_deleted, on_pod_seen
 from volcano_py.controllers.job.podview import read_pod, slim_pod
@@ -21,24 +31,22 @@ from volcano_py.controllers.runtime.context import ControllerContext, JobKey
 from volcano_py.kube.store import Delta, EventType
 
 
-def _job_owner(meta: Any) -> str | None:
-    for ref in meta.get("ownerReferences") or ():
+def _job_owner(body: Obj) -> str | None:
+    for ref in owner_references_of(body):
         if ref.get("kind") == c.JOB_KIND and str(ref.get("apiVersion", "")).startswith(c.BATCH_GROUP):
             return str(ref.get("name"))
     return None
 
 
-def _job_key(body: dict[str, Any]) -> JobKey:
-    meta = body.get("metadata") or {}
-    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+def _job_key(body: Obj) -> JobKey:
+    return namespace_of(body), name_of(body)
 
 
 def job_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A Job changed (from the Job informer): keep ``ctx.jobs``, classify the change, enqueue the Job."""
     body = delta.new
     key = _job_key(body)
-    meta = body.get("metadata") or {}
-    uid = str(meta.get("uid") or "")
+    uid = uid_of(body)
     if delta.type is EventType.DELETED:
         ctx.cancel_timers(key)
         ctx.jobs.pop(key, None)
@@ -47,19 +55,18 @@ def job_changed(ctx: ControllerContext, delta: Delta) -> None:
         return
     ctx.jobs[key] = body
     written = ctx.written_jobs.get(key)
-    if written is not None and written["metadata"].get("resourceVersion") == meta.get("resourceVersion"):
+    if written is not None and resource_version_of(written) == resource_version_of(body):
         return  # the echo of our own status write
     seen = ctx.specs.get(uid)
-    status = body.get("status") or {}
-    if seen is not None and seen[0] != int(meta.get("generation") or 0):
+    if seen is not None and seen[0] != generation_of(body):
         # The spec changed since the controller last read it (a scale up or down): JobUpdated, at the
         # Job's current version so that it is not mistaken for an event of older pods.
-        version = int(status.get("version") or 0)
+        version = job_version(body)
         ctx.job_queue.add(key, Request(event=Event.JOB_UPDATED, job_uid=uid, job_version=version))
         return
     # A finished Job's check (its leftover pods, its TTL) waits until no other Job is ready: after a restart
     # the whole history is listed again, and a Job submitted meanwhile goes first.
-    finished = str((status.get("state") or {}).get("phase") or "") in FINAL_PHASES
+    finished = job_phase(body) in FINAL_PHASES
     ctx.job_queue.add(key, Request(job_uid=uid), background=finished)
 
 
@@ -68,35 +75,31 @@ def podgroup_changed(ctx: ControllerContext, delta: Delta) -> None:
     its queue's recount."""
     body = delta.new
     key = _job_key(body)
-    meta = body.get("metadata") or {}
-    spec = body.get("spec") or {}
-    status = body.get("status") or {}
+    phase = podgroup_phase(body)
     if delta.type is EventType.DELETED:
         ctx.podgroups_by_key.pop(key, None)
     else:
         ctx.podgroups_by_key[key] = {
-            "metadata": {"name": key[1], "namespace": key[0], "uid": meta.get("uid"),
-                         "ownerReferences": list(meta.get("ownerReferences") or ())},
-            "spec": dict(spec),
-            "status": {"phase": status.get("phase"), "conditions": list(status.get("conditions") or ())},
+            "metadata": {"name": key[1], "namespace": key[0], "uid": uid_of(body) or None,
+                         "ownerReferences": list(owner_references_of(body))},
+            "spec": dict(podgroup_spec(body)),
+            "status": {"phase": phase or None, "conditions": list(podgroup_conditions(body))},
         }  # fmt: skip
-    owner = _job_owner(meta)
+    owner = _job_owner(body)
     if owner is not None:
-        unknown = status.get("phase") == PodGroupPhase.UNKNOWN and delta.type is not EventType.DELETED
+        unknown = phase == PodGroupPhase.UNKNOWN and delta.type is not EventType.DELETED
         ctx.job_queue.add((key[0], owner), Request(event=Event.JOB_UNKNOWN if unknown else Event.OUT_OF_SYNC))
-    ctx.sync_queue_soon(str(spec.get("queue") or c.DEFAULT_QUEUE))
+    ctx.sync_queue_soon(podgroup_queue(body))
 
 
 def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A pod of a Job changed (from the job-pod informer): keep ``ctx.pods_by_job``, enqueue the Job."""
     body = delta.new
-    meta = body.get("metadata") or {}
-    namespace = str(meta.get("namespace") or "")
-    job_name = (meta.get("labels") or {}).get(c.JOB_NAME_KEY)
+    job_name = label_of(body, c.JOB_NAME_KEY)
     if not job_name:
         return
-    key = (namespace, str(job_name))
-    uid = str(meta.get("uid") or "")
+    key = (namespace_of(body), job_name)
+    uid = uid_of(body)
     pods = ctx.pods_by_job.setdefault(key, {})
     killed = False
     if delta.type is EventType.DELETED:
@@ -125,8 +128,7 @@ def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     task_pods = (p for p in map(read_pod, ctx.job_pods(key)) if p.task == pod.task)
     req = on_pod_seen(spec, old, pod, task_pods)
     cancel_recovered(ctx, key, req)
-    version = int((job_body.get("status") or {}).get("version") or 0)
-    decision = decide(spec, version, req)
+    decision = decide(spec, job_version(job_body), req)
     if decision.action is Action.SYNC_JOB and not decision.delay_seconds:
         # No policy cares about this event: a plain resync, which collapses with the ones queued.
         req = Request(job_uid=spec.uid)

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api.bodies.job import job_plugins
+from volcano_py.api.objects import generation_of, resource_version_of, uid_of, with_resource_version
 from volcano_py.jobplugins import (
     ApplyPolicy,
     JobPluginError,
@@ -50,10 +52,9 @@ class JobPlugins:
 
     def plugins(self, body: Mapping[str, Any]) -> PluginSet | None:
         """The Job's plugins, or None when it names none; raises ``JobPluginError`` for a bad entry."""
-        if not (body.get("spec") or {}).get("plugins"):
+        if not job_plugins(body):
             return None
-        meta = body.get("metadata") or {}
-        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        uid, generation = uid_of(body), generation_of(body)
         cached = self._sets.get(uid)
         if cached is not None and cached[0] == generation:
             return cached[1]
@@ -64,8 +65,7 @@ class JobPlugins:
     async def apply(self, body: Mapping[str, Any], plugins: PluginSet, version: int) -> None:
         """The plugins' objects: all of them the first time this process sees the Job (Volcano's
         ``OnJobAdd``), then, per new generation or version, only what follows the spec (``OnJobUpdate``)."""
-        meta = body.get("metadata") or {}
-        uid, stamp = str(meta.get("uid", "")), (int(meta.get("generation") or 0), version)
+        uid, stamp = uid_of(body), (generation_of(body), version)
         seen = self._applied.get(uid)
         if seen == stamp:
             return
@@ -88,12 +88,9 @@ class JobPlugins:
                 path = object_path(ref.api_version, ref.kind, ref.namespace, ref.name)
                 current = await self.client.get(path)
                 if _differs(current, obj.body):
-                    replacement = dict(obj.body)
-                    replacement["metadata"] = {
-                        **obj.body["metadata"],
-                        "resourceVersion": current["metadata"]["resourceVersion"],
-                    }
-                    await self.client.replace(path, replacement)
+                    await self.client.replace(
+                        path, with_resource_version(obj.body, resource_version_of(current))
+                    )
 
     async def _rewrite(self, obj: ManagedObject) -> None:
         # One unconditional PUT: pods mounting the hosts file see a scale as soon as the Job says it
@@ -116,7 +113,7 @@ class JobPlugins:
             except ApiError as exc:
                 if not exc.not_found:
                     raise
-        self.forget(str((body.get("metadata") or {}).get("uid", "")))
+        self.forget(uid_of(body))
 
     def forget(self, uid: str) -> None:
         self._sets.pop(uid, None)

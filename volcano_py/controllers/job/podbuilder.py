@@ -13,6 +13,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.job_view import ResolvedJob, ResolvedTask
+from volcano_py.api.objects import annotations_of, labels_of
 from volcano_py.controllers.job.plan import pod_name
 
 # Job annotations and labels a pod inherits, so the scheduler's plugins see them per pod.
@@ -39,8 +40,7 @@ def build_pod(
     spec: ResolvedJob, task: ResolvedTask, index: int, *, version: int, retry_count: int
 ) -> dict[str, Any]:
     template: Mapping[str, Any] = task.template
-    tmeta = template.get("metadata") or {}
-    pod_spec: dict[str, Any] = copy.deepcopy(dict(template.get("spec") or {}))
+    pod_spec: dict[str, Any] = copy.deepcopy(task.spec.pod_spec)
     if not pod_spec.get("schedulerName"):
         pod_spec["schedulerName"] = spec.scheduler_name
     if not pod_spec.get("priorityClassName") and spec.priority_class_name:
@@ -59,7 +59,7 @@ def build_pod(
             container.setdefault("volumeMounts", []).append({"name": name, "mountPath": vol.mount_path})
 
     idx = str(index)
-    annotations: dict[str, str] = dict(tmeta.get("annotations") or {})
+    annotations: dict[str, str] = dict(annotations_of(template))
     annotations.update(
         {
             c.TASK_INDEX_KEY: idx,
@@ -82,7 +82,7 @@ def build_pod(
     elif c.JDB_MAX_UNAVAILABLE_KEY in spec.annotations:
         annotations[c.JDB_MAX_UNAVAILABLE_KEY] = spec.annotations[c.JDB_MAX_UNAVAILABLE_KEY]
 
-    labels: dict[str, str] = dict(tmeta.get("labels") or {})
+    labels: dict[str, str] = dict(labels_of(template))
     labels.update(
         {
             c.TASK_INDEX_KEY: idx,

@@ -13,20 +13,21 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.podgroup import podgroup_spec
 from volcano_py.api.job_view import ResolvedJob, ResolvedTask
 from volcano_py.controllers.job.podbuilder import owner_reference
 from volcano_py.resources import Resource, pod_quota_usage
 
 
 def _task_requests(task: ResolvedTask) -> Resource:
-    return pod_quota_usage(task.template.get("spec") or {})
+    return pod_quota_usage(task.spec.pod_spec)
 
 
 def min_resources(spec: ResolvedJob, priorities: Mapping[str, int]) -> Resource:
     """Requests of the first ``minAvailable`` pods by task priority (ties keep the Job's task order)."""
 
     def priority(task: ResolvedTask) -> int:
-        name = (task.template.get("spec") or {}).get("priorityClassName") or ""
+        name = task.spec.pod_spec.get("priorityClassName") or ""
         return priorities.get(name, 0)
 
     ordered = sorted(spec.tasks, key=priority, reverse=True)
@@ -127,7 +128,7 @@ def spec_patch(
     current: Mapping[str, Any], spec: ResolvedJob, priorities: Mapping[str, int]
 ) -> dict[str, Any] | None:
     """A merge patch bringing an existing PodGroup's spec to the Job's (scale, priority), or None."""
-    have = current.get("spec") or {}
+    have = podgroup_spec(current)
     want = desired_spec(spec, priorities)
     patch: dict[str, Any] = {}
     for key in ("minMember", "priorityClassName"):

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.conditions import condition_is_true
+from volcano_py.api.objects import metadata_of, status_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 
 # The pod phases the Job controller counts, by their api names (``PodPhase`` is a ``str``, so status maps
@@ -60,9 +62,10 @@ def _int_or(value: Any, default: int) -> int:
 
 
 def read_pod(body: Mapping[str, Any]) -> PodView:
-    meta = body.get("metadata") or {}
+    # Read per pod of a Job at each of its syncs: the metadata and status once each, then plain lookups.
+    meta = metadata_of(body)
     ann: Mapping[str, str] = meta.get("annotations") or {}
-    status = body.get("status") or {}
+    status = status_of(body)
     phase = pod_phase(body)
     statuses = list(status.get("containerStatuses") or ())
     exit_code = 0
@@ -70,8 +73,7 @@ def read_pod(body: Mapping[str, Any]) -> PodView:
         terminated = (statuses[0].get("state") or {}).get("terminated") or {}
         exit_code = _int_or(terminated.get("exitCode"), 0)
     disrupted = any(
-        cond.get("type") == "DisruptionTarget"
-        and cond.get("status") == "True"
+        condition_is_true(cond, "DisruptionTarget")
         and cond.get("reason", "PreemptionByScheduler") in _DISRUPTION_REASONS
         for cond in status.get("conditions") or ()
     )
@@ -101,8 +103,8 @@ def read_pod(body: Mapping[str, Any]) -> PodView:
 
 def slim_pod(body: Mapping[str, Any]) -> dict[str, Any]:
     """The parts of a pod body :func:`read_pod` reads; what the operator keeps in memory per pod."""
-    meta = body.get("metadata") or {}
-    status = body.get("status") or {}
+    meta = metadata_of(body)
+    status = status_of(body)
     return {
         "metadata": {
             "name": meta.get("name"),
@@ -120,10 +122,9 @@ def slim_pod(body: Mapping[str, Any]) -> dict[str, Any]:
         },
         "status": {
             "phase": status.get("phase"),
+            # Only a DisruptionTarget condition is read: kept whole, the others dropped.
             "conditions": [
-                {"type": x.get("type"), "status": x.get("status"), "reason": x.get("reason")}
-                for x in status.get("conditions") or ()
-                if x.get("type") == "DisruptionTarget"
+                dict(x) for x in status.get("conditions") or () if x.get("type") == "DisruptionTarget"
             ],
             "containerStatuses": [
                 {"ready": s.get("ready"), "restartCount": s.get("restartCount"), "state": s.get("state")}

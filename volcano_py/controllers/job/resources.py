@@ -6,7 +6,10 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent
+from volcano_py.api.bodies.conditions import condition_fields
+from volcano_py.api.bodies.podgroup import podgroup_conditions, podgroup_phase
 from volcano_py.api.job_view import ResolvedJob
+from volcano_py.api.objects import uid_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job.podbuilder import build_pvc
 from volcano_py.controllers.job.podgroup import build_podgroup, spec_patch
@@ -48,7 +51,7 @@ class JobResources:
                     raise
 
     async def priorities(self, spec: ResolvedJob) -> dict[str, int]:
-        names = {(t.template.get("spec") or {}).get("priorityClassName") for t in spec.tasks} - {None, ""}
+        names = {t.spec.pod_spec.get("priorityClassName") for t in spec.tasks} - {None, ""}
         out: dict[str, int] = {}
         for name in names:
             try:
@@ -61,22 +64,19 @@ class JobResources:
 
     def report_podgroup(self, body: dict[str, Any], spec: ResolvedJob, podgroup: dict[str, Any]) -> None:
         """Volcano's PodGroupPending event: the newest true condition, when it is not Scheduled."""
-        conditions = [
-            x for x in (podgroup.get("status") or {}).get("conditions") or () if x.get("status") == "True"
-        ]
-        if not conditions:
+        # (type, status, reason, message, lastTransitionTime) of each condition that holds.
+        held = [f for f in map(condition_fields, podgroup_conditions(podgroup)) if f[1] == "True"]
+        if not held:
             return
-        latest = max(conditions, key=lambda x: str(x.get("lastTransitionTime") or ""))
-        if latest.get("type") != c.PODGROUP_CONDITION_SCHEDULED:
-            message = f"PodGroup {spec.namespace}:{spec.name} {str(latest.get('type', '')).lower()}, "
-            self.ctx.recorder.record(
-                body, WARNING, JobEvent.PODGROUP_PENDING, message + f"reason: {latest.get('message', '')}"
-            )
+        kind, _, _, said, _ = max(held, key=lambda f: f[4])
+        if kind != c.PODGROUP_CONDITION_SCHEDULED:
+            message = f"PodGroup {spec.namespace}:{spec.name} {kind.lower()}, reason: {said}"
+            self.ctx.recorder.record(body, WARNING, JobEvent.PODGROUP_PENDING, message)
 
     async def ensure_podgroup(self, spec: ResolvedJob) -> str | None:
         """Create or update the Job's PodGroup; return its phase (None: just created, not admitted)."""
         current = self.ctx.podgroup(spec.namespace, spec.podgroup_name)
-        if current is not None and current["metadata"].get("uid") in self.deleted_podgroups:
+        if current is not None and uid_of(current) in self.deleted_podgroups:
             current = None
         priorities = await self.priorities(spec) if len(spec.tasks) > 1 else {}
         if current is None:
@@ -91,5 +91,4 @@ class JobResources:
         patch = spec_patch(current, spec, priorities)
         if patch is not None:
             await self.ctx.client.patch(PODGROUPS.object_path(spec.podgroup_name, spec.namespace), patch)
-        phase = (current.get("status") or {}).get("phase")
-        return str(phase) if phase else PodGroupPhase.PENDING.value
+        return podgroup_phase(current) or PodGroupPhase.PENDING.value

@@ -15,9 +15,11 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobEvent, JobPhase, JobStatus
+from volcano_py.api.bodies.job import job_with_status
 from volcano_py.api.bus import Action, Event
 from volcano_py.api.common import now_time
 from volcano_py.api.job_view import JobSpecError, ResolvedJob, read_status, status_to_dict
+from volcano_py.api.objects import creation_timestamp_of, name_of, uid_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.controllers.job import policies
 from volcano_py.controllers.job.plan import Plan, plan_step
@@ -201,7 +203,7 @@ class JobWorker:
 
     async def _create_pod(self, spec: ResolvedJob, pod: dict[str, Any]) -> None:
         async with self._create_limit:
-            name = f"{spec.namespace}/{pod['metadata']['name']}"
+            name = f"{spec.namespace}/{name_of(pod)}"
             stamp = self.ctx.ensure_leading(f"create pod {name}")
             try:
                 created = await self.ctx.client.create(PODS.collection_path(spec.namespace), pod)
@@ -213,7 +215,7 @@ class JobWorker:
         # Per pod, so at debug only: a Job's progress; the chaos suite times its mid-creation kills from it,
         # and places the write in a leader's term by its WriteStamp.
         _log.debug("pod created", pod=name, **stamp.fields())
-        created_at = (created.get("metadata") or {}).get("creationTimestamp")
+        created_at = creation_timestamp_of(created)
         job_created = self._job_created.get(spec.uid)
         if created_at and job_created:
             delta = datetime.fromisoformat(created_at.replace("Z", "+00:00")) - job_created
@@ -264,9 +266,9 @@ class JobWorker:
         plugin_set: PluginSet | None,
         uids: Mapping[str, str],
     ) -> None:
-        created_at = (body.get("metadata") or {}).get("creationTimestamp")
+        created_at = creation_timestamp_of(body)
         if created_at and spec.uid not in self._job_created:
-            self._job_created[spec.uid] = datetime.fromisoformat(str(created_at).replace("Z", "+00:00"))
+            self._job_created[spec.uid] = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
         writes = [self._kill_pod(spec, name, uids.get(name, "")) for name in plan.delete]
         for task_name, index in plan.create:
             task = spec.task(task_name)
@@ -283,7 +285,7 @@ class JobWorker:
             raise fenced
         errors = [r for r in results if isinstance(r, BaseException)]
         pg = self.ctx.podgroup(spec.namespace, spec.podgroup_name) if plan.delete_podgroup else None
-        pg_uid = str(pg["metadata"].get("uid", "")) if pg is not None else ""
+        pg_uid = uid_of(pg) if pg is not None else ""
         if pg is not None and pg_uid not in self.resources.deleted_podgroups:
             self.ctx.ensure_leading(f"delete PodGroup {spec.namespace}/{spec.podgroup_name}")
             try:
@@ -309,10 +311,9 @@ class JobWorker:
         if after == before:
             return
         self.ctx.ensure_leading(f"Job status {key[0]}/{key[1]}")
-        new_body = dict(body)
-        new_body["status"] = status_to_dict(after)
         written = await self.ctx.client.replace(
-            JOBS.object_path(spec.name, spec.namespace, "status"), new_body
+            JOBS.object_path(spec.name, spec.namespace, "status"),
+            job_with_status(body, status_to_dict(after)),
         )
         self.ctx.remember_written(key, written)
         phase = after.state.phase
