@@ -5,7 +5,7 @@ cycle, a caller may read ``spec_of(pod)`` once and its fields from that instead 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any
 
 from volcano_py.api.bodies.conditions import any_true
@@ -14,6 +14,7 @@ from volcano_py.api.podspec import PodPhase, pod_phase
 
 __all__ = [
     "PodPhase",
+    "drop_status_fields",
     "pod_claim_statuses",
     "pod_condition_true",
     "pod_conditions",
@@ -91,6 +92,14 @@ def pod_conditions(pod: Obj) -> Sequence[Mapping[str, Any]]:
 def pod_condition_true(pod: Obj, kind: str) -> bool:
     """Whether the pod's condition ``kind`` (``PodScheduled``, ``Ready``, ...) says True."""
     return any_true(pod_conditions(pod), kind)
+
+
+def drop_status_fields(pod: MutableMapping[str, Any], names: Iterable[str]) -> None:
+    """Drop ``names`` from the pod's status, in place: parts of the kubelet's report a reader never needs."""
+    status = pod.get("status")
+    if status:
+        for name in names:
+            status.pop(name, None)
 
 
 def with_node_name(pod: Obj, node: str) -> dict[str, Any]:

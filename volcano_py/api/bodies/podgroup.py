@@ -72,7 +72,7 @@ def podgroup_phase(pg: Obj) -> str:
 
 def podgroup_shown_phase(pg: Obj | None) -> str:
     """The phase readers see: ``status.phase``, Pending when unset (or when there is no PodGroup)."""
-    return podgroup_phase(pg or _EMPTY) or PodGroupPhase.PENDING.value
+    return str(status_of(pg or _EMPTY).get("phase") or PodGroupPhase.PENDING.value)
 
 
 def podgroup_counts(pg: Obj) -> tuple[int, int, int]:

@@ -24,6 +24,7 @@ __all__ = [
     "queue_parent",
     "queue_priority",
     "queue_reclaimable",
+    "queue_spec_parent",
     "queue_state",
     "queue_status_says",
     "queue_weight",
@@ -34,6 +35,11 @@ __all__ = [
 Obj = Mapping[str, Any]
 
 _EMPTY: Final[Mapping[str, Any]] = {}
+
+
+def queue_spec_parent(q: Obj) -> str:
+    """``spec.parent`` as written, '' when unset (where ``queue_parent`` reads the tree's root)."""
+    return str(spec_of(q).get("parent") or "")
 
 
 def queue_weight(q: Obj) -> int:

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.pod import pod_nominated_node
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.resources import GPU
@@ -333,8 +334,8 @@ def keep_nominated(ssn: Session) -> None:
         queue = ssn.queues[job.queue]
         nominated = []
         for task in to_place(ssn, job):
-            node = (task.pod.get("status") or {}).get("nominatedNodeName")
-            row = table.node_index.get(str(node)) if node else None
+            node = pod_nominated_node(task.pod)
+            row = table.node_index.get(node) if node else None
             if row is not None:
                 nominated.append((task, row))
         if not nominated:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from volcano_py.api.objects import controller_of
 from volcano_py.resources import GPU
 
 from ..framework.classes import TaskClass
@@ -41,8 +42,7 @@ from .victims import EVICTABLE, VictimUnit, build_units, protected, to_place
 
 def recreated(task: TaskInfo) -> bool:
     """A controller (a Volcano Job, a ReplicaSet...) owns the pod and makes a new one when it is evicted."""
-    owners = (task.pod.get("metadata") or {}).get("ownerReferences") or ()
-    return any(ref.get("controller") for ref in owners)
+    return controller_of(task.pod) is not None
 
 
 def gpu_minutes(task: TaskInfo, now: float) -> int:

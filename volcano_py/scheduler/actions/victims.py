@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from volcano_py.api.bodies.pod import pod_preemption_policy
+
 from ..framework.gang_safety import surplus
 from ..framework.job import JobInfo
 from ..framework.nodetable import IntArray
@@ -26,7 +28,7 @@ EVICTABLE = frozenset({TaskStatus.RUNNING, TaskStatus.BOUND})
 
 def never_preempts(job: JobInfo) -> bool:
     """PriorityClass ``preemptionPolicy: Never`` (copied onto the pod's spec at admission)."""
-    return any((t.pod.get("spec") or {}).get("preemptionPolicy") == "Never" for t in job.pending_tasks)
+    return any(pod_preemption_policy(t.pod) == "Never" for t in job.pending_tasks)
 
 
 def protected(task: TaskInfo) -> bool:

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api.bodies.conditions import any_true
+from volcano_py.api.objects import is_deleting, labels_of, spec_of, status_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 
 Obj = Mapping[str, Any]
@@ -14,7 +16,7 @@ _DONE = (PodPhase.SUCCEEDED, PodPhase.FAILED)
 
 
 def _spec(pod: Obj | None) -> Mapping[str, Any]:
-    return (pod or {}).get("spec") or {}
+    return spec_of(pod or {})
 
 
 def node_of(pod: Obj | None) -> str:
@@ -29,7 +31,7 @@ def waits(pod: Obj | None, scheduler_name: str) -> bool:
     spec = _spec(pod)
     if spec.get("schedulerName") != scheduler_name or spec.get("nodeName") or spec.get("schedulingGates"):
         return False
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if is_deleting(pod):
         return False
     return pod_phase(pod) not in _DONE
 
@@ -51,9 +53,7 @@ def frees_room(old: Obj | None, new: Obj | None) -> bool:
         return False
     if new is None:
         return True
-    if (new.get("metadata") or {}).get("deletionTimestamp") and not (old or {}).get("metadata", {}).get(
-        "deletionTimestamp"
-    ):
+    if is_deleting(new) and not is_deleting(old or {}):
         return True
     return pod_phase(new) in _DONE and pod_phase(old or {}) not in _DONE
 
@@ -65,21 +65,20 @@ def node_changed(old: Obj | None, new: Obj | None) -> bool:
         return False
     if old is None:
         return True
-    before, after = old.get("metadata") or {}, new.get("metadata") or {}
-    if before.get("labels") != after.get("labels"):
+    if labels_of(old) != labels_of(new):
         return True
     if _spec(old).get("taints") != _spec(new).get("taints"):
         return True
     if _spec(old).get("unschedulable") != _spec(new).get("unschedulable"):
         return True
-    old_status, new_status = old.get("status") or {}, new.get("status") or {}
+    old_status, new_status = status_of(old), status_of(new)
     if old_status.get("allocatable") != new_status.get("allocatable"):
         return True
     return _ready(old_status) != _ready(new_status)
 
 
 def _ready(status: Mapping[str, Any]) -> bool:
-    return any(c.get("type") == "Ready" and c.get("status") == "True" for c in status.get("conditions") or ())
+    return any_true(status.get("conditions") or (), "Ready")
 
 
 def hidden(pod: Obj) -> dict[str, Any]:

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.conditions import condition_fields
+from volcano_py.api.bodies.podgroup import podgroup_counts, podgroup_shown_phase
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, Tally, count_into, total, total_counted
 
@@ -42,13 +44,7 @@ def _phase(job: JobInfo, condition: Condition | None) -> PodGroupPhase:
 
 
 def _condition_of(raw: Mapping[str, Any]) -> Condition:
-    return Condition(
-        str(raw.get("type", "")),
-        str(raw.get("status", "")),
-        str(raw.get("reason", "")),
-        str(raw.get("message", "")),
-        str(raw.get("lastTransitionTime", "")),
-    )
+    return Condition(*condition_fields(raw))
 
 
 def _conditions(job: JobInfo, new: Condition | None) -> tuple[Condition, ...]:
@@ -83,15 +79,13 @@ def podgroup_update(job: JobInfo, condition: Condition | None) -> PodGroupUpdate
     running = job.count(TaskStatus.RUNNING)
     succeeded = job.count(TaskStatus.SUCCEEDED)
     failed = job.count(TaskStatus.FAILED)
-    status = job.podgroup.get("status") or {}
     # Without a new condition the conditions stay as they are: most jobs, every cycle, so they are read
     # only when something else changed or a condition is new.
-    same_counts = (
-        phase.value == (status.get("phase") or PodGroupPhase.PENDING.value)
-        and running == status.get("running", 0)
-        and succeeded == status.get("succeeded", 0)
-        and failed == status.get("failed", 0)
-    )
+    same_counts = phase.value == podgroup_shown_phase(job.podgroup) and (
+        running,
+        succeeded,
+        failed,
+    ) == podgroup_counts(job.podgroup)
     if same_counts and condition is None:
         return None
     conditions = _conditions(job, condition)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.objects import annotations_of, spec_of
 from volcano_py.resources import QuantityError, Resource, parse_quantity, unit_scale
 
 # Volcano's "no percentage given" marker for a vGPU memory request; then the MiB request applies.
@@ -205,8 +206,8 @@ def _types(annotations: Mapping[str, str], key: str) -> tuple[str, ...]:
 
 
 def device_request(pod: Mapping[str, Any]) -> DeviceRequest:
-    spec = pod.get("spec") or {}
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    spec = spec_of(pod)
+    annotations = annotations_of(pod)
     memory = number = 0
     vgpu: list[VgpuAsk] = []
     for container in spec.get("containers") or ():
@@ -388,7 +389,7 @@ def release(gpus: NodeGpus, uid: str) -> None:
 
 def held_by(gpus: NodeGpus, pod: Mapping[str, Any], request: DeviceRequest) -> Choice | None:
     """What a bound pod holds, read from its annotations (None when it carries none for this kind)."""
-    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    annotations = annotations_of(pod)
     if gpus.kind is DeviceKind.GPUSHARE:
         indices = [i for i in gpu_index_of(annotations) if i in gpus.cards]
         if not indices:

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import dra as api
+from volcano_py.api.bodies.pod import pod_claim_statuses, pod_resource_claims
+from volcano_py.api.objects import namespace_of, uid_of
 from volcano_py.resources import Resource, to_canonical
 
 from .dra_allocator import Chosen, MatchMemo, NoFit, allocation_body, choose_devices
@@ -117,15 +119,10 @@ class PodClaim:
 def pod_claims(pod: Mapping[str, Any]) -> list[PodClaim]:
     """The pod's claims: a named claim as is; a template's through ``status.resourceClaimStatuses``, which
     the resourceclaim controller fills once it has made the pod's claim (until then the pod waits)."""
-    meta = pod.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
-    entries = (pod.get("spec") or {}).get("resourceClaims") or ()
-    statuses = {
-        s.get("name"): s.get("resourceClaimName")
-        for s in (pod.get("status") or {}).get("resourceClaimStatuses") or ()
-    }
+    namespace = namespace_of(pod) or "default"
+    statuses = pod_claim_statuses(pod)
     out: list[PodClaim] = []
-    for entry in entries:
+    for entry in pod_resource_claims(pod):
         name = str(entry.get("name") or "")
         if entry.get("resourceClaimName"):
             out.append(PodClaim(name, f"{namespace}/{entry['resourceClaimName']}"))
@@ -146,7 +143,7 @@ def pod_claims(pod: Mapping[str, Any]) -> list[PodClaim]:
 def claims_class_key(pod: Mapping[str, Any], claims: Mapping[str, Claim]) -> tuple[Any, ...]:
     """What of a pod's claims decides where it fits: pods whose claims are fresh copies of one template
     place alike; a claim allocated, shared or missing is the pod's own (its name)."""
-    uid = (pod.get("metadata") or {}).get("uid") or ""
+    uid = uid_of(pod)
     out: list[Any] = []
     for ref in pod_claims(pod):
         claim = claims.get(ref.claim) if ref.claim else None

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from volcano_py.api import dra as api
 from volcano_py.api.dra_cel import AttributeValue, DeviceView, parse_semver
 from volcano_py.api.dra_rules import claim_problems
+from volcano_py.api.objects import name_of, namespace_of, status_of, uid_of
 from volcano_py.log import get_logger
 from volcano_py.resources import QuantityError, parse_quantity
 
@@ -166,8 +167,9 @@ def read_slice_or_none(obj: Mapping[str, Any]) -> SliceDevices | None:
     try:
         return read_slice(obj)
     except ValidationError as err:
-        name = (obj.get("metadata") or {}).get("name")
-        log.warning("ResourceSlice unreadable; its devices are not offered", name=name, error=str(err)[:200])
+        log.warning(
+            "ResourceSlice unreadable; its devices are not offered", name=name_of(obj), error=str(err)[:200]
+        )
         return None
 
 
@@ -191,8 +193,7 @@ def _refusal(key: str, claim: api.ResourceClaim) -> str:
 
 
 def read_claim(obj: Mapping[str, Any]) -> Claim:
-    meta = obj.get("metadata") or {}
-    namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+    namespace, name = namespace_of(obj), name_of(obj)
     key = f"{namespace}/{name}"
     try:
         claim = api.ResourceClaim.model_validate(obj)
@@ -200,7 +201,7 @@ def read_claim(obj: Mapping[str, Any]) -> Claim:
         first = err.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
         # Unreadable, yet the devices its allocation names stay held.
-        results = (((obj.get("status") or {}).get("allocation") or {}).get("devices") or {}).get("results")
+        results = ((status_of(obj).get("allocation") or {}).get("devices") or {}).get("results")
         held = tuple(
             (str(r.get("driver")), str(r.get("pool")), str(r.get("device")))
             for r in results or ()
@@ -209,7 +210,7 @@ def read_claim(obj: Mapping[str, Any]) -> Claim:
         return Claim(
             namespace,
             name,
-            str(meta.get("uid") or ""),
+            uid_of(obj),
             refused=f"ResourceClaim {key}: {where}: {first['msg']}",
             allocated=held if results is not None else None,
         )

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from volcano_py.api.bodies.pod import pod_node_name
+from volcano_py.api.objects import is_deleting, name_of, namespace_of, uid_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import group_key_of, min_member_of
 from volcano_py.api.subgroups import SubGroupKey
@@ -43,18 +45,16 @@ def gangs_left_partly_evicted(
         group = group_key_of(pod)
         if group is None:
             continue
-        meta = pod.get("metadata") or {}
-        uid = meta.get("uid")
+        uid = uid_of(pod)
         if uid in evicted:
             touched.add(group)
             continue
-        on_node = bool((pod.get("spec") or {}).get("nodeName")) and pod_phase(pod) not in _DONE
-        if (on_node and not meta.get("deletionTimestamp")) or uid in placed:
+        on_node = bool(pod_node_name(pod)) and pod_phase(pod) not in _DONE
+        if (on_node and not is_deleting(pod)) or uid in placed:
             holding[group] = holding.get(group, 0) + 1
     minimums: dict[str, int] = {}
     for pg in podgroups:
-        meta = pg.get("metadata") or {}
-        minimums[f"{meta.get('namespace', 'default')}/{meta.get('name')}"] = min_member_of(pg)
+        minimums[f"{namespace_of(pg) or 'default'}/{name_of(pg)}"] = min_member_of(pg)
     out = []
     for group in sorted(touched):
         keeps, minimum = holding.get(group, 0), minimums.get(group, 1)

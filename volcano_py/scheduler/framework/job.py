@@ -7,6 +7,18 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.podgroup import (
+    podgroup_conditions,
+    podgroup_min_member,
+    podgroup_min_resources,
+    podgroup_min_task_member,
+    podgroup_network_topology,
+    podgroup_phase,
+    podgroup_priority_class,
+    podgroup_queue,
+    podgroup_sub_group_policy,
+)
+from volcano_py.api.objects import creation_timestamp_of, name_of, namespace_of
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_gate import only_queue_gate
 from volcano_py.api.scheduling import PodGroupPhase, SubGroupPolicySpec
@@ -88,51 +100,43 @@ class JobInfo:
     def from_podgroup(
         cls, podgroup: Mapping[str, Any], *, priority_classes: Mapping[str, int] | None = None
     ) -> JobInfo:
-        metadata = podgroup.get("metadata") or {}
-        spec = podgroup.get("spec") or {}
-        status = podgroup.get("status") or {}
-        namespace = metadata.get("namespace") or "default"
-        name = metadata.get("name") or ""
+        namespace = namespace_of(podgroup) or "default"
+        name = name_of(podgroup)
         where = f"PodGroup {namespace}/{name}"
-        min_member = spec.get("minMember", 0)
-        if not isinstance(min_member, int) or min_member < 0:
-            raise ValueError(f"{where}: spec.minMember must be an integer >= 0, got {min_member!r}")
-        min_task_member = dict(spec.get("minTaskMember") or {})
-        for role, count in min_task_member.items():
-            if not isinstance(count, int) or count < 0:
-                raise ValueError(
-                    f"{where}: spec.minTaskMember[{role!r}] must be an integer >= 0, got {count!r}"
-                )
+        try:
+            min_member = podgroup_min_member(podgroup)
+            min_task_member = podgroup_min_task_member(podgroup)
+        except ValueError as err:
+            raise ValueError(f"{where}: {err}") from None
+        raw_min_resources = podgroup_min_resources(podgroup)
         try:
             # Quota names (pods, count/pods, requests.*, limits.*) ride along in Volcano's minResources; only
             # what pods ask of nodes is weighed, so nothing is counted twice or against a node's pod slots.
             min_resources = (
-                Resource.parse(spec["minResources"]).without_quota_only()
-                if spec.get("minResources")
-                else None
+                Resource.parse(raw_min_resources).without_quota_only() if raw_min_resources else None
             )
         except QuantityError as err:
             raise ValueError(f"{where}: spec.minResources: {err}") from None
         try:
-            phase = parse_podgroup_phase(status.get("phase"))
+            phase = parse_podgroup_phase(podgroup_phase(podgroup))
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
-        priority_class = spec.get("priorityClassName") or ""
-        sub_group_policies = parse_policies(spec.get("subGroupPolicy"), where)
+        priority_class = podgroup_priority_class(podgroup)
+        sub_group_policies = parse_policies(podgroup_sub_group_policy(podgroup), where)
         return cls(
             uid=f"{namespace}/{name}",
             namespace=namespace,
             name=name,
-            queue=spec.get("queue") or k.DEFAULT_QUEUE,
+            queue=podgroup_queue(podgroup),
             min_available=min_member,
             min_task_member=min_task_member,
             min_resources=min_resources,
             priority=(priority_classes or {}).get(priority_class, 0),
             priority_class=priority_class,
             phase=phase,
-            created=metadata.get("creationTimestamp") or "",
-            conditions=tuple(status.get("conditions") or ()),
-            network_topology=spec.get("networkTopology"),
+            created=creation_timestamp_of(podgroup),
+            conditions=podgroup_conditions(podgroup),
+            network_topology=podgroup_network_topology(podgroup),
             sub_group_policies=sub_group_policies,
             podgroup=podgroup,
         )

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from volcano_py.api.objects import metadata_of, status_of
+
 Obj = Mapping[str, Any]
 
 # Metadata that changes on every write without changing what the object says.
@@ -19,21 +21,19 @@ NODE_CONDITION_STAMPS: Final = frozenset({"lastHeartbeatTime", "lastTransitionTi
 
 
 def lasting_metadata(obj: Obj) -> dict[str, Any]:
-    return {k: v for k, v in (obj.get("metadata") or {}).items() if k not in VOLATILE_METADATA}
+    return {k: v for k, v in metadata_of(obj).items() if k not in VOLATILE_METADATA}
 
 
 def node_meaning(node: Obj) -> dict[str, Any]:
     """Everything of a node but its volatile metadata and its conditions' time stamps."""
-    out = {k: v for k, v in node.items() if k not in ("metadata", "status")}
-    out["metadata"] = lasting_metadata(node)
-    status = node.get("status")
-    if status and status.get("conditions"):
+    status = status_of(node)
+    conditions = status.get("conditions")
+    if conditions:
         status = {
             **status,
             "conditions": [
-                {k: v for k, v in cond.items() if k not in NODE_CONDITION_STAMPS}
-                for cond in status["conditions"]
+                {k: v for k, v in cond.items() if k not in NODE_CONDITION_STAMPS} for cond in conditions
             ],
         }
-    out["status"] = status
-    return out
+    rest = {k: v for k, v in node.items() if k not in ("metadata", "status")}
+    return {**rest, "metadata": lasting_metadata(node), "status": status}

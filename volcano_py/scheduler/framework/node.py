@@ -8,7 +8,22 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from volcano_py.api.queue_hierarchy import queue_parent
+from volcano_py.api.bodies.node import node_allocatable, node_ready, node_taints, node_unschedulable
+from volcano_py.api.bodies.queue import (
+    queue_affinity,
+    queue_allocated,
+    queue_capability,
+    queue_dequeue_strategy,
+    queue_deserved,
+    queue_guarantee,
+    queue_name,
+    queue_parent,
+    queue_priority,
+    queue_reclaimable,
+    queue_state,
+    queue_weight,
+)
+from volcano_py.api.objects import annotations_of, creation_timestamp_of, labels_of, name_of
 from volcano_py.api.scheduling import DequeueStrategy, QueueState
 from volcano_py.resources import PODS, QuantityError, Resource, total
 
@@ -69,27 +84,21 @@ class NodeInfo:
 
     @classmethod
     def from_node(cls, node: Mapping[str, Any]) -> NodeInfo:
-        metadata = node.get("metadata") or {}
-        spec = node.get("spec") or {}
-        status = node.get("status") or {}
-        name = metadata.get("name") or ""
+        name = name_of(node)
         try:
-            allocatable = Resource.parse(status.get("allocatable") or status.get("capacity") or {})
+            allocatable = Resource.parse(node_allocatable(node))
         except QuantityError as err:
             raise ValueError(f"node {name}: status.allocatable: {err}") from None
         if allocatable.amount(PODS) == 0:
             allocatable = allocatable + {PODS: DEFAULT_MAX_PODS}
-        gpus = node_gpus(allocatable, metadata.get("annotations") or {})
-        conditions = status.get("conditions") or []
-        ready = all(c.get("status") == "True" for c in conditions if c.get("type") == "Ready")
         return cls(
             name=name,
             allocatable=allocatable,
-            labels=dict(metadata.get("labels") or {}),
-            taints=tuple(spec.get("taints") or ()),
-            unschedulable=bool(spec.get("unschedulable")),
-            ready=ready,
-            gpus=gpus,
+            labels=dict(labels_of(node)),
+            taints=tuple(node_taints(node)),
+            unschedulable=node_unschedulable(node),
+            ready=node_ready(node),
+            gpus=node_gpus(allocatable, annotations_of(node)),
         )
 
     def _sum(self, statuses: frozenset[TaskStatus]) -> Resource:
@@ -163,10 +172,7 @@ class QueueInfo:
 
     @classmethod
     def from_queue(cls, queue: Mapping[str, Any]) -> QueueInfo:
-        metadata = queue.get("metadata") or {}
-        spec = queue.get("spec") or {}
-        status = queue.get("status") or {}
-        name = metadata.get("name") or ""
+        name = queue_name(queue)
 
         def resources(field_name: str, value: Any) -> Resource:
             try:
@@ -174,29 +180,30 @@ class QueueInfo:
             except QuantityError as err:
                 raise ValueError(f"queue {name}: spec.{field_name}: {err}") from None
 
-        weight = spec.get("weight", 1)
-        if not isinstance(weight, int) or weight < 1:
-            raise ValueError(f"queue {name}: spec.weight must be an integer >= 1, got {weight!r}")
-        capability = resources("capability", spec.get("capability")) if spec.get("capability") else None
-        deserved = resources("deserved", spec.get("deserved")) if spec.get("deserved") else None
-        guarantee = resources("guarantee.resource", (spec.get("guarantee") or {}).get("resource"))
-        strategy = spec.get("dequeueStrategy") or DequeueStrategy.TRAVERSE.value
-        if strategy not in DequeueStrategy.__members__.values():
-            allowed = ", ".join(s.value for s in DequeueStrategy)
-            raise ValueError(f"queue {name}: spec.dequeueStrategy must be one of {allowed}, got {strategy!r}")
+        try:
+            weight = queue_weight(queue)
+        except ValueError as err:
+            raise ValueError(f"queue {name}: {err}") from None
+        capability = resources("capability", queue_capability(queue)) if queue_capability(queue) else None
+        deserved = resources("deserved", queue_deserved(queue)) if queue_deserved(queue) else None
+        guarantee = resources("guarantee.resource", queue_guarantee(queue))
+        try:
+            strategy = queue_dequeue_strategy(queue)
+        except ValueError as err:
+            raise ValueError(f"queue {name}: {err}") from None
         return cls(
             name=name,
             weight=weight,
             capability=capability,
             deserved=deserved,
             guarantee=guarantee,
-            reclaimable=spec.get("reclaimable", True) is not False,
-            priority=int(spec.get("priority") or 0),
+            reclaimable=queue_reclaimable(queue),
+            priority=queue_priority(queue),
             parent=queue_parent(queue),
-            state=status.get("state") or QueueState.OPEN.value,
-            created=metadata.get("creationTimestamp") or "",
-            allocated_status=resources("status.allocated", status.get("allocated")),
-            affinity=dict(spec.get("affinity") or {}),
-            annotations=dict(metadata.get("annotations") or {}),
-            dequeue_strategy=DequeueStrategy(strategy),
+            state=queue_state(queue),
+            created=creation_timestamp_of(queue),
+            allocated_status=resources("status.allocated", queue_allocated(queue)),
+            affinity=dict(queue_affinity(queue)),
+            annotations=dict(annotations_of(queue)),
+            dequeue_strategy=strategy,
         )

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.conditions import condition_fields
 from volcano_py.api.common import now_time
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
@@ -17,23 +18,15 @@ from .retell import PODS_MISSING, words
 
 def _comparable_conditions(conditions: Any) -> list[tuple[str, str, str, str]]:
     # Transition times and ids change on every write; only the meaning decides whether to write.
-    return sorted(
-        (
-            str(x.get("type", "")),
-            str(x.get("status", "")),
-            str(x.get("reason", "")),
-            str(x.get("message", "")),
-        )
-        for x in conditions or ()
-    )
+    return sorted(condition_fields(x)[:4] for x in conditions or ())
 
 
 def podgroup_status(update: PodGroupUpdate, current: Mapping[str, Any] | None) -> dict[str, Any]:
     """The status to write for ``update``, keeping the transition time of conditions that did not change."""
     kept: dict[tuple[str, str, str, str], str] = {}
     for cond in (current or {}).get("conditions") or ():
-        key = (cond.get("type", ""), cond.get("status", ""), cond.get("reason", ""), cond.get("message", ""))
-        kept[key] = str(cond.get("lastTransitionTime", ""))
+        kind, status, reason, message, since = condition_fields(cond)
+        kept[(kind, status, reason, message)] = since
     now = now_time()
     conditions = []
     for cond in update.conditions:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from volcano_py.api import constants as k
+from volcano_py.api.objects import name_of
 from volcano_py.resources import Resource
 
 from . import dra
@@ -43,7 +44,7 @@ def priority_values(priority_classes: Iterable[Obj]) -> tuple[dict[str, int], in
     values: dict[str, int] = {}
     default = 0
     for pc in priority_classes:
-        name = (pc.get("metadata") or {}).get("name") or ""
+        name = name_of(pc)
         value = pc.get("value", 0)
         if not isinstance(value, int):
             raise ValueError(f"PriorityClass {name}: value must be an integer, got {value!r}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from volcano_py.api.objects import is_deleting, spec_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.api.scheduling import TaskStatus as TaskStatus  # the framework's readers import it from here
@@ -44,13 +45,13 @@ def parse_podgroup_phase(value: object) -> PodGroupPhase:
 def task_status_of(pod: Mapping[str, Any]) -> TaskStatus:
     """The task status of a pod, as Volcano derives it from the pod's phase, node and deletion mark."""
     phase = pod_phase(pod)
-    terminating = bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+    terminating = is_deleting(pod)
     if phase is PodPhase.RUNNING:
         return TaskStatus.RELEASING if terminating else TaskStatus.RUNNING
     if phase is PodPhase.PENDING:
         if terminating:
             return TaskStatus.RELEASING
-        node = (pod.get("spec") or {}).get("nodeName")
+        node = spec_of(pod).get("nodeName")
         return TaskStatus.BOUND if node else TaskStatus.PENDING
     if phase is PodPhase.SUCCEEDED:
         return TaskStatus.SUCCEEDED

@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import Any, Final
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.pod import pod_start_time
+from volcano_py.api.objects import metadata_of, spec_of
 from volcano_py.api.revocable import revocable_zone
 from volcano_py.api.scheduling import group_name_of
 from volcano_py.resources import QuantityError, Resource, pod_request
@@ -47,7 +49,7 @@ def timestamp(created: str) -> float:
 def started_at(task: TaskInfo) -> float:
     """When the pod started (``status.startTime``, else its creation), in seconds since the epoch; 0 when
     neither is known."""
-    started = (task.pod.get("status") or {}).get("startTime") or task.created
+    started = pod_start_time(task.pod) or task.created
     return timestamp(str(started)) if started else 0.0
 
 
@@ -139,10 +141,8 @@ class TaskInfo:
         changed is what a bind and the kubelet write: the node, the status, the resource version and the
         field managers. None otherwise; then the pod is read again. A pod is seen four or five times on its
         way to Running (created, bound, started, its conditions), and reading it was most of a snapshot."""
-        old_meta: Mapping[str, Any] = old_pod.get("metadata") or {}
-        meta: Mapping[str, Any] = pod.get("metadata") or {}
-        old_spec: Mapping[str, Any] = old_pod.get("spec") or {}
-        spec: Mapping[str, Any] = pod.get("spec") or {}
+        old_meta, meta = metadata_of(old_pod), metadata_of(pod)
+        old_spec, spec = spec_of(old_pod), spec_of(pod)
         if not _same_except(old_meta, meta, _WRITTEN_METADATA):
             return None
         if not _same_except(old_spec, spec, _BOUND_SPEC):
@@ -167,8 +167,8 @@ class TaskInfo:
         cls, pod: Mapping[str, Any], *, priority_classes: Mapping[str, int] | None = None
     ) -> TaskInfo:
         """Read a pod dict (camelCase, as the API returns it). Bad quantities name the pod and the field."""
-        metadata = pod.get("metadata") or {}
-        spec = pod.get("spec") or {}
+        metadata = metadata_of(pod)
+        spec = spec_of(pod)
         namespace = metadata.get("namespace") or "default"
         name = metadata.get("name") or ""
         annotations = metadata.get("annotations") or {}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from volcano_py.api.objects import name_of
+
 from .meaning import node_meaning
 from .node import NodeInfo
 from .nodetable import NodeTable
@@ -32,7 +34,7 @@ class NodeViews(ViewsState):
             raise Reset
         old_by_name = {e.node.name: e for e in gone}
         for obj in new:
-            old = old_by_name.pop(str((obj.get("metadata") or {}).get("name")), None)
+            old = old_by_name.pop(name_of(obj), None)
             if old is None:
                 raise Reset  # a node came and another went
             if node_meaning(obj) == node_meaning(old.obj):

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from volcano_py.api.objects import uid_of
+
 from . import dra
 from .job import JobInfo
 from .node import NodeInfo
@@ -50,7 +52,7 @@ class PodViews(ViewsState):
             # its places on its node and in its job.
             kept: list[tuple[int, Obj]] = []
             for at, obj in new:
-                previous = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+                previous = self.pod_of.get(uid_of(obj))
                 if previous is None or gone.pop(id(previous.obj), None) is None:
                     kept.append((at, obj))
                 elif not self._revise(previous, obj, at):
@@ -65,7 +67,7 @@ class PodViews(ViewsState):
             by_uid[entry.record.uid] = entry
             self._remove(entry)
         for at, obj in new:
-            uid = (obj.get("metadata") or {}).get("uid")
+            uid = uid_of(obj)
             record = self._read_pod(obj, by_uid.get(uid) if uid else None)
             entry = PodEntry(obj, record, record.fresh(), pos=at)
             entries[id(obj)] = entry
@@ -128,7 +130,7 @@ class PodViews(ViewsState):
         missing = len(entries) - (len(pods) - len(new))
         gone: dict[int, PodEntry] = {}
         for _, obj in new if missing else ():
-            old = self.pod_of.get((obj.get("metadata") or {}).get("uid") or "")
+            old = self.pod_of.get(uid_of(obj))
             if old is not None and old.pos < base:
                 gone[id(old.obj)] = old
         if len(gone) != missing:

@@ -8,7 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.conditions import condition_is_true
+from volcano_py.api.bodies.pod import pod_conditions
 from volcano_py.api.common import parse_duration
+from volcano_py.api.objects import annotations_of, labels_of, name_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.log import get_logger
 
@@ -21,21 +24,20 @@ log = get_logger(__name__)
 
 def cooling_until(pod: Mapping[str, Any]) -> float | None:
     """When the pod's cooldown ends (seconds since the epoch), or None when it has none running."""
-    metadata = pod.get("metadata") or {}
-    text = (metadata.get("labels") or {}).get(k.COOLDOWN_TIME_KEY)
+    text = labels_of(pod).get(k.COOLDOWN_TIME_KEY)
     if text is None:
-        text = (metadata.get("annotations") or {}).get(k.COOLDOWN_TIME_KEY)
+        text = annotations_of(pod).get(k.COOLDOWN_TIME_KEY)
     if text is None:
         return None
     try:
         cooldown = parse_duration(str(text))
     except ValueError:
-        log.warning("cdp: unreadable cooldown time ignored", pod=metadata.get("name"), value=text)
+        log.warning("cdp: unreadable cooldown time ignored", pod=name_of(pod), value=text)
         return None
     if pod_phase(pod) is not PodPhase.RUNNING:
         return None
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "True":
+    for condition in pod_conditions(pod):
+        if condition_is_true(condition, "PodScheduled"):
             return timestamp(str(condition.get("lastTransitionTime") or "")) + cooldown.total_seconds()
     return None
 

@@ -20,6 +20,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from volcano_py.api import dra as api
+from volcano_py.api.objects import name_of
 from volcano_py.log import get_logger
 
 from ..framework.classes import TaskClass
@@ -425,4 +426,4 @@ class DraSession:
 
 
 def _name(obj: Mapping[str, Any]) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
+    return name_of(obj)

@@ -17,6 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from volcano_py.api import extender as x
+from volcano_py.api.objects import spec_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import CPU, MEMORY, PODS, unit_scale
 
@@ -122,7 +123,7 @@ class ExtenderConf:
         then only for a pod whose containers or init containers request or limit one of them."""
         if not self.managed_resources:
             return True
-        spec = task.pod.get("spec") or {}
+        spec = spec_of(task.pod)
         for container in (*(spec.get("containers") or ()), *(spec.get("initContainers") or ())):
             resources = container.get("resources") or {}
             for part in ("requests", "limits"):
@@ -335,7 +336,7 @@ def read_predicate(payload: object) -> Refusal | CallFailed | None:
     is an error (code 1), as Volcano keeps older extenders that send no code."""
     if not isinstance(payload, dict):
         return CallFailed(f"the predicate answer is not a JSON object: {payload!r:.200}")
-    message = payload.get("status") or ""
+    message = payload.get("status") or ""  # raw read: the extender's HTTP answer, no Kubernetes object
     code = payload.get("code") or 0
     if not isinstance(message, str) or not isinstance(code, int) or isinstance(code, bool):
         return CallFailed(f"the predicate answer is not {{status: string, code: int}}: {payload!r:.200}")
@@ -364,7 +365,7 @@ def read_prioritize(payload: object) -> Mapping[str, float] | CallFailed:
 
 def read_enqueueable(payload: object) -> int | CallFailed:
     """A jobEnqueueable answer ``{"status": n}``: above 0 permits, 0 abstains, below 0 rejects."""
-    status = payload.get("status", 0) if isinstance(payload, dict) else None
+    status = payload.get("status", 0) if isinstance(payload, dict) else None  # raw read: an HTTP answer
     if not isinstance(status, int) or isinstance(status, bool):
         return CallFailed(f"the jobEnqueueable answer is not {{status: int}}: {payload!r:.200}")
     return status

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.conditions import condition_is_true
 
 from ..framework.arguments import Arguments
 from ..framework.decisions import Condition
@@ -183,10 +184,8 @@ def _scheduled_note(job: JobInfo) -> str:
         return memo[1]  # asked of every ready job each session; its conditions change only with its PodGroup
     note = ""
     for condition in job.conditions:
-        if (
-            condition.get("type") == k.PODGROUP_CONDITION_SCHEDULED
-            and condition.get("status") == "True"
-            and condition.get("reason") == SCHEDULED_REASON
+        if condition_is_true(condition, k.PODGROUP_CONDITION_SCHEDULED) and (
+            condition.get("reason") == SCHEDULED_REASON
         ):
             note = str(condition.get("message") or "")
             break

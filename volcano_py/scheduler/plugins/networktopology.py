@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from volcano_py.api.bodies.podgroup import podgroup_sub_group_policy
 from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.api.subgroups import SubGroupKey
 from volcano_py.log import get_logger
@@ -158,7 +159,7 @@ class NetworkTopologyAwarePlugin:
     # --- jobs with a topology -----------------------------------------------------------------------------
 
     def hypernode_walk(self, ssn: Session, job: JobInfo) -> HyperNodeWalk | None:
-        policies = (job.podgroup.get("spec") or {}).get("subGroupPolicy") or []
+        policies = podgroup_sub_group_policy(job.podgroup) or []
         if not job.network_topology and not policies:
             return None
         tree = self.tree

@@ -18,6 +18,7 @@ import numpy as np
 
 from volcano_py.api import constants as k
 from volcano_py.api.batch import NumaPolicy
+from volcano_py.api.objects import annotation_of, name_of
 
 from ..framework.arguments import Arguments
 from ..framework.classes import TaskClass
@@ -34,8 +35,7 @@ Need = tuple[str, tuple[tuple[str, int], ...]]
 
 def need_of(task: TaskInfo) -> Need | None:
     """(policy, pinned containers) when numa-aware must place the pod, else None."""
-    annotations = (task.pod.get("metadata") or {}).get("annotations") or {}
-    policy = str(annotations.get(k.NUMA_POLICY_KEY) or "")
+    policy = annotation_of(task.pod, k.NUMA_POLICY_KEY)
     if policy in ("", NumaPolicy.NONE.value) or not guaranteed(task.pod):
         return None
     containers = tuple(pinned_cpus(task.pod))
@@ -57,8 +57,7 @@ class NumaAwarePlugin:
         self.ssn = ssn
         by_name = {}
         for topo in ssn.snapshot.numatopologies:
-            name = (topo.get("metadata") or {}).get("name") or ""
-            by_name[name] = node_numa(topo)
+            by_name[name_of(topo)] = node_numa(topo)
         self.nodes = [by_name.get(node.name) for node in ssn.nodes]
         self.needs = {}
         self.assigned = {}

@@ -17,9 +17,14 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from volcano_py.api import constants as k
 from volcano_py.api.batch import NumaPolicy
-from volcano_py.api.nodeinfo import CpusetError, parse_cpuset
+from volcano_py.api.bodies.numatopology import (
+    numatopology_allocatable,
+    numatopology_cpu_detail,
+    numatopology_policy,
+)
+from volcano_py.api.bodies.pod import pod_containers
+from volcano_py.api.nodeinfo import CpusetError, PolicyName, parse_cpuset
 from volcano_py.resources import QuantityError, parse_quantity
 
 
@@ -51,23 +56,21 @@ class NodeNuma:
 
 def node_numa(topology: Mapping[str, Any]) -> NodeNuma | None:
     """From a Numatopology object; None when it says nothing usable about CPUs."""
-    spec = topology.get("spec") or {}
-    detail = spec.get("cpuDetail") or {}
+    detail = numatopology_cpu_detail(topology)
     cell_of: dict[int, int] = {}
     for cpu, info in detail.items():
         if str(cpu).isdigit() and isinstance(info, Mapping):
             cell_of[int(cpu)] = int(info.get("numa") or 0)
     if not cell_of:
         return None
-    allocatable = ((spec.get("numares") or {}).get("cpu") or {}).get("allocatable")
+    allocatable = numatopology_allocatable(topology, "cpu")
     try:
-        free = set(parse_cpuset(str(allocatable))) if allocatable is not None else set(cell_of)
+        free = set(parse_cpuset(allocatable)) if allocatable is not None else set(cell_of)
     except CpusetError:
         return None
-    policies = spec.get("policies") or {}
     return NodeNuma(
-        cpu_manager=str(policies.get(k.CPU_MANAGER_POLICY, "")),
-        topology=str(policies.get(k.TOPOLOGY_MANAGER_POLICY, "")),
+        cpu_manager=numatopology_policy(topology, PolicyName.CPU_MANAGER),
+        topology=numatopology_policy(topology, PolicyName.TOPOLOGY_MANAGER),
         cell_of=cell_of,
         free=free & set(cell_of),
     )
@@ -88,7 +91,7 @@ def _quantity(resources: Mapping[str, Any], part: str, name: str) -> Fraction | 
 
 def guaranteed(pod: Mapping[str, Any]) -> bool:
     """Kubernetes' Guaranteed QoS: every container limits cpu and memory, with requests equal to limits."""
-    containers = list((pod.get("spec") or {}).get("containers") or ())
+    containers = list(pod_containers(pod))
     if not containers:
         return False
     for container in containers:
@@ -104,7 +107,7 @@ def guaranteed(pod: Mapping[str, Any]) -> bool:
 def pinned_cpus(pod: Mapping[str, Any]) -> list[tuple[str, int]]:
     """(container name, whole CPUs) of the containers the static CPU manager pins (integer CPU requests)."""
     out: list[tuple[str, int]] = []
-    for container in (pod.get("spec") or {}).get("containers") or ():
+    for container in pod_containers(pod):
         resources = container.get("resources") or {}
         cpu = _quantity(resources, "requests", "cpu") or _quantity(resources, "limits", "cpu")
         if cpu is not None and cpu > 0 and cpu.denominator == 1:

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.objects import name_of, namespace_of, spec_of, status_of
 from volcano_py.log import get_logger
 
 from ..framework.arguments import Arguments
@@ -30,15 +31,14 @@ class Budget:
 
     @classmethod
     def of(cls, pdb: Mapping[str, Any]) -> Budget | None:
-        metadata = pdb.get("metadata") or {}
-        selector = (pdb.get("spec") or {}).get("selector")
+        selector = spec_of(pdb).get("selector")
         if not selector or not (selector.get("matchLabels") or selector.get("matchExpressions")):
             return None
-        status = pdb.get("status") or {}
+        status = status_of(pdb)
         allowed = status.get("disruptionsAllowed", 0)
         return cls(
-            namespace=metadata.get("namespace") or "default",
-            name=metadata.get("name") or "",
+            namespace=namespace_of(pdb) or "default",
+            name=name_of(pdb),
             selector=selector,
             allowed=allowed if isinstance(allowed, int) else 0,
             disrupted=frozenset(status.get("disruptedPods") or {}),

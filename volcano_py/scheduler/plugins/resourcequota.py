@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.objects import name_of, namespace_of, spec_of, status_of
 from volcano_py.log import get_logger
 from volcano_py.resources import PODS, QuantityError, format_quantity, to_canonical
 
@@ -47,9 +48,8 @@ class Quota:
 
     @classmethod
     def of(cls, quota: Mapping[str, Any]) -> Quota:
-        metadata = quota.get("metadata") or {}
-        hard = (quota.get("status") or {}).get("hard") or (quota.get("spec") or {}).get("hard") or {}
-        used = (quota.get("status") or {}).get("used") or {}
+        hard = status_of(quota).get("hard") or spec_of(quota).get("hard") or {}
+        used = status_of(quota).get("used") or {}
         limits = []
         for name, value in sorted(hard.items()):
             base = _base(name)
@@ -59,9 +59,9 @@ class Quota:
                 limits.append((name, base, to_canonical(base, value), to_canonical(base, used.get(name, 0))))
             except QuantityError as err:
                 log.warning(
-                    "resourcequota: unreadable quantity ignored", quota=metadata.get("name"), error=str(err)
+                    "resourcequota: unreadable quantity ignored", quota=name_of(quota), error=str(err)
                 )
-        return cls(name=metadata.get("name") or "", limits=tuple(limits))
+        return cls(name=name_of(quota), limits=tuple(limits))
 
 
 class ResourceQuotaPlugin:
@@ -78,7 +78,7 @@ class ResourceQuotaPlugin:
         self.quotas = {}
         self.admitted = {}
         for quota in ssn.snapshot.resource_quotas:
-            namespace = (quota.get("metadata") or {}).get("namespace") or "default"
+            namespace = namespace_of(quota) or "default"
             self.quotas.setdefault(namespace, []).append(Quota.of(quota))
 
     def on_session_close(self, ssn: Session) -> None:

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from volcano_py.api import constants as k
 from volcano_py.api.common import parse_duration
+from volcano_py.api.objects import annotations_of
 from volcano_py.log import get_logger
 
 from ..framework.arguments import Arguments
@@ -43,7 +44,7 @@ class SlaPlugin:
         self.deadlines = {}
 
     def _wait(self, job: JobInfo) -> timedelta | None:
-        annotations = (job.podgroup.get("metadata") or {}).get("annotations") or {}
+        annotations = annotations_of(job.podgroup)
         for key in (k.JOB_WAITING_TIME_KEY, _LEGACY_ANNOTATION):
             text = annotations.get(key)
             if not text:

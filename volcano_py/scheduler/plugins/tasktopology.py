@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from volcano_py.api.objects import annotations_of
 from volcano_py.api.task_topology import TaskTopologyError, has_task_topology, task_topology_of
 from volcano_py.log import get_logger
 
@@ -46,8 +47,7 @@ class BucketClass:
 
 
 def _annotations(job: JobInfo) -> Mapping[str, str]:
-    annotations: Mapping[str, str] = (job.podgroup.get("metadata") or {}).get("annotations") or {}
-    return annotations
+    return annotations_of(job.podgroup)
 
 
 class TaskTopologyPlugin:

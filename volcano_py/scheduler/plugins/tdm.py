@@ -26,6 +26,7 @@ from typing import Final
 import numpy as np
 
 from volcano_py.api import constants as k
+from volcano_py.api.objects import annotations_of, metadata_of
 from volcano_py.api.revocable import node_revocable_zone, podgroup_preemptable
 from volcano_py.log import get_logger
 
@@ -189,7 +190,7 @@ class TdmPlugin:
             job = ssn.jobs.get(job_id)
             if job is None:
                 continue
-            annotations = (job.podgroup.get("metadata") or {}).get("annotations") or {}
+            annotations = annotations_of(job.podgroup)
             cap = max_evictions(
                 annotations,
                 tasks=len(job.tasks),
@@ -201,4 +202,4 @@ class TdmPlugin:
 
 
 def _preemptable(job: JobInfo) -> bool:
-    return podgroup_preemptable(job.podgroup.get("metadata") or {})
+    return podgroup_preemptable(metadata_of(job.podgroup))

@@ -26,6 +26,8 @@ from typing import Final
 
 import numpy as np
 
+from volcano_py.api.bodies.pod import pod_start_time
+from volcano_py.api.objects import spec_of
 from volcano_py.resources import CPU, MEMORY, QuantityError, amount_of, pod_limits
 
 from ..framework.arguments import Arguments, ConfError
@@ -181,7 +183,7 @@ class UsagePlugin:
                 self.estimator.best_effort(self.estimator.be_memory, risk),
             )
         try:
-            limits = pod_limits(task.pod.get("spec") or {})
+            limits = pod_limits(spec_of(task.pod))
         except QuantityError:
             limits = task.resreq  # an unreadable limit: the request bounds the estimate
         return (
@@ -263,7 +265,7 @@ def _unmeasured(task: TaskInfo, now: float, delay: float) -> bool:
         return True
     if task.status is not TaskStatus.RUNNING:
         return False
-    started = (task.pod.get("status") or {}).get("startTime")
+    started = pod_start_time(task.pod)
     if not started:
         return True
     return now - timestamp(str(started)) < delay

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from volcano_py.api.bodies.pod import pod_scheduler_name
 from volcano_py.kube.kinds import NODES, NODESHARDS, PODS, QUEUES, ResourceKind
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.scheduler.agent import pods as agent_pods
@@ -63,7 +64,7 @@ class AgentFeed:
                 del self.waiting[key]
                 self.gone(key)
                 self.queue.remove(key)
-            if new is not None and (new.get("spec") or {}).get("schedulerName") == self.name:
+            if new is not None and pod_scheduler_name(new) == self.name:
                 self._hidden[key] = agent_pods.hidden(new)
             else:
                 self._hidden.pop(key, None)

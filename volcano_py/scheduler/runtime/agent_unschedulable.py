@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.events import WARNING, EventRecorder
@@ -42,14 +43,13 @@ class UnschedulableTeller:
         self._told.pop(key, None)
 
     async def _write(self, pod: Mapping[str, Any], message: str) -> None:
-        meta = pod.get("metadata") or {}
-        if self.binder.may_write(f"pod condition {meta.get('namespace')}/{meta.get('name')}") is False:
+        if self.binder.may_write(f"pod condition {namespace_of(pod)}/{name_of(pod)}") is False:
             return
         try:
             await patch.set_pod_condition(
                 self.client,
-                str(meta.get("namespace")),
-                str(meta.get("name")),
+                namespace_of(pod),
+                name_of(pod),
                 patch.condition("PodScheduled", "False", "Unschedulable", message),
             )
         except (ApiError, *NETWORK_ERRORS) as exc:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from enum import Enum
 
+from volcano_py.api.objects import spec_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import group_key_of, min_member_of
 from volcano_py.kube.store import Delta, EventType, Obj
@@ -27,7 +28,7 @@ class Arrival(Enum):
 
 def _unbound(pod: Obj) -> bool:
     """Not on a node yet and not over: waiting for a scheduler."""
-    return not (pod.get("spec") or {}).get("nodeName") and pod_phase(pod) not in _OVER
+    return not spec_of(pod).get("nodeName") and pod_phase(pod) not in _OVER
 
 
 class Arrivals:
@@ -46,7 +47,7 @@ class Arrivals:
         return Arrival.WHOLE if group is not None and self._whole(group) else Arrival.SHORT
 
     def _group_of(self, pod: Obj | None) -> str | None:
-        if pod is None or (pod.get("spec") or {}).get("schedulerName") not in self.scheduler_names:
+        if pod is None or spec_of(pod).get("schedulerName") not in self.scheduler_names:
             return None
         return group_key_of(pod)
 
@@ -75,12 +76,12 @@ class Arrivals:
     def _newly_schedulable(self, delta: Delta) -> bool:
         """A pending pod of ours that a cycle may place now: a new one, or one whose scheduling gates were
         just removed (its gang may be whole at last)."""
-        spec = (delta.new or {}).get("spec") or {}
+        spec = spec_of(delta.new or {})
         if spec.get("nodeName") or spec.get("schedulerName") not in self.scheduler_names:
             return False
         if delta.type is EventType.ADDED:
             return True
-        old = (delta.old or {}).get("spec") or {}
+        old = spec_of(delta.old or {})
         return (
             delta.type is EventType.MODIFIED
             and bool(old.get("schedulingGates"))

@@ -23,6 +23,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import drop_status_fields
+from volcano_py.api.bodies.podgroup import podgroup_queue
+from volcano_py.api.bodies.queue import queue_capability, queue_spec_parent
+from volcano_py.api.objects import name_of
 from volcano_py.api.scheduling import QueueState
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
@@ -56,10 +60,7 @@ _UNREAD_POD_STATUS = ("containerStatuses", "initContainerStatuses", "ephemeralCo
 
 
 def _trim_pod(pod: Obj) -> None:
-    status = pod.get("status")
-    if status:
-        for name in _UNREAD_POD_STATUS:
-            status.pop(name, None)
+    drop_status_fields(pod, _UNREAD_POD_STATUS)
 
 
 class SchedulerCache:
@@ -187,7 +188,7 @@ class SchedulerCache:
 
     def node_names(self) -> list[str]:
         nodes = self.informers["nodes"].store.values()
-        return [str(node.get("metadata", {}).get("name", "")) for node in nodes]
+        return [name_of(node) for node in nodes]
 
     def set_node_usage(self, usage: dict[str, NodeUsage]) -> None:
         """The nodes' load as just read; a changed load is news (a node may have cooled below a threshold)."""
@@ -214,7 +215,7 @@ class SchedulerCache:
 
     def podgroup_queue(self, key: str) -> str | None:
         podgroup = self.podgroup(key)
-        return str((podgroup.get("spec") or {}).get("queue") or c.DEFAULT_QUEUE) if podgroup else None
+        return podgroup_queue(podgroup) if podgroup else None
 
     def queue_capability(self, name: str) -> Resource | None:
         """The ``capability`` that bounds a Queue: its own, else its nearest ancestor's (None: unbounded).
@@ -225,13 +226,13 @@ class SchedulerCache:
             queue = self.queue(name)
             if queue is None:
                 return None
-            spec = queue.get("spec") or {}
-            if spec.get("capability"):
+            capability = queue_capability(queue)
+            if capability:
                 try:
-                    return Resource.parse(spec["capability"])
+                    return Resource.parse(capability)
                 except (QuantityError, TypeError, AttributeError):
                     return None  # the session refuses the Queue, and says so
-            name = str(spec.get("parent") or "")
+            name = queue_spec_parent(queue)
         return None
 
     def watch_version(self) -> str:
@@ -313,14 +314,15 @@ class SchedulerCache:
         for name, reclaimable in ((c.ROOT_QUEUE, False), (c.DEFAULT_QUEUE, True)):
             if self.queue(name) is not None:
                 continue
+            spec: dict[str, Any] = {"weight": 1, "reclaimable": reclaimable}
+            if name == c.DEFAULT_QUEUE:
+                spec["parent"] = c.ROOT_QUEUE
             body: Obj = {
                 "apiVersion": c.SCHEDULING_API_VERSION,
                 "kind": c.QUEUE_KIND,
                 "metadata": {"name": name},
-                "spec": {"weight": 1, "reclaimable": reclaimable},
+                "spec": spec,
             }
-            if name == c.DEFAULT_QUEUE:
-                body["spec"]["parent"] = c.ROOT_QUEUE
             try:
                 await self.client.create(QUEUES.collection_path(), body)
                 created.append(name)

@@ -28,6 +28,7 @@ from typing import Any, Protocol, TypeAlias
 from volcano_py.api import constants as c
 from volcano_py.api.common import format_time
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.objects import name_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.log import get_logger
 from volcano_py.scheduler.builtin import default_registry
@@ -264,8 +265,8 @@ class DefaultCore:
         return consultation(
             found,
             snapshot,
-            raw_nodes={(n.get("metadata") or {}).get("name") or "": n for n in state.nodes},
-            raw_queues={(q.get("metadata") or {}).get("name") or "": q for q in state.queues},
+            raw_nodes={name_of(n): n for n in state.nodes},
+            raw_queues={name_of(q): q for q in state.queues},
             flags=option.flags if option is not None else {},
             enqueue="enqueue" in conf.actions,
         )

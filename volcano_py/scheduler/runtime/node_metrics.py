@@ -50,7 +50,7 @@ class MetricsError(RuntimeError):
 def vector_values(answer: Mapping[str, Any]) -> dict[str, float]:
     """Instance -> value of a Prometheus ``/api/v1/query`` answer (the first series of an instance counts, as
     Volcano reads the first row; a value that is no number is left out)."""
-    if answer.get("status") != "success":
+    if answer.get("status") != "success":  # raw read: Prometheus's HTTP answer, no Kubernetes object
         raise MetricsError(f"Prometheus answered {answer.get('errorType')}: {answer.get('error')}")
     data = answer.get("data") or {}
     if data.get("resultType") != "vector":

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any
 
+from volcano_py.api.objects import creation_timestamp_of
 from volcano_py.kube import binding, claims, patch
 from volcano_py.kube.claims import ClaimError
 from volcano_py.kube.client import ApiError
@@ -125,7 +126,7 @@ class PodBinds:
         # ``checked``/``sent`` (WriteStamp) place the write in a leader's term.
         _log.debug("bound", pod=key, node=bind.node, **stamp.fields())
         pod = ctx.cache.pod(key)
-        created = timestamp(str((pod or {}).get("metadata", {}).get("creationTimestamp", "")))
+        created = timestamp(creation_timestamp_of(pod or {}))
         if created:
             ctx.metrics.task_scheduling_latency.observe(max(0.0, time.time() - created) * 1000)
         if not self.scheduled_events.take() and untold is not None:

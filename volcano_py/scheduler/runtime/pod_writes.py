@@ -15,6 +15,8 @@ import asyncio
 import time
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_nominated_node
+from volcano_py.api.objects import uid_of
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.events import NORMAL
@@ -43,7 +45,7 @@ class PodWrites:
 
     def nominate(self, pipelined: Pipeline) -> None:
         pod = self.ctx.cache.pod(f"{pipelined.namespace}/{pipelined.name}")
-        if pod is not None and (pod.get("status") or {}).get("nominatedNodeName") != pipelined.node:
+        if pod is not None and pod_nominated_node(pod) != pipelined.node:
             self.ctx.spawn(self._nominate(pipelined))
 
     def ungate(self, ungate: Ungate) -> None:
@@ -123,6 +125,6 @@ class PodWrites:
         # By the time the delete answers, the pod's controller may have made a new pod under the same name:
         # the Event names the pod evicted, never its successor.
         cached = ctx.cache.pod(key)
-        same = cached is not None and cached.get("metadata", {}).get("uid") == evict.uid
+        same = cached is not None and uid_of(cached) == evict.uid
         pod = cached if same and cached is not None else pod_ref(evict.namespace, evict.name, evict.uid)
         ctx.recorder.record(pod, NORMAL, "Evict", f"Pod {key} evicted: {message}")

@@ -22,7 +22,18 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from volcano_py.api.bodies.pod import pod_node_name, with_node_name
+from volcano_py.api.bodies.podgroup import with_podgroup_status
 from volcano_py.api.common import now_time
+from volcano_py.api.objects import (
+    annotations_of,
+    is_deleting,
+    metadata_of,
+    name_of,
+    namespace_of,
+    status_of,
+    uid_of,
+)
 from volcano_py.kube.store import Delta, EventType, Obj, Store
 from volcano_py.scheduler.framework.decisions import ClaimWrite
 
@@ -32,21 +43,16 @@ from volcano_py.scheduler.framework.decisions import ClaimWrite
 STATUS_PROMISE_SECONDS = 60.0
 
 
-def uid_of(obj: Obj) -> str:
-    return str(obj.get("metadata", {}).get("uid", ""))
-
-
 def bound_view(pod: Obj, node: str, annotations: Mapping[str, str]) -> Obj:
     """The pod as its bind to ``node`` will leave it: what the cache shows of an assumed pod."""
-    bound = {**pod, "spec": {**(pod.get("spec") or {}), "nodeName": node}}
-    if annotations:
-        meta = pod.get("metadata") or {}
-        bound["metadata"] = {**meta, "annotations": {**(meta.get("annotations") or {}), **annotations}}
-    return bound
+    bound = with_node_name(pod, node)
+    if not annotations:
+        return bound
+    return {**bound, "metadata": {**metadata_of(pod), "annotations": {**annotations_of(pod), **annotations}}}
 
 
 def _terminating(pod: Obj) -> Obj:
-    return {**pod, "metadata": {**(pod.get("metadata") or {}), "deletionTimestamp": now_time()}}
+    return {**pod, "metadata": {**metadata_of(pod), "deletionTimestamp": now_time()}}
 
 
 @dataclass(slots=True)
@@ -76,12 +82,12 @@ class _AssumedClaim:
     pods: dict[str, str] = field(default_factory=dict)
 
     def shown_in(self, claim: Obj) -> bool:
-        status = claim.get("status") or {}
+        status = status_of(claim)
         reserved = {r.get("uid") for r in status.get("reservedFor") or ()}
         return status.get("allocation") is not None and all(uid in reserved for uid in self.pods)
 
     def view_of(self, claim: Obj) -> Obj:
-        status = dict(claim.get("status") or {})
+        status = dict(status_of(claim))
         if status.get("allocation") is None and self.allocation is not None:
             status["allocation"] = dict(self.allocation)
         reserved = list(status.get("reservedFor") or [])
@@ -129,7 +135,7 @@ class Promises:
         """Count the pod as bound to ``node`` from now on (its bind is being sent)."""
         assumed = self._assumed[pod_key] = _Assumed(uid, node, dict(annotations or {}))
         pod = self._pod_store.get(pod_key)
-        if pod is not None and uid_of(pod) == uid and not pod.get("spec", {}).get("nodeName"):
+        if pod is not None and uid_of(pod) == uid and not pod_node_name(pod):
             self._assumed_shown[pod_key] = assumed.view_of(pod)
         else:  # shown once the watch brings it as assumed (or never: it is bound or gone already)
             self._assumed_shown.pop(pod_key, None)
@@ -179,7 +185,7 @@ class Promises:
         promised = self._statuses.get(key)
         if promised is not None and promised.base is base and promised.status is status:
             return
-        self._statuses[key] = _PromisedStatus(base, status, {**base, "status": status})
+        self._statuses[key] = _PromisedStatus(base, status, with_podgroup_status(base, status))
         self._changed()
 
     def status_written(self, key: str, status: Obj) -> None:
@@ -208,19 +214,13 @@ class Promises:
         assumed = self._assumed.get(key)
         if assumed is not None:
             # The watch has caught up (bound, gone, or a different pod under the same name): stop assuming.
-            if (
-                delta.type is EventType.DELETED
-                or uid_of(pod) != assumed.uid
-                or pod.get("spec", {}).get("nodeName")
-            ):
+            if delta.type is EventType.DELETED or uid_of(pod) != assumed.uid or pod_node_name(pod):
                 del self._assumed[key]
                 self._assumed_shown.pop(key, None)
             else:
                 self._assumed_shown[key] = assumed.view_of(pod)
         # An eviction is kept once its pod shows terminating (or gone).
-        if key in self._evicting and (
-            delta.type is EventType.DELETED or pod.get("metadata", {}).get("deletionTimestamp")
-        ):
+        if key in self._evicting and (delta.type is EventType.DELETED or is_deleting(pod)):
             del self._evicting[key]
 
     def podgroup_seen(self, delta: Delta) -> None:
@@ -254,7 +254,7 @@ class Promises:
             self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
         for key in self._evicting:
             pod = store.get(key)
-            if pod is None or pod.get("metadata", {}).get("deletionTimestamp"):
+            if pod is None or is_deleting(pod):
                 continue
             seen = self._terminating.get(key)
             if seen is None or seen[0] is not pod:
@@ -284,8 +284,7 @@ class Promises:
             return claims
         out: list[Obj] = []
         for claim in claims:
-            meta = claim.get("metadata") or {}
-            assumed = self._claims.get(f"{meta.get('namespace')}/{meta.get('name')}")
+            assumed = self._claims.get(f"{namespace_of(claim)}/{name_of(claim)}")
             promised = assumed is not None and assumed.uid == uid_of(claim)
             out.append(assumed.view_of(claim) if assumed is not None and promised else claim)
         return out

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from volcano_py.api.bodies.pod import pod_scheduler_name
+from volcano_py.api.objects import spec_of
 from volcano_py.api.queue_charge import holds_room, queue_of_pod
 from volcano_py.kube.kinds import PODS, ResourceKind
 from volcano_py.kube.store import Delta, EventType
@@ -35,13 +37,13 @@ class QueueCharges:
             return
         pod = None if delta.type is EventType.DELETED else delta.new
         charge = None
-        partner = pod is not None and (pod.get("spec") or {}).get("schedulerName") in self.partners
+        partner = pod is not None and pod_scheduler_name(pod) in self.partners
         if partner:
             self._present.add(delta.key)
         else:
             self._present.discard(delta.key)
         if pod is not None and partner and holds_room(pod):
-            charge = (queue_of_pod(pod, self.podgroup_queue), pod_request(pod.get("spec") or {}))
+            charge = (queue_of_pod(pod, self.podgroup_queue), pod_request(spec_of(pod)))
         before = self._charged.get(delta.key)
         if before == charge:
             return

@@ -22,6 +22,7 @@ from typing import Any, Final, Protocol
 
 import aiohttp
 
+from volcano_py.api.objects import annotations_of, name_of, namespace_of, resource_version_of, spec_of
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_name
 from volcano_py.kube.client import ApiError, KubeClient
@@ -54,7 +55,7 @@ class Turn:
 
 
 def read_turns(lease: Mapping[str, Any]) -> dict[str, Turn]:
-    text = ((lease.get("metadata") or {}).get("annotations") or {}).get(TURNS_KEY) or "{}"
+    text = annotations_of(lease).get(TURNS_KEY) or "{}"
     try:
         raw = json.loads(text)
     except ValueError:
@@ -155,7 +156,7 @@ class QueueRoom:
             if not exc.not_found:
                 raise
             return {}, ""
-        return read_turns(lease), str((lease.get("metadata") or {}).get("resourceVersion") or "")
+        return read_turns(lease), resource_version_of(lease)
 
     async def _write(self, turns: Mapping[str, Turn], version: str) -> None:
         """Write the turns at ``version`` (create when ""); ``ApiError`` with ``conflict`` when it moved."""
@@ -298,13 +299,12 @@ def capped_pending(state: ClusterObjects, cache: _Mirror) -> dict[str, list[str]
     ours = cache.scheduler_names
     capped: dict[str, list[str]] = {}
     for pod in state.pods:
-        spec = pod.get("spec") or {}
+        spec = spec_of(pod)
         if spec.get("nodeName") or spec.get("schedulerName") not in ours:
             continue
         queue = queue_of_pod(pod, cache.podgroup_queue)
         if bounded.get(queue, False):
-            meta = pod.get("metadata") or {}
-            capped.setdefault(queue, []).append(f"{meta.get('namespace')}/{meta.get('name')}")
+            capped.setdefault(queue, []).append(f"{namespace_of(pod)}/{name_of(pod)}")
     return capped
 
 

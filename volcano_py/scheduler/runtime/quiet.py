@@ -34,6 +34,7 @@ from datetime import datetime
 from typing import Any, Final
 
 from volcano_py.api import constants as c
+from volcano_py.api.objects import status_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.kube.kinds import object_identity
 from volcano_py.resources import total
@@ -64,14 +65,16 @@ def meaning(kind: str, obj: Obj) -> dict[str, Any]:
     if kind == "nodes":
         return node_meaning(obj)
     if kind == "nodeshards":  # its status too: another shard's nodesInUse decides which nodes are ours
-        return {"spec": obj.get("spec"), "status": obj.get("status")}
-    out = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
-    out["metadata"] = lasting_metadata(obj)
-    status = obj.get("status")
-    if kind == "pods":
-        status = {k: status[k] for k in _POD_STATUS_READ if k in status} if status else {}
-    out["status"] = status
-    return out
+        return {k: v for k, v in obj.items() if k != "metadata"}
+    if kind != "pods":
+        return {**{k: v for k, v in obj.items() if k != "metadata"}, "metadata": lasting_metadata(obj)}
+    status = status_of(obj)
+    rest = {k: v for k, v in obj.items() if k not in ("metadata", "status")}
+    return {
+        **rest,
+        "metadata": lasting_metadata(obj),
+        "status": {k: status[k] for k in _POD_STATUS_READ if k in status},
+    }
 
 
 class _Seen:

@@ -19,13 +19,13 @@ from typing import Final, Protocol
 import aiohttp
 
 from volcano_py.api import constants as c
+from volcano_py.api.objects import uid_of
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import QUEUES
 from volcano_py.kube.mirror_file import MirrorFile, SavedKind
 from volcano_py.kube.store import Obj
 from volcano_py.log import get_logger
-from volcano_py.scheduler.runtime.promises import uid_of
 
 _log = get_logger(__name__)
 

@@ -16,7 +16,14 @@ from typing import Any
 
 import aiohttp
 
+from volcano_py.api.bodies.nodeshard import (
+    nodeshard_nodes_in_use,
+    nodeshard_nodes_to_add,
+    nodeshard_nodes_to_remove,
+    with_nodeshard_status,
+)
 from volcano_py.api.common import now_time
+from volcano_py.api.objects import name_of, resource_version_of
 from volcano_py.api.shard import NodeShardStatus, shard_status
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import NODESHARDS
@@ -29,18 +36,17 @@ Obj = Mapping[str, Any]
 
 
 def _said(obj: Obj) -> tuple[list[str], list[str], list[str]]:
-    status = obj.get("status") or {}
     return (
-        sorted(status.get("nodesInUse") or ()),
-        sorted(status.get("nodesToAdd") or ()),
-        sorted(status.get("nodesToRemove") or ()),
+        sorted(nodeshard_nodes_in_use(obj)),
+        sorted(nodeshard_nodes_to_add(obj)),
+        sorted(nodeshard_nodes_to_remove(obj)),
     )
 
 
 def status_update(sharding: Sharding, nodeshards: Sequence[Obj]) -> Obj | None:
     """The NodeShard to write back (its status replaced), or None when there is nothing to say: sharding
     off, no shard of ours, a malformed one, or a status that already says it."""
-    own = next((s for s in nodeshards if (s.get("metadata") or {}).get("name") == sharding.name), None)
+    own = next((s for s in nodeshards if name_of(s) == sharding.name), None)
     if own is None:
         return None
     try:
@@ -53,16 +59,7 @@ def status_update(sharding: Sharding, nodeshards: Sequence[Obj]) -> Obj | None:
     wanted = (status.nodes_in_use, status.nodes_to_add, status.nodes_to_remove)
     if _said(own) == wanted:
         return None
-    return {
-        **own,
-        "status": {
-            **(own.get("status") or {}),
-            "nodesInUse": status.nodes_in_use,
-            "nodesToAdd": status.nodes_to_add,
-            "nodesToRemove": status.nodes_to_remove,
-            "lastUpdateTime": now_time(),
-        },
-    }
+    return with_nodeshard_status(own, status, now_time())
 
 
 class ShardStatusWriter:
@@ -79,7 +76,7 @@ class ShardStatusWriter:
         body = status_update(self.sharding, nodeshards)
         if body is None:
             return False
-        sent = (str((body.get("metadata") or {}).get("resourceVersion", "")), _said(body))
+        sent = (resource_version_of(body), _said(body))
         if self._sent == sent:
             return False
         path = NODESHARDS.object_path(self.sharding.name, None, "status")
@@ -96,7 +93,7 @@ class ShardStatusWriter:
         _log.info(
             "NodeShard status written",
             shard=self.sharding.name,
-            nodes_in_use=len(body["status"].get("nodesInUse") or ()),
-            nodes_to_add=len(body["status"].get("nodesToAdd") or ()),
+            nodes_in_use=len(nodeshard_nodes_in_use(body)),
+            nodes_to_add=len(nodeshard_nodes_to_add(body)),
         )
         return True

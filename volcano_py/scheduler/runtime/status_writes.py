@@ -26,6 +26,9 @@ import contextlib
 from collections.abc import Callable
 from typing import Any, Final
 
+from volcano_py.api.bodies.podgroup import podgroup_shown_phase, podgroup_written_status
+from volcano_py.api.bodies.queue import queue_written_status
+from volcano_py.api.objects import uid_of
 from volcano_py.api.scheduling import PodGroupPhase, min_member_of
 from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError
@@ -57,8 +60,7 @@ BINDS_FIRST_LIMIT: Final = 120.0
 
 def _shown_pending(podgroup: dict[str, Any] | None) -> bool:
     """Whether the API still shows ``podgroup`` Pending (a PodGroup with no status yet is)."""
-    phase = ((podgroup or {}).get("status") or {}).get("phase") or PodGroupPhase.PENDING.value
-    return bool(phase == PodGroupPhase.PENDING.value)
+    return podgroup_shown_phase(podgroup) == PodGroupPhase.PENDING.value
 
 
 def _starting(status: dict[str, Any], podgroup: dict[str, Any]) -> bool:
@@ -148,7 +150,7 @@ class StatusWrites:
         else:
             since = None
             self._short_since.pop(key, None)
-        current = podgroup.get("status")
+        current = podgroup_written_status(podgroup)
         status = podgroup_status(update, current)
         if same_podgroup_status(status, current):
             self._pending_pg.pop(key, None)
@@ -160,7 +162,7 @@ class StatusWrites:
         if same_podgroup_status(status, on_its_way):
             return  # already on its way, or written and the watch has not caught up yet
         told = self._told.get(key)
-        uid = (podgroup.get("metadata") or {}).get("uid") or ""
+        uid = uid_of(podgroup)
         if told is not None and (told[0] != uid or now - told[2] >= RETELL_SECONDS):
             told = None  # another PodGroup of that name, or long ago
         if told is not None and (only_counts_differ(status, current) or only_counts_differ(status, told[1])):
@@ -193,7 +195,8 @@ class StatusWrites:
         if written is not None and written[0] is not None and shown >= written[0]:
             del self._queue_written[update.name]  # the watch has shown it: the cache is the reference again
             written = None
-        body = allocated_patch(update.allocated, queue.get("status"), None if written is None else written[1])
+        current = queue_written_status(queue)
+        body = allocated_patch(update.allocated, current, None if written is None else written[1])
         if body is None:
             self._pending_queue.pop(update.name, None)
             return
@@ -252,7 +255,7 @@ class StatusWrites:
         self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
         for key, status in podgroups.items():
             podgroup = cache.podgroup(key)
-            self._told[key] = (((podgroup or {}).get("metadata") or {}).get("uid") or "", status, now)
+            self._told[key] = (uid_of(podgroup or {}), status, now)
         self._short_since = {k: t for k, t in self._short_since.items() if cache.podgroup(k) is not None}
         # The slots are taken in this order: a PodGroup leaving Pending first, since its Volcano Job's
         # controller creates the pods only once it reads that (a restarted scheduler may also have

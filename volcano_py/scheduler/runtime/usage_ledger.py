@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api.constants import RECENT_USAGE_KEY
+from volcano_py.api.objects import annotations_of, name_of
 from volcano_py.api.recent_usage import RecentUsage, read_recent_usage
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import QUEUES
@@ -54,10 +55,7 @@ class UsageLedger:
         if half_life <= 0:
             self.ledgers.clear()
             return {}
-        on_queue = {
-            (q.get("metadata") or {}).get("name", ""): (q.get("metadata") or {}).get("annotations") or {}
-            for q in queues
-        }
+        on_queue = {name_of(q): annotations_of(q) for q in queues}
         due: dict[str, str] = {}
         for update in updates:
             ledger = self.ledgers.get(update.name)

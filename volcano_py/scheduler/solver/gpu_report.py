@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py import resources
+from volcano_py.api.objects import labels_of, name_of, spec_of, status_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.resources import GPU, Resource
 from volcano_py.scheduler.solver.fragmentation import StrandedGpus, vector_of
@@ -38,17 +39,14 @@ def hypernode_gpus(
     """``{hypernode name: its GPUs}``; empty when there are no HyperNodes or they do not form a tree."""
     if not hypernodes:
         return {}
-    labels = {n["metadata"]["name"]: dict(n["metadata"].get("labels") or {}) for n in nodes}
+    labels = {name_of(n): dict(labels_of(n)) for n in nodes}
     try:
         tree = build_tree(hypernodes_from_objects(hypernodes), labels)
     except (TopologyError, ValueError):
         return {}  # the scheduler reports a broken topology itself; the metric stays silent
     allocatable = {
-        n["metadata"]["name"]: Resource(
-            {
-                k: resources.amount_of(k, v)
-                for k, v in ((n.get("status") or {}).get("allocatable") or {}).items()
-            }
+        name_of(n): Resource(
+            {k: resources.amount_of(k, v) for k, v in (status_of(n).get("allocatable") or {}).items()}
         )
         for n in nodes
     }
@@ -57,7 +55,7 @@ def hypernode_gpus(
     for pod in pods:
         if pod_phase(pod) in _FINISHED:
             continue
-        spec = pod.get("spec") or {}
+        spec = spec_of(pod)
         request = resources.pod_request(spec)
         node = spec.get("nodeName")
         if node in used:

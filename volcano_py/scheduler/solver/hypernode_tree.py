@@ -18,8 +18,10 @@ from typing import Any, Final
 
 from pydantic import ValidationError
 
+from volcano_py.api.bodies.hypernode import hypernode_for_model, hypernode_spec_problem
 from volcano_py.api.goregexp import GoRegexpError, compile_go
 from volcano_py.api.meta import LabelSelector, NetworkTopologyMode
+from volcano_py.api.objects import name_of
 from volcano_py.api.problems import from_validation_error, join_path
 from volcano_py.api.topology import HyperNode, MemberSelector, MemberSpec, MemberType
 
@@ -77,16 +79,12 @@ def hypernodes_from_objects(objects: Iterable[Mapping[str, Any]]) -> list[HyperN
     api model; a bad object raises TopologyError naming the HyperNode and the field."""
     out: list[HyperNode] = []
     for obj in objects:
-        metadata = obj.get("metadata")
-        name = str(metadata.get("name", "")) if isinstance(metadata, Mapping) else ""
-        spec = obj.get("spec")
-        if not isinstance(spec, Mapping):
-            raise TopologyError(f"HyperNode {name}: spec is missing")
-        tier = spec.get("tier")
-        if isinstance(tier, str) and tier.isdigit():
-            obj = {**obj, "spec": {**spec, "tier": int(tier)}}  # v1alpha1 once typed tier as a string
+        name = name_of(obj)
+        problem = hypernode_spec_problem(obj)
+        if problem:
+            raise TopologyError(f"HyperNode {name}: {problem}")
         try:
-            out.append(HyperNode.model_validate(obj))
+            out.append(HyperNode.model_validate(hypernode_for_model(obj)))
         except ValidationError as err:
             raise TopologyError(f"HyperNode {name}: {_field_error(err)}") from None
     return out
