@@ -31,7 +31,15 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.hypernode import (
+    exact_members,
+    hypernode_body,
+    hypernode_members,
+    same_hypernode_spec,
+    with_hypernode_spec,
+)
 from volcano_py.api.goregexp import GoRegexpError, compile_go
+from volcano_py.api.objects import label_of, labels_of, name_of
 from volcano_py.api.topology import MemberType
 
 JSON = dict[str, Any]
@@ -111,20 +119,21 @@ def discover(nodes: Iterable[Mapping[str, Any]], config: LabelDiscovery,
     """The HyperNodes the node labels describe, as API objects sorted by name. ``existing`` discovered
     HyperNodes keep their names (one made by Volcano, with its random suffix, is adopted, not replaced)."""
     names_in_use: dict[tuple[str, str], str] = {}
-    for hn in sorted(existing, key=lambda h: str(h["metadata"]["name"])):
-        labels = hn["metadata"].get("labels") or {}
+    for hn in sorted(existing, key=name_of):
+        labels = labels_of(hn)
         if labels.get(c.NETWORK_TOPOLOGY_SOURCE_KEY) != LABEL_SOURCE:
             continue
         for key, value in labels.items():
             if key != c.NETWORK_TOPOLOGY_SOURCE_KEY:
-                names_in_use.setdefault((key, value), str(hn["metadata"]["name"]))
-    found: dict[str, JSON] = {}
+                names_in_use.setdefault((key, value), name_of(hn))
+    # HyperNode name -> (its tier, the label it stands for, that label's value)
+    found: dict[str, tuple[int, str, str]] = {}
     members: dict[str, set[str]] = {}
     by_label: dict[tuple[str, str], str] = {}
-    for node in sorted(nodes, key=lambda n: str(n["metadata"]["name"])):
-        labels = node["metadata"].get("labels") or {}
+    for node in sorted(nodes, key=name_of):
+        labels = labels_of(node)
         for type_name in sorted(config.types):
-            member = str(node["metadata"]["name"])
+            member = name_of(node)
             for tier, key in enumerate(config.types[type_name], start=1):
                 if key not in labels:
                     break
@@ -133,22 +142,17 @@ def discover(nodes: Iterable[Mapping[str, Any]], config: LabelDiscovery,
                 name = name or hypernode_name(type_name, tier, key, value)
                 by_label[(key, value)] = name
                 if name not in found:
-                    found[name] = {
-                        "apiVersion": c.TOPOLOGY_API_VERSION,
-                        "kind": c.HYPERNODE_KIND,
-                        "metadata": {"name": name,
-                                     "labels": {c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE, key: value}},
-                        "spec": {"tier": tier, "tierName": key},
-                    }  # fmt: skip
+                    found[name] = (tier, key, value)
                     members[name] = set()
                 members[name].add(member)
                 member = name
-    for name, obj in found.items():
-        kind = MemberType.NODE if obj["spec"]["tier"] == 1 else MemberType.HYPERNODE
-        obj["spec"]["members"] = [
-            {"type": kind.value, "selector": {"exactMatch": {"name": m}}} for m in sorted(members[name])
-        ]
-    return [found[name] for name in sorted(found)]
+    out = []
+    for name in sorted(found):
+        tier, key, value = found[name]
+        kind = MemberType.NODE if tier == 1 else MemberType.HYPERNODE
+        labels = {c.NETWORK_TOPOLOGY_SOURCE_KEY: LABEL_SOURCE, key: value}
+        out.append(hypernode_body(name, labels, tier, key, exact_members(kind, sorted(members[name]))))
+    return out
 
 
 @dataclass(slots=True)
@@ -160,22 +164,16 @@ class Reconcile:
 
 def reconcile(discovered: Iterable[JSON], existing: Iterable[Mapping[str, Any]]) -> Reconcile:
     """What to write so the label-sourced HyperNodes are exactly ``discovered``; others are left alone."""
-    mine = {
-        str(h["metadata"]["name"]): h
-        for h in existing
-        if (h["metadata"].get("labels") or {}).get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
-    }
+    mine = {name_of(h): h for h in existing if label_of(h, c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE}
     out = Reconcile()
     for want in discovered:
-        name = str(want["metadata"]["name"])
-        have = mine.pop(name, None)
+        have = mine.pop(name_of(want), None)
         if have is None:
             out.create.append(want)
             continue
-        labels = {**(have["metadata"].get("labels") or {}), **want["metadata"]["labels"]}
-        if have.get("spec") != want["spec"] or labels != (have["metadata"].get("labels") or {}):
-            updated = {**have, "metadata": {**have["metadata"], "labels": labels}, "spec": want["spec"]}
-            out.update.append(updated)
+        labels = {**labels_of(have), **labels_of(want)}
+        if not same_hypernode_spec(have, want) or labels != labels_of(have):
+            out.update.append(with_hypernode_spec(have, labels, want))
     out.delete = sorted(mine)
     return out
 
@@ -201,7 +199,7 @@ def member_count(hypernode: Mapping[str, Any], nodes: Mapping[str, Mapping[str, 
     """``status.nodeCount`` as Volcano's HyperNode controller keeps it: the distinct direct members (a
     HyperNode member counts once; node selectors count the nodes they match now)."""
     members: set[str] = set()
-    for member in (hypernode.get("spec") or {}).get("members") or ():
+    for member in hypernode_members(hypernode):
         selector = member.get("selector") or {}
         exact = (selector.get("exactMatch") or {}).get("name")
         pattern = (selector.get("regexMatch") or {}).get("pattern")

@@ -20,6 +20,8 @@ from typing import Any
 import kopf
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.hypernode import hypernode_node_count
+from volcano_py.api.objects import label_of, labels_of, name_of
 from volcano_py.controllers.hypernode.discovery import (
     LABEL_SOURCE,
     discover,
@@ -61,12 +63,11 @@ class TopologyDiscovery:
 
     def node_changed(self, delta: Delta) -> None:
         """The node informer's handler (no I/O): a label change queues a discovery run and a recount."""
-        meta = delta.new.get("metadata") or {}
-        name = str(meta.get("name") or "")
+        name = name_of(delta.new)
         if delta.type is EventType.DELETED:
             self._labels.pop(name, None)
         else:
-            current = dict(meta.get("labels") or {})
+            current = dict(labels_of(delta.new))
             if self._labels.get(name) == current:
                 return  # status heartbeats: the topology cannot have changed
             self._labels[name] = current
@@ -114,8 +115,8 @@ class TopologyDiscovery:
         nodes = self._labels
         for hn in self._all(HYPERNODE_INDEX):
             count = member_count(hn, nodes)
-            if (hn.get("status") or {}).get("nodeCount") != count:
-                path = HYPERNODES.object_path(hn["metadata"]["name"], None, "status")
+            if hypernode_node_count(hn) != count:
+                path = HYPERNODES.object_path(name_of(hn), None, "status")
                 try:
                     await self.ctx.client.patch(path, {"status": {"nodeCount": count}})
                 except ApiError as exc:
@@ -146,7 +147,7 @@ class TopologyDiscovery:
         existing = [
             h
             for h in self._all(HYPERNODE_INDEX)
-            if (h["metadata"].get("labels") or {}).get(c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
+            if label_of(h, c.NETWORK_TOPOLOGY_SOURCE_KEY) == LABEL_SOURCE
         ]
         wanted = discover(self._node_views(), config.label, existing)
         plan = reconcile(wanted, existing)
@@ -157,7 +158,7 @@ class TopologyDiscovery:
                 if not exc.conflict:
                     raise
         for body in plan.update:
-            await self.ctx.client.replace(HYPERNODES.object_path(body["metadata"]["name"]), body)
+            await self.ctx.client.replace(HYPERNODES.object_path(name_of(body)), body)
         for name in plan.delete:
             try:
                 await self.ctx.client.delete(HYPERNODES.object_path(name))

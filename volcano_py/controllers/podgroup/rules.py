@@ -16,23 +16,30 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_priority_class, pod_scheduler_name
+from volcano_py.api.objects import (
+    annotation_of,
+    controller_of,
+    is_deleting,
+    name_of,
+    namespace_of,
+    spec_of,
+    uid_of,
+)
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import pod_quota_usage
 
 
 def controller_ref(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return dict(ref)
-    return None
+    ref = controller_of(pod)
+    return dict(ref) if ref is not None else None
 
 
 def needs_podgroup(pod: Mapping[str, Any], scheduler_names: Collection[str]) -> bool:
     """A live pod for one of our schedulers, in no group yet, not created by a Volcano Job."""
-    meta = pod.get("metadata") or {}
-    if (pod.get("spec") or {}).get("schedulerName") not in scheduler_names or meta.get("deletionTimestamp"):
+    if pod_scheduler_name(pod) not in scheduler_names or is_deleting(pod):
         return False
-    if (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY):
+    if annotation_of(pod, c.KUBE_GROUP_NAME_KEY):
         return False
     ref = controller_ref(pod)
     return not (ref and ref.get("kind") == c.JOB_KIND and ref.get("apiVersion") == c.BATCH_API_VERSION)
@@ -40,7 +47,7 @@ def needs_podgroup(pod: Mapping[str, Any], scheduler_names: Collection[str]) -> 
 
 def podgroup_name(pod: Mapping[str, Any]) -> str:
     ref = controller_ref(pod)
-    uid = ref.get("uid") if ref else (pod.get("metadata") or {}).get("uid")
+    uid = ref.get("uid") if ref else uid_of(pod)
     return f"{c.PODGROUP_NAME_PREFIX}{uid}"
 
 
@@ -61,8 +68,6 @@ def min_member(owner_annotations: Mapping[str, str]) -> int:
 
 
 def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str]) -> dict[str, Any]:
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
     members = min_member(owner_annotations)
     ref = controller_ref(pod)
     owner = (
@@ -71,22 +76,22 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
         else {
             "apiVersion": "v1",
             "kind": "Pod",
-            "name": meta.get("name"),
-            "uid": meta.get("uid"),
+            "name": name_of(pod),
+            "uid": uid_of(pod),
             "controller": True,
         }
     )
     pg_spec: dict[str, Any] = {
         "minMember": members,
-        "minResources": (pod_quota_usage(spec) * members).to_quantities(),
+        "minResources": (pod_quota_usage(spec_of(pod)) * members).to_quantities(),
     }
-    queue = (meta.get("annotations") or {}).get(c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
+    queue = annotation_of(pod, c.QUEUE_NAME_ANNOTATION_KEY) or owner_annotations.get(
         c.QUEUE_NAME_ANNOTATION_KEY
     )
     if queue:
         pg_spec["queue"] = queue
-    if spec.get("priorityClassName"):
-        pg_spec["priorityClassName"] = spec["priorityClassName"]
+    if pod_priority_class(pod):
+        pg_spec["priorityClassName"] = pod_priority_class(pod)
     # Volcano-prefixed owner annotations (network topology, preemptable, ...) carry over to the group.
     annotations = {k: v for k, v in owner_annotations.items() if k.startswith(c.ANNOTATION_PREFIX)}
     return {
@@ -94,7 +99,7 @@ def build_podgroup(pod: Mapping[str, Any], owner_annotations: Mapping[str, str])
         "kind": c.PODGROUP_KIND,
         "metadata": {
             "name": podgroup_name(pod),
-            "namespace": meta.get("namespace"),
+            "namespace": namespace_of(pod),
             "ownerReferences": [owner],
             "annotations": annotations,
         },
@@ -108,7 +113,6 @@ def retired_podgroup(replicaset: Mapping[str, Any]) -> str | None:
 
     ``spec.replicas`` defaults to 1 in the API, so an absent value wants pods.
     """
-    meta = replicaset.get("metadata") or {}
-    if (replicaset.get("spec") or {}).get("replicas", 1) != 0 or meta.get("deletionTimestamp"):
+    if spec_of(replicaset).get("replicas", 1) != 0 or is_deleting(replicaset):
         return None
-    return f"{c.PODGROUP_NAME_PREFIX}{meta.get('uid')}"
+    return f"{c.PODGROUP_NAME_PREFIX}{uid_of(replicaset)}"

@@ -19,6 +19,7 @@ import functools
 from collections.abc import Sequence
 
 from volcano_py.api import constants as c
+from volcano_py.api.objects import annotations_of, name_of, namespace_of, uid_of
 from volcano_py.controllers.podgroup import rules
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
@@ -85,7 +86,7 @@ class PlainPodGroups:
             return  # its PodGroup goes with it through the owner reference
         name = rules.retired_podgroup(delta.new)
         if name is not None:
-            self.retiring.add((str((delta.new.get("metadata") or {}).get("namespace") or ""), name), None)
+            self.retiring.add((namespace_of(delta.new), name), None)
 
     async def retire(self, key: PodKey, _request: None) -> None:
         namespace, name = key
@@ -106,9 +107,8 @@ class PlainPodGroups:
         """The informer's handler (no I/O): queue a pod that needs a group, forget one that no longer does.
         A listed pod's metadata is all there is of it: its informer's selector says whose it is."""
         body = delta.new
-        meta = body.get("metadata") or {}
-        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
-        uid = str(meta.get("uid") or "")
+        key = (namespace_of(body), name_of(body))
+        uid = uid_of(body)
         seen = {**body, "spec": {"schedulerName": scheduler_name}} if is_partial(body) else body
         if delta.type is EventType.DELETED or not rules.needs_podgroup(seen, self.scheduler_names):
             self.waiting.pop(key, None)
@@ -121,7 +121,7 @@ class PlainPodGroups:
 
     async def handle(self, key: PodKey, _request: None) -> None:
         pod = self.waiting.pop(key, None)
-        if pod is None or str((pod.get("metadata") or {}).get("uid") or "") in self.annotated:
+        if pod is None or uid_of(pod) in self.annotated:
             return  # deleted or grouped meanwhile, or an event that came while it was being grouped
         try:
             if is_partial(pod):
@@ -146,8 +146,7 @@ class PlainPodGroups:
         return pod if rules.needs_podgroup(pod, self.scheduler_names) else None
 
     async def _group(self, pod: Obj) -> None:
-        meta = pod.get("metadata") or {}
-        namespace = str(meta.get("namespace") or "")
+        namespace = namespace_of(pod)
         owner_annotations: dict[str, str] = {}
         ref = rules.controller_ref(pod)
         if ref is not None and ref.get("kind") in OWNER_PATHS:
@@ -155,7 +154,7 @@ class PlainPodGroups:
                 owner = await self.ctx.client.get(
                     OWNER_PATHS[str(ref["kind"])].format(ns=namespace, name=ref["name"])
                 )
-                owner_annotations = dict((owner.get("metadata") or {}).get("annotations") or {})
+                owner_annotations = dict(annotations_of(owner))
             except ApiError as exc:
                 if not exc.not_found:
                     raise
@@ -164,7 +163,7 @@ class PlainPodGroups:
         except ValueError as exc:
             self.ctx.recorder.record(pod, WARNING, "InvalidPodGroup", str(exc))
             return
-        pg_name = group["metadata"]["name"]
+        pg_name = name_of(group)
         if self.ctx.podgroup(namespace, pg_name) is None:
             try:
                 await self.ctx.client.create(PODGROUPS.collection_path(namespace), group)
@@ -174,13 +173,13 @@ class PlainPodGroups:
         patch = {"metadata": {"annotations": {c.KUBE_GROUP_NAME_KEY: pg_name}}}
         try:
             await self.ctx.client.patch(
-                PODS.object_path(str(meta.get("name") or ""), namespace), patch, STRATEGIC_MERGE_PATCH
+                PODS.object_path(name_of(pod), namespace), patch, STRATEGIC_MERGE_PATCH
             )
         except ApiError as exc:
             if not exc.not_found:
                 raise
             return
-        self.annotated.add(str(meta.get("uid") or ""))
+        self.annotated.add(uid_of(pod))
 
     async def run(self, workers: int = WORKERS) -> None:
         async with asyncio.TaskGroup() as group:

@@ -10,8 +10,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.queue import queue_name, queue_parent, written_state
 from volcano_py.api.bus import Action
-from volcano_py.api.queue_hierarchy import queue_parent
+from volcano_py.api.objects import annotation_of
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 
 CLOSED_BY_PARENT_KEY = "volcano.sh/closed-by-parent"
@@ -57,16 +58,11 @@ class QueueView:
 
 
 def read_queue(body: Mapping[str, object]) -> QueueView:
-    meta = body.get("metadata") or {}
-    spec = body.get("spec") or {}
-    status = body.get("status") or {}
-    assert isinstance(meta, Mapping) and isinstance(spec, Mapping) and isinstance(status, Mapping)
-    name = str(meta.get("name", ""))
-    parent = queue_parent(body)
-    annotations = meta.get("annotations") or {}
-    assert isinstance(annotations, Mapping)
     return QueueView(
-        name, parent, _state(str(status.get("state") or "")), annotations.get(CLOSED_BY_PARENT_KEY) == "true"
+        queue_name(body),
+        queue_parent(body),
+        _state(written_state(body)),
+        annotation_of(body, CLOSED_BY_PARENT_KEY) == "true",
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from volcano_py.api.bodies.podgroup import podgroup_phase, podgroup_queue
+from volcano_py.api.bodies.queue import queue_status_says, written_state
 from volcano_py.api.bus import Action
 from volcano_py.controllers.queue.state import (
     CLOSED_BY_PARENT_KEY,
@@ -45,19 +47,15 @@ class QueueWorker:
         except QueueActionError as exc:
             self.ctx.recorder.record(body, WARNING, str(action), str(exc))
             return
-        phases = [
-            str((pg.get("status") or {}).get("phase") or "")
-            for pg in self.ctx.podgroups()
-            if (pg.get("spec") or {}).get("queue", "default") == name
-        ]
+        phases = [podgroup_phase(pg) for pg in self.ctx.podgroups() if podgroup_queue(pg) == name]
         counts = podgroup_counts(phases)
         self.ctx.metrics.set_queue_counts(name, counts)
-        state = next_state((body.get("status") or {}).get("state"), action, len(phases))
-        status = body.get("status") or {}
+        written = written_state(body)
+        state = next_state(written, action, len(phases))
         wanted = {"state": state.value, **counts}
-        if any(status.get(k) != v for k, v in wanted.items()):
+        if not queue_status_says(body, wanted):
             await self.ctx.client.patch(QUEUES.object_path(name, None, "status"), {"status": wanted})
-            if status.get("state") != state.value:
+            if written != state.value:
                 self.ctx.recorder.record(body, NORMAL, str(action), f"Queue {name} is {state.value}")
         if action is Action.OPEN_QUEUE and queue.closed_by_parent:
             await self._mark(name, False)

@@ -21,6 +21,7 @@ from volcano_py.api.bus import Action
 from volcano_py.api.controller_gates import DEFAULT_GATES, ControllerGates
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
 from volcano_py.api.job_view import ResolvedJob, resolve_job
+from volcano_py.api.objects import generation_of, is_deleting, resource_version_of, uid_of
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
 from volcano_py.kube.client import KubeClient
@@ -169,7 +170,7 @@ class ControllerContext:
             return observed
         if observed is None:
             return None  # deleted since we wrote it
-        if observed["metadata"].get("uid") != written["metadata"].get("uid"):
+        if uid_of(observed) != uid_of(written):
             self.written_jobs.pop(key, None)
             return observed
         if _rv(observed) >= _rv(written):
@@ -196,10 +197,9 @@ class ControllerContext:
 
     def spec(self, body: Mapping[str, Any]) -> ResolvedJob:
         """The parsed Job, cached per (uid, generation): pod events read it far more often than it changes."""
-        meta = body.get("metadata") or {}
-        uid, generation = str(meta.get("uid", "")), int(meta.get("generation") or 0)
+        uid, generation = uid_of(body), generation_of(body)
         cached = self.specs.get(uid)
-        if cached is not None and cached[0] == generation and not meta.get("deletionTimestamp"):
+        if cached is not None and cached[0] == generation and not is_deleting(body):
             return cached[1]
         parsed = resolve_job(body)
         self.specs[uid] = (generation, parsed)
@@ -211,7 +211,7 @@ class ControllerContext:
     def cancel_timers(self, key: JobKey) -> None:
         body = self.job(key)
         if body is not None:
-            self.specs.pop(str(body["metadata"].get("uid", "")), None)
+            self.specs.pop(uid_of(body), None)
         for delayed in self.delayed.pop(key, {}).values():
             delayed.handle.cancel()
         ttl = self.ttl_timers.pop(key, None)
@@ -223,6 +223,6 @@ def _rv(body: Mapping[str, Any]) -> int:
     # Resource versions are opaque to clients in general but are etcd revisions here; only used to pick
     # the newer of two copies of one object.
     try:
-        return int(body.get("metadata", {}).get("resourceVersion", 0))
+        return int(resource_version_of(body) or 0)
     except (TypeError, ValueError):
         return 0

@@ -11,7 +11,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants
-from volcano_py.api.podspec import PodPhase
+from volcano_py.api.bodies.node import node_capacity
+from volcano_py.api.bodies.pod import pod_containers
+from volcano_py.api.objects import annotations_of, labels_of, name_of
+from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.shard_policies import AllocationRate, NodeLimit, PolicyArguments, ShardPolicy, Warmup
 from volcano_py.resources import QuantityError, amount_of
 
@@ -52,25 +55,23 @@ def pod_cpu_milli(pod: Mapping[str, Any]) -> int:
     Volcano's reading: the containers' CPU requests of a pod still holding the node (not Succeeded or Failed,
     not the mirror of a static pod). Init containers and overhead are left out, as Volcano leaves them out.
     """
-    if (pod.get("status") or {}).get("phase") in (PodPhase.SUCCEEDED, PodPhase.FAILED):
+    if pod_phase(pod) in (PodPhase.SUCCEEDED, PodPhase.FAILED):
         return 0
-    if constants.MIRROR_POD_ANNOTATION_KEY in ((pod.get("metadata") or {}).get("annotations") or {}):
+    if constants.MIRROR_POD_ANNOTATION_KEY in annotations_of(pod):
         return 0
     return sum(
-        _cpu_milli((container.get("resources") or {}).get("requests"))
-        for container in (pod.get("spec") or {}).get("containers") or ()
+        _cpu_milli((container.get("resources") or {}).get("requests")) for container in pod_containers(pod)
     )
 
 
 def node_usage(node: Mapping[str, Any], pods: Iterable[Mapping[str, Any]]) -> NodeUsage:
     """A node's usage from its object and the pods bound to it (wire form): what they hold
     (``pod_cpu_milli``) over the node's CPU *capacity* (not allocatable), as Volcano reads it."""
-    metadata = node.get("metadata") or {}
     return NodeUsage(
-        name=str(metadata.get("name", "")),
-        cpu_capacity_milli=_cpu_milli((node.get("status") or {}).get("capacity")),
+        name=name_of(node),
+        cpu_capacity_milli=_cpu_milli(node_capacity(node)),
         cpu_requested_milli=sum(pod_cpu_milli(pod) for pod in pods),
-        labels=dict(metadata.get("labels") or {}),
+        labels=dict(labels_of(node)),
     )
 
 

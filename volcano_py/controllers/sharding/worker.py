@@ -18,7 +18,11 @@ from collections.abc import Callable
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.node import node_capacity
+from volcano_py.api.bodies.nodeshard import nodeshard_assignment
+from volcano_py.api.bodies.pod import pod_node_name
 from volcano_py.api.common import now_time
+from volcano_py.api.objects import annotations_of, labels_of, metadata_of, name_of, spec_of, status_of
 from volcano_py.api.shard import NodeShard
 from volcano_py.api.sharding_config import ShardingConfig, ShardingConfigError, parse_sharding_configmap
 from volcano_py.controllers.runtime.context import ControllerContext
@@ -39,51 +43,54 @@ DEBOUNCE_SECONDS = 0.5
 RETRY_SECONDS = 2.0
 INVALID_CONFIG_REASON = "InvalidShardingConfig"
 _SYNC = "sync"
+# What the trimmed mirrors drop of each object's metadata (the rules read names, labels and one annotation).
+_UNREAD_NODE_METADATA = frozenset({"annotations", "ownerReferences", "finalizers"})
+_UNREAD_POD_METADATA = frozenset({"labels", "annotations", "ownerReferences", "finalizers"})
 
 
 def _trim_node(node: Obj) -> None:
     """Keep what the rules read (labels, CPU capacity): a node's status heartbeats are most of its bytes."""
-    status = node.get("status") or {}
-    node["status"] = {"capacity": {"cpu": (status.get("capacity") or {}).get("cpu")}}
+    cpu = node_capacity(node).get("cpu")
     node.pop("spec", None)
-    meta = node.get("metadata") or {}
-    for key in ("annotations", "ownerReferences", "finalizers"):
-        meta.pop(key, None)
+    node.update(
+        status={"capacity": {"cpu": cpu}},
+        metadata={k: v for k, v in metadata_of(node).items() if k not in _UNREAD_NODE_METADATA},
+    )
 
 
 def _trim_pod(pod: Obj) -> None:
     """Keep the node, the phase, the containers' CPU requests, and whether it mirrors a static pod."""
-    spec = pod.get("spec") or {}
-    pod["spec"] = {
-        "nodeName": spec.get("nodeName"),
-        "containers": [
-            {
-                "resources": {
-                    "requests": {"cpu": ((ctr.get("resources") or {}).get("requests") or {}).get("cpu")}
-                }
-            }
-            for ctr in spec.get("containers") or ()
-        ],
-    }
-    pod["status"] = {"phase": (pod.get("status") or {}).get("phase")}
-    meta = pod.get("metadata") or {}
-    mirrored = c.MIRROR_POD_ANNOTATION_KEY in (meta.get("annotations") or {})
-    for key in ("labels", "annotations", "ownerReferences", "finalizers"):
-        meta.pop(key, None)
-    if mirrored:
+    spec = spec_of(pod)
+    meta = {k: v for k, v in metadata_of(pod).items() if k not in _UNREAD_POD_METADATA}
+    if c.MIRROR_POD_ANNOTATION_KEY in annotations_of(pod):
         meta["annotations"] = {c.MIRROR_POD_ANNOTATION_KEY: ""}
+    pod.update(
+        spec={
+            "nodeName": spec.get("nodeName"),
+            "containers": [
+                {
+                    "resources": {
+                        "requests": {"cpu": ((ctr.get("resources") or {}).get("requests") or {}).get("cpu")}
+                    }
+                }
+                for ctr in spec.get("containers") or ()
+            ],
+        },
+        status={"phase": status_of(pod).get("phase")},
+        metadata=meta,
+    )
 
 
 def _node_view(node: Obj | None) -> Any:
     if node is None:
         return None
-    return (node["metadata"].get("labels"), node.get("status"))
+    return (labels_of(node), status_of(node))
 
 
 def _pod_load(pod: Obj | None) -> tuple[str, int] | None:
     if pod is None:
         return None
-    return str((pod.get("spec") or {}).get("nodeName") or ""), pod_cpu_milli(pod)
+    return pod_node_name(pod), pod_cpu_milli(pod)
 
 
 class ShardingController:
@@ -161,10 +168,8 @@ class ShardingController:
         old = delta.old or {}
         # Our own spec and status writes come back too; they need no sync, the rest do (a deletion to undo,
         # a scheduler's nodesInUse moving the hand-over on, a hand edit to put right).
-        if delta.type is not EventType.MODIFIED or (
-            old.get("spec"),
-            (old.get("status") or {}).get("nodesInUse"),
-        ) != (delta.new.get("spec"), (delta.new.get("status") or {}).get("nodesInUse")):
+        moved = nodeshard_assignment(old) != nodeshard_assignment(delta.new)
+        if delta.type is not EventType.MODIFIED or moved:
             self._soon()
 
     # --- the sync ------------------------------------------------------------------------------------------
@@ -199,11 +204,8 @@ class ShardingController:
         self._schedule_resync(config)
         pods_by_node: dict[str, list[Obj]] = {}
         for pod in self.pods.store.values():
-            pods_by_node.setdefault(str(pod["spec"].get("nodeName") or ""), []).append(pod)
-        nodes = [
-            node_usage(node, pods_by_node.get(node["metadata"]["name"], ()))
-            for node in self.nodes.store.values()
-        ]
+            pods_by_node.setdefault(pod_node_name(pod), []).append(pod)
+        nodes = [node_usage(node, pods_by_node.get(name_of(node), ())) for node in self.nodes.store.values()]
         stored = {shard.name: shard for shard in map(NodeShard.model_validate, self.shards.store.values())}
         plan = plan_shards(config, nodes, list(stored.values()))
         todo = shard_writes(plan, stored, self.now())
