@@ -7,17 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from volcano_py.api import constants as k
-from volcano_py.api.bodies.podgroup import (
-    podgroup_conditions,
-    podgroup_min_member,
-    podgroup_min_resources,
-    podgroup_min_task_member,
-    podgroup_network_topology,
-    podgroup_phase,
-    podgroup_priority_class,
-    podgroup_queue,
-    podgroup_sub_group_policy,
-)
+from volcano_py.api.bodies import podgroup as read
 from volcano_py.api.objects import creation_timestamp_of, name_of, namespace_of
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_gate import only_queue_gate
@@ -104,11 +94,11 @@ class JobInfo:
         name = name_of(podgroup)
         where = f"PodGroup {namespace}/{name}"
         try:
-            min_member = podgroup_min_member(podgroup)
-            min_task_member = podgroup_min_task_member(podgroup)
+            min_member = read.podgroup_min_member(podgroup)
+            min_task_member = read.podgroup_min_task_member(podgroup)
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
-        raw_min_resources = podgroup_min_resources(podgroup)
+        raw_min_resources = read.podgroup_min_resources(podgroup)
         try:
             # Quota names (pods, count/pods, requests.*, limits.*) ride along in Volcano's minResources; only
             # what pods ask of nodes is weighed, so nothing is counted twice or against a node's pod slots.
@@ -118,16 +108,16 @@ class JobInfo:
         except QuantityError as err:
             raise ValueError(f"{where}: spec.minResources: {err}") from None
         try:
-            phase = parse_podgroup_phase(podgroup_phase(podgroup))
+            phase = parse_podgroup_phase(read.podgroup_phase(podgroup))
         except ValueError as err:
             raise ValueError(f"{where}: {err}") from None
-        priority_class = podgroup_priority_class(podgroup)
-        sub_group_policies = parse_policies(podgroup_sub_group_policy(podgroup), where)
+        priority_class = read.podgroup_priority_class(podgroup)
+        sub_group_policies = parse_policies(read.podgroup_sub_group_policy(podgroup), where)
         return cls(
             uid=f"{namespace}/{name}",
             namespace=namespace,
             name=name,
-            queue=podgroup_queue(podgroup),
+            queue=read.podgroup_queue(podgroup),
             min_available=min_member,
             min_task_member=min_task_member,
             min_resources=min_resources,
@@ -135,8 +125,8 @@ class JobInfo:
             priority_class=priority_class,
             phase=phase,
             created=creation_timestamp_of(podgroup),
-            conditions=podgroup_conditions(podgroup),
-            network_topology=podgroup_network_topology(podgroup),
+            conditions=read.podgroup_conditions(podgroup),
+            network_topology=read.podgroup_network_topology(podgroup),
             sub_group_policies=sub_group_policies,
             podgroup=podgroup,
         )
