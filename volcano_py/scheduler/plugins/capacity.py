@@ -15,6 +15,7 @@ longer gated; during the session, each one allocate ungates. So the next gated p
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 from volcano_py.api.queue_gate import opted_in
@@ -31,7 +32,7 @@ from ..framework.status import ALLOCATED_STATUSES, TaskStatus
 from ..framework.task import TaskInfo
 from .capacity_dra import DeviceQuota
 from .capacity_ledger import QuotaLedger, QuotaVerdict
-from .capacity_math import QueueQuota, build_tree
+from .capacity_math import QueueQuota, QuotaTree, build_tree
 
 log = get_logger(__name__)
 
@@ -47,6 +48,13 @@ def quota_of(queue: QueueInfo) -> QueueQuota:
         priority=queue.priority,
         weight=queue.weight,
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _tree(specs: tuple[QueueQuota, ...], total: Resource) -> QuotaTree:
+    """The tree of these queues over this cluster, kept while neither changes: its inputs are immutable and
+    it is only read, and the agent scheduler opens a session (so a tree) per pod."""
+    return build_tree(specs, total)
 
 
 class CapacityPlugin:
@@ -90,7 +98,7 @@ class CapacityPlugin:
 
     def on_session_open(self, ssn: Session) -> None:
         self.ssn = ssn
-        tree = build_tree((quota_of(q) for q in ssn.queues.values()), ssn.total)
+        tree = _tree(tuple(quota_of(q) for q in ssn.queues.values()), ssn.total)
         for problem in (*tree.problems, *tree.broken.values()):
             log.warning("queue configuration", problem=problem)
         ledger = QuotaLedger(tree)

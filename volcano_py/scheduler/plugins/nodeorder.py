@@ -5,7 +5,8 @@ PreferNoSchedule taints are fixed per class; preferred pod (anti-)affinity follo
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,6 @@ from volcano_py.resources import CPU, MEMORY
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import FloatArray, IntArray
-from ..framework.node import NodeInfo
 from ..framework.session import Session
 from . import scoring
 from .matching import NodeLabels, SelectorError, untolerated
@@ -42,23 +42,44 @@ _UNSCORED = {
 }
 
 
-def _node_facts(
-    nodes: Sequence[NodeInfo],
-) -> tuple[NodeLabels, list[tuple[tuple[Mapping[str, Any], ...], IntArray]]]:
-    """The nodes' labels, and their PreferNoSchedule taints grouped so that a class is checked once per
-    distinct set: kept by the snapshot builder while the nodes stay the same, never changed once made."""
-    groups: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
-    soft: dict[tuple[tuple[str, str, str], ...], tuple[Mapping[str, Any], ...]] = {}
-    for row, node in enumerate(nodes):
-        taints = tuple(t for t in node.taints if t.get("effect") in _SOFT)
-        if taints:
-            key = tuple(
-                sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in taints)
-            )
-            groups.setdefault(key, []).append(row)
-            soft[key] = taints
-    labels = NodeLabels([n.labels for n in nodes], [n.name for n in nodes])
-    return labels, [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
+# Classes whose fixed scores one set of nodes keeps (an array over every node each); then they start over.
+_FIXED_KEPT = 256
+
+
+@dataclass
+class _NodeFacts:
+    """What nodeorder reads of the nodes alone, kept by the snapshot builder while they stay the same (the
+    builder drops it when a node changes): the labels, the PreferNoSchedule taints grouped so that a class is
+    checked once per distinct set, 1/allocatable of cpu and memory, and each class's fixed scores by weights.
+    At 5,000 nodes the agent scheduler opens a session per pod, and working these out anew was most of
+    nodeorder's share of it."""
+
+    labels: NodeLabels
+    soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]]
+    dims: IntArray
+    inverse: FloatArray
+    fixed: dict[Hashable, dict[Hashable, FloatArray]] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, ssn: Session) -> _NodeFacts:
+        groups: dict[tuple[tuple[str, str, str], ...], list[int]] = {}
+        soft: dict[tuple[tuple[str, str, str], ...], tuple[Mapping[str, Any], ...]] = {}
+        for row, node in enumerate(ssn.nodes):
+            taints = tuple(t for t in node.taints if t.get("effect") in _SOFT)
+            if taints:
+                key = tuple(
+                    sorted((str(t.get("key")), str(t.get("value")), str(t.get("effect"))) for t in taints)
+                )
+                groups.setdefault(key, []).append(row)
+                soft[key] = taints
+        labels = NodeLabels([n.labels for n in ssn.nodes], [n.name for n in ssn.nodes])
+        table = ssn.table
+        dims = np.array([table.index[n] for n in (CPU, MEMORY) if n in table.index], dtype=np.int64)
+        alloc = table.allocatable[:, dims].astype(np.float64)
+        # 1/allocatable; a node without the resource reads as empty until asked for it, then full.
+        inverse = np.divide(1.0, alloc, out=np.full_like(alloc, _HUGE), where=alloc > 0)
+        taint_rows = [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
+        return cls(labels, taint_rows, dims, inverse)
 
 
 class NodeOrderPlugin:
@@ -67,6 +88,7 @@ class NodeOrderPlugin:
     def __init__(self, arguments: Arguments) -> None:
         arguments.check_known(list(_WEIGHTS) + list(_UNSCORED))
         self.weights = {key: arguments.get_int(key, default, minimum=0) for key, default in _WEIGHTS.items()}
+        self._weights_key = tuple(self.weights.values())
         for key, why in _UNSCORED.items():
             if arguments.get_int(key, 0, minimum=0):
                 raise ConfError(
@@ -80,17 +102,15 @@ class NodeOrderPlugin:
         self.inverse = np.zeros((0, 2), dtype=np.float64)
 
     def on_session_open(self, ssn: Session) -> None:
-        self.dims = np.array(
-            [ssn.table.index[n] for n in (CPU, MEMORY) if n in ssn.table.index], dtype=np.int64
-        )
-        self._static = {}
-        alloc = ssn.table.allocatable[:, self.dims].astype(np.float64)
-        # 1/allocatable; a node without the resource reads as empty until asked for it, then full.
-        self.inverse = np.divide(1.0, alloc, out=np.full_like(alloc, _HUGE), where=alloc > 0)
         facts = ssn.snapshot.node_facts.get(self.name)
-        if facts is None:
-            facts = ssn.snapshot.node_facts[self.name] = _node_facts(ssn.nodes)
-        self.labels, self.soft_taints = facts
+        if not isinstance(facts, _NodeFacts):
+            facts = ssn.snapshot.node_facts[self.name] = _NodeFacts.of(ssn)
+        self.dims, self.inverse = facts.dims, facts.inverse
+        self.labels, self.soft_taints = facts.labels, facts.soft_taints
+        # Fixed scores depend on the weights too: two nodeorder entries of one conf keep theirs apart.
+        self._static = facts.fixed.setdefault(self._weights_key, {})
+        if len(self._static) > _FIXED_KEPT:
+            self._static.clear()
 
     def on_session_close(self, ssn: Session) -> None:
         self._static = {}
