@@ -57,3 +57,30 @@ def test_keys_and_paths() -> None:
     )
     with pytest.raises(ValueError, match="namespace"):
         PODS.object_path("p")
+
+
+def test_a_listing_says_which_objects_changed_since_the_one_before() -> None:
+    store = Store()
+    a1, b1 = pod("a", "1"), pod("b", "1")
+    store.apply(EventType.ADDED, a1)
+    store.apply(EventType.ADDED, b1)
+    first = store.shared_values()
+    assert first == [a1, b1] and first.base is None  # objects came: no journal to trust
+    assert store.shared_values() is first  # nothing changed: the very same list
+    a2, a3 = pod("a", "2"), pod("a", "3")
+    store.apply(EventType.MODIFIED, a2)
+    store.apply(EventType.MODIFIED, a3)
+    second = store.shared_values()
+    # Two changes of one object read as one: from what the first listing held to what is there now.
+    assert second == [a3, b1] and second.base is first and second.replaced == {"ns1/a": (a1, a3)}
+    b2 = pod("b", "2")
+    store.apply(EventType.MODIFIED, b2)
+    third = store.shared_values()
+    assert third.base is second and third.replaced == {"ns1/b": (b1, b2)}
+    assert second.base is None  # the listings never chain: each lets go of the one before
+    store.apply(EventType.DELETED, b2)
+    assert store.shared_values().base is None  # an object went: readers walk the listing
+    store.apply(EventType.MODIFIED, pod("a", "4"))
+    assert store.shared_values().replaced == {"ns1/a": (a3, pod("a", "4"))}
+    store.replace([pod("a", "5")])
+    assert store.shared_values().base is None  # a relist: readers walk the listing

@@ -21,6 +21,8 @@ from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority
 from tests.scheduler.dra_builders import DRIVER, gpus, make_claim, make_class, request
 from tests.scheduler.evict_harness import PREEMPT_CONF
 from tests.scheduler.evict_harness import Cluster as EvictCluster
+from volcano_py.kube.kinds import object_key
+from volcano_py.kube.store import EventType, Listing, Store
 from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, SchedulerConf, load_conf, run_session
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.nodetable import NodeTable
@@ -103,6 +105,20 @@ class Cluster:
         self.pods, self.groups = pods, groups
         self.stores: dict[str, dict[str, Obj]] = {kind: {} for kind in KINDS}
         self.stores["queue"]["default"] = make_queue("default").obj()
+        # The nodes as the scheduler's cache hands them over: an informer's store, whose listings say which
+        # nodes changed since the one before, so the kept views catch up by those alone.
+        self.node_store = Store()
+
+    def node_listing(self) -> Listing:
+        store, held = self.node_store, {object_key(obj): obj for obj in self.stores["node"].values()}
+        for key in [key for key in tuple(store.keys()) if key not in held]:
+            gone = store.get(key)
+            assert gone is not None
+            store.apply(EventType.DELETED, gone)
+        for key, obj in held.items():
+            if store.get(key) is not obj:
+                store.apply(EventType.MODIFIED if key in store else EventType.ADDED, obj)
+        return store.shared_values()
 
     def apply(self, kind: str, index: int, variant: int | None) -> None:
         if kind == "relist":
@@ -183,7 +199,7 @@ class Cluster:
 
     def objects(self) -> dict[str, list[Obj]]:
         return {
-            "nodes": list(self.stores["node"].values()),
+            "nodes": self.node_listing(),
             "pods": list(self.stores["pod"].values()),
             "podgroups": list(self.stores["podgroup"].values()),
             "queues": list(self.stores["queue"].values()),

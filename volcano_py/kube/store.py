@@ -41,12 +41,30 @@ def version_number(version: str) -> int | None:
     return int(version) if version.isdigit() else None
 
 
+class Listing(list[Obj]):
+    """A store's values at one moment (``Store.shared_values``). When only objects already held changed since
+    the listing before it, ``base`` is that listing and ``replaced`` maps each changed key to its (object in
+    ``base``, object now): a reader that kept ``base`` (a session's views of 5,000 nodes) catches up by
+    those few, without a walk over every object. ``base`` is None after an add, a delete or a relist,
+    and each listing lets go of its own base when the next is made, so they never chain."""
+
+    __slots__ = ("base", "replaced")
+
+    def __init__(self, items: Iterable[Obj], base: Listing | None, replaced: Mapping[str, tuple[Obj, Obj]]):
+        super().__init__(items)
+        self.base = base
+        self.replaced = replaced
+
+
 class Store:
     """Objects by key; every mutation returns the :class:`Delta` it caused, or None if nothing changed."""
 
     def __init__(self) -> None:
         self._items: dict[str, Obj] = {}
-        self._shared: list[Obj] | None = None  # ``shared_values``, until the next change
+        self._shared: Listing | None = None  # ``shared_values``, until the next change
+        self._last: Listing | None = None  # the last listing made
+        # Since ``_last``: each changed key's (object in ``_last``, object now); None once a key came or went.
+        self._changed: dict[str, tuple[Obj, Obj]] | None = None
 
     def __len__(self) -> int:
         return len(self._items)
@@ -63,12 +81,30 @@ class Store:
     def values(self) -> list[Obj]:
         return list(self._items.values())
 
-    def shared_values(self) -> list[Obj]:
+    def shared_values(self) -> Listing:
         """``values()``, the same list object until the store changes, not to be modified: a reader that
-        kept the last one can tell "nothing changed" by identity, without a walk over thousands of nodes."""
+        kept the last one can tell "nothing changed" by identity, and what changed by ``Listing.replaced``,
+        without a walk over thousands of nodes."""
         if self._shared is None:
-            self._shared = list(self._items.values())
+            last = self._last
+            changed = self._changed
+            listing = Listing(self._items.values(), last if changed is not None else None, changed or {})
+            if last is not None:
+                last.base = None
+            self._shared = self._last = listing
+            self._changed = {}
         return self._shared
+
+    def _note(self, key: str, old: Obj | None, new: Obj | None) -> None:
+        self._shared = None
+        changed = self._changed
+        if changed is None:
+            return
+        if old is None or new is None:
+            self._changed = None  # a key came or went: every reader walks the next listing
+            return
+        before = changed.get(key)
+        changed[key] = (before[0] if before is not None else old, new)
 
     def values_with(self, shown: Mapping[str, Obj]) -> list[Obj]:
         """``values()`` with the objects of ``shown``'s keys in their places (views of them)."""
@@ -85,12 +121,12 @@ class Store:
             if old is None:
                 return None
             del self._items[key]
-            self._shared = None
+            self._note(key, old, None)
             return Delta(EventType.DELETED, key, old, obj)
         if old is not None and resource_version(old) == resource_version(obj) != "":
             return None  # a replay of what we hold (e.g. after a reconnect): not a change
         self._items[key] = obj
-        self._shared = None
+        self._note(key, old, obj)
         return Delta(EventType.MODIFIED if old is not None else EventType.ADDED, key, old, obj)
 
     def replace(self, items: Iterable[Obj]) -> list[Delta]:
@@ -108,4 +144,5 @@ class Store:
                 deltas.append(Delta(EventType.DELETED, key, old, old))
         self._items = fresh
         self._shared = None
+        self._changed = None
         return deltas

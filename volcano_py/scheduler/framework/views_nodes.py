@@ -4,7 +4,7 @@ views built again (``Reset``): every row of the node table would move."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from volcano_py.api.objects import name_of
 
@@ -22,6 +22,15 @@ class NodeViews(ViewsState):
         if nodes is self._nodes_seen:
             return  # the cache's very list: not one node changed
         entries = self.node_entries
+        # The cache's listing says which nodes changed since the one these views read last (``Listing`` in
+        # ``kube/store.py``: ``base`` and ``replaced``): a heartbeat in 5,000 nodes then costs one node.
+        if getattr(nodes, "base", None) is self._nodes_seen is not None:
+            replaced: Mapping[str, tuple[Obj, Obj]] = getattr(nodes, "replaced", {})
+            changed = [(entries.get(id(old)), obj) for old, obj in replaced.values()]
+            known = [(entry, obj) for entry, obj in changed if entry is not None]
+            if len(known) == len(changed):
+                self._take_changes(known)
+                return
         # Set operations, not a loop over the nodes: a heartbeat or two in thousands of nodes is the usual
         # change, and this runs once per session (the agent scheduler's: once per pod or few).
         by_id = dict(zip(map(id, nodes), nodes, strict=True))
@@ -33,10 +42,17 @@ class NodeViews(ViewsState):
         if len(gone) != len(new):
             raise Reset
         old_by_name = {e.node.name: e for e in gone}
+        changes: list[tuple[NodeEntry, Obj]] = []
         for obj in new:
             old = old_by_name.pop(name_of(obj), None)
             if old is None:
                 raise Reset  # a node came and another went
+            changes.append((old, obj))
+        self._take_changes(changes)
+
+    def _take_changes(self, changes: Sequence[tuple[NodeEntry, Obj]]) -> None:
+        """Each node of ``changes`` (as held, as now) in its new version: a heartbeat keeps everything."""
+        for old, obj in changes:
             if node_meaning(obj) == node_meaning(old.obj):
                 # A heartbeat: the node as read, its place and the plugins' facts of it all stand.
                 del self.node_entries[id(old.obj)]
