@@ -23,7 +23,7 @@ def test_podgroup_defaults_for_an_empty_body() -> None:
     assert podgroup.podgroup_phase(pg) == ""
     assert podgroup.podgroup_shown_phase(pg) == "Pending"
     assert podgroup.podgroup_shown_phase(None) == "Pending"
-    assert podgroup.podgroup_counts(pg) == (0, 0, 0)
+    assert podgroup.podgroup_said(pg) == ("Pending", 0, 0, 0)
     assert podgroup.podgroup_conditions(pg) == ()
     assert podgroup.podgroup_written_status(pg) is None
 
@@ -50,7 +50,7 @@ def test_podgroup_status_reads() -> None:
     }
     assert podgroup.podgroup_queue(pg) == "q"
     assert podgroup.podgroup_priority_class(pg) == "high"
-    assert podgroup.podgroup_counts(pg) == (2, 0, 1)
+    assert podgroup.podgroup_said(pg) == ("Running", 2, 0, 1)
     assert podgroup.podgroup_shown_phase(pg) == "Running"
     assert podgroup.with_podgroup_status(pg, {"phase": "Inqueue"})["status"] == {"phase": "Inqueue"}
 

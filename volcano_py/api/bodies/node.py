@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from volcano_py.api.bodies.conditions import none_false
-from volcano_py.api.objects import spec_of, status_of
 
 Obj = Mapping[str, Any]
 
@@ -15,17 +14,17 @@ _EMPTY: Final[Mapping[str, Any]] = {}
 
 def node_capacity(node: Obj) -> Mapping[str, Any]:
     """``status.capacity`` (a ResourceList): all the node has, what runs outside pods included."""
-    return status_of(node).get("capacity") or _EMPTY
+    return (node.get("status") or _EMPTY).get("capacity") or _EMPTY
 
 
 def node_allocatable(node: Obj) -> Mapping[str, Any]:
     """``status.allocatable``, else its capacity (a node that reports no allocatable offers it all)."""
-    status = status_of(node)
+    status = node.get("status") or _EMPTY
     return status.get("allocatable") or status.get("capacity") or _EMPTY
 
 
 def node_conditions(node: Obj) -> Sequence[Mapping[str, Any]]:
-    return status_of(node).get("conditions") or ()
+    return (node.get("status") or _EMPTY).get("conditions") or ()
 
 
 def node_ready(node: Obj) -> bool:
@@ -34,9 +33,9 @@ def node_ready(node: Obj) -> bool:
 
 
 def node_taints(node: Obj) -> Sequence[Mapping[str, Any]]:
-    return spec_of(node).get("taints") or ()
+    return (node.get("spec") or _EMPTY).get("taints") or ()
 
 
 def node_unschedulable(node: Obj) -> bool:
     """``spec.unschedulable``: cordoned."""
-    return bool(spec_of(node).get("unschedulable"))
+    return bool((node.get("spec") or _EMPTY).get("unschedulable"))

@@ -6,10 +6,9 @@ cycle, a caller may read ``spec_of(pod)`` once and its fields from that instead 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 from volcano_py.api.bodies.conditions import any_true
-from volcano_py.api.objects import spec_of, status_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 
 __all__ = [
@@ -33,60 +32,64 @@ __all__ = [
 
 Obj = Mapping[str, Any]
 
+# Read for a missing or null part: one shared empty mapping, never written.
+_EMPTY: Final[Mapping[str, Any]] = {}
+
 
 def pod_node_name(pod: Obj) -> str:
     """``spec.nodeName``: the node it is bound to, '' while it is not."""
-    return str(spec_of(pod).get("nodeName") or "")
+    return str((pod.get("spec") or _EMPTY).get("nodeName") or "")
 
 
 def pod_scheduler_name(pod: Obj) -> str:
     """``spec.schedulerName`` as written; '' when unset (the API server writes ``default-scheduler``)."""
-    return str(spec_of(pod).get("schedulerName") or "")
+    return str((pod.get("spec") or _EMPTY).get("schedulerName") or "")
 
 
 def pod_containers(pod: Obj) -> Sequence[Mapping[str, Any]]:
-    return spec_of(pod).get("containers") or ()
+    return (pod.get("spec") or _EMPTY).get("containers") or ()
 
 
 def pod_priority_class(pod: Obj) -> str:
-    return str(spec_of(pod).get("priorityClassName") or "")
+    return str((pod.get("spec") or _EMPTY).get("priorityClassName") or "")
 
 
 def pod_preemption_policy(pod: Obj) -> str:
     """``spec.preemptionPolicy``; '' when unset (``PreemptLowerPriority``)."""
-    return str(spec_of(pod).get("preemptionPolicy") or "")
+    return str((pod.get("spec") or _EMPTY).get("preemptionPolicy") or "")
 
 
 def pod_gated(pod: Obj) -> bool:
     """Whether ``spec.schedulingGates`` holds any gate: the API server binds the pod only once none does."""
-    return bool(spec_of(pod).get("schedulingGates"))
+    return bool((pod.get("spec") or _EMPTY).get("schedulingGates"))
 
 
 def pod_resource_claims(pod: Obj) -> Sequence[Mapping[str, Any]]:
     """``spec.resourceClaims``: each a ``name``, and a ``resourceClaimName`` or a template's name."""
-    return spec_of(pod).get("resourceClaims") or ()
+    return (pod.get("spec") or _EMPTY).get("resourceClaims") or ()
 
 
 def pod_claim_statuses(pod: Obj) -> dict[str, str | None]:
     """``status.resourceClaimStatuses``: the pod's claim entry -> the claim made for it from its template
     (None: the controller decided none is needed)."""
     return {
-        s.get("name"): s.get("resourceClaimName") for s in status_of(pod).get("resourceClaimStatuses") or ()
+        s.get("name"): s.get("resourceClaimName")
+        for s in (pod.get("status") or _EMPTY).get("resourceClaimStatuses") or ()
     }
 
 
 def pod_nominated_node(pod: Obj) -> str:
     """``status.nominatedNodeName``: the node a preemption made room on, '' when none."""
-    return str(status_of(pod).get("nominatedNodeName") or "")
+    return str((pod.get("status") or _EMPTY).get("nominatedNodeName") or "")
 
 
 def pod_start_time(pod: Obj) -> str:
     """``status.startTime``; '' before the kubelet started it."""
-    return str(status_of(pod).get("startTime") or "")
+    return str((pod.get("status") or _EMPTY).get("startTime") or "")
 
 
 def pod_conditions(pod: Obj) -> Sequence[Mapping[str, Any]]:
-    return status_of(pod).get("conditions") or ()
+    return (pod.get("status") or _EMPTY).get("conditions") or ()
 
 
 def pod_condition_true(pod: Obj, kind: str) -> bool:
@@ -104,4 +107,4 @@ def drop_status_fields(pod: MutableMapping[str, Any], names: Iterable[str]) -> N
 
 def with_node_name(pod: Obj, node: str) -> dict[str, Any]:
     """``pod`` as a bind to ``node`` leaves it."""
-    return {**pod, "spec": {**spec_of(pod), "nodeName": node}}
+    return {**pod, "spec": {**(pod.get("spec") or _EMPTY), "nodeName": node}}

@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from volcano_py.api.objects import spec_of, status_of
 from volcano_py.api.queue_hierarchy import queue_name, queue_parent, written_state
 from volcano_py.api.scheduling import DequeueStrategy, QueueState
 
@@ -39,12 +38,12 @@ _EMPTY: Final[Mapping[str, Any]] = {}
 
 def queue_spec_parent(q: Obj) -> str:
     """``spec.parent`` as written, '' when unset (where ``queue_parent`` reads the tree's root)."""
-    return str(spec_of(q).get("parent") or "")
+    return str((q.get("spec") or _EMPTY).get("parent") or "")
 
 
 def queue_weight(q: Obj) -> int:
     """``spec.weight``, 1 when unset (the CRD's default); ``ValueError`` unless an integer >= 1."""
-    weight = spec_of(q).get("weight", 1)
+    weight = (q.get("spec") or _EMPTY).get("weight", 1)
     if not isinstance(weight, int) or weight < 1:
         raise ValueError(f"spec.weight must be an integer >= 1, got {weight!r}")
     return weight
@@ -52,36 +51,36 @@ def queue_weight(q: Obj) -> int:
 
 def queue_capability(q: Obj) -> Mapping[str, Any] | None:
     """``spec.capability`` as written (a ResourceList); None when unset or empty (unbounded)."""
-    return spec_of(q).get("capability") or None
+    return (q.get("spec") or _EMPTY).get("capability") or None
 
 
 def queue_deserved(q: Obj) -> Mapping[str, Any] | None:
     """``spec.deserved`` as written; None when unset or empty."""
-    return spec_of(q).get("deserved") or None
+    return (q.get("spec") or _EMPTY).get("deserved") or None
 
 
 def queue_guarantee(q: Obj) -> Mapping[str, Any]:
     """``spec.guarantee.resource`` as written; empty when unset."""
-    return (spec_of(q).get("guarantee") or _EMPTY).get("resource") or _EMPTY
+    return ((q.get("spec") or _EMPTY).get("guarantee") or _EMPTY).get("resource") or _EMPTY
 
 
 def queue_reclaimable(q: Obj) -> bool:
     """``spec.reclaimable``: only an explicit ``false`` keeps others from reclaiming (Volcano's reading)."""
-    return spec_of(q).get("reclaimable", True) is not False
+    return (q.get("spec") or _EMPTY).get("reclaimable", True) is not False
 
 
 def queue_priority(q: Obj) -> int:
-    return int(spec_of(q).get("priority") or 0)
+    return int((q.get("spec") or _EMPTY).get("priority") or 0)
 
 
 def queue_affinity(q: Obj) -> Mapping[str, Any]:
     """``spec.affinity`` (nodeGroupAffinity / nodeGroupAntiAffinity) as written; empty when unset."""
-    return spec_of(q).get("affinity") or _EMPTY
+    return (q.get("spec") or _EMPTY).get("affinity") or _EMPTY
 
 
 def queue_dequeue_strategy(q: Obj) -> DequeueStrategy:
     """``spec.dequeueStrategy``, ``traverse`` when unset; ``ValueError`` on one Volcano does not define."""
-    strategy = spec_of(q).get("dequeueStrategy") or DequeueStrategy.TRAVERSE.value
+    strategy = (q.get("spec") or _EMPTY).get("dequeueStrategy") or DequeueStrategy.TRAVERSE.value
     if strategy not in DequeueStrategy.__members__.values():
         allowed = ", ".join(s.value for s in DequeueStrategy)
         raise ValueError(f"spec.dequeueStrategy must be one of {allowed}, got {strategy!r}")
@@ -95,12 +94,12 @@ def queue_state(q: Obj) -> str:
 
 def queue_allocated(q: Obj) -> Mapping[str, Any]:
     """``status.allocated`` as the scheduler last wrote it (a ResourceList); empty when unset."""
-    return status_of(q).get("allocated") or _EMPTY
+    return (q.get("status") or _EMPTY).get("allocated") or _EMPTY
 
 
 def queue_status_says(q: Obj, wanted: Mapping[str, Any]) -> bool:
     """Whether ``status`` already holds each field of ``wanted`` (state, PodGroup counters) as given."""
-    status = status_of(q)
+    status = q.get("status") or _EMPTY
     return all(status.get(name) == value for name, value in wanted.items())
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from volcano_py.api import constants as k
 from volcano_py.api.bodies.conditions import condition_fields
-from volcano_py.api.bodies.podgroup import podgroup_counts, podgroup_shown_phase
+from volcano_py.api.bodies.podgroup import podgroup_said
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource, Tally, count_into, total, total_counted
 
@@ -81,11 +81,7 @@ def podgroup_update(job: JobInfo, condition: Condition | None) -> PodGroupUpdate
     failed = job.count(TaskStatus.FAILED)
     # Without a new condition the conditions stay as they are: most jobs, every cycle, so they are read
     # only when something else changed or a condition is new.
-    same_counts = phase.value == podgroup_shown_phase(job.podgroup) and (
-        running,
-        succeeded,
-        failed,
-    ) == podgroup_counts(job.podgroup)
+    same_counts = (phase.value, running, succeeded, failed) == podgroup_said(job.podgroup)
     if same_counts and condition is None:
         return None
     conditions = _conditions(job, condition)
