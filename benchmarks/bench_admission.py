@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from benchmarks.benchlib.objects import container, gang_job
 from volcano_py.jobplugins import build_plugins
 from volcano_py.jobplugins.ssh import KeyPair
 from volcano_py.webhooks.job import mutate_job, validate_job_create
@@ -25,26 +26,14 @@ def _keys() -> KeyPair:
 
 
 def _job(workers: int) -> dict[str, Any]:
-    container = {
-        "name": "main",
-        "image": "mpi:latest",
-        "resources": {"requests": {"cpu": "4", "memory": "8Gi"}},
-    }
-    task = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": "bench", "namespace": "default", "uid": "uid-bench"},
-        "spec": {
-            "queue": "default",
-            "minAvailable": workers + 1,
-            "tasks": [
-                {**task, "name": "master"},
-                {**copy.deepcopy(task), "name": "worker", "replicas": workers},
-            ],
-            "plugins": {"mpi": [], "svc": [], "ssh": [], "env": []},
-        },
-    }
+    main = container("main", "mpi:latest", cpu="4", memory="8Gi")
+    return (
+        gang_job("bench", workers, main)
+        .ns("default")
+        .uid("uid-bench")
+        .plugins("mpi", "svc", "ssh", "env")
+        .obj()
+    )
 
 
 def _queues(count: int) -> dict[str, dict[str, Any]]:

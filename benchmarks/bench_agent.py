@@ -29,7 +29,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_scale import BindWatch, resource_version
+from benchmarks.benchlib.apiserver import BindWatch, resource_version
+from benchmarks.benchlib.objects import api_pod
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
 from benchmarks.benchlib.stats import percentile
 from benchmarks.benchlib.systems import (
@@ -60,16 +61,11 @@ def load_average() -> float:
 
 
 def agent_pod(name: str, job_seconds: float) -> JSON:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": {COMPLETE_AFTER: f"{job_seconds}s"}},
-        "spec": {
-            "schedulerName": c.AGENT_SCHEDULER_NAME,
-            "restartPolicy": "Never",
-            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
-        },
-    }
+    """A one-pod job for the agent scheduler, which KWOK completes ``job_seconds`` after it starts."""
+    return (
+        api_pod(name).scheduler(c.AGENT_SCHEDULER_NAME).never_restart()
+        .annotate(COMPLETE_AFTER, f"{job_seconds}s").obj()
+    )  # fmt: skip
 
 
 def start(system: str, args: argparse.Namespace, kubeconfig: Path, log_file: Any) -> subprocess.Popen[bytes]:

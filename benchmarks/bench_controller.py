@@ -25,6 +25,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchmarks.benchlib.objects import container, make_job
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.devcluster import DevCluster
@@ -42,22 +43,8 @@ def _free_port() -> int:
 
 
 def _job(i: int, pods: int) -> dict[str, Any]:
-    container = {
-        "name": "main",
-        "image": "busybox",
-        "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}},
-    }
-    return {
-        "apiVersion": c.BATCH_API_VERSION,
-        "kind": c.JOB_KIND,
-        "metadata": {"name": f"job-{i:05d}", "namespace": NAMESPACE},
-        "spec": {
-            "schedulerName": c.SCHEDULER_NAME,
-            "queue": c.DEFAULT_QUEUE,
-            "minAvailable": pods,
-            "tasks": [{"name": "w", "replicas": pods, "template": {"spec": {"containers": [container]}}}],
-        },
-    }
+    main = container("main", cpu="10m", memory="16Mi")
+    return make_job(f"job-{i:05d}").ns(NAMESPACE).scheduler().min_available(pods).task("w", pods, main).obj()
 
 
 def _rss_kib(pid: int) -> tuple[int, int]:

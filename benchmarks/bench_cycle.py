@@ -39,70 +39,36 @@ import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import Any
 
+from benchmarks.benchlib.objects import Obj, make_node, make_pod, make_podgroup, make_queue, node_name
 from volcano_py import log
 from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.podgroup_status import podgroup_status
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, default_core
 from volcano_py.scheduler.runtime.heap import collect_from_here, tune_collector
 
-Obj = dict[str, Any]
-GPU = "nvidia.com/gpu"
 GANG = 10
 WAVE_GANGS = 40
 WAVE_SIZE = 20
 FORMING_GANGS = 64
 
 
-def node(i: int) -> Obj:
-    name = f"node-{i:05d}"
-    return {
-        "metadata": {"name": name, "uid": f"uid-{name}", "resourceVersion": "1",
-                     "labels": {"kubernetes.io/hostname": name}},
-        "spec": {},
-        "status": {"allocatable": {"cpu": "96", "memory": "768Gi", GPU: "8", "pods": "110"}},
-    }  # fmt: skip
-
-
-def pod(name: str, group: str, node_name: str, phase: str, version: int = 1, gpus: int = 0) -> Obj:
-    requests = {"cpu": "2", "memory": "8Gi", **({GPU: str(gpus)} if gpus else {})}
-    spec: Obj = {
-        "schedulerName": "volcano",
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": requests}}],
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "bench",
-            "uid": f"uid-{name}",
-            "resourceVersion": str(version),
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-            "annotations": {"scheduling.k8s.io/group-name": group},
-        },
-        "spec": spec,
-        "status": {"phase": phase},
-    }
+def pod(name: str, group: str, node: str, phase: str, version: int = 1, gpus: int = 0) -> Obj:
+    return (
+        make_pod(name).stored().version(version).image().req(cpu="2", memory="8Gi", gpu=gpus).group(group)
+        .on(node).phase(phase).obj()
+    )  # fmt: skip
 
 
 def podgroup(name: str, size: int, phase: str) -> Obj:
-    return {
-        "metadata": {"name": name, "namespace": "bench", "uid": f"uid-pg-{name}", "resourceVersion": "1",
-                     "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": {"minMember": size, "queue": "default"},
-        "status": {"phase": phase, "running": size},
-    }  # fmt: skip
-
-
-def queue(name: str) -> Obj:
-    return {"metadata": {"name": name, "resourceVersion": "1"}, "spec": {"weight": 1},
-            "status": {"state": "Open"}}  # fmt: skip
+    return (
+        make_podgroup(name, size).ns().uid(f"uid-pg-{name}").version(1).created().phase(phase).running(size)
+        .obj()
+    )  # fmt: skip
 
 
 def steady_cluster(nodes: int, running: int) -> tuple[list[Obj], list[Obj], list[Obj]]:
-    node_objs = [node(i) for i in range(nodes)]
+    node_objs = [make_node(i).uid(f"uid-{node_name(i)}").version(1).obj() for i in range(nodes)]
     pods: list[Obj] = []
     groups: list[Obj] = []
     for j in range(running // GANG):
@@ -110,13 +76,14 @@ def steady_cluster(nodes: int, running: int) -> tuple[list[Obj], list[Obj], list
         groups.append(podgroup(group, GANG, "Running"))
         for i in range(GANG):
             n = len(pods)
-            pods.append(pod(f"{group}-{i}", group, f"node-{n % nodes:05d}", "Running"))
+            pods.append(pod(f"{group}-{i}", group, node_name(n % nodes), "Running"))
     return node_objs, pods, groups
 
 
 def state(nodes: list[Obj], pods: list[Obj], groups: list[Obj], generation: int) -> ClusterObjects:
     return ClusterObjects(nodes=list(nodes), pods=list(pods), podgroups=list(groups),
-                        queues=[queue("root"), queue("default")], priority_classes=[], hypernodes=[],
+                        queues=[make_queue(q).version(1).open().obj() for q in ("root", "default")],
+                        priority_classes=[], hypernodes=[],
                         generation=generation)  # fmt: skip
 
 

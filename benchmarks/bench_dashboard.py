@@ -31,6 +31,7 @@ from typing import Any
 import aiohttp
 from aiohttp import web
 
+from benchmarks.benchlib.objects import Obj, make_node, make_pod, make_podgroup, make_queue
 from volcano_py import log
 from volcano_py.dashboard.server import Dashboard
 from volcano_py.dashboard.state import DashboardState
@@ -38,82 +39,33 @@ from volcano_py.dashboard.views import Cluster, snapshot_of
 from volcano_py.kube.store import EventType
 from volcano_py.scheduler.core import load_conf
 
-Obj = dict[str, Any]
-GPU = "nvidia.com/gpu"
 PAGES = ("/", "/queues", "/jobs", "/nodes")
 
 
 def _node(i: int) -> Obj:
-    name = f"node-{i:05d}"
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {
-            "name": name,
-            "resourceVersion": "1",
-            "labels": {"kubernetes.io/hostname": name, "rack": f"rack-{i // 8:03d}"},
-        },
-        "spec": {},
-        "status": {
-            "allocatable": {"cpu": "96", "memory": "768Gi", GPU: "8", "pods": "110"},
-            "conditions": [{"type": "Ready", "status": "True"}],
-        },
-    }
+    return make_node(i).api().version(1).label("rack", f"rack-{i // 8:03d}").ready().obj()
 
 
 def _pod(i: int, job: int, node: str | None, gpus: int) -> Obj:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": f"job-{job:04d}-{i}",
-            "namespace": "bench",
-            "uid": f"pod-{job}-{i}",
-            "resourceVersion": "1",
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-            "annotations": {"scheduling.k8s.io/group-name": f"pg-{job:04d}"},
-        },
-        "spec": {
-            "schedulerName": "volcano",
-            **({"nodeName": node} if node else {}),
-            "containers": [
-                {"name": "c", "resources": {"requests": {"cpu": "4", "memory": "32Gi", GPU: str(gpus)}}}
-            ],
-        },
-        "status": {"phase": "Running" if node else "Pending"},
-    }
+    return (
+        make_pod(f"job-{job:04d}-{i}").api().ns().uid(f"pod-{job}-{i}").version(1).created()
+        .group(f"pg-{job:04d}").on(node).req(cpu="4", memory="32Gi", gpu=gpus)
+        .phase("Running" if node else "Pending").obj()
+    )  # fmt: skip
 
 
 def _podgroup(job: int, size: int, queue: str, running: bool) -> Obj:
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {
-            "name": f"pg-{job:04d}",
-            "namespace": "bench",
-            "resourceVersion": "1",
-            "creationTimestamp": "2026-01-01T00:00:00Z",
-        },
-        "spec": {"minMember": size, "queue": queue},
-        "status": {
-            "phase": "Running" if running else "Inqueue",
-            **(
-                {}
-                if running
-                else {
-                    "conditions": [
-                        {
-                            "type": "Unschedulable",
-                            "status": "True",
-                            "reason": "NotEnoughResources",
-                            "message": f"{size}/{size} tasks unschedulable: insufficient nvidia.com/gpu",
-                            "lastTransitionTime": "2026-01-01T00:00:00Z",
-                        }
-                    ]
-                }
-            ),
-        },
+    group = make_podgroup(f"pg-{job:04d}", size).api().ns().version(1).created().queue(queue)
+    if running:
+        return group.phase("Running").obj()
+    unschedulable = {
+        "type": "Unschedulable",
+        "status": "True",
+        "reason": "NotEnoughResources",
+        "message": f"{size}/{size} tasks unschedulable: insufficient nvidia.com/gpu",
+        "lastTransitionTime": "2026-01-01T00:00:00Z",
     }
+    return group.phase("Inqueue").condition(unschedulable).obj()
 
 
 def objects(nodes: int, pods: int) -> dict[str, list[Obj]]:
@@ -132,13 +84,7 @@ def objects(nodes: int, pods: int) -> dict[str, list[Obj]]:
         placed += 4 if running else 0
         groups.append(_podgroup(job, 4, queues[job % 4], running))
     queue_objs = [
-        {
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "Queue",
-            "metadata": {"name": n, "resourceVersion": "1"},
-            "spec": {"weight": 1 + k},
-        }
-        for k, n in enumerate(["root", "default", *queues])
+        make_queue(n, 1 + k).api().version(1).obj() for k, n in enumerate(["root", "default", *queues])
     ]
     return {"nodes": node_objs, "pods": pod_objs, "podgroups": groups, "queues": queue_objs}
 
@@ -173,7 +119,10 @@ async def measure(nodes: int, pods: int, updates: int) -> dict[str, Any]:
     await site.start()
     port = runner.addresses[0][1]
     base = f"http://127.0.0.1:{port}"
-    background = [asyncio.create_task(state._notify()), asyncio.create_task(state._deserved_loop())]
+    background = [
+        asyncio.create_task(state._notify()),
+        asyncio.create_task(state._keep_fresh("deserved shares", state._shares, state._store_shares)),
+    ]
     first_paint: dict[str, dict[str, float]] = {}
     update_ms: list[float] = []
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=60)) as session:

@@ -30,8 +30,8 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from benchmarks.bench_cycle import queue
-from benchmarks.bench_session import WORKLOADS, node
+from benchmarks.benchlib.objects import Obj, make_node, make_queue
+from benchmarks.benchlib.workloads import backlog
 from volcano_py import log
 from volcano_py.scheduler.core import ClusterObjects
 from volcano_py.scheduler.framework.podgroup_status import podgroup_status
@@ -39,7 +39,6 @@ from volcano_py.scheduler.runtime.cache import bound_view
 from volcano_py.scheduler.runtime.cycle import CycleOutcome, DefaultCore, default_core
 from volcano_py.scheduler.runtime.heap import collect_from_here, tune_collector
 
-Obj = dict[str, Any]
 NOW = datetime(2026, 1, 1, 1, 0, tzinfo=UTC)
 
 
@@ -55,9 +54,9 @@ def versioned(obj: Obj, version: int, **changes: Obj) -> Obj:
 
 class Drain:
     def __init__(self, nodes: int) -> None:
-        self.nodes = [node(i) for i in range(nodes)]
-        self.pods, self.groups = WORKLOADS["backlog"](nodes, random.Random(1))
-        self.queues = [queue("root"), queue("default")]
+        self.nodes = [make_node(i).obj() for i in range(nodes)]
+        self.pods, self.groups = backlog(nodes, random.Random(1))
+        self.queues = [make_queue(name).version(1).open().obj() for name in ("root", "default")]
         self.generation = 0
         self.core: DefaultCore = default_core(("volcano",))
         self.conf = self.core.load_conf(None)

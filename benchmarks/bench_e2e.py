@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import statistics
@@ -35,9 +34,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-import aiohttp
-from prometheus_client.parser import text_string_to_metric_families
-
+from benchmarks.benchlib.apiserver import api_counts, clear, per_pod
+from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds, peak_rss_mib
 from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
 from benchmarks.benchlib.profiling import profiler
@@ -68,34 +66,6 @@ def progress(message: str) -> None:
     print(f"[bench_e2e] {message}", file=sys.stderr, flush=True)
 
 
-def api_counts(cluster: DevCluster) -> dict[str, float]:
-    """The API server's counters: requests by ``VERB resource[/subresource]``, watch events sent by kind.
-
-    The difference between two scrapes around a shape is what that shape cost the API server, by kind of
-    work; between systems it is what the binding process adds (the creator and KWOK are the same for both).
-    """
-    text = cluster.kubectl("get", "--raw", "/metrics").stdout
-    counts: dict[str, float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            labels = sample.labels
-            if sample.name == "apiserver_request_total":
-                resource = labels.get("resource", "")
-                if labels.get("subresource"):
-                    resource += "/" + labels["subresource"]
-                key = f"{labels.get('verb', '')} {resource}"
-            elif sample.name == "apiserver_watch_events_total":
-                key = f"WATCH-EVENT {labels.get('kind', '') or labels.get('resource', '')}"
-            elif sample.name == "apiserver_terminated_watchers_total":
-                # Watchers the server closed for reading too slowly; each resumes, and is sent again what
-                # its buffer held.
-                key = f"WATCH-CUT {labels.get('resource', '')}"
-            else:
-                continue
-            counts[key] = counts.get(key, 0.0) + sample.value
-    return counts
-
-
 def _writes(counts: dict[str, float]) -> float:
     return sum(v for k, v in counts.items() if k.split(" ")[0] in ("POST", "PATCH", "PUT", "DELETE")
                and not k.endswith(" leases"))  # fmt: skip
@@ -116,12 +86,6 @@ async def settled(cluster: DevCluster, within: float = 120.0) -> tuple[dict[str,
     return counts, round(time.monotonic() - began, 1)
 
 
-def per_pod(before: dict[str, float], after: dict[str, float], pods: int) -> dict[str, float]:
-    """Counter deltas per pod, largest first, without the ones under 0.01 per pod (noise of the harness)."""
-    rates = {key: (after[key] - before.get(key, 0.0)) / max(1, pods) for key in after}
-    return {key: round(rate, 3) for key, rate in sorted(rates.items(), key=lambda kv: -kv[1]) if rate >= 0.01}
-
-
 def per_second(stamps: Iterable[float], start: float, seconds: int | None = None) -> list[int]:
     """How many of ``stamps`` fall in each whole second from ``start`` (up to the last, or ``seconds``)."""
     offsets = [int(t - start) for t in stamps if t >= start]
@@ -130,28 +94,6 @@ def per_second(stamps: Iterable[float], start: float, seconds: int | None = None
         if offset < len(counts):
             counts[offset] += 1
     return counts
-
-
-def podgroup(name: str, size: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": name},
-        "spec": {"minMember": size, "queue": "default"},
-    }
-
-
-def pod(name: str, group: str | None) -> dict[str, Any]:
-    annotations = {"scheduling.k8s.io/group-name": group} if group else {}
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": annotations},
-        "spec": {
-            "schedulerName": "volcano",
-            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
-        },
-    }
 
 
 async def apiserver_profiles(cluster: DevCluster, folder: Path, stem: str, done: asyncio.Event) -> None:
@@ -236,11 +178,11 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
             j, i = work.get_nowait()
             group = f"job{j}" if gang else None
             if gang and i == 0:
-                await client.create(PODGROUPS.collection_path(namespace), podgroup(f"job{j}", size))
+                await client.create(PODGROUPS.collection_path(namespace), api_podgroup(f"job{j}", size))
             name = f"job{j}-{i}"
             while True:
                 try:
-                    await client.create(PODS.collection_path(namespace), pod(name, group))
+                    await client.create(PODS.collection_path(namespace), api_pod(name).group(group).obj())
                     break
                 except ApiError as exc:
                     if exc.status not in (429, 500, 503, 504):
@@ -255,13 +197,13 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
 
         async def gang_creator(j: int) -> None:
             group = f"job{j}"
-            await client.create(PODGROUPS.collection_path(namespace), podgroup(group, size))
+            await client.create(PODGROUPS.collection_path(namespace), api_podgroup(group, size))
             names = [f"job{j}-{i}" for i in range(size)]
             slots = asyncio.Semaphore(max(1, concurrency // min(jobs, concurrency)))
 
             async def one(name: str) -> None:
                 async with slots:
-                    await client.create(PODS.collection_path(namespace), pod(name, group))
+                    await client.create(PODS.collection_path(namespace), api_pod(name).group(group).obj())
                     created[name] = time.time()
 
             await asyncio.gather(*(one(n) for n in names))
@@ -326,60 +268,6 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     }
     await clear(client, cluster, namespace)
     return result
-
-
-async def _names(client: KubeClient, path: str) -> list[str]:
-    names: list[str] = []
-    query: dict[str, str | int] = {"limit": 1000}
-    while True:
-        page = await client.get(path, **query)
-        names += [item["metadata"]["name"] for item in page.get("items") or ()]
-        token = (page.get("metadata") or {}).get("continue")
-        if not token:
-            return names
-        query["continue"] = token
-
-
-async def _delete_each(client: KubeClient, path: str, options: dict[str, Any], concurrency: int) -> None:
-    """One DELETE per pod, many in flight: the API server runs a delete-collection's deletes one at a
-    time (``--delete-collection-workers`` is 1), 20-odd pods a second at 50,000 pods on 2 cores."""
-    limit = asyncio.Semaphore(concurrency)
-
-    async def one(name: str) -> None:
-        # Gone already, or left for the delete-collection below.
-        async with limit:
-            with contextlib.suppress(ApiError, TimeoutError, aiohttp.ClientError):
-                await client.request("DELETE", f"{path}/{name}", body=options, request_timeout=60)
-
-    await asyncio.gather(*(one(name) for name in await _names(client, path)))
-
-
-async def _clear_kind(client: KubeClient, path: str, what: str, concurrency: int) -> None:
-    """Delete every object of ``path`` (grace 0) and wait until none is left.
-
-    Each object is deleted by its own request first; what is left then goes by delete-collection, which
-    outlives the API server's request timeout at 10,000 objects on 2 cores (504 after deleting part of
-    them), so it is repeated until the collection is empty.
-    """
-    options = {"apiVersion": "v1", "kind": "DeleteOptions", "gracePeriodSeconds": 0}
-    await _delete_each(client, path, options, concurrency)
-    deadline = time.monotonic() + 900
-    while time.monotonic() < deadline:
-        try:
-            await client.request("DELETE", path, body=options, request_timeout=120)
-        except (ApiError, TimeoutError, aiohttp.ClientError) as exc:
-            progress(f"deleting {what}: {exc!r}; again")
-        if not (await client.get(path, limit=1)).get("items"):
-            return
-
-
-async def clear(client: KubeClient, cluster: DevCluster, namespace: str, concurrency: int = 64) -> None:
-    """Delete the shape's pods, then its PodGroups: the next shape starts clean."""
-    await _clear_kind(client, PODS.collection_path(namespace), f"the pods of {namespace}", concurrency)
-    await _clear_kind(
-        client, PODGROUPS.collection_path(namespace), f"the PodGroups of {namespace}", concurrency
-    )
-    cluster.kubectl("delete", "namespace", namespace, "--wait=false")
 
 
 # volcano-py with one setting changed, to weigh that setting in one run: the flags each variant adds.

@@ -23,12 +23,10 @@ import sys
 import time
 from typing import Any
 
+from benchmarks.benchlib.objects import Obj, make_node, make_pod, make_podgroup, make_queue, node_name
 from volcano_py.log import configure
 from volcano_py.scheduler.core import load_conf, run_session
 from volcano_py.scheduler.framework.snapshot import Snapshot
-
-Obj = dict[str, Any]
-GPU = "nvidia.com/gpu"
 
 CONF = """
 actions: "enqueue, allocate, {action}, backfill"
@@ -48,43 +46,24 @@ tiers:
 PRIORITY_CLASSES = [{"metadata": {"name": "low"}, "value": 10}, {"metadata": {"name": "high"}, "value": 1000}]
 
 
-def node(i: int) -> Obj:
-    return {
-        "metadata": {"name": f"node-{i:05d}", "labels": {"kubernetes.io/hostname": f"node-{i:05d}"}},
-        "spec": {},
-        "status": {"allocatable": {"cpu": "96", "memory": "768Gi", GPU: "8", "pods": "110"}},
-    }
-
-
-def pod(name: str, group: str, gpu: int, n: int, *, node_name: str | None, priority: str) -> Obj:
-    requests = {"cpu": str(gpu * 10), "memory": f"{gpu * 80}Gi", GPU: str(gpu)}
-    spec: Obj = {
-        "schedulerName": "volcano",
-        "priorityClassName": priority,
-        "priority": 1000 if priority == "high" else 10,
-        "containers": [{"name": "c", "resources": {"requests": requests}}],
-    }
-    if node_name:
-        spec["nodeName"] = node_name
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "bench",
-            "uid": f"uid-{name}",
-            "creationTimestamp": f"2026-01-01T00:{n // 3600 % 60:02d}:{n % 3600 // 60:02d}Z",
-            "annotations": {"scheduling.k8s.io/group-name": group},
-        },
-        "spec": spec,
-        "status": {"phase": "Running" if node_name else "Pending"},
-    }
+def pod(name: str, group: str, gpu: int, n: int, *, node: str | None, priority: str) -> Obj:
+    return (
+        make_pod(name).stored(n).req(cpu=str(gpu * 10), memory=f"{gpu * 80}Gi", gpu=gpu).group(group)
+        .priority(priority, 1000 if priority == "high" else 10)
+        .on(node).phase("Running" if node else "Pending").obj()
+    )  # fmt: skip
 
 
 def podgroup(name: str, min_member: int, queue: str, priority: str, phase: str) -> Obj:
-    return {
-        "metadata": {"name": name, "namespace": "bench", "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": {"minMember": min_member, "queue": queue, "priorityClassName": priority},
-        "status": {"phase": phase},
-    }
+    return (
+        make_podgroup(name, min_member)
+        .ns()
+        .created()
+        .queue(queue)
+        .priority_class(priority)
+        .phase(phase)
+        .obj()
+    )
 
 
 def full_cluster(nodes: int, queue: str, rng: random.Random) -> tuple[list[Obj], list[Obj]]:
@@ -94,13 +73,11 @@ def full_cluster(nodes: int, queue: str, rng: random.Random) -> tuple[list[Obj],
     groups: list[Obj] = []
     elastic: list[tuple[str, int]] = []
     for i in range(nodes):
-        name = f"node-{i:05d}"
+        name = node_name(i)
         if rng.random() < 0.5:
             group = f"gang-{i}"
             groups.append(podgroup(group, 4, queue, "low", "Running"))
-            pods.extend(
-                pod(f"{group}-{k}", group, 2, len(pods), node_name=name, priority="low") for k in range(4)
-            )
+            pods.extend(pod(f"{group}-{k}", group, 2, len(pods), node=name, priority="low") for k in range(4))
         else:
             if not elastic or elastic[-1][1] >= 24:
                 group = f"elastic-{i}"
@@ -108,8 +85,7 @@ def full_cluster(nodes: int, queue: str, rng: random.Random) -> tuple[list[Obj],
                 elastic.append((group, 0))
             group, used = elastic[-1]
             pods.extend(
-                pod(f"{group}-{used + k}", group, 1, len(pods), node_name=name, priority="low")
-                for k in range(8)
+                pod(f"{group}-{used + k}", group, 1, len(pods), node=name, priority="low") for k in range(8)
             )
             elastic[-1] = (group, used + 8)
     return pods, groups
@@ -123,20 +99,15 @@ def arrivals(count: int, queue: str, rng: random.Random, start: int) -> tuple[li
         name = f"urgent-{j}"
         groups.append(podgroup(name, size, queue, "high", "Inqueue"))
         pods.extend(
-            pod(f"{name}-{k}", name, gpu, start + len(pods), node_name=None, priority="high")
-            for k in range(size)
+            pod(f"{name}-{k}", name, gpu, start + len(pods), node=None, priority="high") for k in range(size)
         )
     return pods, groups
 
 
 def queues(nodes: int, workload: str) -> list[Obj]:
     if workload == "preempt":
-        return [{"metadata": {"name": "default"}, "spec": {"weight": 1}}]
-    half = str(nodes * 4)
-    return [
-        {"metadata": {"name": "batch"}, "spec": {"weight": 1, "deserved": {GPU: half}}},
-        {"metadata": {"name": "train"}, "spec": {"weight": 1, "deserved": {GPU: half}}},
-    ]
+        return [make_queue("default").obj()]
+    return [make_queue(name).deserved(gpu=str(nodes * 4)).obj() for name in ("batch", "train")]
 
 
 def run(workload: str, nodes: int, count: int, seed: int = 1) -> dict[str, Any]:
@@ -147,7 +118,7 @@ def run(workload: str, nodes: int, count: int, seed: int = 1) -> dict[str, Any]:
     action = "preempt" if workload == "preempt" else "reclaim"
     conf = load_conf(CONF.format(action=action))
     snapshot = Snapshot.build(
-        nodes=[node(i) for i in range(nodes)],
+        nodes=[make_node(i).obj() for i in range(nodes)],
         pods=pods + new_pods,
         podgroups=groups + new_groups,
         queues=queues(nodes, workload),

@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.benchlib.objects import container, make_job
 from volcano_py.api import constants as c
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import QUEUES, ResourceKind
@@ -32,17 +33,7 @@ PREFIX = "bench-open-"
 
 
 def _job(name: str, queue: str) -> dict[str, Any]:
-    container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-    return {
-        "apiVersion": c.BATCH_API_VERSION,
-        "kind": c.JOB_KIND,
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "queue": queue,
-            "minAvailable": 1,
-            "tasks": [{"name": "w", "replicas": 1, "template": {"spec": {"containers": [container]}}}],
-        },
-    }
+    return make_job(name).ns("default").queue(queue).task("w", 1, container("main", cpu="100m")).obj()
 
 
 def _start_up(tree: Path, run_dir: Path, log: Any) -> tuple[subprocess.Popen[str], str]:

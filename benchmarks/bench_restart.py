@@ -28,100 +28,28 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchmarks.benchlib.apiserver import fill
+from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import rss_mib
 from benchmarks.benchlib.systems import REPO, launch_volcano_py_scheduler, wait_ready
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
-from volcano_py.kube.client import ApiError, KubeClient, load_api_client
+from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS
 
 NAMESPACE = "restart"
-GANG = 10
 
 
 def progress(message: str) -> None:
     print(f"[bench_restart] {message}", file=sys.stderr, flush=True)
 
 
-def podgroup(name: str, min_member: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.volcano.sh/v1beta1",
-        "kind": "PodGroup",
-        "metadata": {"name": name},
-        "spec": {"minMember": min_member, "queue": "default"},
-    }
-
-
-def pod(name: str, group: str, node: str | None) -> dict[str, Any]:
-    spec: dict[str, Any] = {
-        "schedulerName": "volcano",
-        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}],
-    }
-    if node:
-        spec["nodeName"] = node
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": {"scheduling.k8s.io/group-name": group}},
-        "spec": spec,
-    }
-
-
-async def create_all(client: KubeClient, bodies: list[tuple[str, dict[str, Any]]], concurrency: int) -> None:
-    queue: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
-    for item in bodies:
-        queue.put_nowait(item)
-    done = [0]
-
-    async def worker() -> None:
-        while not queue.empty():
-            path, body = queue.get_nowait()
-            while True:
-                try:
-                    await client.create(path, body)
-                    break
-                except ApiError as exc:
-                    if exc.conflict:
-                        break
-                    if exc.status not in (429, 500, 503, 504):
-                        raise
-                    await asyncio.sleep(0.2)
-            done[0] += 1
-            if done[0] % 2000 == 0:
-                progress(f"created {done[0]}/{len(bodies)}")
-
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-
-
-async def fill(
-    kubeconfig: str, nodes: int, pods: int, concurrency: int, namespace: str = NAMESPACE, gang: int = GANG
-) -> None:
-    """``pods`` pods in gangs of ``gang``, each gang with its PodGroup, created bound (round-robin)."""
-    client = KubeClient(await load_api_client(kubeconfig))
-    try:
-        groups = [
-            (PODGROUPS.collection_path(namespace), podgroup(f"run-{j}", gang)) for j in range(pods // gang)
-        ]
-        await create_all(client, groups, concurrency)
-        members = [
-            (
-                PODS.collection_path(namespace),
-                pod(f"run-{j}-{i}", f"run-{j}", f"node-{(j * gang + i) % nodes}"),
-            )
-            for j in range(pods // gang)
-            for i in range(gang)
-        ]
-        await create_all(client, members, concurrency)
-    finally:
-        await client.close()
-
-
 async def probe(kubeconfig: str, name: str, namespace: str = NAMESPACE) -> None:
     """A new one-pod job: its PodGroup (minMember 1) and its pending pod."""
     client = KubeClient(await load_api_client(kubeconfig))
     try:
-        await client.create(PODGROUPS.collection_path(namespace), podgroup(name, 1))
-        await client.create(PODS.collection_path(namespace), pod(name, name, None))
+        await client.create(PODGROUPS.collection_path(namespace), api_podgroup(name, 1))
+        await client.create(PODS.collection_path(namespace), api_pod(name).group(name).obj())
     finally:
         await client.close()
 
@@ -167,7 +95,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         process, port = start_scheduler(cluster, log_file, args.scheduler_log_level)
         wait_ready(port, process, within=600)
         began = time.monotonic()
-        asyncio.run(fill(str(cluster.kubeconfig), args.nodes, args.pods, args.concurrency))
+        asyncio.run(fill(str(cluster.kubeconfig), args.nodes, args.pods, args.concurrency, NAMESPACE))
         progress(f"{args.pods} pods created in {time.monotonic() - began:.1f}s")
         time.sleep(args.settle)  # let KWOK run them and the scheduler write their PodGroups' status
         try:

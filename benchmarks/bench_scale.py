@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import functools
 import json
 import math
@@ -61,10 +60,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from benchmarks.bench_e2e import api_counts, clear, pod, podgroup
-from benchmarks.bench_restart import create_all, fill
 from benchmarks.benchlib import scaleplot
+from benchmarks.benchlib.apiserver import (
+    BindWatch,
+    api_counts,
+    clear,
+    count,
+    count_where,
+    create_all,
+    fill,
+    per_pod,
+    resource_version,
+)
 from benchmarks.benchlib.limits import deadline_stop, memory_stop, parse_meminfo, scale_points
+from benchmarks.benchlib.objects import api_pod, api_podgroup, container, make_job
 from benchmarks.benchlib.pool import each
 from benchmarks.benchlib.procfs import cpu_seconds, meminfo, rss_mib
 from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
@@ -215,29 +224,6 @@ def start_controller(bench: Bench, system: str) -> Started:
 # -- the API -------------------------------------------------------------------------------------------------
 
 
-async def count(client: KubeClient, path: str) -> int:
-    """Objects in a collection, from one item and the server's remaining count (no full list)."""
-    page = await client.get(path, limit=1)
-    return len(page.get("items") or []) + int((page.get("metadata") or {}).get("remainingItemCount") or 0)
-
-
-async def count_where(client: KubeClient, path: str, field_selector: str) -> int:
-    """Objects matching a field selector, by pages: the server gives no remaining count under a selector."""
-    total, token = 0, ""
-    while True:
-        page = await client.get(
-            path, limit=500, fieldSelector=field_selector, **({"continue": token} if token else {})
-        )
-        total += len(page.get("items") or [])
-        token = (page.get("metadata") or {}).get("continue") or ""
-        if not token:
-            return total
-
-
-async def resource_version(client: KubeClient, path: str) -> str:
-    return str((await client.get(path, limit=1))["metadata"]["resourceVersion"])
-
-
 async def guarded(
     bench: Bench, work: Awaitable[Any], what: str, wanted: int, done: Callable[[], Awaitable[int]]
 ) -> Any:
@@ -257,68 +243,6 @@ async def guarded(
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
             raise StopPoint(reason)
-
-
-class BindWatch:
-    """When each pod of a namespace was first seen bound (and created, for the pods ``created`` stamps)."""
-
-    def __init__(self, client: KubeClient, namespace: str) -> None:
-        self.client = client
-        self.namespace = namespace
-        self.bound: dict[str, float] = {}
-        self.node: dict[str, str] = {}  # the node each was bound to
-        self.created: dict[str, float] = {}
-        self.changed = asyncio.Event()
-
-    async def next_change(self, within: float) -> None:
-        """Until the next pod is seen bound, at most ``within`` seconds."""
-        self.changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.changed.wait(), timeout=within)
-
-    def _seen(self, obj: JSON) -> None:
-        if node := (obj.get("spec") or {}).get("nodeName"):
-            self.bound.setdefault(obj["metadata"]["name"], time.time())
-            self.node.setdefault(obj["metadata"]["name"], str(node))
-            self.changed.set()
-
-    async def run(self, since: str) -> None:
-        path = PODS.collection_path(self.namespace)
-        query: dict[str, str | int] = {"watch": "true", "allowWatchBookmarks": "true",
-                                       "resourceVersion": since, "timeoutSeconds": 3600}  # fmt: skip
-        while True:
-            try:
-                async for event in self.client.stream(path, query, read_timeout=3600):
-                    obj = event.get("object") or {}
-                    if event.get("type") == "ERROR":
-                        raise RuntimeError(f"watch error: {obj}")
-                    query["resourceVersion"] = (obj.get("metadata") or {}).get("resourceVersion", since)
-                    if event.get("type") in ("ADDED", "MODIFIED"):
-                        self._seen(obj)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a dropped or expired watch: catch up from a list, then watch again
-                progress(f"watch of {self.namespace} dropped ({exc!r}); listing and resuming")
-                await asyncio.sleep(0.5)
-                query["resourceVersion"] = await self._relist(path)
-
-    async def _relist(self, path: str) -> str:
-        token = ""
-        while True:
-            page = await self.client.get(path, limit=500, **({"continue": token} if token else {}))
-            for obj in page.get("items") or []:
-                self._seen(obj)
-            token = (page.get("metadata") or {}).get("continue") or ""
-            if not token:
-                return str(page["metadata"]["resourceVersion"])
-
-
-def per_pod_by_kind(before: dict[str, float], after: dict[str, float], pods: int) -> dict[str, float]:
-    """Requests (``VERB resource``) and watch events sent (``WATCH-EVENT kind``) per pod bound, the largest
-    first: what each system's binding cost the API server, by kind of work (node heartbeats included)."""
-    spent = {key: (value - before.get(key, 0.0)) / max(1, pods) for key, value in after.items()}
-    ranked = sorted(spent.items(), key=lambda kv: -kv[1])
-    return {key: round(value, 3) for key, value in ranked if value >= 0.01}
 
 
 async def wait_count(
@@ -341,29 +265,14 @@ async def wait_count(
 
 def job(name: str, *, annotations: dict[str, str] | None = None) -> JSON:
     """A one-task, one-pod Volcano Job, complete without the admission webhook's defaults."""
-    return {
-        "apiVersion": c.BATCH_API_VERSION,
-        "kind": c.JOB_KIND,
-        "metadata": {"name": name},
-        "spec": {
-            "schedulerName": c.SCHEDULER_NAME,
-            "queue": c.DEFAULT_QUEUE,
-            "minAvailable": 1,
-            "maxRetry": 3,
-            "tasks": [{
-                "name": "w",
-                "replicas": 1,
-                "template": {
-                    "metadata": {"annotations": annotations or {}},
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "containers": [{"name": "w", "image": "busybox",
-                                        "resources": {"requests": {"cpu": "100m"}}}],
-                    },
-                },
-            }],
-        },
-    }  # fmt: skip
+    main = container("w", cpu="100m")
+    return (
+        make_job(name)
+        .scheduler()
+        .max_retry(3)
+        .task("w", 1, main, annotations=annotations or {}, restart_never=True)
+        .obj()
+    )
 
 
 def completed_status() -> JSON:
@@ -404,11 +313,12 @@ def backlog_bodies(
     grouped = size > 1 or gang_singles
     for j in range(total // size):
         if grouped:
-            groups.append((PODGROUPS.collection_path(namespace), podgroup(f"job{j}", size)))
+            groups.append((PODGROUPS.collection_path(namespace), api_podgroup(f"job{j}", size)))
         for i in range(size):
-            body = pod(f"job{j}-{i}", f"job{j}" if grouped else None)
-            body["spec"]["schedulerName"] = names[j % len(names)]
-            members.append((PODS.collection_path(namespace), body))
+            body = (
+                api_pod(f"job{j}-{i}").group(f"job{j}" if grouped else None).scheduler(names[j % len(names)])
+            )
+            members.append((PODS.collection_path(namespace), body.obj()))
     return groups + members
 
 
@@ -527,7 +437,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             "api_requests_per_pod": round(sum(
                 v - counts_before.get(k, 0.0) for k, v in counts_after.items() if not k.startswith("WATCH")
             ) / max(1, len(stamps)), 2),
-            "api_per_pod_by_kind": per_pod_by_kind(counts_before, counts_after, len(stamps)),
+            "api_per_pod_by_kind": per_pod(counts_before, counts_after, len(stamps)),
             "watchers_cut": {k.split(" ", 1)[1]: int(v - counts_before.get(k, 0.0))
                              for k, v in counts_after.items()
                              if k.startswith("WATCH-CUT") and v > counts_before.get(k, 0.0)},
@@ -614,8 +524,8 @@ async def scheduler_restart(bench: Bench, client: KubeClient, system: str, pods:
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(30)
     name = f"probe-{system}"
-    await client.create(PODGROUPS.collection_path(PROBE), podgroup(name, 1))
-    await client.create(PODS.collection_path(PROBE), pod(name, name))
+    await client.create(PODGROUPS.collection_path(PROBE), api_podgroup(name, 1))
+    await client.create(PODS.collection_path(PROBE), api_pod(name).group(name).obj())
     started_at, began = time.time(), time.monotonic()
     again = start_scheduler(bench, system)
     spy = profiler(args.profile, system, "restart", "scheduler", again.process.pid, args.profile_format)
@@ -719,10 +629,12 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         async def submit(j: int) -> None:
             async with in_flight:
                 group = f"c{j}"
-                await client.create(PODGROUPS.collection_path(namespace), podgroup(group, args.churn_size))
+                await client.create(
+                    PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
+                )
 
                 async def create(i: int) -> None:
-                    body = pod(f"{group}-{i}", group)
+                    body = api_pod(f"{group}-{i}").group(group).obj()
                     body["metadata"]["annotations"].update(annotations)
                     await client.create(PODS.collection_path(namespace), body)
                     watch.created[f"{group}-{i}"] = time.time()

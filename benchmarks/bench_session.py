@@ -4,7 +4,7 @@ Workloads, at 1,000 and 5,000 nodes of 8 GPUs / 96 CPUs / 768 GiB:
   gang-heavy     jobs of 8-256 identical pods (1, 2, 4 or 8 GPUs each), minMember = size
   heterogeneous  one pod per job, every pod a different request
   backlog        ten one-pod jobs per node, all alike (100m CPU) and not yet admitted: the first session of
-                 ``bench_scale.py``'s one-pod backlog, whose enqueue admits them all
+                 ``bench_scale``'s one-pod backlog, whose enqueue admits them all
 
 Confs: ``default`` (Volcano's built-in conf plus cpsat, used when none is given), ``volcano`` (Volcano's
 Helm-shipped volcano-scheduler.conf: the built-in conf plus binpack) and ``volcano-ci`` (the plugins of its
@@ -34,112 +34,21 @@ import sys
 import time
 from typing import Any
 
+from benchmarks.benchlib.objects import Obj, make_node
+from benchmarks.benchlib.workloads import WORKLOADS
 from volcano_py import log
 from volcano_py.api import dra
 from volcano_py.devcluster.dra import device_class, gpu_slice
+from volcano_py.resources import GPU
 from volcano_py.scheduler.core import EVERY_VOLCANO_NAME_CONF, load_conf, run_session
 from volcano_py.scheduler.framework.conf import VOLCANO_SHIPPED_CONF
 from volcano_py.scheduler.framework.decisions import SessionResult
 from volcano_py.scheduler.framework.snapshot import Snapshot
 from volcano_py.scheduler.runtime.heap import YOUNG_THRESHOLD
 
-Obj = dict[str, Any]
-GPU = "nvidia.com/gpu"
-
-
 GPUS_PER_NODE = 8
 # How a case's GPUs are asked for: extended resources, or DRA claims on ResourceSlices.
 EXTENDED, DRA = "extended", "dra"
-
-
-def node(i: int, gpus_as: str = EXTENDED) -> Obj:
-    allocatable = {"cpu": "96", "memory": "768Gi", "pods": "110"}
-    if gpus_as == EXTENDED:
-        allocatable[GPU] = str(GPUS_PER_NODE)
-    return {
-        "metadata": {"name": f"node-{i:05d}", "labels": {"kubernetes.io/hostname": f"node-{i:05d}"}},
-        "spec": {},
-        "status": {"allocatable": allocatable},
-    }
-
-
-def pod(name: str, group: str, cpu: str, memory: str, gpu: int, n: int) -> Obj:
-    requests = {"cpu": cpu, "memory": memory}
-    if gpu:
-        requests[GPU] = str(gpu)
-    return {
-        "metadata": {
-            "name": name,
-            "namespace": "bench",
-            "uid": f"uid-{name}",
-            "creationTimestamp": f"2026-01-01T00:{n // 3600 % 60:02d}:{n % 3600 // 60:02d}Z",
-            "annotations": {"scheduling.k8s.io/group-name": group},
-        },
-        "spec": {
-            "schedulerName": "volcano",
-            "containers": [{"name": "c", "resources": {"requests": requests}}],
-        },
-        "status": {"phase": "Pending"},
-    }
-
-
-def podgroup(name: str, min_member: int, phase: str = "Inqueue") -> Obj:
-    return {
-        "metadata": {"name": name, "namespace": "bench", "creationTimestamp": "2026-01-01T00:00:00Z"},
-        "spec": {"minMember": min_member, "queue": "default"},
-        "status": {"phase": phase},
-    }
-
-
-def gang_heavy(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]:
-    """Gangs until their GPUs reach 95% of the cluster's."""
-    budget = int(nodes * 8 * 0.95)
-    pods: list[Obj] = []
-    groups: list[Obj] = []
-    j = 0
-    while budget > 0:
-        size = rng.choice([8, 16, 32, 64, 128, 256])
-        gpu = rng.choice([1, 2, 4, 8])
-        if size * gpu > budget:
-            size, gpu = max(1, budget // 8), 8
-            if size * gpu > budget:
-                size, gpu = budget, 1
-        budget -= size * gpu
-        name = f"gang-{j}"
-        groups.append(podgroup(name, size))
-        cpu, memory = str(gpu * 10), f"{gpu * 80}Gi"
-        pods.extend(pod(f"{name}-{i}", name, cpu, memory, gpu, len(pods)) for i in range(size))
-        j += 1
-    return pods, groups
-
-
-def heterogeneous(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]:
-    """One-pod jobs, each request different, sized to fill about 90% of the cluster's CPU."""
-    pods: list[Obj] = []
-    groups: list[Obj] = []
-    count = nodes * 12
-    for j in range(count):
-        name = f"pod-{j}"
-        groups.append(podgroup(name, 1))
-        cpu = f"{rng.randint(500, 13_000)}m"
-        memory = f"{rng.randint(256, 90_000)}Mi"
-        gpu = rng.choice([0, 0, 0, 1])
-        pods.append(pod(name, name, cpu, memory, gpu, j))
-    return pods, groups
-
-
-def backlog(nodes: int, rng: random.Random) -> tuple[list[Obj], list[Obj]]:
-    """Ten one-pod jobs per node, as a backlog drain finds them: PodGroups Pending, every pod alike."""
-    pods: list[Obj] = []
-    groups: list[Obj] = []
-    for j in range(nodes * 10):
-        name = f"job-{j}"
-        groups.append(podgroup(name, 1, "Pending"))
-        pods.append(pod(name, name, "100m", "0", 0, j))
-    return pods, groups
-
-
-WORKLOADS = {"backlog": backlog, "gang-heavy": gang_heavy, "heterogeneous": heterogeneous}
 
 
 def as_claims(pods: list[Obj]) -> tuple[list[Obj], list[Obj]]:
@@ -243,7 +152,7 @@ def run(
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     pods, groups = WORKLOADS[workload](nodes, rng)
-    node_objs = [node(i, gpus_as) for i in range(nodes)]
+    node_objs = [make_node(i).gpus(GPUS_PER_NODE if gpus_as == EXTENDED else 0).obj() for i in range(nodes)]
     classes: list[Obj] = []
     slices: list[Obj] = []
     claims: list[Obj] = []

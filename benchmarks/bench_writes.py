@@ -28,8 +28,9 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from benchmarks.bench_e2e import REPO, pod, podgroup
+from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds
+from benchmarks.benchlib.systems import REPO
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
@@ -106,11 +107,13 @@ async def cpu_per_write(
 def writes(client: KubeClient, ns: str, r: int) -> dict[str, Write]:
     """Round ``r``'s writes by kind, in the order they run (the PodGroups patched are the ones created)."""
     return {
-        "pod-create": lambda i: client.create(PODS.collection_path(ns), pod(f"p{r}-{i}", None)),
+        "pod-create": lambda i: client.create(PODS.collection_path(ns), api_pod(f"p{r}-{i}").obj()),
         "event-create": lambda i: client.create(
             EVENTS.collection_path(ns), scheduled_event(ns, f"e{r}-{i}", f"p{r}-{i}")
         ),
-        "podgroup-create": lambda i: client.create(PODGROUPS.collection_path(ns), podgroup(f"g{r}-{i}", 20)),
+        "podgroup-create": lambda i: client.create(
+            PODGROUPS.collection_path(ns), api_podgroup(f"g{r}-{i}", 20)
+        ),
         "podgroup-status-patch": lambda i: client.patch(
             PODGROUPS.object_path(f"g{r}-{i}", ns), podgroup_status(r + 1)
         ),

@@ -9,7 +9,6 @@ Kopf's reactor binds it (its insights list the resources our webhooks admit, as 
 from __future__ import annotations
 
 import asyncio
-import copy
 import datetime
 import functools
 import ssl
@@ -23,6 +22,7 @@ from kopf._cogs.structs import ephemera, references
 from kopf._core.engines import admission, indexing
 from kopf._core.reactor import inventory
 
+from benchmarks.benchlib.objects import container, gang_job
 from volcano_py.kube import eventloop
 from volcano_py.kube.serving import ServingLimits
 from volcano_py.webhooks.common import Queues
@@ -36,21 +36,7 @@ QUEUES: Queues = {"default": {"metadata": {"name": "default"}, "status": {"state
 
 def job(name: str = "bench", workers: int = 4) -> dict[str, Any]:
     """A valid Volcano Job with a master and ``workers`` workers."""
-    container = {"name": "main", "image": "busybox", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}
-    task = {"replicas": 1, "template": {"spec": {"containers": [container]}}}
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {
-            "queue": "default",
-            "minAvailable": workers + 1,
-            "tasks": [
-                {**task, "name": "master"},
-                {**copy.deepcopy(task), "name": "worker", "replicas": workers},
-            ],
-        },
-    }
+    return gang_job(name, workers, container("main", cpu="1", memory="1Gi")).ns("default").obj()
 
 
 def job_review(uid: str, body: dict[str, Any] | None = None, operation: str = "CREATE") -> dict[str, Any]:
