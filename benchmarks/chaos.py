@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.chaoslib.driver import ALL_FAULT_KINDS, ChaosConfig, run_chaos
+from benchmarks.chaoslib.config import ALL_FAULT_KINDS, ChaosConfig
+from benchmarks.chaoslib.driver import run_chaos
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.leader import LeaseTiming

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.chaoslib.driver import FAULT_KINDS, HA_FAULT_KINDS, ChaosConfig, run_chaos
+from benchmarks.chaoslib.config import FAULT_KINDS, HA_FAULT_KINDS, ChaosConfig
+from benchmarks.chaoslib.driver import run_chaos
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.leader import LeaseTiming
 
