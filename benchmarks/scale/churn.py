@@ -1,0 +1,108 @@
+"""``bench_scale``'s churn mode: on the filled cluster, jobs (a PodGroup and its pods) arriving at a steady
+rate for ``--minutes``; bind latency and cycle time per ``--window``."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+
+from benchmarks.benchlib.apiserver import BindWatch, clear, count_where, resource_version
+from benchmarks.benchlib.objects import api_pod, api_podgroup
+from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
+from benchmarks.benchlib.stats import churn_windows, cycle_quantiles, gang_ready_latencies, percentile
+from benchmarks.benchlib.systems import stop
+from benchmarks.scale.bench import JSON, Bench, load_average, scrape, wait_count
+from benchmarks.scale.systems import start_scheduler
+from volcano_py.devcluster import COMPLETE_AFTER
+from volcano_py.kube.client import KubeClient
+from volcano_py.kube.kinds import PODGROUPS, PODS
+
+
+async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> JSON:
+    args = bench.args
+    namespace = bench.cluster.create_namespace(f"churn-{system}")
+    started = start_scheduler(bench, system)
+    try:
+        await asyncio.to_thread(started.ready, args.deadline)
+        watch = BindWatch(client, namespace)
+        watcher = asyncio.create_task(
+            watch.run(await resource_version(client, PODS.collection_path(namespace)))
+        )
+        cycles = [await asyncio.to_thread(scrape, started.metrics_url)]
+        loads: list[float] = []
+        start = time.time()
+        annotations = {COMPLETE_AFTER: f"{args.churn_job_seconds}s"}
+        in_flight = asyncio.Semaphore(args.concurrency)
+
+        async def submit(j: int) -> None:
+            async with in_flight:
+                group = f"c{j}"
+                await client.create(
+                    PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
+                )
+
+                async def create(i: int) -> None:
+                    body = api_pod(f"{group}-{i}").group(group).obj()
+                    body["metadata"]["annotations"].update(annotations)
+                    await client.create(PODS.collection_path(namespace), body)
+                    watch.created[f"{group}-{i}"] = time.time()
+
+                if args.churn_create == "together":
+                    await asyncio.gather(*(create(i) for i in range(args.churn_size)))
+                else:
+                    for i in range(args.churn_size):
+                        await create(i)
+
+        async def scrape_each_window() -> None:
+            while True:
+                await asyncio.sleep(args.window)
+                cycles.append(await asyncio.to_thread(scrape, started.metrics_url))
+                loads.append(load_average())
+
+        scraper = asyncio.create_task(scrape_each_window())
+        submitted: list[asyncio.Task[None]] = []
+        end = start + args.minutes * 60
+        j = 0
+        while time.time() < end:
+            submitted.append(asyncio.create_task(submit(j)))
+            j += 1
+            await asyncio.sleep(max(0.0, start + j / args.churn_rate - time.time()))
+            if started.process.poll() is not None:
+                raise RuntimeError(
+                    f"{system} exited with code {started.process.returncode}; see --scheduler-log"
+                )
+        await asyncio.gather(*submitted)
+        await wait_count(bench, watch, len(watch.created), min(args.deadline, 120.0), [started.process])
+        scraper.cancel()
+        await asyncio.gather(scraper, return_exceptions=True)
+        cycles.append(await asyncio.to_thread(scrape, started.metrics_url))
+        loads.append(load_average())
+        watcher.cancel()
+        await asyncio.gather(watcher, return_exceptions=True)
+        latencies = [(watch.bound[n] - at) * 1000 for n, at in watch.created.items() if n in watch.bound]
+        # A churn pod is "<group>-<i>": its gang can be placed only once the gang's last pod exists.
+        ready = gang_ready_latencies(
+            watch.created, watch.bound, {n: n.rsplit("-", 1)[0] for n in watch.created}
+        )
+        # KWOK finished them: the cluster grew by pods that are done, as a busy cluster does.
+        succeeded = await count_where(client, PODS.collection_path(namespace), "status.phase=Succeeded")
+        return {
+            "system": system, "pods": filled, "jobs": j, "create": args.churn_create,
+            "created": len(watch.created),
+            "bound": sum(1 for n in watch.created if n in watch.bound), "succeeded": succeeded,
+            "bind_ms_p50": round(percentile(latencies, 0.50), 1),
+            "bind_ms_p99": round(percentile(latencies, 0.99), 1),
+            "gang_ready_bind_ms_p50": round(percentile(ready, 0.50), 1),
+            "gang_ready_bind_ms_p99": round(percentile(ready, 0.99), 1),
+            "scheduler_cpu_s": round(cpu_seconds(started.process.pid), 2),
+            **rss_mib(started.process.pid), "load_average": load_average(),
+            **(cycle_quantiles(cycles[0], cycles[-1]) if started.metrics_url else {}),
+            "windows": churn_windows(
+                watch.created, watch.bound, cycles, loads, start, args.window,
+                math.ceil(args.minutes * 60 / args.window), filled,
+            ),
+        }  # fmt: skip
+    finally:
+        stop([started.process])
+        await clear(client, bench.cluster, namespace)

@@ -1,0 +1,83 @@
+"""The systems ``bench_scale`` compares, each started as processes of its own so that their CPU and RSS
+are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler), ``start_schedulers``
+(that one, or the sharded system's two), ``start_controller`` (volcano-py's controller, Volcano's
+vc-controller-manager). A system joins the comparison here; ``Started.ready`` waits for the readiness it
+offers."""
+
+from __future__ import annotations
+
+import functools
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from benchmarks.benchlib.sharded import SYSTEM as SHARDED
+from benchmarks.benchlib.sharded import launch_sharded_schedulers
+from benchmarks.benchlib.systems import (
+    launch_null_binder,
+    launch_vc_controller_manager,
+    launch_vc_scheduler,
+    launch_volcano_py_controller,
+    launch_volcano_py_scheduler,
+    wait_first_cycle,
+    wait_null_ready,
+    wait_ready,
+)
+from benchmarks.scale.bench import Bench
+
+
+@dataclass
+class Started:
+    process: subprocess.Popen[bytes]
+    ready: Callable[[float], None]  # blocks until ready, at most that many seconds
+    metrics_url: str | None = None  # where the cycle histogram is served
+
+
+def start_scheduler(bench: Bench, system: str) -> Started:
+    args = bench.args
+    if system == "null":
+        binder = launch_null_binder(bench.kubeconfig, bench.log_file, bind_concurrency=args.bind_concurrency)
+        return Started(binder, lambda _within: wait_null_ready(binder))
+    if system == "volcano":
+        vc, port = launch_vc_scheduler(
+            args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period
+        )
+        return Started(
+            vc, lambda within: wait_first_cycle(port, {"vc-scheduler": vc}, within),
+            f"http://127.0.0.1:{port}/metrics",
+        )  # fmt: skip
+    ours, port = launch_volcano_py_scheduler(
+        bench.kubeconfig, bench.log_file, level=args.scheduler_log_level,
+        flags=["--schedule-period", str(args.schedule_period),
+               "--bind-concurrency", str(args.bind_concurrency)],
+    )  # fmt: skip
+    return Started(ours, lambda within: wait_ready(port, ours, within), f"http://127.0.0.1:{port}/metrics")
+
+
+def start_schedulers(bench: Bench, system: str) -> dict[str, Started]:
+    """Per scheduler process of ``system`` (one, or the sharded system's two), its name and start."""
+    if system != SHARDED:
+        return {"scheduler": start_scheduler(bench, system)}
+    args = bench.args
+    launched = launch_sharded_schedulers(
+        bench.kubeconfig, bench.log_file, level=args.scheduler_log_level,
+        flags=["--schedule-period", str(args.schedule_period),
+               "--bind-concurrency", str(args.bind_concurrency)],
+    )  # fmt: skip
+    return {
+        f"scheduler {name}": Started(
+            process, functools.partial(wait_ready, port, process), f"http://127.0.0.1:{port}/metrics"
+        )
+        for name, (process, port) in launched.items()
+    }
+
+
+def start_controller(bench: Bench, system: str) -> Started:
+    if system == "volcano":
+        vc = launch_vc_controller_manager(bench.args.volcano_bin, bench.kubeconfig, bench.log_file)
+        # It serves no readiness here (--enable-healthz=false, as bench_e2e runs it): alive is ready.
+        return Started(vc, lambda _within: None)
+    ours, port = launch_volcano_py_controller(
+        bench.kubeconfig, bench.log_file, level=bench.args.scheduler_log_level
+    )
+    return Started(ours, lambda within: wait_ready(port, ours, within))
