@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 from benchmarks.chaoslib import cron, failover, flows, preemption
 from benchmarks.chaoslib import invariants as inv
 from benchmarks.chaoslib.config import CONTROLLER_AWAY, HA_FAULT_KINDS, RETRIED
-from benchmarks.chaoslib.processes import LogLine
+from benchmarks.chaoslib.processes import Component, LogLine
 from benchmarks.chaoslib.report import FaultRecord
 from benchmarks.chaoslib.workload import HIGH_PRIORITY, JobPlan, job_manifest
 from volcano_py.api import constants as c
@@ -113,6 +114,23 @@ async def cron_runs_after_restart(run: ChaosRun, name: str, runs: int = 4) -> in
     return await made()
 
 
+async def _killed(
+    component: Component, fired: threading.Event, within: float, pause: Callable[[], float] | None = None
+) -> tuple[float, bool]:
+    """Kill ``component`` on its armed log line (``fired``), or at once (after ``pause()`` seconds, if given)
+    when the line does not come within ``within`` seconds: when it died, and whether on the line."""
+    if await asyncio.to_thread(fired.wait, within):
+        started = time.monotonic()
+        component.wait()
+        return started, True
+    component.disarm()
+    if pause is not None:
+        await asyncio.sleep(pause())
+    started = time.monotonic()
+    component.kill()
+    return started, False
+
+
 # -- the scheduler killed ------------------------------------------------------------------------------------
 
 
@@ -123,40 +141,42 @@ async def scheduler_kill_cycle(run: ChaosRun) -> Hit:
     assert scheduler is not None
     fired = scheduler.kill_on(lambda line: line.get("event") == "cycle")
     await run.submit(JobPlan(f"cyclekill-{run.probes + 1:03d}", 4, priority=HIGH_PRIORITY, seconds=3.0))
-    if await asyncio.to_thread(fired.wait, 10.0):
-        started = time.monotonic()
-        scheduler.wait()
+    started, on_line = await _killed(
+        scheduler, fired, 10.0, lambda: run.rng.uniform(0, run.config.schedule_period)
+    )
+    if on_line:
         landed = f"after a cycle of {scheduler.fired_line_field('binds')} binds"
     else:
-        scheduler.disarm()
-        await asyncio.sleep(run.rng.uniform(0, run.config.schedule_period))
-        started = time.monotonic()
-        scheduler.kill()
         landed = "a random moment (no cycle bound anything for 10s)"
     scheduler.start()
     return Hit(started, landed)
 
 
+async def _kill_at_gangs_first(
+    run: ChaosRun, component: Component, word: str, event: str
+) -> tuple[JobPlan, float, bool]:
+    """Submit a 16-pod gang and kill ``component`` on its first ``event`` line for one of the gang's pods:
+    the gang, when the component died, and whether on that line."""
+    gang = JobPlan(f"{word}-{run.probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
+    prefix = f"{run.namespace}/{gang.name}-"
+
+    def first(line: LogLine) -> bool:
+        return line.get("event") == event and str(line.get("pod", "")).startswith(prefix)
+
+    fired = component.kill_on(first)
+    await run.submit(gang)
+    started, on_line = await _killed(component, fired, run.config.recovery_timeout)
+    return gang, started, on_line
+
+
 async def scheduler_kill_bind(run: ChaosRun) -> Hit:
     scheduler = run.scheduler
     assert scheduler is not None
-    gang = JobPlan(f"bindkill-{run.probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
-    prefix = f"{run.namespace}/{gang.name}-"
-
-    def first_bind(line: LogLine) -> bool:
-        return line.get("event") == "bound" and str(line.get("pod", "")).startswith(prefix)
-
-    fired = scheduler.kill_on(first_bind)
-    await run.submit(gang)
-    if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
-        started = time.monotonic()
-        scheduler.wait()
+    gang, started, on_line = await _kill_at_gangs_first(run, scheduler, "bindkill", "bound")
+    if on_line:
         bound = await _gang_bound(run, gang.name)
         landed = f"{bound} of {gang.size} bound at the kill"
     else:
-        scheduler.disarm()
-        started = time.monotonic()
-        scheduler.kill()
         landed = "the gang was not bound in time; killed anyway"
     scheduler.start()
     return Hit(started, landed)
@@ -170,15 +190,11 @@ async def scheduler_kill_evict(run: ChaosRun) -> Hit:
     gang = preemption.preemptor(number, nodes)
     fired = scheduler.kill_on(preemption.first_eviction_for(gang, run.namespace))
     await run.submit(gang)
-    if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
-        started = time.monotonic()
-        scheduler.wait()
+    started, on_line = await _killed(scheduler, fired, run.config.recovery_timeout)
+    if on_line:
         evicted = preemption.evicted_for(scheduler, gang, run.namespace)
         landed = f"{evicted} evictions for {gang.name} answered at the kill ({filled})"
     else:
-        scheduler.disarm()
-        started = time.monotonic()
-        scheduler.kill()
         landed = f"no eviction for {gang.name} in time ({filled}); killed anyway"
     scheduler.start()
     return Hit(started, landed)
@@ -207,14 +223,10 @@ async def controller_kill_cron(run: ChaosRun) -> Hit:
         ),
         f"create CronJob {name}",
     )
-    if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
-        started = time.monotonic()
-        controller.wait()
+    started, on_line = await _killed(controller, fired, run.config.recovery_timeout)
+    if on_line:
         landed = f"killed as {name} created its second run"
     else:
-        controller.disarm()
-        started = time.monotonic()
-        controller.kill()
         landed = f"{name} made fewer than 2 runs in time; killed anyway"
     run.crons[name] = []
     controller.start()
@@ -235,14 +247,10 @@ async def controller_kill_flow(run: ChaosRun) -> Hit:
             ),
             f"create {body['kind']} {body['metadata']['name']}",
         )
-    if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
-        started = time.monotonic()
-        controller.wait()
+    started, on_line = await _killed(controller, fired, run.config.recovery_timeout)
+    if on_line:
         landed = f"killed as {flow} created its step {flows.STEPS[1]}"
     else:
-        controller.disarm()
-        started = time.monotonic()
-        controller.kill()
         landed = f"{flow} did not reach its step {flows.STEPS[1]} in time; killed anyway"
     run.flows.append(flow)
     controller.start()
@@ -252,22 +260,10 @@ async def controller_kill_flow(run: ChaosRun) -> Hit:
 async def controller_kill_create(run: ChaosRun) -> Hit:
     controller = run.controller
     assert controller is not None
-    gang = JobPlan(f"createkill-{run.probes + 1:03d}", 16, priority=HIGH_PRIORITY, seconds=3.0)
-    prefix = f"{run.namespace}/{gang.name}-"
-
-    def first_create(line: LogLine) -> bool:
-        return line.get("event") == "pod created" and str(line.get("pod", "")).startswith(prefix)
-
-    fired = controller.kill_on(first_create)
-    await run.submit(gang)
-    if await asyncio.to_thread(fired.wait, run.config.recovery_timeout):
-        started = time.monotonic()
-        controller.wait()
+    gang, started, on_line = await _kill_at_gangs_first(run, controller, "createkill", "pod created")
+    if on_line:
         landed = f"{await _pods_of(run, gang.name)} of {gang.size} pods created at the kill"
     else:
-        controller.disarm()
-        started = time.monotonic()
-        controller.kill()
         landed = "no pod of the gang created in time; killed anyway"
     controller.start()
     return Hit(started, landed)
