@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from volcano_py.api.common import now_time
+from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.forecast import Bounds, Forecast, forecast
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import (
@@ -76,8 +77,7 @@ async def read(client: KubeClient, conf_path: str | None) -> Reading:
 
 
 def what_if(reading: Reading, podgroup: JSON, job: JSON | None, *, budget: Budget) -> WhatIf:
-    meta = podgroup["metadata"]
-    key = f"{meta.get('namespace') or 'default'}/{meta['name']}"
+    key = f"{namespace_of(podgroup) or 'default'}/{name_of(podgroup)}"
     now = now_time()
     objects = reading.objects
     extra = missing_pods(job, key, objects.pods, created=now)

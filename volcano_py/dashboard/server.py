@@ -20,6 +20,8 @@ from urllib.parse import quote
 from aiohttp import web
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_node_name, pod_phase
+from volcano_py.api.objects import annotation_of, name_of, namespace_of
 from volcano_py.forecast import job_section
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import EVENTS, PODS
@@ -170,16 +172,12 @@ class Dashboard:
             (
                 j
                 for j in cluster.jobs
-                if j["metadata"].get("namespace") == namespace and j["metadata"].get("name") == name
+                if namespace_of(j) == namespace and name_of(j) == name
             ),
             None,
         ) if row.kind == c.JOB_KIND else None  # fmt: skip
         podgroup = next(
-            (
-                pg
-                for pg in cluster.podgroups
-                if pg["metadata"].get("namespace") == namespace and pg["metadata"].get("name") == row.podgroup
-            ),
+            (pg for pg in cluster.podgroups if namespace_of(pg) == namespace and name_of(pg) == row.podgroup),
             None,
         )
         return row, job, podgroup
@@ -206,14 +204,11 @@ class Dashboard:
         else:
             whatif_html = "<p>Not waiting.</p>"
         pods = [
-            (
-                p["metadata"]["name"],
-                (p.get("status") or {}).get("phase", ""),
-                (p.get("spec") or {}).get("nodeName", ""),
-            )
+            (name_of(p), pod_phase(p).value, pod_node_name(p))
             for p in self.state.derived().cluster.pods
-            if p["metadata"].get("namespace") == namespace
-            and (p["metadata"].get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY) == row.podgroup
+            if row.podgroup
+            and namespace_of(p) == namespace
+            and annotation_of(p, c.KUBE_GROUP_NAME_KEY) == row.podgroup
         ]
         page = render.job_page(row, why_text, self._eta_text(row), whatif_html, sorted(pods))
         return self._page(request, row.key, page)
@@ -223,7 +218,7 @@ class Dashboard:
         pod = next(
             p
             for p in self.state.derived().cluster.pods
-            if p["metadata"].get("namespace") == row.namespace and p["metadata"].get("name") == row.name
+            if namespace_of(p) == row.namespace and name_of(p) == row.name
         )
         why_text = "\n".join(pod_why_lines(pod)) + "\n"
         eta_text = "Placed one by one by its scheduler as soon as a node can take it.\n"

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import aiohttp
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_node_name, pod_scheduler_name
 from volcano_py.api.common import format_time
 from volcano_py.forecast import Bounds, Forecast, forecast
 from volcano_py.kube.client import KubeClient
@@ -145,9 +146,8 @@ class DashboardState:
     def _on_pod(self, delta: Delta) -> None:
         if delta.type is not EventType.MODIFIED or delta.old is None or delta.new is None:
             return
-        spec = delta.new.get("spec") or {}
-        bound_now = spec.get("nodeName") and not (delta.old.get("spec") or {}).get("nodeName")
-        if bound_now and spec.get("schedulerName") in self.scheduler_names:
+        bound_now = pod_node_name(delta.new) and not pod_node_name(delta.old)
+        if bound_now and pod_scheduler_name(delta.new) in self.scheduler_names:
             self.binds.append(time.monotonic())
 
     # --- running ----------------------------------------------------------------------------------------

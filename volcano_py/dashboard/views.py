@@ -15,6 +15,19 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.job import job_min_available, job_queue, job_tasks, task_replicas
+from volcano_py.api.bodies.pod import pod_node_name, pod_scheduler_name
+from volcano_py.api.bodies.podgroup import podgroup_queue, podgroup_shown_phase
+from volcano_py.api.bodies.queue import queue_capability, queue_parent, queue_state, queue_weight
+from volcano_py.api.objects import (
+    annotation_of,
+    creation_timestamp_of,
+    name_of,
+    namespace_of,
+    owner_references_of,
+    spec_of,
+    uid_of,
+)
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.scheduling import min_member_of
@@ -29,7 +42,7 @@ from volcano_py.scheduler.core import (
     build_snapshot,
     run_session,
 )
-from volcano_py.whatif.why import unschedulable_condition
+from volcano_py.whatif.why import job_phase, latest_unschedulable, unschedulable_condition
 
 Obj = dict[str, Any]
 BAR_RESOURCES = (GPU, CPU, MEMORY)
@@ -44,13 +57,8 @@ class Cluster(ClusterObjects):
     scheduler_names: tuple[str, ...] = (c.SCHEDULER_NAME,)
 
 
-def _meta(obj: Obj) -> Obj:
-    return obj.get("metadata") or {}
-
-
 def _key(obj: Obj) -> str:
-    meta = _meta(obj)
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return f"{namespace_of(obj) or 'default'}/{name_of(obj)}"
 
 
 def amount_text(name: str, amount: int) -> str:
@@ -123,10 +131,10 @@ def queue_rows(cluster: Cluster, snapshot: Snapshot, deserved: Mapping[str, Reso
             running[job.queue] = running.get(job.queue, 0) + 1
         elif job.phase.value in ("Pending", "Inqueue") or job.pending_tasks:
             pending[job.queue] = pending.get(job.queue, 0) + 1
-    by_name = {_meta(q).get("name") or "": q for q in cluster.queues}
+    by_name = {name_of(q): q for q in cluster.queues}
     children: dict[str, list[str]] = {}
     for name, queue in by_name.items():
-        parent = (queue.get("spec") or {}).get("parent") or (c.ROOT_QUEUE if name != c.ROOT_QUEUE else "")
+        parent = queue_parent(queue)
         if parent and parent not in by_name:
             parent = ""
         children.setdefault(parent, []).append(name)
@@ -141,8 +149,8 @@ def queue_rows(cluster: Cluster, snapshot: Snapshot, deserved: Mapping[str, Reso
             return
         seen.add(name)
         queue = by_name[name]
-        spec, status = queue.get("spec") or {}, queue.get("status") or {}
-        capability = Resource.parse(spec.get("capability") or {}) if spec.get("capability") else None
+        quantities = queue_capability(queue)
+        capability = Resource.parse(quantities) if quantities else None
         held = subtree(name)
         mine = deserved.get(name)
         if children.get(name) and (mine is None or mine.is_zero()) and deserved:
@@ -162,10 +170,10 @@ def queue_rows(cluster: Cluster, snapshot: Snapshot, deserved: Mapping[str, Reso
         rows.append(
             QueueRow(
                 name=name,
-                parent=(spec.get("parent") or "") if name != c.ROOT_QUEUE else "",
+                parent=queue_parent(queue),
                 depth=depth,
-                weight=int(spec.get("weight") or 1),
-                state=str(status.get("state") or "Open"),
+                weight=queue_weight(queue),
+                state=queue_state(queue),
                 bars=bars,
                 pending_jobs=pending.get(name, 0),
                 running_jobs=running.get(name, 0),
@@ -224,83 +232,67 @@ def unschedulable_message(podgroup: Obj | None) -> str:
     """The scheduler's latest Unschedulable condition message: what ``vcctl job why`` prints first."""
     if podgroup is None:
         return ""
-    conditions = [
-        cond
-        for cond in (podgroup.get("status") or {}).get("conditions") or ()
-        if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE and cond.get("status") == "True"
-    ]
-    if not conditions:
-        return ""
-    latest = max(conditions, key=lambda cond: str(cond.get("lastTransitionTime", "")))
-    return str(latest.get("message") or latest.get("reason") or "")
+    return latest_unschedulable(podgroup) or ""
 
 
 def podgroup_of(job: Obj, podgroups: Mapping[str, Obj], by_owner: Mapping[str, Obj]) -> Obj | None:
-    meta = _meta(job)
-    return podgroups.get(f"{meta.get('namespace')}/{meta.get('name')}-{meta.get('uid')}") or by_owner.get(
-        str(meta.get("uid"))
-    )
+    return podgroups.get(f"{namespace_of(job)}/{name_of(job)}-{uid_of(job)}") or by_owner.get(uid_of(job))
 
 
 def job_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
     """Volcano Jobs, then PodGroups no Job owns; each with its pods' counts and the scheduler's reason."""
     podgroups = {_key(pg): pg for pg in cluster.podgroups}
-    by_owner = {
-        str(ref.get("uid")): pg for pg in cluster.podgroups for ref in _meta(pg).get("ownerReferences") or ()
-    }
+    by_owner = {str(ref.get("uid")): pg for pg in cluster.podgroups for ref in owner_references_of(pg)}
     running: dict[str, int] = {}
     count: dict[str, int] = {}
     for pod in cluster.pods:
-        meta = _meta(pod)
-        group = (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY)
+        group = annotation_of(pod, c.KUBE_GROUP_NAME_KEY)
         if not group:
             continue
-        key = f"{meta.get('namespace') or 'default'}/{group}"
+        key = f"{namespace_of(pod) or 'default'}/{group}"
         count[key] = count.get(key, 0) + 1
         if pod_phase(pod) is PodPhase.RUNNING:
             running[key] = running.get(key, 0) + 1
     rows: list[JobRow] = []
     owned: set[str] = set()
     for job in cluster.jobs:
-        meta, spec, status = _meta(job), job.get("spec") or {}, job.get("status") or {}
         pg = podgroup_of(job, podgroups, by_owner)
         pg_key = _key(pg) if pg is not None else ""
         owned.add(pg_key)
-        replicas = sum(int(t.get("replicas", 0)) for t in spec.get("tasks") or ())
+        replicas = sum(task_replicas(task) for task in job_tasks(job))
         rows.append(
             JobRow(
-                namespace=meta.get("namespace") or "default",
-                name=meta.get("name") or "",
+                namespace=namespace_of(job) or "default",
+                name=name_of(job),
                 kind=c.JOB_KIND,
-                queue=spec.get("queue") or c.DEFAULT_QUEUE,
-                phase=str((status.get("state") or {}).get("phase") or "Pending"),
+                queue=job_queue(job),
+                phase=job_phase(job),
                 running=running.get(pg_key, 0),
                 tasks=replicas,
-                min_available=int(spec.get("minAvailable") or replicas),
-                age=age_text(meta.get("creationTimestamp"), now),
-                created=str(meta.get("creationTimestamp") or ""),
+                min_available=job_min_available(job) or replicas,
+                age=age_text(creation_timestamp_of(job), now),
+                created=creation_timestamp_of(job),
                 reason=unschedulable_message(pg),
-                podgroup=_meta(pg).get("name", "") if pg is not None else "",
+                podgroup=name_of(pg) if pg is not None else "",
             )
         )
     for key, pg in podgroups.items():
         if key in owned:
             continue
-        meta, spec = _meta(pg), pg.get("spec") or {}
         rows.append(
             JobRow(
-                namespace=meta.get("namespace") or "default",
-                name=meta.get("name") or "",
+                namespace=namespace_of(pg) or "default",
+                name=name_of(pg),
                 kind=c.PODGROUP_KIND,
-                queue=spec.get("queue") or c.DEFAULT_QUEUE,
-                phase=str((pg.get("status") or {}).get("phase") or "Pending"),
+                queue=podgroup_queue(pg),
+                phase=podgroup_shown_phase(pg),
                 running=running.get(key, 0),
                 tasks=count.get(key, 0),
                 min_available=min_member_of(pg),
-                age=age_text(meta.get("creationTimestamp"), now),
-                created=str(meta.get("creationTimestamp") or ""),
+                age=age_text(creation_timestamp_of(pg), now),
+                created=creation_timestamp_of(pg),
                 reason=unschedulable_message(pg),
-                podgroup=meta.get("name") or "",
+                podgroup=name_of(pg),
             )
         )
     rows.extend(_waiting_pod_rows(cluster, now))
@@ -314,24 +306,23 @@ def _waiting_pod_rows(cluster: Cluster, now: datetime) -> list[JobRow]:
     with what it wrote in their ``PodScheduled`` condition."""
     rows: list[JobRow] = []
     for pod in cluster.pods:
-        meta, spec = _meta(pod), pod.get("spec") or {}
-        if spec.get("schedulerName") != c.AGENT_SCHEDULER_NAME or spec.get("nodeName"):
+        if pod_scheduler_name(pod) != c.AGENT_SCHEDULER_NAME or pod_node_name(pod):
             continue
         condition = unschedulable_condition(pod)
         if condition is None or pod_phase(pod) is not PodPhase.PENDING:
             continue
         rows.append(
             JobRow(
-                namespace=meta.get("namespace") or "default",
-                name=meta.get("name") or "",
+                namespace=namespace_of(pod) or "default",
+                name=name_of(pod),
                 kind=PODS.kind,
                 queue=queue_of_pod(pod, lambda _group: None),
                 phase=PodPhase.PENDING.value,
                 running=0,
                 tasks=1,
                 min_available=1,
-                age=age_text(meta.get("creationTimestamp"), now),
-                created=str(meta.get("creationTimestamp") or ""),
+                age=age_text(creation_timestamp_of(pod), now),
+                created=creation_timestamp_of(pod),
                 reason=str(condition.get("message") or condition.get("reason") or ""),
                 podgroup="",
             )
@@ -358,7 +349,7 @@ class Health:
 def leader_of(lease: Obj | None, now: datetime) -> tuple[str, str]:
     if lease is None:
         return "no Lease (leader election off, or not started)", "-"
-    spec = lease.get("spec") or {}
+    spec = spec_of(lease)
     holder = spec.get("holderIdentity") or "nobody"
     return str(holder), age_text(spec.get("renewTime"), now)
 

@@ -15,6 +15,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Protocol
 
+from volcano_py.api.bodies.conditions import any_true
+from volcano_py.api.bodies.node import node_conditions, node_taints
+from volcano_py.api.objects import name_of, spec_of
 from volcano_py.devcluster.dra import fake_gpu_driver
 from volcano_py.devcluster.nodes import GpuSharing, Topology, node_manifests
 
@@ -87,7 +90,7 @@ class ClusterObjects:
             start=start,
             gpu_sharing=gpu_sharing,
         )
-        names = [str(m["metadata"]["name"]) for m in manifests]  # type: ignore[index]
+        names = [name_of(m) for m in manifests]
         if not names:
             return []
         # kubectl creates a List one object at a time; a few kubectls in parallel make 1,000s of nodes quick.
@@ -131,19 +134,17 @@ class ClusterObjects:
         listing = self.get_json("/api/v1/nodes")
         ready = set()
         for node in listing.get("items", []):
-            conditions = node.get("status", {}).get("conditions", [])
-            taints = node.get("spec", {}).get("taints", [])
-            if any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions) and not any(
-                str(t.get("key", "")).startswith("node.kubernetes.io/") for t in taints
+            if any_true(node_conditions(node), "Ready") and not any(
+                str(t.get("key", "")).startswith("node.kubernetes.io/") for t in node_taints(node)
             ):
-                ready.add(node["metadata"]["name"])
+                ready.add(name_of(node))
         return ready
 
     def delete_nodes(self: ClusterAccess, prefix: str) -> list[str]:
         """Delete every node whose name starts with ``prefix``; returns their names."""
         if not prefix:
             raise ValueError("prefix is empty; it would delete every node")
-        names = sorted(n["metadata"]["name"] for n in self.get_json("/api/v1/nodes").get("items", []))
+        names = sorted(name_of(n) for n in self.get_json("/api/v1/nodes").get("items", []))
         doomed = [name for name in names if name.startswith(prefix)]
         for chunk in range(0, len(doomed), 200):
             self.kubectl("delete", "node", "--wait=true", *doomed[chunk : chunk + 200])
@@ -175,7 +176,7 @@ class ClusterObjects:
                 crd = self.get_json(
                     f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name.split('/')[-1]}"
                 )
-                spec = crd["spec"]
+                spec = spec_of(crd)
                 version = next(v["name"] for v in spec["versions"] if v.get("served", True))
                 served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
                 self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)

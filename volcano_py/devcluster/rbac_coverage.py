@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.objects import name_of, namespace_of
+
 SERVICE_ACCOUNT_PREFIX = "system:serviceaccount:"
 ALL = "*"
 
@@ -133,7 +135,7 @@ def _binds(binding: Mapping[str, Any], user: str) -> bool:
                 return True
         else:
             # A group's members are not known from manifests: its grants cannot be attributed to a user.
-            where = f"{binding['kind']} {binding['metadata']['name']}"
+            where = f"{binding['kind']} {name_of(binding)}"
             raise ValueError(f"{where}: a {kind} subject is not compared")
     return False
 
@@ -145,23 +147,19 @@ def bound_permissions(manifests: Iterable[Mapping[str, Any]], user: str) -> set[
     """
     objects = [m for m in manifests if m]
     roles = {
-        (m["kind"], m["metadata"].get("namespace", ""), m["metadata"]["name"]): m
-        for m in objects
-        if m["kind"] in ("ClusterRole", "Role")
+        (m["kind"], namespace_of(m), name_of(m)): m for m in objects if m["kind"] in ("ClusterRole", "Role")
     }
     granted: set[Permission] = set()
     for binding in objects:
         if binding["kind"] not in ("ClusterRoleBinding", "RoleBinding") or not _binds(binding, user):
             continue
         ref = binding["roleRef"]
-        binding_namespace = (
-            binding["metadata"].get("namespace", "") if binding["kind"] == "RoleBinding" else ""
-        )
+        binding_namespace = namespace_of(binding) if binding["kind"] == "RoleBinding" else ""
         role_namespace = binding_namespace if ref["kind"] == "Role" else ""
         role = roles.get((ref["kind"], role_namespace, ref["name"]))
         if role is None:
             raise ValueError(
-                f"{binding['kind']} {binding['metadata']['name']}: {ref['kind']} {ref['name']} is not given"
+                f"{binding['kind']} {name_of(binding)}: {ref['kind']} {ref['name']} is not given"
             )
         granted |= permissions(role.get("rules") or [], binding_namespace)
     return granted

@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from volcano_py.api.objects import name_of, spec_of
+
 COMPLETE_AFTER = "kwok.volcano-py.io/complete-after"
 FAIL_AFTER = "kwok.volcano-py.io/fail-after"
 EXIT_CODE = "kwok.volcano-py.io/exit-code"
@@ -144,14 +146,10 @@ def our_stages() -> list[dict[str, object]]:
     return [complete_stage(), fail_stage()]
 
 
-def _name(stage: dict[str, Any]) -> str:
-    return str(stage.get("metadata", {}).get("name", ""))
-
-
 def _spread(stage: dict[str, Any]) -> dict[str, Any]:
-    if _name(stage) != NODE_HEARTBEAT_STAGE:
+    if name_of(stage) != NODE_HEARTBEAT_STAGE:
         return stage
-    return {**stage, "spec": {**stage["spec"], "delay": dict(NODE_HEARTBEAT_DELAY)}}
+    return {**stage, "spec": {**spec_of(stage), "delay": dict(NODE_HEARTBEAT_DELAY)}}
 
 
 def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
@@ -169,12 +167,12 @@ def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
         for document in parsed:
             if not isinstance(document, dict) or document.get("kind") != "Stage":
                 raise ValueError(f"expected only kwok Stage documents, got {str(document)[:80]!r}")
-            if _name(document) == "pod-complete":
+            if name_of(document) == "pod-complete":
                 raise ValueError(
                     "kwok's pod-complete stage finishes every pod owned by a kind named Job at once; "
                     "leave it out, our complete-after/fail-after stages replace it"
                 )
-        if any(_name(document) == NODE_HEARTBEAT_STAGE for document in parsed):
+        if any(name_of(document) == NODE_HEARTBEAT_STAGE for document in parsed):
             documents += [yaml.safe_dump(_spread(document), sort_keys=False) for document in parsed]
         else:
             documents.append(text.strip() + "\n")

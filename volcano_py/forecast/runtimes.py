@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_scheduler_name, pod_start_time
 from volcano_py.api.common import parse_time
+from volcano_py.api.objects import creation_timestamp_of, owner_references_of
 from volcano_py.api.runtimes import DeclarationError, declared_runtime
 from volcano_py.sim.workload import philly_durations
 
@@ -51,8 +53,7 @@ class Expected:
 
 def started_at(pod: Obj, default: float) -> float:
     """When the pod started (``status.startTime``, else its creation), in seconds since the epoch."""
-    status, meta = pod.get("status") or {}, pod.get("metadata") or {}
-    for stamp in (status.get("startTime"), meta.get("creationTimestamp")):
+    for stamp in (pod_start_time(pod), creation_timestamp_of(pod)):
         if isinstance(stamp, str):
             try:
                 return parse_time(stamp).timestamp()
@@ -63,10 +64,9 @@ def started_at(pod: Obj, default: float) -> float:
 
 def runs_to_completion(pod: Obj, scheduler_names: Sequence[str]) -> bool:
     """A batch pod of ours: one the model may give an end to."""
-    if (pod.get("spec") or {}).get("schedulerName") not in scheduler_names:
+    if pod_scheduler_name(pod) not in scheduler_names:
         return False
-    owners = (pod.get("metadata") or {}).get("ownerReferences") or ()
-    return not any(ref.get("kind") in c.SERVING_OWNER_KINDS for ref in owners)
+    return not any(ref.get("kind") in c.SERVING_OWNER_KINDS for ref in owner_references_of(pod))
 
 
 def expected_end(

@@ -22,7 +22,19 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_node_name, with_node_name
+from volcano_py.api.bodies.podgroup import podgroup_phase
 from volcano_py.api.common import format_time, human_duration
+from volcano_py.api.objects import (
+    annotation_of,
+    is_deleting,
+    name_of,
+    namespace_of,
+    owner_references_of,
+    spec_of,
+    status_of,
+    uid_of,
+)
 from volcano_py.api.podspec import PodPhase, pod_phase
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import PODS, Resource
@@ -54,23 +66,20 @@ _RESOLUTION_SHARE = 0.01
 
 
 def _key(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
-    return f"{meta.get('namespace') or 'default'}/{meta.get('name') or ''}"
+    return f"{namespace_of(obj) or 'default'}/{name_of(obj)}"
 
 
 def _group_of(pod: Obj) -> str | None:
-    meta = pod.get("metadata") or {}
-    group = (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY)
-    return f"{meta.get('namespace') or 'default'}/{group}" if group else None
+    group = annotation_of(pod, c.KUBE_GROUP_NAME_KEY)
+    return f"{namespace_of(pod) or 'default'}/{group}" if group else None
 
 
 def _uid(pod: Obj) -> str:
-    return str((pod.get("metadata") or {}).get("uid") or _key(pod))
+    return uid_of(pod) or _key(pod)
 
 
 def _holds_room(pod: Obj) -> bool:
-    spec = pod.get("spec") or {}
-    return bool(spec.get("nodeName")) and pod_phase(pod) in (PodPhase.PENDING, PodPhase.RUNNING)
+    return bool(pod_node_name(pod)) and pod_phase(pod) in (PodPhase.PENDING, PodPhase.RUNNING)
 
 
 @dataclass(slots=True)
@@ -115,7 +124,7 @@ class _World:
             pg = self.podgroups.get(key)
             if pg is None:
                 continue
-            was = parse_podgroup_phase((pg.get("status") or {}).get("phase"))
+            was = parse_podgroup_phase(podgroup_phase(pg))
             if update.phase is was:
                 continue
             self.podgroups[key] = with_phase(pg, update.phase)
@@ -128,8 +137,7 @@ class _World:
             if pod is None:
                 continue
             pod = {
-                **pod,
-                "spec": {**(pod.get("spec") or {}), "nodeName": bind.node},
+                **with_node_name(pod, bind.node),
                 "status": {"phase": PodPhase.RUNNING.value, "startTime": stamp},
             }
             self.pods[bind.uid] = pod
@@ -139,7 +147,7 @@ class _World:
             pod = self.pods.get(evict.uid)
             if pod is None:
                 continue
-            spec = {k: v for k, v in (pod.get("spec") or {}).items() if k != "nodeName"}
+            spec = {k: v for k, v in spec_of(pod).items() if k != "nodeName"}
             self.pods[evict.uid] = {**pod, "spec": spec, "status": {"phase": PodPhase.PENDING.value}}
             self.ends.pop(evict.uid, None)
             changed = True
@@ -159,7 +167,7 @@ class _World:
             pod = self.pods[uid]
             self.pods[uid] = {
                 **pod,
-                "status": {**(pod.get("status") or {}), "phase": PodPhase.SUCCEEDED.value},
+                "status": {**status_of(pod), "phase": PodPhase.SUCCEEDED.value},
             }
             del self.ends[uid]
             latest = max(latest, expected.end)
@@ -174,10 +182,10 @@ def _world(
     model: RuntimeModel,
     names: tuple[str, ...],
 ) -> _World:
-    by_uid = {str((j.get("metadata") or {}).get("uid")): j for j in jobs}
+    by_uid = {uid_of(j): j for j in jobs}
     jobs_of: dict[str, Obj] = {}
     for pg in objects.podgroups:
-        for ref in (pg.get("metadata") or {}).get("ownerReferences") or ():
+        for ref in owner_references_of(pg):
             job = by_uid.get(str(ref.get("uid")))
             if ref.get("kind") == c.JOB_KIND and job is not None:
                 jobs_of[_key(pg)] = job
@@ -193,10 +201,10 @@ def _world(
     for key, pg in world.podgroups.items():
         # Admitted, so the controller is creating its pods: they are as good as there. (A Running or
         # Completed one without pods has had them, and gets no new ones.)
-        if parse_podgroup_phase((pg.get("status") or {}).get("phase")) is PodGroupPhase.INQUEUE:
+        if parse_podgroup_phase(podgroup_phase(pg)) is PodGroupPhase.INQUEUE:
             world.add_missing_pods(key, stamp)
     for pod in list(world.pods.values()):
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+        if is_deleting(pod):
             world.ends[_uid(pod)] = Expected(now, declared=True)  # deleted: its room frees as it goes
         elif _holds_room(pod):
             world.expect(pod, started_at(pod, now), now)

@@ -16,7 +16,9 @@ from typing import Any
 import numpy as np
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.pod import pod_node_name, with_node_name
 from volcano_py.api.common import format_time
+from volcano_py.api.objects import annotations_of, metadata_of, name_of, status_of, uid_of
 from volcano_py.api.podspec import PodPhase
 from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import CPU, GPU, MEMORY
@@ -221,19 +223,17 @@ class SimCluster:
     ) -> None:
         state = self.jobs[job_key]
         pod = state.pods[uid]
-        if pod["spec"].get("nodeName"):
-            raise RuntimeError(
-                f"pod {pod['metadata']['name']} bound twice ({pod['spec']['nodeName']}, {node})"
-            )
+        bound = pod_node_name(pod)
+        if bound:
+            raise RuntimeError(f"pod {name_of(pod)} bound twice ({bound}, {node})")
         # A new version of the pod, as the API's watch hands one out: the snapshot builder keeps what it
         # read of the old one, by the dict's identity.
-        meta = pod["metadata"]
+        meta = metadata_of(pod)
         if annotations:
-            meta = {**meta, "annotations": {**meta["annotations"], **annotations}}
+            meta = {**meta, "annotations": {**annotations_of(pod), **annotations}}
         state.pods[uid] = {
-            **pod,
+            **with_node_name(pod, node),
             "metadata": meta,
-            "spec": {**pod["spec"], "nodeName": node},
             "status": {"phase": PodPhase.RUNNING.value},
         }
         state.finish_at[uid] = now + state.job.duration
@@ -263,9 +263,9 @@ class SimCluster:
         """What the binder writes for a pipelined pod: the node it waits for (its nominatedNodeName)."""
         state = self.jobs.get(job_key)
         pod = state.pods.get(uid) if state is not None else None
-        if state is not None and pod is not None and not pod["spec"].get("nodeName"):
+        if state is not None and pod is not None and not pod_node_name(pod):
             # A new dict, as the watch hands out: kept snapshot records take an unchanged dict as unchanged.
-            state.pods[uid] = {**pod, "status": {**pod.get("status", {}), "nominatedNodeName": node}}
+            state.pods[uid] = {**pod, "status": {**status_of(pod), "nominatedNodeName": node}}
 
     def evict(self, job_key: str, uid: str, now: float) -> str:
         """The pod is deleted; its controller makes a fresh pending one (Volcano's RestartTask shape), whose
@@ -273,12 +273,12 @@ class SimCluster:
         state = self.jobs[job_key]
         pod = state.pods.pop(uid)
         state.finish_at.pop(uid, None)
-        node = pod["spec"].get("nodeName")
+        node = pod_node_name(pod)
         if node:
             self._charge(node, state, -1)
             self._release_cards(uid)
         state.evictions += 1
-        return str(self._new_pod(state, len(state.pods), now)["metadata"]["uid"])
+        return uid_of(self._new_pod(state, len(state.pods), now))
 
     def finish_due(self, now: float) -> list[JobState]:
         """Pods whose run time is over succeed; return the jobs that completed with them."""
@@ -289,7 +289,7 @@ class SimCluster:
                     pod = state.pods[uid]
                     state.pods[uid] = {**pod, "status": {"phase": PodPhase.SUCCEEDED.value}}
                     del state.finish_at[uid]
-                    self._charge(pod["spec"]["nodeName"], state, -1)
+                    self._charge(pod_node_name(pod), state, -1)
                     self._release_cards(uid)
                     state.succeeded += 1
             if state.succeeded >= state.job.replicas:

@@ -8,6 +8,17 @@ from dataclasses import replace
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.bodies.podgroup import podgroup_written_status, with_podgroup_status
+from volcano_py.api.objects import (
+    labels_of,
+    metadata_of,
+    name_of,
+    namespace_of,
+    owner_named,
+    spec_of,
+    status_of,
+    uid_of,
+)
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import (
@@ -23,18 +34,9 @@ from .model import AddNodes, Change, EndJobs, RaiseWeight
 Obj = dict[str, Any]
 
 
-def name_of(obj: Obj) -> str:
-    return str((obj.get("metadata") or {}).get("name") or "")
-
-
 def shown_name(podgroup: Mapping[str, Any]) -> str:
     """A PodGroup as a person names it: the Volcano Job owning it, else the PodGroup (``namespace/name``)."""
-    meta = podgroup.get("metadata") or {}
-    namespace = meta.get("namespace") or "default"
-    for ref in meta.get("ownerReferences") or ():
-        if ref.get("kind") == k.JOB_KIND and ref.get("name"):
-            return f"{namespace}/{ref['name']}"
-    return f"{namespace}/{meta.get('name') or ''}"
+    return f"{namespace_of(podgroup) or 'default'}/{owner_named(podgroup, k.JOB_KIND) or name_of(podgroup)}"
 
 
 def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -> ClusterObjects:
@@ -50,7 +52,7 @@ def edit_queues(objs: ClusterObjects, edits: dict[str, Callable[[Obj], None]]) -
 
 def with_phase(podgroup: Obj, phase: PodGroupPhase) -> Obj:
     """A copy of ``podgroup`` in ``phase`` (as the scheduler's status write leaves it)."""
-    return {**podgroup, "status": {**(podgroup.get("status") or {}), "phase": phase.value}}
+    return with_podgroup_status(podgroup, {**(podgroup_written_status(podgroup) or {}), "phase": phase.value})
 
 
 def set_capability(capability: Resource | None) -> Callable[[Obj], None]:
@@ -71,7 +73,7 @@ def open_queue(queue: Obj) -> None:
 def _freed_claim(claim: Obj, pod_uids: set[str]) -> Obj:
     """The claim once the pods ``pod_uids`` are gone: a claim only they held is deallocated (as
     kube-controller-manager does), so its DRA devices are free."""
-    status = claim.get("status") or {}
+    status = status_of(claim)
     users = {str(r.get("uid")) for r in status.get("reservedFor") or ()}
     if not users or not users <= pod_uids:
         return claim
@@ -84,11 +86,9 @@ def without_jobs(objs: ClusterObjects, view: Snapshot, victims: Iterable[str]) -
     return replace(
         objs,
         resource_claims=tuple(_freed_claim(c, pod_uids) for c in objs.resource_claims),
-        pods=tuple(p for p in objs.pods if str((p.get("metadata") or {}).get("uid") or "") not in pod_uids),
+        pods=tuple(p for p in objs.pods if uid_of(p) not in pod_uids),
         podgroups=tuple(
-            pg
-            for pg in objs.podgroups
-            if f"{(pg.get('metadata') or {}).get('namespace') or 'default'}/{name_of(pg)}" not in gone
+            pg for pg in objs.podgroups if f"{namespace_of(pg) or 'default'}/{name_of(pg)}" not in gone
         ),
     )
 
@@ -97,21 +97,25 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
     base = name_of(template)
     added: list[Obj] = []
     for i in range(count):
-        node = copy.deepcopy(template)
         name = f"{base}-whatif-{i + 1}"
-        node["metadata"] = {
-            **node.get("metadata", {}),
-            "name": name,
-            "labels": {**(node.get("metadata", {}).get("labels") or {}), "kubernetes.io/hostname": name},
+        node = copy.deepcopy(template)
+        node = {
+            **node,
+            "metadata": {
+                **metadata_of(node),
+                "name": name,
+                "labels": {**labels_of(node), "kubernetes.io/hostname": name},
+            },
+            # Schedulable: a node cordoned like the template would help no job.
+            "spec": {key: value for key, value in spec_of(node).items() if key != "unschedulable"},
         }
-        node.setdefault("spec", {}).pop("unschedulable", None)
         added.append(node)
     slices = tuple(_slices_like(objs.resource_slices, base, [name_of(n) for n in added]))
     hypernodes = objs.hypernodes
     if has_tree and added:
         # New nodes a HyperNode's selector does not already take arrive as one new rack, so a job bound to
         # a tier-1 HyperNode can use them together.
-        nodes = {name_of(n): (n.get("metadata") or {}).get("labels") or {} for n in (*objs.nodes, *added)}
+        nodes = {name_of(n): labels_of(n) for n in (*objs.nodes, *added)}
         try:
             covered = set(build_tree(hypernodes_from_objects(hypernodes), nodes).leaf_of_node)
         except TopologyError:
@@ -138,10 +142,10 @@ def with_nodes(objs: ClusterObjects, template: Obj, count: int, has_tree: bool) 
 
 def _slices_like(slices: Iterable[Obj], base: str, names: list[str]) -> Iterable[Obj]:
     """The template node's own ResourceSlices (its DRA devices), for each new node: a pool of its own."""
-    mine = [s for s in slices if (s.get("spec") or {}).get("nodeName") == base]
+    mine = [s for s in slices if spec_of(s).get("nodeName") == base]
     for name in names:
         for piece in mine:
-            spec = piece.get("spec") or {}
+            spec = spec_of(piece)
             pool = {**(spec.get("pool") or {}), "name": f"{(spec.get('pool') or {}).get('name')}-{name}"}
             yield {
                 **piece,

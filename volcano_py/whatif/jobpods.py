@@ -12,6 +12,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.job_view import JobSpecError, resolve_job
+from volcano_py.api.objects import annotation_of, metadata_of, namespace_of
 from volcano_py.api.podspec import PodPhase
 from volcano_py.controllers.job.podbuilder import build_pod
 
@@ -28,10 +29,14 @@ def pods_for_job(job: Mapping[str, Any], *, created: str) -> list[Obj]:
     for task in spec.tasks:
         for index in range(task.replicas):
             pod = build_pod(spec, task, index, version=0, retry_count=0)
-            pod["metadata"]["uid"] = f"whatif-{spec.uid}-{task.name}-{index}"
-            pod["metadata"]["creationTimestamp"] = created
-            pod["status"] = {"phase": PodPhase.PENDING.value}
-            pods.append(pod)
+            uid = f"whatif-{spec.uid}-{task.name}-{index}"
+            pods.append(
+                {
+                    **pod,
+                    "metadata": {**metadata_of(pod), "uid": uid, "creationTimestamp": created},
+                    "status": {"phase": PodPhase.PENDING.value},
+                }
+            )
     return pods
 
 
@@ -42,8 +47,7 @@ def missing_pods(
     if job is None:
         return []
     for pod in pods:
-        meta = pod.get("metadata") or {}
-        group = (meta.get("annotations") or {}).get(c.KUBE_GROUP_NAME_KEY)
-        if group and f"{meta.get('namespace') or 'default'}/{group}" == podgroup_key:
+        group = annotation_of(pod, c.KUBE_GROUP_NAME_KEY)
+        if group and f"{namespace_of(pod) or 'default'}/{group}" == podgroup_key:
             return []
     return pods_for_job(job, created=created)

@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from volcano_py.api import constants as k
+from volcano_py.api.objects import name_of, spec_of
 from volcano_py.api.queue_hierarchy import queue_lineage
 from volcano_py.resources import GPU, PODS, Resource, total
 from volcano_py.scheduler.core import (
@@ -37,7 +38,6 @@ from volcano_py.scheduler.core import (
 from .edits import (
     apply_change,
     edit_queues,
-    name_of,
     open_queue,
     set_capability,
     set_weight,
@@ -359,7 +359,7 @@ def _add_nodes(
     shapes = [n for n in view.nodes if n.ready and not n.unschedulable and biggest.resreq <= n.allocatable]
     if any(t.claims_used for t in target.pending_tasks):
         # Pods claiming DRA devices need nodes that have devices: shaped like one whose driver publishes some.
-        with_devices = {(s.get("spec") or {}).get("nodeName") for s in view.resource_slices}
+        with_devices = {spec_of(s).get("nodeName") for s in view.resource_slices}
         shapes = [n for n in shapes if n.name in with_devices] or shapes
     if not shapes:
         notes.append(f"No node in the cluster is large enough for one of its pods ({biggest.resreq}).")

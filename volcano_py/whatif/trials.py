@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from volcano_py.api.bodies.podgroup import podgroup_phase
+from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -80,13 +82,11 @@ class Trials:
         return run_session(snapshot, self.conf, self.now)
 
     def _is_target(self, pg: Obj) -> bool:
-        meta = pg.get("metadata") or {}
-        return f"{meta.get('namespace') or 'default'}/{meta.get('name')}" == self.job
+        return f"{namespace_of(pg) or 'default'}/{name_of(pg)}" == self.job
 
     def _pending(self, objs: ClusterObjects) -> bool:
         return any(
-            self._is_target(pg)
-            and parse_podgroup_phase((pg.get("status") or {}).get("phase")) is PodGroupPhase.PENDING
+            self._is_target(pg) and parse_podgroup_phase(podgroup_phase(pg)) is PodGroupPhase.PENDING
             for pg in objs.podgroups
         )
 

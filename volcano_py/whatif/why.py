@@ -3,10 +3,16 @@ run (pure: API objects and a ``WhatIf`` in, text out)."""
 
 from __future__ import annotations
 
+from collections.abc import Container, Mapping
 from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.batch import JobPhase
+from volcano_py.api.bodies import job as job_body
+from volcano_py.api.bodies.conditions import condition_fields, condition_is_true
+from volcano_py.api.bodies.pod import pod_conditions, pod_node_name, pod_scheduler_name
+from volcano_py.api.bodies.podgroup import podgroup_conditions, podgroup_queue, podgroup_shown_phase
+from volcano_py.api.objects import annotations_of, name_of, namespace_of
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.api.task_topology import ignored_because
@@ -16,9 +22,23 @@ from .model import WhatIf
 JSON = dict[str, Any]
 
 
-def job_phase(job: JSON) -> str:
-    """A Volcano Job's phase (Pending until the controller has written one)."""
-    return str(job.get("status", {}).get("state", {}).get("phase", "") or JobPhase.PENDING.value)
+def job_phase(job: Mapping[str, Any]) -> str:
+    """A Volcano Job's phase as shown: Pending until the controller has written one."""
+    return job_body.job_phase(job) or JobPhase.PENDING.value
+
+
+def latest_unschedulable(podgroup: Mapping[str, Any], *, unless: Container[str] = ()) -> str | None:
+    """What the scheduler last wrote in the PodGroup's Unschedulable=True conditions (message, else reason),
+    leaving out those whose reason is in ``unless``; None when none says so."""
+    found = [
+        condition_fields(cond)
+        for cond in podgroup_conditions(podgroup)
+        if condition_is_true(cond, c.PODGROUP_CONDITION_UNSCHEDULABLE) and cond.get("reason") not in unless
+    ]
+    if not found:
+        return None
+    _type, _status, reason, message, _when = max(found, key=lambda fields: fields[4])
+    return message or reason
 
 
 def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
@@ -26,33 +46,20 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
     ``vcctl job why`` prints first, and the dashboard's job page shows)."""
     lines: list[str] = []
     if job is not None:
-        lines.append(
-            f"Job {job['metadata'].get('namespace', '')}/{job['metadata']['name']}: phase {job_phase(job)}"
-        )
+        lines.append(f"Job {namespace_of(job)}/{name_of(job)}: phase {job_phase(job)}")
     if podgroup is None:
         lines.append(
             "No PodGroup yet: the job controller has not created it (is `volcano-py controller` running?)"
         )
         return lines
-    pg_meta, pg_status = podgroup["metadata"], podgroup.get("status", {})
-    pg_phase = pg_status.get("phase", PodGroupPhase.PENDING.value)
-    lines.append(
-        f"PodGroup {pg_meta['name']}: phase {pg_phase}, queue {podgroup.get('spec', {}).get('queue', '')}"
-    )
-    conditions = pg_status.get("conditions", [])
+    pg_phase = podgroup_shown_phase(podgroup)
+    lines.append(f"PodGroup {name_of(podgroup)}: phase {pg_phase}, queue {podgroup_queue(podgroup)}")
     # The controller can see the pods run before the scheduler's PodGroup status write lands; until then the
     # PodGroup may still say it waits for pods, which its running Job shows is past.
     runs = job is not None and job_phase(job) in (JobPhase.RUNNING.value, JobPhase.COMPLETED.value)
-    unschedulable = [
-        cond
-        for cond in conditions
-        if cond.get("type") == c.PODGROUP_CONDITION_UNSCHEDULABLE
-        and cond.get("status") == "True"
-        and not (runs and cond.get("reason") in c.REASONS_PODS_MISSING)
-    ]
-    if unschedulable:
-        latest = max(unschedulable, key=lambda cond: str(cond.get("lastTransitionTime", "")))
-        lines.append(f"Why pending: {latest.get('message') or latest.get('reason', '')}")
+    reason = latest_unschedulable(podgroup, unless=c.REASONS_PODS_MISSING if runs else ())
+    if reason is not None:
+        lines.append(f"Why pending: {reason}")
     elif pg_phase in (PodGroupPhase.RUNNING, PodGroupPhase.COMPLETED) or runs:
         lines.append("Not pending: the scheduler placed this job.")
     elif pg_phase == PodGroupPhase.PENDING:
@@ -63,8 +70,8 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
     else:
         lines.append("No Unschedulable condition: the scheduler has not reported a reason yet.")
     if job is not None:
-        tasks = {str(t.get("name") or "") for t in (job.get("spec") or {}).get("tasks") or ()}
-        ignored = ignored_because(pg_meta.get("annotations") or {}, tasks)
+        tasks = {job_body.task_name(task) for task in job_body.job_tasks(job)}
+        ignored = ignored_because(annotations_of(podgroup), tasks)
         if ignored:
             lines.append(f"Note: {ignored}.")
     return lines
@@ -72,8 +79,8 @@ def why_lines(job: JSON | None, podgroup: JSON | None) -> list[str]:
 
 def unschedulable_condition(pod: JSON) -> JSON | None:
     """The ``PodScheduled=False`` condition a scheduler wrote on a waiting pod, if any."""
-    for condition in (pod.get("status") or {}).get("conditions") or ():
-        if condition.get("type") == "PodScheduled" and condition.get("status") == "False":
+    for condition in pod_conditions(pod):
+        if condition_fields(condition)[:2] == ("PodScheduled", "False"):
             return dict(condition)
     return None
 
@@ -81,11 +88,10 @@ def unschedulable_condition(pod: JSON) -> JSON | None:
 def pod_why_lines(pod: JSON) -> list[str]:
     """Why a pod without a Job or PodGroup waits (an agent scheduler's pod, placed one by one): its
     scheduler, queue and node, and what its scheduler wrote in ``PodScheduled``."""
-    meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+    node = pod_node_name(pod)
     lines = [
-        f"Pod {meta.get('namespace')}/{meta.get('name')}: scheduler {spec.get('schedulerName') or '-'}, "
-        f"queue {queue_of_pod(pod, lambda _group: None)}, "
-        + (f"bound to {spec['nodeName']}" if spec.get("nodeName") else "not bound")
+        f"Pod {namespace_of(pod)}/{name_of(pod)}: scheduler {pod_scheduler_name(pod) or '-'}, "
+        f"queue {queue_of_pod(pod, lambda _group: None)}, " + (f"bound to {node}" if node else "not bound")
     ]
     condition = unschedulable_condition(pod)
     if condition is not None:
