@@ -19,7 +19,7 @@ from volcano_py.api.objects import (
     status_of,
     uid_of,
 )
-from volcano_py.api.scheduling import PodGroupPhase
+from volcano_py.api.scheduling import PodGroupPhase, QueueState
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import (
     ClusterObjects,
@@ -67,7 +67,7 @@ def set_capability(capability: Resource | None) -> Callable[[Obj], None]:
 
 
 def open_queue(queue: Obj) -> None:
-    queue.setdefault("status", {})["state"] = "Open"
+    queue.setdefault("status", {})["state"] = QueueState.OPEN.value
 
 
 def _freed_claim(claim: Obj, pod_uids: set[str]) -> Obj:
