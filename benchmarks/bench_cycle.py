@@ -16,11 +16,12 @@ default conf) timed in the cases a live scheduler meets:
   admit-forming 64 new PodGroups (Pending, 20-pod gangs) arrive with 5 pods each: enqueue admits them, and
                 none can be placed yet
 
-Each case is run ``--repeat`` times and reported as p50/max milliseconds of wall and CPU time, with the load
-average, so a reader can tell a quiet run from a loaded one. The runner itself skips a cycle when the cache's
-generation has not moved; ``nothing-new`` is what a cycle costs when it does run on an unchanged cluster.
-With nothing waiting, ``nothing-new`` and ``one-change`` are recalled by the core's quiet memo
-(``runtime/quiet.py``) instead of running a session; ``quiet`` in their lines says whether they were.
+Each case is run ``--repeat`` times (what it adds to the cluster built before its clock starts) and
+reported as p50/max milliseconds of wall and CPU time, with the load average, so a reader can tell a quiet
+run from a loaded one. The runner itself skips a cycle when the cache's generation has not moved;
+``nothing-new`` is what a cycle costs when it does run on an unchanged cluster. With nothing waiting,
+``nothing-new`` and ``one-change`` are recalled by the core's quiet memo (``runtime/quiet.py``) instead of
+running a session; ``quiet`` in their lines says whether they were.
 
 The garbage collector is set as the scheduler process sets it (``runtime/heap.py``: a raised young threshold,
 the steady cluster frozen out of the collector's reach as the process freezes its first listing);
@@ -103,11 +104,16 @@ def echoed(groups: list[Obj], outcome: CycleOutcome) -> list[Obj]:
     return out
 
 
-def timed(fn: Callable[[], CycleOutcome], repeat: int) -> dict[str, float]:
+def timed(
+    fn: Callable[[], CycleOutcome], repeat: int, arrive: Callable[[], None] = lambda: None
+) -> dict[str, float]:
+    """``fn`` (one cycle) timed ``repeat`` times, each after ``arrive()``, untimed: the objects a case adds
+    are the harness's work, not the cycle's."""
     walls: list[float] = []
     cpus: list[float] = []
     quiet = 0
     for _ in range(repeat):
+        arrive()
         wall, cpu = time.perf_counter(), time.process_time()
         quiet += fn().quiet
         walls.append((time.perf_counter() - wall) * 1000)
@@ -161,19 +167,21 @@ def main(argv: list[str] | None = None) -> int:
 
     version = [1]
 
-    def one_change() -> CycleOutcome:
+    def change_one() -> None:
         version[0] += 1
         target = pods[len(pods) // 2]
         meta = target["metadata"]
         pods[len(pods) // 2] = pod(meta["name"], meta["annotations"]["scheduling.k8s.io/group-name"],
                                    target["spec"]["nodeName"], "Running", version[0])  # fmt: skip
+
+    def one_change() -> CycleOutcome:
         return core.run(state(nodes, pods, groups, version[0]), conf, now)
 
-    report("one-change", timed(one_change, args.repeat))
+    report("one-change", timed(one_change, args.repeat, change_one))
 
     finished = [0]
 
-    def one_finished() -> CycleOutcome:
+    def finish_one() -> None:
         # A pod that ends is a change the session must see (its job's counts move): a whole session runs.
         finished[0] += 1
         index = (finished[0] * 7919) % len(pods)
@@ -182,35 +190,54 @@ def main(argv: list[str] | None = None) -> int:
         group = meta["annotations"]["scheduling.k8s.io/group-name"]
         version = int(meta["resourceVersion"]) + 1
         pods[index] = pod(meta["name"], group, target["spec"]["nodeName"], "Succeeded", version)
+
+    def one_finished() -> CycleOutcome:
         outcome = core.run(state(nodes, pods, groups, 20_000 + finished[0]), conf, now)
         if outcome.quiet:
             raise SystemExit("one-finished: a finished pod must not be recalled as quiet")
         return outcome
 
-    report("one-finished", timed(one_finished, args.repeat))
+    report("one-finished", timed(one_finished, args.repeat, finish_one))
+
+    # What each of the cases below adds to the steady cluster (built before the clock starts).
+    new_groups: list[Obj] = []
+    new_pods: list[Obj] = []
+
+    def arriving(groups_now: list[Obj], pods_now: list[Obj]) -> None:
+        new_groups[:], new_pods[:] = groups_now, pods_now
 
     arrivals = [0]
 
-    def new_job() -> CycleOutcome:
+    def job_arrives() -> None:
         arrivals[0] += 1
         group = f"new-{arrivals[0]}"
-        extra_groups = [*groups, podgroup(group, 8, "Inqueue")]
-        extra_pods = [*pods, *(pod(f"{group}-{i}", group, "", "Pending", gpus=1) for i in range(8))]
+        arriving(
+            [podgroup(group, 8, "Inqueue")],
+            [pod(f"{group}-{i}", group, "", "Pending", gpus=1) for i in range(8)],
+        )
+
+    def new_job() -> CycleOutcome:
+        extra_groups = [*groups, *new_groups]
+        extra_pods = [*pods, *new_pods]
         outcome = core.run(state(nodes, extra_pods, extra_groups, 10_000 + arrivals[0]), conf, now)
         if len(outcome.result.binds) != 8:
             raise SystemExit(f"new-job: expected 8 binds, got {len(outcome.result.binds)}")
         return outcome
 
-    report("new-job", timed(new_job, args.repeat))
+    report("new-job", timed(new_job, args.repeat, job_arrives))
 
     waves = [0]
 
-    def gang_wave() -> CycleOutcome:
+    def wave_arrives() -> None:
         # What a cycle meets in the middle of a run of 20-pod gangs: a wave of them completed at once.
         waves[0] += 1
         names = [f"wave-{waves[0]}-{j}" for j in range(WAVE_GANGS)]
-        extra_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Inqueue") for g in names)]
-        extra_pods = [*pods, *(pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(WAVE_SIZE))]
+        arriving([podgroup(g, WAVE_SIZE, "Inqueue") for g in names],
+                 [pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(WAVE_SIZE)])  # fmt: skip
+
+    def gang_wave() -> CycleOutcome:
+        extra_groups = [*groups, *new_groups]
+        extra_pods = [*pods, *new_pods]
         outcome = core.run(state(nodes, extra_pods, extra_groups, 30_000 + waves[0]), conf, now)
         if len(outcome.result.binds) != WAVE_GANGS * WAVE_SIZE:
             raise SystemExit(
@@ -218,7 +245,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         return outcome
 
-    report("gang-wave", timed(gang_wave, max(1, args.repeat // 4)))
+    report("gang-wave", timed(gang_wave, max(1, args.repeat // 4), wave_arrives))
 
     # The counters of the gangs one-finished changed, written back as the binder would: the cluster is
     # steady again before gangs start to form.
@@ -228,13 +255,16 @@ def main(argv: list[str] | None = None) -> int:
     forming_pods = list(pods)
     grown = [0]
 
-    def forming() -> CycleOutcome:
+    def grow() -> None:
         # Gangs fill one pod per cycle and wrap before the last one, so none is ever complete.
         grown[0] += 1
+        arriving([], [pod(f"{g}-{grown[0]}", g, "", "Pending") for g in forming_names])
+
+    def forming() -> CycleOutcome:
         if grown[0] % (WAVE_SIZE - 1) == 0:
             del forming_pods[len(pods) :]
         size = grown[0] % (WAVE_SIZE - 1)
-        forming_pods.extend(pod(f"{g}-{grown[0]}", g, "", "Pending") for g in forming_names)
+        forming_pods.extend(new_pods)
         outcome = core.run(state(nodes, forming_pods, forming_groups, 40_000 + grown[0]), conf, now)
         if outcome.result.binds or outcome.quiet != (grown[0] > 1 and size != 0):
             raise SystemExit(
@@ -243,24 +273,29 @@ def main(argv: list[str] | None = None) -> int:
             )
         return outcome
 
-    report("forming", timed(forming, args.repeat))
+    report("forming", timed(forming, args.repeat, grow))
 
     admitted = [0]
 
-    def admit_forming() -> CycleOutcome:
+    def admissions_arrive() -> None:
         admitted[0] += 1
         names = [f"admit-{admitted[0]}-{j}" for j in range(FORMING_GANGS)]
-        extra_groups = [*groups, *(podgroup(g, WAVE_SIZE, "Pending") for g in names)]
-        for group in extra_groups[len(groups) :]:
+        arriving([podgroup(g, WAVE_SIZE, "Pending") for g in names],
+                 [pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(5)])  # fmt: skip
+        for group in new_groups:
             group["status"] = {"phase": "Pending"}
-        extra_pods = [*pods, *(pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(5))]
+
+    def admit_forming() -> CycleOutcome:
+        names = {str(g["metadata"]["name"]) for g in new_groups}
+        extra_groups = [*groups, *new_groups]
+        extra_pods = [*pods, *new_pods]
         outcome = core.run(state(nodes, extra_pods, extra_groups, 50_000 + admitted[0]), conf, now)
         admitted_now = {u.name for u in outcome.result.podgroup_updates if u.phase.value == "Inqueue"}
-        if outcome.result.binds or not admitted_now >= set(names):
+        if outcome.result.binds or not admitted_now >= names:
             raise SystemExit("admit-forming: every new PodGroup must be admitted and none placed")
         return outcome
 
-    report("admit-forming", timed(admit_forming, args.repeat))
+    report("admit-forming", timed(admit_forming, args.repeat, admissions_arrive))
     return 0
 
 
