@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from volcano_py.devcluster.build import BuildError, check_go, format_elapsed, go_environment
+from volcano_py.devcluster.build import BuildError, check_go, format_elapsed, go_environment, wait_reporting
 from volcano_py.home import cache_dir
 
 # Binary name -> package inside the Volcano tree; the names are those of Volcano's images. ensure_volcano
@@ -35,7 +35,6 @@ BINARIES = {
     "vc-agent-scheduler": "./cmd/agent-scheduler",
 }
 DEFAULT_BINARIES = ("vc-scheduler", "vc-controller-manager")
-PROGRESS_EVERY_SECONDS = 30.0
 
 
 def progress(message: str) -> None:
@@ -67,12 +66,7 @@ def go_build(
             stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             preexec_fn=lambda: os.nice(10),  # two shared cores: the build yields to interactive work
         )  # fmt: skip
-        while True:
-            try:
-                build.wait(timeout=PROGRESS_EVERY_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                say(f"{name} ... {format_elapsed(time.monotonic() - began)}")
+        wait_reporting(build, lambda: say(f"{name} ... {format_elapsed(time.monotonic() - began)}"))
     if build.returncode != 0:
         tail = "\n".join(log_path.read_text().splitlines()[-20:])
         raise BuildError(f"building {name} failed (log: {log_path}):\n{tail}")

@@ -59,7 +59,7 @@ from typing import Any
 import yaml
 
 from benchmarks.build_volcano import go_build, tree_digest
-from volcano_py.devcluster.build import BuildError, check_go, ensure_binaries, format_elapsed
+from volcano_py.devcluster.build import BuildError, check_go, ensure_binaries, format_elapsed, wait_reporting
 from volcano_py.home import cache_dir
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,7 +89,6 @@ CONF_KEY = "volcano-scheduler-ci.conf"
 RELEASE = "integration"
 NAMESPACE = "volcano-system"
 SCHEDULER_CONFIGMAP = f"{RELEASE}-scheduler-configmap"
-PROGRESS_EVERY_SECONDS = 30.0
 # A suite run once per mode, as hack/run-e2e-kind.sh does (E2E_TYPE SCHEDULERSHARDING_<MODE> and
 # AGENTSCHEDULER_<MODE>): ``<binary>-<mode>`` runs ``<binary>.test`` with ``--ginkgo.label-filter=<mode>``
 # against a scheduler (the batch one, or the agent scheduler) in that sharding mode.
@@ -656,12 +655,9 @@ def run_suite(
             args, cwd=src / "test/e2e" / binary_of(suite), env=env, stdout=log_file, stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL, preexec_fn=lambda: os.nice(10),
         )  # fmt: skip
-        while True:
-            try:
-                proc.wait(timeout=PROGRESS_EVERY_SECONDS)
-                break
-            except subprocess.TimeoutExpired:
-                say(f"{suite} ... {format_elapsed(time.monotonic() - began)}, {_tally(log_path)}")
+        wait_reporting(
+            proc, lambda: say(f"{suite} ... {format_elapsed(time.monotonic() - began)}, {_tally(log_path)}")
+        )
     say(f"{suite}: finished in {format_elapsed(time.monotonic() - began)} (log: {log_path})")
 
 

@@ -25,7 +25,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
@@ -76,6 +76,18 @@ def format_elapsed(seconds: float) -> str:
     whole = int(seconds)
     minutes, secs = divmod(whole, 60)
     return f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
+
+
+def wait_reporting(
+    proc: subprocess.Popen[bytes], report: Callable[[], None], every: float = PROGRESS_EVERY_SECONDS
+) -> None:
+    """Until ``proc`` exits, calling ``report()`` every ``every`` seconds meanwhile (a progress line)."""
+    while True:
+        try:
+            proc.wait(timeout=every)
+            return
+        except subprocess.TimeoutExpired:
+            report()
 
 
 def go_environment() -> dict[str, str]:
@@ -136,12 +148,9 @@ class _Builder:
                 start_new_session=True,
             )
             try:
-                while True:
-                    try:
-                        proc.wait(timeout=PROGRESS_EVERY_SECONDS)
-                        break
-                    except subprocess.TimeoutExpired:
-                        self.say(f"{step} {label} ... {format_elapsed(time.monotonic() - started)}")
+                wait_reporting(
+                    proc, lambda: self.say(f"{step} {label} ... {format_elapsed(time.monotonic() - started)}")
+                )
             except BaseException:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
