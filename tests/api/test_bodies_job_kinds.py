@@ -4,10 +4,14 @@ validation)."""
 
 from typing import Any
 
+import pytest
+
 from volcano_py.api import constants as c
 from volcano_py.api.bodies import command, cronjob, job, jobflow, jobtemplate
+from volcano_py.api.bodies.podgroup import podgroup_written_spec
+from volcano_py.api.bodies.queue import queue_podgroup_count, queue_written_spec
 from volcano_py.api.bus import Action
-from volcano_py.api.objects import with_resource_version
+from volcano_py.api.objects import is_named_object, with_resource_version
 
 JOB: dict[str, Any] = {
     "metadata": {"name": "j", "namespace": "ns"},
@@ -112,3 +116,23 @@ def test_a_command_reads_its_action_and_target() -> None:
 def test_a_replacement_carries_the_version_read() -> None:
     body = {"metadata": {"name": "s"}, "data": {}}
     assert with_resource_version(body, "7") == {"metadata": {"name": "s", "resourceVersion": "7"}, "data": {}}
+
+
+def test_admission_tells_a_spec_left_out_from_one_that_is_no_mapping() -> None:
+    assert job.job_written_spec({}) is None and job.job_written_spec({"spec": None}) is None
+    assert job.job_written_spec({"spec": {"queue": "q"}}) == {"queue": "q"}
+    for bad in ([], "x", 1):
+        with pytest.raises(ValueError, match="spec"):
+            job.job_written_spec({"spec": bad})
+        with pytest.raises(ValueError, match="spec"):
+            podgroup_written_spec({"spec": bad})
+        with pytest.raises(ValueError, match="spec"):
+            queue_written_spec({"spec": bad})
+    assert job.job_max_retry({"spec": {"maxRetry": 5}}) == 5 and job.job_max_retry({}) == 0
+
+
+def test_queue_counters_and_named_objects() -> None:
+    queue = {"status": {"inqueue": 2, "running": 1}}
+    assert (queue_podgroup_count(queue, "inqueue"), queue_podgroup_count(queue, "pending")) == (2, 0)
+    assert is_named_object({"metadata": {"name": "x"}})
+    assert not any(map(is_named_object, ([], {"metadata": []}, {"metadata": {"name": ""}}, {})))

@@ -113,3 +113,10 @@ def with_resource_version(obj: Obj, resource_version: str) -> dict[str, Any]:
     """A copy of ``obj`` whose metadata carries ``resource_version``: the body of a replace (PUT) of the
     object read at that version."""
     return {**obj, "metadata": {**metadata_of(obj), "resourceVersion": resource_version}}
+
+
+def is_named_object(obj: object) -> bool:
+    """Whether ``obj`` has the shape of a named Kubernetes object (a mapping whose ``metadata`` is a mapping
+    with a ``name``): what a file's document must be before anything reads it as one."""
+    meta = obj.get("metadata") if isinstance(obj, Mapping) else None
+    return isinstance(meta, Mapping) and bool(meta.get("name"))

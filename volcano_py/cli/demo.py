@@ -15,7 +15,10 @@ from typing import Any, TextIO
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.api.batch import FINAL_PHASES, JobPhase
+from volcano_py.api.bodies.job import job_phase, job_pod_count, job_queue, job_retry_count
+from volcano_py.api.bodies.jobflow import jobflow_phase
 from volcano_py.api.flow import FLOW_FINISHED_PHASES
+from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import DevCluster, KubectlError
 from volcano_py.devcluster.build import format_elapsed
@@ -27,33 +30,27 @@ POLL_SECONDS = 3.0
 
 def job_table(jobs: Sequence[JSON]) -> str:
     rows = []
-    for job in sorted(jobs, key=lambda j: (j["metadata"]["namespace"], j["metadata"]["name"])):
-        status = job.get("status", {})
+    for job in sorted(jobs, key=lambda j: (namespace_of(j), name_of(j))):
         rows.append(
             [
-                job["metadata"]["name"],
-                job.get("spec", {}).get("queue", c.DEFAULT_QUEUE),
-                status.get("state", {}).get("phase", JobPhase.PENDING.value),
-                status.get("pending", 0),
-                status.get("running", 0),
-                status.get("succeeded", 0),
-                status.get("failed", 0),
-                status.get("retryCount", 0),
+                name_of(job),
+                job_queue(job),
+                job_phase(job) or JobPhase.PENDING.value,
+                job_pod_count(job, "pending"),
+                job_pod_count(job, "running"),
+                job_pod_count(job, "succeeded"),
+                job_pod_count(job, "failed"),
+                job_retry_count(job),
             ]
         )
     return table(("JOB", "QUEUE", "PHASE", "PENDING", "RUNNING", "SUCCEEDED", "FAILED", "RETRIES"), rows)
 
 
-def _phase(job: JSON) -> str:
-    return str((job.get("status") or {}).get("state", {}).get("phase") or "")
-
-
 def note_finished(jobs: Sequence[JSON], finished: dict[str, tuple[str, float]], seconds: float) -> None:
     """Record each Job newly in a final phase: its phase, and when (seconds since the examples went in)."""
     for job in jobs:
-        meta = job["metadata"]
-        key = f"{meta['namespace']}/{meta['name']}"
-        phase = _phase(job)
+        key = f"{namespace_of(job)}/{name_of(job)}"
+        phase = job_phase(job)
         if phase in FINAL_PHASES and key not in finished:
             finished[key] = (phase, seconds)
 
@@ -66,7 +63,7 @@ def finished_lines(finished: Mapping[str, tuple[str, float]]) -> list[str]:
 
 def summary_line(jobs: Sequence[JSON], seconds: float, look: str) -> str:
     """The demo's last line: how the Jobs ended, how long it took, and where to look."""
-    phases = [_phase(job) for job in jobs]
+    phases = [job_phase(job) for job in jobs]
     completed = sum(p == JobPhase.COMPLETED.value for p in phases)
     others = sorted({p for p in phases if p != JobPhase.COMPLETED.value})
     ended = f"{completed} of {len(jobs)} example Jobs completed" + (
@@ -141,10 +138,10 @@ async def run_demo(
         done = finished_lines(finished)
         live.draw(job_table(jobs) + ("\nfinished:\n" + "\n".join(done) + "\n" if done else ""))
         # A flow's later steps have no Job yet while the earlier ones run: wait for the flows too.
-        flow_phases = [f.get("status", {}).get("state", {}).get("phase", "") for f in flows]
+        flow_phases = [jobflow_phase(f) for f in flows]
         if (
             jobs
-            and all(_phase(job) in FINAL_PHASES for job in jobs)
+            and all(job_phase(job) in FINAL_PHASES for job in jobs)
             and all(p in FLOW_FINISHED_PHASES for p in flow_phases)
         ):
             print("all example jobs reached a final phase")

@@ -31,6 +31,7 @@ from volcano_py.api.controller_gates import (
 )
 from volcano_py.api.crd import CRDS, render_crd
 from volcano_py.api.features import FeatureGateError, parse_feature_gates
+from volcano_py.api.objects import labels_of, name_of
 from volcano_py.api.sharding_config import ShardingConfigError, parse_sharding_config
 from volcano_py.cli.agent_scheduler import add_up_agent_arguments, run_agent_for_up
 from volcano_py.cli.demo import run_demo
@@ -119,7 +120,7 @@ def hypernodes_for(nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Tier-1 HyperNodes per rack label and tier-2 ones per spine label (Volcano's topology CRD)."""
     racks: dict[str, str] = {}
     for node in nodes:
-        labels = node["metadata"].get("labels", {})
+        labels = labels_of(node)
         if RACK_LABEL in labels and SPINE_LABEL in labels:
             racks[labels[RACK_LABEL]] = labels[SPINE_LABEL]
     objects: list[dict[str, Any]] = []
@@ -199,7 +200,7 @@ def _has_queue(cluster: DevCluster, name: str) -> bool:
         queues = cluster.get_json(f"/apis/{c.SCHEDULING_API_VERSION}/queues")["items"]
     except ClusterError:  # e.g. 429 while the API server (re)initialises storage for a new CRD
         return False
-    return any(q["metadata"]["name"] == name for q in queues)
+    return any(name_of(q) == name for q in queues)
 
 
 async def _serve(cluster: DevCluster, args: argparse.Namespace) -> None:

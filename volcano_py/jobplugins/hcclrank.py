@@ -11,8 +11,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.bodies.job import task_replicas
 from volcano_py.jobplugins.flags import Flag, parse_flags
-from volcano_py.jobplugins.helpers import containers, find_task, replicas
+from volcano_py.jobplugins.helpers import (
+    containers,
+    find_task,
+)
 from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 RANK_ANNOTATION = "hccl/rankIndex"
@@ -48,7 +52,7 @@ class HcclRankPlugin:
                 rank = str(index)
             elif task_name == self.worker:
                 master = find_task(job, self.master)
-                rank = str((replicas(master) if master is not None else 0) + index)
+                rank = str((task_replicas(master) if master is not None else 0) + index)
             else:
                 return
         annotations[RANK_ANNOTATION] = rank

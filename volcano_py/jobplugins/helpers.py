@@ -11,48 +11,30 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from volcano_py.api import constants
+from volcano_py.api.bodies.job import job_tasks, task_name, task_pod_spec, task_replicas
+from volcano_py.api.objects import name_of, namespace_of, uid_of
 from volcano_py.jobplugins.types import JSON
 
 
-def job_name(job: Mapping[str, Any]) -> str:
-    name: str = job["metadata"]["name"]
-    return name
-
-
 def job_namespace(job: Mapping[str, Any]) -> str:
-    namespace: str = job["metadata"].get("namespace") or "default"
-    return namespace
-
-
-def tasks(job: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    found: list[Mapping[str, Any]] = (job.get("spec") or {}).get("tasks") or []
-    return found
+    return namespace_of(job) or "default"
 
 
 def find_task(job: Mapping[str, Any], name: str) -> Mapping[str, Any] | None:
-    return next((task for task in tasks(job) if task.get("name") == name), None)
-
-
-def replicas(task: Mapping[str, Any]) -> int:
-    return int(task.get("replicas") or 0)
+    return next((task for task in job_tasks(job) if task_name(task) == name), None)
 
 
 def pod_name(job: str, task: str, index: int) -> str:
     return f"{job}-{task}-{index}"
 
 
-def _template_spec(task: Mapping[str, Any]) -> Mapping[str, Any]:
-    spec: Mapping[str, Any] = (task.get("template") or {}).get("spec") or {}
-    return spec
-
-
 def task_hosts(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[str]:
     """The DNS names of a task's pods; one name when the template pins ``hostname`` (all pods share it)."""
-    spec = _template_spec(task)
-    hostname, subdomain = spec.get("hostname") or "", spec.get("subdomain") or job_name(job)
+    spec = task_pod_spec(task)
+    hostname, subdomain = spec.get("hostname") or "", spec.get("subdomain") or name_of(job)
     if hostname:
-        return [f"{hostname}.{subdomain}"] if replicas(task) > 0 else []
-    return [f"{pod_name(job_name(job), task['name'], i)}.{subdomain}" for i in range(replicas(task))]
+        return [f"{hostname}.{subdomain}"] if task_replicas(task) > 0 else []
+    return [f"{pod_name(name_of(job), task_name(task), i)}.{subdomain}" for i in range(task_replicas(task))]
 
 
 def task_host_names(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[tuple[str, str]]:
@@ -62,9 +44,9 @@ def task_host_names(job: Mapping[str, Any], task: Mapping[str, Any]) -> list[tup
 
 def domain_name(job: Mapping[str, Any], task: Mapping[str, Any], index: int) -> str:
     """The DNS name of pod ``index`` of ``task`` (the template's hostname/subdomain win when set)."""
-    spec = _template_spec(task)
-    hostname = spec.get("hostname") or pod_name(job_name(job), task["name"], index)
-    return f"{hostname}.{spec.get('subdomain') or job_name(job)}"
+    spec = task_pod_spec(task)
+    hostname = spec.get("hostname") or pod_name(name_of(job), task_name(task), index)
+    return f"{hostname}.{spec.get('subdomain') or name_of(job)}"
 
 
 def first_host(job: Mapping[str, Any], task: Mapping[str, Any]) -> str:
@@ -112,8 +94,8 @@ def owner_reference(job: Mapping[str, Any]) -> JSON:
     return {
         "apiVersion": constants.BATCH_API_VERSION,
         "kind": constants.JOB_KIND,
-        "name": job_name(job),
-        "uid": job["metadata"].get("uid", ""),
+        "name": name_of(job),
+        "uid": uid_of(job),
         "controller": True,
         "blockOwnerDeletion": True,
     }
@@ -123,11 +105,11 @@ def owned_metadata(job: Mapping[str, Any], name: str) -> JSON:
     return {
         "name": name,
         "namespace": job_namespace(job),
-        "labels": {constants.JOB_NAME_KEY: job_name(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)},
+        "labels": {constants.JOB_NAME_KEY: name_of(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)},
         "ownerReferences": [owner_reference(job)],
     }
 
 
 def job_selector(job: Mapping[str, Any]) -> dict[str, str]:
     """Labels the Job controller puts on every pod of the Job."""
-    return {constants.JOB_NAME_KEY: job_name(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)}
+    return {constants.JOB_NAME_KEY: name_of(job), constants.JOB_NAMESPACE_KEY: job_namespace(job)}

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.bodies.job import task_replicas
 from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
 from volcano_py.jobplugins.helpers import (
     append_env,
@@ -21,7 +22,6 @@ from volcano_py.jobplugins.helpers import (
     find_task,
     first_host,
     open_port,
-    replicas,
 )
 from volcano_py.jobplugins.types import JSON, JobPluginError, ManagedObject, ObjectRef
 
@@ -84,7 +84,9 @@ class PytorchPlugin:
             # Admission refuses such a Job; one created around the webhook runs without rendezvous env.
             return
         master_addr = first_host(job, master)
-        world_size = sum(replicas(task) for task in (master, find_task(job, self.worker)) if task is not None)
+        world_size = sum(
+            task_replicas(task) for task in (master, find_task(job, self.worker)) if task is not None
+        )
         rank: int | None = None
         if task_name == self.worker:
             rank = index + 1

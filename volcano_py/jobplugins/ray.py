@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from volcano_py.api import constants
+from volcano_py.api.objects import name_of
 from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
 from volcano_py.jobplugins.helpers import (
     containers,
     find_task,
     first_host,
-    job_name,
     job_namespace,
     job_selector,
     open_port,
@@ -50,7 +50,7 @@ FLAGS = (
 
 
 def head_service_name(job: Mapping[str, Any]) -> str:
-    return f"{job_name(job)}-head-svc"
+    return f"{name_of(job)}-head-svc"
 
 
 @dataclass(frozen=True, slots=True)

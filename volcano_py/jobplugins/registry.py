@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from volcano_py.api.bodies.job import job_plugins
 from volcano_py.jobplugins import hcclrank, mpi, pytorch, ray, ssh, svc, tensorflow
 from volcano_py.jobplugins.env import EnvPlugin
 from volcano_py.jobplugins.flags import Flag, ignored_arguments
@@ -61,7 +62,7 @@ PLUGIN_FLAGS: Mapping[str, Sequence[Flag]] = MappingProxyType(
 
 def plugin_args(job: Mapping[str, Any]) -> dict[str, list[str]]:
     """``spec.plugins`` checked for shape: a map of plugin name to a list of string arguments."""
-    raw = (job.get("spec") or {}).get("plugins")
+    raw = job_plugins(job)
     if raw is None:
         return {}
     if not isinstance(raw, Mapping):

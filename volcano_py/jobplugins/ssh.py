@@ -20,14 +20,14 @@ from typing import Any
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
+from volcano_py.api.bodies.job import job_tasks
+from volcano_py.api.objects import name_of
 from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
 from volcano_py.jobplugins.helpers import (
     add_volume,
-    job_name,
     job_namespace,
     owned_metadata,
     task_host_names,
-    tasks,
 )
 from volcano_py.jobplugins.types import (
     JSON,
@@ -79,12 +79,12 @@ def _public_from_private(private_pem: str) -> bytes:
 
 
 def secret_name(job: Mapping[str, Any]) -> str:
-    return f"{job_name(job)}-ssh"
+    return f"{name_of(job)}-ssh"
 
 
 def ssh_config(job: Mapping[str, Any], port: int) -> str:
     lines = ["StrictHostKeyChecking no", "UserKnownHostsFile /dev/null"]
-    for task in tasks(job):
+    for task in job_tasks(job):
         for short, fqdn in task_host_names(job, task):
             lines += [f"Host {short}", f"  HostName {fqdn}", f"  Port {port}"]
     return "\n".join(lines) + "\n"

@@ -13,18 +13,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.bodies.job import job_tasks
+from volcano_py.api.objects import name_of
 from volcano_py.jobplugins.flags import Flag, parse_flags
 from volcano_py.jobplugins.helpers import (
     add_volume,
     append_env,
     containers,
     env_key,
-    job_name,
     job_namespace,
     job_selector,
     owned_metadata,
     task_hosts,
-    tasks,
 )
 from volcano_py.jobplugins.types import JSON, ApplyPolicy, ManagedObject, ObjectRef
 
@@ -37,13 +37,13 @@ FLAGS = (
 
 
 def config_map_name(job: Mapping[str, Any]) -> str:
-    return f"{job_name(job)}-svc"
+    return f"{name_of(job)}-svc"
 
 
 def hosts_data(job: Mapping[str, Any]) -> dict[str, str]:
     """The hosts ConfigMap's data: it changes when a task is scaled, so the controller replaces it."""
     data: dict[str, str] = {}
-    for task in tasks(job):
+    for task in job_tasks(job):
         hosts = task_hosts(job, task)
         key = env_key(task["name"])
         data[f"{task['name'].replace('-', '_')}.host"] = "\n".join(hosts)
@@ -70,13 +70,13 @@ class SvcPlugin:
 
     def on_pod_create(self, job: Mapping[str, Any], pod: JSON, task_name: str, index: int) -> None:
         spec = pod.setdefault("spec", {})
-        spec["hostname"] = spec.get("hostname") or pod["metadata"]["name"]
-        spec["subdomain"] = spec.get("subdomain") or job_name(job)
+        spec["hostname"] = spec.get("hostname") or name_of(pod)
+        spec["subdomain"] = spec.get("subdomain") or name_of(job)
         cm_name = config_map_name(job)
         if self.inject_hosts_env:
             env = [
                 {"name": name, "valueFrom": {"configMapKeyRef": {"name": cm_name, "key": name}}}
-                for task in tasks(job)
+                for task in job_tasks(job)
                 for name in (f"VC_{env_key(task['name'])}_HOSTS", f"VC_{env_key(task['name'])}_NUM")
             ]
             for container in containers(pod):
@@ -94,7 +94,7 @@ class SvcPlugin:
                 {
                     "apiVersion": "v1",
                     "kind": "Service",
-                    "metadata": owned_metadata(job, job_name(job)),
+                    "metadata": owned_metadata(job, name_of(job)),
                     "spec": {
                         "clusterIP": "None",
                         "selector": job_selector(job),
@@ -126,10 +126,10 @@ class SvcPlugin:
         namespace = job_namespace(job)
         refs = [
             ObjectRef("v1", "ConfigMap", namespace, config_map_name(job)),
-            ObjectRef("v1", "Service", namespace, job_name(job)),
+            ObjectRef("v1", "Service", namespace, name_of(job)),
         ]
         if not self.disable_network_policy:
-            refs.append(ObjectRef("networking.k8s.io/v1", "NetworkPolicy", namespace, job_name(job)))
+            refs.append(ObjectRef("networking.k8s.io/v1", "NetworkPolicy", namespace, name_of(job)))
         return refs
 
     @staticmethod
@@ -137,7 +137,7 @@ class SvcPlugin:
         return {
             "apiVersion": "networking.k8s.io/v1",
             "kind": "NetworkPolicy",
-            "metadata": owned_metadata(job, job_name(job)),
+            "metadata": owned_metadata(job, name_of(job)),
             "spec": {
                 "podSelector": {"matchLabels": job_selector(job)},
                 "ingress": [{"from": [{"podSelector": {"matchLabels": job_selector(job)}}]}],

@@ -14,8 +14,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from volcano_py.api.bodies.job import job_tasks, task_replicas
 from volcano_py.jobplugins.flags import Flag, parse_flags, port_flag
-from volcano_py.jobplugins.helpers import append_env, containers, domain_name, replicas, tasks
+from volcano_py.jobplugins.helpers import (
+    append_env,
+    containers,
+    domain_name,
+)
 from volcano_py.jobplugins.types import JSON, ManagedObject, ObjectRef
 
 TF_CONFIG_ENV = "TF_CONFIG"
@@ -45,10 +50,10 @@ class TensorflowPlugin:
     def tf_config(self, job: Mapping[str, Any], task_name: str, index: int) -> str:
         roles = self._roles()
         cluster: dict[str, list[str]] = {}
-        for task in tasks(job):
+        for task in job_tasks(job):
             role = roles.get(task["name"])
             # One entry per replica, even when a pinned hostname makes them equal: TF counts workers by it.
-            hosts = [f"{domain_name(job, task, i)}:{self.port}" for i in range(replicas(task))]
+            hosts = [f"{domain_name(job, task, i)}:{self.port}" for i in range(task_replicas(task))]
             if role is not None and hosts:
                 cluster[role] = hosts
         ordered = {role: cluster[role] for role in ROLES if role in cluster}
@@ -56,8 +61,8 @@ class TensorflowPlugin:
         return json.dumps(config, separators=(",", ":"))
 
     def on_pod_create(self, job: Mapping[str, Any], pod: JSON, task_name: str, index: int) -> None:
-        all_tasks = tasks(job)
-        if len(all_tasks) == 1 and replicas(all_tasks[0]) == 1:
+        all_tasks = job_tasks(job)
+        if len(all_tasks) == 1 and task_replicas(all_tasks[0]) == 1:
             return
         value = self.tf_config(job, task_name, index)
         for container in containers(pod, init=False):

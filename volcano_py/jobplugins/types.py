@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from volcano_py.api.objects import name_of, namespace_of
+
 JSON = dict[str, Any]
 
 
@@ -48,8 +50,8 @@ class ManagedObject:
 
     @property
     def ref(self) -> ObjectRef:
-        meta = self.body["metadata"]
-        return ObjectRef(self.body["apiVersion"], self.body["kind"], meta["namespace"], meta["name"])
+        body = self.body
+        return ObjectRef(body["apiVersion"], body["kind"], namespace_of(body), name_of(body))
 
 
 class JobPlugin(Protocol):

@@ -13,6 +13,7 @@ from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.batch import Job
+from volcano_py.api.bodies.job import job_spec, job_tasks, job_written_spec
 from volcano_py.api.job_defaults import with_job_defaults
 from volcano_py.api.messages import (
     VOLCANO_JOB_LEAF_QUEUE,
@@ -48,13 +49,14 @@ def mutate_job(job: Mapping[str, Any]) -> list[PatchOp]:
 
     Never raises: a malformed field is left as it is, for validation to name it and say how to fix it.
     """
-    raw_spec = job.get("spec")
-    if raw_spec is not None and not isinstance(raw_spec, Mapping):
+    try:
+        written = job_written_spec(job)
+    except ValueError:
         return []  # mutation runs before the schema check: leave a spec that is no mapping to validation
-    spec: Mapping[str, Any] = raw_spec or {}
-    wanted: Mapping[str, Any] = with_job_defaults(job)["spec"]
+    spec: Mapping[str, Any] = written or {}
+    wanted = job_spec(with_job_defaults(job))
     ops: list[PatchOp] = []
-    if raw_spec is None:
+    if written is None:
         ops.append(PatchOp("add", "/spec", {}))
     for key in ("queue", "schedulerName", "maxRetry", "tasks", "minAvailable", "plugins"):
         if key in wanted and wanted[key] != spec.get(key, _ABSENT):
@@ -137,10 +139,6 @@ def _masked_task(task: Any) -> Any:
     return {key: value for key, value in task.items() if key not in MUTABLE_TASK}
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _items(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
@@ -157,10 +155,10 @@ def _masked_volumes(volumes: list[Any]) -> list[Any]:
 
 def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Problem]:
     """What changed in ``spec`` that Volcano does not let an existing Job change."""
-    old_spec, new_spec = _mapping(old.get("spec")), _mapping(new.get("spec"))
+    old_spec, new_spec = job_spec(old), job_spec(new)
     fix = "delete the Job and create it again with the new spec"
     problems: list[Problem] = []
-    old_tasks, new_tasks = _items(old_spec.get("tasks")), _items(new_spec.get("tasks"))
+    old_tasks, new_tasks = job_tasks(old), job_tasks(new)
     if len(old_tasks) != len(new_tasks):
         problems.append(
             Problem(
@@ -169,8 +167,8 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
             )
         )
     else:
-        for i, (before, after) in enumerate(zip(old_tasks, new_tasks, strict=True)):
-            before, after = _masked_task(before), _masked_task(after)
+        for i, (old_task, new_task) in enumerate(zip(old_tasks, new_tasks, strict=True)):
+            before, after = _masked_task(old_task), _masked_task(new_task)
             if not (isinstance(before, Mapping) and isinstance(after, Mapping)):
                 if before != after:
                     problems.append(
@@ -222,7 +220,7 @@ def update_problems(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Prob
 
 
 def validate_job_update(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[Problem]:
-    if (old.get("spec") or {}) == (new.get("spec") or {}):
+    if job_spec(old) == job_spec(new):
         # Metadata and status updates (finalizers, labels) pass: refusing them would wedge the controllers.
         return []
     problems = update_problems(old, new)

@@ -10,16 +10,16 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from volcano_py.api import constants
+from volcano_py.api.bodies.pod import pod_scheduler_name
 from volcano_py.api.jdb import check_jdb_annotations
+from volcano_py.api.objects import annotations_of
 from volcano_py.api.problems import Problem
 
 
 def validate_pod_create(
     pod: Mapping[str, Any], scheduler_names: Collection[str] = (constants.SCHEDULER_NAME,)
 ) -> list[Problem]:
-    spec = pod.get("spec")
-    if not isinstance(spec, Mapping) or spec.get("schedulerName") not in scheduler_names:
+    # The API server decoded the pod before admission: its spec and metadata have their types.
+    if pod_scheduler_name(pod) not in scheduler_names:
         return []
-    metadata = pod.get("metadata")
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return check_jdb_annotations(annotations) if isinstance(annotations, Mapping) else []
+    return check_jdb_annotations(annotations_of(pod))

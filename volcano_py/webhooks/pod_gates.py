@@ -13,6 +13,7 @@ from typing import Any
 
 from volcano_py.api import constants
 from volcano_py.api.features import FeatureGates
+from volcano_py.api.objects import spec_of
 from volcano_py.api.queue_gate import gate_names, opted_in
 from volcano_py.webhooks.patch import PatchOp
 
@@ -25,7 +26,6 @@ def queue_allocation_gate(pod: Mapping[str, Any], features: FeatureGates) -> lis
     if constants.QUEUE_ALLOCATION_GATE_KEY in gate_names(pod):
         return []
     gate = {"name": constants.QUEUE_ALLOCATION_GATE_KEY}
-    spec = pod.get("spec") or {}
-    if spec.get("schedulingGates") is None:
+    if spec_of(pod).get("schedulingGates") is None:
         return [PatchOp("add", "/spec/schedulingGates", [gate])]
     return [PatchOp("add", "/spec/schedulingGates/-", gate)]

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants
+from volcano_py.api.bodies.podgroup import podgroup_written_spec
 from volcano_py.api.problems import Problem
 from volcano_py.api.scheduling import PodGroup
 from volcano_py.api.validation import parse_object, unknown_fields, validate_podgroup
@@ -17,8 +18,13 @@ from volcano_py.webhooks.patch import PatchOp
 
 
 def in_default_queue(podgroup: Mapping[str, Any]) -> bool:
-    spec = podgroup.get("spec")
-    return isinstance(spec, Mapping) and spec.get("queue", constants.DEFAULT_QUEUE) == constants.DEFAULT_QUEUE
+    """Whether the PodGroup sent is in ``default``: ``spec.queue`` left out, or written so (the namespace's
+    queue then replaces it); never when there is no spec to patch."""
+    try:
+        spec = podgroup_written_spec(podgroup)
+    except ValueError:
+        return False  # validation names it
+    return spec is not None and spec.get("queue", constants.DEFAULT_QUEUE) == constants.DEFAULT_QUEUE
 
 
 def mutate_podgroup(

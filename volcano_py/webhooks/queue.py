@@ -13,12 +13,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api import constants
+from volcano_py.api.bodies.queue import queue_written_spec
 from volcano_py.api.messages import (
     VOLCANO_QUEUE_HAS_CHILDREN,
     VOLCANO_QUEUE_UNDELETABLE,
     VOLCANO_ROOT_QUEUE_RESOURCES,
     volcano_said,
 )
+from volcano_py.api.objects import annotations_of, name_of
 from volcano_py.api.problems import Problem, join_path
 from volcano_py.api.queue_hierarchy import Queues, children, hierarchy_problems
 from volcano_py.api.scheduling import Queue
@@ -31,9 +33,8 @@ HIERARCHY_FIELDS = ("parent", "capability", "deserved", "guarantee")
 def mutate_queue(queue: Mapping[str, Any]) -> list[PatchOp]:
     """Volcano's defaults for a new Queue: reclaimable, weight 1, hierarchy annotations rooted at ``root``."""
     ops: list[PatchOp] = []
-    metadata = queue.get("metadata")
-    raw_annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     # Mutation runs before the schema check: anything malformed is left for validation to name.
+    raw_annotations: Any = annotations_of(queue)
     annotations: Mapping[str, Any] = raw_annotations if isinstance(raw_annotations, Mapping) else {}
     hierarchy = annotations.get(constants.HIERARCHY_KEY, "")
     weights = annotations.get(constants.HIERARCHY_WEIGHTS_KEY, "")
@@ -52,11 +53,12 @@ def mutate_queue(queue: Mapping[str, Any]) -> list[PatchOp]:
                 "add", pointer("metadata", "annotations", constants.HIERARCHY_WEIGHTS_KEY), f"1/{weights}"
             )
         )
-    raw_spec = queue.get("spec")
-    if raw_spec is not None and not isinstance(raw_spec, Mapping):
+    try:
+        written = queue_written_spec(queue)
+    except ValueError:
         return ops
-    spec: Mapping[str, Any] = raw_spec or {}
-    if raw_spec is None:
+    spec: Mapping[str, Any] = written or {}
+    if written is None:
         ops.append(PatchOp("add", "/spec", {}))
     if spec.get("reclaimable") is None:
         ops.append(PatchOp("add", "/spec/reclaimable", True))
@@ -65,18 +67,27 @@ def mutate_queue(queue: Mapping[str, Any]) -> list[PatchOp]:
     return ops
 
 
+def _spec(queue: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The spec an update compares field by field; one that is no mapping reads as empty (validation names
+    it)."""
+    try:
+        return queue_written_spec(queue) or {}
+    except ValueError:
+        return {}
+
+
 def _hierarchy_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> bool:
     if old is None:
         return True
-    before, after = old.get("spec") or {}, new.get("spec") or {}
+    before, after = _spec(old), _spec(new)
     return any(before.get(field) != after.get(field) for field in HIERARCHY_FIELDS)
 
 
 def _root_resources_changed(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> list[Problem]:
     # Volcano protects root's quotas by default (--enable-root-queue-protection): root is the whole cluster.
-    if old is None or (new.get("metadata") or {}).get("name") != constants.ROOT_QUEUE:
+    if old is None or name_of(new) != constants.ROOT_QUEUE:
         return []
-    before, after = old.get("spec") or {}, new.get("spec") or {}
+    before, after = _spec(old), _spec(new)
     changed = [
         field for field in ("capability", "deserved") if (before.get(field) or {}) != (after.get(field) or {})
     ]

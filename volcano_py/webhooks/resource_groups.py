@@ -14,6 +14,7 @@ from typing import Any
 
 from volcano_py.api import constants
 from volcano_py.api.admission_conf import AdmissionConf, ObjectKey, ResourceGroup
+from volcano_py.api.objects import annotations_of, spec_of
 from volcano_py.webhooks.patch import PatchOp, pointer
 
 
@@ -25,7 +26,7 @@ def belongs(pod: Mapping[str, Any], namespace: str, group: ResourceGroup) -> boo
     """Whether ``group`` takes ``pod`` (created in ``namespace``)."""
     if group.object.key is ObjectKey.NAMESPACE:
         return namespace in group.object.value
-    annotations = _mapping(_mapping(pod.get("metadata")).get("annotations"))
+    annotations = annotations_of(pod)
     if any(annotations.get(key) == value for key, value in group.annotations.items()):
         return True
     return (
@@ -48,7 +49,7 @@ def mutate_pod(pod: Mapping[str, Any], namespace: str, conf: AdmissionConf | Non
     group = resource_group_of(pod, namespace, conf)
     if group is None:
         return []
-    spec = _mapping(pod.get("spec"))
+    spec = spec_of(pod)
     ops: list[PatchOp] = []
     if group.labels:
         selector = {**_mapping(spec.get("nodeSelector")), **group.labels}

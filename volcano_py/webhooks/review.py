@@ -67,18 +67,18 @@ def decode_review(body: bytes) -> AdmissionReview:
     operation = _string(request, "operation")
     if operation not in OPERATIONS:
         raise ReviewError(f"request.operation {operation!r}: must be one of {', '.join(OPERATIONS)}")
-    resource = _mapping(request.get("resource"), "request.resource")
+    resource = _object(request, "resource")
     gvr = GroupVersionResource(
         group=_string(resource, "group", "request.resource"),
         version=_string(resource, "version", "request.resource"),
         resource=_string(resource, "resource", "request.resource"),
     )
-    _mapping(request.get("userInfo"), "request.userInfo")
+    _object(request, "userInfo")
     objects = [key for key in ("object", "oldObject") if request.get(key) is not None]
     if not objects:
         raise ReviewError("request.object and request.oldObject are both missing: send the object admitted")
     for key in objects:
-        _mapping(_mapping(request[key], f"request.{key}").get("metadata"), f"request.{key}.metadata")
+        _object(_object(request, key), "metadata", f"request.{key}")
     for key in ("name", "namespace", "subResource"):
         if request.get(key) is not None:
             _string(request, key)
@@ -112,6 +112,10 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
         found = "missing" if value is None else f"a JSON {_json_type(value)}"
         raise ReviewError(f"{where}: must be a JSON object, found {found}")
     return value
+
+
+def _object(container: Mapping[str, Any], key: str, where: str = "request") -> dict[str, Any]:
+    return _mapping(container.get(key), f"{where}.{key}")
 
 
 def _string(container: Mapping[str, Any], key: str, where: str = "request") -> str:

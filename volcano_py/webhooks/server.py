@@ -32,6 +32,7 @@ import kopf
 from volcano_py.api import constants
 from volcano_py.api.admission_conf import AdmissionConf
 from volcano_py.api.features import DEFAULT_FEATURE_GATES, FeatureGates
+from volcano_py.api.objects import annotations_of, name_of, resource_version_of, with_resource_version
 from volcano_py.api.problems import Problem
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import plain
@@ -90,8 +91,7 @@ class ApiNamespaces:
             # As Volcano: a namespace that cannot be read leaves the PodGroup in its queue.
             _log.warning("could not read the namespace of a PodGroup", namespace=namespace, error=str(err))
             return None
-        annotations: Mapping[str, Any] = (body.get("metadata") or {}).get("annotations") or {}
-        return annotations
+        return annotations_of(body)
 
 
 class ApiQueues:
@@ -102,7 +102,7 @@ class ApiQueues:
 
     async def queues(self) -> Queues:
         listing = await self._client.get(QUEUES_PATH)
-        return {item["metadata"]["name"]: item for item in listing.get("items", [])}
+        return {name_of(item): item for item in listing.get("items", [])}
 
 
 def _reject_if(problems: Sequence[Problem], *, kind: str, name: str, operation: str) -> None:
@@ -286,7 +286,7 @@ def configure_server(
 
 async def _upsert(client: KubeClient, plural: str, body: dict[str, Any]) -> None:
     path = f"{ADMISSION_API}/{plural}"
-    name = body["metadata"]["name"]
+    name = name_of(body)
     try:
         current = await client.get(f"{path}/{name}")
     except ApiError as err:
@@ -294,11 +294,7 @@ async def _upsert(client: KubeClient, plural: str, body: dict[str, Any]) -> None
             raise
         await client.create(path, body)
         return
-    body = {
-        **body,
-        "metadata": {**body["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]},
-    }
-    await client.replace(f"{path}/{name}", body)
+    await client.replace(f"{path}/{name}", with_resource_version(body, resource_version_of(current)))
 
 
 async def install_configurations(

@@ -26,3 +26,12 @@ def int_at(obj: Mapping[str, Any], key: str) -> int:
 
 def str_at(obj: Mapping[str, Any], key: str) -> str:
     return str(obj.get(key) or "")
+
+
+def written_mapping(obj: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """``obj[key]`` as written: None when absent or null, ``ValueError`` when it is no mapping (what admission
+    must tell apart before the schema has been checked)."""
+    value = obj.get(key)
+    if value is None or isinstance(value, Mapping):
+        return value
+    raise ValueError(f"{key} must be an object, got {type(value).__name__}")

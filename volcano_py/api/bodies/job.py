@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from volcano_py.api import constants as c
-from volcano_py.api.bodies._fields import int_at, list_at, mapping_at, str_at
+from volcano_py.api.bodies._fields import int_at, list_at, mapping_at, str_at, written_mapping
 from volcano_py.api.objects import Obj
 
 # The status's pod counters (``JobStatus``), by their wire names.
@@ -27,6 +27,12 @@ def job_spec(job: Obj) -> Mapping[str, Any]:
     return mapping_at(job, "spec")
 
 
+def job_written_spec(job: Obj) -> Mapping[str, Any] | None:
+    """The spec as sent: None when absent or null, ``ValueError`` when it is no mapping (admission tells
+    these apart; validation names the field)."""
+    return written_mapping(job, "spec")
+
+
 def job_queue(job: Obj) -> str:
     """``spec.queue``; ``default`` when left out (the CRD's and the webhook's default)."""
     return str_at(job_spec(job), "queue") or c.DEFAULT_QUEUE
@@ -40,6 +46,11 @@ def job_scheduler_name(job: Obj) -> str:
 def job_min_available(job: Obj) -> int:
     """``spec.minAvailable`` as written (0 when left out; the webhook writes the tasks' sum)."""
     return int_at(job_spec(job), "minAvailable")
+
+
+def job_max_retry(job: Obj) -> int:
+    """``spec.maxRetry`` as written (0 when left out; the webhook writes ``DEFAULT_MAX_RETRY``)."""
+    return int_at(job_spec(job), "maxRetry")
 
 
 def job_tasks(job: Obj) -> Sequence[Mapping[str, Any]]:

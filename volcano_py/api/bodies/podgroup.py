@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from volcano_py.api import constants
+from volcano_py.api.bodies._fields import written_mapping
 from volcano_py.api.scheduling import PodGroupPhase
 
 Obj = Mapping[str, Any]
@@ -103,3 +104,9 @@ def podgroup_spec(pg: Obj) -> Mapping[str, Any]:
     """The whole ``spec`` as written: for a copy kept in memory and the diff against the spec a Job wants,
     never read field by field (those are the functions above)."""
     return pg.get("spec") or _EMPTY
+
+
+def podgroup_written_spec(pg: Obj) -> Mapping[str, Any] | None:
+    """The spec as sent: None when absent or null, ``ValueError`` when it is no mapping (admission tells
+    these apart; validation names the field)."""
+    return written_mapping(pg, "spec")

@@ -7,8 +7,9 @@ of ``api/queue_hierarchy`` (the tree's rules use them), imported here so one mod
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from volcano_py.api.bodies._fields import int_at, mapping_at, written_mapping
 from volcano_py.api.queue_hierarchy import queue_name, queue_parent, written_state
 from volcano_py.api.scheduling import DequeueStrategy, QueueState
 
@@ -106,3 +107,18 @@ def queue_status_says(q: Obj, wanted: Mapping[str, Any]) -> bool:
 def queue_written_status(q: Obj) -> Mapping[str, Any] | None:
     """The whole ``status`` as last written (None when unset): what a status patch is computed against."""
     return q.get("status")
+
+
+def queue_written_spec(q: Obj) -> Mapping[str, Any] | None:
+    """The whole ``spec`` as sent: None when absent or null, ``ValueError`` when it is no mapping (admission
+    tells these apart, and diffs an update's spec against the stored one)."""
+    return written_mapping(q, "spec")
+
+
+# The status's PodGroup counters (``QueueStatus``), by their wire names.
+QueueCount = Literal["inqueue", "pending", "running", "unknown", "completed"]
+
+
+def queue_podgroup_count(q: Obj, phase: QueueCount) -> int:
+    """One of the status's counters of the queue's PodGroups by phase, 0 before the controller wrote it."""
+    return int_at(mapping_at(q, "status"), phase)

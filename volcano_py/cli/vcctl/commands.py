@@ -12,6 +12,8 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.job import job_queue, job_scheduler_name
+from volcano_py.api.objects import name_of, namespace_of, owner_references_of, uid_of
 from volcano_py.cli.vcctl import objects, views
 from volcano_py.dashboard import inputs
 from volcano_py.forecast import Bounds, job_section
@@ -82,10 +84,10 @@ def _read_job_file(filename: str) -> JSON:
 async def job_run(args: argparse.Namespace) -> int:
     if args.filename:
         job = _read_job_file(args.filename)
-        job.setdefault("metadata", {})
+        meta = job.setdefault("metadata", {})
         if args.name:
-            job["metadata"]["name"] = args.name
-        namespace = job["metadata"].setdefault("namespace", args.namespace)
+            meta["name"] = args.name
+        namespace = meta.setdefault("namespace", args.namespace)
     else:
         job = objects.job_from_flags(
             name=args.name,
@@ -104,7 +106,7 @@ async def job_run(args: argparse.Namespace) -> int:
         created = await _call(client.create(JOBS.collection_path(namespace), job), "create job")
     finally:
         await client.close()
-    print(f"run job {created['metadata']['name']} successfully")
+    print(f"run job {name_of(created)} successfully")
     return 0
 
 
@@ -119,11 +121,11 @@ async def job_list(args: argparse.Namespace) -> int:
     jobs = [
         job
         for job in answer.get("items", [])
-        if (not args.scheduler or job.get("spec", {}).get("schedulerName") == args.scheduler)
-        and args.selector in job["metadata"]["name"]
-        and (not args.queue or job.get("spec", {}).get("queue", c.DEFAULT_QUEUE) == args.queue)
+        if (not args.scheduler or job_scheduler_name(job) == args.scheduler)
+        and args.selector in name_of(job)
+        and (not args.queue or job_queue(job) == args.queue)
     ]
-    jobs.sort(key=lambda j: (j["metadata"].get("namespace", ""), j["metadata"]["name"]))
+    jobs.sort(key=lambda j: (namespace_of(j), name_of(j)))
     sys.stdout.write(views.job_list(jobs, all_namespaces=args.all_namespaces))
     return 0
 
@@ -173,16 +175,16 @@ async def job_delete(args: argparse.Namespace) -> int:
 
 
 async def _podgroup_of(client: KubeClient, job: JSON) -> JSON | None:
-    meta = job["metadata"]
+    name, namespace, uid = name_of(job), namespace_of(job), uid_of(job)
     try:
-        return await client.get(PODGROUPS.object_path(f"{meta['name']}-{meta['uid']}", meta["namespace"]))
+        return await client.get(PODGROUPS.object_path(f"{name}-{uid}", namespace))
     except ApiError as err:
         if not err.not_found:
             raise
     # A PodGroup made by another controller: find it by owner instead of by name.
-    answer = await client.get(PODGROUPS.collection_path(meta["namespace"]))
+    answer = await client.get(PODGROUPS.collection_path(namespace))
     for pg in answer.get("items", []):
-        if any(ref.get("uid") == meta["uid"] for ref in pg["metadata"].get("ownerReferences", [])):
+        if any(ref.get("uid") == uid for ref in owner_references_of(pg)):
             found: JSON = pg
             return found
     return None
@@ -224,16 +226,13 @@ async def job_why(args: argparse.Namespace) -> int:
                 sys.stdout.write(views.pod_why(pod, events, _now()))
                 return 0
         events = (
-            await _events_for(client, args.namespace, c.PODGROUP_KIND, podgroup["metadata"]["name"])
-            if podgroup
-            else []
+            await _events_for(client, args.namespace, c.PODGROUP_KIND, name_of(podgroup)) if podgroup else []
         )
         sys.stdout.write(views.why(job, podgroup, events, _now()))
         if podgroup is not None and (args.forecast_seconds > 0 or args.whatif_seconds > 0):
             reading = await _reading(client, args)
             if args.forecast_seconds > 0:
-                meta = podgroup["metadata"]
-                key = f"{meta.get('namespace') or args.namespace}/{meta['name']}"
+                key = f"{namespace_of(podgroup) or args.namespace}/{name_of(podgroup)}"
                 answer = inputs.eta(reading, bounds=Bounds(seconds=args.forecast_seconds))
                 sys.stdout.write(job_section(answer, key, reading.source))
             if args.whatif_seconds > 0:
@@ -312,7 +311,7 @@ async def queue_list(args: argparse.Namespace) -> int:
         answer = await _call(client.get(QUEUES.collection_path()), "queues")
     finally:
         await client.close()
-    queues = sorted(answer.get("items", []), key=lambda q: str(q["metadata"]["name"]))
+    queues = sorted(answer.get("items", []), key=name_of)
     sys.stdout.write(views.queue_list(queues))
     return 0
 

@@ -18,6 +18,23 @@ from typing import Any
 import yaml
 
 from volcano_py.api import constants as c
+from volcano_py.api.bodies.cronjob import (
+    cronjob_active,
+    cronjob_last_schedule_time,
+    cronjob_schedule,
+    cronjob_suspended,
+    cronjob_time_zone,
+)
+from volcano_py.api.bodies.jobflow import jobflow_phase
+from volcano_py.api.bodies.pod import pod_containers
+from volcano_py.api.objects import (
+    creation_timestamp_of,
+    is_deleting,
+    metadata_of,
+    name_of,
+    namespace_of,
+    status_of,
+)
 from volcano_py.cli.vcctl import _common
 from volcano_py.cli.vcctl.commands import CommandError, _call, _client, _require
 from volcano_py.cli.vcctl.objects import UsageError
@@ -108,10 +125,6 @@ def _kind(args: argparse.Namespace) -> tuple[ResourceKind, str]:
     return kind, kind.kind
 
 
-def _phase(obj: JSON) -> str:
-    return str(((obj.get("status") or {}).get("state") or {}).get("phase") or "")
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -121,10 +134,11 @@ def _rows(kind: str, items: list[JSON]) -> str:
         return "No resources found\n"
     now = _now()
     if kind == c.JOBFLOW_KIND:
-        rows = [[o["metadata"]["name"], o["metadata"].get("namespace", ""), _phase(o),
-                 age(o["metadata"].get("creationTimestamp"), now)] for o in items]  # fmt: skip
+        rows = [
+            [name_of(o), namespace_of(o), jobflow_phase(o), age(creation_timestamp_of(o), now)] for o in items
+        ]
         return table(("Name", "Namespace", "Phase", "Age"), rows)
-    rows = [[o["metadata"]["name"], o["metadata"].get("namespace", "")] for o in items]
+    rows = [[name_of(o), namespace_of(o)] for o in items]
     return table(("Name", "Namespace"), rows)
 
 
@@ -134,9 +148,9 @@ async def create(args: argparse.Namespace) -> int:
     client = await _client(args)
     try:
         for obj in objects:
-            namespace = (obj.get("metadata") or {}).get("namespace") or "default"
+            namespace = namespace_of(obj) or "default"
             made = await _call(client.create(kind.collection_path(namespace), obj), f"create {kind_name}")
-            print(f"Created {kind_name}: {made['metadata']['namespace']}/{made['metadata']['name']}")
+            print(f"Created {kind_name}: {namespace_of(made)}/{name_of(made)}")
     finally:
         await client.close()
     return 0
@@ -152,9 +166,7 @@ async def list_(args: argparse.Namespace) -> int:
         )
     finally:
         await client.close()
-    items = sorted(
-        answer.get("items", []), key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])
-    )
+    items = sorted(answer.get("items", []), key=lambda o: (namespace_of(o), name_of(o)))
     sys.stdout.write(_rows(kind_name, items))
     return 0
 
@@ -177,8 +189,9 @@ async def delete(args: argparse.Namespace) -> int:
     kind, kind_name = _kind(args)
     targets: list[tuple[str, str]]
     if args.file:
-        targets = [((o.get("metadata") or {}).get("namespace") or args.namespace, o["metadata"]["name"])
-                   for o in _read_manifests(args.file, kind_name)]  # fmt: skip
+        targets = [
+            (namespace_of(o) or args.namespace, name_of(o)) for o in _read_manifests(args.file, kind_name)
+        ]
     else:
         targets = [(args.namespace, _require(args.name, "--name", args.group))]
     client = await _client(args)
@@ -192,7 +205,7 @@ async def delete(args: argparse.Namespace) -> int:
 
 
 def _clean(obj: JSON) -> JSON:
-    meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k != "managedFields"}
+    meta = {k: v for k, v in metadata_of(obj).items() if k != "managedFields"}
     return {**obj, "metadata": meta}
 
 
@@ -230,18 +243,17 @@ def cronjob_rows(items: list[JSON], *, all_namespaces: bool, now: datetime) -> s
     headers = ("Name", "Schedule", "TimeZone", "Suspend", "Active", "LastSchedule", "Age")
     rows: list[list[object]] = []
     for o in items:
-        spec, status, meta = o.get("spec") or {}, o.get("status") or {}, o["metadata"]
-        last = status.get("lastScheduleTime")
+        last = cronjob_last_schedule_time(o)
         row: list[object] = [
-            meta["name"],
-            spec.get("schedule", ""),
-            spec.get("timeZone") or "<none>",
-            str(bool(spec.get("suspend"))),
-            len(status.get("active") or []),
+            name_of(o),
+            cronjob_schedule(o),
+            cronjob_time_zone(o) or "<none>",
+            str(cronjob_suspended(o)),
+            len(cronjob_active(o)),
             age(last, now) if last else "<none>",
-            age(meta.get("creationTimestamp"), now),
+            age(creation_timestamp_of(o), now),
         ]
-        rows.append([meta.get("namespace", ""), *row] if all_namespaces else row)
+        rows.append([namespace_of(o), *row] if all_namespaces else row)
     return table(("Namespace", *headers) if all_namespaces else headers, rows)
 
 
@@ -252,9 +264,7 @@ async def cronjob_list(args: argparse.Namespace) -> int:
         answer = await _call(client.get(path), "cronjobs")
     finally:
         await client.close()
-    items = sorted(
-        answer.get("items", []), key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"])
-    )
+    items = sorted(answer.get("items", []), key=lambda o: (namespace_of(o), name_of(o)))
     sys.stdout.write(cronjob_rows(items, all_namespaces=args.all_namespaces, now=_now()))
     return 0
 
@@ -299,9 +309,9 @@ async def cronjob_resume(args: argparse.Namespace) -> int:
 
 def pod_status(pod: JSON) -> tuple[str, str, int]:
     """(ready "n/m", status, restarts) as kubectl and Volcano's vcctl show them."""
-    status = pod.get("status") or {}
+    status = status_of(pod)
     containers = status.get("containerStatuses") or []
-    total = len((pod.get("spec") or {}).get("containers") or []) or len(containers)
+    total = len(pod_containers(pod)) or len(containers)
     ready = sum(1 for cs in containers if cs.get("ready"))
     restarts = sum(int(cs.get("restartCount") or 0) for cs in containers)
     reason = status.get("reason") or status.get("phase") or "Unknown"
@@ -312,7 +322,7 @@ def pod_status(pod: JSON) -> tuple[str, str, int]:
             reason = waiting["reason"]
         elif terminated.get("reason"):
             reason = terminated["reason"]
-    if (pod.get("metadata") or {}).get("deletionTimestamp"):
+    if is_deleting(pod):
         reason = "Terminating"
     return f"{ready}/{total}", str(reason), restarts
 
@@ -323,9 +333,8 @@ def pod_rows(pods: list[JSON], *, all_namespaces: bool, now: datetime) -> str:
     rows: list[list[object]] = []
     for pod in pods:
         ready, status, restarts = pod_status(pod)
-        meta = pod["metadata"]
-        row: list[object] = [meta["name"], ready, status, restarts, age(meta.get("creationTimestamp"), now)]
-        rows.append([meta.get("namespace", ""), *row] if all_namespaces else row)
+        row: list[object] = [name_of(pod), ready, status, restarts, age(creation_timestamp_of(pod), now)]
+        rows.append([namespace_of(pod), *row] if all_namespaces else row)
     headers = ("Name", "Ready", "Status", "Restart", "Age")
     return table(("Namespace", *headers) if all_namespaces else headers, rows)
 
@@ -340,9 +349,7 @@ async def pod_list(args: argparse.Namespace) -> int:
         answer = await _call(client.get(path, labelSelector=",".join(selector)), "pods")
     finally:
         await client.close()
-    pods = sorted(
-        answer.get("items", []), key=lambda p: (p["metadata"].get("namespace", ""), p["metadata"]["name"])
-    )
+    pods = sorted(answer.get("items", []), key=lambda p: (namespace_of(p), name_of(p)))
     sys.stdout.write(pod_rows(pods, all_namespaces=args.all_namespaces, now=_now()))
     return 0
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from volcano_py.api import constants as c
 from volcano_py.api.job_defaults import default_task_name
+from volcano_py.api.objects import name_of, uid_of
 from volcano_py.api.scheduling import QueueState
 from volcano_py.resources import QuantityError, parse_quantity
 
@@ -88,12 +89,12 @@ def job_from_flags(
 
 def command_for(target: JSON, *, action: str, namespace: str) -> JSON:
     """A ``bus.volcano.sh`` Command aimed at ``target`` (a Job or a Queue) and owned by it, as in Volcano."""
-    meta = target["metadata"]
+    name = name_of(target)
     owner = {
         "apiVersion": target["apiVersion"],
         "kind": target["kind"],
-        "name": meta["name"],
-        "uid": meta["uid"],
+        "name": name,
+        "uid": uid_of(target),
         "controller": True,
         "blockOwnerDeletion": True,
     }
@@ -101,7 +102,7 @@ def command_for(target: JSON, *, action: str, namespace: str) -> JSON:
         "apiVersion": c.BUS_API_VERSION,
         "kind": c.COMMAND_KIND,
         "metadata": {
-            "generateName": f"{meta['name']}-{action.lower()}-",
+            "generateName": f"{name}-{action.lower()}-",
             "namespace": namespace,
             "ownerReferences": [owner],
         },

@@ -7,11 +7,32 @@ from datetime import datetime
 from typing import Any
 
 from volcano_py.api import constants as c
+from volcano_py.api.batch import JobPhase
+from volcano_py.api.bodies.job import (
+    PodCount,
+    job_max_retry,
+    job_min_available,
+    job_phase,
+    job_pod_count,
+    job_queue,
+    job_retry_count,
+    job_scheduler_name,
+    job_state_message,
+    job_state_reason,
+    job_status_min_available,
+    job_task_phase_counts,
+    job_tasks,
+    job_version,
+    task_name,
+    task_replicas,
+)
+from volcano_py.api.bodies.queue import queue_podgroup_count, queue_state, queue_weight
 from volcano_py.api.job_defaults import with_job_defaults
+from volcano_py.api.objects import creation_timestamp_of, label_of, name_of, namespace_of
 from volcano_py.api.queue_hierarchy import queue_parent
 from volcano_py.cli.vcctl.render import age, table
 from volcano_py.forecast import Forecast
-from volcano_py.whatif.why import job_phase, pod_why_lines, why_lines
+from volcano_py.whatif.why import pod_why_lines, why_lines
 
 JSON = dict[str, Any]
 
@@ -22,32 +43,39 @@ JOB_LIST_HEADERS = (
 QUEUE_HEADERS = ("Name", "Weight", "State", "Parent", "Inqueue", "Pending", "Running", "Unknown", "Completed")
 
 
+# The pod counters a Job's row and view show, in this order.
+_POD_COUNTS: tuple[PodCount, ...] = ("pending", "running", "succeeded", "failed", "unknown")
+
+
 def _replicas(job: JSON) -> int:
-    return sum(int(task.get("replicas", 0)) for task in job.get("spec", {}).get("tasks", []))
+    return sum(task_replicas(task) for task in job_tasks(job))
 
 
-_phase = job_phase
+def _phase(job: JSON) -> str:
+    """A Job's phase as shown: Pending until the controller has written one."""
+    return job_phase(job) or JobPhase.PENDING.value
+
+
+def _min_available(job: JSON) -> int:
+    """The gang size the controller last wrote, else the spec's."""
+    written = job_status_min_available(job)
+    return job_min_available(job) if written is None else written
 
 
 def job_rows(jobs: Sequence[JSON], *, all_namespaces: bool) -> list[list[object]]:
     rows: list[list[object]] = []
     for job in jobs:
-        meta, status = job["metadata"], job.get("status", {})
         row: list[object] = [
-            meta["name"],
-            str(meta.get("creationTimestamp", ""))[:10],
+            name_of(job),
+            creation_timestamp_of(job)[:10],
             _phase(job),
-            meta.get("labels", {}).get(c.JOB_TYPE_KEY, "Batch"),
+            label_of(job, c.JOB_TYPE_KEY, "Batch"),
             _replicas(job),
-            status.get("minAvailable", job.get("spec", {}).get("minAvailable", 0)),
-            status.get("pending", 0),
-            status.get("running", 0),
-            status.get("succeeded", 0),
-            status.get("failed", 0),
-            status.get("unknown", 0),
-            status.get("retryCount", 0),
+            _min_available(job),
+            *(job_pod_count(job, count) for count in _POD_COUNTS),
+            job_retry_count(job),
         ]
-        rows.append([meta.get("namespace", ""), *row] if all_namespaces else row)
+        rows.append([namespace_of(job), *row] if all_namespaces else row)
     return rows
 
 
@@ -60,33 +88,28 @@ def job_list(jobs: Sequence[JSON], *, all_namespaces: bool) -> str:
 
 def job_view(job: JSON, events: Sequence[JSON], now: datetime) -> str:
     # Shown as the controller runs it: a Job stored while the webhook was away has its defaults too.
-    meta, spec, status = job["metadata"], with_job_defaults(job)["spec"], job.get("status", {})
-    state = status.get("state", {})
+    defaulted = with_job_defaults(job)
     lines = [
-        f"Name:         {meta['name']}",
-        f"Namespace:    {meta.get('namespace', '')}",
-        f"Age:          {age(meta.get('creationTimestamp'), now)}",
-        f"Queue:        {spec.get('queue')}",
-        f"Scheduler:    {spec.get('schedulerName')}",
-        f"Min Available: {spec.get('minAvailable')}",
-        f"Max Retry:    {spec.get('maxRetry')}",
+        f"Name:         {name_of(job)}",
+        f"Namespace:    {namespace_of(job)}",
+        f"Age:          {age(creation_timestamp_of(job), now)}",
+        f"Queue:        {job_queue(defaulted)}",
+        f"Scheduler:    {job_scheduler_name(defaulted)}",
+        f"Min Available: {job_min_available(defaulted)}",
+        f"Max Retry:    {job_max_retry(defaulted)}",
         f"Phase:        {_phase(job)}",
     ]
-    if state.get("reason") or state.get("message"):
-        lines.append(f"Reason:       {state.get('reason', '')} {state.get('message', '')}".rstrip())
-    lines.append(
-        "Pods:         "
-        + ", ".join(
-            f"{k} {status.get(k, 0)}" for k in ("pending", "running", "succeeded", "failed", "unknown")
-        )
-    )
-    lines.append(f"Retry Count:  {status.get('retryCount', 0)}   Version: {status.get('version', 0)}")
+    reason, message = job_state_reason(job), job_state_message(job)
+    if reason or message:
+        lines.append(f"Reason:       {reason} {message}".rstrip())
+    lines.append("Pods:         " + ", ".join(f"{k} {job_pod_count(job, k)}" for k in _POD_COUNTS))
+    lines.append(f"Retry Count:  {job_retry_count(job)}   Version: {job_version(job)}")
     lines.append("Tasks:")
-    task_counts = status.get("taskStatusCount", {})
-    for task in spec.get("tasks", []):
-        phases = task_counts.get(task.get("name", ""), {}).get("phase", {})
+    for task in job_tasks(defaulted):
+        name = task_name(task)
+        phases = job_task_phase_counts(job, name)
         counts = ", ".join(f"{k} {v}" for k, v in sorted(phases.items())) or "no pods"
-        lines.append(f"  {task.get('name', '')}: replicas {task.get('replicas', 0)} ({counts})")
+        lines.append(f"  {name}: replicas {task_replicas(task)} ({counts})")
     lines.append("Events:")
     lines.extend(event_lines(events, now) or ["  <none>"])
     return "\n".join(lines) + "\n"
@@ -125,18 +148,16 @@ def pod_why(pod: JSON, events: Sequence[JSON], now: datetime) -> str:
 def queue_rows(queues: Sequence[JSON]) -> list[list[object]]:
     rows: list[list[object]] = []
     for queue in queues:
-        spec, status = queue.get("spec", {}), queue.get("status", {})
         rows.append(
             [
-                queue["metadata"]["name"],
-                spec.get("weight", 1),
-                status.get("state", "Open"),
+                name_of(queue),
+                queue_weight(queue),
+                queue_state(queue),
                 queue_parent(queue),
-                status.get("inqueue", 0),
-                status.get("pending", 0),
-                status.get("running", 0),
-                status.get("unknown", 0),
-                status.get("completed", 0),
+                *(
+                    queue_podgroup_count(queue, count)
+                    for count in ("inqueue", "pending", "running", "unknown", "completed")
+                ),
             ]
         )
     return rows

@@ -25,7 +25,7 @@ from volcano_py.api.bodies.job import (
     job_running_duration,
     job_task_status_count,
 )
-from volcano_py.api.bodies.jobflow import jobflow_flows, jobflow_status, step_job_spec_patch
+from volcano_py.api.bodies.jobflow import jobflow_flows, jobflow_status, status_phase, step_job_spec_patch
 from volcano_py.api.bodies.jobtemplate import jobtemplate_job_spec
 from volcano_py.api.common import format_time, parse_duration
 from volcano_py.api.flow import FlowPhase, JobFlow, RetainPolicy
@@ -195,9 +195,8 @@ def flow_status(flow: JobFlow, old: Mapping[str, Any], jobs: Mapping[str, Mappin
         status["jobStatusList"] = [records[name] for name in order]
     if conditions:
         status["conditions"] = conditions
-    state = old.get("state") or {}
-    if state.get("phase"):
-        status["state"] = {"phase": state["phase"]}
+    if phase := status_phase(old):
+        status["state"] = {"phase": phase}
     return status
 
 
