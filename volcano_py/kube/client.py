@@ -75,10 +75,12 @@ async def load_api_client(
     # Watches hold one connection each; binds and status writes share the rest.
     configuration.connection_pool_maxsize = 256
     api_client = k8s_client.ApiClient(configuration)
-    # aiohttp closes a connection idle for 15 s; a burst of binds after a quiet spell then opened dozens anew,
-    # each a TLS handshake on both sides (about 5% of the agent scheduler's CPU in a 5,000-node churn). The API
-    # server keeps an idle connection 90 s, so ours are kept a little less than that.
-    api_client.rest_client.pool_manager.connector._keepalive_timeout = KEEPALIVE_SECONDS  # type: ignore[union-attr]
+    # aiohttp closes a connection idle for 15 s; a burst of binds after a quiet spell then opened dozens
+    # anew, each a TLS handshake on both sides (about 5% of the agent scheduler's CPU in a 5,000-node
+    # churn). The API server keeps an idle connection 90 s, so ours are kept a little less than that.
+    connector = api_client.rest_client.pool_manager.connector
+    assert connector is not None  # the ApiClient made its session with a connector of its own
+    connector._keepalive_timeout = KEEPALIVE_SECONDS
     if not any(os.environ.get(name) for name in _PROXY_VARIABLES):
         # Trusting the environment makes aiohttp re-read the proxy variables on every request (a few percent
         # of the scheduler's CPU); with none set there is nothing to find, so stop looking.

@@ -279,7 +279,7 @@ class StatusWrites:
             podgroup=key,
             phase=status["phase"],
             running=status["running"],
-            conditions=[f"{x['type']}={x['status']}:{x['reason']}" for x in status["conditions"]],
+            conditions=["{type}={status}:{reason}".format_map(c) for c in status["conditions"]],
         )
         async with self._slots:
             try:
