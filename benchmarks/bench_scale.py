@@ -6,11 +6,14 @@ nodes. In it each ``--mode`` runs every ``--system`` in turn (``null``: ``null_b
 this control plane; ``volcano-py``; ``volcano``: Volcano's vc-scheduler and vc-controller-manager built from
 ``--volcano-src`` by ``build_volcano.py``; ``volcano-py-sharded``, backlog only: two volcano-py schedulers,
 each hard-sharded on half the nodes by a NodeShard the bench creates and serving half the jobs under a
-schedulerName of its own, ``benchlib/sharded.py``), each as its own process, so its CPU and RSS are its own
-(the sharded system's are the sums over its two, each also given under ``schedulers`` with its pods bound,
-its last bind and its pods bound outside its shard); the backlog runs the null binder again after each other
-system (``--bracket-null``) and rates each against the null runs on either side of it. Every line carries
-the load average.
+schedulerName of its own, ``benchlib/sharded.py``; ``yunikorn``, backlog and churn: Apache YuniKorn's
+scheduler built from ``--yunikorn-src`` by ``build_yunikorn.py``, each job one of its applications and each
+gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``), each as its own
+process, so its CPU and RSS are its own (the sharded system's are the sums over its two, each also given
+under ``schedulers`` with its pods bound, its last bind and its pods bound outside its shard); the backlog
+runs the null binder again after each other system (``--bracket-null``) and rates each against the null
+runs on either side of it. Every line carries the load average; backlog and churn lines count the gangs
+left partly bound (``partial_gangs``).
 
 backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, each with a PodGroup of
           minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager does
@@ -53,6 +56,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo, scale_points
 from benchmarks.benchlib.procfs import meminfo, rss_mib
@@ -61,6 +65,7 @@ from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.stats import bracketed, of_baseline
 from benchmarks.benchlib.systems import REPO
 from benchmarks.build_volcano import ensure_volcano
+from benchmarks.build_yunikorn import ensure_yunikorn
 from benchmarks.scale.backlog import backlog
 from benchmarks.scale.bench import GANG, JSON, WORKERS, Bench, StopPoint, load_average, progress
 from benchmarks.scale.churn import churn
@@ -69,7 +74,7 @@ from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 
-SYSTEMS = ("null", "volcano-py", "volcano", SHARDED)
+SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM)
 MODES = ("backlog", "restart", "churn")
 
 
@@ -97,11 +102,11 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
         systems = [system for system in args.system if system != SHARDED]  # the sharded one: backlog only
         if "restart" in args.mode:
             point["restart"] = []
-            for system in systems:
+            for system in (s for s in systems if s != yunikorn.SYSTEM):  # YuniKorn: backlog and churn
                 progress(f"scheduler restart on {pods:,} pods: {system}")
                 point["restart"].append(await scheduler_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
-            for system in (s for s in systems if s != "null"):
+            for system in (s for s in systems if s not in ("null", yunikorn.SYSTEM)):
                 progress(f"controller restart with {args.finished_jobs:,} finished Jobs: {system}")
                 point["restart"].append(await controller_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
@@ -119,6 +124,8 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
 def run(args: argparse.Namespace) -> JSON:
     result: JSON = {"benchmark": "scale", "modes": args.mode, "systems": args.system, "cpus": os.cpu_count(),
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
+    if args.yunikorn:  # what was built: the shim's commit, the core's version
+        result["yunikorn_build"] = args.yunikorn.record
 
     def save() -> None:
         if args.out:  # a long run stopped part way still leaves what it measured
@@ -155,6 +162,8 @@ def run_point(
         point["nodes_ready_s"] = round(time.monotonic() - began, 1)
         progress(f"{nodes:,} nodes Ready in {point['nodes_ready_s']}s")
         cluster.apply_crds(REPO / "crds")
+        if yunikorn.SYSTEM in args.system:
+            yunikorn.install(cluster, args.scheduler_log_level)
         state = json.loads((cluster.layout.root / "state.json").read_text())
         workers = {child["name"]: child["pid"] for child in state["children"] if child["name"] in WORKERS}
         bench = Bench(args, cluster, log_file, workers, save, node_names=names)
@@ -179,6 +188,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--system", nargs="+", choices=SYSTEMS, default=["null", "volcano-py"])
     parser.add_argument("--volcano-src", type=Path, help="a Volcano checkout, for --system volcano")
+    parser.add_argument("--yunikorn-src", type=Path, help="a yunikorn-k8shim checkout, for --system yunikorn")
     parser.add_argument(
         "--shapes",
         type=int,
@@ -281,6 +291,11 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         if not args.volcano_src:
             parser.error("--system volcano needs --volcano-src PATH (a checkout of volcano-sh/volcano)")
         args.volcano_bin = ensure_volcano(args.volcano_src.resolve())  # built before any cluster starts
+    args.yunikorn = None
+    if yunikorn.SYSTEM in args.system and not args.plot_from:
+        if not args.yunikorn_src:
+            parser.error("--system yunikorn needs --yunikorn-src PATH (a checkout of apache/yunikorn-k8shim)")
+        args.yunikorn = ensure_yunikorn(args.yunikorn_src.resolve())
     return args
 
 

@@ -53,10 +53,17 @@ def tree_digest(src: Path, tops: tuple[str, ...] = ("cmd", "pkg", "staging", "th
 
 
 def go_build(
-    go: str, args: list[str], src: Path, name: str, *, say: Callable[[str], None] = progress
+    go: str,
+    args: list[str],
+    src: Path,
+    name: str,
+    *,
+    say: Callable[[str], None] = progress,
+    log_name: str = "volcano",
 ) -> None:
-    """Run one ``go`` command in ``src``, a progress line every half minute; BuildError with its log tail."""
-    log_path = cache_dir() / "logs" / "volcano.log"
+    """Run one ``go`` command in ``src``, a progress line every half minute; BuildError with its log tail
+    (the log is ``<cache>/logs/<log_name>.log``)."""
+    log_path = cache_dir() / "logs" / f"{log_name}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     say(f"building {name} from {src} (log: {log_path})")

@@ -17,6 +17,7 @@ import aiohttp
 from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.benchlib.objects import api_pod, api_podgroup
+from benchmarks.benchlib.peer_yunikorn import is_placeholder
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS
@@ -156,7 +157,8 @@ class BindWatch:
             await asyncio.wait_for(self.changed.wait(), timeout=within)
 
     def _seen(self, obj: JSON) -> None:
-        if node := (obj.get("spec") or {}).get("nodeName"):
+        # A pod YuniKorn makes to hold a gang's room is not the workload's (peer_yunikorn).
+        if (node := (obj.get("spec") or {}).get("nodeName")) and not is_placeholder(obj):
             self.bound.setdefault(obj["metadata"]["name"], time.time())
             self.node.setdefault(obj["metadata"]["name"], str(node))
             self.changed.set()

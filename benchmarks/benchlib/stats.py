@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -166,3 +166,14 @@ def busy_cores(samples: Sequence[tuple[float, float]], window: float) -> float |
     if start is None:
         return None
     return (end_cpu - start[1]) / (end_at - start[0])
+
+
+def partial_gangs(members: Iterable[str], bound: Container[str]) -> int:
+    """Gangs with some but not all of their pods bound, a pod ``<gang>-<i>`` being of gang ``<gang>``: a
+    gang scheduler's must be 0 once its binds are done."""
+    tallies: dict[str, list[int]] = {}
+    for name in members:
+        tally = tallies.setdefault(name.rsplit("-", 1)[0], [0, 0])
+        tally[0] += 1
+        tally[1] += name in bound
+    return sum(1 for total, done in tallies.values() if 0 < done < total)

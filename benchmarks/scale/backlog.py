@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import time
 
+from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import (
     BindWatch,
     api_counts,
@@ -23,7 +24,7 @@ from benchmarks.benchlib.profiling import profiler
 from benchmarks.benchlib.profiling import stop as stop_profilers
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.sharded import nodeshards, scheduler_names, scheduler_of, shard_nodes
-from benchmarks.benchlib.stats import busy_cores, cycle_quantiles
+from benchmarks.benchlib.stats import busy_cores, cycle_quantiles, partial_gangs
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import (
     JSON,
@@ -97,6 +98,8 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
         path = PODS.collection_path(namespace)
         names = scheduler_names(system)
         bodies = backlog_bodies(namespace, total, size, args.gang_singles, names)
+        if system == yunikorn.SYSTEM:  # its own gang object: task groups, no PodGroups
+            bodies = yunikorn.translate(bodies)
         if system == SHARDED:  # once per cluster: a NodeShard that exists already is kept (create_all)
             shards = [(NODESHARDS.collection_path(), shard) for shard in nodeshards(bench.node_names)]
             await create_all(client, shards, len(shards))
@@ -167,6 +170,8 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             "first_bind_s": round(stamps[0] - started_at, 2) if stamps else None,
             "last_bind_s": round(last - started_at, 2) if stamps else None,
             "pods_per_second": round(len(stamps) / max(1e-9, last - started_at), 1),
+            "partial_gangs": partial_gangs((b["metadata"]["name"] for _, b in bodies if b["kind"] == "Pod"),
+                                           watch.bound),
             "scheduler_cpu_s": round(spent, 2),
             "cpu_ms_per_pod": round(1000 * spent / max(1, len(stamps)), 2),
             "scheduler_peak_rss_mib": peak,

@@ -7,10 +7,17 @@ import asyncio
 import math
 import time
 
+from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import BindWatch, clear, count_where, resource_version
 from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
-from benchmarks.benchlib.stats import churn_windows, cycle_quantiles, gang_ready_latencies, percentile
+from benchmarks.benchlib.stats import (
+    churn_windows,
+    cycle_quantiles,
+    gang_ready_latencies,
+    partial_gangs,
+    percentile,
+)
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import JSON, Bench, load_average, scrape, wait_count
 from benchmarks.scale.systems import start_scheduler
@@ -38,13 +45,16 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         async def submit(j: int) -> None:
             async with in_flight:
                 group = f"c{j}"
-                await client.create(
-                    PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
-                )
+                if system != yunikorn.SYSTEM:  # YuniKorn's gang is a task group on its pods
+                    await client.create(
+                        PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
+                    )
 
                 async def create(i: int) -> None:
                     body = api_pod(f"{group}-{i}").group(group).obj()
                     body["metadata"]["annotations"].update(annotations)
+                    if system == yunikorn.SYSTEM:
+                        body = yunikorn.as_member(body, group, args.churn_size)
                     await client.create(PODS.collection_path(namespace), body)
                     watch.created[f"{group}-{i}"] = time.time()
 
@@ -91,6 +101,7 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             "system": system, "pods": filled, "jobs": j, "create": args.churn_create,
             "created": len(watch.created),
             "bound": sum(1 for n in watch.created if n in watch.bound), "succeeded": succeeded,
+            "partial_gangs": partial_gangs(watch.created, watch.bound),
             "bind_ms_p50": round(percentile(latencies, 0.50), 1),
             "bind_ms_p99": round(percentile(latencies, 0.99), 1),
             "gang_ready_bind_ms_p50": round(percentile(ready, 0.50), 1),

@@ -1,5 +1,6 @@
 """The systems ``bench_scale`` compares, each started as processes of its own so that their CPU and RSS
-are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler), ``start_schedulers``
+are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler, YuniKorn's scheduler),
+``start_schedulers``
 (that one, or the sharded system's two), ``start_controller`` (volcano-py's controller, Volcano's
 vc-controller-manager). A system joins the comparison here; ``Started.ready`` waits for the readiness it
 offers."""
@@ -11,6 +12,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.sharded import launch_sharded_schedulers
 from benchmarks.benchlib.systems import (
@@ -38,6 +40,9 @@ def start_scheduler(bench: Bench, system: str) -> Started:
     if system == "null":
         binder = launch_null_binder(bench.kubeconfig, bench.log_file, bind_concurrency=args.bind_concurrency)
         return Started(binder, lambda _within: wait_null_ready(binder))
+    if system == yunikorn.SYSTEM:
+        yk = yunikorn.launch(args.yunikorn.scheduler, bench.kubeconfig, bench.log_file)
+        return Started(yk, lambda within: yunikorn.wait_ready(yk, len(bench.node_names), within))
     if system == "volcano":
         vc, port = launch_vc_scheduler(
             args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period
