@@ -6,15 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from volcano_py.api.objects import spec_of, status_of
+from volcano_py.api.objects import status_of
 from volcano_py.api.shard import NodeShardStatus
 
 Obj = Mapping[str, Any]
-
-
-def nodeshard_nodes_desired(shard: Obj) -> Sequence[str]:
-    """``spec.nodesDesired``: the nodes the sharding controller gives the shard."""
-    return spec_of(shard).get("nodesDesired") or ()
 
 
 def nodeshard_nodes_in_use(shard: Obj) -> Sequence[str]:

@@ -8,17 +8,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from typing import Any, Final
 
-from volcano_py.api.bodies.conditions import any_true
 from volcano_py.api.podspec import PodPhase, pod_phase
 
 __all__ = [
     "PodPhase",
     "drop_status_fields",
     "pod_claim_statuses",
-    "pod_condition_true",
     "pod_conditions",
     "pod_containers",
-    "pod_gated",
     "pod_node_name",
     "pod_nominated_node",
     "pod_phase",
@@ -59,11 +56,6 @@ def pod_preemption_policy(pod: Obj) -> str:
     return str((pod.get("spec") or _EMPTY).get("preemptionPolicy") or "")
 
 
-def pod_gated(pod: Obj) -> bool:
-    """Whether ``spec.schedulingGates`` holds any gate: the API server binds the pod only once none does."""
-    return bool((pod.get("spec") or _EMPTY).get("schedulingGates"))
-
-
 def pod_resource_claims(pod: Obj) -> Sequence[Mapping[str, Any]]:
     """``spec.resourceClaims``: each a ``name``, and a ``resourceClaimName`` or a template's name."""
     return (pod.get("spec") or _EMPTY).get("resourceClaims") or ()
@@ -90,11 +82,6 @@ def pod_start_time(pod: Obj) -> str:
 
 def pod_conditions(pod: Obj) -> Sequence[Mapping[str, Any]]:
     return (pod.get("status") or _EMPTY).get("conditions") or ()
-
-
-def pod_condition_true(pod: Obj, kind: str) -> bool:
-    """Whether the pod's condition ``kind`` (``PodScheduled``, ``Ready``, ...) says True."""
-    return any_true(pod_conditions(pod), kind)
 
 
 def drop_status_fields(pod: MutableMapping[str, Any], names: Iterable[str]) -> None:
