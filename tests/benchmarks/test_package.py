@@ -21,7 +21,7 @@ MODULES = sorted(
 MAX_LINES = 450
 # Over the limit before the limit covered benchmarks/, each held to its size then until it is split.
 NOT_YET_SPLIT = {
-    "benchmarks/volcano_e2e.py": 781,
+    "benchmarks/volcano_e2e.py": 777,
     "benchmarks/bench_e2e.py": 533,
     "benchmarks/chaoslib/invariants.py": 489,
     "benchmarks/volcano_admission_differential.py": 473,
