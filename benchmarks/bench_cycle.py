@@ -206,6 +206,12 @@ def main(argv: list[str] | None = None) -> int:
     def arriving(groups_now: list[Obj], pods_now: list[Obj]) -> None:
         new_groups[:], new_pods[:] = groups_now, pods_now
 
+    def gangs_arrive(prefix: str, count: int, phase: str, pods_each: int) -> None:
+        """``count`` 20-pod gangs, their PodGroups in ``phase``, with ``pods_each`` pods created so far."""
+        names = [f"{prefix}-{j}" for j in range(count)]
+        arriving([podgroup(g, WAVE_SIZE, phase) for g in names],
+                 [pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(pods_each)])  # fmt: skip
+
     arrivals = [0]
 
     def job_arrives() -> None:
@@ -231,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
     def wave_arrives() -> None:
         # What a cycle meets in the middle of a run of 20-pod gangs: a wave of them completed at once.
         waves[0] += 1
-        names = [f"wave-{waves[0]}-{j}" for j in range(WAVE_GANGS)]
-        arriving([podgroup(g, WAVE_SIZE, "Inqueue") for g in names],
-                 [pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(WAVE_SIZE)])  # fmt: skip
+        gangs_arrive(f"wave-{waves[0]}", WAVE_GANGS, "Inqueue", WAVE_SIZE)
 
     def gang_wave() -> CycleOutcome:
         extra_groups = [*groups, *new_groups]
@@ -279,9 +283,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def admissions_arrive() -> None:
         admitted[0] += 1
-        names = [f"admit-{admitted[0]}-{j}" for j in range(FORMING_GANGS)]
-        arriving([podgroup(g, WAVE_SIZE, "Pending") for g in names],
-                 [pod(f"{g}-{i}", g, "", "Pending") for g in names for i in range(5)])  # fmt: skip
+        gangs_arrive(f"admit-{admitted[0]}", FORMING_GANGS, "Pending", 5)
         for group in new_groups:
             group["status"] = {"phase": "Pending"}
 
