@@ -8,20 +8,23 @@ this control plane; ``volcano-py``; ``volcano``: Volcano's vc-scheduler and vc-c
 each hard-sharded on half the nodes by a NodeShard the bench creates and serving half the jobs under a
 schedulerName of its own, ``benchlib/sharded.py``; ``yunikorn``, backlog and churn: Apache YuniKorn's
 scheduler built from ``--yunikorn-src`` by ``build_yunikorn.py``, each job one of its applications and each
-gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``), each as its own
-process, so its CPU and RSS are its own (the sharded system's are the sums over its two, each also given
-under ``schedulers`` with its pods bound, its last bind and its pods bound outside its shard); the backlog
+gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``; ``kai``, backlog and
+churn: NVIDIA KAI-Scheduler's scheduler and binder, with its pod-grouper for one-pod jobs, built from
+``--kai-src`` by ``build_kai.py``, each shape in KAI's own PodGroups, ``benchlib/peer_kai.py``), each as
+its own process, so its CPU and RSS are its own (the sharded system's and KAI's are the sums over its
+processes, each also given under ``schedulers`` or ``processes``; the sharded ones with their pods bound,
+last bind and pods bound outside their shard); the backlog
 runs the null binder again after each other system (``--bracket-null``) and rates each against the null
 runs on either side of it. Every line carries the load average; backlog and churn lines count the gangs
 left partly bound (``partial_gangs``).
 
 backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, each with a PodGroup of
-          minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager does
-          run for plain pods, which need it for their PodGroups: the bench waits for them), then the
-          scheduler starts. Reported: seconds from its start to the first and to the last bind, pods/s over
-          that span, its CPU per pod and peak RSS, its cycle time p50/p99 (volcano-py, Volcano; from its
-          start to the last bind, idle cycles included), and the CPU of kube-apiserver, etcd and kwok
-          meanwhile and the API server's largest RSS.
+          minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager and
+          KAI's pod-grouper do run for plain pods, which need them for their PodGroups: the bench waits for
+          them), then the scheduler starts. Reported: seconds from its start to the first and to the last
+          bind, pods/s over that span, its CPU per pod and peak RSS, its cycle time p50/p99 (volcano-py,
+          Volcano; from its start to the last bind, idle cycles included), and the CPU of kube-apiserver,
+          etcd and kwok meanwhile and the API server's largest RSS.
 restart   The cluster filled with ``pods`` running pods in gangs of ``--running-gang`` with their PodGroups
           (created bound, as bench_restart does) and ``--finished-jobs`` Volcano Jobs whose status is
           Completed (the history of Volcano's issue #5819: 140,000 pods and 87,031 Jobs there). Per system
@@ -56,6 +59,7 @@ import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo, scale_points
@@ -64,6 +68,7 @@ from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.stats import bracketed, of_baseline
 from benchmarks.benchlib.systems import REPO
+from benchmarks.build_kai import built_commit, ensure_kai
 from benchmarks.build_volcano import ensure_volcano
 from benchmarks.build_yunikorn import ensure_yunikorn
 from benchmarks.scale.backlog import backlog
@@ -74,7 +79,8 @@ from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 
-SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM)
+SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM)
+BACKLOG_AND_CHURN_ONLY = (yunikorn.SYSTEM, kai.SYSTEM)  # no restart mode for these peers
 MODES = ("backlog", "restart", "churn")
 
 
@@ -102,11 +108,11 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
         systems = [system for system in args.system if system != SHARDED]  # the sharded one: backlog only
         if "restart" in args.mode:
             point["restart"] = []
-            for system in (s for s in systems if s != yunikorn.SYSTEM):  # YuniKorn: backlog and churn
+            for system in (s for s in systems if s not in BACKLOG_AND_CHURN_ONLY):
                 progress(f"scheduler restart on {pods:,} pods: {system}")
                 point["restart"].append(await scheduler_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
-            for system in (s for s in systems if s not in ("null", yunikorn.SYSTEM)):
+            for system in (s for s in systems if s not in ("null", *BACKLOG_AND_CHURN_ONLY)):
                 progress(f"controller restart with {args.finished_jobs:,} finished Jobs: {system}")
                 point["restart"].append(await controller_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
@@ -126,6 +132,8 @@ def run(args: argparse.Namespace) -> JSON:
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
     if args.yunikorn:  # what was built: the shim's commit, the core's version
         result["yunikorn_build"] = args.yunikorn.record
+    if args.kai_bin:
+        result["kai_commit"] = built_commit(args.kai_bin)
 
     def save() -> None:
         if args.out:  # a long run stopped part way still leaves what it measured
@@ -164,6 +172,8 @@ def run_point(
         cluster.apply_crds(REPO / "crds")
         if yunikorn.SYSTEM in args.system:
             yunikorn.install(cluster, args.scheduler_log_level)
+        if kai.SYSTEM in args.system:
+            kai.install(cluster, args.kai_src)
         state = json.loads((cluster.layout.root / "state.json").read_text())
         workers = {child["name"]: child["pid"] for child in state["children"] if child["name"] in WORKERS}
         bench = Bench(args, cluster, log_file, workers, save, node_names=names)
@@ -189,6 +199,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--system", nargs="+", choices=SYSTEMS, default=["null", "volcano-py"])
     parser.add_argument("--volcano-src", type=Path, help="a Volcano checkout, for --system volcano")
     parser.add_argument("--yunikorn-src", type=Path, help="a yunikorn-k8shim checkout, for --system yunikorn")
+    parser.add_argument("--kai-src", type=Path, help="a KAI-Scheduler checkout, for --system kai")
     parser.add_argument(
         "--shapes",
         type=int,
@@ -296,6 +307,12 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         if not args.yunikorn_src:
             parser.error("--system yunikorn needs --yunikorn-src PATH (a checkout of apache/yunikorn-k8shim)")
         args.yunikorn = ensure_yunikorn(args.yunikorn_src.resolve())
+    args.kai_bin = None
+    if kai.SYSTEM in args.system and not args.plot_from:
+        if not args.kai_src:
+            parser.error("--system kai needs --kai-src PATH (a checkout of NVIDIA/KAI-Scheduler)")
+        args.kai_src = args.kai_src.resolve()
+        args.kai_bin = ensure_kai(args.kai_src)
     return args
 
 

@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import time
 
+from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import (
     BindWatch,
@@ -88,18 +89,24 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
     bench.backlog_runs += 1
     namespace = bench.cluster.create_namespace(f"backlog-{shape}-{system}-{bench.backlog_runs}".lower())
     total = (pods // size) * size
-    # Volcano schedules a plain pod only once its controller has given it a PodGroup.
-    needs_controller = system == "volcano" and size == 1 and not args.gang_singles
+    # Volcano and KAI schedule a plain pod only once a controller of theirs has given it a PodGroup.
+    controller = {"volcano": "vc-controller-manager", kai.SYSTEM: "kai-podgrouper"}.get(system)
+    needs_controller = controller is not None and size == 1 and not args.gang_singles
+    groups_path = (kai.PODGROUPS if system == kai.SYSTEM else PODGROUPS).collection_path(namespace)
     processes: dict[str, subprocess.Popen[bytes]] = {}
     try:
-        if needs_controller:
-            processes["vc-controller-manager"] = start_controller(bench, system).process
+        if needs_controller and controller:
+            started_controller = start_controller(bench, system)
+            processes[controller] = started_controller.process
+            await asyncio.to_thread(started_controller.ready, args.deadline)
         began = time.monotonic()
         path = PODS.collection_path(namespace)
         names = scheduler_names(system)
         bodies = backlog_bodies(namespace, total, size, args.gang_singles, names)
         if system == yunikorn.SYSTEM:  # its own gang object: task groups, no PodGroups
             bodies = yunikorn.translate(bodies)
+        if system == kai.SYSTEM:  # its own PodGroups, and pods addressed to it
+            bodies = kai.backlog_bodies(namespace, total, size, args.gang_singles)
         if system == SHARDED:  # once per cluster: a NodeShard that exists already is kept (create_all)
             shards = [(NODESHARDS.collection_path(), shard) for shard in nodeshards(bench.node_names)]
             await create_all(client, shards, len(shards))
@@ -113,12 +120,12 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
 
             async def groups_made() -> None:
                 while True:
-                    if await count(client, PODGROUPS.collection_path(namespace)) >= total // size:
+                    if await count(client, groups_path) >= total // size:
                         return
                     await asyncio.sleep(2.0)
 
-            await guarded(bench, groups_made(), "PodGroups made by vc-controller-manager", total // size,
-                          lambda: count(client, PODGROUPS.collection_path(namespace)))  # fmt: skip
+            await guarded(bench, groups_made(), f"PodGroups made by {controller}", total // size,
+                          lambda: count(client, groups_path))  # fmt: skip
             groups_s = round(time.monotonic() - began, 1)
         quiet_s, quiet_cores = await control_plane_quiet(bench)
         watch = BindWatch(client, namespace)
@@ -189,6 +196,8 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
         }  # fmt: skip
         if len(each_one) == 1:
             result.update({k: v for k, v in next(iter(each_one.values())).items() if k.startswith("cycle_")})
+        elif system != SHARDED:  # each process's own figures (KAI's scheduler and binder)
+            result["processes"] = each_one
         else:  # per scheduler: its own figures, when its last pod was bound, and its pods off its shard
             shard_of = shard_nodes(bench.node_names)
             for name, one in each_one.items():
@@ -200,9 +209,9 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
                 )
                 one["bound_off_shard"] = sum(watch.node[n] not in shard_of[own] for n in mine)
             result["schedulers"] = each_one
-        if groups_s is not None:
+        if groups_s is not None and controller:
             result["controller_podgroups_s"] = groups_s
-            result["controller_cpu_s"] = round(cpu_seconds(processes["vc-controller-manager"].pid), 2)
+            result["controller_cpu_s"] = round(cpu_seconds(processes[controller].pid), 2)
         if not complete:
             result["incomplete"] = f"{len(stamps):,} of {total:,} bound within {args.deadline:.0f} s"
         return result

@@ -7,6 +7,7 @@ import asyncio
 import math
 import time
 
+from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import BindWatch, clear, count_where, resource_version
 from benchmarks.benchlib.objects import api_pod, api_podgroup
@@ -20,7 +21,7 @@ from benchmarks.benchlib.stats import (
 )
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import JSON, Bench, load_average, scrape, wait_count
-from benchmarks.scale.systems import start_scheduler
+from benchmarks.scale.systems import start_schedulers
 from volcano_py.devcluster import COMPLETE_AFTER
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import PODGROUPS, PODS
@@ -29,9 +30,12 @@ from volcano_py.kube.kinds import PODGROUPS, PODS
 async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> JSON:
     args = bench.args
     namespace = bench.cluster.create_namespace(f"churn-{system}")
-    started = start_scheduler(bench, system)
+    schedulers = start_schedulers(bench, system)
+    started = next(iter(schedulers.values()))  # the one that serves the cycle histogram, if any
+    alive = [one.process for one in schedulers.values()]
     try:
-        await asyncio.to_thread(started.ready, args.deadline)
+        for one in schedulers.values():
+            await asyncio.to_thread(one.ready, args.deadline)
         watch = BindWatch(client, namespace)
         watcher = asyncio.create_task(
             watch.run(await resource_version(client, PODS.collection_path(namespace)))
@@ -45,13 +49,18 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         async def submit(j: int) -> None:
             async with in_flight:
                 group = f"c{j}"
-                if system != yunikorn.SYSTEM:  # YuniKorn's gang is a task group on its pods
+                if system == kai.SYSTEM:  # KAI's own PodGroup, which its pods name as KAI reads it
+                    await client.create(
+                        kai.PODGROUPS.collection_path(namespace), kai.podgroup(group, args.churn_size)
+                    )
+                elif system != yunikorn.SYSTEM:  # YuniKorn's gang is a task group on its pods
                     await client.create(
                         PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
                     )
 
                 async def create(i: int) -> None:
-                    body = api_pod(f"{group}-{i}").group(group).obj()
+                    name = f"{group}-{i}"
+                    body = kai.pod(name, group) if system == kai.SYSTEM else api_pod(name).group(group).obj()
                     body["metadata"]["annotations"].update(annotations)
                     if system == yunikorn.SYSTEM:
                         body = yunikorn.as_member(body, group, args.churn_size)
@@ -78,12 +87,10 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             submitted.append(asyncio.create_task(submit(j)))
             j += 1
             await asyncio.sleep(max(0.0, start + j / args.churn_rate - time.time()))
-            if started.process.poll() is not None:
-                raise RuntimeError(
-                    f"{system} exited with code {started.process.returncode}; see --scheduler-log"
-                )
+            if any(process.poll() is not None for process in alive):
+                raise RuntimeError(f"{system} exited; see --scheduler-log")
         await asyncio.gather(*submitted)
-        await wait_count(bench, watch, len(watch.created), min(args.deadline, 120.0), [started.process])
+        await wait_count(bench, watch, len(watch.created), min(args.deadline, 120.0), alive)
         scraper.cancel()
         await asyncio.gather(scraper, return_exceptions=True)
         cycles.append(await asyncio.to_thread(scrape, started.metrics_url))
@@ -106,8 +113,10 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             "bind_ms_p99": round(percentile(latencies, 0.99), 1),
             "gang_ready_bind_ms_p50": round(percentile(ready, 0.50), 1),
             "gang_ready_bind_ms_p99": round(percentile(ready, 0.99), 1),
-            "scheduler_cpu_s": round(cpu_seconds(started.process.pid), 2),
-            **rss_mib(started.process.pid), "load_average": load_average(),
+            "scheduler_cpu_s": round(sum(cpu_seconds(process.pid) for process in alive), 2),
+            **{key: round(sum(rss_mib(process.pid)[key] for process in alive), 1)
+               for key in ("rss_mib", "peak_rss_mib")},
+            "load_average": load_average(),
             **(cycle_quantiles(cycles[0], cycles[-1]) if started.metrics_url else {}),
             "windows": churn_windows(
                 watch.created, watch.bound, cycles, loads, start, args.window,
@@ -115,5 +124,5 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
             ),
         }  # fmt: skip
     finally:
-        stop([started.process])
+        stop(alive)
         await clear(client, bench.cluster, namespace)

@@ -1,9 +1,8 @@
 """The systems ``bench_scale`` compares, each started as processes of its own so that their CPU and RSS
 are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler, YuniKorn's scheduler),
-``start_schedulers``
-(that one, or the sharded system's two), ``start_controller`` (volcano-py's controller, Volcano's
-vc-controller-manager). A system joins the comparison here; ``Started.ready`` waits for the readiness it
-offers."""
+``start_schedulers`` (that one, the sharded system's two, or KAI-Scheduler's scheduler and binder),
+``start_controller`` (volcano-py's controller, Volcano's vc-controller-manager, KAI's pod-grouper). A system
+joins the comparison here; ``Started.ready`` waits for the readiness it offers."""
 
 from __future__ import annotations
 
@@ -12,6 +11,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.sharded import launch_sharded_schedulers
@@ -60,7 +60,9 @@ def start_scheduler(bench: Bench, system: str) -> Started:
 
 
 def start_schedulers(bench: Bench, system: str) -> dict[str, Started]:
-    """Per scheduler process of ``system`` (one, or the sharded system's two), its name and start."""
+    """Per scheduler process of ``system`` (one, the sharded system's two, KAI's two), its name and start."""
+    if system == kai.SYSTEM:
+        return start_kai(bench)
     if system != SHARDED:
         return {"scheduler": start_scheduler(bench, system)}
     args = bench.args
@@ -77,7 +79,24 @@ def start_schedulers(bench: Bench, system: str) -> dict[str, Started]:
     }
 
 
+def start_kai(bench: Bench) -> dict[str, Started]:
+    """KAI's scheduler and binder: the scheduler places, the binder binds what it asks for in BindRequests.
+    KAI's cycle time is a gauge of the last cycle, not a histogram: no cycle quantiles."""
+    args = bench.args
+    scheduler, port = kai.launch_scheduler(
+        args.kai_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period
+    )
+    binder, binder_port = kai.launch_binder(args.kai_bin, bench.kubeconfig, bench.log_file)
+    return {
+        "scheduler": Started(scheduler, functools.partial(kai.wait_scheduler, port, scheduler)),
+        "binder": Started(binder, functools.partial(kai.wait_binder, binder_port, binder)),
+    }
+
+
 def start_controller(bench: Bench, system: str) -> Started:
+    if system == kai.SYSTEM:  # KAI's pod-grouper: it makes the PodGroups of pods without one
+        grouper, probe = kai.launch_podgrouper(bench.args.kai_bin, bench.kubeconfig, bench.log_file)
+        return Started(grouper, functools.partial(kai.wait_podgrouper, probe, grouper))
     if system == "volcano":
         vc = launch_vc_controller_manager(bench.args.volcano_bin, bench.kubeconfig, bench.log_file)
         # It serves no readiness here (--enable-healthz=false, as bench_e2e runs it): alive is ready.
