@@ -10,7 +10,9 @@ schedulerName of its own, ``benchlib/sharded.py``; ``yunikorn``, backlog and chu
 scheduler built from ``--yunikorn-src`` by ``build_yunikorn.py``, each job one of its applications and each
 gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``; ``kai``, backlog and
 churn: NVIDIA KAI-Scheduler's scheduler and binder, with its pod-grouper for one-pod jobs, built from
-``--kai-src`` by ``build_kai.py``, each shape in KAI's own PodGroups, ``benchlib/peer_kai.py``), each as
+``--kai-src`` by ``build_kai.py``, each shape in KAI's own PodGroups, ``benchlib/peer_kai.py``;
+``kube-scheduler``, one-pod jobs only, and ``coscheduling``, scheduler-plugins' Coscheduling, each gang its
+PodGroup ``scheduling.x-k8s.io``, ``benchlib/peer_kube.py``), each as
 its own process, so its CPU and RSS are its own (the sharded system's and KAI's are the sums over its
 processes, each also given under ``schedulers`` or ``processes``; the sharded ones with their pods bound,
 last bind and pods bound outside their shard); the backlog
@@ -60,8 +62,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from benchmarks.benchlib import peer_kai as kai
+from benchmarks.benchlib import peer_kube, scaleplot
 from benchmarks.benchlib import peer_yunikorn as yunikorn
-from benchmarks.benchlib import scaleplot
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo, scale_points
 from benchmarks.benchlib.procfs import meminfo, rss_mib
 from benchmarks.benchlib.profiling import FORMATS as PROFILE_FORMATS
@@ -69,6 +71,7 @@ from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.stats import bracketed, of_baseline
 from benchmarks.benchlib.systems import REPO
 from benchmarks.build_kai import built_commit, ensure_kai
+from benchmarks.build_scheduler_plugins import built_from, ensure_scheduler_plugins
 from benchmarks.build_volcano import ensure_volcano
 from benchmarks.build_yunikorn import ensure_yunikorn
 from benchmarks.scale.backlog import backlog
@@ -79,8 +82,9 @@ from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 
-SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM)
+SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM, *peer_kube.SYSTEMS)
 BACKLOG_AND_CHURN_ONLY = (yunikorn.SYSTEM, kai.SYSTEM)  # no restart mode for these peers
+NO_CONTROLLER = ("null", *BACKLOG_AND_CHURN_ONLY, *peer_kube.SYSTEMS)  # no controller restart for these
 MODES = ("backlog", "restart", "churn")
 
 
@@ -95,7 +99,8 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
             point["backlog"] = []
             for size in args.shapes:
                 shape: list[JSON] = []
-                for system in bracketed(args.system) if args.bracket_null else args.system:
+                systems = [system for system in args.system if peer_kube.supports(system, size)]
+                for system in bracketed(systems) if args.bracket_null else systems:
                     progress(f"backlog {pods:,} pods in jobs of {size}: {system}")
                     line = await backlog(bench, client, pods, size, system)
                     shape.append(line)
@@ -112,13 +117,13 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
                 progress(f"scheduler restart on {pods:,} pods: {system}")
                 point["restart"].append(await scheduler_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
-            for system in (s for s in systems if s not in ("null", *BACKLOG_AND_CHURN_ONLY)):
+            for system in (s for s in systems if s not in NO_CONTROLLER):
                 progress(f"controller restart with {args.finished_jobs:,} finished Jobs: {system}")
                 point["restart"].append(await controller_restart(bench, client, system, pods))
                 bench.measured(point["restart"][-1])
         if "churn" in args.mode:
             point["churn"] = []
-            for system in systems:
+            for system in (s for s in systems if peer_kube.supports(s, args.churn_size)):
                 progress(f"churn for {args.minutes} min on {pods:,} pods: {system}")
                 line = await churn(bench, client, system, pods)
                 point["churn"].append(line)
@@ -134,6 +139,8 @@ def run(args: argparse.Namespace) -> JSON:
         result["yunikorn_build"] = args.yunikorn.record
     if args.kai_bin:
         result["kai_commit"] = built_commit(args.kai_bin)
+    if args.coscheduling_bin:  # what was built: scheduler-plugins' commit and tag
+        result["coscheduling_build"] = built_from(args.coscheduling_bin)
 
     def save() -> None:
         if args.out:  # a long run stopped part way still leaves what it measured
@@ -174,6 +181,7 @@ def run_point(
             yunikorn.install(cluster, args.scheduler_log_level)
         if kai.SYSTEM in args.system:
             kai.install(cluster, args.kai_src)
+        peer_kube.install(cluster, args.system, args.scheduler_plugins_src)
         state = json.loads((cluster.layout.root / "state.json").read_text())
         workers = {child["name"]: child["pid"] for child in state["children"] if child["name"] in WORKERS}
         bench = Bench(args, cluster, log_file, workers, save, node_names=names)
@@ -200,6 +208,7 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--volcano-src", type=Path, help="a Volcano checkout, for --system volcano")
     parser.add_argument("--yunikorn-src", type=Path, help="a yunikorn-k8shim checkout, for --system yunikorn")
     parser.add_argument("--kai-src", type=Path, help="a KAI-Scheduler checkout, for --system kai")
+    peer_kube.add_arguments(parser)
     parser.add_argument(
         "--shapes",
         type=int,
@@ -313,6 +322,11 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
             parser.error("--system kai needs --kai-src PATH (a checkout of NVIDIA/KAI-Scheduler)")
         args.kai_src = args.kai_src.resolve()
         args.kai_bin = ensure_kai(args.kai_src)
+    args.coscheduling_bin = None
+    if peer_kube.COSCHEDULING in args.system and not args.plot_from:
+        if not args.scheduler_plugins_src:
+            parser.error("--system coscheduling needs --scheduler-plugins-src PATH (its v0.34 checkout)")
+        args.coscheduling_bin = ensure_scheduler_plugins(args.scheduler_plugins_src.resolve())
     return args
 
 

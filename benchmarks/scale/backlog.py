@@ -9,6 +9,7 @@ import subprocess
 import time
 
 from benchmarks.benchlib import peer_kai as kai
+from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import (
     BindWatch,
@@ -107,6 +108,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             bodies = yunikorn.translate(bodies)
         if system == kai.SYSTEM:  # its own PodGroups, and pods addressed to it
             bodies = kai.backlog_bodies(namespace, total, size, args.gang_singles)
+        bodies = peer_kube.own_terms(system, bodies)  # coscheduling's PodGroups; the others' left alone
         if system == SHARDED:  # once per cluster: a NodeShard that exists already is kept (create_all)
             shards = [(NODESHARDS.collection_path(), shard) for shard in nodeshards(bench.node_names)]
             await create_all(client, shards, len(shards))

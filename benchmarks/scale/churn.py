@@ -8,6 +8,7 @@ import math
 import time
 
 from benchmarks.benchlib import peer_kai as kai
+from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import BindWatch, clear, count_where, resource_version
 from benchmarks.benchlib.objects import api_pod, api_podgroup
@@ -54,9 +55,9 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
                         kai.PODGROUPS.collection_path(namespace), kai.podgroup(group, args.churn_size)
                     )
                 elif system != yunikorn.SYSTEM:  # YuniKorn's gang is a task group on its pods
-                    await client.create(
-                        PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size)
-                    )
+                    gang = [(PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size))]
+                    for path, body in peer_kube.own_terms(system, gang):  # coscheduling's own PodGroup
+                        await client.create(path, body)
 
                 async def create(i: int) -> None:
                     name = f"{group}-{i}"
@@ -64,7 +65,8 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
                     body["metadata"]["annotations"].update(annotations)
                     if system == yunikorn.SYSTEM:
                         body = yunikorn.as_member(body, group, args.churn_size)
-                    await client.create(PODS.collection_path(namespace), body)
+                    ((path, body),) = peer_kube.own_terms(system, [(PODS.collection_path(namespace), body)])
+                    await client.create(path, body)
                     watch.created[f"{group}-{i}"] = time.time()
 
                 if args.churn_create == "together":

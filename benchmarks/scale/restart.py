@@ -9,6 +9,7 @@ import asyncio
 import signal
 import time
 
+from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib.apiserver import BindWatch, count, create_all, fill
 from benchmarks.benchlib.objects import api_pod, api_podgroup, container, make_job
 from benchmarks.benchlib.pool import each
@@ -112,8 +113,12 @@ async def scheduler_restart(bench: Bench, client: KubeClient, system: str, pods:
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(30)
     name = f"probe-{system}"
-    await client.create(PODGROUPS.collection_path(PROBE), api_podgroup(name, 1))
-    await client.create(PODS.collection_path(PROBE), api_pod(name).group(name).obj())
+    probe = [
+        (PODGROUPS.collection_path(PROBE), api_podgroup(name, 1)),
+        (PODS.collection_path(PROBE), api_pod(name).group(name).obj()),
+    ]
+    for path, body in peer_kube.own_terms(system, probe):
+        await client.create(path, body)
     started_at, began = time.time(), time.monotonic()
     again = start_scheduler(bench, system)
     spy = profiler(args.profile, system, "restart", "scheduler", again.process.pid, args.profile_format)

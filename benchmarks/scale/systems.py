@@ -1,5 +1,6 @@
 """The systems ``bench_scale`` compares, each started as processes of its own so that their CPU and RSS
-are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler, YuniKorn's scheduler),
+are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler, YuniKorn's scheduler,
+kube-scheduler, scheduler-plugins' coscheduling),
 ``start_schedulers`` (that one, the sharded system's two, or KAI-Scheduler's scheduler and binder),
 ``start_controller`` (volcano-py's controller, Volcano's vc-controller-manager, KAI's pod-grouper). A system
 joins the comparison here; ``Started.ready`` waits for the readiness it offers."""
@@ -12,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from benchmarks.benchlib import peer_kai as kai
+from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.sharded import launch_sharded_schedulers
@@ -43,6 +45,11 @@ def start_scheduler(bench: Bench, system: str) -> Started:
     if system == yunikorn.SYSTEM:
         yk = yunikorn.launch(args.yunikorn.scheduler, bench.kubeconfig, bench.log_file)
         return Started(yk, lambda within: yunikorn.wait_ready(yk, len(bench.node_names), within))
+    if system in peer_kube.SYSTEMS:
+        return Started(*peer_kube.launch(
+            system, bench.kubeconfig, bench.log_file, scheduler_plugins=args.coscheduling_bin,
+            qps=args.kube_scheduler_qps, burst=args.kube_scheduler_burst,
+        ))  # fmt: skip
     if system == "volcano":
         vc, port = launch_vc_scheduler(
             args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period
