@@ -34,7 +34,7 @@ or is exec'ed into; KWOK pods only pretend) are skipped with ``--ginkgo.skip``, 
 a failure not in it is ``ours``. Test binaries and vcctl are cached by a digest of the tree in the control
 plane's cache (``~/.cache/volcano-py/bin/volcano-e2e-<digest>``); nothing of Volcano's enters this project.
 
-Usage: python benchmarks/volcano_e2e.py --volcano-src DIR [--suites vcctl,jobseq] [--out DIR]
+Usage: python -m benchmarks.volcano_e2e --volcano-src DIR [--suites vcctl,jobseq] [--out DIR]
 Prints progress on stderr, a table per suite on stderr, and the JSON summary on stdout.
 """
 
