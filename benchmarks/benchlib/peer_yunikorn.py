@@ -16,8 +16,9 @@ minMember placeholder pods of its own (``tg-<app>-<group>-<nonce>``, annotation
 ``internal.yunikorn.apache.org/placeholder``) and binds them one by one as they fit; once the last is bound
 the application runs, and each real pod is bound to a placeholder's node in its place (the placeholder
 deleted). So a gang's own pods bind whole, after a reservation that itself binds one pod at a time, and
-each gang member costs a placeholder's create, bind and delete besides its own bind. The bench counts the
-workload's pods only (``is_placeholder``).
+each gang member costs a placeholder's create, bind and delete besides its own bind; the shim creates the
+placeholders one API call at a time (where a gang's time goes: ``docs/performance-log.md``). The bench counts
+the workload's pods only (``is_placeholder``).
 
 YuniKorn's web app (REST, /ws/v1/metrics) listens on :9080, fixed in yunikorn-core, on every interface:
 one YuniKorn at a time on a machine. It has no readiness endpoint: ready is every node schedulable in its
