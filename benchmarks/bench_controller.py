@@ -1,12 +1,21 @@
-"""How fast the operator turns a burst of Jobs into pods; JSON on stdout.
+"""How fast the operator turns a burst of Jobs into pods, and how fast it takes over a full cluster; JSON on
+stdout.
 
 Applies ``--jobs`` Volcano Jobs of ``--pods-per-job`` pods at once to a fresh local control plane (etcd,
 kube-apiserver, KCM, KWOK), with ``volcano-py controller`` and ``volcano-py scheduler`` running as separate
 processes, and reports: seconds until every Job is Running, Jobs per second to Running, pods created per
-second by the controller, and the controller's resident memory (now and peak).
+second by the controller, and the controller's resident memory (now and peak). ``--finished-jobs`` adds a
+history of Completed Jobs first.
+
+With ``--takeover ROUNDS`` the burst's Jobs stay, running, and on that full cluster each ``--job-watch`` in
+turn, ROUNDS times (A B A B), has its failover (two controllers on a Lease of 5 s / 4 s / 1 s, the settled
+leader SIGKILLed) and its restart (a controller started) timed to a new Job's PodGroup and first pod, with
+the CPU and RSS of the process that took over (``benchlib/takeover.py`` says what each figure is).
 
     python -m benchmarks.bench_controller                      # the issue's 1,000 jobs x 10 pods
     python -m benchmarks.bench_controller --jobs 200           # a quicker run
+    python -m benchmarks.bench_controller --nodes 1000 --jobs 1000 --pods-per-job 4 --finished-jobs 2000 \\
+        --takeover 3 --logs /tmp/takeover                       # informer and Kopf watches, interleaved
 """
 
 from __future__ import annotations
@@ -25,15 +34,20 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from benchmarks.benchlib.history import finished_jobs
 from benchmarks.benchlib.objects import container, make_job
+from benchmarks.benchlib.takeover import Timing, interleaved, summary
 from volcano_py import log
 from volcano_py.api import constants as c
+from volcano_py.controllers.job.watch import JOB_WATCHES
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import JOBS, PODGROUPS, QUEUES
 
 REPO = Path(__file__).resolve().parents[1]
 NAMESPACE = "bench"
+HISTORY = "history"  # --finished-jobs
+PROBES = "probe"  # the takeover's new Jobs, apart: a watch opened on them replays only them
 
 
 def _free_port() -> int:
@@ -186,17 +200,40 @@ def main() -> int:
         action="store_true",
         help="no scheduler: admit PodGroups directly and measure the controller's pod creation alone",
     )
+    parser.add_argument("--finished-jobs", type=int, default=0, help="Completed Jobs (no pods) made first")
+    parser.add_argument(
+        "--takeover",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="after the burst: each --job-watch's failover and restart on the full cluster, ROUNDS times, "
+        "interleaved (default 0: none)",
+    )
+    parser.add_argument(
+        "--job-watch",
+        nargs="+",
+        choices=JOB_WATCHES,
+        default=list(JOB_WATCHES),
+        help="the controller's --job-watch values the takeover compares (default: all, the first the base)",
+    )
+    parser.add_argument(
+        "--settle", type=float, default=10.0, help="seconds a takeover's process is left before it is read"
+    )
     args = parser.parse_args()
     log.configure("warning", json=True)  # logs to stderr: stdout carries only the JSON result
     logs = args.logs
+    if logs is None and args.takeover:
+        logs = Path("takeover-logs")  # the takeover reads its controllers' logs
     if logs is not None:
         logs.mkdir(parents=True, exist_ok=True)
     args.nodes = args.nodes or max(4, math.ceil(args.jobs * args.pods_per_job / 400))
     with DevCluster(out=sys.stderr) as cluster:
         cluster.create_nodes(args.nodes, cpu="64", memory="512Gi", pods=500, gpus=0)
         cluster.apply_crds(REPO / "crds")
-        cluster.create_namespace(NAMESPACE)
-        cluster.create_namespace("volcano-system")
+        for namespace in (NAMESPACE, "volcano-system", HISTORY, PROBES):
+            cluster.create_namespace(namespace)
+        if args.finished_jobs:
+            asyncio.run(_history(cluster, args.finished_jobs))
         port = _free_port()
         common = ["--kubeconfig", str(cluster.kubeconfig), "--no-leader-elect"]
         processes: list[subprocess.Popen[bytes]] = []
@@ -207,14 +244,22 @@ def main() -> int:
                     scheduler_argv, stdout=subprocess.DEVNULL, stderr=_sink(logs, "scheduler.log")
                 )
             )
+        # The takeover's controllers serve no webhook, so this one must leave none behind.
+        webhooks = ["--webhook-port", "0"] if args.takeover else []
         controller = subprocess.Popen(
             [sys.executable, "-m", "volcano_py", "controller", *common, "--metrics-port", str(port),
-             "--metrics-host", "127.0.0.1"],
+             "--metrics-host", "127.0.0.1", *webhooks],
             stdout=subprocess.DEVNULL, stderr=_sink(logs, "controller.log"),
         )  # fmt: skip
         try:
             _wait_for_metrics(port, controller)
             result = asyncio.run(_measure(cluster, args, controller, port))
+            result["finished_jobs"] = args.finished_jobs
+            if args.takeover:
+                controller.terminate()
+                controller.wait(30)
+                assert logs is not None
+                result |= asyncio.run(_takeover(cluster, args, logs))
         finally:
             for proc in (controller, *processes):
                 proc.terminate()
@@ -224,6 +269,31 @@ def main() -> int:
                     proc.kill()
     print(json.dumps(result))
     return 0
+
+
+async def _history(cluster: DevCluster, jobs: int) -> None:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    try:
+        await finished_jobs(client, HISTORY, jobs, 32)
+    finally:
+        await client.close()
+
+
+async def _takeover(cluster: DevCluster, args: argparse.Namespace, logs: Path) -> dict[str, Any]:
+    client = KubeClient(await load_api_client(str(cluster.kubeconfig)))
+    timing = Timing(within=args.timeout, settle=args.settle)
+
+    def report(line: dict[str, Any]) -> None:
+        print(f"[bench_controller] {json.dumps(line)}", file=sys.stderr, flush=True)
+
+    try:
+        runs = await interleaved(
+            client, cluster.kubeconfig, logs, PROBES, args.job_watch, args.takeover, timing, report
+        )
+    finally:
+        await client.close()
+    lease = "/".join(f"{v:g}" for v in timing.lease)
+    return {"takeover": runs, "takeover_summary": summary(runs, args.job_watch), "lease_s": lease}
 
 
 if __name__ == "__main__":

@@ -98,15 +98,21 @@ def launch_volcano_py_scheduler(
 
 
 def launch_volcano_py_controller(
-    kubeconfig: Path, log_file: LogFile, *, level: str = "warning"
+    kubeconfig: Path,
+    log_file: LogFile,
+    *,
+    level: str = "warning",
+    leader_elect: bool = False,
+    flags: Sequence[str] = (),
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """``volcano-py controller`` without webhooks (Volcano runs here without its webhook-manager too)."""
+    """``volcano-py controller`` without webhooks (Volcano runs here without its webhook-manager too); with
+    ``leader_elect``, ``flags`` name its Lease."""
     compiled()
     (port,) = free_ports(1)
     process = subprocess.Popen(
         [sys.executable, "-m", "volcano_py", "--log-level", level, "controller",
-         "--kubeconfig", str(kubeconfig), "--no-leader-elect", "--webhook-port", "0",
-         "--metrics-port", str(port), "--metrics-host", "127.0.0.1"],
+         "--kubeconfig", str(kubeconfig), "--leader-elect" if leader_elect else "--no-leader-elect",
+         "--webhook-port", "0", "--metrics-port", str(port), "--metrics-host", "127.0.0.1", *flags],
         stderr=log_file,
     )  # fmt: skip
     return process, port

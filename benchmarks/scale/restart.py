@@ -10,54 +10,17 @@ import signal
 import time
 
 from benchmarks.benchlib import peer_kube
-from benchmarks.benchlib.apiserver import BindWatch, count, create_all, fill
-from benchmarks.benchlib.objects import api_pod, api_podgroup, container, make_job
-from benchmarks.benchlib.pool import each
+from benchmarks.benchlib.apiserver import BindWatch, count, fill
+from benchmarks.benchlib.history import finished_jobs, one_pod_job
+from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
 from benchmarks.benchlib.profiling import profiler
 from benchmarks.benchlib.profiling import stop as stop_profilers
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import FILL, HISTORY, JSON, PROBE, Bench, guarded, load_average, progress
 from benchmarks.scale.systems import start_controller, start_scheduler
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS
-
-
-def job(name: str, *, annotations: dict[str, str] | None = None) -> JSON:
-    """A one-task, one-pod Volcano Job, complete without the admission webhook's defaults."""
-    main = container("w", cpu="100m")
-    return (
-        make_job(name)
-        .scheduler()
-        .max_retry(3)
-        .task("w", 1, main, annotations=annotations or {}, restart_never=True)
-        .obj()
-    )
-
-
-def completed_status() -> JSON:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return {"status": {"state": {"phase": "Completed", "reason": "", "lastTransitionTime": now},
-                       "minAvailable": 1, "succeeded": 1, "version": 1}}  # fmt: skip
-
-
-async def finished_jobs(client: KubeClient, jobs: int, concurrency: int) -> None:
-    """``jobs`` Volcano Jobs, each created and then given a Completed status (the status subresource)."""
-    await create_all(client, [(JOBS.collection_path(HISTORY), job(f"done-{i}")) for i in range(jobs)],
-                     concurrency)  # fmt: skip
-
-    async def complete(i: int) -> None:
-        path = JOBS.object_path(f"done-{i}", HISTORY, "status")
-        while True:
-            try:
-                await client.patch(path, completed_status())
-                return
-            except ApiError as exc:
-                if exc.status not in (429, 500, 503, 504):
-                    raise
-                await asyncio.sleep(0.2)
-
-    await each(list(range(jobs)), complete, concurrency)
 
 
 async def fill_cluster(bench: Bench, client: KubeClient, nodes: int, pods: int) -> JSON:
@@ -73,7 +36,7 @@ async def fill_cluster(bench: Bench, client: KubeClient, nodes: int, pods: int) 
     filled = time.monotonic() - began
     progress(f"{pods:,} running pods created in {filled:.1f}s")
     began = time.monotonic()
-    history_made = finished_jobs(client, args.finished_jobs, args.concurrency)
+    history_made = finished_jobs(client, HISTORY, args.finished_jobs, args.concurrency)
     await guarded(bench, history_made, "finished Jobs created", args.finished_jobs,
                   lambda: count(client, JOBS.collection_path(HISTORY)))  # fmt: skip
     history = time.monotonic() - began
@@ -168,7 +131,7 @@ async def controller_restart(bench: Bench, client: KubeClient, system: str, pods
         first.process.send_signal(signal.SIGKILL)
         first.process.wait(30)
         name = f"probe-job-{system}".lower()
-        created = await client.create(JOBS.collection_path(PROBE), job(name))
+        created = await client.create(JOBS.collection_path(PROBE), one_pod_job(name))
         uid = str(created["metadata"]["uid"])
         started_at = time.time()
         again = start_controller(bench, system)

@@ -13,6 +13,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.controller_gates import DEFAULT_CONTROLLERS, OPTIONAL_CONTROLLERS, parse_controller_gates
 from volcano_py.api.features import parse_feature_gates
 from volcano_py.cli.scheduler import add_feature_gates_argument, add_lease_timing_arguments, lease_timing_from
+from volcano_py.controllers.job.watch import INFORMER_WATCH, JOB_WATCHES
 from volcano_py.controllers.operator import ControllerOptions, run_controller
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS, loop_factory
 from volcano_py.webhooks.admission_conf_file import AdmissionConfFile
@@ -117,6 +118,13 @@ def register(subparsers: Any) -> None:
         default=c.VOLCANO_SYSTEM_NAMESPACE,
         help=f"its namespace (default {c.VOLCANO_SYSTEM_NAMESPACE})",
     )
+    parser.add_argument(
+        "--job-watch",
+        choices=JOB_WATCHES,
+        default=INFORMER_WATCH,
+        help="how Jobs, their pods and PodGroups are watched: informers of our own (default), or Kopf event "
+        "handlers (an experiment, slower to take over: docs/architecture.md)",
+    )
     parser.set_defaults(func=_run)
 
 
@@ -162,6 +170,7 @@ def options_from(args: argparse.Namespace) -> ControllerOptions:
         controllers=gates,
         sharding_configmap=args.sharding_configmap,
         sharding_configmap_namespace=args.sharding_configmap_namespace,
+        job_watch=args.job_watch,
     )
 
 

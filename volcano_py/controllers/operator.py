@@ -21,12 +21,11 @@ from typing import Any
 
 import kopf
 
-from volcano_py.api import constants as c
 from volcano_py.api.controller_gates import HYPERNODE_CONTROLLER, SHARDING_CONTROLLER
 from volcano_py.controllers.flow.worker import FlowControllers
-from volcano_py.controllers.handlers import build_registry
+from volcano_py.controllers.handlers import build_registry, register_job_watch
 from volcano_py.controllers.hypernode.worker import TopologyDiscovery
-from volcano_py.controllers.job.feed import job_changed, job_pod_changed, podgroup_changed
+from volcano_py.controllers.job.watch import JOB_POD_SELECTOR, KOPF_WATCH, InformerWatch, JobFeed, KopfWatch
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.podgroup.worker import PlainPodGroups
 from volcano_py.controllers.queue.worker import QueueWorker
@@ -37,14 +36,14 @@ from volcano_py.kube import eventloop
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
-from volcano_py.kube.informer import Informer
-from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS
 from volcano_py.kube.leader import LeaderElector, run_while_leading
-from volcano_py.kube.store import Delta
 from volcano_py.log import get_logger
 from volcano_py.webhooks.server import enable_admission
 
 _log = get_logger(__name__)
+
+# Kopf's selector of core pods, for the server-side label selector of ``--job-watch kopf``.
+PODS_SELECTOR = ("v1", "pods")
 
 __all__ = ["ControllerOptions", "run_controller"]
 
@@ -129,9 +128,22 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
     settings = kopf.OperatorSettings()
     if options.webhook_port is not None:
         _enable_webhooks(options, registry, settings, client, metrics)
+    # Jobs, their pods and PodGroups come from informers of our own (the pods by a server-side label
+    # selector), not from Kopf indexes (runtime/context.py says why); ``--job-watch kopf`` has Kopf watch them
+    # instead, with plain event handlers (job/watch.py). The workers start once all of them have listed, so
+    # no Job is reconciled against a partial view of its pods or its PodGroup.
+    namespaces = list(options.namespaces)
+    scopes = list[str | None](namespaces) or [None]
+    feed = JobFeed(ctx, flows.job_changed)
+    watch: InformerWatch | KopfWatch
+    if options.job_watch == KOPF_WATCH:
+        watch = KopfWatch(client, feed, scopes)
+        register_job_watch(registry, watch)
+        settings.watching.label_selectors[PODS_SELECTOR] = JOB_POD_SELECTOR
+    else:
+        watch = InformerWatch(client, feed, scopes)
     jobs, queues = JobWorker(ctx), QueueWorker(ctx)
     kopf_stop = asyncio.Event()
-    namespaces = list(options.namespaces)
     operator = asyncio.ensure_future(
         kopf.operator(
             registry=registry,
@@ -142,22 +154,6 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
             stop_flag=kopf_stop,
         )
     )
-    # Jobs, their pods and PodGroups come from informers of our own (the pods by a server-side label
-    # selector), not from Kopf indexes (runtime/context.py says why). The workers start once all of them have
-    # listed, so no Job is reconciled against a partial view of its pods or its PodGroup.
-    scopes = list[str | None](namespaces) or [None]
-
-    def job_seen(delta: Delta) -> None:
-        job_changed(ctx, delta)
-        flows.job_changed(delta)
-
-    job_informers = [
-        *(Informer(client, JOBS, job_seen, namespace=ns) for ns in scopes),
-        *(Informer(client, PODGROUPS, lambda delta: podgroup_changed(ctx, delta), namespace=ns)
-          for ns in scopes),
-        *(Informer(client, PODS, lambda delta: job_pod_changed(ctx, delta), namespace=ns,
-                   label_selector=c.JOB_NAME_KEY) for ns in scopes),
-    ]  # fmt: skip
 
     plain_pods = PlainPodGroups(ctx)
     plain_pod_informers = plain_pods.informers(scopes)
@@ -167,8 +163,15 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         await work()
 
     async def run_jobs_once_listed() -> None:
-        await asyncio.gather(*(informer.synced.wait() for informer in job_informers))
+        clock = asyncio.get_running_loop().time
+        began = clock()
+        await watch.listed()
         ctx.ready.set()
+        _log.info(
+            "jobs listed", watch=options.job_watch, seconds=round(clock() - began, 2),
+            jobs=len(ctx.jobs), podgroups=len(ctx.podgroups_by_key),
+            pods=sum(len(pods) for pods in ctx.pods_by_job.values()),
+        )  # fmt: skip
         await ctx.job_queue.run(jobs.handle, options.workers)
 
     async def run_plain_pods() -> None:
@@ -181,7 +184,7 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
     # PodGroup should not wait while every pod of ours and every node is listed and decoded too.
     workers = [
         asyncio.ensure_future(recorder.run()),
-        *(asyncio.ensure_future(informer.run()) for informer in job_informers),
+        asyncio.ensure_future(watch.run()),
         asyncio.ensure_future(run_jobs_once_listed()),
         asyncio.ensure_future(once_listed(run_plain_pods)),
         # A queue's recount reads the PodGroups; a flow's sync reads the Jobs it owns.

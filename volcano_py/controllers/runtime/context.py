@@ -82,6 +82,9 @@ class ControllerOptions:
     # The sharding controller's ConfigMap (Volcano's --sharding-configmap and --sharding-configmap-namespace).
     sharding_configmap: str = c.SHARDING_CONFIGMAP
     sharding_configmap_namespace: str = c.VOLCANO_SYSTEM_NAMESPACE
+    # How Jobs, their pods and PodGroups are watched: "informer" (informers of our own) or "kopf" (Kopf event
+    # handlers, an experiment kept to be measured again: ``job/watch.py``, ``docs/architecture.md``).
+    job_watch: str = "informer"
 
 
 @dataclass(slots=True)
