@@ -82,8 +82,8 @@ def test_flow_kinds_read_their_fields() -> None:
     assert jobflow.jobflow_phase(flow) == "Running" and jobflow.jobflow_phase({}) == ""
     template = {"spec": {"tasks": []}, "status": {"jobDependsOnList": ["f-a"]}}
     assert jobtemplate.jobtemplate_job_spec(template) == {"tasks": []}
-    assert jobtemplate.jobtemplate_job_depends_on(template) == ["f-a"]
-    assert jobtemplate.jobtemplate_job_depends_on({}) == ()
+    assert jobtemplate.jobtemplate_status(template) == {"jobDependsOnList": ["f-a"]}
+    assert jobtemplate.jobtemplate_status({}) == {}
 
 
 def test_a_cronjob_reads_its_fields() -> None:

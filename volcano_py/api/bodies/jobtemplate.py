@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
-from volcano_py.api.bodies._fields import list_at, mapping_at
+from volcano_py.api.bodies._fields import mapping_at
 from volcano_py.api.objects import Obj
 
 
@@ -18,8 +18,3 @@ def jobtemplate_job_spec(template: Obj) -> Mapping[str, Any]:
 def jobtemplate_status(template: Obj) -> Mapping[str, Any]:
     """The status as the controller wrote it, whole: what a new status is diffed against."""
     return mapping_at(template, "status")
-
-
-def jobtemplate_job_depends_on(template: Obj) -> Sequence[str]:
-    """``status.jobDependsOnList``: the Jobs JobFlows made from this template, as the controller wrote it."""
-    return list_at(jobtemplate_status(template), "jobDependsOnList")
