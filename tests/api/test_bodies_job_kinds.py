@@ -11,7 +11,7 @@ from volcano_py.api.bodies import command, cronjob, job, jobflow, jobtemplate
 from volcano_py.api.bodies.podgroup import podgroup_written_spec
 from volcano_py.api.bodies.queue import queue_podgroup_count, queue_written_spec
 from volcano_py.api.bus import Action
-from volcano_py.api.objects import is_named_object, with_resource_version
+from volcano_py.api.objects import is_named_object, with_resource_version, without_managed_fields
 
 JOB: dict[str, Any] = {
     "metadata": {"name": "j", "namespace": "ns"},
@@ -136,3 +136,9 @@ def test_queue_counters_and_named_objects() -> None:
     assert (queue_podgroup_count(queue, "inqueue"), queue_podgroup_count(queue, "pending")) == (2, 0)
     assert is_named_object({"metadata": {"name": "x"}})
     assert not any(map(is_named_object, ([], {"metadata": []}, {"metadata": {"name": ""}}, {})))
+
+
+def test_a_copy_without_the_apply_ledger() -> None:
+    body = {"metadata": {"name": "s", "managedFields": [{"manager": "kubectl"}]}, "spec": {}}
+    assert without_managed_fields(body) == {"metadata": {"name": "s"}, "spec": {}}
+    assert body["metadata"]["managedFields"]  # the original is left as it was

@@ -120,3 +120,9 @@ def is_named_object(obj: object) -> bool:
     with a ``name``): what a file's document must be before anything reads it as one."""
     meta = obj.get("metadata") if isinstance(obj, Mapping) else None
     return isinstance(meta, Mapping) and bool(meta.get("name"))
+
+
+def without_managed_fields(obj: Obj) -> dict[str, Any]:
+    """A copy of ``obj`` without ``metadata.managedFields`` (the server-side apply ledger, often the largest
+    part of an object): what a mirror keeps and what a person is shown."""
+    return {**obj, "metadata": {k: v for k, v in metadata_of(obj).items() if k != "managedFields"}}

@@ -30,10 +30,10 @@ from volcano_py.api.bodies.pod import pod_containers
 from volcano_py.api.objects import (
     creation_timestamp_of,
     is_deleting,
-    metadata_of,
     name_of,
     namespace_of,
     status_of,
+    without_managed_fields,
 )
 from volcano_py.cli.vcctl import _common
 from volcano_py.cli.vcctl.commands import CommandError, _call, _client, _require
@@ -204,11 +204,6 @@ async def delete(args: argparse.Namespace) -> int:
     return 0
 
 
-def _clean(obj: JSON) -> JSON:
-    meta = {k: v for k, v in metadata_of(obj).items() if k != "managedFields"}
-    return {**obj, "metadata": meta}
-
-
 async def describe(args: argparse.Namespace) -> int:
     kind, kind_name = _kind(args)
     if args.format not in ("yaml", "json"):
@@ -225,9 +220,9 @@ async def describe(args: argparse.Namespace) -> int:
     finally:
         await client.close()
     texts = [
-        json.dumps(_clean(o), indent=2) + "\n"
+        json.dumps(without_managed_fields(o), indent=2) + "\n"
         if args.format == "json"
-        else yaml.safe_dump(_clean(o), sort_keys=False)
+        else yaml.safe_dump(without_managed_fields(o), sort_keys=False)
         for o in items
     ]
     sys.stdout.write("\n\n".join(texts))

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.objects import name_of, namespace_of, uid_of
+from volcano_py.api.objects import name_of, namespace_of, uid_of, without_managed_fields
 from volcano_py.controllers.job.feed import job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.kube.client import KubeClient
@@ -94,8 +94,7 @@ def delta_of(event: Mapping[str, Any]) -> Delta | None:
     raw = event.get("object")
     if event_type is None or not isinstance(raw, dict):
         return None
-    meta = {k: v for k, v in (raw.get("metadata") or {}).items() if k != "managedFields"}
-    body: Obj = {**raw, "metadata": meta}
+    body: Obj = without_managed_fields(raw)
     namespace, name = namespace_of(body), name_of(body)
     return Delta(event_type, f"{namespace}/{name}" if namespace else name, None, body)
 
