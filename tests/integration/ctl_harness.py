@@ -61,8 +61,8 @@ class Env:
         self.api, self.ns, self.kubeconfig = api, namespace, kubeconfig
         self.operator: Operator | None = None
 
-    def start_operator(self) -> Operator:
-        self.operator = Operator(self.kubeconfig, self.ns)
+    def start_operator(self, **overrides: Any) -> Operator:
+        self.operator = Operator(self.kubeconfig, self.ns, **overrides)
         return self.operator
 
     async def create_job(self, body: JSON) -> JSON:
