@@ -14,14 +14,13 @@ Usage: python -m benchmarks.build_kai --kai-src DIR [BINARY ...]
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchmarks.build_volcano import go_build, tree_digest
-from volcano_py.devcluster.build import BuildError, check_go, format_elapsed
+from benchmarks.build_volcano import build_binary, tree_digest
+from volcano_py.devcluster.build import check_go, format_elapsed
 from volcano_py.home import cache_dir
 
 # Binary name -> package inside the KAI tree; the names are those of KAI's images.
@@ -64,14 +63,10 @@ def ensure_kai(src: Path, names: tuple[str, ...] = tuple(BINARIES)) -> Path:
     final.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
     for name in missing:
-        scratch = final / f".{name}.tmp{os.getpid()}"  # renamed into place once whole
-        args = ["build", "-trimpath", "-ldflags", "-s -w", "-o", str(scratch), BINARIES[name]]
-        try:
-            go_build(go, args, src, f"kai {name}", say=progress, log_name="kai")
-        except BuildError as err:
-            scratch.unlink(missing_ok=True)
-            raise SystemExit(str(err)) from err
-        scratch.rename(final / name)
+        build_binary(
+            go, ["-trimpath", "-ldflags", "-s -w"], BINARIES[name], src, final / name, f"kai {name}",
+            say=progress, log_name="kai",
+        )  # fmt: skip
     (final / COMMIT_FILE).write_text(f"{source_commit(src) or 'unknown (not a git checkout)'}\n")
     progress(f"{', '.join(missing)} built in {format_elapsed(time.monotonic() - began)} into {final}")
     return final

@@ -22,14 +22,13 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import re
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from benchmarks.build_volcano import go_build, tree_digest
+from benchmarks.build_volcano import build_binary, go_build, tree_digest
 from volcano_py.devcluster.build import BuildError, check_go, format_elapsed
 from volcano_py.home import cache_dir
 
@@ -97,25 +96,22 @@ def ensure_scheduler_plugins(src: Path) -> Path:
     commit, tag = git(src, "rev-parse", "HEAD"), git(src, "describe", "--tags", "--match", "v*")
     go = check_go()
     final.mkdir(parents=True, exist_ok=True)
-    scratch = final / f".{BINARY}.tmp{os.getpid()}"  # renamed into place once whole
     kubernetes = kubernetes_version((src / "go.mod").read_text())
     version = f"-X k8s.io/component-base/version.gitVersion={kubernetes} -w"
     began = time.monotonic()
     try:
         modfile = build_modfile(go, src, cache_dir() / "src" / f"scheduler-plugins-{key}", replaced)
-        go_build(
-            go, ["build", *modfile, "-ldflags", version, "-o", str(scratch), "./cmd/scheduler"], src, BINARY,
-            say=progress, log_name="scheduler-plugins",
-        )  # fmt: skip
     except BuildError as err:
-        scratch.unlink(missing_ok=True)
         raise SystemExit(str(err)) from err
+    build_binary(
+        go, [*modfile, "-ldflags", version], "./cmd/scheduler", src, final / BINARY, BINARY,
+        say=progress, log_name="scheduler-plugins",
+    )  # fmt: skip
     seconds = time.monotonic() - began
     built = {"commit": commit or "unknown (not a git checkout)", "tag": tag, "kubernetes": kubernetes,
              "seconds": round(seconds, 1), "substituted": replaced, "src": str(src),
              "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}  # fmt: skip
     (final / "built.json").write_text(json.dumps(built, indent=2) + "\n")
-    scratch.rename(final / BINARY)
     progress(f"{tag or commit} ({commit}) built in {format_elapsed(seconds)}")
     return final / BINARY
 

@@ -80,6 +80,29 @@ def go_build(
     say(f"{name}: built in {format_elapsed(time.monotonic() - began)}")
 
 
+def build_binary(
+    go: str,
+    flags: list[str],
+    package: str,
+    src: Path,
+    target: Path,
+    name: str,
+    *,
+    say: Callable[[str], None] = progress,
+    log_name: str = "volcano",
+) -> None:
+    """``go build flags -o target package`` in ``src``, through a scratch file beside ``target`` renamed into
+    place once whole (a killed build leaves no binary a later run would trust); SystemExit with the log's tail
+    when it fails."""
+    scratch = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:
+        go_build(go, ["build", *flags, "-o", str(scratch), package], src, name, say=say, log_name=log_name)
+    except BuildError as err:
+        scratch.unlink(missing_ok=True)
+        raise SystemExit(str(err)) from err
+    scratch.rename(target)
+
+
 def ensure_volcano(src: Path, names: tuple[str, ...] = DEFAULT_BINARIES) -> Path:
     """The folder with the binaries ``names`` (of BINARIES) built from ``src``; builds those missing."""
     if not (src / "go.mod").is_file() or "module volcano.sh/volcano" not in (src / "go.mod").read_text():
@@ -91,15 +114,7 @@ def ensure_volcano(src: Path, names: tuple[str, ...] = DEFAULT_BINARIES) -> Path
     go = check_go()
     final.mkdir(parents=True, exist_ok=True)
     for name in missing:
-        scratch = final / f".{name}.tmp{os.getpid()}"  # renamed into place once whole
-        try:
-            go_build(
-                go, ["build", "-trimpath", "-ldflags", "-s -w", "-o", str(scratch), BINARIES[name]], src, name
-            )
-        except BuildError as err:
-            scratch.unlink(missing_ok=True)
-            raise SystemExit(str(err)) from err
-        scratch.rename(final / name)
+        build_binary(go, ["-trimpath", "-ldflags", "-s -w"], BINARIES[name], src, final / name, name)
     return final
 
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 import time
@@ -29,8 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks.benchlib.gosum import pinned_sum, release_of, zip_sum_as
-from benchmarks.build_volcano import go_build, tree_digest
-from volcano_py.devcluster.build import BuildError, check_go, format_elapsed, go_environment
+from benchmarks.build_volcano import build_binary, tree_digest
+from volcano_py.devcluster.build import check_go, format_elapsed, go_environment
 from volcano_py.home import cache_dir
 
 BINARY = "yunikorn-scheduler"  # the name of YuniKorn's image's binary
@@ -132,7 +131,6 @@ def ensure_yunikorn(src: Path) -> Built:
         for var, value in (("shimSHA", commit), ("coreSHA", core), ("buildVersion", "bench")) if value
     )  # fmt: skip
     final.mkdir(parents=True, exist_ok=True)
-    scratch = final / f".{BINARY}.tmp{os.getpid()}"  # renamed into place once whole
     began = time.monotonic()
     go_sum = (src / "go.sum").read_text()
     swapped = substitutes(go, src, go_mod, go_sum)
@@ -144,14 +142,10 @@ def ensure_yunikorn(src: Path) -> Built:
         (final / "build.mod").write_text(f"{go_mod}\n{replaces}")
         (final / "build.sum").write_text(go_sum)
         modfile = ["-modfile", str(final / "build.mod"), "-mod=mod"]
-    try:
-        go_build(
-            go, ["build", *modfile, "-trimpath", "-ldflags", f"-s -w {stamp}", "-o", str(scratch), PACKAGE],
-            src, BINARY, say=progress, log_name="yunikorn",
-        )  # fmt: skip
-    except BuildError as err:
-        scratch.unlink(missing_ok=True)
-        raise SystemExit(str(err)) from err
+    build_binary(
+        go, [*modfile, "-trimpath", "-ldflags", f"-s -w {stamp}"], PACKAGE, src, final / BINARY, BINARY,
+        say=progress, log_name="yunikorn",
+    )  # fmt: skip
     record: dict[str, str | float | None] = {
         "shim_commit": commit,
         "core": core,
@@ -160,7 +154,6 @@ def ensure_yunikorn(src: Path) -> Built:
         "go": go_version(go),
         "build_s": round(time.monotonic() - began, 1),
     }
-    scratch.rename(final / BINARY)
     (final / RECORD).write_text(json.dumps(record, indent=2))
     return Built(final, record)
 
