@@ -17,7 +17,7 @@ POD = {
 
 
 def test_reads_fields_that_are_there() -> None:
-    assert (o.name_of(POD), o.namespace_of(POD), o.uid_of(POD), o.key_of(POD)) == ("p", "ns", "u1", "ns/p")
+    assert (o.name_of(POD), o.namespace_of(POD), o.uid_of(POD)) == ("p", "ns", "u1")
     assert o.label_of(POD, "a") == "1"
     assert o.owner_named(POD, "Job") == "j"
     assert o.controller_of(POD) == {"kind": "Job", "name": "j", "controller": True}
@@ -27,9 +27,8 @@ def test_reads_fields_that_are_there() -> None:
 
 def test_null_or_missing_fields_read_as_zero_values() -> None:
     bare: dict[str, object] = {"metadata": None}
-    assert o.name_of(bare) == "" and o.key_of(bare) == "" and o.labels_of(bare) == {}
+    assert o.name_of(bare) == "" and o.labels_of(bare) == {}
     assert o.annotations_of(POD) == {} and o.annotation_of(POD, "x", "d") == "d"
     assert o.owner_named(bare, "Job") == "" and o.controller_of(bare) is None
-    assert o.deletion_timestamp_of(bare) is None and not o.is_deleting(bare)
-    assert o.key_of({"metadata": {"name": "node-1"}}) == "node-1"
+    assert not o.is_deleting(bare)
     assert o.spec_of({}) == {} and o.status_of({"status": None}) == {}

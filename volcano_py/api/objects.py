@@ -8,15 +8,16 @@ A missing or null field reads as the type's zero value, as Go's client does, so 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Final
 
 Obj = Mapping[str, Any]
 
-_EMPTY: Mapping[str, Any] = {}
+# Read for a missing or null part: one shared empty mapping, never written (api/bodies reads through it too).
+EMPTY: Final[Mapping[str, Any]] = {}
 
 
 def metadata_of(obj: Obj) -> Mapping[str, Any]:
-    return obj.get("metadata") or _EMPTY
+    return obj.get("metadata") or EMPTY
 
 
 def name_of(obj: Obj) -> str:
@@ -31,19 +32,12 @@ def uid_of(obj: Obj) -> str:
     return str(metadata_of(obj).get("uid") or "")
 
 
-def key_of(obj: Obj) -> str:
-    """``namespace/name``, or ``name`` for a cluster-scoped object: the informers' key."""
-    meta = metadata_of(obj)
-    namespace = meta.get("namespace")
-    return f"{namespace}/{meta.get('name') or ''}" if namespace else str(meta.get("name") or "")
-
-
 def labels_of(obj: Obj) -> Mapping[str, str]:
-    return metadata_of(obj).get("labels") or _EMPTY
+    return metadata_of(obj).get("labels") or EMPTY
 
 
 def annotations_of(obj: Obj) -> Mapping[str, str]:
-    return metadata_of(obj).get("annotations") or _EMPTY
+    return metadata_of(obj).get("annotations") or EMPTY
 
 
 def label_of(obj: Obj, key: str, default: str = "") -> str:
@@ -86,27 +80,18 @@ def creation_timestamp_of(obj: Obj) -> str:
     return str(metadata_of(obj).get("creationTimestamp") or "")
 
 
-def deletion_timestamp_of(obj: Obj) -> str | None:
-    stamp = metadata_of(obj).get("deletionTimestamp")
-    return str(stamp) if stamp else None
-
-
 def is_deleting(obj: Obj) -> bool:
     return bool(metadata_of(obj).get("deletionTimestamp"))
 
 
-def finalizers_of(obj: Obj) -> Sequence[str]:
-    return metadata_of(obj).get("finalizers") or ()
-
-
 def spec_of(obj: Obj) -> Mapping[str, Any]:
     """A core object's ``spec`` (for our kinds, read through the kind's own accessors in ``api/``)."""
-    return obj.get("spec") or _EMPTY
+    return obj.get("spec") or EMPTY
 
 
 def status_of(obj: Obj) -> Mapping[str, Any]:
     """A core object's ``status`` (for our kinds, read through the kind's own accessors in ``api/``)."""
-    return obj.get("status") or _EMPTY
+    return obj.get("status") or EMPTY
 
 
 def with_resource_version(obj: Obj, resource_version: str) -> dict[str, Any]:

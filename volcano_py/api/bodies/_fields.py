@@ -4,9 +4,11 @@ reads as the zero value of the type asked for (admission leaves naming a bad sha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
-EMPTY: Final[Mapping[str, Any]] = {}
+from volcano_py.api.objects import EMPTY
+
+__all__ = ["EMPTY", "int_at", "list_at", "mapping_at", "str_at", "written_mapping"]
 
 
 def mapping_at(obj: Mapping[str, Any], key: str) -> Mapping[str, Any]:

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from typing import Any
 
 from volcano_py.api.bodies.conditions import none_false
+from volcano_py.api.objects import EMPTY as _EMPTY
 
 Obj = Mapping[str, Any]
-
-_EMPTY: Final[Mapping[str, Any]] = {}
 
 
 def node_capacity(node: Obj) -> Mapping[str, Any]:

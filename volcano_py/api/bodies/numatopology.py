@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
 from volcano_py.api.nodeinfo import PolicyName
+from volcano_py.api.objects import EMPTY as _EMPTY
 from volcano_py.api.objects import spec_of
 
 Obj = Mapping[str, Any]
-
-_EMPTY: Final[Mapping[str, Any]] = {}
 
 
 def numatopology_cpu_detail(topology: Obj) -> Mapping[str, Any]:

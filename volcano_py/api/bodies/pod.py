@@ -6,8 +6,9 @@ cycle, a caller may read ``spec_of(pod)`` once and its fields from that instead 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
-from typing import Any, Final
+from typing import Any
 
+from volcano_py.api.objects import EMPTY as _EMPTY
 from volcano_py.api.podspec import PodPhase, pod_phase
 
 __all__ = [
@@ -28,9 +29,6 @@ __all__ = [
 ]
 
 Obj = Mapping[str, Any]
-
-# Read for a missing or null part: one shared empty mapping, never written.
-_EMPTY: Final[Mapping[str, Any]] = {}
 
 
 def pod_node_name(pod: Obj) -> str:

@@ -12,11 +12,11 @@ from typing import Any, Final
 
 from volcano_py.api import constants
 from volcano_py.api.bodies._fields import written_mapping
+from volcano_py.api.objects import EMPTY as _EMPTY
 from volcano_py.api.scheduling import PodGroupPhase
 
 Obj = Mapping[str, Any]
 
-_EMPTY: Final[Mapping[str, Any]] = {}
 _PENDING: Final = PodGroupPhase.PENDING.value
 
 

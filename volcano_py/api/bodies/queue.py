@@ -7,9 +7,10 @@ of ``api/queue_hierarchy`` (the tree's rules use them), imported here so one mod
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 from volcano_py.api.bodies._fields import int_at, mapping_at, written_mapping
+from volcano_py.api.objects import EMPTY as _EMPTY
 from volcano_py.api.queue_hierarchy import queue_name, queue_parent, written_state
 from volcano_py.api.scheduling import DequeueStrategy, QueueState
 
@@ -33,8 +34,6 @@ __all__ = [
 ]
 
 Obj = Mapping[str, Any]
-
-_EMPTY: Final[Mapping[str, Any]] = {}
 
 
 def queue_spec_parent(q: Obj) -> str:
