@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from volcano_py.api import constants as c
-from volcano_py.api.objects import name_of, namespace_of, uid_of, without_managed_fields
+from volcano_py.api.objects import namespace_of, uid_of, without_managed_fields
 from volcano_py.controllers.job.feed import job_changed, job_pod_changed, podgroup_changed
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Informer
-from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS, ResourceKind
+from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS, ResourceKind, object_key
 from volcano_py.kube.store import Delta, EventType, Obj
 from volcano_py.log import get_logger
 
@@ -95,8 +95,7 @@ def delta_of(event: Mapping[str, Any]) -> Delta | None:
     if event_type is None or not isinstance(raw, dict):
         return None
     body: Obj = without_managed_fields(raw)
-    namespace, name = namespace_of(body), name_of(body)
-    return Delta(event_type, f"{namespace}/{name}" if namespace else name, None, body)
+    return Delta(event_type, object_key(body), None, body)
 
 
 @dataclass(slots=True)
