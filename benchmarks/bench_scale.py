@@ -1,24 +1,24 @@
 """volcano-py, Volcano and the null binder at Volcano's real cluster sizes on the local control plane; JSON
 on stdout, progress on stderr, an SVG of how each cost grows with ``--plot``.
 
-Each ``(nodes, pods)`` point of ``--nodes`` and ``--pods`` gets a fresh DevCluster with that many KWOK
-nodes. In it each ``--mode`` runs every ``--system`` in turn (``null``: ``null_binder.py``, the ceiling of
-this control plane; ``volcano-py``; ``volcano``: Volcano's vc-scheduler and vc-controller-manager built from
-``--volcano-src`` by ``build_volcano.py``; ``volcano-py-sharded``, backlog only: two volcano-py schedulers,
-each hard-sharded on half the nodes by a NodeShard the bench creates and serving half the jobs under a
-schedulerName of its own, ``benchlib/sharded.py``; ``yunikorn``, backlog and churn: Apache YuniKorn's
-scheduler built from ``--yunikorn-src`` by ``build_yunikorn.py``, each job one of its applications and each
-gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``; ``kai``, backlog and
-churn: NVIDIA KAI-Scheduler's scheduler and binder, with its pod-grouper for one-pod jobs, built from
-``--kai-src`` by ``build_kai.py``, each shape in KAI's own PodGroups, ``benchlib/peer_kai.py``;
-``kube-scheduler``, one-pod jobs only, and ``coscheduling``, scheduler-plugins' Coscheduling, each gang its
-PodGroup ``scheduling.x-k8s.io``, ``benchlib/peer_kube.py``), each as
-its own process, so its CPU and RSS are its own (the sharded system's and KAI's are the sums over its
-processes, each also given under ``schedulers`` or ``processes``; the sharded ones with their pods bound,
-last bind and pods bound outside their shard); the backlog
-runs the null binder again after each other system (``--bracket-null``) and rates each against the null
-runs on either side of it. Every line carries the load average; backlog and churn lines count the gangs
-left partly bound (``partial_gangs``).
+Each ``(nodes, pods)`` point of ``--nodes`` and ``--pods`` gets a fresh DevCluster with that many KWOK nodes.
+In it each ``--mode`` runs every ``--system`` in turn (``null``: ``null_binder.py``, the ceiling of this
+control plane; ``volcano-py``; ``volcano-py-agent``, one-pod jobs in backlog and churn: volcano-py's agent
+scheduler, plain pods addressed to it, ``--agent-workers`` workers; ``volcano``: Volcano's vc-scheduler and
+vc-controller-manager built from ``--volcano-src`` by ``build_volcano.py``; ``volcano-py-sharded``, backlog
+only: two volcano-py schedulers, each hard-sharded on half the nodes by a NodeShard the bench creates and
+serving half the jobs under a schedulerName of its own, ``benchlib/sharded.py``; ``yunikorn``, backlog and
+churn: Apache YuniKorn's scheduler built from ``--yunikorn-src`` by ``build_yunikorn.py``, each job one of its
+applications and each gang a task group, its placeholder pods not counted, ``benchlib/peer_yunikorn.py``;
+``kai``, backlog and churn: NVIDIA KAI-Scheduler's scheduler and binder, with its pod-grouper for one-pod
+jobs, built from ``--kai-src`` by ``build_kai.py``, each shape in KAI's own PodGroups,
+``benchlib/peer_kai.py``; ``kube-scheduler``, one-pod jobs only, and ``coscheduling``, scheduler-plugins'
+Coscheduling, each gang its PodGroup ``scheduling.x-k8s.io``, ``benchlib/peer_kube.py``), each as its own
+process, so its CPU and RSS are its own (the sharded system's and KAI's are the sums over its processes, each
+also given under ``schedulers`` or ``processes``; the sharded ones with their pods bound, last bind and pods
+bound outside their shard); the backlog runs the null binder again after each other system
+(``--bracket-null``) and rates each against the null runs on either side of it. Every line carries the load
+average; backlog and churn lines count the gangs left partly bound (``partial_gangs``).
 
 backlog   For each shape (``1``: one-pod jobs, plain pods; ``20``: gangs of 20, each with a PodGroup of
           minMember 20) ``pods`` pods are created while no scheduler runs (Volcano's controller-manager and
@@ -78,12 +78,13 @@ from benchmarks.scale.backlog import backlog
 from benchmarks.scale.bench import GANG, JSON, WORKERS, Bench, StopPoint, load_average, progress
 from benchmarks.scale.churn import churn
 from benchmarks.scale.restart import controller_restart, fill_cluster, scheduler_restart
+from benchmarks.scale.systems import AGENT, supports
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
 
-SYSTEMS = ("null", "volcano-py", "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM, *peer_kube.SYSTEMS)
-BACKLOG_AND_CHURN_ONLY = (yunikorn.SYSTEM, kai.SYSTEM)  # no restart mode for these peers
+SYSTEMS = ("null", "volcano-py", AGENT, "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM, *peer_kube.SYSTEMS)
+BACKLOG_AND_CHURN_ONLY = (AGENT, yunikorn.SYSTEM, kai.SYSTEM)  # no restart mode for these
 NO_CONTROLLER = ("null", *BACKLOG_AND_CHURN_ONLY, *peer_kube.SYSTEMS)  # no controller restart for these
 MODES = ("backlog", "restart", "churn")
 
@@ -99,7 +100,7 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
             point["backlog"] = []
             for size in args.shapes:
                 shape: list[JSON] = []
-                systems = [system for system in args.system if peer_kube.supports(system, size)]
+                systems = [system for system in args.system if supports(system, size)]
                 for system in bracketed(systems) if args.bracket_null else systems:
                     progress(f"backlog {pods:,} pods in jobs of {size}: {system}")
                     line = await backlog(bench, client, pods, size, system)
@@ -123,7 +124,7 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
                 bench.measured(point["restart"][-1])
         if "churn" in args.mode:
             point["churn"] = []
-            for system in (s for s in systems if peer_kube.supports(s, args.churn_size)):
+            for system in (s for s in systems if supports(s, args.churn_size)):
                 progress(f"churn for {args.minutes} min on {pods:,} pods: {system}")
                 line = await churn(bench, client, system, pods)
                 point["churn"].append(line)
@@ -277,6 +278,12 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--concurrency", type=int, default=64, help="creates in flight")
     parser.add_argument("--schedule-period", type=float, default=1.0)
     parser.add_argument("--bind-concurrency", type=int, default=64)
+    parser.add_argument(
+        "--agent-workers",
+        type=int,
+        default=2,
+        help=f"{AGENT}'s --scheduler-worker-count (bench_agent's best at 5,000 nodes)",
+    )
     parser.add_argument("--scheduler-log", type=Path, default=Path("bench_scale_scheduler.log"))
     parser.add_argument("--scheduler-log-level", default="warning")
     parser.add_argument("--out", type=Path, help="also write the JSON here, after each measurement")

@@ -25,7 +25,7 @@ from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
 from benchmarks.benchlib.profiling import profiler
 from benchmarks.benchlib.profiling import stop as stop_profilers
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
-from benchmarks.benchlib.sharded import nodeshards, scheduler_names, scheduler_of, shard_nodes
+from benchmarks.benchlib.sharded import nodeshards, scheduler_of, shard_nodes
 from benchmarks.benchlib.stats import busy_cores, cycle_quantiles, partial_gangs
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import (
@@ -38,7 +38,7 @@ from benchmarks.scale.bench import (
     scrape,
     wait_count,
 )
-from benchmarks.scale.systems import start_controller, start_schedulers
+from benchmarks.scale.systems import pod_scheduler_names, start_controller, start_schedulers
 from volcano_py.api import constants as c
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import NODESHARDS, PODGROUPS, PODS
@@ -102,7 +102,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             await asyncio.to_thread(started_controller.ready, args.deadline)
         began = time.monotonic()
         path = PODS.collection_path(namespace)
-        names = scheduler_names(system)
+        names = pod_scheduler_names(system)
         bodies = backlog_bodies(namespace, total, size, args.gang_singles, names)
         if system == yunikorn.SYSTEM:  # its own gang object: task groups, no PodGroups
             bodies = yunikorn.translate(bodies)

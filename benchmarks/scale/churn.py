@@ -22,7 +22,8 @@ from benchmarks.benchlib.stats import (
 )
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import JSON, Bench, load_average, scrape, wait_count
-from benchmarks.scale.systems import start_schedulers
+from benchmarks.scale.systems import AGENT, start_schedulers
+from volcano_py.api import constants as c
 from volcano_py.devcluster import COMPLETE_AFTER
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import PODGROUPS, PODS
@@ -54,14 +55,19 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
                     await client.create(
                         kai.PODGROUPS.collection_path(namespace), kai.podgroup(group, args.churn_size)
                     )
-                elif system != yunikorn.SYSTEM:  # YuniKorn's gang is a task group on its pods
+                elif system not in (yunikorn.SYSTEM, AGENT):  # YuniKorn's gang is a task group on its pods
                     gang = [(PODGROUPS.collection_path(namespace), api_podgroup(group, args.churn_size))]
                     for path, body in peer_kube.own_terms(system, gang):  # coscheduling's own PodGroup
                         await client.create(path, body)
 
                 async def create(i: int) -> None:
                     name = f"{group}-{i}"
-                    body = kai.pod(name, group) if system == kai.SYSTEM else api_pod(name).group(group).obj()
+                    if system == kai.SYSTEM:
+                        body = kai.pod(name, group)
+                    elif system == AGENT:  # a plain pod addressed to it: the agent takes no PodGroup
+                        body = api_pod(name).scheduler(c.AGENT_SCHEDULER_NAME).obj()
+                    else:
+                        body = api_pod(name).group(group).obj()
                     body["metadata"]["annotations"].update(annotations)
                     if system == yunikorn.SYSTEM:
                         body = yunikorn.as_member(body, group, args.churn_size)

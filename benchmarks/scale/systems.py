@@ -1,6 +1,6 @@
 """The systems ``bench_scale`` compares, each started as processes of its own so that their CPU and RSS
-are theirs: ``start_scheduler`` (the null binder, volcano-py, Volcano's vc-scheduler, YuniKorn's scheduler,
-kube-scheduler, scheduler-plugins' coscheduling),
+are theirs: ``start_scheduler`` (the null binder, volcano-py, volcano-py's agent scheduler for one-pod jobs,
+Volcano's vc-scheduler, YuniKorn's scheduler, kube-scheduler, scheduler-plugins' coscheduling),
 ``start_schedulers`` (that one, the sharded system's two, or KAI-Scheduler's scheduler and binder),
 ``start_controller`` (volcano-py's controller, Volcano's vc-controller-manager, KAI's pod-grouper). A system
 joins the comparison here; ``Started.ready`` waits for the readiness it offers."""
@@ -16,11 +16,12 @@ from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
-from benchmarks.benchlib.sharded import launch_sharded_schedulers
+from benchmarks.benchlib.sharded import launch_sharded_schedulers, scheduler_names
 from benchmarks.benchlib.systems import (
     launch_null_binder,
     launch_vc_controller_manager,
     launch_vc_scheduler,
+    launch_volcano_py_agent,
     launch_volcano_py_controller,
     launch_volcano_py_scheduler,
     wait_first_cycle,
@@ -28,6 +29,21 @@ from benchmarks.benchlib.systems import (
     wait_ready,
 )
 from benchmarks.scale.bench import Bench
+from volcano_py.api import constants as c
+
+# volcano-py's agent scheduler: plain pods with its schedulerName, one at a time, no PodGroup. It places
+# one-pod jobs only (a gang is the batch scheduler's), as Volcano's agent scheduler does.
+AGENT = "volcano-py-agent"
+
+
+def supports(system: str, size: int) -> bool:
+    """Whether ``system`` runs jobs of ``size`` pods (kube-scheduler and the agent: one-pod jobs only)."""
+    return peer_kube.supports(system, size) and (system != AGENT or size == 1)
+
+
+def pod_scheduler_names(system: str) -> tuple[str, ...]:
+    """The ``schedulerName``s ``system``'s pods take in turn (the sharded system's two, the agent's own)."""
+    return (c.AGENT_SCHEDULER_NAME,) if system == AGENT else scheduler_names(system)
 
 
 @dataclass
@@ -50,6 +66,11 @@ def start_scheduler(bench: Bench, system: str) -> Started:
             system, bench.kubeconfig, bench.log_file, scheduler_plugins=args.coscheduling_bin,
             qps=args.kube_scheduler_qps, burst=args.kube_scheduler_burst,
         ))  # fmt: skip
+    if system == AGENT:
+        agent, port = launch_volcano_py_agent(
+            bench.kubeconfig, bench.log_file, workers=args.agent_workers, level=args.scheduler_log_level
+        )
+        return Started(agent, lambda within: wait_ready(port, agent, within))
     if system == "volcano":
         vc, port = launch_vc_scheduler(
             args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period

@@ -25,6 +25,9 @@ from benchmarks.benchlib.stats import (
     percentile,
     windows,
 )
+from benchmarks.scale.backlog import backlog_bodies
+from benchmarks.scale.systems import AGENT, pod_scheduler_names, supports
+from volcano_py.api import constants as c
 from volcano_py.api.shard import NodeShard, validate_nodeshard
 
 INF = float("inf")
@@ -322,3 +325,29 @@ def test_the_sharded_system_splits_the_nodes_and_the_jobs_in_two() -> None:
     # Job j's pods go to names[j % 2]: the one-pod jobs alternate, a gang stays with one scheduler.
     assert [scheduler_of(f"job{j}-0", names) for j in range(4)] == ["volcano", "volcano-b"] * 2
     assert {scheduler_of(f"job3-{i}", names) for i in range(20)} == {"volcano-b"}
+
+
+@pytest.mark.parametrize(
+    ("system", "size", "expected"),
+    [
+        ("volcano-py", 1, True),
+        ("volcano-py", 20, True),
+        (AGENT, 1, True),
+        (AGENT, 20, False),  # a gang is the batch scheduler's
+        ("kube-scheduler", 1, True),
+        ("kube-scheduler", 500, False),
+        ("coscheduling", 500, True),
+    ],
+)
+def test_which_systems_run_which_job_sizes(system: str, size: int, expected: bool) -> None:
+    assert supports(system, size) is expected
+
+
+def test_the_agents_pods_are_addressed_to_it_and_the_others_keep_theirs() -> None:
+    assert pod_scheduler_names(AGENT) == ("agent-scheduler",)
+    assert pod_scheduler_names("volcano-py") == ("volcano",)
+    assert pod_scheduler_names(SHARDED) == ("volcano", "volcano-b")
+    # A one-pod backlog job for the agent: no PodGroup, its schedulerName the agent's.
+    ((path, pod),) = backlog_bodies("ns", 1, 1, False, pod_scheduler_names(AGENT))
+    assert path.endswith("/namespaces/ns/pods") and pod["spec"]["schedulerName"] == "agent-scheduler"
+    assert c.KUBE_GROUP_NAME_KEY not in (pod["metadata"].get("annotations") or {})
