@@ -68,7 +68,7 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
                         body = api_pod(name).scheduler(c.AGENT_SCHEDULER_NAME).obj()
                     else:
                         body = api_pod(name).group(group).obj()
-                    body["metadata"]["annotations"].update(annotations)
+                    body["metadata"].setdefault("annotations", {}).update(annotations)
                     if system == yunikorn.SYSTEM:
                         body = yunikorn.as_member(body, group, args.churn_size)
                     ((path, body),) = peer_kube.own_terms(system, [(PODS.collection_path(namespace), body)])
