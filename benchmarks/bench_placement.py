@@ -9,13 +9,13 @@ Jobs arrive in sessions of ``--session`` jobs; each session is one ``solve``/``g
 cluster; nothing departs, so the cluster fills until it refuses work. Reported per run: GPUs allocated and
 stranded when the first job is refused and at the end, gangs inside one tier-1 HyperNode, hard-topology
 violations, and per-session solve time. ``--timing-nodes`` repeats gang-heavy at other sizes, CP-SAT only.
-The openb trace has no topology; racks of 8 consecutive nodes and spines of 8 racks are laid over it.
+The openb trace has no topology; racks of 8 consecutive nodes and spines of 8 racks are laid over it. The
+trace is read, and its gangs laid, by ``benchlib/openb.py``, which ``bench_scale --mode trace`` replays live.
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import random
 import sys
@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks.benchlib import openb as trace
 from volcano_py import log
 from volcano_py.api.meta import NetworkTopologyMode
 from volcano_py.api.topology import HyperNode, MemberType
@@ -128,21 +129,17 @@ def job(
 
 # Workloads -------------------------------------------------------------------------------------------------
 def openb(directory: Path, gangs: bool) -> tuple[Cluster, list[Gang]]:
-    with open(directory / "openb_node_list_all_node.csv") as fh:
-        nodes = list(csv.DictReader(fh))
+    nodes = trace.read_nodes(directory)
     cluster = make_cluster(
-        [r["sn"] for r in nodes],
-        [(int(r["cpu_milli"]), int(r["memory_mib"]) * MI, int(r["gpu"]) * 1000) for r in nodes],
+        [n.name for n in nodes], [(n.cpu_milli, n.memory_mib * MI, n.gpus * 1000) for n in nodes]
     )
-    with open(directory / "openb_pod_list_default.csv") as fh:
-        pods = sorted(csv.DictReader(fh), key=lambda r: int(r["creation_time"]))
     jobs: list[Gang] = []
-    rng = random.Random(7)
-    for i, r in enumerate(pods):
-        gpu_m = int(r["num_gpu"]) * int(r["gpu_milli"]) if int(r["num_gpu"]) else 0
-        jobs.append(job(r["name"], 1, int(r["cpu_milli"]), int(r["memory_mib"]) * MI, gpu_m))
-        if gangs and i % 40 == 39:
-            jobs.append(job(f"gang-{i}", rng.choice([2, 3, 4]), 32000, 128 * 2**30, 8000, HARD_RACK))
+    for one in trace.arrivals(trace.read_pods(directory), gangs):
+        shape = one.shape
+        topology = HARD_RACK if one.gang else None
+        jobs.append(
+            job(one.name, one.size, shape.cpu_milli, shape.memory_mib * MI, shape.gpu_milli, topology)
+        )
     return cluster, jobs
 
 
