@@ -90,31 +90,14 @@ class ClusterObjects:
             start=start,
             gpu_sharing=gpu_sharing,
         )
-        names = [name_of(m) for m in manifests]
-        if not names:
-            return []
-        # kubectl creates a List one object at a time; a few kubectls in parallel make 1,000s of nodes quick.
-        chunks = [manifests[i : i + NODES_PER_KUBECTL] for i in range(0, len(manifests), NODES_PER_KUBECTL)]
-        with ThreadPoolExecutor(max_workers=min(PARALLEL_KUBECTLS, len(chunks))) as pool:
-            done = pool.map(
-                lambda chunk: self.kubectl(
-                    "create",
-                    "-f",
-                    "-",
-                    input=json.dumps({"apiVersion": "v1", "kind": "List", "items": chunk}),
-                ),
-                chunks,
-            )
-            list(done)  # re-raises the first KubectlError
-        wanted = set(names)
-        # Listing every node is heavy at thousands of nodes: poll less often the more there are.
-        self.wait_for(
-            f"{len(names)} nodes {prefix}* to be Ready",
-            lambda: wanted <= self.ready_nodes(),
-            timeout if timeout is not None else 120.0 + 0.25 * len(names),
-            interval=min(2.0, max(0.2, len(names) / 1000)),
-        )
-        return names
+        return _create_ready(self, manifests, timeout)
+
+    def create_node_manifests(
+        self: ClusterAccess, manifests: Sequence[dict[str, Any]], *, timeout: float | None = None
+    ) -> list[str]:
+        """Create these Node manifests (``nodes.node_manifests``: one call per kind of node, for a cluster of
+        several kinds) and wait until they are all ready, as ``create_nodes`` does."""
+        return _create_ready(self, manifests, timeout)
 
     def publish_fake_gpus(self: ClusterAccess, nodes: Sequence[str], gpus: int) -> None:
         """Publish ``gpus`` DRA devices per node as a GPU driver would (``devcluster.dra``)."""
@@ -181,3 +164,34 @@ class ClusterObjects:
                 served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
                 self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)
         return names
+
+
+def _create_ready(
+    cluster: ClusterAccess, manifests: Sequence[dict[str, Any]], timeout: float | None
+) -> list[str]:
+    """Create the Node ``manifests``, a few kubectls in parallel, and wait until they are all Ready."""
+    names = [name_of(m) for m in manifests]
+    if not names:
+        return []
+    # kubectl creates a List one object at a time; a few kubectls in parallel make 1,000s of nodes quick.
+    chunks = [manifests[i : i + NODES_PER_KUBECTL] for i in range(0, len(manifests), NODES_PER_KUBECTL)]
+    with ThreadPoolExecutor(max_workers=min(PARALLEL_KUBECTLS, len(chunks))) as pool:
+        done = pool.map(
+            lambda chunk: cluster.kubectl(
+                "create",
+                "-f",
+                "-",
+                input=json.dumps({"apiVersion": "v1", "kind": "List", "items": chunk}),
+            ),
+            chunks,
+        )
+        list(done)  # re-raises the first KubectlError
+    wanted = set(names)
+    # Listing every node is heavy at thousands of nodes: poll less often the more there are.
+    cluster.wait_for(
+        f"{len(names)} nodes ({names[0]}, ...) to be Ready",
+        lambda: wanted <= cluster.ready_nodes(),
+        timeout if timeout is not None else 120.0 + 0.25 * len(names),
+        interval=min(2.0, max(0.2, len(names) / 1000)),
+    )
+    return names
