@@ -109,6 +109,14 @@ class PodBuilder(_Builder):
         self._body["spec"]["containers"][0]["resources"] = {"requests": requests(cpu, memory, gpu)}
         return self
 
+    def limit_gpus(self) -> Self:
+        """``nvidia.com/gpu``'s limit equal to its request: the API server refuses an extended resource
+        requested without one."""
+        resources = self._body["spec"]["containers"][0]["resources"]
+        if GPU in resources.get("requests", {}):
+            resources["limits"] = {GPU: resources["requests"][GPU]}
+        return self
+
     def group(self, podgroup: str | None) -> Self:
         """Member of ``podgroup`` (Volcano's annotation); None: of no PodGroup."""
         return self.annotate(c.KUBE_GROUP_NAME_KEY, podgroup) if podgroup else self

@@ -11,7 +11,9 @@ How each shape is expressed, as KAI's users express it:
 - a gang is a ``scheduling.run.ai/v2alpha2`` PodGroup with minMember and the queue, and pods annotated
   ``pod-group-name`` (KAI's manual-PodGroup form: the pod-grouper leaves an owner-less pod that carries the
   annotation alone). The pod-grouper makes a gang only from a workload owner it knows (PyTorchJob, MPIJob,
-  JobSet, ...), none of which this control plane runs; a batch/v1 Job gets minMember 1.
+  JobSet, ...), none of which this control plane runs; a batch/v1 Job gets minMember 1;
+- a workload built in Volcano's terms (``translate``: the trace mode's GPU pods) keeps its pods' requests,
+  each PodGroup becoming KAI's of the same minMember.
 
 What runs differs from the chart's deployment only where a setting would throttle KAI on its client rather
 than on its work: the scheduler and binder talk to the API server at Volcano's scheduler defaults (2,000 QPS,
@@ -23,10 +25,11 @@ adjuster do not run: nothing the scheduler reads comes from them.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Final
@@ -34,7 +37,9 @@ from typing import Any, Final
 from prometheus_client.parser import text_string_to_metric_families
 
 from benchmarks.benchlib.objects import api_pod
+from benchmarks.benchlib.peer_kube import namespace_of
 from benchmarks.benchlib.systems import LogFile, wait_until
+from volcano_py.api import constants as c
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
 from volcano_py.kube.kinds import PODS, ResourceKind
@@ -161,8 +166,34 @@ def podgroup(name: str, size: int) -> JSON:
 def pod(name: str, group: str | None) -> JSON:
     """The benchmarks' pod (same container and requests: every system does the same work) addressed to
     KAI: its schedulerName, the queue label, and its PodGroup, if any, by KAI's annotation."""
-    body = api_pod(name).scheduler(SCHEDULER_NAME).label(QUEUE_LABEL, QUEUE)
-    return (body.annotate(GROUP_ANNOTATION, group) if group else body).obj()
+    return own_pod(api_pod(name).group(group).obj())
+
+
+def own_pod(body: JSON) -> JSON:
+    """A pod of the bench's (its PodGroup, if any, named by Volcano's annotation) as KAI's: a copy with
+    KAI's schedulerName and queue label, its group by KAI's annotation; containers and requests kept."""
+    out = copy.deepcopy(body)
+    meta = out["metadata"]
+    group = (meta.get("annotations") or {}).pop(c.KUBE_GROUP_NAME_KEY, None)
+    if group:
+        meta["annotations"][GROUP_ANNOTATION] = group
+    meta.setdefault("labels", {})[QUEUE_LABEL] = QUEUE
+    out["spec"]["schedulerName"] = SCHEDULER_NAME
+    return out
+
+
+def translate(bodies: Iterable[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
+    """The bench's ``(path, body)`` creates in Volcano's terms (PodGroups ``scheduling.volcano.sh`` and
+    pods) in KAI's: each PodGroup KAI's own of the same name and minMember, in the same namespace; each pod
+    ``own_pod``."""
+    out: list[tuple[str, JSON]] = []
+    for path, body in bodies:
+        if body.get("kind") == c.PODGROUP_KIND:
+            group = podgroup(body["metadata"]["name"], int(body["spec"]["minMember"]))
+            out.append((PODGROUPS.collection_path(namespace_of(path)), group))
+        else:
+            out.append((path, own_pod(body)))
+    return out
 
 
 def backlog_bodies(namespace: str, total: int, size: int, gang_singles: bool) -> list[tuple[str, JSON]]:
