@@ -79,6 +79,8 @@ from benchmarks.scale.bench import GANG, JSON, WORKERS, Bench, StopPoint, load_a
 from benchmarks.scale.churn import churn
 from benchmarks.scale.restart import controller_restart, fill_cluster, scheduler_restart
 from benchmarks.scale.systems import AGENT, supports
+from benchmarks.scale.trace import describe, trace
+from benchmarks.scale.tracework import node_bodies, workload
 from volcano_py import log
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import KubeClient, load_api_client
@@ -86,7 +88,9 @@ from volcano_py.kube.client import KubeClient, load_api_client
 SYSTEMS = ("null", "volcano-py", AGENT, "volcano", SHARDED, yunikorn.SYSTEM, kai.SYSTEM, *peer_kube.SYSTEMS)
 BACKLOG_AND_CHURN_ONLY = (AGENT, yunikorn.SYSTEM, kai.SYSTEM)  # no restart mode for these
 NO_CONTROLLER = ("null", *BACKLOG_AND_CHURN_ONLY, *peer_kube.SYSTEMS)  # no controller restart for these
-MODES = ("backlog", "restart", "churn")
+MODES = ("backlog", "restart", "churn", "trace")
+TRACE = "trace"  # run alone: its cluster is the trace's nodes, not the other modes' uniform ones
+TRACE_DIR = REPO.parent / "shared" / "traces" / "openb"
 
 
 # -- the run -------------------------------------------------------------------------------------------------
@@ -96,6 +100,15 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
     args = bench.args
     client = KubeClient(await load_api_client(str(bench.kubeconfig)))
     try:
+        if TRACE in args.mode:
+            work = workload(args.trace_dir, nodes)
+            point["trace"] = describe(work, str(args.trace_dir), args.trace_rate)
+            point["trace"]["runs"] = []
+            for system in args.system:
+                progress(f"trace: {work.pods:,} pods on {nodes:,} nodes ({work.gpus:,} GPUs): {system}")
+                point["trace"]["runs"].append(await trace(bench, client, system, work))
+                bench.measured(point["trace"]["runs"][-1])
+            return
         if "backlog" in args.mode:
             point["backlog"] = []
             for size in args.shapes:
@@ -147,7 +160,10 @@ def run(args: argparse.Namespace) -> JSON:
         if args.out:  # a long run stopped part way still leaves what it measured
             args.out.write_text(json.dumps(result, indent=2))
 
-    for nodes, pods in scale_points(args.nodes, args.pods):
+    points = scale_points(args.nodes, args.pods)
+    if TRACE in args.mode:  # the trace's pods, drawn in proportion to the nodes
+        points = sorted({(n, workload(args.trace_dir, n).pods) for n in args.nodes})
+    for nodes, pods in points:
         point: JSON = {"nodes": nodes, "pods": pods, "load_average_at_start": load_average()}
         result["points"].append(point)
         reason = memory_stop(parse_meminfo(meminfo()), args.max_memory_used)
@@ -170,9 +186,13 @@ def run_point(
         progress(f"creating {nodes:,} nodes")
         began = time.monotonic()
         try:
-            names = cluster.create_nodes(
-                nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=args.deadline
-            )
+            if TRACE in args.mode:  # the trace's nodes, drawn to this many
+                bodies = node_bodies(workload(args.trace_dir, nodes).nodes)
+                names = cluster.create_node_manifests(bodies, timeout=args.deadline)
+            else:
+                names = cluster.create_nodes(
+                    nodes, cpu="32", memory="256Gi", gpus=8, pods=110, timeout=args.deadline
+                )
         except Exception as exc:  # the nodes alone do not fit in time: a larger point would not either
             return f"{nodes:,} nodes not Ready within {args.deadline:.0f} s: {exc}"
         point["nodes_ready_s"] = round(time.monotonic() - began, 1)
@@ -204,7 +224,10 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000])
     parser.add_argument("--pods", type=int, nargs="+", default=[10_000])
-    parser.add_argument("--mode", nargs="+", choices=MODES, default=list(MODES))
+    parser.add_argument(
+        "--mode", nargs="+", choices=MODES, default=[m for m in MODES if m != TRACE],
+        help="trace runs alone, on the openb trace's nodes (--pods unused: its pods scale with the nodes)",
+    )  # fmt: skip
     parser.add_argument("--system", nargs="+", choices=SYSTEMS, default=["null", "volcano-py"])
     parser.add_argument("--volcano-src", type=Path, help="a Volcano checkout, for --system volcano")
     parser.add_argument("--yunikorn-src", type=Path, help="a yunikorn-k8shim checkout, for --system yunikorn")
@@ -248,6 +271,17 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         default="together",
         help="a churn job's pods created concurrently, as Volcano's Job controller creates them, or each "
         "after the last (the shape of the churn runs before the fifteenth round)",
+    )
+    parser.add_argument("--trace-dir", type=Path, default=TRACE_DIR, help="the openb trace's CSV files")
+    parser.add_argument("--trace-rate", type=float, default=20.0, help="trace pods created per second")
+    parser.add_argument(
+        "--trace-refused-after",
+        type=float,
+        default=30.0,
+        help="seconds a trace pod waits unbound before the cluster counts as refusing work",
+    )
+    parser.add_argument(
+        "--trace-settle", type=float, default=30.0, help="the trace's end: seconds after a bind with no other"
     )
     parser.add_argument("--churn-job-seconds", type=float, default=30.0, help="how long a churn pod runs")
     parser.add_argument(
@@ -311,6 +345,18 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         parser.error(str(err))
     if any(size < 1 for size in args.shapes) or args.churn_size < 1 or args.churn_rate <= 0:
         parser.error("--shapes and --churn-size must be at least 1, --churn-rate above 0")
+    if TRACE in args.mode and args.mode != [TRACE]:
+        parser.error("--mode trace runs alone: its cluster is the trace's nodes")
+    if TRACE in args.mode and (others := [s for s in (SHARDED, AGENT) if s in args.system]):
+        parser.error(f"--mode trace does not run {', '.join(others)} (one-pod jobs or shards of their own)")
+    if (
+        TRACE in args.mode
+        and not (args.trace_dir / "openb_pod_list_default.csv").is_file()
+        and not args.plot_from
+    ):
+        parser.error(f"--trace-dir {args.trace_dir}: no openb_pod_list_default.csv there")
+    if args.trace_rate <= 0:
+        parser.error("--trace-rate must be above 0")
     if not 0 < args.max_memory_used <= 1:
         parser.error(f"--max-memory-used is a fraction in (0, 1], got {args.max_memory_used}")
     args.volcano_bin = None
