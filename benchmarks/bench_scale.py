@@ -41,13 +41,26 @@ churn     On the filled cluster, jobs (a PodGroup and ``--churn-size`` pods crea
           p50/p99 (created -> bound, from a watch) of the pods created in it and, from the scheduler's
           ``volcano_e2e_scheduling_latency_milliseconds`` histogram (volcano-py and Volcano both serve it),
           cycle time p50/p99.
+trace     Alone, on its own cluster: the openb GPU trace (``--trace-dir``, ../shared/traces/openb) live. Its
+          1,523 nodes drawn evenly to ``--nodes`` (every k-th, or each repeated in place), as KWOK nodes
+          with the trace's cores, memory and ``nvidia.com/gpu``; its pods in proportion, in creation order,
+          with ``openb-gangs``' gangs of 2-4 eight-GPU pods (``benchlib/openb.py``, as ``bench_placement``);
+          a share of a GPU asked for as a whole card; each gang its system's own gang object (none for the
+          null binder and kube-scheduler). Created at ``--trace-rate`` pods/s while the system runs; nothing
+          departs, so the cluster fills and refuses work. Per system: pods bound, GPUs allocated and stranded
+          at the first refusal and at the end, gangs partly bound, gang wait p50/p90, one-pod wait p50/p99,
+          CPU and peak RSS (``scale/trace.py``, its rules in ``scale/tracework.py``). ``--pods`` is unused.
 
-The modes are ``scale/backlog.py``, ``scale/restart.py`` and ``scale/churn.py``; each system starts in
-``scale/systems.py``. A point that does not fit stops the run, with the reason in the JSON: memory in use on
-the machine above ``--max-memory-used`` (``/proc/meminfo``), or a phase not done within ``--deadline``.
+The modes are ``scale/backlog.py``, ``scale/restart.py``, ``scale/churn.py`` and ``scale/trace.py``; each
+system starts in ``scale/systems.py``. A point that does not fit stops the run, with the reason in the JSON:
+memory in use on the machine above ``--max-memory-used`` (``/proc/meminfo``), or a phase not done within
+``--deadline``.
 
 Usage: python -m benchmarks.bench_scale --nodes 1000 2000 5000 --pods 10000 50000 100000 \\
            --system null volcano-py volcano --volcano-src /path/to/volcano --plot scale.svg > scale.json
+       python -m benchmarks.bench_scale --mode trace --nodes 1000 --system null volcano-py volcano kai \\
+           yunikorn kube-scheduler coscheduling --volcano-src ... --kai-src ... --yunikorn-src ... \\
+           --scheduler-plugins-src ... > trace.json
        python -m benchmarks.bench_scale --plot-from scale.json --plot scale.svg
 """
 

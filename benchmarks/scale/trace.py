@@ -35,9 +35,10 @@ from collections.abc import Callable
 
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import BindWatch, clear, resource_version
-from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
+from benchmarks.benchlib.limits import memory_stop, parse_meminfo
+from benchmarks.benchlib.procfs import cpu_seconds, meminfo, rss_mib
 from benchmarks.benchlib.systems import stop
-from benchmarks.scale.bench import JSON, Bench, load_average, progress
+from benchmarks.scale.bench import JSON, Bench, StopPoint, load_average, progress
 from benchmarks.scale.systems import start_schedulers
 from benchmarks.scale.tracework import (
     GANGLESS,
@@ -182,6 +183,8 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
             if any(process.poll() is not None for process in alive):
                 raise RuntimeError(f"{system} exited; see --scheduler-log")
             if index % 500 == 499:
+                if reason := memory_stop(parse_meminfo(meminfo()), args.max_memory_used):
+                    raise StopPoint(reason)
                 progress(
                     f"trace {system}: {arrived:,} of {work.pods:,} pods created, {len(watch.bound):,} bound"
                 )
