@@ -167,11 +167,12 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
         monitoring = asyncio.create_task(monitor())
         submitted: list[asyncio.Task[None]] = []
         arrived = 0
+        kinds = set(capacities.values())  # a few dozen kinds of node, however many nodes
         for index, job in enumerate(work.jobs):
             name = job_name(index, job)
             if job.gang:
                 gangs.append(name)
-            fits = fits_empty(job.shape, capacities.values())
+            fits = fits_empty(job.shape, kinds)
             never_fit += 0 if fits else job.size
             for i in range(job.size):
                 requests[f"{name}-{i}"] = request(job.shape)
