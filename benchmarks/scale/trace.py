@@ -18,13 +18,15 @@ backlog. The trace asks for about twice the cluster's GPUs, so the cluster fills
 
 Measured per system, each in a namespace of its own with the cluster empty: at the first refusal (the
 first pod, in creation order, still unbound ``--trace-refused-after`` seconds after its creation, pods that
-fit no empty node left out) and at the end (``--trace-settle`` seconds without a bind after the last
-create, or every pod bound): pods bound, GPUs allocated, stranded GPUs (``StrandedGpus``: free GPUs on a
-node in use that none of the workload's GPU requests fits beside), from each bound pod's node and requests
-and the nodes' capacities; gangs whole and partly bound (a gang scheduler's must be 0); gang wait p50/p90
-and one-pod wait p50/p99; the scheduler's CPU seconds and peak RSS (summed over its processes), the
-control plane's CPU, the load average (at the end, and the highest seen). YuniKorn's placeholders hold room
-for gangs that are not whole: those bound at the end are counted apart (``yunikorn_placeholders_bound``).
+fit no empty node left out) and at the end (every pod bound, or, once the last create is
+``--trace-refused-after`` seconds old, ``--trace-settle`` seconds without a bind): pods bound, GPUs
+allocated, stranded GPUs (``StrandedGpus``: free GPUs on a node in use that none of the workload's GPU
+requests fits beside), from each bound pod's node and requests and the nodes' capacities; gangs whole and
+partly bound (a gang scheduler's must be 0); gang wait p50/p90 and one-pod wait p50/p99; the scheduler's
+CPU seconds and peak RSS (summed over its processes), the control plane's CPU, the load average (at the
+end, and the highest seen). YuniKorn's placeholders hold room for gangs that are not whole: those bound at
+the end are counted apart (``yunikorn_placeholders_bound``). Volcano's ``default`` queue is made Open
+before each run, as Volcano's queue controller (not run here) would leave it.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from collections.abc import Callable
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import BindWatch, clear, resource_version
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo
+from benchmarks.benchlib.objects import make_queue
 from benchmarks.benchlib.procfs import cpu_seconds, meminfo, rss_mib
 from benchmarks.benchlib.systems import stop
 from benchmarks.scale.bench import JSON, Bench, StopPoint, load_average, progress
@@ -55,8 +58,9 @@ from benchmarks.scale.tracework import (
     request,
     waits,
 )
+from volcano_py.api import constants as c
 from volcano_py.kube.client import ApiError, KubeClient
-from volcano_py.kube.kinds import PODS
+from volcano_py.kube.kinds import PODS, QUEUES
 from volcano_py.resources import GPU
 
 
@@ -113,6 +117,24 @@ async def placeholders_bound(client: KubeClient, namespace: str) -> tuple[int, i
             return count, gpus
 
 
+async def open_queues(client: KubeClient) -> None:
+    """Volcano's ``root`` and ``default`` queues, Open, as an installed Volcano's queue controller leaves
+    them: Volcano's scheduler creates them when missing but schedules nothing in a queue not Open, and its
+    controller does not run here (volcano-py's scheduler opens the ones it creates)."""
+    for queue in (make_queue(c.ROOT_QUEUE).api(), make_queue(c.DEFAULT_QUEUE).api()):
+        body = queue.obj()
+        body["spec"]["reclaimable"] = body["metadata"]["name"] == c.DEFAULT_QUEUE
+        if body["metadata"]["name"] == c.DEFAULT_QUEUE:
+            body["spec"]["parent"] = c.ROOT_QUEUE
+        try:
+            await client.create(QUEUES.collection_path(), body)
+        except ApiError as exc:
+            if not exc.conflict:
+                raise
+        status = {"status": {"state": "Open"}}
+        await client.patch(QUEUES.object_path(body["metadata"]["name"], None, "status"), status)
+
+
 async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -> JSON:
     args = bench.args
     namespace = bench.cluster.create_namespace(f"trace-{system}")
@@ -123,6 +145,7 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
     likely = likely_requests(work.jobs)
     requests: dict[str, Vector] = {}
     gangs: list[str] = []
+    await open_queues(client)
     schedulers = start_schedulers(bench, system)
     alive = [one.process for one in schedulers.values()]
     workers_before = {name: cpu_seconds(pid) for name, pid in bench.workers.items()}
@@ -191,19 +214,27 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
                 )
         await asyncio.gather(*submitted)
         created_s = time.time() - start
-        # Settled: every pod bound, or no new bind for --trace-settle seconds (the cluster refuses the rest).
+        # Every pod given --trace-refused-after seconds (so a first refusal, if any, is seen), then settled:
+        # every pod bound, or no new bind for --trace-settle seconds (the cluster refuses the rest).
+        while (
+            len(watch.bound) < len(watch.created)
+            and time.time() < start + created_s + args.trace_refused_after
+        ):
+            await watch.next_change(1.0)
         while len(watch.bound) < len(watch.created):
             seen = len(watch.bound)
             await watch.next_change(args.trace_settle)
             if len(watch.bound) == seen or time.time() - start > args.deadline:
                 break
+        ended_s = time.time() - start
+        await asyncio.sleep(1.5)  # the monitor's last look
         monitoring.cancel()
         watcher.cancel()
         await asyncio.gather(monitoring, watcher, return_exceptions=True)
         workers_after = {name: cpu_seconds(pid) for name, pid in bench.workers.items()}
         result: JSON = {
             "system": system, "pods": work.pods, "created": len(watch.created),
-            "created_s": round(created_s, 1), "pods_fitting_no_node": never_fit,
+            "created_s": round(created_s, 1), "ended_s": round(ended_s, 1), "pods_fitting_no_node": never_fit,
             "bound": sum(1 for n in watch.created if n in watch.bound),
             "end": placement(capacities, placed(), likely),
             "first_refusal": at_refusal,
