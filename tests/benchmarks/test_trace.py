@@ -290,6 +290,7 @@ def test_the_first_refusal_is_the_first_pod_left_waiting() -> None:
     [
         (["--mode", "trace", "churn"], "runs alone"),
         (["--mode", "trace", "--system", "volcano-py-sharded"], "does not run"),
+        (["--mode", "trace", "--system", "null", "volcano-py-agent"], "does not run volcano-py-agent"),
         (["--mode", "trace", "--trace-rate", "0"], "above 0"),
     ],
 )
