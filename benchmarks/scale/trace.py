@@ -46,6 +46,8 @@ from benchmarks.scale.systems import start_schedulers
 from benchmarks.scale.tracework import (
     GANGLESS,
     GPU_RULE,
+    SINGLES_GROUPED,
+    SIZE_RULE,
     FirstRefusal,
     Vector,
     Workload,
@@ -69,8 +71,8 @@ def describe(work: Workload, trace_dir: str, rate: float) -> JSON:
     return {
         "trace": trace_dir, "nodes": len(work.nodes), "gpus": work.gpus, "pods": work.pods,
         "jobs": len(work.jobs), "gangs": sum(1 for job in work.jobs if job.gang),
-        "gpu_rule": GPU_RULE, "arrival": f"steady, {rate} pods/s; nothing departs",
-        "gangless_systems": list(GANGLESS),
+        "size_rule": SIZE_RULE, "gpu_rule": GPU_RULE, "arrival": f"steady, {rate} pods/s; nothing departs",
+        "gangless_systems": list(GANGLESS), "one_pod_jobs_with_a_podgroup": list(SINGLES_GROUPED),
     }  # fmt: skip
 
 

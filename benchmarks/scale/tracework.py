@@ -42,6 +42,10 @@ MI = 2**20
 GANGLESS = ("null", peer_kube.PLAIN)
 SINGLES_GROUPED = ("volcano", kai.SYSTEM)
 GPU_RULE = "a share of one GPU (gpu_milli < 1000) is asked for as one whole nvidia.com/gpu"
+SIZE_RULE = (
+    "the trace's nodes drawn evenly to the run's (every k-th, or each repeated in place), its pods in "
+    "proportion, in creation order, with openb-gangs' gangs (2-4 eight-GPU pods after every 40th pod)"
+)
 
 
 @dataclass(frozen=True, slots=True)
