@@ -66,11 +66,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def supports(system: str, size: int) -> bool:
-    """Whether ``system`` can place jobs of ``size`` pods as gangs (plain kube-scheduler has no gang)."""
-    return system != PLAIN or size == 1
-
-
 def install(cluster: DevCluster, systems: Iterable[str], scheduler_plugins_src: Path | None) -> None:
     """What the peers among ``systems`` need on the cluster: coscheduling's PodGroup CRD, from its tree."""
     if COSCHEDULING in systems and scheduler_plugins_src is not None:
@@ -119,7 +114,7 @@ def own_terms(system: str, objects: Iterable[tuple[str, JSON]]) -> list[tuple[st
         elif system == COSCHEDULING:
             out.append((X_PODGROUPS.collection_path(namespace_of(path)), own_group(body)))
         elif int(body["spec"]["minMember"]) > 1:
-            raise ValueError(f"{PLAIN} has no gangs: PodGroup {body['metadata']['name']} (see supports)")
+            raise ValueError(f"{PLAIN} has no gangs: PodGroup {body['metadata']['name']}")
     return out
 
 

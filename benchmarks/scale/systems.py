@@ -36,9 +36,13 @@ from volcano_py.api import constants as c
 AGENT = "volcano-py-agent"
 
 
+# The systems without gangs: they run one-pod jobs only.
+ONE_POD_ONLY = (peer_kube.PLAIN, AGENT)
+
+
 def supports(system: str, size: int) -> bool:
-    """Whether ``system`` runs jobs of ``size`` pods (kube-scheduler and the agent: one-pod jobs only)."""
-    return peer_kube.supports(system, size) and (system != AGENT or size == 1)
+    """Whether ``system`` runs jobs of ``size`` pods."""
+    return system not in ONE_POD_ONLY or size == 1
 
 
 def pod_scheduler_names(system: str) -> tuple[str, ...]:
