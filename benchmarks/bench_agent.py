@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.benchlib.apiserver import BindWatch, resource_version
+from benchmarks.benchlib.apiserver import BindWatch
 from benchmarks.benchlib.objects import api_pod
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
 from benchmarks.benchlib.stats import percentile
@@ -88,9 +88,7 @@ async def run_one(client: KubeClient, cluster: DevCluster, system: str, args: ar
     process = await asyncio.to_thread(start, system, args, cluster.kubeconfig, log_file)
     try:
         watch = BindWatch(client, namespace)
-        watcher = asyncio.create_task(
-            watch.run(await resource_version(client, PODS.collection_path(namespace)))
-        )
+        watcher = await watch.from_now()
         # One pod first: a process that has listed the cluster may still be warming its first decision.
         await client.create(PODS.collection_path(namespace), agent_pod("warm", args.job_seconds))
         await wait_bound(watch, ["warm"], 120.0, process)

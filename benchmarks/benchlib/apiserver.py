@@ -163,6 +163,11 @@ class BindWatch:
             self.node.setdefault(obj["metadata"]["name"], str(node))
             self.changed.set()
 
+    async def from_now(self) -> asyncio.Task[None]:
+        """``run`` in a task, from the namespace's pods as they are now: the caller cancels it."""
+        since = await resource_version(self.client, PODS.collection_path(self.namespace))
+        return asyncio.create_task(self.run(since))
+
     async def run(self, since: str) -> None:
         path = PODS.collection_path(self.namespace)
         query: dict[str, str | int] = {"watch": "true", "allowWatchBookmarks": "true",

@@ -18,7 +18,6 @@ from benchmarks.benchlib.apiserver import (
     count,
     create_all,
     per_pod,
-    resource_version,
 )
 from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
@@ -131,7 +130,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
             groups_s = round(time.monotonic() - began, 1)
         quiet_s, quiet_cores = await control_plane_quiet(bench)
         watch = BindWatch(client, namespace)
-        watcher = asyncio.create_task(watch.run(await resource_version(client, path)))
+        watcher = await watch.from_now()
         counts_before = api_counts(bench.cluster)
         before = {name: cpu_seconds(pid) for name, pid in bench.workers.items()}
         peak_api = [0.0]

@@ -10,7 +10,7 @@ import time
 from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_kube
 from benchmarks.benchlib import peer_yunikorn as yunikorn
-from benchmarks.benchlib.apiserver import BindWatch, clear, count_where, resource_version
+from benchmarks.benchlib.apiserver import BindWatch, clear, count_where
 from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.procfs import cpu_seconds, rss_mib
 from benchmarks.benchlib.stats import (
@@ -39,9 +39,7 @@ async def churn(bench: Bench, client: KubeClient, system: str, filled: int) -> J
         for one in schedulers.values():
             await asyncio.to_thread(one.ready, args.deadline)
         watch = BindWatch(client, namespace)
-        watcher = asyncio.create_task(
-            watch.run(await resource_version(client, PODS.collection_path(namespace)))
-        )
+        watcher = await watch.from_now()
         cycles = [await asyncio.to_thread(scrape, started.metrics_url)]
         loads: list[float] = []
         start = time.time()

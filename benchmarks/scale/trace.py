@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable
 
 from benchmarks.benchlib import peer_yunikorn as yunikorn
-from benchmarks.benchlib.apiserver import BindWatch, clear, resource_version
+from benchmarks.benchlib.apiserver import BindWatch, clear
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo
 from benchmarks.benchlib.objects import make_queue
 from benchmarks.benchlib.procfs import cpu_seconds, meminfo, rss_mib
@@ -155,9 +155,7 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
         for one in schedulers.values():
             await asyncio.to_thread(one.ready, args.deadline)
         watch = BindWatch(client, namespace)
-        watcher = asyncio.create_task(
-            watch.run(await resource_version(client, PODS.collection_path(namespace)))
-        )
+        watcher = await watch.from_now()
         refusal = FirstRefusal(args.trace_refused_after)
         at_refusal: JSON | None = None
         peak_load = [load_average()]
