@@ -42,7 +42,7 @@ from benchmarks.benchlib.systems import LogFile, wait_until
 from volcano_py.api import constants as c
 from volcano_py.devcluster import DevCluster
 from volcano_py.devcluster.ports import free_ports
-from volcano_py.kube.kinds import PODS, ResourceKind
+from volcano_py.kube.kinds import ResourceKind
 from volcano_py.resources.quantities import GPU, parse_quantity
 
 JSON = dict[str, Any]
@@ -194,21 +194,6 @@ def translate(bodies: Iterable[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
         else:
             out.append((path, own_pod(body)))
     return out
-
-
-def backlog_bodies(namespace: str, total: int, size: int, gang_singles: bool) -> list[tuple[str, JSON]]:
-    """PodGroups first, then pods, as bench_scale's own ``backlog_bodies``; one-pod jobs get no PodGroup
-    unless ``gang_singles`` (the pod-grouper makes theirs)."""
-    groups: list[tuple[str, JSON]] = []
-    members: list[tuple[str, JSON]] = []
-    grouped = size > 1 or gang_singles
-    for j in range(total // size):
-        group = f"job{j}" if grouped else None
-        if group:
-            groups.append((PODGROUPS.collection_path(namespace), podgroup(group, size)))
-        for i in range(size):
-            members.append((PODS.collection_path(namespace), pod(f"job{j}-{i}", group)))
-    return groups + members
 
 
 # -- the processes -------------------------------------------------------------------------------------------

@@ -9,8 +9,6 @@ import subprocess
 import time
 
 from benchmarks.benchlib import peer_kai as kai
-from benchmarks.benchlib import peer_kube
-from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.apiserver import (
     BindWatch,
     api_counts,
@@ -37,7 +35,7 @@ from benchmarks.scale.bench import (
     scrape,
     wait_count,
 )
-from benchmarks.scale.systems import pod_scheduler_names, start_controller, start_schedulers
+from benchmarks.scale.systems import in_own_terms, pod_scheduler_names, start_controller, start_schedulers
 from volcano_py.api import constants as c
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.kinds import NODESHARDS, PODGROUPS, PODS
@@ -103,11 +101,7 @@ async def backlog(bench: Bench, client: KubeClient, pods: int, size: int, system
         path = PODS.collection_path(namespace)
         names = pod_scheduler_names(system)
         bodies = backlog_bodies(namespace, total, size, args.gang_singles, names)
-        if system == yunikorn.SYSTEM:  # its own gang object: task groups, no PodGroups
-            bodies = yunikorn.translate(bodies)
-        if system == kai.SYSTEM:  # its own PodGroups, and pods addressed to it
-            bodies = kai.backlog_bodies(namespace, total, size, args.gang_singles)
-        bodies = peer_kube.own_terms(system, bodies)  # coscheduling's PodGroups; the others' left alone
+        bodies = in_own_terms(system, bodies)
         if system == SHARDED:  # once per cluster: a NodeShard that exists already is kept (create_all)
             shards = [(NODESHARDS.collection_path(), shard) for shard in nodeshards(bench.node_names)]
             await create_all(client, shards, len(shards))

@@ -28,7 +28,7 @@ from benchmarks.benchlib.systems import (
     wait_null_ready,
     wait_ready,
 )
-from benchmarks.scale.bench import Bench
+from benchmarks.scale.bench import JSON, Bench
 from volcano_py.api import constants as c
 
 # volcano-py's agent scheduler: plain pods with its schedulerName, one at a time, no PodGroup. It places
@@ -43,6 +43,17 @@ ONE_POD_ONLY = (peer_kube.PLAIN, AGENT)
 def supports(system: str, size: int) -> bool:
     """Whether ``system`` runs jobs of ``size`` pods."""
     return system not in ONE_POD_ONLY or size == 1
+
+
+def in_own_terms(system: str, bodies: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
+    """The bench's ``(path, body)`` creates, written in Volcano's terms (PodGroups ``scheduling.volcano.sh``
+    and pods), in ``system``'s: YuniKorn's task groups, KAI's PodGroups, Coscheduling's; the others' as
+    they are, but for each peer's schedulerName."""
+    if system == yunikorn.SYSTEM:
+        return yunikorn.translate(bodies)
+    if system == kai.SYSTEM:
+        return kai.translate(bodies)
+    return peer_kube.own_terms(system, bodies)
 
 
 def pod_scheduler_names(system: str) -> tuple[str, ...]:

@@ -27,9 +27,9 @@ from typing import Any
 
 from benchmarks.benchlib import openb, peer_kube
 from benchmarks.benchlib import peer_kai as kai
-from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.objects import api_pod, api_podgroup
 from benchmarks.benchlib.stats import percentile
+from benchmarks.scale.systems import in_own_terms
 from volcano_py.devcluster.nodes import node_manifests
 from volcano_py.kube.kinds import PODGROUPS, PODS
 from volcano_py.resources import CPU, GPU, MEMORY, Resource
@@ -113,11 +113,7 @@ def job_bodies(namespace: str, name: str, job: openb.Job, system: str) -> list[t
     bodies += [
         (PODS.collection_path(namespace), trace_pod(f"{name}-{i}", job.shape, group)) for i in range(job.size)
     ]
-    if system == yunikorn.SYSTEM:  # a gang's task group; a one-pod job an application of its own
-        return yunikorn.translate(bodies)
-    if system == kai.SYSTEM:
-        return kai.translate(bodies)
-    return peer_kube.own_terms(system, bodies)  # coscheduling's PodGroups; the others' left alone
+    return in_own_terms(system, bodies)
 
 
 def likely_requests(jobs: Iterable[openb.Job]) -> list[Resource]:

@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib.objects import api_pod
+from benchmarks.scale.backlog import backlog_bodies
 
 JSON = dict[str, Any]
 
@@ -22,7 +23,7 @@ def groups_of(bodies: list[tuple[str, JSON]]) -> list[JSON]:
 
 
 def test_one_pod_jobs_are_bare_pods_for_the_pod_grouper() -> None:
-    bodies = kai.backlog_bodies("ns", 5, 1, False)
+    bodies = kai.translate(backlog_bodies("ns", 5, 1, False))
     assert groups_of(bodies) == []
     members = pods_of(bodies)
     assert [m["metadata"]["name"] for m in members] == [f"job{j}-0" for j in range(5)]
@@ -33,7 +34,7 @@ def test_one_pod_jobs_are_bare_pods_for_the_pod_grouper() -> None:
 
 
 def test_gangs_are_kai_podgroups_created_before_their_pods() -> None:
-    bodies = kai.backlog_bodies("ns", 45, 20, False)  # 45 pods: two whole gangs of 20
+    bodies = kai.translate(backlog_bodies("ns", 45, 20, False))  # 45 pods: two whole gangs of 20
     paths = [path for path, _ in bodies]
     assert paths[:2] == ["/apis/scheduling.run.ai/v2alpha2/namespaces/ns/podgroups"] * 2
     assert set(paths[2:]) == {"/api/v1/namespaces/ns/pods"}
@@ -46,7 +47,7 @@ def test_gangs_are_kai_podgroups_created_before_their_pods() -> None:
 
 
 def test_gang_singles_get_a_podgroup_of_one() -> None:
-    bodies = kai.backlog_bodies("ns", 3, 1, True)
+    bodies = kai.translate(backlog_bodies("ns", 3, 1, True))
     assert [g["spec"]["minMember"] for g in groups_of(bodies)] == [1, 1, 1]
     assert [m["metadata"]["annotations"] for m in pods_of(bodies)] == [
         {"pod-group-name": f"job{j}"} for j in range(3)
