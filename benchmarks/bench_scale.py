@@ -91,7 +91,7 @@ from benchmarks.scale.backlog import backlog
 from benchmarks.scale.bench import GANG, JSON, WORKERS, Bench, StopPoint, load_average, progress
 from benchmarks.scale.churn import churn
 from benchmarks.scale.restart import controller_restart, fill_cluster, scheduler_restart
-from benchmarks.scale.systems import AGENT, supports
+from benchmarks.scale.systems import AGENT, CONFS, scheduler_conf, supports
 from benchmarks.scale.trace import describe, trace
 from benchmarks.scale.tracework import node_bodies, workload
 from volcano_py import log
@@ -162,6 +162,11 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
 def run(args: argparse.Namespace) -> JSON:
     result: JSON = {"benchmark": "scale", "modes": args.mode, "systems": args.system, "cpus": os.cpu_count(),
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
+    if args.conf != "builtin":  # the conf files each Volcano scheduler read
+        result["confs"] = {
+            system: str(conf) for system in args.system
+            if (conf := scheduler_conf(args.conf, system, args.volcano_src)) is not None
+        }  # fmt: skip
     if args.yunikorn:  # what was built: the shim's commit, the core's version
         result["yunikorn_build"] = args.yunikorn.record
     if args.kai_bin:
@@ -254,6 +259,10 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         help="backlog job sizes: 1 (plain pods) and 20 (gangs with a PodGroup)",
     )
     parser.add_argument("--gang-singles", action="store_true", help="give one-pod jobs a PodGroup too")
+    parser.add_argument(
+        "--conf", choices=CONFS, default="builtin",
+        help="volcano-py's and Volcano's scheduler conf: the one built in, or the one each Helm chart ships",
+    )  # fmt: skip
     parser.add_argument(
         "--bracket-null",
         action=argparse.BooleanOptionalAction,
@@ -372,6 +381,10 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         parser.error("--trace-rate must be above 0")
     if not 0 < args.max_memory_used <= 1:
         parser.error(f"--max-memory-used is a fraction in (0, 1], got {args.max_memory_used}")
+    if args.conf == "shipped" and "volcano" in args.system and args.volcano_src:
+        shipped = scheduler_conf(args.conf, "volcano", args.volcano_src)
+        if shipped is None or not shipped.is_file():
+            parser.error(f"--conf shipped: no {shipped} in --volcano-src (Volcano's chart conf)")
     args.volcano_bin = None
     if "volcano" in args.system and not args.plot_from:
         if not args.volcano_src:

@@ -145,14 +145,21 @@ def wait_null_ready(process: subprocess.Popen[bytes]) -> None:
 
 
 def launch_vc_scheduler(
-    volcano_bin: Path, kubeconfig: Path, log_file: LogFile, *, schedule_period: float = 1.0
+    volcano_bin: Path,
+    kubeconfig: Path,
+    log_file: LogFile,
+    *,
+    schedule_period: float = 1.0,
+    conf: Path | None = None,
 ) -> tuple[subprocess.Popen[bytes], int]:
-    """Volcano's ``vc-scheduler`` with its built-in default conf and the port of its /metrics."""
+    """Volcano's ``vc-scheduler`` with ``conf`` (None: its built-in default conf) and the port of its
+    /metrics."""
     (metrics_port, healthz_port) = free_ports(2)
     process = subprocess.Popen(
         [str(volcano_bin / "vc-scheduler"), f"--kubeconfig={kubeconfig}", "--leader-elect=false",
          f"--schedule-period={schedule_period}s", "--enable-metrics=true",
-         f"--listen-address=127.0.0.1:{metrics_port}", f"--healthz-address=127.0.0.1:{healthz_port}"],
+         f"--listen-address=127.0.0.1:{metrics_port}", f"--healthz-address=127.0.0.1:{healthz_port}",
+         *([f"--scheduler-conf={conf}"] if conf else [])],
         stderr=log_file, stdout=log_file,
     )  # fmt: skip
     return process, metrics_port

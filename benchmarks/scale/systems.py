@@ -7,10 +7,12 @@ joins the comparison here; ``Started.ready`` waits for the readiness it offers."
 
 from __future__ import annotations
 
+import argparse
 import functools
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from benchmarks.benchlib import peer_kai as kai
 from benchmarks.benchlib import peer_kube
@@ -18,6 +20,7 @@ from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.sharded import SYSTEM as SHARDED
 from benchmarks.benchlib.sharded import launch_sharded_schedulers, scheduler_names
 from benchmarks.benchlib.systems import (
+    REPO,
     launch_null_binder,
     launch_vc_controller_manager,
     launch_vc_scheduler,
@@ -40,6 +43,25 @@ AGENT = "volcano-py-agent"
 ONE_POD_ONLY = (peer_kube.PLAIN, AGENT)
 
 
+# ``--conf``: each Volcano scheduler with the conf built into it, or with the one its Helm chart installs
+# (the built-in one plus ``binpack``; ours adds ``cpsat`` as well).
+CONFS = ("builtin", "shipped")
+SHIPPED_CONF = REPO / "deploy" / "helm" / "volcano-py" / "config" / "volcano-scheduler.conf"
+VOLCANO_SHIPPED_CONF = Path("installer/helm/chart/volcano/config/volcano-scheduler.conf")  # in its checkout
+
+
+def scheduler_conf(conf: str, system: str, volcano_src: Path | None) -> Path | None:
+    """The conf file ``system``'s scheduler reads under ``--conf conf`` (None: the one built into it; the
+    peers of other families always run their own default)."""
+    if conf != "shipped":
+        return None
+    if system == "volcano":
+        if volcano_src is None:
+            raise ValueError("--conf shipped with --system volcano needs --volcano-src")
+        return volcano_src / VOLCANO_SHIPPED_CONF
+    return SHIPPED_CONF if system in ("volcano-py", SHARDED) else None
+
+
 def supports(system: str, size: int) -> bool:
     """Whether ``system`` runs jobs of ``size`` pods."""
     return system not in ONE_POD_ONLY or size == 1
@@ -59,6 +81,11 @@ def in_own_terms(system: str, bodies: list[tuple[str, JSON]]) -> list[tuple[str,
 def pod_scheduler_names(system: str) -> tuple[str, ...]:
     """The ``schedulerName``s ``system``'s pods take in turn (the sharded system's two, the agent's own)."""
     return (c.AGENT_SCHEDULER_NAME,) if system == AGENT else scheduler_names(system)
+
+
+def conf_flags(args: argparse.Namespace, system: str) -> list[str]:
+    conf = scheduler_conf(args.conf, system, args.volcano_src)
+    return ["--scheduler-conf", str(conf)] if conf else []
 
 
 @dataclass
@@ -88,8 +115,9 @@ def start_scheduler(bench: Bench, system: str) -> Started:
         return Started(agent, lambda within: wait_ready(port, agent, within))
     if system == "volcano":
         vc, port = launch_vc_scheduler(
-            args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period
-        )
+            args.volcano_bin, bench.kubeconfig, bench.log_file, schedule_period=args.schedule_period,
+            conf=scheduler_conf(args.conf, system, args.volcano_src),
+        )  # fmt: skip
         return Started(
             vc, lambda within: wait_first_cycle(port, {"vc-scheduler": vc}, within),
             f"http://127.0.0.1:{port}/metrics",
@@ -97,7 +125,7 @@ def start_scheduler(bench: Bench, system: str) -> Started:
     ours, port = launch_volcano_py_scheduler(
         bench.kubeconfig, bench.log_file, level=args.scheduler_log_level,
         flags=["--schedule-period", str(args.schedule_period),
-               "--bind-concurrency", str(args.bind_concurrency)],
+               "--bind-concurrency", str(args.bind_concurrency), *conf_flags(args, system)],
     )  # fmt: skip
     return Started(ours, lambda within: wait_ready(port, ours, within), f"http://127.0.0.1:{port}/metrics")
 
@@ -112,7 +140,7 @@ def start_schedulers(bench: Bench, system: str) -> dict[str, Started]:
     launched = launch_sharded_schedulers(
         bench.kubeconfig, bench.log_file, level=args.scheduler_log_level,
         flags=["--schedule-period", str(args.schedule_period),
-               "--bind-concurrency", str(args.bind_concurrency)],
+               "--bind-concurrency", str(args.bind_concurrency), *conf_flags(args, system)],
     )  # fmt: skip
     return {
         f"scheduler {name}": Started(

@@ -21,7 +21,9 @@ first pod, in creation order, still unbound ``--trace-refused-after`` seconds af
 fit no empty node left out) and at the end (every pod bound, or, once the last create is
 ``--trace-refused-after`` seconds old, ``--trace-settle`` seconds without a bind): pods bound, GPUs
 allocated, stranded GPUs (``StrandedGpus``: free GPUs on a node in use that none of the workload's GPU
-requests fits beside), from each bound pod's node and requests and the nodes' capacities; gangs whole and
+requests fits beside), from each bound pod's node and requests and the nodes' capacities; and, the same at
+the first gang refused (the first gang pod so left), the room left for gang pods and the free GPUs split
+below a gang pod's size (``gang_pod_room``, ``gpus_free_split``: what a packing conf keeps); gangs whole and
 partly bound (a gang scheduler's must be 0); gang wait p50/p90 and one-pod wait p50/p99; the scheduler's
 CPU seconds and peak RSS (summed over its processes), the control plane's CPU, the load average (at the
 end, and the highest seen). YuniKorn's placeholders hold room for gangs that are not whole: those bound at
@@ -53,6 +55,7 @@ from benchmarks.scale.tracework import (
     Workload,
     capacity,
     fits_empty,
+    gang_request,
     job_bodies,
     job_name,
     likely_requests,
@@ -145,6 +148,7 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
         name: capacity(node) for name, node in zip(names, work.nodes, strict=True)
     }
     likely = likely_requests(work.jobs)
+    gang = gang_request(work.jobs)
     requests: dict[str, Vector] = {}
     gangs: list[str] = []
     await open_queues(client)
@@ -157,25 +161,35 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
         watch = BindWatch(client, namespace)
         watcher = await watch.from_now()
         refusal = FirstRefusal(args.trace_refused_after)
+        gang_refusal = FirstRefusal(args.trace_refused_after)  # the same over gangs' pods only
         at_refusal: JSON | None = None
+        at_gang_refusal: JSON | None = None
         peak_load = [load_average()]
         never_fit = 0
 
         def placed() -> list[tuple[str, Vector]]:
             return [(watch.node[n], requests[n]) for n in list(watch.bound) if n in requests]
 
+        def refused_at(pod: str) -> JSON:
+            return {
+                "pod": pod, "at_s": round(time.time() - start, 1), "pods_created": len(watch.created),
+                "pods_bound": sum(1 for n in watch.created if n in watch.bound),
+                **placement(capacities, placed(), likely, gang),
+            }  # fmt: skip
+
         async def monitor() -> None:
-            nonlocal at_refusal
+            nonlocal at_refusal, at_gang_refusal
             while True:
                 await asyncio.sleep(1.0)
                 peak_load[0] = max(peak_load[0], load_average())
                 if at_refusal is None and (pod := refusal.check(watch.created, watch.bound, time.time())):
-                    at_refusal = {
-                        "pod": pod, "at_s": round(time.time() - start, 1), "pods_created": len(watch.created),
-                        "pods_bound": sum(1 for n in watch.created if n in watch.bound),
-                        **placement(capacities, placed(), likely),
-                    }  # fmt: skip
+                    at_refusal = refused_at(pod)
                     progress(f"trace {system}: first refusal {at_refusal}")
+                if at_gang_refusal is None and (
+                    pod := gang_refusal.check(watch.created, watch.bound, time.time())
+                ):
+                    at_gang_refusal = refused_at(pod)
+                    progress(f"trace {system}: first gang refused {at_gang_refusal}")
 
         in_flight = asyncio.Semaphore(args.concurrency)
 
@@ -201,6 +215,8 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
                 requests[f"{name}-{i}"] = request(job.shape)
                 if fits:  # the creation order the first refusal is read in
                     refusal.created(f"{name}-{i}")
+                    if job.gang:
+                        gang_refusal.created(f"{name}-{i}")
             submitted.append(asyncio.create_task(submit(job_bodies(namespace, name, job, system))))
             arrived += job.size
             await asyncio.sleep(max(0.0, start + arrived / args.trace_rate - time.time()))
@@ -236,8 +252,9 @@ async def trace(bench: Bench, client: KubeClient, system: str, work: Workload) -
             "system": system, "pods": work.pods, "created": len(watch.created),
             "created_s": round(created_s, 1), "ended_s": round(ended_s, 1), "pods_fitting_no_node": never_fit,
             "bound": sum(1 for n in watch.created if n in watch.bound),
-            "end": placement(capacities, placed(), likely),
+            "end": placement(capacities, placed(), likely, gang),
             "first_refusal": at_refusal,
+            "first_gang_refusal": at_gang_refusal,
             **waits(watch.created, watch.bound, gangs),
             "scheduler_cpu_s": round(sum(cpu_seconds(process.pid) for process in alive), 2),
             "scheduler_peak_rss_mib": round(sum(rss_mib(p.pid)["peak_rss_mib"] for p in alive), 1),

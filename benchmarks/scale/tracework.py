@@ -129,12 +129,29 @@ def fits_empty(shape: openb.Shape, capacities: Iterable[Vector]) -> bool:
     return any(all(have >= need for have, need in zip(cap, want, strict=True)) for cap in capacities)
 
 
+def gang_request(jobs: Iterable[openb.Job]) -> Vector | None:
+    """The largest request of a gang's pod (None: the workload has no gang)."""
+    return max((request(job.shape) for job in jobs if job.gang), default=None, key=lambda v: v[::-1])
+
+
+def fits_in(free: Sequence[int], want: Vector) -> int:
+    """How many pods asking ``want`` fit in ``free``."""
+    return min((have // need for have, need in zip(free, want, strict=True) if need), default=0)
+
+
 def placement(
-    capacities: Mapping[str, Vector], placed: Iterable[tuple[str, Vector]], likely: Sequence[Resource]
+    capacities: Mapping[str, Vector],
+    placed: Iterable[tuple[str, Vector]],
+    likely: Sequence[Resource],
+    gang: Vector | None = None,
 ) -> JSON:
     """GPUs allocated and stranded (``StrandedGpus``: free GPUs of a node in use that no likely request
     fits beside, on every resource) once the ``placed`` pods (node, request) sit on nodes of ``capacities``.
-    ``overcommitted_nodes``: nodes given more than they have (the null binder ignores capacity)."""
+    ``overcommitted_nodes``: nodes given more than they have (the null binder ignores capacity). With a
+    ``gang`` pod's request: ``gang_pod_room``, how many such pods the free room still takes, and
+    ``gpus_free_split``, the free GPUs of nodes that could take one empty but cannot now (the room the
+    one-GPU pods split below a gang pod's size, which ``StrandedGpus`` does not count: a one-GPU pod could
+    still use it)."""
     free = {name: list(cap) for name, cap in capacities.items()}
     allocated = 0
     for node, want in placed:
@@ -145,13 +162,19 @@ def placement(
     measure = StrandedGpus(list(DIMS), likely)
     stranded = sum(measure.of(tuple(row), row != list(capacities[n])) for n, row in free.items())
     total = sum(cap[2] for cap in capacities.values())
-    return {
+    result: JSON = {
         "gpus_allocated": allocated / 1000,
         "gpu_allocation_pct": round(100.0 * allocated / total, 2) if total else 0.0,
         "stranded_gpus": stranded / 1000,
         "nodes_in_use": sum(1 for n, row in free.items() if row != list(capacities[n])),
         "overcommitted_nodes": sum(1 for row in free.values() if min(row) < 0),
     }
+    if gang is not None:
+        room = {name: fits_in(row, gang) for name, row in free.items()}
+        result["gang_pod_room"] = sum(max(0, count) for count in room.values())
+        split = [row[2] for name, row in free.items() if room[name] <= 0 and fits_in(capacities[name], gang)]
+        result["gpus_free_split"] = sum(max(0, gpus) for gpus in split) / 1000
+    return result
 
 
 def waits(created: Mapping[str, float], bound: Mapping[str, float], gangs: Iterable[str]) -> JSON:

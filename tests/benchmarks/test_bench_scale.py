@@ -4,6 +4,7 @@ of a point that does not fit, and the SVG drawn from a run's JSON."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,10 +26,12 @@ from benchmarks.benchlib.stats import (
     percentile,
     windows,
 )
+from benchmarks.scale import systems as scale_systems
 from benchmarks.scale.backlog import backlog_bodies
 from benchmarks.scale.systems import AGENT, pod_scheduler_names, supports
 from volcano_py.api import constants as c
 from volcano_py.api.shard import NodeShard, validate_nodeshard
+from volcano_py.scheduler.core import load_conf
 
 INF = float("inf")
 SVG = "{http://www.w3.org/2000/svg}"
@@ -351,3 +354,17 @@ def test_the_agents_pods_are_addressed_to_it_and_the_others_keep_theirs() -> Non
     ((path, pod),) = backlog_bodies("ns", 1, 1, False, pod_scheduler_names(AGENT))
     assert path.endswith("/namespaces/ns/pods") and pod["spec"]["schedulerName"] == "agent-scheduler"
     assert c.KUBE_GROUP_NAME_KEY not in (pod["metadata"].get("annotations") or {})
+
+
+def test_shipped_conf_is_each_charts_own_and_the_file_volcano_py_ships_parses(tmp_path: Path) -> None:
+    assert scale_systems.scheduler_conf("builtin", "volcano-py", None) is None
+    ours = scale_systems.scheduler_conf("shipped", "volcano-py", None)
+    assert ours == scale_systems.SHIPPED_CONF
+    assert ours is not None
+    names = set(load_conf(ours.read_text()).plugin_names())
+    assert {"binpack", "cpsat"} <= names
+    theirs = scale_systems.scheduler_conf("shipped", "volcano", tmp_path)
+    assert theirs == tmp_path / "installer/helm/chart/volcano/config/volcano-scheduler.conf"
+    assert scale_systems.scheduler_conf("shipped", "kai", tmp_path) is None  # other families: their default
+    with pytest.raises(ValueError, match="--volcano-src"):
+        scale_systems.scheduler_conf("shipped", "volcano", None)

@@ -229,6 +229,33 @@ def test_gpus_allocated_and_stranded_from_the_bound_pods(
     assert result["gpu_allocation_pct"] == round(100 * allocated / 10, 2)
 
 
+GANG_POD = (32000, 128 * GI, 8000)
+
+
+@pytest.mark.parametrize(
+    ("placed", "room", "split"),
+    [
+        ([], 1, 0),  # a: three by cores and memory, one by its 8 GPUs; b and c: none
+        ([("a", (12000, 16 * GI, 1000))], 0, 7),  # one GPU used: a takes no gang pod, 7 GPUs split off
+        ([("b", (1000, GI, 1000))], 1, 0),  # b never took one: its free GPU is not split off
+        ([("a", (70000, 16 * GI, 0))], 0, 8),  # the cores are gone: 8 free GPUs no gang pod can use
+    ],
+)
+def test_room_for_gang_pods_and_gpus_split_below_their_size(
+    placed: list[tuple[str, tw.Vector]], room: int, split: int
+) -> None:
+    caps = {**CAPS, "d": (96000, 384 * GI, 16000)}  # d takes two
+    result = tw.placement(caps, placed, [ONE_GPU, EIGHT], GANG_POD)
+    assert result["gang_pod_room"] == room + 2
+    assert result["gpus_free_split"] == split
+    assert "gang_pod_room" not in tw.placement(caps, placed, [ONE_GPU])
+
+
+def test_the_gang_request_is_the_largest_gang_pods() -> None:
+    assert tw.gang_request([GANG, SHARE]) == GANG_POD
+    assert tw.gang_request([SHARE]) is None
+
+
 def test_likely_requests_are_the_distinct_gpu_requests() -> None:
     jobs = [GANG, SHARE, openb.Job("x", 1, openb.Shape(6000, 12288, 1000), False),
             openb.Job("cpu", 1, openb.Shape(1000, 0, 0), False)]  # fmt: skip
