@@ -162,11 +162,13 @@ async def measure_point(bench: Bench, nodes: int, pods: int, point: JSON) -> Non
 def run(args: argparse.Namespace) -> JSON:
     result: JSON = {"benchmark": "scale", "modes": args.mode, "systems": args.system, "cpus": os.cpu_count(),
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
-    if args.conf != "builtin":  # the conf files each Volcano scheduler read
-        result["confs"] = {
-            system: str(conf) for system in args.system
-            if (conf := scheduler_conf(args.conf, system, args.volcano_src)) is not None
-        }  # fmt: skip
+    confs = {system: scheduler_conf(args.conf, system, args.volcano_src) for system in args.system}
+    if args.volcano_py_conf:
+        ours = ("volcano-py", SHARDED)
+        confs.update({system: args.volcano_py_conf for system in args.system if system in ours})
+    if any(confs.values()):  # the conf each Volcano scheduler read, and its text
+        result["confs"] = {system: {"file": str(conf), "text": conf.read_text()}
+                           for system, conf in confs.items() if conf is not None}  # fmt: skip
     if args.yunikorn:  # what was built: the shim's commit, the core's version
         result["yunikorn_build"] = args.yunikorn.record
     if args.kai_bin:
@@ -263,6 +265,9 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         "--conf", choices=CONFS, default="builtin",
         help="volcano-py's and Volcano's scheduler conf: the one built in, or the one each Helm chart ships",
     )  # fmt: skip
+    parser.add_argument(
+        "--volcano-py-conf", type=Path, help="volcano-py's scheduler conf file (over --conf's)"
+    )
     parser.add_argument(
         "--bracket-null",
         action=argparse.BooleanOptionalAction,
@@ -385,6 +390,8 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         shipped = scheduler_conf(args.conf, "volcano", args.volcano_src)
         if shipped is None or not shipped.is_file():
             parser.error(f"--conf shipped: no {shipped} in --volcano-src (Volcano's chart conf)")
+    if args.volcano_py_conf and not args.volcano_py_conf.is_file():
+        parser.error(f"--volcano-py-conf {args.volcano_py_conf}: no such file")
     args.volcano_bin = None
     if "volcano" in args.system and not args.plot_from:
         if not args.volcano_src:

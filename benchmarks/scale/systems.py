@@ -84,7 +84,8 @@ def pod_scheduler_names(system: str) -> tuple[str, ...]:
 
 
 def conf_flags(args: argparse.Namespace, system: str) -> list[str]:
-    conf = scheduler_conf(args.conf, system, args.volcano_src)
+    """volcano-py's ``--scheduler-conf``: ``--volcano-py-conf`` if given, else as ``--conf`` says."""
+    conf = args.volcano_py_conf or scheduler_conf(args.conf, system, args.volcano_src)
     return ["--scheduler-conf", str(conf)] if conf else []
 
 
