@@ -85,3 +85,11 @@ def hidden(pod: Obj) -> dict[str, Any]:
     """The pod as a worker's view shows a pending pod another worker takes (or that waits in the queue): a
     pod of no scheduler, which a session neither places nor charges to a node."""
     return {**pod, "spec": {**_spec(pod), "schedulerName": ""}}
+
+
+def shown_as(scheduler_name: str, pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod as the sessions of the agent scheduler ``scheduler_name`` see it: each of its own ``hidden``
+    (bound ones count on their nodes and, through the queue charges, in their Queues, rather than as a job
+    each: a session costs what it places, not what this scheduler ever placed), any other as it is. An
+    attempt shows those it places as they are (``SchedulerCache.snapshot(placing=...)``)."""
+    return hidden(pod) if _spec(pod).get("schedulerName") == scheduler_name else pod

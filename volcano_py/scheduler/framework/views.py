@@ -111,7 +111,7 @@ class Views(PodViews, GroupViews, NodeViews):
             self.group_of[group.job.uid] = group
             self.jobs[group.job.uid] = group.job
         base = self._numbering(len(pods))
-        self._pod_base, self._pod_ids = base, object_ids(pods)
+        self._pod_base, self._pod_ids, self._pods_seen = base, object_ids(pods), pods
         for i, obj in enumerate(pods):
             was = old_pods.get(id(obj))
             task_record = was.record if was is not None and was.obj is obj else self._read_pod(obj, None)

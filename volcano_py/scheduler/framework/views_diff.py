@@ -37,6 +37,21 @@ def object_ids(objs: Sequence[Obj]) -> Ids:
     return np.fromiter(map(id, objs), dtype=np.int64, count=len(objs))
 
 
+def listing_ids(objs: Sequence[Obj], seen: Sequence[Obj] | None, last: Ids | None) -> Ids:
+    """``object_ids(objs)``. When ``objs`` says it is ``seen`` (whose ids are ``last``) with the objects at
+    ``changed`` replaced and more appended (its ``base`` and ``changed``: the agent scheduler's pod listing,
+    ``runtime/shown_pods.py``), from ``last`` by those alone, without a walk over every object."""
+    if last is None or seen is None or getattr(objs, "base", None) is not seen:
+        return object_ids(objs)
+    changed: Sequence[int] = getattr(objs, "changed", ())
+    ids = np.empty(len(objs), dtype=np.int64)
+    ids[: len(last)] = last
+    for at in changed:
+        ids[at] = id(objs[at])
+    ids[len(last) :] = object_ids(objs[len(last) :])
+    return ids
+
+
 def in_place(
     objs: Sequence[Obj],
     ids: Ids,

@@ -17,7 +17,7 @@ from .job import JobInfo
 from .node import NodeInfo
 from .status import OCCUPYING_STATUSES, TaskStatus
 from .task import TaskInfo
-from .views_diff import Obj, object_ids, renumber
+from .views_diff import Obj, listing_ids, renumber
 from .views_state import PodEntry, ViewsState
 
 _DONE = (TaskStatus.SUCCEEDED, TaskStatus.FAILED)
@@ -40,16 +40,19 @@ class PodViews(ViewsState):
                 self._remove(entry)
                 entry.task = entry.record.fresh()
                 self._add(entry, charge=True)
-        ids = object_ids(pods)
+        ids = listing_ids(pods, self._pods_seen, self._pod_ids)
         in_place = self._in_place(pods, ids, self._pod_ids, entries, self._pod_base)
         if in_place is not None:
             new, gone = in_place
         else:
             new, gone = self._pods_renumbered(pods)
-        self._pod_ids = ids
+        self._pod_ids, self._pods_seen = ids, pods
         if gone:
             # A new version of a pod held: when a bind or the kubelet is all that changed it, its task keeps
-            # its places on its node and in its job.
+            # its places on its node and in its job. When every pod was numbered afresh, the gone ones still
+            # hold old numbers among the new: a task moved meanwhile cannot be placed by its neighbour's
+            # number (``_appended``), so whatever it joins is sorted.
+            self._stale_places = in_place is None
             kept: list[tuple[int, Obj]] = []
             for at, obj in new:
                 previous = self.pod_of.get(uid_of(obj))
@@ -58,6 +61,7 @@ class PodViews(ViewsState):
                 elif not self._revise(previous, obj, at):
                     gone[id(previous.obj)] = previous
                     kept.append((at, obj))
+            self._stale_places = False
             new = kept
         by_uid: dict[str, PodEntry] = {}
         for i, entry in gone.items():

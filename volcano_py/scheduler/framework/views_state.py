@@ -91,12 +91,17 @@ class ViewsState:
         # ``PodEntry.pos == _pod_base + i`` (see ``_in_place``).
         self._pod_ids: Ids | None = None
         self._pod_base = 0
+        # The pod list those ids are of: a listing that says how it differs from it (``listing_ids``) needs
+        # no walk over every pod.
+        self._pods_seen: Sequence[Obj] | None = None
         # The same for the PodGroups (``GroupEntry.pos == _group_base + i``).
         self._group_ids: Ids | None = None
         self._group_base = 0
         self._unsorted: dict[int, dict[str, Any]] = {}
         self._filling = False
         self._jobs_unsorted = False
+        # Set while the places of the last update's pods and of this one's are mixed (``_update_pods``).
+        self._stale_places = False
         # Tasks charged to a node that have any (anti-)affinity: the few whose terms bind other pods.
         self.affine: dict[int, TaskInfo] = {}
         # The jobs nothing happened to since a session settled them (kept views only), and the uids of
@@ -148,6 +153,9 @@ class ViewsState:
         pod changed or a session's change undone: the task goes last, its place may be anywhere)."""
         if self._filling or len(added) < 2 or id(added) in self._unsorted:
             return  # filled from empty, everything goes in in order
+        if self._stale_places:
+            self._unsorted[id(added)] = added
+            return
         values = reversed(added.values())
         last, before = next(values), next(values)
         if self._pos(before) > self._pos(last):

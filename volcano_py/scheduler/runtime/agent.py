@@ -35,6 +35,7 @@ Its command line is ``AgentOptions`` (``options.py``).
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -48,6 +49,7 @@ from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.kinds import object_identity
 from volcano_py.kube.leader import run_unless_stopped
 from volcano_py.log import get_logger
+from volcano_py.scheduler.agent import pods as agent_pods
 from volcano_py.scheduler.agent.conf import agent_registry
 from volcano_py.scheduler.framework.decisions import Bind
 from volcano_py.scheduler.runtime.agent_feed import AgentFeed
@@ -98,8 +100,9 @@ class AgentScheduler:
             scheduler_names=(self.name,),
             sharding=sharded,
             # Its own bound pods count in their Queues as the partners' do: a session's jobs are only the pods
-            # it places (``AgentFeed.hidden``).
+            # it places (``agent_pods.shown_as``).
             partners=[*(name for name in options.partner_names if name != self.name), self.name],
+            shown_as=functools.partial(agent_pods.shown_as, self.name),
         )
         self.recorder = EventRecorder(client, component=self.name)
         self.binder = Binder(
@@ -205,7 +208,7 @@ class AgentScheduler:
             if not taken:
                 return None
         mark = feed.versions.mark()
-        state = self.cache.snapshot(hidden=feed.hidden, placing=taken, podgroups=False)
+        state = self.cache.snapshot(placing=taken, podgroups=False)
         conf = self.conf.conf
         self._deciding += 1
         try:

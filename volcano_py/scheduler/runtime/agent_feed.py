@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from volcano_py.api.bodies.pod import pod_scheduler_name
 from volcano_py.kube.kinds import NODES, NODESHARDS, PODS, QUEUES, ResourceKind
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.scheduler.agent import pods as agent_pods
@@ -40,11 +39,8 @@ class AgentFeed:
         self.gone = gone
         self.queue = SchedulingQueue()
         self.versions = BindVersions()
-        # The pods that wait for this scheduler, by key (their newest version); and every pod of its own as a
-        # session sees those it does not place (a pod of no scheduler: bound ones held on their nodes, pending
-        # ones left alone), one view per version so a worker's records read each once.
+        # The pods that wait for this scheduler, by key (their newest version).
         self.waiting: dict[str, Obj] = {}
-        self._hidden: dict[str, dict[str, Any]] = {}
         self.work = asyncio.Event()  # set when a pod becomes active
         self.shard_changed = asyncio.Event()  # a NodeShard changed since the status was last written
 
@@ -64,10 +60,6 @@ class AgentFeed:
                 del self.waiting[key]
                 self.gone(key)
                 self.queue.remove(key)
-            if new is not None and pod_scheduler_name(new) == self.name:
-                self._hidden[key] = agent_pods.hidden(new)
-            else:
-                self._hidden.pop(key, None)
             node = agent_pods.landed(delta.old, new)
             # A bind of ours was counted when it was assumed; any other is news to every worker's view.
             if node and self.cache.assumed_node(key) != node:
@@ -97,11 +89,3 @@ class AgentFeed:
         self.waiting[key] = pod
         self.queue.add(key, agent_pods.priority_of(pod))
         self.queue.retry(key, time.monotonic())
-
-    @property
-    def hidden(self) -> Mapping[str, dict[str, Any]]:
-        """Every pod of ours as another scheduler's (``cache.snapshot(hidden=..., placing=...)`` shows those
-        an attempt places as they are). Its bound pods then count on their nodes and, through the queue
-        charges, in their Queues, rather than as a job each: a session costs what it places, not what this
-        scheduler ever placed."""
-        return self._hidden

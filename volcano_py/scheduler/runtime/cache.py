@@ -50,6 +50,7 @@ from volcano_py.scheduler.runtime.promises import Promises
 from volcano_py.scheduler.runtime.promises import bound_view as bound_view  # imported from here too
 from volcano_py.scheduler.runtime.queue_charges import QueueCharges
 from volcano_py.scheduler.runtime.saved_mirror import SavedMirror
+from volcano_py.scheduler.runtime.shown_pods import ShownPods
 
 _log = get_logger(__name__)
 
@@ -74,9 +75,13 @@ class SchedulerCache:
         mirror: MirrorFile | None = None,
         sharding: bool = False,
         partners: Sequence[str] = (),
+        shown_as: Callable[[Obj], Obj] | None = None,
     ) -> None:
         """``sharding``: mirror the NodeShards too (a scheduler run with a sharding mode other than none);
-        ``partners``: the schedulers whose pods this one counts in their queues (``queue_charges``)."""
+        ``partners``: the schedulers whose pods this one counts in their queues (``queue_charges``);
+        ``shown_as``: each pod as the sessions see it (the agent scheduler shows its own as another
+        scheduler's but those an attempt places: ``snapshot(placing=...)``), kept as the watch brings them
+        (``ShownPods``)."""
         if not scheduler_names:
             raise ValueError("scheduler_names must name at least one scheduler (e.g. 'volcano')")
         self.client = client
@@ -110,8 +115,13 @@ class SchedulerCache:
         if sharding:  # optional: without the CRD there are no shards, so no nodes in hard mode
             self.informers["nodeshards"] = self._informer(NODESHARDS, optional=True)
         stores = {name: informer.store for name, informer in self.informers.items()}
+        self.shown = ShownPods(shown_as) if shown_as is not None else None
         self.promises = Promises(
-            stores["pods"], stores["podgroups"], stores["resource_claims"], changed=self._changed
+            stores["pods"],
+            stores["podgroups"],
+            stores["resource_claims"],
+            changed=self._changed,
+            shown=self.shown,
         )
         self.saved_mirror = SavedMirror(mirror, self) if mirror is not None else None
 
@@ -168,6 +178,8 @@ class SchedulerCache:
     # --- what the watches bring, beyond the mirror ----------------------------------------------------------
 
     def _on_pod(self, delta: Delta) -> None:
+        if self.shown is not None:
+            self.shown.observe(delta)
         arrival = self.arrivals.seen(delta)
         if arrival is not Arrival.NONE:
             self.last_arrival = time.monotonic()
@@ -280,14 +292,12 @@ class SchedulerCache:
     def snapshot(
         self,
         *,
-        hidden: Mapping[str, Obj] | None = None,
         placing: Collection[str] = (),
         podgroups: bool = True,
     ) -> ClusterObjects:
-        """The cluster as the next session sees it. ``hidden``: pods shown as these views instead, but those
-        of ``placing``, shown as they are (the agent scheduler shows its own pods as another scheduler's
-        but those an attempt places); ``podgroups``: False leaves them out (the agent scheduler places pods
-        one by one, gangs are the batch scheduler's)."""
+        """The cluster as the next session sees it. ``placing``: pods shown as they are rather than as
+        ``shown_as`` shows them (those an agent scheduler's attempt places); ``podgroups``: False leaves them
+        out (the agent scheduler places pods one by one, gangs are the batch scheduler's)."""
         # Shared lists: the session's views tell an unchanged kind by the list's identity.
         read: dict[str, Any] = {
             field: self.informers[field].store.shared_values()
@@ -297,7 +307,7 @@ class SchedulerCache:
         # The promised kinds come with the binds, evictions and writes promised but not yet seen in a watch.
         return ClusterObjects(
             **read,
-            pods=self.promises.pods(hidden, placing),
+            pods=self.promises.pods(placing),
             podgroups=self.promises.podgroups() if podgroups else [],
             resource_claims=self.promises.claims(),
             nodeshards=self.nodeshards(),

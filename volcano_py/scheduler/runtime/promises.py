@@ -36,6 +36,7 @@ from volcano_py.api.objects import (
 )
 from volcano_py.kube.store import Delta, EventType, Obj, Store
 from volcano_py.scheduler.framework.decisions import ClaimWrite
+from volcano_py.scheduler.runtime.shown_pods import ShownPods
 
 # A promised status whose write has answered, but which the watch never confirms nor replaces (a lost event),
 # is dropped this long after the answer: the next cycle then offers the status again. A write still queued
@@ -114,8 +115,18 @@ class Promises:
     """The promises over the informers' stores of pods, PodGroups and ResourceClaims. ``changed`` is called
     whenever a promise made or taken back changes what a snapshot shows (the cache's generation)."""
 
-    def __init__(self, pods: Store, podgroups: Store, claims: Store, changed: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        pods: Store,
+        podgroups: Store,
+        claims: Store,
+        changed: Callable[[], None],
+        shown: ShownPods | None = None,
+    ) -> None:
+        """``shown``: the pods as the sessions see them before the promises, when not as the store has them
+        (the agent scheduler's)."""
         self._pod_store = pods
+        self._shown = shown
         self._podgroup_store = podgroups
         self._claim_store = claims
         self._changed = changed
@@ -238,18 +249,21 @@ class Promises:
 
     # --- the stores as they are with them -------------------------------------------------------------------
 
-    def pods(self, hidden: Mapping[str, Obj] | None = None, placing: Collection[str] = ()) -> list[Obj]:
-        """The pods, assumed ones bound and evicting ones terminating; ``hidden``: pods shown as these
-        views instead, but those of ``placing``."""
+    def pods(self, placing: Collection[str] = ()) -> list[Obj]:
+        """The pods, assumed ones bound and evicting ones terminating; with ``ShownPods``, each as it shows
+        it but those of ``placing``, shown as they are."""
         # Only the promised pods are looked at, and the assumed ones are kept as shown (``pod_seen``).
         store = self._pod_store
-        if not hidden and not self._evicting:
-            return store.values_with(self._assumed_shown)
-        shown = {**hidden, **self._assumed_shown} if hidden else dict(self._assumed_shown)
+        base = self._shown
+        if not placing and not self._evicting:
+            assumed = self._assumed_shown
+            return base.listing(assumed) if base is not None else store.values_with(assumed)
+        shown = dict(self._assumed_shown)
         for key in placing:
-            shown.pop(key, None)
-        if not self._evicting:
-            return store.values_with(shown)
+            if base is None:
+                shown.pop(key, None)
+            elif (pod := store.get(key)) is not None:
+                shown[key] = pod
         if self._terminating.keys() - self._evicting.keys():
             self._terminating = {k: v for k, v in self._terminating.items() if k in self._evicting}
         for key in self._evicting:
@@ -258,9 +272,10 @@ class Promises:
                 continue
             seen = self._terminating.get(key)
             if seen is None or seen[0] is not pod:
-                seen = self._terminating[key] = (pod, _terminating(shown.get(key, pod)))
+                view = shown.get(key) or (base.view(key) if base is not None else None) or pod
+                seen = self._terminating[key] = (pod, _terminating(view))
             shown[key] = seen[1]
-        return store.values_with(shown)
+        return base.listing(shown) if base is not None else store.values_with(shown)
 
     def podgroups(self) -> list[Obj]:
         """The PodGroups with the statuses on their way; a promise its write answered long ago is dropped."""
