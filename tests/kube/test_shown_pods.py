@@ -19,7 +19,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.store import Delta, EventType
 from volcano_py.scheduler.agent import pods as agent_pods
 from volcano_py.scheduler.runtime.cache import SchedulerCache
-from volcano_py.scheduler.runtime.shown_pods import PodListing, ShownPods
+from volcano_py.scheduler.runtime.shown_pods import GONE_AT_MOST, PodListing, ShownPods
 
 AGENT = "agent-scheduler"
 
@@ -90,13 +90,28 @@ async def test_an_eviction_in_flight_shows_the_pod_terminating_as_its_scheduler_
     assert "deletionTimestamp" not in shown["metadata"]
 
 
-async def test_a_deleted_pod_leaves_the_listing(cache: SchedulerCache) -> None:
+async def test_a_deleted_pod_is_listed_finished_in_its_place_until_the_list_is_compacted(
+    cache: SchedulerCache,
+) -> None:
     for i in range(3):
-        watch(cache, EventType.ADDED, pod(f"p{i}", str(i)))
-    watch(cache, EventType.DELETED, pod("p1", "9"))
-    assert list(seen(cache)) == ["p0", "p2"]
-    watch(cache, EventType.ADDED, pod("p1", "10"))  # made again: last
-    assert list(seen(cache)) == ["p0", "p2", "p1"]
+        watch(cache, EventType.ADDED, pod(f"p{i}", str(i), node="n1"))
+    watch(cache, EventType.DELETED, pod("p1", "9", node="n1"))
+    listed = cache.snapshot(podgroups=False).pods
+    assert [(p["metadata"]["name"], p["status"]["phase"]) for p in listed] == [
+        ("p0", "Pending"), ("p1", "Succeeded"), ("p2", "Pending"),
+    ]  # fmt: skip
+    watch(cache, EventType.ADDED, pod("p1", "10"))  # made again under its name: in the same place
+    assert list(seen(cache)) == ["p0", "p1", "p2"]
+    assert seen(cache)["p1"] == ("", "")
+    # Enough deleted: the list is compacted, the finished ones gone.
+    for i in range(3, 3 + GONE_AT_MOST + 8):
+        watch(cache, EventType.ADDED, pod(f"p{i}", str(100 + i)))
+    for i in range(3, 3 + GONE_AT_MOST + 8):
+        watch(cache, EventType.DELETED, pod(f"p{i}", str(200 + i)))
+    names = list(seen(cache))
+    assert names[:3] == ["p0", "p1", "p2"]
+    assert len(names) < 3 + GONE_AT_MOST + 8
+    assert cache.shown is not None and len(cache.shown) == 3
 
 
 def test_each_listing_is_the_last_with_its_changes_listed() -> None:
@@ -122,11 +137,13 @@ def test_each_listing_is_the_last_with_its_changes_listed() -> None:
         patch = {k: {"patched": k} for k in rng.sample(sorted(held), min(len(held), rng.randrange(4)))}
         listing = shown.listing(patch)
         assert isinstance(listing, PodListing)
-        names = [obj.get("patched") or obj["metadata"]["name"] for obj in listing]
+        finished = [obj for obj in listing if (obj.get("status") or {}).get("phase") == "Succeeded"]
+        names = [obj.get("patched") or obj["metadata"]["name"] for obj in listing if obj not in finished]
         assert sorted(names) == sorted(held)
+        assert not {obj["metadata"]["name"] for obj in finished} & set(held)  # deleted, not yet compacted
         assert all(obj.get("shown") for obj in listing if "patched" not in obj)
         for obj in listing:
-            if "patched" not in obj:
+            if "patched" not in obj and obj not in finished:
                 assert obj["metadata"] == held[obj["metadata"]["name"]]["metadata"]
         if listing.base is not None:
             assert listing.base is last

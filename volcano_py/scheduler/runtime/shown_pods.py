@@ -8,6 +8,10 @@ was a fifth of an attempt at 5,000 nodes. Here each pod's view is made once, whe
 kept in a list in arrival order; a listing is that list copied, with the few pods an attempt shows otherwise
 (the promised binds, the pods it places) put in their places. It says how it differs from the listing before
 it (``PodListing``), so the session's views bring their pod ids up to date by those few, too.
+
+A deleted pod would move every pod after it, and the views would number every pod afresh: so it stays in
+its place, shown finished (a finished pod holds no room and is placed by no one), until enough have gone
+that the list is compacted, once in a while.
 """
 
 from __future__ import annotations
@@ -15,9 +19,19 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from volcano_py.api.podspec import PodPhase
 from volcano_py.kube.store import Delta, EventType
 
 Obj = dict[str, Any]
+
+# Deleted pods shown finished in their places, at most this many plus a share of the pods held, before the
+# list is compacted (every pod's place moves then).
+GONE_AT_MOST = 64
+GONE_SHARE = 1 / 32
+
+
+def _finished(view: Obj) -> Obj:
+    return {**view, "status": {**(view.get("status") or {}), "phase": PodPhase.SUCCEEDED.value}}
 
 
 class PodListing(list[Obj]):
@@ -47,20 +61,34 @@ class ShownPods:
         self._dirty: set[int] = set()  # places whose view changed since the last listing
         self._patched: list[int] = []  # places the last listing showed otherwise
         self._last: PodListing | None = None
+        self._gone: set[str] = set()  # deleted, shown finished in their places until compacted
 
     def __len__(self) -> int:
-        return len(self._views)
+        return len(self._views) - len(self._gone)
 
     def view(self, key: str) -> Obj | None:
-        return self._views.get(key)
+        return self._views.get(key) if key not in self._gone else None
 
     def observe(self, delta: Delta) -> None:
         key = delta.key
         if delta.type is EventType.DELETED:
-            if self._views.pop(key, None) is not None:
+            view = self._views.get(key)
+            if view is None or key in self._gone:
+                return
+            if len(self._gone) >= GONE_AT_MOST + GONE_SHARE * len(self._views):
+                for gone in self._gone:
+                    del self._views[gone]
+                self._gone.clear()
+                del self._views[key]
                 self._places = None
+                return
+            self._gone.add(key)
+            self._put(key, _finished(view))
             return
-        view = self._shown_as(delta.new)
+        self._gone.discard(key)
+        self._put(key, self._shown_as(delta.new))
+
+    def _put(self, key: str, view: Obj) -> None:
         places = self._places
         held = key in self._views
         self._views[key] = view
@@ -76,7 +104,7 @@ class ShownPods:
 
     def listing(self, shown: Mapping[str, Obj]) -> PodListing:
         """Every pod's view, but those of ``shown``'s keys, shown as its objects (keys not held are left
-        out)."""
+        out; deleted pods not yet compacted are listed finished)."""
         places = self._places
         last = self._last
         if places is None:
@@ -85,9 +113,10 @@ class ShownPods:
             last = None
         items = self._list.copy()
         patched: list[int] = []
+        gone = self._gone
         for key, obj in shown.items():
             at = places.get(key)
-            if at is not None and items[at] is not obj:
+            if at is not None and items[at] is not obj and key not in gone:
                 items[at] = obj
                 patched.append(at)
         changed: list[int] = []
