@@ -62,6 +62,7 @@ Usage: python -m benchmarks.bench_scale --nodes 1000 2000 5000 --pods 10000 5000
            yunikorn kube-scheduler coscheduling --volcano-src ... --kai-src ... --yunikorn-src ... \\
            --scheduler-plugins-src ... > trace.json
        python -m benchmarks.bench_scale --plot-from scale.json --plot scale.svg
+       python -m benchmarks.bench_scale --plot-style systems --plot-from one.json trace.json --plot a.svg
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from benchmarks.benchlib import peer_kai as kai
-from benchmarks.benchlib import peer_kube, scaleplot
+from benchmarks.benchlib import peer_kube, peersplot, scaleplot
 from benchmarks.benchlib import peer_yunikorn as yunikorn
 from benchmarks.benchlib.limits import memory_stop, parse_meminfo, scale_points
 from benchmarks.benchlib.procfs import meminfo, rss_mib
@@ -235,8 +236,15 @@ def run_point(
     return None
 
 
-def write_plot(result: JSON, path: Path) -> None:
-    path.write_text(scaleplot.render(result))
+def write_plot(results: list[JSON], path: Path, style: str = "growth") -> None:
+    """``growth``: how each cost grows with the cluster (one result); ``systems``: every system side by
+    side at one size, the results' measures gathered (``benchlib/peersplot.py``)."""
+    if style == "systems":
+        points = {(p["nodes"], p["pods"]) for r in results for p in r.get("points", [])[:1]}
+        sizes = ", ".join(f"{nodes:,} nodes" for nodes in sorted({nodes for nodes, _ in points}))
+        path.write_text(peersplot.render(results, f"bench_scale: every system at {sizes or 'no point'}"))
+    else:
+        path.write_text(scaleplot.render(results[0]))
     progress(f"plot written to {path}")
 
 
@@ -360,12 +368,21 @@ def parse_args(argv: Iterable[str] | None = None) -> argparse.Namespace:
         help="raw: py-spy's collapsed stacks (.txt) instead of an SVG",
     )
     parser.add_argument("--plot", type=Path, help="write the SVG of how each cost grows here")
-    parser.add_argument("--plot-from", type=Path, help="redraw --plot from this JSON result; runs nothing")
+    parser.add_argument(
+        "--plot-from", type=Path, nargs="+", help="redraw --plot from these JSON results; runs nothing"
+    )
+    parser.add_argument(
+        "--plot-style", choices=("growth", "systems"), default="growth",
+        help="growth: each cost against the cluster's size; systems: a bar per system at one size",
+    )  # fmt: skip
     args = parser.parse_args(list(argv) if argv is not None else None)
     if args.plot_from and not args.plot:
         parser.error("--plot-from needs --plot PATH.svg to write")
-    if args.plot_from and not args.plot_from.is_file():
-        parser.error(f"--plot-from {args.plot_from}: no such file (the JSON a run printed)")
+    for path in args.plot_from or ():
+        if not path.is_file():
+            parser.error(f"--plot-from {path}: no such file (the JSON a run printed)")
+    if args.plot_from and len(args.plot_from) > 1 and args.plot_style != "systems":
+        parser.error("--plot-from with several results draws --plot-style systems only")
     try:
         scale_points(args.nodes, args.pods)
     except ValueError as err:
@@ -420,12 +437,12 @@ def main() -> None:
     log.configure("warning")  # logs to stderr; stdout carries the JSON alone
     args = parse_args()
     if args.plot_from:
-        write_plot(json.loads(args.plot_from.read_text()), args.plot)
+        write_plot([json.loads(path.read_text()) for path in args.plot_from], args.plot, args.plot_style)
         return
     result = run(args)
     print(json.dumps(result, indent=2))
     if args.plot:
-        write_plot(result, args.plot)
+        write_plot([result], args.plot, args.plot_style)
 
 
 if __name__ == "__main__":
