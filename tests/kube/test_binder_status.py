@@ -302,35 +302,3 @@ async def test_a_podgroup_leaving_pending_is_written_before_the_counts_of_runnin
     binder.submit(SessionResult(podgroup_updates=tuple(updates)))
     await binder.flush_statuses()
     assert sent == ["ns/pg3", "ns/pg0", "ns/pg1", "ns/pg2"]
-
-
-async def test_a_flush_writes_a_bounded_batch_so_a_podgroup_leaving_pending_meanwhile_goes_next(
-    binder: Binder, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # A restarted scheduler at 5,000 nodes had 25,000 running gangs' counts to write in its first flush: a
-    # new Job's PodGroup offered meanwhile waited for all of them (its pods a minute late).
-    monkeypatch.setattr("volcano_py.scheduler.runtime.status_writes.FLUSH_LIMIT", 2)
-    informer = binder.cache.informers["podgroups"]
-    for i, phase in enumerate(["Running"] * 5 + ["Pending"]):
-        obj = {
-            "metadata": {"name": f"pg{i}", "namespace": "ns", "uid": f"u{i}", "resourceVersion": str(10 + i)},
-            "status": {"phase": phase, "running": 0},
-        }
-        informer._dispatch(informer.store.apply(EventType.ADDED, obj))
-    sent: list[list[str]] = []
-
-    async def write(key: str, status: dict[str, Any]) -> None:
-        sent[-1].append(key)
-
-    binder.statuses._write_podgroup = write  # type: ignore[method-assign]
-    counts = [PodGroupUpdate("ns", f"pg{i}", PodGroupPhase.RUNNING, (), 2, 0, 0) for i in range(5)]
-    binder.submit(SessionResult(podgroup_updates=tuple(counts)))
-    sent.append([])
-    await binder.flush_statuses()
-    binder.submit(
-        SessionResult(podgroup_updates=(PodGroupUpdate("ns", "pg5", PodGroupPhase.INQUEUE, (), 0, 0, 0),))
-    )
-    for _ in range(3):
-        sent.append([])
-        await binder.flush_statuses()
-    assert sent == [["ns/pg0", "ns/pg1"], ["ns/pg5", "ns/pg2"], ["ns/pg3", "ns/pg4"], []]

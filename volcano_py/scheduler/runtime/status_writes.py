@@ -56,10 +56,6 @@ START_HOLD_SECONDS: Final = 5.0
 START_HOLD_LIMIT: Final = 60.0
 # How long a PodGroup status waits at most behind a bind queue that stays full (see the module's doc).
 BINDS_FIRST_LIMIT: Final = 120.0
-# PodGroup statuses written per flush at most; the rest wait for the next one, where a PodGroup leaving
-# Pending meanwhile goes first. A restarted scheduler's first flush held 25,000 running gangs' counts at
-# 5,000 nodes, and a new Volcano Job waited about a minute behind them for its pods.
-FLUSH_LIMIT: Final = 1024
 
 
 def _shown_pending(podgroup: dict[str, Any] | None) -> bool:
@@ -247,18 +243,6 @@ class StatusWrites:
             return
         held = {k: s for k, s in self._pending_pg.items() if self._holds(k, now)}
         podgroups = {k: s for k, s in self._pending_pg.items() if k not in held} if held else self._pending_pg
-        # The slots are taken in this order: a PodGroup leaving Pending first, since its Volcano Job's
-        # controller creates the pods only once it reads that (a restarted scheduler may also have
-        # thousands of running gangs' counts to write, each costing the API server as much).
-        leaving = {key: None for key, status in podgroups.items() if self._leaves_pending(key, status)}
-        order = [*leaving, *(key for key in podgroups if key not in leaving)] if leaving else list(podgroups)
-        later = order[FLUSH_LIMIT:]
-        if later:
-            waiting = {key: podgroups[key] for key in later}
-            podgroups = {key: podgroups[key] for key in order[:FLUSH_LIMIT]}
-            order = order[:FLUSH_LIMIT]
-            held = {**held, **waiting}
-            self._dirty.set()
         self._pending_pg = held
         self._queued_at = {k: t for k, t in self._queued_at.items() if k in held}
         self._held_since = {k: t for k, t in self._held_since.items() if k in held}
@@ -273,6 +257,11 @@ class StatusWrites:
             podgroup = cache.podgroup(key)
             self._told[key] = (uid_of(podgroup or {}), status, now)
         self._short_since = {k: t for k, t in self._short_since.items() if cache.podgroup(k) is not None}
+        # The slots are taken in this order: a PodGroup leaving Pending first, since its Volcano Job's
+        # controller creates the pods only once it reads that (a restarted scheduler may also have
+        # thousands of running gangs' counts to write, each costing the API server as much).
+        leaving = {key: None for key, status in podgroups.items() if self._leaves_pending(key, status)}
+        order = [*leaving, *(key for key in podgroups if key not in leaving)] if leaving else podgroups
         writes = [self._write_podgroup(key, podgroups[key]) for key in order]
         writes += [self._write_queue(name, body, allocated) for name, (body, allocated) in queues.items()]
         await asyncio.gather(*writes)
