@@ -93,3 +93,8 @@ def drop_status_fields(pod: MutableMapping[str, Any], names: Iterable[str]) -> N
 def with_node_name(pod: Obj, node: str) -> dict[str, Any]:
     """``pod`` as a bind to ``node`` leaves it."""
     return {**pod, "spec": {**(pod.get("spec") or _EMPTY), "nodeName": node}}
+
+
+def with_pod_phase(pod: Obj, phase: str) -> dict[str, Any]:
+    """``pod`` with ``status.phase`` set to ``phase``, the rest of its status as it is."""
+    return {**pod, "status": {**(pod.get("status") or _EMPTY), "phase": phase}}

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from volcano_py.api.bodies.pod import with_pod_phase
 from volcano_py.api.podspec import PodPhase
 from volcano_py.kube.store import Delta, EventType
 
@@ -31,7 +32,7 @@ GONE_SHARE = 1 / 32
 
 
 def _finished(view: Obj) -> Obj:
-    return {**view, "status": {**(view.get("status") or {}), "phase": PodPhase.SUCCEEDED.value}}
+    return with_pod_phase(view, PodPhase.SUCCEEDED.value)
 
 
 class PodListing(list[Obj]):
