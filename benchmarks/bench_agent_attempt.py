@@ -30,7 +30,7 @@ from typing import Any
 
 from kubernetes_asyncio import client as k8s_client
 
-from benchmarks.benchlib.objects import api_pod, make_node, make_queue, node_name
+from benchmarks.benchlib.objects import NAMESPACE, api_pod, make_node, make_queue, node_name
 from volcano_py import log
 from volcano_py.api import constants as c
 from volcano_py.kube.client import KubeClient
@@ -90,7 +90,7 @@ def run_case(cluster: Cluster, core: DefaultCore, first: int, repeat: int, gone:
             cluster.watch("pods", EventType.DELETED, cluster.pod(oldest))
             oldest += 1
         cluster.watch("pods", EventType.ADDED, cluster.pod(i))
-        key = f"{cluster.pod(i)['metadata']['namespace']}/p{i}"
+        key = f"{NAMESPACE}/p{i}"
         began = time.perf_counter()
         state = cluster.cache.snapshot(placing={key}, podgroups=False)
         snapped = time.perf_counter()

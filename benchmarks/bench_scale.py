@@ -92,7 +92,7 @@ from benchmarks.scale.backlog import backlog
 from benchmarks.scale.bench import GANG, JSON, WORKERS, Bench, StopPoint, load_average, progress
 from benchmarks.scale.churn import churn
 from benchmarks.scale.restart import controller_restart, fill_cluster, scheduler_restart
-from benchmarks.scale.systems import AGENT, CONFS, scheduler_conf, supports
+from benchmarks.scale.systems import AGENT, CONFS, VOLCANO_PY, scheduler_conf, supports
 from benchmarks.scale.trace import describe, trace
 from benchmarks.scale.tracework import node_bodies, workload
 from volcano_py import log
@@ -165,8 +165,7 @@ def run(args: argparse.Namespace) -> JSON:
                     "schedule_period_s": args.schedule_period, "points": []}  # fmt: skip
     confs = {system: scheduler_conf(args.conf, system, args.volcano_src) for system in args.system}
     if args.volcano_py_conf:
-        ours = ("volcano-py", SHARDED)
-        confs.update({system: args.volcano_py_conf for system in args.system if system in ours})
+        confs.update({system: args.volcano_py_conf for system in args.system if system in VOLCANO_PY})
     if any(confs.values()):  # the conf each Volcano scheduler read, and its text
         result["confs"] = {system: {"file": str(conf), "text": conf.read_text()}
                            for system, conf in confs.items() if conf is not None}  # fmt: skip

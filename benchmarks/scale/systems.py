@@ -46,6 +46,7 @@ ONE_POD_ONLY = (peer_kube.PLAIN, AGENT)
 # ``--conf``: each Volcano scheduler with the conf built into it, or with the one its Helm chart installs
 # (the built-in one plus ``binpack``; ours adds ``cpsat`` as well).
 CONFS = ("builtin", "shipped")
+VOLCANO_PY = ("volcano-py", SHARDED)  # the systems that run volcano-py's batch scheduler (and read its conf)
 SHIPPED_CONF = REPO / "deploy" / "helm" / "volcano-py" / "config" / "volcano-scheduler.conf"
 VOLCANO_SHIPPED_CONF = Path("installer/helm/chart/volcano/config/volcano-scheduler.conf")  # in its checkout
 
@@ -59,7 +60,7 @@ def scheduler_conf(conf: str, system: str, volcano_src: Path | None) -> Path | N
         if volcano_src is None:
             raise ValueError("--conf shipped with --system volcano needs --volcano-src")
         return volcano_src / VOLCANO_SHIPPED_CONF
-    return SHIPPED_CONF if system in ("volcano-py", SHARDED) else None
+    return SHIPPED_CONF if system in VOLCANO_PY else None
 
 
 def supports(system: str, size: int) -> bool:

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from volcano_py.api.bodies.conditions import any_true
+from volcano_py.api.bodies.pod import pod_scheduler_name
 from volcano_py.api.objects import is_deleting, labels_of, spec_of, status_of
 from volcano_py.api.podspec import PodPhase, pod_phase
 
@@ -92,4 +93,4 @@ def shown_as(scheduler_name: str, pod: dict[str, Any]) -> dict[str, Any]:
     (bound ones count on their nodes and, through the queue charges, in their Queues, rather than as a job
     each: a session costs what it places, not what this scheduler ever placed), any other as it is. An
     attempt shows those it places as they are (``SchedulerCache.snapshot(placing=...)``)."""
-    return hidden(pod) if _spec(pod).get("schedulerName") == scheduler_name else pod
+    return hidden(pod) if pod_scheduler_name(pod) == scheduler_name else pod
