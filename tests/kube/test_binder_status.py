@@ -1,6 +1,7 @@
 """Which status writes the binder sends: only real changes, with stable transition times, and new counts in
 the same condition words at most once per retell window."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -302,3 +303,80 @@ async def test_a_podgroup_leaving_pending_is_written_before_the_counts_of_runnin
     binder.submit(SessionResult(podgroup_updates=tuple(updates)))
     await binder.flush_statuses()
     assert sent == ["ns/pg3", "ns/pg0", "ns/pg1", "ns/pg2"]
+
+
+def _podgroups(binder: Binder, phases: list[str]) -> None:
+    informer = binder.cache.informers["podgroups"]
+    for i, phase in enumerate(phases):
+        obj = {
+            "metadata": {"name": f"pg{i}", "namespace": "ns", "uid": f"u{i}", "resourceVersion": str(10 + i)},
+            "status": {"phase": phase, "running": 0},
+        }
+        informer._dispatch(informer.store.apply(EventType.ADDED, obj))
+
+
+async def _settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0)
+
+
+async def test_a_podgroup_leaving_pending_later_waits_for_one_write_not_for_all_handed_over_before(
+    binder: Binder,
+) -> None:
+    # A restarted scheduler had 10,000 running gangs' counts to write (45 s on a busy API server); a new
+    # Volcano Job's PodGroup offered meanwhile waited for all of them, and so did its pods (bench_scale
+    # restart at 1,000 nodes / 30,000 pods: 24 s from PodGroup to pod).
+    counts = 40
+    _podgroups(binder, ["Running"] * counts + ["Pending"])
+    answers: dict[str, asyncio.Future[None]] = {}
+
+    async def write(key: str, status: dict[str, Any]) -> None:
+        answers[key] = asyncio.get_running_loop().create_future()
+        await answers[key]
+
+    binder.statuses._write_podgroup = write  # type: ignore[method-assign]
+    running = [PodGroupUpdate("ns", f"pg{i}", PodGroupPhase.RUNNING, (), 2, 0, 0) for i in range(counts)]
+    binder.submit(SessionResult(podgroup_updates=tuple(running)))
+    flushing = asyncio.create_task(binder.flush_statuses())
+    await _settle()
+    writers = len(answers)
+    assert 0 < writers < counts  # as many as the writers; the rest wait for them
+    leaving = PodGroupUpdate("ns", f"pg{counts}", PodGroupPhase.INQUEUE, (), 0, 0, 0)
+    binder.submit(SessionResult(podgroup_updates=(leaving,)))
+    binder.statuses._hand_over()
+    answers["ns/pg0"].set_result(None)  # one write answers: its writer takes the next
+    await _settle()
+    assert list(answers)[writers] == f"ns/pg{counts}"
+    while not flushing.done():
+        for answer in answers.values():
+            if not answer.done():
+                answer.set_result(None)
+        await _settle()
+    assert sorted(answers) == sorted(f"ns/pg{i}" for i in range(counts + 1))
+
+
+async def test_a_newer_status_waits_for_the_one_on_its_way_to_answer(binder: Binder) -> None:
+    _podgroups(binder, ["Pending"])
+    written: list[tuple[str, int]] = []
+    answer = asyncio.Event()
+
+    async def write(key: str, status: dict[str, Any]) -> None:
+        binder.statuses._sent_pg[key] = status
+        written.append((status["phase"], status["running"]))
+        await answer.wait()
+        binder.statuses._sent_pg.pop(key, None)
+
+    binder.statuses._write_podgroup = write  # type: ignore[method-assign]
+    inqueue = PodGroupUpdate("ns", "pg0", PodGroupPhase.INQUEUE, (), 0, 0, 0)
+    binder.submit(SessionResult(podgroup_updates=(inqueue,)))
+    flushing = asyncio.create_task(binder.flush_statuses())
+    await _settle()
+    running = PodGroupUpdate("ns", "pg0", PodGroupPhase.RUNNING, (), 1, 0, 0)
+    binder.submit(SessionResult(podgroup_updates=(running,)))
+    binder.statuses._hand_over()
+    await _settle()
+    assert written == [("Inqueue", 0)]  # not two writes of one PodGroup at once
+    answer.set()
+    await flushing
+    await binder.flush_statuses()
+    assert written == [("Inqueue", 0), ("Running", 1)]

@@ -8,7 +8,7 @@ each kind of write does lives with it:
 
 * ``pod_binds``: a gang's binds, its pods' ResourceClaims with them, and their ``Scheduled`` Events;
 * ``pod_writes``: evictions, nominated nodes and queue-allocation gate removals;
-* ``status_writes``: PodGroup and Queue statuses, coalesced, flushed in batches, behind the binds.
+* ``status_writes``: PodGroup and Queue statuses, coalesced, written by a few writers, behind the binds.
 
 Every write first asks ``may_write`` (the leader's fence, ``kube.leader``): a scheduler frozen past its lease
 wakes with binds and evictions decided before the freeze still queued here, and must not send them after a
@@ -78,6 +78,7 @@ class Binder:
         self.statuses = StatusWrites(
             ctx,
             status_slots,
+            writers=status_concurrency,
             binds_first=lambda: self.queue_full,
             clock=clock,
             flush_interval=status_flush_interval,
