@@ -15,11 +15,12 @@
   both its steps (out of Pending, and its pods running). The price: in a backlog a PodGroup can show
   Pending while its pods already run, until the binds are through.
 * A write does not wait for the ones handed over before it: each flush hands what is due to at most
-  ``writers`` writers, which take a PodGroup leaving Pending first, then the Queues, then the rest. A
-  restarted scheduler at 5,000 nodes can have 25,000 running gangs' counts to write (minutes of writes
-  on a busy API server); a Volcano Job's controller creates its pods only once it reads its PodGroup out
-  of Pending, so that write waits for one write ahead of it, not for all of them. One write per object is
-  on its way at a time: a newer status waits until the one on its way has answered.
+  ``writers`` writers, which take a PodGroup going from Pending to Inqueue first, then the Queues, then
+  the rest. A restarted scheduler at 5,000 nodes can have 25,000 running gangs' statuses to write
+  (minutes of writes on a busy API server), many of them still shown Pending when the scheduler before
+  it was killed before it wrote them; a Volcano Job's controller creates its pods only once it reads its
+  PodGroup Inqueue, so that write waits for one write ahead of it, not for all of them. One write per
+  object is on its way at a time: a newer status waits until the one on its way has answered.
 * A Queue's allocation written is remembered until the watch shows the version it answered with: a session
   that meanwhile computes what the cache still shows must write again, or the late write stays on the Queue
   while nothing changes.
@@ -292,7 +293,7 @@ class StatusWrites:
         for key, status in podgroups.items():
             podgroup = cache.podgroup(key)
             self._told[key] = (uid_of(podgroup or {}), status, now)
-            if key in self._due_first or self._leaves_pending(key, status):
+            if key in self._due_first or self._admits(key, status):
                 self._due_first[key] = status
             else:
                 self._due_pg[key] = status
@@ -317,8 +318,8 @@ class StatusWrites:
         return written is not None and written[0] is None
 
     def _next_write(self) -> Coroutine[Any, Any, None] | None:
-        # A PodGroup leaving Pending first: its Volcano Job's controller creates the pods only once it reads
-        # that. Then the Queues, whose allocation the capacity plugins read, then the counts.
+        # A PodGroup admitted first (see ``_admits``), then the Queues, whose allocation the capacity plugins
+        # read, then the rest.
         if self._due_first:
             key = next(iter(self._due_first))
             return self._write_podgroup(key, self._due_first.pop(key))
@@ -341,8 +342,11 @@ class StatusWrites:
             _log.error("status writer failed", error=repr(task.exception()))
             self._dirty.set()  # what it left is handed to a new writer
 
-    def _leaves_pending(self, key: str, status: dict[str, Any]) -> bool:
-        return status.get("phase") != PodGroupPhase.PENDING.value and _shown_pending(
+    def _admits(self, key: str, status: dict[str, Any]) -> bool:
+        """Whether ``status`` takes a PodGroup the API shows Pending to Inqueue: its Volcano Job's controller
+        waits to read that before it creates the pods. A Pending one going to Running has its pods already
+        (a restarted scheduler's running gangs whose status the one before it never wrote)."""
+        return status.get("phase") == PodGroupPhase.INQUEUE.value and _shown_pending(
             self.ctx.cache.podgroup(key)
         )
 
