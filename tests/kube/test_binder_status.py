@@ -381,3 +381,38 @@ async def test_a_newer_status_waits_for_the_one_on_its_way_to_answer(binder: Bin
     await flushing
     await binder.flush_statuses()
     assert written == [("Inqueue", 0), ("Running", 1)]
+
+
+async def test_a_status_handed_over_and_not_taken_yet_is_replaced_by_a_newer_one_not_written_twice(
+    binder: Binder,
+) -> None:
+    _podgroups(binder, ["Pending", "Pending"])
+    binder.statuses._writers = 1
+    answers: list[asyncio.Future[None]] = []
+    written: list[tuple[str, str]] = []
+
+    async def write(key: str, status: dict[str, Any]) -> None:
+        written.append((key, status["phase"]))
+        answers.append(asyncio.get_running_loop().create_future())
+        await answers[-1]
+
+    binder.statuses._write_podgroup = write  # type: ignore[method-assign]
+    first = PodGroupUpdate("ns", "pg0", PodGroupPhase.INQUEUE, (), 0, 0, 0)
+    binder.submit(SessionResult(podgroup_updates=(first,)))
+    flushing = asyncio.create_task(binder.flush_statuses())
+    await _settle()
+    # pg1 waits behind the one writer as Running, then the session says Inqueue (admitted) for it instead.
+    binder.submit(
+        SessionResult(podgroup_updates=(PodGroupUpdate("ns", "pg1", PodGroupPhase.RUNNING, (), 1, 0, 0),))
+    )
+    binder.statuses._hand_over()
+    binder.submit(
+        SessionResult(podgroup_updates=(PodGroupUpdate("ns", "pg1", PodGroupPhase.INQUEUE, (), 0, 0, 0),))
+    )
+    binder.statuses._hand_over()
+    while not flushing.done():
+        for answer in answers:
+            if not answer.done():
+                answer.set_result(None)
+        await _settle()
+    assert written == [("ns/pg0", "Inqueue"), ("ns/pg1", "Inqueue")]

@@ -294,6 +294,7 @@ class StatusWrites:
             podgroup = cache.podgroup(key)
             self._told[key] = (uid_of(podgroup or {}), status, now)
             if key in self._due_first or self._admits(key, status):
+                self._due_pg.pop(key, None)  # one write per object: this one, and first
                 self._due_first[key] = status
             else:
                 self._due_pg[key] = status
