@@ -97,6 +97,8 @@ def test_fast_cpu_memory_scores_equal_general_formulas() -> None:
     got = plugin.node_order(ssn, klass, rows, np.zeros(4, dtype=np.int64))  # type: ignore[union-attr]
     dims = [ssn.table.index["cpu"], ssn.table.index["memory"]]
     alloc = ssn.table.allocatable[:, dims]
-    after = ssn.table.used[:, dims] + klass.vec[dims]
-    want = scoring.least_requested(alloc, after) + scoring.balanced(alloc, after) + 100.0  # taint score: none
+    before = ssn.table.used[:, dims]
+    after = before + klass.vec[dims]
+    # The taint score: none untolerated, 100 times Volcano's default weight of 3.
+    want = scoring.least_requested(alloc, after) + scoring.balanced(alloc, before, after) + 300.0
     assert np.allclose(got, want)

@@ -106,7 +106,42 @@ def test_scores_spread_pack_and_binpack() -> None:
     assert packed[0] > packed[1]
     # A node the request would overflow scores zero.
     assert scoring.binpack(alloc, used, np.array([3000, 0], dtype=np.int64), weights)[0] == 0.0
-    assert scoring.balanced(alloc, np.array([[4000, 4], [8000, 0]], dtype=np.int64)).tolist() == [100.0, 50.0]
+
+
+@pytest.mark.parametrize(
+    ("allocatable", "before", "asked", "score"),
+    [
+        # Balanced before and after: the change is nothing, 75.
+        ([8000, 8], [4000, 4], [1000, 1], 75.0),
+        # An empty node loses its balance to a cpu-only pod: 100 -> 75, so 50 + (50 - 25) // 2.
+        ([8000, 8], [0, 0], [4000, 0], 62.0),
+        # A node whose memory lags its cpu gets it back: 75 -> 100.
+        ([8000, 8], [4000, 0], [0, 4], 87.0),
+        # nvidia.com/gpu asked: three fractions, the population deviation (0.125, 0.125, 0.25 -> 94).
+        ([8000, 8, 4], [0, 0, 0], [1000, 1, 1], 72.0),
+        # A resource the node does not have (or the pod does not ask, passed as 0) is left out.
+        ([8000, 8, 0], [0, 0, 0], [1000, 1, 0], 75.0),
+        # A fraction over 1 counts as 1.
+        ([8000, 8], [8000, 8], [1000, 1], 75.0),
+    ],
+)
+def test_balanced_scores_how_the_pod_changes_the_balance_as_kubernetes_1_36(
+    allocatable: list[int], before: list[int], asked: list[int], score: float
+) -> None:
+    alloc = np.array([allocatable], dtype=np.int64)
+    used = np.array([before], dtype=np.int64)
+    assert scoring.balanced(alloc, used, used + np.array(asked)).tolist() == [score]
+
+
+def test_balanced_prefers_a_node_in_use_to_an_empty_one_for_a_gpu_pod() -> None:
+    # 96 cores, 384Gi, 8 GPUs; a 1-GPU pod of 12 cores and 96Gi. An empty node can only lose balance to it
+    # (72); the node whose memory and GPUs lag its cpu (CPU-only pods on it) gains (76). The balance after
+    # placing, scored before, picked the empty node (94 against 81 over cpu and memory), and one-pod GPU jobs
+    # spread over the cluster (the openb trace: the first gang refused at 44% of the GPUs allocated).
+    alloc = np.array([[96_000, 384, 8], [96_000, 384, 8]], dtype=np.int64)
+    used = np.array([[0, 0, 0], [48_000, 0, 0]], dtype=np.int64)
+    scores = scoring.balanced(alloc, used, used + np.array([12_000, 96, 1]))
+    assert scores.tolist() == [72.0, 76.0]
 
 
 def test_node_sampling_follows_volcanos_formula_and_rotates() -> None:

@@ -1,7 +1,9 @@
-"""nodeorder: kube-scheduler's scores, weighted (``leastrequested.weight`` 1, ``mostrequested.weight`` 0,
-``balancedresource.weight`` 1, ``nodeaffinity.weight`` 1, ``tainttoleration.weight`` 1,
-``podaffinity.weight`` 1). Resource scores look at cpu and memory; node affinity preference and
-PreferNoSchedule taints are fixed per class; preferred pod (anti-)affinity follows current placements."""
+"""nodeorder: kube-scheduler's scores, weighted as Volcano's nodeorder weights them (``leastrequested.weight``
+1, ``mostrequested.weight`` 0, ``balancedresource.weight`` 1, ``nodeaffinity.weight`` 2,
+``tainttoleration.weight`` 3, ``podaffinity.weight`` 2). Least and most requested look at cpu and memory;
+the balance at cpu, memory and nvidia.com/gpu, scoring how the pod changes it (Kubernetes 1.36, which
+Volcano vendors); node affinity preference and PreferNoSchedule taints are fixed per class; preferred pod
+(anti-)affinity follows current placements."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from volcano_py.log import get_logger
-from volcano_py.resources import CPU, MEMORY
+from volcano_py.resources import CPU, GPU, MEMORY
 
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
@@ -29,9 +31,9 @@ _WEIGHTS = {
     "leastrequested.weight": 1,
     "mostrequested.weight": 0,
     "balancedresource.weight": 1,
-    "nodeaffinity.weight": 1,
-    "tainttoleration.weight": 1,
-    "podaffinity.weight": 1,
+    "nodeaffinity.weight": 2,
+    "tainttoleration.weight": 3,
+    "podaffinity.weight": 2,
 }
 # Volcano's scores not computed here (the snapshot carries no images or spread constraints): a weight of 0
 # says as much and is accepted; any other weight is refused, since it could not be honoured.
@@ -58,6 +60,9 @@ class _NodeFacts:
     soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]]
     dims: IntArray
     inverse: FloatArray
+    # cpu and memory allocatable, and the nvidia.com/gpu column (None: no node has one), for the balance.
+    alloc: FloatArray
+    gpu: int | None
     fixed: dict[Hashable, dict[Hashable, FloatArray]] = field(default_factory=dict)
 
     @classmethod
@@ -79,7 +84,7 @@ class _NodeFacts:
         # 1/allocatable; a node without the resource reads as empty until asked for it, then full.
         inverse = np.divide(1.0, alloc, out=np.full_like(alloc, _HUGE), where=alloc > 0)
         taint_rows = [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
-        return cls(labels, taint_rows, dims, inverse)
+        return cls(labels, taint_rows, dims, inverse, alloc, table.index.get(GPU))
 
 
 class NodeOrderPlugin:
@@ -100,12 +105,15 @@ class NodeOrderPlugin:
         self._static: dict[Hashable, FloatArray] = {}
         self.soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]] = []
         self.inverse = np.zeros((0, 2), dtype=np.float64)
+        self.alloc = np.zeros((0, 2), dtype=np.float64)
+        self.gpu: int | None = None
 
     def on_session_open(self, ssn: Session) -> None:
         facts = ssn.snapshot.node_facts.get(self.name)
         if not isinstance(facts, _NodeFacts):
             facts = ssn.snapshot.node_facts[self.name] = _NodeFacts.of(ssn)
         self.dims, self.inverse = facts.dims, facts.inverse
+        self.alloc, self.gpu = facts.alloc, facts.gpu
         self.labels, self.soft_taints = facts.labels, facts.soft_taints
         # Fixed scores depend on the weights too: two nodeorder entries of one conf keep theirs apart.
         self._static = facts.fixed.setdefault(self._weights_key, {})
@@ -155,6 +163,10 @@ class NodeOrderPlugin:
             return score
         dims = self.dims
         request = klass.vec[dims]
+        if w["balancedresource.weight"]:
+            score = score + w["balancedresource.weight"] * self._balanced(ssn, klass, rows, extra)
+        if not (w["leastrequested.weight"] or w["mostrequested.weight"]):
+            return score
         if len(dims) == 2:
             # cpu and memory only: the general formulas written out, which is several times faster.
             c, m = dims
@@ -170,11 +182,6 @@ class NodeOrderPlugin:
                 score = score + w["leastrequested.weight"] * np.floor((lc + lm) * 0.5)
             if w["mostrequested.weight"]:
                 score = score + w["mostrequested.weight"] * (fc + fm) * 0.5 * scoring.MAX_NODE_SCORE
-            if w["balancedresource.weight"]:
-                score = (
-                    score
-                    + w["balancedresource.weight"] * (1.0 - np.abs(fc - fm) * 0.5) * scoring.MAX_NODE_SCORE
-                )
             return score
         alloc = table.allocatable[np.ix_(rows, dims)]
         used = table.used[np.ix_(rows, dims)] + np.outer(extra + 1, request)
@@ -182,6 +189,27 @@ class NodeOrderPlugin:
             score = score + w["leastrequested.weight"] * scoring.least_requested(alloc, used)
         if w["mostrequested.weight"]:
             score = score + w["mostrequested.weight"] * scoring.most_requested(alloc, used)
-        if w["balancedresource.weight"]:
-            score = score + w["balancedresource.weight"] * scoring.balanced(alloc, used)
         return score
+
+    def _balanced(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
+        """Volcano's balancedresource (``scoring.balanced``) over cpu, memory and, for a pod that asks for
+        it, nvidia.com/gpu, as Volcano's nodeorder configures it. ``extra`` of the class are placed on each
+        node already in this plan: the pod's change is from there."""
+        table = ssn.table
+        dims = self.dims
+        gpu = self.gpu
+        if gpu is not None and klass.vec[gpu] > 0:
+            dims = np.append(dims, gpu)
+        request = klass.vec[dims]
+        before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
+        if len(dims) == 2 and bool((self.alloc[rows] > 0).all()):
+            # cpu and memory on nodes with both: scoring.balanced written out, several times faster.
+            alloc = self.alloc[rows]
+            half = scoring.MAX_NODE_SCORE / 2
+            f0 = np.minimum(before / alloc, 1.0)
+            f1 = np.minimum((before + request) / alloc, 1.0)
+            without_pod = np.floor((1 - np.abs((f0[:, 0] - f0[:, 1]) / 2)) * scoring.MAX_NODE_SCORE)
+            with_pod = np.floor((1 - np.abs((f1[:, 0] - f1[:, 1]) / 2)) * scoring.MAX_NODE_SCORE)
+            result: FloatArray = half + np.floor((half + with_pod - without_pod) / 2)
+            return result
+        return scoring.balanced(table.allocatable[np.ix_(rows, dims)], before, before + request)

@@ -38,9 +38,40 @@ def most_requested(allocatable: IntArray, used: IntArray) -> FloatArray:
     return result
 
 
-def balanced(allocatable: IntArray, used: IntArray) -> FloatArray:
-    """Nodes whose resources would be used in similar proportions score higher."""
-    result: FloatArray = (1.0 - _fractions(allocatable, used).std(axis=1)) * MAX_NODE_SCORE
+def balanced(allocatable: IntArray, before: IntArray, after: IntArray) -> FloatArray:
+    """kube-scheduler's BalancedAllocation as Volcano vendors it (Kubernetes 1.36): how much placing the pod
+    improves the node's balance, 50 (worse) to 100 (better), about 75 when it changes little.
+
+    Balance is 100 x (1 - the standard deviation of the used fractions), truncated, over the resources the
+    node has (columns where ``allocatable`` is 0 are left out: pass 0 for a resource the pod does not ask
+    and that kube-scheduler skips, as nvidia.com/gpu). Scoring the change, not the balance after placing,
+    is what lets a node already in use win over an empty one: an empty node's balance is lost by any pod
+    whose cpu and memory are out of proportion to the node's."""
+    present = allocatable > 0
+    alloc = np.where(present, allocatable, 1).astype(np.float64)
+    with_pod = _balance(np.minimum(after / alloc, 1.0), present)
+    without_pod = _balance(np.minimum(before / alloc, 1.0), present)
+    half = MAX_NODE_SCORE / 2
+    result: FloatArray = half + np.floor((half + with_pod - without_pod) / 2)
+    return result
+
+
+def _balance(fractions: FloatArray, present: npt.NDArray[np.bool_]) -> FloatArray:
+    """100 x (1 - std of the present fractions), truncated; 100 with fewer than two (no spread to measure).
+    Two fractions take |a - b| / 2 and more the population formula, each computed as kube-scheduler does,
+    so a score on a whole-number boundary truncates the same way."""
+    count = present.sum(axis=1)
+    std = np.zeros(fractions.shape[0], dtype=np.float64)
+    two = count == 2
+    if two.any():
+        pairs = fractions[two][present[two]].reshape(-1, 2)
+        std[two] = np.abs((pairs[:, 0] - pairs[:, 1]) / 2)
+    more = count > 2
+    if more.any():
+        f, p = fractions[more], present[more]
+        mean = np.where(p, f, 0.0).sum(axis=1) / count[more]
+        std[more] = np.sqrt(np.where(p, (f - mean[:, None]) ** 2, 0.0).sum(axis=1) / count[more])
+    result: FloatArray = np.floor((1 - std) * MAX_NODE_SCORE)
     return result
 
 
