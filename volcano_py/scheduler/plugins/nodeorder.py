@@ -19,6 +19,7 @@ from volcano_py.resources import CPU, GPU, MEMORY
 from ..framework.arguments import Arguments, ConfError
 from ..framework.classes import TaskClass
 from ..framework.extension import FloatArray, IntArray
+from ..framework.nodetable import NodeTable
 from ..framework.session import Session
 from . import scoring
 from .matching import NodeLabels, SelectorError, untolerated
@@ -26,7 +27,6 @@ from .podaffinity import preferred_affinity_raw
 
 log = get_logger(__name__)
 _SOFT = frozenset({"PreferNoSchedule"})
-_HUGE = 1e30
 _WEIGHTS = {
     "leastrequested.weight": 1,
     "mostrequested.weight": 0,
@@ -52,17 +52,18 @@ _FIXED_KEPT = 256
 class _NodeFacts:
     """What nodeorder reads of the nodes alone, kept by the snapshot builder while they stay the same (the
     builder drops it when a node changes): the labels, the PreferNoSchedule taints grouped so that a class is
-    checked once per distinct set, 1/allocatable of cpu and memory, and each class's fixed scores by weights.
+    checked once per distinct set, the allocatable cpu and memory, and each class's fixed scores by weights.
     At 5,000 nodes the agent scheduler opens a session per pod, and working these out anew was most of
     nodeorder's share of it."""
 
     labels: NodeLabels
     soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]]
     dims: IntArray
-    inverse: FloatArray
     # cpu and memory allocatable, and the nvidia.com/gpu column (None: no node has one), for the balance.
     alloc: FloatArray
     gpu: int | None
+    # Whether every node has cpu and memory (the two-resource formulas written out need it).
+    both: bool
     fixed: dict[Hashable, dict[Hashable, FloatArray]] = field(default_factory=dict)
 
     @classmethod
@@ -81,10 +82,9 @@ class _NodeFacts:
         table = ssn.table
         dims = np.array([table.index[n] for n in (CPU, MEMORY) if n in table.index], dtype=np.int64)
         alloc = table.allocatable[:, dims].astype(np.float64)
-        # 1/allocatable; a node without the resource reads as empty until asked for it, then full.
-        inverse = np.divide(1.0, alloc, out=np.full_like(alloc, _HUGE), where=alloc > 0)
         taint_rows = [(soft[key], np.array(rows, dtype=np.int64)) for key, rows in groups.items()]
-        return cls(labels, taint_rows, dims, inverse, alloc, table.index.get(GPU))
+        both = len(dims) == 2 and bool((alloc > 0).all())
+        return cls(labels, taint_rows, dims, alloc, table.index.get(GPU), both)
 
 
 class NodeOrderPlugin:
@@ -104,16 +104,16 @@ class NodeOrderPlugin:
         self.labels = NodeLabels([], [])
         self._static: dict[Hashable, FloatArray] = {}
         self.soft_taints: list[tuple[tuple[Mapping[str, Any], ...], IntArray]] = []
-        self.inverse = np.zeros((0, 2), dtype=np.float64)
         self.alloc = np.zeros((0, 2), dtype=np.float64)
         self.gpu: int | None = None
+        self.both = False
 
     def on_session_open(self, ssn: Session) -> None:
         facts = ssn.snapshot.node_facts.get(self.name)
         if not isinstance(facts, _NodeFacts):
             facts = ssn.snapshot.node_facts[self.name] = _NodeFacts.of(ssn)
-        self.dims, self.inverse = facts.dims, facts.inverse
-        self.alloc, self.gpu = facts.alloc, facts.gpu
+        self.dims = facts.dims
+        self.alloc, self.gpu, self.both = facts.alloc, facts.gpu, facts.both
         self.labels, self.soft_taints = facts.labels, facts.soft_taints
         # Fixed scores depend on the weights too: two nodeorder entries of one conf keep theirs apart.
         self._static = facts.fixed.setdefault(self._weights_key, {})
@@ -161,55 +161,57 @@ class NodeOrderPlugin:
                 score = score + w["podaffinity.weight"] * (raw - low) * scoring.MAX_NODE_SCORE / (high - low)
         if not (w["leastrequested.weight"] or w["mostrequested.weight"] or w["balancedresource.weight"]):
             return score
+        gpu = self.gpu
+        gpu_asked = gpu is not None and klass.vec[gpu] > 0 and w["balancedresource.weight"] > 0
+        if len(self.dims) == 2 and self.both and not gpu_asked:
+            return score + self._cpu_memory(table, klass, rows, extra)
         dims = self.dims
         request = klass.vec[dims]
-        if w["balancedresource.weight"]:
-            score = score + w["balancedresource.weight"] * self._balanced(ssn, klass, rows, extra)
-        if not (w["leastrequested.weight"] or w["mostrequested.weight"]):
-            return score
-        if len(dims) == 2:
-            # cpu and memory only: the general formulas written out, which is several times faster.
-            c, m = dims
-            inv_c, inv_m = self.inverse[rows, 0], self.inverse[rows, 1]
-            times = extra + 1
-            fc = np.minimum((table.used[rows, c] + times * request[0]) * inv_c, 1.0)
-            fm = np.minimum((table.used[rows, m] + times * request[1]) * inv_m, 1.0)
-            if w["leastrequested.weight"]:
-                # kube-scheduler's integer arithmetic, as scoring.least_requested (the epsilon keeps a
-                # whole score such as 25 from reading as 24.999...).
-                lc = np.floor((1.0 - fc) * scoring.MAX_NODE_SCORE + 1e-9)
-                lm = np.floor((1.0 - fm) * scoring.MAX_NODE_SCORE + 1e-9)
-                score = score + w["leastrequested.weight"] * np.floor((lc + lm) * 0.5)
-            if w["mostrequested.weight"]:
-                score = score + w["mostrequested.weight"] * (fc + fm) * 0.5 * scoring.MAX_NODE_SCORE
-            return score
         alloc = table.allocatable[np.ix_(rows, dims)]
-        used = table.used[np.ix_(rows, dims)] + np.outer(extra + 1, request)
+        before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
+        after = before + request
         if w["leastrequested.weight"]:
-            score = score + w["leastrequested.weight"] * scoring.least_requested(alloc, used)
+            score = score + w["leastrequested.weight"] * scoring.least_requested(alloc, after)
         if w["mostrequested.weight"]:
-            score = score + w["mostrequested.weight"] * scoring.most_requested(alloc, used)
+            score = score + w["mostrequested.weight"] * scoring.most_requested(alloc, after)
+        if w["balancedresource.weight"]:
+            if gpu_asked and gpu is not None:
+                dims = np.append(dims, gpu)
+                request = klass.vec[dims]
+                alloc = table.allocatable[np.ix_(rows, dims)]
+                before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
+                after = before + request
+            score = score + w["balancedresource.weight"] * scoring.balanced(alloc, before, after)
         return score
 
-    def _balanced(self, ssn: Session, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
-        """Volcano's balancedresource (``scoring.balanced``) over cpu, memory and, for a pod that asks for
-        it, nvidia.com/gpu, as Volcano's nodeorder configures it. ``extra`` of the class are placed on each
-        node already in this plan: the pod's change is from there."""
-        table = ssn.table
-        dims = self.dims
-        gpu = self.gpu
-        if gpu is not None and klass.vec[gpu] > 0:
-            dims = np.append(dims, gpu)
-        request = klass.vec[dims]
-        before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
-        if len(dims) == 2 and bool((self.alloc[rows] > 0).all()):
-            # cpu and memory on nodes with both: scoring.balanced written out, several times faster.
-            alloc = self.alloc[rows]
+    def _cpu_memory(self, table: NodeTable, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
+        """The resource scores for a pod asking no nvidia.com/gpu, on nodes that all have cpu and memory:
+        ``scoring``'s general formulas written out for two resources, several times faster. ``extra`` of
+        the class are placed on each node already in this plan: the pod's change is from there."""
+        w = self.weights
+        c, m = self.dims
+        req_c, req_m = klass.vec[c], klass.vec[m]
+        alloc_c, alloc_m = self.alloc[rows, 0], self.alloc[rows, 1]
+        before_c = table.used[rows, c] + extra * req_c
+        before_m = table.used[rows, m] + extra * req_m
+        # Fractions by division, as kube-scheduler computes them: a score on a whole-number boundary then
+        # truncates the same way.
+        fc = np.minimum((before_c + req_c) / alloc_c, 1.0)
+        fm = np.minimum((before_m + req_m) / alloc_m, 1.0)
+        score = np.zeros(len(rows), dtype=np.float64)
+        if w["leastrequested.weight"]:
+            # kube-scheduler's integer arithmetic, as scoring.least_requested (the epsilon keeps a whole
+            # score such as 25 from reading as 24.999...).
+            lc = np.floor((1.0 - fc) * scoring.MAX_NODE_SCORE + 1e-9)
+            lm = np.floor((1.0 - fm) * scoring.MAX_NODE_SCORE + 1e-9)
+            score += w["leastrequested.weight"] * np.floor((lc + lm) * 0.5)
+        if w["mostrequested.weight"]:
+            score += w["mostrequested.weight"] * (fc + fm) * 0.5 * scoring.MAX_NODE_SCORE
+        if w["balancedresource.weight"]:
             half = scoring.MAX_NODE_SCORE / 2
-            f0 = np.minimum(before / alloc, 1.0)
-            f1 = np.minimum((before + request) / alloc, 1.0)
-            without_pod = np.floor((1 - np.abs((f0[:, 0] - f0[:, 1]) / 2)) * scoring.MAX_NODE_SCORE)
-            with_pod = np.floor((1 - np.abs((f1[:, 0] - f1[:, 1]) / 2)) * scoring.MAX_NODE_SCORE)
-            result: FloatArray = half + np.floor((half + with_pod - without_pod) / 2)
-            return result
-        return scoring.balanced(table.allocatable[np.ix_(rows, dims)], before, before + request)
+            fc0 = np.minimum(before_c / alloc_c, 1.0)
+            fm0 = np.minimum(before_m / alloc_m, 1.0)
+            with_pod = np.floor((1 - np.abs((fc - fm) / 2)) * scoring.MAX_NODE_SCORE)
+            without_pod = np.floor((1 - np.abs((fc0 - fm0) / 2)) * scoring.MAX_NODE_SCORE)
+            score += w["balancedresource.weight"] * (half + np.floor((half + with_pod - without_pod) / 2))
+        return score
