@@ -53,8 +53,8 @@ def _bars(rows: Sequence[Row], key: str, *, digits: int = 0, ratio: bool = False
 
 def _merged(rows: list[Row], result: Row, more: Iterable[Row]) -> list[Row]:
     """``rows`` with a later result's: a system measured again (at the same job size) replaces its earlier
-    row, unless it ran with another conf file there (then both stay, the later one named after its conf);
-    the null binder's runs all stay (their mean is the bar)."""
+    row, unless it ran with another conf file than that row (then both stay, the later one named after its
+    conf); the null binder's runs all stay (their mean is the bar)."""
     confs = result.get("confs") or {}
     out = list(rows)
     for row in more:
@@ -62,10 +62,15 @@ def _merged(rows: list[Row], result: Row, more: Iterable[Row]) -> list[Row]:
         conf = confs.get(name)
         conf = conf.get("file") if isinstance(conf, dict) else conf  # the first runs wrote the path alone
         if name != NULL:
-            if conf and any(r["system"] == name and r.get("size") == row.get("size") for r in out):
+            earlier = [r for r in out if r["system"] == name and r.get("size") == row.get("size")]
+            if conf and earlier and all(r.get("conf") != conf for r in earlier):
                 name = f"{name} ({str(conf).rsplit('/', 1)[-1]})"
-            out = [r for r in out if r["system"] != name or r.get("size") != row.get("size")]
-        out.append({**row, "system": name})
+            at = [i for i, r in enumerate(out) if r["system"] == name and r.get("size") == row.get("size")]
+            if at:  # in its place
+                out[at[0]] = {**row, "system": name, "conf": conf}
+                out = [r for i, r in enumerate(out) if i not in at[1:]]
+                continue
+        out.append({**row, "system": name, "conf": conf})
     return out
 
 

@@ -81,3 +81,17 @@ def test_the_figure_is_one_svg_with_a_bar_for_each() -> None:
     assert "every system at 1,000 nodes" in svg
     assert "(log scale)" in svg  # the latency panels
     assert "no measurement" in peersplot.render([], "empty")
+
+
+def test_a_later_run_with_the_same_conf_file_replaces_the_bar() -> None:
+    again: Row = {
+        "points": [{"trace": {"runs": [trace_run("volcano-py", 2, 55, 30)]}}],
+        "confs": {"volcano-py": {"file": "/repo/deploy/volcano-scheduler.conf", "text": "..."}},
+    }
+    [stranded] = [
+        b for title, _, b in peersplot.panels([FIRST, again]) if title.endswith("stranded at the end")
+    ]
+    assert [(name, value) for name, value, _ in stranded] == [
+        ("volcano-py", 2.0),
+        ("kai", 16.0),
+    ]  # in its place
