@@ -102,3 +102,23 @@ def test_fast_cpu_memory_scores_equal_general_formulas() -> None:
     # The taint score: none untolerated, 100 times Volcano's default weight of 3.
     want = scoring.least_requested(alloc, after) + scoring.balanced(alloc, before, after) + 300.0
     assert np.allclose(got, want)
+
+
+def test_a_gpu_pods_balance_counts_its_gpus_and_the_pods_of_its_class_placed_before_it() -> None:
+    ssn = session([(3, 1), (10, 0), (0, 0), (6, 6)], None, 2, 2, 1)
+    klass = ssn.task_class(ssn.jobs["default/pg"].pending_tasks[0])
+    rows = np.arange(4, dtype=np.int64)
+    extra = np.array([0, 1, 0, 2], dtype=np.int64)  # pods of its class this plan has put there already
+    plugin = ssn.plugin("nodeorder")
+    got = plugin.node_order(ssn, klass, rows, extra)  # type: ignore[union-attr]
+    table = ssn.table
+    two = [table.index["cpu"], table.index["memory"]]
+    three = [*two, table.index["nvidia.com/gpu"]]
+    before = table.used[:, three] + np.outer(extra, klass.vec[three])
+    after = before + klass.vec[three]
+    least = scoring.least_requested(table.allocatable[:, two], after[:, :2])
+    want = least + scoring.balanced(table.allocatable[:, three], before, after) + 300.0
+    assert np.allclose(got, want)
+    # Counted without the GPUs, the balance reads otherwise on these nodes.
+    without = scoring.balanced(table.allocatable[:, two], before[:, :2], after[:, :2])
+    assert not np.allclose(got, least + without + 300.0)

@@ -165,23 +165,16 @@ class NodeOrderPlugin:
         gpu_asked = gpu is not None and klass.vec[gpu] > 0 and w["balancedresource.weight"] > 0
         if len(self.dims) == 2 and self.both and not gpu_asked:
             return score + self._cpu_memory(table, klass, rows, extra)
-        dims = self.dims
-        request = klass.vec[dims]
-        alloc = table.allocatable[np.ix_(rows, dims)]
-        before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
-        after = before + request
-        if w["leastrequested.weight"]:
-            score = score + w["leastrequested.weight"] * scoring.least_requested(alloc, after)
-        if w["mostrequested.weight"]:
-            score = score + w["mostrequested.weight"] * scoring.most_requested(alloc, after)
+        if w["leastrequested.weight"] or w["mostrequested.weight"]:
+            alloc, _, after = _amounts(table, klass, rows, extra, self.dims)
+            if w["leastrequested.weight"]:
+                score = score + w["leastrequested.weight"] * scoring.least_requested(alloc, after)
+            if w["mostrequested.weight"]:
+                score = score + w["mostrequested.weight"] * scoring.most_requested(alloc, after)
         if w["balancedresource.weight"]:
-            if gpu_asked and gpu is not None:
-                dims = np.append(dims, gpu)
-                request = klass.vec[dims]
-                alloc = table.allocatable[np.ix_(rows, dims)]
-                before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
-                after = before + request
-            score = score + w["balancedresource.weight"] * scoring.balanced(alloc, before, after)
+            dims = np.append(self.dims, gpu) if gpu_asked and gpu is not None else self.dims
+            balance = scoring.balanced(*_amounts(table, klass, rows, extra, dims))
+            score = score + w["balancedresource.weight"] * balance
         return score
 
     def _cpu_memory(self, table: NodeTable, klass: TaskClass, rows: IntArray, extra: IntArray) -> FloatArray:
@@ -215,3 +208,13 @@ class NodeOrderPlugin:
             without_pod = np.floor((1 - np.abs((fc0 - fm0) / 2)) * scoring.MAX_NODE_SCORE)
             score += w["balancedresource.weight"] * (half + np.floor((half + with_pod - without_pod) / 2))
         return score
+
+
+def _amounts(
+    table: NodeTable, klass: TaskClass, rows: IntArray, extra: IntArray, dims: IntArray
+) -> tuple[IntArray, IntArray, IntArray]:
+    """Of ``dims`` on the nodes of ``rows``: allocatable, used before the pod (``extra`` of its class placed
+    there already in this plan), and used after it."""
+    request = klass.vec[dims]
+    before = table.used[np.ix_(rows, dims)] + np.outer(extra, request)
+    return table.allocatable[np.ix_(rows, dims)], before, before + request
