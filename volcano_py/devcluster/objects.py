@@ -146,24 +146,24 @@ class ClusterObjects:
             for line in applied.stdout.splitlines()
             if line.strip().startswith("customresourcedefinition")
         ]
-        if names:
-            self.kubectl(
-                "wait",
-                "--for=condition=Established",
-                f"--timeout={int(timeout)}s",
-                *names,
-                timeout=timeout + 30,
-            )
+        for name in names:
+            crd_path = f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name.split('/')[-1]}"
+            # Polled here rather than by `kubectl wait`, which fails outright ("status.conditions accessor
+            # error") when it reads a CRD the API server has not given a status yet.
+            established = functools.partial(_established, self, crd_path)
+            self.wait_for(f"{name} to be Established", established, timeout)
             # Established is not yet served: for a moment lists answer 429 "storage is (re)initializing".
-            for name in names:
-                crd = self.get_json(
-                    f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name.split('/')[-1]}"
-                )
-                spec = spec_of(crd)
-                version = next(v["name"] for v in spec["versions"] if v.get("served", True))
-                served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
-                self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)
+            spec = spec_of(self.get_json(crd_path))
+            version = next(v["name"] for v in spec["versions"] if v.get("served", True))
+            served = f"/apis/{spec['group']}/{version}/{spec['names']['plural']}?limit=1"
+            self.wait_for(f"{name} to be served", functools.partial(self._is_served, served), timeout)
         return names
+
+
+def _established(cluster: ClusterAccess, path: str) -> bool:
+    crd = cluster.get_json(path)
+    conditions = (crd.get("status") or {}).get("conditions") or []
+    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
 
 
 def _create_ready(
