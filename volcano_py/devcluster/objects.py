@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from volcano_py.api.bodies.conditions import any_true
 from volcano_py.api.bodies.node import node_conditions, node_taints
-from volcano_py.api.objects import name_of, spec_of
+from volcano_py.api.objects import name_of, spec_of, status_of
 from volcano_py.devcluster.dra import fake_gpu_driver
 from volcano_py.devcluster.nodes import GpuSharing, Topology, node_manifests
 
@@ -161,9 +161,7 @@ class ClusterObjects:
 
 
 def _established(cluster: ClusterAccess, path: str) -> bool:
-    crd = cluster.get_json(path)
-    conditions = (crd.get("status") or {}).get("conditions") or []
-    return any(c.get("type") == "Established" and c.get("status") == "True" for c in conditions)
+    return any_true(status_of(cluster.get_json(path)).get("conditions") or (), "Established")
 
 
 def _create_ready(
