@@ -67,6 +67,27 @@ def test_an_unchanged_object_is_not_parsed_again(monkeypatch: pytest.MonkeyPatch
     assert cpu == {"g0": 2000, "g1": 1000, "g2": 1000, "g3": 1000}
 
 
+def test_a_fork_reads_nothing_again_and_shares_no_views(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The what-if's view of the cluster and its trials' sessions: one read of each pod for both, and a
+    session over the fork's snapshot leaves the view as it was."""
+    objects = _cluster()
+    records = Records()
+    view = Snapshot.build(**objects, records=records)  # type: ignore[arg-type]
+    parsed = _counting_parses(monkeypatch)
+    fork = records.fork()
+    placed = run_session(Snapshot.build(**objects, records=fork), load_conf(None), NOW)  # type: ignore[arg-type]
+    assert parsed == []
+    assert len(placed.binds) == 4
+    assert {t.status for t in view.jobs["default/gang"].tasks.values()} == {TaskStatus.PENDING}
+    assert not view.superseded
+    again = run_session(Snapshot.build(**objects, records=fork), load_conf(None), NOW)  # type: ignore[arg-type]
+    assert _decisions(again) == _decisions(placed) == _decisions(_session(objects, None))
+
+
+def test_a_fork_of_records_that_keep_nothing_keeps_nothing() -> None:
+    assert Records(keep=False).fork().keep is False
+
+
 def test_a_priority_class_change_reads_everything_again() -> None:
     pod = make_pod("p").req(cpu="1").group("pg").obj()
     pod["spec"]["priorityClassName"] = "high"

@@ -101,6 +101,16 @@ class Records:
         # ResourceSlices as the DRA allocator reads them (None: unreadable), read when a session asks.
         self.slices: _Kept[dra.SliceDevices | None] = _Kept()
 
+    def fork(self) -> Records:
+        """Records whose first build starts from what these have read (each object's parse, never changed
+        once made) but that share none of their views: a snapshot built from one is never changed by a
+        build from the other. The what-if keeps the cluster as it is for reading, and runs its trials'
+        sessions over the fork, reading each pod once for both."""
+        fork = Records(keep=self.keep)
+        if self.keep:
+            fork._spare = self.views or self._spare
+        return fork
+
     def slice(self, obj: Obj) -> dra.SliceDevices | None:
         if not self.keep:
             return dra.read_slice_or_none(obj)
