@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
+from tests.scheduler.records_probe import counting_parses, watching_reads
 from volcano_py.scheduler.core import load_conf
 from volcano_py.whatif import (
     AddNodes,
@@ -358,3 +359,63 @@ def test_a_pod_claiming_devices_is_offered_nodes_with_devices_and_the_end_of_who
     assert "nothing short of 1 more node like n0" in texts, texts
     ends = [c for s in answer.suggestions for c in s.changes if isinstance(c, EndJobs)]
     assert [e.jobs for e in ends] == [("default/old",)], texts
+
+
+# --- records kept from one trial's snapshot to the next --------------------------------------------------
+
+
+def every_kind_of_change() -> ClusterObjects:
+    """Two queues held to their shares: the search tries a weight, victims and nodes (many trials, each
+    changing the cluster another way)."""
+    return objects(
+        gpu_nodes(3),
+        gang("a-run", 1, 8, on=["n0"], queue="a"),
+        gang("b-run", 1, 8, on=["n1"], queue="b"),
+        gang("b-more", 1, 8, queue="b"),
+        gang("want", 1, 8, queue="a", phase="Pending"),
+        queues=[make_queue("a").obj(), make_queue("b").obj()],
+    )
+
+
+@pytest.mark.parametrize(
+    ("objs", "job", "budget"),
+    [
+        *(
+            pytest.param(c.objs, c.job, c.budget, id=p.id)
+            for p in CASES
+            if isinstance(c := p.values[0], Case)
+        ),
+        pytest.param(every_kind_of_change(), "default/want", Budget(), id="every-kind-of-change"),
+    ],
+)
+def test_kept_records_give_the_answer_fresh_snapshots_give(
+    objs: ClusterObjects, job: str, budget: Budget
+) -> None:
+    def answer(keep: bool) -> object:
+        found = what_would_make_it_run(objs, job, load_conf(), now=NOW, budget=budget, keep_records=keep)
+        return replace(found, seconds=0.0)  # wall seconds are the one thing that may differ
+
+    assert answer(True) == answer(False)
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_each_pod_is_read_once_however_many_trials_run(monkeypatch: pytest.MonkeyPatch, keep: bool) -> None:
+    parsed = counting_parses(monkeypatch)
+    objs = every_kind_of_change()
+    found = what_would_make_it_run(objs, "default/want", load_conf(), now=NOW, keep_records=keep)
+    assert found.sessions >= 8 and len(found.suggestions) == 3
+    assert {p["metadata"]["name"] for p in objs.pods} == set(parsed)
+    if keep:
+        # Once for the search's view and its trials alike (new nodes and queue edits read no pod); a victim's
+        # pods again only when they come back after a trial that ended their job.
+        assert parsed["want-0"] == parsed["b-more-0"] == 1, parsed
+        assert parsed.total() < len(objs.pods) + found.sessions, parsed
+    else:
+        assert parsed["want-0"] == found.sessions + 1  # the view, then every trial's snapshot
+
+
+def test_no_dict_a_trial_has_read_is_changed_afterwards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each trial changes the cluster by new dicts (``edits``), as kept records require."""
+    reads = watching_reads(monkeypatch)
+    what_would_make_it_run(every_kind_of_change(), "default/want", load_conf(), now=NOW)
+    assert reads.seen and reads.changed() == []

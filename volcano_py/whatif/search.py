@@ -7,8 +7,9 @@ end the fewest, lowest-priority jobs on one node, HyperNode or the cluster; or a
 like the best existing one. The session is the whole scheduler with its conf, so a change that frees GPUs a
 higher-priority job would take first is correctly not proposed.
 
-Each trial builds a fresh snapshot and runs a session, so the search is bounded by a ``Budget`` (seconds and
-sessions); it runs off the scheduling cycle (in ``vcctl job why`` or the dashboard), never inside it.
+Each trial builds a snapshot (over records kept through the search, so it reads again only what the trial
+changed) and runs a session, so the search is bounded by a ``Budget`` (seconds and sessions); it runs off
+the scheduling cycle (in ``vcctl job why`` or the dashboard), never inside it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from volcano_py.scheduler.core import (
     JobInfo,
     NodeInfo,
     QueueInfo,
+    Records,
     SchedulerConf,
     Snapshot,
     TopologyError,
@@ -124,16 +126,22 @@ def what_would_make_it_run(
     scheduler_names: Sequence[str] = (k.SCHEDULER_NAME,),
     budget: Budget | None = None,
     clock: Clock = time.monotonic,
+    keep_records: bool = True,
 ) -> WhatIf:
     """The smallest changes, each proved by a session, that let PodGroup ``job`` (``namespace/name``) run now.
 
     ``extra_pods`` are the job's pods when they do not exist yet (a Volcano Job's pods are created only once
-    its PodGroup is Inqueue); the caller builds them from the Job's templates.
+    its PodGroup is Inqueue); the caller builds them from the Job's templates. ``keep_records`` False builds
+    every snapshot from scratch (the same answer, slower: what the tests compare the kept records against).
     """
     budget = budget or Budget()
     names = tuple(scheduler_names)
-    trials = Trials(job, conf, now, tuple(extra_pods), names, budget, clock, started=clock())
-    view = snapshot_with(objects, extra_pods, names)
+    began = clock()
+    # The view is only read (no session runs over it); the trials' sessions run over snapshots of a fork of
+    # its records, which reads each object once for both and never changes the view.
+    read = Records(keep=keep_records)
+    view = snapshot_with(objects, extra_pods, names, read)
+    trials = Trials(job, conf, now, tuple(extra_pods), names, budget, clock, read.fork(), started=began)
     target = view.jobs.get(job)
     if target is None:
         return WhatIf(job, found=False)

@@ -4,7 +4,7 @@ search's budget of sessions and seconds."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from volcano_py.api.bodies.podgroup import podgroup_phase
@@ -12,6 +12,7 @@ from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.api.scheduling import PodGroupPhase
 from volcano_py.scheduler.core import (
     ClusterObjects,
+    Records,
     SchedulerConf,
     SessionResult,
     Snapshot,
@@ -43,6 +44,9 @@ class Trials:
     scheduler_names: tuple[str, ...]
     budget: Budget
     clock: Clock
+    # Kept from one trial's snapshot to the next: a trial's changes are new dicts (``edits``), so each
+    # snapshot after the first reads again only what its trial changed.
+    records: Records = field(default_factory=Records)
     started: float = 0.0
     sessions: int = 0
     last_pipelined: bool = False
@@ -64,16 +68,16 @@ class Trials:
             ):
                 return False
             objs = replace(objs, podgroups=tuple(self._inqueue(pg) for pg in objs.podgroups))
-        snapshot = snapshot_with(objs, self.extra_pods, self.scheduler_names)
+        snapshot = snapshot_with(objs, self.extra_pods, self.scheduler_names, self.records)
         result = self._run(snapshot)
-        job = snapshot.jobs.get(self.job)
+        job = snapshot.jobs.get(self.job)  # read before the next trial's build changes the records' views
         self.last_pipelined = any(p.job == self.job for p in result.pipelined)
         if self.baseline is None:
             self.baseline = result
         return job is not None and job.is_ready()
 
     def _session(self, objs: ClusterObjects, extra: tuple[Obj, ...]) -> SessionResult:
-        return self._run(snapshot_with(objs, extra, self.scheduler_names))
+        return self._run(snapshot_with(objs, extra, self.scheduler_names, self.records))
 
     def _run(self, snapshot: Snapshot) -> SessionResult:
         if self.sessions >= self.budget.sessions or self.clock() - self.started >= self.budget.seconds:
@@ -96,7 +100,12 @@ class Trials:
         return with_phase(pg, PodGroupPhase.INQUEUE)
 
 
-def snapshot_with(objs: ClusterObjects, extra_pods: Sequence[Obj], names: Sequence[str]) -> Snapshot:
+def snapshot_with(
+    objs: ClusterObjects, extra_pods: Sequence[Obj], names: Sequence[str], records: Records | None = None
+) -> Snapshot:
+    """``objs`` and ``extra_pods`` as a session's snapshot. ``records``: kept from the last snapshot of the
+    same run, so that only what changed since is read again; a snapshot built from them is good until the
+    next one is (read what a session decided before building another)."""
     # The scheduler's own builder: a malformed object is left out here as the scheduler leaves it out.
-    snapshot, _dropped = build_snapshot(replace(objs, pods=(*objs.pods, *extra_pods)), names)
+    snapshot, _dropped = build_snapshot(replace(objs, pods=(*objs.pods, *extra_pods)), names, records)
     return snapshot
