@@ -4,13 +4,14 @@ cluster with the runtimes running pods declare (or the model's, for those that d
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 
 from tests.scheduler.builders import make_node, make_pg, make_pod, make_priority_class, make_queue
+from tests.scheduler.records_probe import counting_parses, watching_reads
 from volcano_py.api import constants as k
 from volcano_py.forecast import Basis, Bounds, RuntimeModel, forecast
 from volcano_py.scheduler.core import ClusterObjects, build_snapshot, load_conf, queue_order
@@ -314,3 +315,88 @@ def test_the_text_names_position_estimate_and_basis() -> None:
         "Estimated start: in 9m (2026-01-01T01:09:00Z)",
         "Basis: runtimes the running pods declare (expected-runtime annotation, activeDeadlineSeconds)",
     ]
+
+
+# --- records kept from one session's snapshot to the next -----------------------------------------------
+
+
+def volcano_job(name: str, uid: str, runtime: str) -> tuple[Obj, Obj]:
+    """A Volcano Job of one 8-GPU pod declaring ``runtime``, and its PodGroup waiting for enqueue (the
+    forecast builds its pod once a session admits it)."""
+    template = {"metadata": {"annotations": {k.EXPECTED_RUNTIME_KEY: runtime}}, **GPU_TEMPLATE}
+    vjob = {
+        "apiVersion": k.BATCH_API_VERSION,
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default", "uid": uid},
+        "spec": {"minAvailable": 1, "tasks": [{"name": "worker", "replicas": 1, "template": template}]},
+    }
+    pg = job(f"{name}-{uid}", 8, phase="Pending")[0]
+    pg["metadata"]["ownerReferences"] = [{"kind": "Job", "name": name, "uid": uid, "controller": True}]
+    return vjob, pg
+
+
+def several_moments() -> tuple[ClusterObjects, list[Obj]]:
+    """Two nodes, busy until 9 and 20 minutes from now, and five jobs waiting: the forecast runs sessions at
+    several moments, binding, admitting and building a Volcano Job's pod on the way."""
+    vjob, pg = volcano_job("train", "u1", "15m")
+    objs = cluster(
+        2,
+        job("r0", 8, on="n0", started=-60, runtime="10m"),
+        job("r1", 8, on="n1", started=0, runtime="20m"),
+        [pg],
+        job("a", 8, runtime="1h"),
+        job("b", 8, runtime="30m", phase="Pending"),
+        job("pair", 8, size=2),
+        job("last", 8, priority="low"),
+    )
+    return objs, [vjob]
+
+
+def answer_of(objs: ClusterObjects, jobs: Sequence[Obj], bounds: Bounds, *, keep: bool) -> object:
+    answer = forecast(objs, load_conf(), NOW, jobs=jobs, model=MODEL, bounds=bounds, keep_records=keep)
+    return replace(answer, seconds=0.0)  # wall seconds are the one thing that may differ
+
+
+@pytest.mark.parametrize(
+    ("objs", "jobs", "bounds"),
+    [
+        *(pytest.param(c.objs, [], c.bounds, id=p.id) for p in CASES if isinstance(c := p.values[0], Case)),
+        pytest.param(*several_moments(), Bounds(), id="several-moments"),
+        pytest.param(*several_moments(), Bounds(sessions=4), id="several-moments-stopped-by-its-bound"),
+    ],
+)
+def test_kept_records_give_the_answer_fresh_snapshots_give(
+    objs: ClusterObjects, jobs: list[Obj], bounds: Bounds
+) -> None:
+    assert answer_of(objs, jobs, bounds, keep=True) == answer_of(objs, jobs, bounds, keep=False)
+
+
+def test_the_several_moments_run_many_sessions() -> None:
+    """The comparison above is worth something only if the records are carried through many sessions."""
+    objs, jobs = several_moments()
+    answer = forecast(objs, load_conf(), NOW, jobs=jobs, model=MODEL)
+    assert answer.sessions >= 6
+    assert all(eta.start is not None for eta in answer.etas.values())
+
+
+@pytest.mark.parametrize(("keep", "most"), [(True, 1), (False, 6)])
+def test_each_pod_is_read_once_however_many_sessions_run(
+    monkeypatch: pytest.MonkeyPatch, keep: bool, most: int
+) -> None:
+    objs, jobs = several_moments()
+    parsed = counting_parses(monkeypatch)
+    forecast(objs, load_conf(), NOW, jobs=jobs, model=MODEL, keep_records=keep)
+    assert {p["metadata"]["name"] for p in objs.pods} | {"train-worker-0"} == set(parsed)
+    if keep:
+        assert set(parsed.values()) == {1}, parsed
+    else:
+        assert max(parsed.values()) >= most  # a fresh snapshot reads every pod again
+
+
+def test_no_dict_a_snapshot_has_read_is_changed_afterwards(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The world moves on by new dicts (binds, ends, admissions), as kept records require."""
+    objs, jobs = several_moments()
+    reads = watching_reads(monkeypatch)
+    forecast(objs, load_conf(), NOW, jobs=jobs, model=MODEL)
+    assert len(reads.seen) > len(objs.pods) + len(objs.podgroups) + len(objs.nodes)
+    assert reads.changed() == []
