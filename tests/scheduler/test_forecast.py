@@ -400,3 +400,19 @@ def test_no_dict_a_snapshot_has_read_is_changed_afterwards(monkeypatch: pytest.M
     forecast(objs, load_conf(), NOW, jobs=jobs, model=MODEL)
     assert len(reads.seen) > len(objs.pods) + len(objs.podgroups) + len(objs.nodes)
     assert reads.changed() == []
+
+
+def test_a_bound_spent_before_the_first_session_runs_none() -> None:
+    """The wall-seconds bound is how long the person asking waits, setup included: once spent, even before a
+    first session (reading a very large cluster), it is not overrun for one more."""
+    calls: list[float] = []
+
+    def clock() -> float:
+        calls.append(0.0 if len(calls) < 2 else 2.0)  # forecast's and the simulation's start, then setup done
+        return calls[-1]
+
+    answer = forecast(
+        cluster(1, job("want", 8)), load_conf(), NOW, model=MODEL, bounds=Bounds(seconds=1), clock=clock
+    )
+    assert (answer.sessions, answer.exhausted, answer.etas["default/want"].start) == (0, True, None)
+    assert "stopped at its bound (0 sessions, 2.0s)" in answer.etas["default/want"].in_text(NOW)

@@ -85,7 +85,9 @@ def _holds_room(pod: Obj) -> bool:
 
 @dataclass(slots=True)
 class _World:
-    """The cluster as the forecast moves it forward: copies, the caller's objects are never changed."""
+    """The cluster as the forecast moves it forward: a changed object is a new dict, never one changed in
+    place, so the caller's objects stay as they are and the kept records may take a dict's identity for its
+    version."""
 
     objects: ClusterObjects
     pods: dict[str, Obj]

@@ -91,7 +91,7 @@ class Records:
     __slots__ = ("_last", "_spare", "keep", "slices", "views")
 
     def __init__(self, *, keep: bool = True) -> None:
-        # keep=False: a one-off build (the simulator, a what-if, a test) reads everything and keeps nothing.
+        # keep=False: a one-off build (a test, a reader of one snapshot) reads everything and keeps nothing.
         self.keep = keep
         self.views: Views | None = None
         # Views left half brought up to date by a bad object: their records (as read) are still good.
