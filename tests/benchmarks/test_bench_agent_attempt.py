@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
+from tests.benchmarks.benchrun import bench_lines
 
 
 def test_bench_agent_attempt_reports_both_cases() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.bench_agent_attempt", "--nodes", "20", "--held", "40",
-         "--repeat", "10"],
-        capture_output=True, text=True, timeout=120, check=True,
-    )  # fmt: skip
-    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    lines = bench_lines("bench_agent_attempt", "--nodes", "20", "--held", "40", "--repeat", "10")
     assert [line["case"] for line in lines] == ["one-new", "one-gone"]
     for line in lines:
         assert (line["nodes"], line["held"]) == (20, 40)
