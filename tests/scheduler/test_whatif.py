@@ -78,6 +78,18 @@ class Case:
     budget: Budget = field(default_factory=Budget)
 
 
+def shares_held() -> ClusterObjects:
+    """Queues a and b of equal weight, each wanting 16 of 24 GPUs: a's job needs weight 2 (or a node)."""
+    return objects(
+        gpu_nodes(3),
+        gang("a-run", 1, 8, on=["n0"], queue="a"),
+        gang("b-run", 1, 8, on=["n1"], queue="b"),
+        gang("b-more", 1, 8, queue="b"),
+        gang("want", 1, 8, queue="a"),
+        queues=[make_queue("a").obj(), make_queue("b").obj()],
+    )
+
+
 CASES = [
     pytest.param(
         Case(
@@ -143,14 +155,7 @@ CASES = [
         # Two queues of equal weight each want 16 of 24 GPUs: each deserves 12, so neither may take the
         # free node. Weight 2 gives a 16; ending a's own running job also fits it; so does one more node.
         Case(
-            objects(
-                gpu_nodes(3),
-                gang("a-run", 1, 8, on=["n0"], queue="a"),
-                gang("b-run", 1, 8, on=["n1"], queue="b"),
-                gang("b-more", 1, 8, queue="b"),
-                gang("want", 1, 8, queue="a"),
-                queues=[make_queue("a").obj(), make_queue("b").obj()],
-            ),
+            shares_held(),
             suggestions=[
                 ["raise queue a's weight from 1 to 2"],
                 ["free 8 nvidia.com/gpu on node n0 by ending or preempting default/a-run"],
@@ -221,6 +226,47 @@ def test_what_would_make_it_run(case: Case) -> None:
             assert needle in got, got
     for needle in case.text:
         assert needle in answer.text(), answer.text()
+
+
+CUT = "the search stopped at its budget before it knew"
+UNTRIED = "options not yet tried may also work"
+
+
+@pytest.mark.parametrize(
+    ("objs", "sessions", "lines"),
+    [
+        pytest.param(
+            # Baseline, weight, the 9 nodes the doubling proves, then the bisection's 4 (no): the budget ends
+            # it before 5 to 8 are tried, so 9 is proved and not known to be the fewest.
+            objects(gpu_nodes(1), gang("want", 9, 8)),
+            4,
+            [
+                f"- 9 more nodes like n0 (or fewer, down to 5: {CUT})",
+                f"(search stopped at its budget: 4 what-if sessions, 0.0s; {UNTRIED})",
+            ],
+            id="add-nodes-bisection-cut",
+        ),
+        pytest.param(
+            shares_held(),
+            3,
+            [
+                f"- raise queue a's weight from 1 to 32 (or less, down to 2: {CUT})",
+                f"(search stopped at its budget: 3 what-if sessions, 0.0s; {UNTRIED})",
+            ],
+            id="raise-weight-bisection-cut",
+        ),
+    ],
+)
+def test_a_bisection_the_budget_cuts_short_says_its_answer_may_not_be_the_least(
+    objs: ClusterObjects, sessions: int, lines: list[str]
+) -> None:
+    """The proved upper end is offered, never called the fewest ("nothing short of"), and the answer says
+    the search stopped at its budget though no step after the bisection asked for a session."""
+    answer = what_would_make_it_run(
+        objs, "default/want", load_conf(), now=NOW, budget=Budget(sessions=sessions), clock=lambda: 0.0
+    )
+    assert answer.exhausted
+    assert answer.text().splitlines() == lines
 
 
 def test_every_suggestion_really_schedules_the_job() -> None:

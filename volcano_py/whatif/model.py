@@ -14,6 +14,9 @@ from volcano_py.resources import GPU, Resource, format_quantity
 
 Obj = dict[str, Any]
 
+# After a bisection the budget stopped: what the proved answer cannot say (that it is the least).
+_CUT_SHORT = "the search stopped at its budget before it knew"
+
 
 @dataclass(frozen=True, slots=True)
 class Budget:
@@ -58,9 +61,15 @@ class RaiseWeight:
     queue: str
     was: int
     to: int
+    # Set when the search's bound stopped the bisection: the lowest weight not yet ruled out (``to`` was
+    # proved by a session; a weight from here up to it may also do).
+    low_untried: int | None = None
 
     def text(self) -> str:
-        return f"raise queue {self.queue}'s weight from {self.was} to {self.to}"
+        said = f"raise queue {self.queue}'s weight from {self.was} to {self.to}"
+        if self.low_untried is not None and self.low_untried < self.to:
+            said += f" (or less, down to {self.low_untried}: {_CUT_SHORT})"
+        return said
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,10 +104,21 @@ class AddNodes:
 
     count: int
     like: str
+    # Set when the search's bound stopped the bisection: the fewest not yet ruled out (``count`` was proved
+    # by a session; fewer, down to this, may also do).
+    fewest_untried: int | None = None
+
+    @property
+    def fewest_known(self) -> bool:
+        """Whether ``count`` is the fewest that works, as far as sessions tell."""
+        return self.fewest_untried is None or self.fewest_untried >= self.count
 
     def text(self) -> str:
         noun = "node" if self.count == 1 else "nodes"
-        return f"{self.count} more {noun} like {self.like}"
+        said = f"{self.count} more {noun} like {self.like}"
+        if not self.fewest_known:
+            said += f" (or fewer, down to {self.fewest_untried}: {_CUT_SHORT})"
+        return said
 
 
 Change = RaiseCapability | RaiseWeight | OpenQueue | EndJobs | AddNodes
@@ -111,7 +131,7 @@ class Suggestion:
     changes: tuple[Change, ...]
 
     def text(self) -> str:
-        if len(self.changes) == 1 and isinstance(self.changes[0], AddNodes):
+        if len(self.changes) == 1 and isinstance(self.changes[0], AddNodes) and self.changes[0].fewest_known:
             return f"nothing short of {self.changes[0].text()}"
         return " and ".join(c.text() for c in self.changes)
 

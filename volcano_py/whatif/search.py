@@ -151,7 +151,6 @@ def what_would_make_it_run(
         return WhatIf(job, notes=("Its pods do not exist yet, so no session can place it.",))
     found: list[Suggestion] = []
     notes: list[str] = []
-    exhausted = False
     try:
         if trials.runs(objects):
             return WhatIf(job, runs_now=True, sessions=trials.sessions, seconds=clock() - trials.started)
@@ -159,14 +158,14 @@ def what_would_make_it_run(
             notes.append("It is nominated to nodes that free up once terminating pods are gone.")
         _search(objects, view, target, trials, found, notes)
     except OutOfBudget:
-        exhausted = True
+        pass  # trials.ran_out says so
     return WhatIf(
         job,
         suggestions=tuple(found),
         notes=tuple(notes),
         sessions=trials.sessions,
         seconds=clock() - trials.started,
-        exhausted=exhausted,
+        exhausted=trials.ran_out,
     )
 
 
@@ -234,7 +233,8 @@ def _raise_weight(objs: ClusterObjects, view: Snapshot, queue: str, trials: Tria
         try:
             works = trials.runs(edit_queues(objs, {queue: set_weight(mid)}))
         except OutOfBudget:
-            break
+            # ``high`` is proved; say how far below it the answer may lie rather than call it the least.
+            return RaiseWeight(queue, info.weight, high, low_untried=low + 1)
         low, high = (low, mid) if works else (mid, high)
     return RaiseWeight(queue, info.weight, high)
 
@@ -390,7 +390,8 @@ def _add_nodes(
         try:
             works = trials.runs(with_nodes(objs, template, mid, has_tree))
         except OutOfBudget:
-            break
+            # ``high`` is proved; say how far below it the answer may lie rather than call it the fewest.
+            return AddNodes(high, like, fewest_untried=low + 1)
         if works:
             high = mid
         else:

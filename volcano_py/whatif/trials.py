@@ -50,6 +50,8 @@ class Trials:
     started: float = 0.0
     sessions: int = 0
     last_pipelined: bool = False
+    # Whether the budget refused a session, caught by the search or not: the answer then says so.
+    ran_out: bool = False
     # The first session's decisions (the cluster as it is): its queues' deserved shares guide the search.
     baseline: SessionResult | None = None
 
@@ -81,6 +83,7 @@ class Trials:
 
     def _run(self, snapshot: Snapshot) -> SessionResult:
         if self.sessions >= self.budget.sessions or self.clock() - self.started >= self.budget.seconds:
+            self.ran_out = True
             raise OutOfBudget
         self.sessions += 1
         return run_session(snapshot, self.conf, self.now)
