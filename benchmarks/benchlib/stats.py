@@ -145,8 +145,8 @@ def of_baseline(lines: Sequence[dict[str, Any]], baseline: str = "null") -> None
     """Give each non-baseline line of one shape, in the order run, ``of_null``: its pods/s over the mean of
     the baseline runs just before and just after it (``null_pods_per_second``, both values)."""
     for index, line in enumerate(lines):
-        if line["system"] == baseline:
-            continue
+        if line["system"] == baseline or "pods_per_second" not in line:
+            continue  # the baseline itself, or a system not measured (``not_measured`` says why)
         before = next((lines[i] for i in range(index - 1, -1, -1) if lines[i]["system"] == baseline), None)
         after = next((lines[i] for i in range(index + 1, len(lines)) if lines[i]["system"] == baseline), None)
         rates = [float(near["pods_per_second"]) for near in (before, after) if near is not None]

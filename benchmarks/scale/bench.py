@@ -45,6 +45,11 @@ class StopPoint(Exception):
     """This point does not fit (memory, deadline): the run stops, with the reason in its JSON."""
 
 
+class NotMeasured(Exception):
+    """One system cannot be measured in this point (its controller did not get the backlog ready within the
+    deadline): its line says why, and the run goes on with the next system, as the point still fits."""
+
+
 @dataclass
 class Bench:
     args: argparse.Namespace
@@ -68,10 +73,16 @@ class Bench:
 
 
 async def guarded(
-    bench: Bench, work: Awaitable[Any], what: str, wanted: int, done: Callable[[], Awaitable[int]]
+    bench: Bench,
+    work: Awaitable[Any],
+    what: str,
+    wanted: int,
+    done: Callable[[], Awaitable[int]],
+    *,
+    late: type[Exception] = StopPoint,
 ) -> Any:
-    """``work``'s result; StopPoint if the machine's memory goes above the limit meanwhile, or if it is not
-    done within ``--deadline`` (then ``done`` says how far it got)."""
+    """``work``'s result; StopPoint if the machine's memory goes above the limit meanwhile, or ``late`` if it
+    is not done within ``--deadline`` (then ``done`` says how far it got)."""
     task = asyncio.ensure_future(work)
     began = time.monotonic()
     while True:
@@ -79,13 +90,14 @@ async def guarded(
         if finished:
             return task.result()
         reason = memory_stop(parse_meminfo(meminfo()), bench.args.max_memory_used)
+        stop: type[Exception] = StopPoint
         elapsed = time.monotonic() - began
         if reason is None and elapsed >= bench.args.deadline:
-            reason = deadline_stop(what, await done(), wanted, elapsed, bench.args.deadline)
+            reason, stop = deadline_stop(what, await done(), wanted, elapsed, bench.args.deadline), late
         if reason:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
-            raise StopPoint(reason)
+            raise stop(reason)
 
 
 async def wait_count(

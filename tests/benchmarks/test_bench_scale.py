@@ -3,7 +3,9 @@ of a point that does not fit, and the SVG drawn from a run's JSON."""
 
 from __future__ import annotations
 
+import asyncio
 import xml.etree.ElementTree as ET
+from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +30,7 @@ from benchmarks.benchlib.stats import (
 )
 from benchmarks.scale import systems as scale_systems
 from benchmarks.scale.backlog import backlog_bodies
+from benchmarks.scale.bench import NotMeasured, StopPoint, guarded
 from benchmarks.scale.systems import AGENT, pod_scheduler_names, supports
 from volcano_py.api import constants as c
 from volcano_py.api.shard import NodeShard, validate_nodeshard
@@ -301,6 +304,33 @@ def test_each_system_is_rated_against_the_null_runs_beside_it() -> None:
     # The last null run has not happened yet: the one before is all there is.
     assert lines[3]["of_null"] == 0.2 and lines[3]["null_pods_per_second"] == [450.0]
     assert "of_null" not in lines[0] and "of_null" not in lines[2]
+
+
+def test_a_system_not_measured_gets_no_rate_and_the_ones_after_it_keep_theirs() -> None:
+    lines: list[dict[str, Any]] = [
+        {"system": "null", "pods_per_second": 200.0},
+        {"system": "volcano", "pods": 10_000, "bound": 0, "not_measured": "its controller was late"},
+        {"system": "kai", "pods_per_second": 20.0},
+    ]
+    of_baseline(lines)
+    assert "of_null" not in lines[1]
+    assert lines[2]["of_null"] == 0.1
+
+
+async def test_a_late_controller_skips_its_system_and_full_memory_still_stops_the_point() -> None:
+    """The deadline raises what the caller names (the backlog's controller stage: NotMeasured, so the run
+    goes on with the next system); a machine out of memory stops the point whatever the caller named."""
+    never = asyncio.Event()
+    late = Namespace(args=Namespace(deadline=0.0, max_memory_used=1.0))
+
+    async def none_done() -> int:
+        return 0
+
+    with pytest.raises(NotMeasured, match="only 0 of 5 PodGroups made within the 0 s deadline"):
+        await guarded(late, never.wait(), "PodGroups made", 5, none_done, late=NotMeasured)  # type: ignore[arg-type]
+    full = Namespace(args=Namespace(deadline=3600.0, max_memory_used=0.0))
+    with pytest.raises(StopPoint):
+        await guarded(full, never.wait(), "PodGroups made", 5, none_done, late=NotMeasured)  # type: ignore[arg-type]
 
 
 def test_busy_cores_over_the_last_window_of_samples() -> None:
