@@ -14,8 +14,12 @@ from volcano_py.resources import GPU, Resource, format_quantity
 
 Obj = dict[str, Any]
 
-# After a bisection the budget stopped: what the proved answer cannot say (that it is the least).
-_CUT_SHORT = "the search stopped at its budget before it knew"
+
+def _range_left(more_or_less: str, untried: int | None, proved: int) -> str:
+    """What a proved answer adds when the budget stopped its bisection: it may not be the least."""
+    if untried is None or untried >= proved:
+        return ""
+    return f" (or {more_or_less}, down to {untried}: the search stopped at its budget before it knew)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,9 +71,7 @@ class RaiseWeight:
 
     def text(self) -> str:
         said = f"raise queue {self.queue}'s weight from {self.was} to {self.to}"
-        if self.low_untried is not None and self.low_untried < self.to:
-            said += f" (or less, down to {self.low_untried}: {_CUT_SHORT})"
-        return said
+        return said + _range_left("less", self.low_untried, self.to)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +117,9 @@ class AddNodes:
 
     def text(self) -> str:
         noun = "node" if self.count == 1 else "nodes"
-        said = f"{self.count} more {noun} like {self.like}"
-        if not self.fewest_known:
-            said += f" (or fewer, down to {self.fewest_untried}: {_CUT_SHORT})"
-        return said
+        return f"{self.count} more {noun} like {self.like}" + _range_left(
+            "fewer", self.fewest_untried, self.count
+        )
 
 
 Change = RaiseCapability | RaiseWeight | OpenQueue | EndJobs | AddNodes

@@ -14,6 +14,7 @@ the scheduling cycle (in ``vcctl job why`` or the dashboard), never inside it.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -151,14 +152,12 @@ def what_would_make_it_run(
         return WhatIf(job, notes=("Its pods do not exist yet, so no session can place it.",))
     found: list[Suggestion] = []
     notes: list[str] = []
-    try:
+    with contextlib.suppress(OutOfBudget):  # trials.ran_out says so, in the answer
         if trials.runs(objects):
             return WhatIf(job, runs_now=True, sessions=trials.sessions, seconds=clock() - trials.started)
         if trials.last_pipelined:
             notes.append("It is nominated to nodes that free up once terminating pods are gone.")
         _search(objects, view, target, trials, found, notes)
-    except OutOfBudget:
-        pass  # trials.ran_out says so
     return WhatIf(
         job,
         suggestions=tuple(found),
