@@ -21,7 +21,8 @@ REPO = Path(__file__).resolve().parents[2]
 CRDS = REPO / "crds"
 SESSION_NODES = 8
 # test_rbac.py runs our processes under the deployed ServiceAccounts of volcano-system and reads what they
-# requested from the API server's audit log; nothing else runs as them, so nothing else is logged.
+# requested from the API server's audit log; nothing else runs as them, so nothing else is logged. Pod
+# deletions are logged for everyone: a Job test that counts one eviction too many names who deleted what.
 AUDITED_GROUPS = ("system:serviceaccounts:volcano-system",)
 
 
@@ -33,7 +34,10 @@ def _in_ci() -> bool:
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevCluster]:
     # Build progress goes straight to the terminal: a cold build takes minutes and pytest would hide it.
     dev = DevCluster(
-        tmp_path_factory.mktemp("devcluster"), out=sys.__stderr__, audit_user_groups=AUDITED_GROUPS
+        tmp_path_factory.mktemp("devcluster"),
+        out=sys.__stderr__,
+        audit_user_groups=AUDITED_GROUPS,
+        audit_pod_deletes=True,
     )
     try:
         dev.start()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,7 +15,7 @@ from stopping import stop_within
 from volcano_py.api import constants as c
 from volcano_py.cli.scheduler import scheduler_core
 from volcano_py.controllers.operator import ControllerOptions, run_controller
-from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER
+from volcano_py.devcluster import COMPLETE_AFTER, EXIT_CODE, FAIL_AFTER, audit
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import COMMANDS, JOBS, PODGROUPS, PODS, QUEUES
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
@@ -57,9 +58,12 @@ class Operator:
 class Env:
     """The API as a test drives it, plus the operator and scheduler running for it."""
 
-    def __init__(self, api: KubeClient, namespace: str, kubeconfig: str) -> None:
+    def __init__(
+        self, api: KubeClient, namespace: str, kubeconfig: str, audit_log: Path | None = None
+    ) -> None:
         self.api, self.ns, self.kubeconfig = api, namespace, kubeconfig
         self.operator: Operator | None = None
+        self.audit_log = audit_log
 
     def start_operator(self, **overrides: Any) -> Operator:
         self.operator = Operator(self.kubeconfig, self.ns, **overrides)
@@ -76,17 +80,21 @@ class Env:
                 return None
             raise
 
-    async def history(self) -> list[str]:
-        """The namespace's Events in order, one line each: what a failed assertion on a Job's counts shows."""
+    async def history(self) -> str:
+        """The namespace's Events in order, one line each, then who deleted its pods (from the API server's
+        audit log): what a failed assertion on a Job's counts shows, whole (pytest shortens a list)."""
         listed = await self.api.get(f"/api/v1/namespaces/{self.ns}/events")
         items = sorted(
             listed.get("items") or (), key=lambda e: e.get("lastTimestamp") or e.get("eventTime") or ""
         )
-        return [
+        events = [
             f"{e.get('lastTimestamp') or e.get('eventTime')} {e['involvedObject'].get('kind')}/"
             f"{e['involvedObject'].get('name')} {e.get('reason')}: {e.get('message')}"
             for e in items
         ]
+        if self.audit_log is not None and self.audit_log.exists():
+            events += audit.pod_deletions(audit.read_from(self.audit_log, 0), self.ns)
+        return "\n".join(events)
 
     async def phase(self, name: str) -> str:
         job = await self.job(name)
@@ -185,7 +193,7 @@ async def env(cluster: Any, namespace: str) -> AsyncIterator[Env]:
     """The operator (scoped to the test's namespace) and a scheduler, both in this event loop."""
     kubeconfig = str(cluster.kubeconfig)
     api = KubeClient(await load_api_client(kubeconfig))
-    environment = Env(api, namespace, kubeconfig)
+    environment = Env(api, namespace, kubeconfig, cluster.audit_log)
     await environment.ensure_queue(c.DEFAULT_QUEUE, reclaimable=True)
     stop_scheduler = asyncio.Event()
     options = SchedulerOptions(

@@ -26,6 +26,7 @@ from volcano_py.devcluster import (
     RACK_LABEL,
     SPINE_LABEL,
     DevCluster,
+    audit,
 )
 from volcano_py.devcluster import cluster as cluster_module
 from volcano_py.devcluster.cluster import COMPONENTS
@@ -119,6 +120,15 @@ def test_pod_bound_through_the_binding_subresource_runs(cluster: DevCluster, nam
     assert pod["status"]["containerStatuses"][0]["ready"] is True
     assert pod["status"]["podIP"].startswith("10.244.")
     assert pod["status"]["hostIP"] == "10.192.0.2"  # node-1's own InternalIP
+
+
+def test_the_audit_log_names_who_deleted_a_pod(cluster: DevCluster, namespace: str) -> None:
+    _create(cluster, namespace, _pod("doomed"))
+    cluster.kubectl("delete", "pod", "-n", namespace, "doomed", "--wait=false")
+    deletions = audit.pod_deletions(audit.read_from(cluster.audit_log, 0), namespace)
+    assert len(deletions) == 1
+    assert " delete pod doomed by volcano-py-admin (kubectl" in deletions[0]
+    assert deletions[0].endswith(": 200")
 
 
 def test_each_component_restarts_in_place_and_the_cluster_keeps_its_state(

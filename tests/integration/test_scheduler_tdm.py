@@ -110,9 +110,11 @@ async def test_tdm_lends_a_revocable_node_only_inside_its_window(
         return current is None or bool(current["metadata"].get("deletionTimestamp"))
 
     await wait_until(spot_evicted, "the preemptable pod evicted once the window closed", 20)
-    evict = [e for e in await events_for(api, namespace, "spot") if e["reason"] == "Evict"]
-    assert (
-        evict
-        and f"shuffle: tdm: revocable zone {zone}'s window {closed} (UTC) has closed" in evict[0]["message"]
-    )
+
+    async def evict_events() -> list[dict[str, Any]]:
+        return [e for e in await events_for(api, namespace, "spot") if e["reason"] == "Evict"]
+
+    # The event is recorded beside the eviction, not before it: a reader may see the pod go first.
+    evict = await wait_until(evict_events, "the Evict event on the preemptable pod", 10)
+    assert f"shuffle: tdm: revocable zone {zone}'s window {closed} (UTC) has closed" in evict[0]["message"]
     assert running.scheduler.metrics.evictions.labels("shuffle")._value.get() == 1

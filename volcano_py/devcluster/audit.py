@@ -3,6 +3,9 @@
 Used to check RBAC against what the code really calls (``rbac_coverage``): the policy records, at level
 Metadata (who, verb, resource; no bodies), only the requests of the user groups asked for, so the other
 tests' traffic is neither slowed nor logged. Reading the log is pure: lines in, requests out.
+
+It can also record every pod deletion, by anyone (``pod_deletes``): a Job's restart counts a pod deleted by
+someone other than its controller as an eviction, and a test that sees one too many names the deleter.
 """
 
 from __future__ import annotations
@@ -15,16 +18,26 @@ import yaml
 
 from volcano_py.devcluster.rbac_coverage import Request
 
+POD_DELETES_RULE: dict[str, object] = {
+    "level": "Metadata",
+    "verbs": ["delete"],
+    "resources": [{"group": "", "resources": ["pods"]}],
+}
 
-def policy(user_groups: Sequence[str]) -> str:
-    """An audit Policy logging the requests of ``user_groups`` at level Metadata and nothing else."""
+
+def policy(user_groups: Sequence[str], *, pod_deletes: bool = False) -> str:
+    """An audit Policy logging the requests of ``user_groups`` at level Metadata (and with ``pod_deletes``,
+    every pod deletion) and nothing else."""
+    rules: list[dict[str, object]] = [{"level": "Metadata", "userGroups": list(user_groups)}]
+    if pod_deletes:
+        rules.append(POD_DELETES_RULE)
     body = {
         "apiVersion": "audit.k8s.io/v1",
         "kind": "Policy",
         # A watch is logged when its response starts (it may never complete while the test runs) and when it
         # ends; RequestReceived adds nothing the other two stages lack.
         "omitStages": ["RequestReceived"],
-        "rules": [{"level": "Metadata", "userGroups": list(user_groups)}, {"level": "None"}],
+        "rules": [*rules, {"level": "None"}],
     }
     return yaml.safe_dump(body, sort_keys=False)
 
@@ -76,3 +89,24 @@ def read_from(log_file: Path, offset: int) -> list[str]:
     with log_file.open("rb") as handle:
         handle.seek(offset)
         return handle.read().decode().splitlines()
+
+
+def pod_deletions(lines: Iterable[str], namespace: str) -> list[str]:
+    """Who deleted which pod of ``namespace``, one line each in the log's order: time, pod, user, agent,
+    answer. The log gives no uid: the time places the request among the pod's generations."""
+    found = []
+    for line in lines:
+        if not line.strip():
+            continue
+        event = json.loads(line)
+        ref = event.get("objectRef") or {}
+        if event.get("verb") != "delete" or ref.get("resource") != "pods" or ref.get("subresource"):
+            continue
+        if ref.get("namespace") != namespace or event.get("stage") != "ResponseComplete":
+            continue
+        code = (event.get("responseStatus") or {}).get("code")
+        found.append(
+            f"{event.get('requestReceivedTimestamp')} delete pod {ref.get('name')} by "
+            f"{event['user']['username']} ({event.get('userAgent')}): {code}"
+        )
+    return found

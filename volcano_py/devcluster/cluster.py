@@ -42,7 +42,8 @@ class DevCluster(ClusterObjects):
     ``run_dir`` holds its state (etcd data, PKI, kubeconfig, logs, state.json); by default a fresh temporary
     directory that ``stop()`` removes. ``die_with_parent`` makes Linux kill the children if the thread that
     started them exits -- keep it on unless that thread is short-lived. ``audit_user_groups``: the API server
-    logs the requests of users in these groups (level Metadata) to ``audit_log``; nobody else's.
+    logs the requests of users in these groups (level Metadata) to ``audit_log``; nobody else's, except every
+    pod deletion with ``audit_pod_deletes``.
     """
 
     def __init__(
@@ -54,6 +55,7 @@ class DevCluster(ClusterObjects):
         startup_timeout: float = 120.0,
         out: TextIO | None = None,
         audit_user_groups: Sequence[str] = (),
+        audit_pod_deletes: bool = False,
     ) -> None:
         self._owns_run_dir = run_dir is None
         self.layout = commands.RunLayout(
@@ -64,6 +66,7 @@ class DevCluster(ClusterObjects):
         self._startup_timeout = startup_timeout
         self._out = out
         self._audit_user_groups = tuple(audit_user_groups)
+        self._audit_pod_deletes = audit_pod_deletes
         self._children: list[processes.Child] = []
         # argv and environment of each child, to start it again in place (``restart``).
         self._commands: dict[str, tuple[list[str], dict[str, str] | None]] = {}
@@ -174,7 +177,9 @@ class DevCluster(ClusterObjects):
         stage_texts = [path.read_text() for path in sorted(kwok_stage_dir(self._cache_root()).glob("*.yaml"))]
         self.layout.kwok_config.write_text(stages.kwok_config(stage_texts))
         if self._audit_user_groups:
-            self.layout.audit_policy.write_text(audit.policy(self._audit_user_groups))
+            self.layout.audit_policy.write_text(
+                audit.policy(self._audit_user_groups, pod_deletes=self._audit_pod_deletes)
+            )
 
     def _cache_root(self) -> Path:
         # The kwok binary sits in <cache>/bin/kwok-<version>/; its stages directory is beside it.

@@ -240,6 +240,36 @@ def test_the_audit_policy_logs_only_the_groups_asked_for() -> None:
     ]
 
 
+def test_the_audit_policy_can_also_log_every_pod_deletion() -> None:
+    policy = yaml.safe_load(audit.policy(["g"], pod_deletes=True))
+    assert policy["rules"] == [
+        {"level": "Metadata", "userGroups": ["g"]},
+        {"level": "Metadata", "verbs": ["delete"], "resources": [{"group": "", "resources": ["pods"]}]},
+        {"level": "None"},
+    ]
+
+
+def test_pod_deletions_name_the_deleter_of_each_pod_of_a_namespace() -> None:
+    def deletion(name: str, namespace: str, code: int, **extra: str) -> str:
+        return json.dumps({
+            "stage": "ResponseComplete", "verb": "delete", "user": {"username": "u"}, "userAgent": "agent/1",
+            "requestReceivedTimestamp": "2026-12-07T16:20:44.01Z", "responseStatus": {"code": code},
+            "objectRef": {"resource": "pods", "namespace": namespace, "name": name, **extra},
+        })  # fmt: skip
+
+    lines = [
+        deletion("a", "ns", 200),
+        deletion("b", "other", 200),
+        deletion("c", "ns", 200, subresource="eviction"),
+        _event("u", "get", resource="pods", namespace="ns", name="a"),
+        deletion("a", "ns", 409),
+    ]
+    assert audit.pod_deletions(lines, "ns") == [
+        "2026-12-07T16:20:44.01Z delete pod a by u (agent/1): 200",
+        "2026-12-07T16:20:44.01Z delete pod a by u (agent/1): 409",
+    ]
+
+
 def test_the_apiserver_audits_only_when_asked(tmp_path: Path) -> None:
     layout = commands.RunLayout(tmp_path)
     ports = commands.Ports(etcd_client=2379, etcd_peer=2380, apiserver=6443)
