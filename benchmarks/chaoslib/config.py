@@ -69,6 +69,9 @@ class ChaosConfig:
     outage_seconds: float = 4.0  # how long the webhook stays unreachable and the API stays slow
     recovery_timeout: float = 90.0
     finish_timeout: float = 300.0
+    # How long the final check waits for PodGroup and Queue statuses to agree with the pods: the scheduler
+    # writes them after the fact, seconds later on a loaded machine or after a fault failed a write.
+    status_timeout: float = 30.0
     sentinels: int = (
         2  # high-priority 2-pod Jobs that run the whole time (their PodGroups' status is checked)
     )

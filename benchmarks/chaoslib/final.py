@@ -1,12 +1,15 @@
 """The end of a chaos run: once every Job is submitted, the faults' CronJobs are suspended, every Job and
 JobFlow is waited for, and the quiet cluster is checked: final phases as planned, no work lost, no gang left
-part-bound, each JobFlow's steps in order, each CronJob's runs against its controller's downtimes, and (with
-a standby) no write by a non-leader."""
+part-bound, PodGroup and Queue statuses agreeing with the pods (once the scheduler has caught up, within
+``status_timeout``), each JobFlow's steps in order, each CronJob's runs against its controller's downtimes,
+and (with a standby) no write by a non-leader."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from benchmarks.chaoslib import cron, failover, flows
@@ -38,6 +41,30 @@ async def _suspend_crons(run: ChaosRun) -> None:
         )
 
 
+def eventual(state: inv.ApiState) -> list[inv.Violation]:
+    """The statuses the scheduler writes after the pods have moved (PodGroup counts, Queue allocations): right
+    only once it has seen the last pod finish and its writes have landed, which on a loaded machine, or after
+    a fault that failed a write, can be seconds after everything else is quiet."""
+    return [*inv.podgroup_status(state), *inv.queue_allocated(state)]
+
+
+async def caught_up(
+    read: Callable[[], Awaitable[inv.ApiState]], within: float, every: float = 0.5
+) -> tuple[inv.ApiState, float | None]:
+    """The API read once its statuses agree with its pods (``eventual``), and how many seconds that took; or
+    as read after ``within`` seconds, with whatever is still wrong (and None). A status the scheduler never
+    writes is still reported: only how long it has to land is bounded, not whether it must."""
+    began = time.monotonic()
+    while True:
+        waited = time.monotonic() - began  # when the reading began: 0 for the first
+        state = await read()
+        if not eventual(state):
+            return state, round(waited, 2)
+        if time.monotonic() - began >= within:
+            return state, None
+        await asyncio.sleep(every)
+
+
 async def finish(run: ChaosRun) -> None:
     config = run.config
     await _suspend_crons(run)
@@ -53,8 +80,7 @@ async def finish(run: ChaosRun) -> None:
         await run._wait(all_final, "every job to finish", config.finish_timeout)
     with contextlib.suppress(TimeoutError):
         await run._wait(lambda: _flows_over(run), "every JobFlow to end", config.finish_timeout)
-    await asyncio.sleep(config.settle_seconds)  # the last status writes
-    state = await run.read()
+    state, run.report.statuses_caught_up_s = await caught_up(run.read, config.status_timeout)
     final = inv.quiet(state, expected)
     final += inv.stuck(state, state)
     flows_of = {str(f["metadata"]["name"]): f for f in await run._list(JOBFLOWS, run.namespace)}

@@ -47,6 +47,8 @@ class Report:
     late_writes: int = 0  # through the fence, then frozen >= 1 s before they went out (``Write.late``)
     cron_runs: dict[str, int] = field(default_factory=dict)  # runs each fault's CronJob made
     lease_terms: int = 0
+    # From the first final reading to the one where statuses agreed with the pods (None: they never did).
+    statuses_caught_up_s: float | None = None
 
     def summary(self) -> dict[str, Any]:
         by_kind: dict[str, dict[str, Any]] = {}
@@ -77,6 +79,7 @@ class Report:
             "jobs_submitted": self.jobs_submitted,
             "pods_bound": self.pods_bound,
             "evictions": self.evictions,
+            "statuses_caught_up_s": self.statuses_caught_up_s,
             "submit_refusals": self.submit_refusals,
             "proxy": self.proxy,
             **({"cron_runs": self.cron_runs} if self.cron_runs else {}),

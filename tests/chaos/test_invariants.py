@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
 from benchmarks.chaoslib import invariants as inv
+from benchmarks.chaoslib.final import caught_up
 from benchmarks.chaoslib.invariants import ApiState
 
 NS = "w"
@@ -140,6 +142,38 @@ def test_podgroup_counts_must_match_its_pods() -> None:
     assert inv.podgroup_status(good) == []
     bad = ApiState(pods=pods, podgroups=[podgroup("g", 2, running=2, succeeded=1)])
     assert [str(v) for v in inv.podgroup_status(bad)] == ["PodGroup status: w/g: status.running 2, pods 1"]
+
+
+def readings(*states: ApiState) -> Callable[[], Awaitable[ApiState]]:
+    """The API read again and again: ``states`` in turn, then the last one for good."""
+    left = list(states)
+
+    async def read() -> ApiState:
+        return left.pop(0) if len(left) > 1 else left[0]
+
+    return read
+
+
+def cron_run(*, running: int, succeeded: int) -> ApiState:
+    """A CronJob run whose one pod has Succeeded, its PodGroup saying ``running``/``succeeded``."""
+    pods = [pod("a", group="g", node="n", phase="Succeeded")]
+    return ApiState(pods=pods, podgroups=[podgroup("g", 1, running=running, succeeded=succeeded)])
+
+
+async def test_the_final_check_waits_for_statuses_written_late() -> None:
+    stale = cron_run(running=1, succeeded=0)
+    state, seconds = await caught_up(readings(stale, stale, cron_run(running=0, succeeded=1)), 5.0, 0.01)
+    assert inv.quiet(state, {}) == []
+    assert seconds is not None and seconds < 5.0
+
+
+async def test_the_final_check_reports_a_status_never_written() -> None:
+    state, seconds = await caught_up(readings(cron_run(running=1, succeeded=0)), 0.05, 0.01)
+    assert seconds is None
+    assert [str(v) for v in inv.quiet(state, {})] == [
+        "PodGroup status: w/g: status.running 1, pods 0",
+        "PodGroup status: w/g: status.succeeded 0, pods 1",
+    ]
 
 
 def test_queue_allocated_must_be_what_its_placed_unfinished_pods_request() -> None:

@@ -2,6 +2,7 @@
 the same condition words at most once per retell window."""
 
 import asyncio
+import itertools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -92,6 +93,8 @@ async def binder() -> AsyncIterator[Binder]:
 
 
 NOW = [1000.0]
+# The API server's resourceVersions: each object the watch brings, and each write that lands, takes the next.
+VERSIONS = itertools.count(1000)
 
 
 def gang_waiting(valid: int) -> Condition:
@@ -105,9 +108,8 @@ def gang_waiting(valid: int) -> Condition:
 
 def watched(binder: Binder, status: dict[str, Any] | None) -> None:
     informer = binder.cache.informers["podgroups"]
-    rv = str(len(informer.store) + int(NOW[0]))
     obj = {
-        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": rv},
+        "metadata": {"name": "pg", "namespace": "ns", "uid": "pg-1", "resourceVersion": str(next(VERSIONS))},
         "spec": {"minMember": 1},
         "status": status,
     }
@@ -115,14 +117,24 @@ def watched(binder: Binder, status: dict[str, Any] | None) -> None:
 
 
 async def offered(binder: Binder, update: PodGroupUpdate) -> dict[str, Any] | None:
-    """What the binder queues for one session's update, after writing it (the write is refused here)."""
+    """What the binder queues for one session's update, after writing it (refused, unless ``writes_land``)."""
     binder.submit(SessionResult(podgroup_updates=(update,)))
     queued = binder.statuses._pending_pg.get("ns/pg")
     await binder.flush_statuses()
     return queued
 
 
+def writes_land(binder: Binder) -> None:
+    """The API server takes the writes: a refused one told nothing, and is written again at once."""
+
+    async def patch(path: str, body: Any, content_type: str | None = None) -> dict[str, Any]:
+        return {"metadata": {"name": "pg", "namespace": "ns", "resourceVersion": str(next(VERSIONS))}}
+
+    binder.client.patch = patch  # type: ignore[method-assign]
+
+
 async def test_new_counts_in_the_same_condition_wait_for_the_retell_window(binder: Binder) -> None:
+    writes_land(binder)
     watched(binder, None)
     first = await offered(binder, update(gang_waiting(3), phase=PodGroupPhase.PENDING))
     assert first is not None and "valid: 3" in first["conditions"][0]["message"]
@@ -139,6 +151,7 @@ async def test_new_counts_in_the_same_condition_wait_for_the_retell_window(binde
 
 
 async def test_new_counts_wait_even_when_the_watch_has_not_shown_the_last_write(binder: Binder) -> None:
+    writes_land(binder)
     watched(binder, {"phase": "Inqueue"})
     first = await offered(binder, update(UNSCHEDULABLE))
     assert first is not None

@@ -24,6 +24,12 @@
 * A Queue's allocation written is remembered until the watch shows the version it answered with: a session
   that meanwhile computes what the cache still shows must write again, or the late write stays on the Queue
   while nothing changes.
+* What was told a PodGroup stands in for the cache only while the cache may not show it yet: a write that
+  failed, or was dropped at the fence, told nothing (the next session's status goes out at once, not a retell
+  window later), and once the watch shows the version a write answered with, the cache is the reference
+  again (another writer may have replaced it since: a leader frozen past its lease, woken with a write sent).
+* Each write asks the leader's fence right before it goes out, not only when it is handed over: a writer
+  may take a status seconds later, after a freeze, when the standby leads and has written newer ones.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any, Final
 
 from volcano_py.api.bodies.podgroup import podgroup_shown_phase, podgroup_written_status
@@ -63,6 +70,23 @@ START_HOLD_SECONDS: Final = 5.0
 START_HOLD_LIMIT: Final = 60.0
 # How long a PodGroup status waits at most behind a bind queue that stays full (see the module's doc).
 BINDS_FIRST_LIMIT: Final = 120.0
+
+
+@dataclass(slots=True)
+class _Told:
+    """A status handed to the writers for a PodGroup (of ``uid``), at ``at`` (clock time); ``answered``: the
+    resourceVersion its write answered with (None while it is on its way)."""
+
+    uid: str
+    status: dict[str, Any]
+    at: float
+    answered: int | None = None
+
+    def shown_in(self, podgroup: dict[str, Any]) -> bool:
+        """Whether ``podgroup`` (the cache's) is at the version the write answered with, or later."""
+        if self.answered is None:
+            return False
+        return (version_number(resource_version(podgroup)) or 0) >= self.answered
 
 
 def _shown_pending(podgroup: dict[str, Any] | None) -> bool:
@@ -112,9 +136,9 @@ class StatusWrites:
         self._binding: dict[str, int] = {}
         self._answered_at: dict[str, float] = {}
         self._sent_pg: dict[str, dict[str, Any]] = {}
-        # What was last written to each PodGroup (its uid, the status, when), for the retell window: the
-        # watch can lag behind a write by seconds under load, so the cache alone does not know it was told.
-        self._told: dict[str, tuple[str, dict[str, Any], float]] = {}
+        # What was last handed over for each PodGroup, for the retell window: the watch can lag behind a
+        # write by seconds under load, so the cache alone does not know it was told.
+        self._told: dict[str, _Told] = {}
         # Since when each gang has been offered as short of its pods (``forming``), while it is.
         self._short_since: dict[str, float] = {}
         self._pending_queue: dict[str, tuple[dict[str, Any], Resource]] = {}
@@ -185,10 +209,12 @@ class StatusWrites:
         if same_podgroup_status(status, on_its_way):
             return  # already on its way, or written and the watch has not caught up yet
         told = self._told.get(key)
-        uid = uid_of(podgroup)
-        if told is not None and (told[0] != uid or now - told[2] >= RETELL_SECONDS):
+        if told is not None and (told.uid != uid_of(podgroup) or now - told.at >= RETELL_SECONDS):
             told = None  # another PodGroup of that name, or long ago
-        if told is not None and (only_counts_differ(status, current) or only_counts_differ(status, told[1])):
+        if told is not None and (
+            only_counts_differ(status, current)
+            or (not told.shown_in(podgroup) and only_counts_differ(status, told.status))
+        ):
             return  # new counts in the same words: the session offers it again next cycle
         if since is not None and now - since < FORMING_GANG_SECONDS and only_forming_news(status, current):
             return  # a gang whose pods are on their way: told if it stays short (see retell)
@@ -289,10 +315,10 @@ class StatusWrites:
             for key, status in podgroups.items():
                 cache.withdraw_status(key, status)
             return  # the next leader writes status from its own cache
-        self._told = {k: told for k, told in self._told.items() if now - told[2] < RETELL_SECONDS}
+        self._told = {k: told for k, told in self._told.items() if now - told.at < RETELL_SECONDS}
         for key, status in podgroups.items():
             podgroup = cache.podgroup(key)
-            self._told[key] = (uid_of(podgroup or {}), status, now)
+            self._told[key] = _Told(uid_of(podgroup or {}), status, now)
             if key in self._due_first or self._admits(key, status):
                 self._due_pg.pop(key, None)  # one write per object: this one, and first
                 self._due_first[key] = status
@@ -309,10 +335,24 @@ class StatusWrites:
     def _drop_due(self) -> None:
         """Leadership lost: what was handed over and not taken yet is not written (nor promised)."""
         for key, status in (*self._due_first.items(), *self._due_pg.items()):
-            self.ctx.cache.withdraw_status(key, status)
+            self._untold(key, status)
         self._due_first.clear()
         self._due_pg.clear()
         self._due_queues.clear()
+
+    def _untold(self, key: str, status: dict[str, Any]) -> None:
+        """``status`` was not written (refused, failed, dropped at the fence): neither promised nor told."""
+        self.ctx.cache.withdraw_status(key, status)
+        told = self._told.get(key)
+        if told is not None and told.status is status:
+            del self._told[key]
+
+    def _fenced(self, what: str) -> bool:
+        """Whether the fence drops a write taken now; then nothing else handed over goes out either."""
+        if self.ctx.fence(what) is not None:
+            return False
+        self._drop_due()
+        return True
 
     def _queue_on_its_way(self, name: str) -> bool:
         written = self._queue_written.get(name)
@@ -363,13 +403,20 @@ class StatusWrites:
         )
         async with self._slots:
             try:
+                if self._fenced(f"PodGroup status {key}"):
+                    self._untold(key, status)
+                    return
                 # Volcano's PodGroup CRD has no status subresource: status is written on the object itself.
-                await patch.patch_status(
+                answer = await patch.patch_status(
                     self.ctx.client, PODGROUPS, name, namespace, status, subresource=False
                 )
                 self.ctx.cache.status_written(key, status)
+                told = self._told.get(key)
+                if told is not None and told.status is status:
+                    # 0 when the answer's version is not a number: the cache is the reference at once.
+                    told.answered = version_number(resource_version(answer)) or 0
             except (ApiError, *NETWORK_ERRORS) as exc:
-                self.ctx.cache.withdraw_status(key, status)
+                self._untold(key, status)
                 if not (isinstance(exc, ApiError) and exc.not_found):
                     _log.warning(
                         "PodGroup status write failed; retried next cycle", podgroup=key, error=str(exc)
@@ -380,6 +427,9 @@ class StatusWrites:
     async def _write_queue(self, name: str, body: dict[str, Any], allocated: Resource) -> None:
         self._queue_written[name] = (None, allocated)
         async with self._slots:
+            if self._fenced(f"Queue status {name}"):
+                self._queue_written.pop(name, None)
+                return
             try:
                 answer = await patch.patch_status(self.ctx.client, QUEUES, name, None, body)
             except (ApiError, *NETWORK_ERRORS) as exc:
