@@ -60,7 +60,7 @@ from .model import (
     WhatIf,
 )
 from .trials import OutOfBudget, Trials, snapshot_with
-from .victims import Domain, covering_prefix, domains, holdings_of, pick_victims
+from .victims import Domain, by_node, covering_prefix, domains, holdings_of, pick_victims
 
 Obj = dict[str, Any]
 Clock = Callable[[], float]
@@ -289,8 +289,9 @@ def _end_jobs(
         {uid for uid in holdings if view.jobs[uid].queue == target.queue},
         _share_over(view, target, need, main, trials),
     )
+    holders = by_node(holdings, main)
     for domain in domains(view, tree, need):
-        order = pick_victims(domain, nodes, holdings, view, need, main, target.priority, target.queue)
+        order = pick_victims(domain, nodes, holders, view, need, main, target.priority, target.queue)
         if not order:
             continue
         count = covering_prefix(order, domain, holdings, nodes, need, main, share)
