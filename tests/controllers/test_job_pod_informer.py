@@ -24,6 +24,7 @@ from volcano_py.controllers.job.plan import Plan
 from volcano_py.controllers.job.worker import JobWorker
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
+from volcano_py.kube.client import ApiError
 from volcano_py.kube.store import Delta, EventType
 
 
@@ -171,4 +172,84 @@ async def test_a_pod_the_controller_killed_is_no_eviction_even_when_its_deletion
     # The deletion as a relist shows it: the pod as last seen, without the mark.
     job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
     assert await _events_queued(ctx) == (["OutOfSync"] if killed_by_us else ["PodEvicted"])
+    assert ctx.killed_pods == set()
+
+
+class GoneOnSecondKill:
+    """A client on which the pod is gone by the second kill: KWOK removed it once the first was sent."""
+
+    def __init__(self) -> None:
+        self.patches = 0
+
+    async def patch(self, path: str, *_: Any) -> dict[str, Any]:
+        self.patches += 1
+        if self.patches > 1:
+            raise ApiError(404, "NotFound", f"pods {path.rsplit('/', 1)[-1]!r} not found")
+        return {}
+
+    async def delete(self, path: str, *_: Any) -> dict[str, Any]:
+        return {}
+
+
+async def test_a_pod_killed_twice_stays_the_controllers_when_the_second_kill_finds_it_gone() -> None:
+    """A sync that read the pod before its deletion showed kills it a second time; the pod is gone by then
+    (404). Its deletion is still the first kill's: were it shown without the mark (a relisted watch), it
+    must not count as an eviction (``killed_pods`` must keep it)."""
+    ctx = context()
+    ctx.client = GoneOnSecondKill()  # type: ignore[assignment]
+    running = pod(1, "Running")
+    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
+    await _events_queued(ctx)
+    worker = JobWorker(ctx)
+    body = ctx.jobs[("ns", "job")]
+    uids = {"job-w-1": running["metadata"]["uid"]}
+    for _ in range(2):
+        await worker._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+    assert ctx.killed_pods == {running["metadata"]["uid"]}
+    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
+    assert await _events_queued(ctx) == ["OutOfSync"]
+    assert ctx.killed_pods == set()
+
+
+async def test_a_pod_found_gone_by_its_only_kill_is_someone_elses_deletion() -> None:
+    """The other side: a kill whose pod is already gone (404) did not delete it, so the deletion, unmarked,
+    is an eviction (Volcano's reading of any deletion its controller did not make)."""
+    ctx = context()
+    client = GoneOnSecondKill()
+    client.patches = 1  # gone before the first kill
+    ctx.client = client  # type: ignore[assignment]
+    running = pod(1, "Running")
+    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
+    await _events_queued(ctx)
+    body = ctx.jobs[("ns", "job")]
+    uids = {"job-w-1": running["metadata"]["uid"]}
+    await JobWorker(ctx)._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+    assert ctx.killed_pods == set()
+    job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
+    assert await _events_queued(ctx) == ["PodEvicted"]
+
+
+@pytest.mark.parametrize("killed_by_us", [True, False])
+async def test_a_pod_replaced_under_its_name_while_the_watch_was_cut_is_gone_from_the_jobs_pods(
+    killed_by_us: bool,
+) -> None:
+    """A relist shows a pod deleted and made again under the same name as one change of the name (the store
+    is by name). The pod held is gone: it must leave the Job's pods (else every sync counts it beyond the
+    replicas and kills the new pod in its place) and its deletion must be read as any other."""
+    ctx = context()
+    ctx.client = Deleting()  # type: ignore[assignment]
+    old = pod(1, "Running")
+    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, old))
+    await _events_queued(ctx)
+    if killed_by_us:
+        body = ctx.jobs[("ns", "job")]
+        uids = {"job-w-1": old["metadata"]["uid"]}
+        await JobWorker(ctx)._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+    new = pod(1)
+    new["metadata"]["uid"] = "pod-job-w-1-successor"
+    job_pod_changed(ctx, Delta(EventType.MODIFIED, "ns/job-w-1", old, new))
+    assert [p["metadata"]["uid"] for p in ctx.job_pods(("ns", "job"))] == ["pod-job-w-1-successor"]
+    assert old["metadata"]["uid"] not in ctx.pod_phases
+    # The new pod's change is a plain resync, which collapses with the deletion's when that is one too.
+    assert await _events_queued(ctx) == (["OutOfSync"] if killed_by_us else ["PodEvicted", "OutOfSync"])
     assert ctx.killed_pods == set()

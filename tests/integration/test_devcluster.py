@@ -8,6 +8,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -129,6 +130,18 @@ def test_the_audit_log_names_who_deleted_a_pod(cluster: DevCluster, namespace: s
     assert len(deletions) == 1
     assert " delete pod doomed by volcano-py-admin (kubectl" in deletions[0]
     assert deletions[0].endswith(": 200")
+
+
+def test_kwok_removes_a_deleted_running_pod_with_one_delete(cluster: DevCluster, namespace: str) -> None:
+    """kwok deletes by name, without a uid: a second delete of its own could land on a successor pod that a
+    controller made under the same name (read as an eviction of it)."""
+    _create(cluster, namespace, _pod("ended", node="node-2"))
+    _wait_phase(cluster, namespace, "ended", "Running")
+    cluster.kubectl("delete", "pod", "-n", namespace, "ended", "--wait=true", "--timeout=30s")
+    time.sleep(2)  # what a second delete would take to come
+    deletions = audit.pod_deletions(audit.read_from(cluster.audit_log, 0), namespace)
+    by_kwok = [line for line in deletions if "delete pod ended by" in line and "(kwok" in line]
+    assert len(by_kwok) == 1, "\n".join(deletions)
 
 
 def test_each_component_restarts_in_place_and_the_cluster_keeps_its_state(

@@ -10,10 +10,10 @@ A pod with neither annotation stays Running until deleted. Durations are Go dura
 or an RFC 3339 time ("finish at"). The clock starts when KWOK sees the pod Running, and restarts if KWOK does.
 
 kwok v0.8.0 has no built-in stages, so its ``--config`` must list every stage. We run kwok's own node stages
-and its pod-ready/pod-delete unchanged, and replace its pod-complete: that one finishes, at once, every pod
-owned by any kind named ``Job`` -- Volcano's ``batch.volcano.sh`` Jobs included -- which would make lifecycle
-tests meaningless. Stage selectors are kept mutually exclusive because KWOK picks at random among matching
-stages.
+and its pod-ready/pod-delete (the heartbeat spread out, pod-delete run once per deletion: ``kwok_config``),
+and replace its pod-complete: that one finishes, at once, every pod owned by any kind named ``Job`` --
+Volcano's ``batch.volcano.sh`` Jobs included -- which would make lifecycle tests meaningless. Stage
+selectors are kept mutually exclusive because KWOK picks at random among matching stages.
 """
 
 from __future__ import annotations
@@ -40,6 +40,9 @@ FAIL_STAGE = "volcano-py-pod-fail-after"
 # a few rounds, as kubelets' own timers are spread.
 NODE_HEARTBEAT_STAGE = "node-heartbeat-with-lease"
 NODE_HEARTBEAT_DELAY = {"durationMilliseconds": 300_000, "jitterDurationMilliseconds": 900_000}
+# kwok's pod-delete runs only on a pod whose deletion still has a grace period (see ``_once``).
+POD_DELETE_STAGE = "pod-delete"
+NOT_GRACELESS = {"key": ".metadata.deletionGracePeriodSeconds == 0", "operator": "NotIn", "values": ["true"]}
 
 
 def _annotation(key: str) -> str:
@@ -152,6 +155,26 @@ def _spread(stage: dict[str, Any]) -> dict[str, Any]:
     return {**stage, "spec": {**spec_of(stage), "delay": dict(NODE_HEARTBEAT_DELAY)}}
 
 
+def _once(stage: dict[str, Any]) -> dict[str, Any]:
+    """kwok's pod-delete, left alone by a pod whose deletion has a grace period of 0.
+
+    kwok deletes a pod by name, with no uid precondition (a kubelet sends its pod's uid). Its own delete
+    shortens the pod's grace period to 0 in one write before removing it, and that write is one more event
+    of a terminating pod: the stage then ran again and sent a second delete, which, when it came after the
+    pod's controller had made a successor under the same name, deleted the successor (read, as Volcano reads
+    any deletion it did not make, as an eviction). A grace period of 0 means the API server is removing the
+    pod itself (or its finalizers hold it, which this stage never clears): nothing is left for kwok to do.
+    gojq reads the number as a float, which kwok's In/NotIn never matches, so the test is written as a
+    boolean; an expression that fails to evaluate reads as absent, which NotIn matches (kwok as before).
+    """
+    if name_of(stage) != POD_DELETE_STAGE:
+        return stage
+    spec = spec_of(stage)
+    selector = dict(spec.get("selector") or {})
+    selector["matchExpressions"] = [*(selector.get("matchExpressions") or ()), dict(NOT_GRACELESS)]
+    return {**stage, "spec": {**spec, "selector": selector}}
+
+
 def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
     """The multi-document ``--config`` for kwok: kwok's stages verbatim, then ours.
 
@@ -159,7 +182,8 @@ def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
     (it then refuses a play-stage parallelism of 0), so its settings are passed as flags instead.
 
     Refuses a kwok stage that would complete pods on its own (kwok's pod-complete), since it would race ours.
-    The node heartbeat is the one stage changed: its delay is ``NODE_HEARTBEAT_DELAY``.
+    Two stages are changed: the node heartbeat's delay is ``NODE_HEARTBEAT_DELAY``, and pod-delete leaves a
+    pod deleted with a grace period of 0 alone (``_once``).
     """
     documents = []
     for text in kwok_stage_texts:
@@ -172,8 +196,8 @@ def kwok_config(kwok_stage_texts: Iterable[str]) -> str:
                     "kwok's pod-complete stage finishes every pod owned by a kind named Job at once; "
                     "leave it out, our complete-after/fail-after stages replace it"
                 )
-        if any(name_of(document) == NODE_HEARTBEAT_STAGE for document in parsed):
-            documents += [yaml.safe_dump(_spread(document), sort_keys=False) for document in parsed]
+        if any(name_of(document) in (NODE_HEARTBEAT_STAGE, POD_DELETE_STAGE) for document in parsed):
+            documents += [yaml.safe_dump(_once(_spread(document)), sort_keys=False) for document in parsed]
         else:
             documents.append(text.strip() + "\n")
     documents += [yaml.safe_dump(stage, sort_keys=False) for stage in our_stages()]

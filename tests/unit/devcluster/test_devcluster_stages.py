@@ -177,3 +177,18 @@ def test_annotation_keys_are_the_published_ones() -> None:
     assert stages.COMPLETE_AFTER == "kwok.volcano-py.io/complete-after"
     assert stages.FAIL_AFTER == "kwok.volcano-py.io/fail-after"
     assert stages.EXIT_CODE == "kwok.volcano-py.io/exit-code"
+
+
+def test_kwoks_pod_delete_leaves_a_pod_deleted_without_grace_alone_and_is_otherwise_kept() -> None:
+    """kwok deletes by name, without the pod's uid. Its own delete first shortens the grace period to 0 (one
+    more event of the terminating pod); had pod-delete run on that event too, its second delete could land on
+    the successor a Job controller made under the same name, which reads as an eviction of the successor."""
+    (ready, delete) = list(yaml.safe_load_all(stages.kwok_config([POD_READY, POD_DELETE])))[:2]
+    kept = yaml.safe_load(POD_DELETE)
+    # kwok reads a number as a float, which its In/NotIn never match: the test must yield a boolean.
+    graceless = {"key": ".metadata.deletionGracePeriodSeconds == 0", "operator": "NotIn", "values": ["true"]}
+    expressions = delete["spec"]["selector"]["matchExpressions"]
+    assert expressions == [*kept["spec"]["selector"]["matchExpressions"], graceless]
+    without = {**delete, "spec": {**delete["spec"], "selector": kept["spec"]["selector"]}}
+    assert without == kept
+    assert ready == yaml.safe_load(POD_READY)

@@ -94,6 +94,11 @@ def podgroup_changed(ctx: ControllerContext, delta: Delta) -> None:
 
 def job_pod_changed(ctx: ControllerContext, delta: Delta) -> None:
     """A pod of a Job changed (from the job-pod informer): keep ``ctx.pods_by_job``, enqueue the Job."""
+    held = delta.old
+    if delta.type is not EventType.DELETED and held is not None and uid_of(held) != uid_of(delta.new):
+        # A relist found another pod under the name (the one held was deleted and replaced while the watch
+        # was cut): the one held is gone, and its deletion is told as any other, before the new pod.
+        job_pod_changed(ctx, Delta(EventType.DELETED, delta.key, held, held))
     body = delta.new
     job_name = label_of(body, c.JOB_NAME_KEY)
     if not job_name:

@@ -224,7 +224,10 @@ class JobWorker:
     async def _kill_pod(self, spec: ResolvedJob, name: str, uid: str) -> None:
         path = PODS.object_path(name, spec.namespace)
         stamp = self.ctx.ensure_leading(f"delete pod {spec.namespace}/{name}")
-        if uid:
+        # Taken back below only if this call added it: when an earlier kill of ours marked and deleted the pod
+        # (a sync that read it before its deletion showed kills it again), the pod's deletion is still ours.
+        added = bool(uid) and uid not in self.ctx.killed_pods
+        if added:
             self.ctx.killed_pods.add(uid)
         # Mark first, so the pod's deletion reads as the controller's doing (OutOfSync), not an eviction.
         mark: list[dict[str, str]] = [
@@ -242,10 +245,12 @@ class JobWorker:
             await self.ctx.client.patch(path, mark, JSON_PATCH)
         except ApiError as exc:
             if exc.not_found:
-                self.ctx.killed_pods.discard(uid)  # gone already: its deletion was someone else's
+                if added:
+                    self.ctx.killed_pods.discard(uid)  # gone already: its deletion was someone else's
                 return
             if exc.status != 422:  # 422: the pod has no annotations map at all; deletion still proceeds
-                self.ctx.killed_pods.discard(uid)  # not deleted: the retried request kills it again
+                if added:
+                    self.ctx.killed_pods.discard(uid)  # not deleted: the retried request kills it again
                 raise
         # With its uid as a precondition: a successor under the same name (one the Job's next sync made once
         # the old pod was gone) is never killed in its place, and so never read as evicted.
