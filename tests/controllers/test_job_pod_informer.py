@@ -152,6 +152,20 @@ async def _events_queued(ctx: ControllerContext) -> list[str]:
     return seen
 
 
+async def _known(ctx: Any, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` as the job-pod informer shows it, its events handled."""
+    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, body))
+    await _events_queued(ctx)
+    return body
+
+
+async def _kill(ctx: Any, body: dict[str, Any], worker: JobWorker | None = None) -> None:
+    """One sync's kill of ``body`` (pod job-w-1), as the worker sends it."""
+    job = ctx.jobs[("ns", "job")]
+    uids = {"job-w-1": body["metadata"]["uid"]}
+    await (worker or JobWorker(ctx))._execute(ctx.spec(job), job, Plan(delete=("job-w-1",)), None, uids)
+
+
 @pytest.mark.parametrize("killed_by_us", [True, False])
 async def test_a_pod_the_controller_killed_is_no_eviction_even_when_its_deletion_shows_no_mark(
     killed_by_us: bool,
@@ -161,14 +175,9 @@ async def test_a_pod_the_controller_killed_is_no_eviction_even_when_its_deletion
     and ``retryCount`` raised, a second time)."""
     ctx = context()
     ctx.client = Deleting()  # type: ignore[assignment]
-    running = pod(1, "Running")
-    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
-    await _events_queued(ctx)
+    running = await _known(ctx, pod(1, "Running"))
     if killed_by_us:
-        worker = JobWorker(ctx)
-        body = ctx.jobs[("ns", "job")]
-        plan = Plan(delete=("job-w-1",))
-        await worker._execute(ctx.spec(body), body, plan, None, {"job-w-1": running["metadata"]["uid"]})
+        await _kill(ctx, running)
     # The deletion as a relist shows it: the pod as last seen, without the mark.
     job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
     assert await _events_queued(ctx) == (["OutOfSync"] if killed_by_us else ["PodEvicted"])
@@ -197,14 +206,10 @@ async def test_a_pod_killed_twice_stays_the_controllers_when_the_second_kill_fin
     must not count as an eviction (``killed_pods`` must keep it)."""
     ctx = context()
     ctx.client = GoneOnSecondKill()  # type: ignore[assignment]
-    running = pod(1, "Running")
-    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
-    await _events_queued(ctx)
+    running = await _known(ctx, pod(1, "Running"))
     worker = JobWorker(ctx)
-    body = ctx.jobs[("ns", "job")]
-    uids = {"job-w-1": running["metadata"]["uid"]}
     for _ in range(2):
-        await worker._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+        await _kill(ctx, running, worker)
     assert ctx.killed_pods == {running["metadata"]["uid"]}
     job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
     assert await _events_queued(ctx) == ["OutOfSync"]
@@ -218,12 +223,8 @@ async def test_a_pod_found_gone_by_its_only_kill_is_someone_elses_deletion() -> 
     client = GoneOnSecondKill()
     client.patches = 1  # gone before the first kill
     ctx.client = client  # type: ignore[assignment]
-    running = pod(1, "Running")
-    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, running))
-    await _events_queued(ctx)
-    body = ctx.jobs[("ns", "job")]
-    uids = {"job-w-1": running["metadata"]["uid"]}
-    await JobWorker(ctx)._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+    running = await _known(ctx, pod(1, "Running"))
+    await _kill(ctx, running)
     assert ctx.killed_pods == set()
     job_pod_changed(ctx, Delta(EventType.DELETED, "ns/job-w-1", running, running))
     assert await _events_queued(ctx) == ["PodEvicted"]
@@ -238,13 +239,9 @@ async def test_a_pod_replaced_under_its_name_while_the_watch_was_cut_is_gone_fro
     replicas and kills the new pod in its place) and its deletion must be read as any other."""
     ctx = context()
     ctx.client = Deleting()  # type: ignore[assignment]
-    old = pod(1, "Running")
-    job_pod_changed(ctx, Delta(EventType.ADDED, "ns/job-w-1", None, old))
-    await _events_queued(ctx)
+    old = await _known(ctx, pod(1, "Running"))
     if killed_by_us:
-        body = ctx.jobs[("ns", "job")]
-        uids = {"job-w-1": old["metadata"]["uid"]}
-        await JobWorker(ctx)._execute(ctx.spec(body), body, Plan(delete=("job-w-1",)), None, uids)
+        await _kill(ctx, old)
     new = pod(1)
     new["metadata"]["uid"] = "pod-job-w-1-successor"
     job_pod_changed(ctx, Delta(EventType.MODIFIED, "ns/job-w-1", old, new))
