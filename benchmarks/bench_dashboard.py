@@ -37,6 +37,7 @@ from volcano_py.dashboard.server import Dashboard
 from volcano_py.dashboard.state import DashboardState
 from volcano_py.dashboard.views import Cluster, snapshot_of
 from volcano_py.kube.store import EventType
+from volcano_py.kube.waiting import within
 from volcano_py.scheduler.core import load_conf
 
 PAGES = ("/", "/queues", "/jobs", "/nodes")
@@ -146,7 +147,7 @@ async def measure(nodes: int, pods: int, updates: int) -> dict[str, Any]:
                 informer = state.informers["pods"]
                 informer._dispatch(informer.store.apply(EventType.ADDED, probe))
                 while True:  # the next "change" event
-                    line = (await asyncio.wait_for(stream.content.readline(), 30)).decode()
+                    line = (await within(stream.content.readline(), 30)).decode()
                     if line.startswith("event: change"):
                         break
                 deadline = time.perf_counter() + 30

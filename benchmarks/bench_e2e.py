@@ -58,6 +58,7 @@ from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.waiting import within
 
 PROFILE_SLICE_SECONDS = 5
 
@@ -220,7 +221,7 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
     creates_done = time.time()
     progress(f"{jobs}x{size}: {total} pods created in {creates_done - started:.1f}s")
     try:
-        await asyncio.wait_for(all_bound.wait(), timeout=max(120.0, total / 20))
+        await within(all_bound.wait(), max(120.0, total / 20))
     except TimeoutError:
         progress(f"{jobs}x{size}: only {len(bound)}/{total} bound before the timeout")
     watcher.cancel()

@@ -25,6 +25,7 @@ from benchmarks.benchlib.objects import container, make_job
 from volcano_py.api import constants as c
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import QUEUES, ResourceKind
+from volcano_py.kube.waiting import within
 
 JOBS = ResourceKind(c.BATCH_GROUP, c.BATCH_VERSION, c.JOB_PLURAL, c.JOB_KIND, namespaced=True)
 
@@ -77,7 +78,7 @@ class OpenWatch:
         while name not in self.opened and time.monotonic() < deadline:
             self.changed.clear()
             try:
-                await asyncio.wait_for(self.changed.wait(), max(0.0, deadline - time.monotonic()))
+                await within(self.changed.wait(), max(0.0, deadline - time.monotonic()))
             except TimeoutError:
                 break
         return self.opened.get(name)

@@ -21,6 +21,7 @@ from benchmarks.benchlib.peer_yunikorn import is_placeholder
 from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS
+from volcano_py.kube.waiting import event_within
 
 JSON = dict[str, Any]
 GANG = 10
@@ -153,8 +154,7 @@ class BindWatch:
     async def next_change(self, within: float) -> None:
         """Until the next pod is seen bound, at most ``within`` seconds."""
         self.changed.clear()
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.changed.wait(), timeout=within)
+        await event_within(self.changed, within)
 
     def _seen(self, obj: JSON) -> None:
         # A pod YuniKorn makes to hold a gang's room is not the workload's (peer_yunikorn).

@@ -6,6 +6,7 @@ import asyncio
 
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
+from volcano_py.kube.waiting import within
 
 
 async def test_one_key_is_never_processed_twice_at_once_and_order_is_kept() -> None:
@@ -29,7 +30,7 @@ async def test_one_key_is_never_processed_twice_at_once_and_order_is_kept() -> N
         queue.add("a", i)
         queue.add("b", i)
     runner = asyncio.create_task(queue.run(handle, workers=4))
-    await asyncio.wait_for(finished.wait(), 10)
+    await within(finished.wait(), 10)
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
     assert overlaps == []
@@ -55,7 +56,7 @@ async def _drain(queue: KeyedQueue[str, str]) -> list[tuple[str, str]]:
             empty.set()
 
     task = asyncio.create_task(queue.run(handle, 1))
-    await asyncio.wait_for(empty.wait(), 10)
+    await within(empty.wait(), 10)
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     return seen
@@ -101,7 +102,7 @@ async def test_a_backlog_of_handlers_without_io_does_not_hold_other_tasks() -> N
 
     runner = asyncio.create_task(queue.run(handle, 4))
     seen_by_other = await other_io()
-    await asyncio.wait_for(drained.wait(), 10)
+    await within(drained.wait(), 10)
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
     assert seen_by_other < 100, f"another task waited until {seen_by_other} items were handled"
@@ -121,7 +122,7 @@ async def test_a_failing_handler_does_not_stop_the_worker() -> None:
     queue.add("k", 0)
     queue.add("k", 1)
     runner = asyncio.create_task(queue.run(handle, workers=1))
-    await asyncio.wait_for(finished.wait(), 10)
+    await within(finished.wait(), 10)
     runner.cancel()
     await asyncio.gather(runner, return_exceptions=True)
     assert done == [1]

@@ -26,6 +26,7 @@ from volcano_py.controllers.runtime.context import ControllerContext, Controller
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.store import Delta, EventType
+from volcano_py.kube.waiting import within
 
 
 def context() -> ControllerContext:
@@ -107,7 +108,7 @@ async def test_a_new_job_is_handled_before_the_finished_ones_listed_with_it() ->
             all_handled.set()
 
     worker = asyncio.create_task(ctx.job_queue.run(handle, 1))
-    await asyncio.wait_for(all_handled.wait(), 10)
+    await within(all_handled.wait(), 10)
     worker.cancel()
     await asyncio.gather(worker, return_exceptions=True)
     assert handled == ["running", "new", "done-0", "done-1", "done-2", "aborted"]

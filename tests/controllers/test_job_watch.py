@@ -16,6 +16,7 @@ from volcano_py.controllers.job.watch import JobFeed, KopfWatch, delta_of
 from volcano_py.controllers.runtime.context import ControllerContext, ControllerOptions
 from volcano_py.controllers.runtime.metrics import ControllerMetrics
 from volcano_py.kube.store import Delta, EventType
+from volcano_py.kube.waiting import within
 
 
 def context() -> ControllerContext:
@@ -129,7 +130,7 @@ async def test_listed_once_kopf_has_shown_every_object_listed_at_the_start() -> 
     await asyncio.sleep(0.05)
     assert not listed.done()  # job b is not shown yet
     watch.job_event({"type": None, "object": JobBuilder("b", uid="job-b").obj()})
-    await asyncio.wait_for(listed, 5)
+    await within(listed, 5)
     assert sorted(client.lists) == sorted([JOBS_PATH, PODGROUPS_PATH, PODS_PATH])
 
 
@@ -145,4 +146,4 @@ async def test_an_object_deleted_before_kopf_listed_it_does_not_hold_the_workers
     await asyncio.sleep(0.2)
     assert not listed.done()  # "gone" still exists: Kopf has yet to show it
     client.items[JOBS_PATH] = [meta("a", "job-a")]  # deleted before Kopf's list
-    await asyncio.wait_for(listed, 5)
+    await within(listed, 5)

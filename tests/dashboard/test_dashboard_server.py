@@ -14,6 +14,7 @@ from volcano_py.api import constants as c
 from volcano_py.dashboard.server import Dashboard
 from volcano_py.dashboard.state import DashboardState
 from volcano_py.kube.store import EventType
+from volcano_py.kube.waiting import within
 from volcano_py.scheduler.core import load_conf
 
 
@@ -67,7 +68,7 @@ async def test_pages_json_and_a_live_change() -> None:
         informer._dispatch(informer.store.apply(EventType.ADDED, bound))
         line = b""
         while not line.startswith(b"event: change"):
-            line = await asyncio.wait_for(stream.content.readline(), 5)
+            line = await within(stream.content.readline(), 5)
         stream.close()
         fragment = await (await client.get("/nodes?fragment=1")).text()
         assert re.search(r'id="gpu-free">0<', fragment)

@@ -211,5 +211,5 @@ async def env(cluster: Any, namespace: str) -> AsyncIterator[Env]:
         if environment.operator is not None and not environment.operator.task.done():
             await environment.operator.stop()
         stop_scheduler.set()
-        await asyncio.wait_for(scheduler, 30)
+        await stop_within(scheduler, "the scheduler", 30)
         await api.close()

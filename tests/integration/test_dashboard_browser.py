@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from ctl_harness import Env, env, task, vcjob, wait_for
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.cli.main import main as volcano_py
@@ -28,6 +29,7 @@ from volcano_py.dashboard import DashboardOptions, run_dashboard
 from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import JOBS, NODES, PODS, QUEUES
+from volcano_py.kube.waiting import within
 from volcano_py.resources import GPU, Resource
 
 pytestmark = pytest.mark.integration
@@ -178,7 +180,7 @@ async def test_what_a_person_sees_in_the_dashboard(
         options = DashboardOptions(kubeconfig=kubeconfig, port=0, whatif_seconds=10)
         dashboard = asyncio.create_task(run_dashboard(options, stop, started))
         try:
-            port = await asyncio.wait_for(started, 30)
+            port = await within(started, 30)
             base = f"http://127.0.0.1:{port}"
             await _check_pages(env, browser, base, queue)
             # The events page lists what the API says about the job (the link on its page leads here).
@@ -186,7 +188,7 @@ async def test_what_a_person_sees_in_the_dashboard(
             assert f"Events of Job {env.ns}/waits" in events
         finally:
             stop.set()
-            await asyncio.wait_for(dashboard, 30)
+            await stop_within(dashboard, "the dashboard", 30)
     finally:
         # Leave no queue behind for later tests: its jobs first (an admission rule keeps non-empty queues).
         for name in ("waits", "holds"):

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 from ctl_harness import task, vcjob, wait_for
+from stopping import stop_within
 
 from volcano_py.cli import controller as controller_cli
 from volcano_py.cli import scheduler as scheduler_cli
@@ -144,7 +145,7 @@ async def test_chart_output_installs_and_runs_a_job(
             await wait_for("job helm to complete", lambda: _completed(admin, namespace), 90)
         finally:
             stop.set()
-            await asyncio.wait_for(asyncio.gather(*processes, return_exceptions=True), 60)
+            await stop_within(processes, "the processes", 60)
         for process in processes:
             assert process.exception() is None, repr(process.exception())
     finally:

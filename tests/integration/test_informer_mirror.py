@@ -12,6 +12,7 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import PODS
 from volcano_py.kube.store import Delta
+from volcano_py.kube.waiting import within
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 pytestmark = pytest.mark.integration
@@ -39,7 +40,7 @@ async def test_the_mirror_keeps_no_managed_fields_and_still_sees_every_change(
     try:
         path = PODS.collection_path(namespace)
         await client.create(path, _pod("listed"))
-        await asyncio.wait_for(informer.synced.wait(), 30)
+        await within(informer.synced.wait(), 30)
         await client.create(path, _pod("watched"))
         await client.patch(f"{path}/listed", {"metadata": {"labels": {"step": "patched"}}})
 
@@ -54,7 +55,7 @@ async def test_the_mirror_keeps_no_managed_fields_and_still_sees_every_change(
                     return
                 await asyncio.sleep(0.1)
 
-        await asyncio.wait_for(mirrored(), 30)
+        await within(mirrored(), 30)
         served = await client.get(f"{path}/listed")
         assert served["metadata"].get("managedFields"), "the API server keeps its field ledger"
         for name in ("listed", "watched"):
@@ -95,7 +96,7 @@ async def test_the_schedulers_pod_mirror_keeps_what_it_reads_of_a_running_pod(
                     return kept
                 await asyncio.sleep(0.2)
 
-        kept = await asyncio.wait_for(running(), 60)
+        kept = await within(running(), 60)
         status = kept["status"]
         assert status["conditions"] and status["startTime"], "what the scheduler reads is kept"
         for dropped in ("containerStatuses", "podIPs", "hostIPs"):

@@ -18,6 +18,7 @@ import pytest
 from ctl_harness import task, vcjob, wait_for
 from observability import metric_names, queries
 from prometheus_client.parser import text_string_to_metric_families
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.controllers.operator import ControllerOptions, run_controller
@@ -125,7 +126,7 @@ async def test_every_declared_and_dashboard_metric_has_samples(
         controller = await _scrape(controller_port)
     finally:
         stop.set()
-        await asyncio.wait_for(asyncio.gather(*processes, return_exceptions=True), 60)
+        await stop_within(processes, "the processes", 60)
         await _delete(admin, HYPERNODES.object_path(HYPERNODE))
     for process in processes:
         assert process.exception() is None, repr(process.exception())

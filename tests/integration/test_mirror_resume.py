@@ -18,6 +18,7 @@ from volcano_py.kube import mirror_file
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.kinds import PODGROUPS, PODS, QUEUES
 from volcano_py.kube.mirror_file import MirrorFile
+from volcano_py.kube.waiting import within
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 
 pytestmark = pytest.mark.integration
@@ -44,7 +45,7 @@ async def client(cluster: DevCluster) -> AsyncIterator[KubeClient]:
 
 async def _synced(cache: SchedulerCache) -> asyncio.Task[None]:
     task = asyncio.create_task(cache.run())
-    await asyncio.wait_for(cache.wait_synced(), 60)
+    await within(cache.wait_synced(), 60)
     return task
 
 
@@ -79,7 +80,7 @@ async def _saved_with_pods(client: KubeClient, namespace: str, path: Path) -> Mi
                     return
                 await asyncio.sleep(0.05)
 
-        await asyncio.wait_for(seen(), 30)
+        await within(seen(), 30)
         await first.save_mirror()
     finally:
         await _stopped(task)
@@ -208,7 +209,7 @@ async def _written(mirror: MirrorFile, within: float) -> None:
                 return
             await asyncio.sleep(0.1)
 
-    await asyncio.wait_for(exists(), within)
+    await within(exists(), within)
 
 
 async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(

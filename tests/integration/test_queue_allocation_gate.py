@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from admission_harness import serving_admission
 from ctl_harness import Operator, wait_for
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
@@ -174,7 +175,7 @@ async def gated(cluster: DevCluster, namespace: str, tmp_path: Path) -> AsyncIte
                     raise
             await operator.stop()
             stop.set()
-            await asyncio.wait_for(scheduler, 30)
+            await stop_within(scheduler, "the scheduler", 30)
             await api.close()
 
 

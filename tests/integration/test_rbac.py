@@ -25,6 +25,7 @@ import pytest
 import yaml
 from ctl_harness import wait_for
 from rbac_workload import Workload
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.api.features import parse_feature_gates
@@ -35,6 +36,7 @@ from volcano_py.devcluster.rbac_coverage import Permission, Request
 from volcano_py.kube import client as kube_client
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.kinds import LEASES, PODS
+from volcano_py.kube.waiting import within
 from volcano_py.scheduler.runtime.runner import SchedulerOptions, run_scheduler
 from volcano_py.webhooks.server import ADMISSION_API, install_configurations, remove_configurations
 
@@ -255,7 +257,7 @@ async def test_roles_cover_exactly_what_the_code_calls(
         await wait_for("the controller to lead", lambda: _is(admin, CONTROLLER_LEASE, "rbac-controller"), 30)
         await workload.drive()
         await _install_webhook_configurations(kubeconfigs["volcano-controllers"], admin)
-        await _browse(await asyncio.wait_for(dashboard_port, 30), namespace)
+        await _browse(await within(dashboard_port, 30), namespace)
     except (Exception, pytest.fail.Exception) as exc:
         # Reported after the denials, which usually explain it (a refused write stalls a scene).
         stalled = exc
@@ -264,7 +266,7 @@ async def test_roles_cover_exactly_what_the_code_calls(
     finally:
         for stop in stops.values():
             stop.set()
-        await asyncio.wait_for(asyncio.gather(*processes.values(), return_exceptions=True), 60)
+        await stop_within(processes.values(), "the processes", 60)
         await workload.clean()
     problems = [f"RBAC refused a request the code makes: {denial}" for denial in denials.all()]
     problems += [

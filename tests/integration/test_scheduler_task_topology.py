@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from ctl_harness import Env, task, vcjob, wait_for
+from stopping import stop_within
 
 from volcano_py.api import constants as c
 from volcano_py.cli.vcctl import main as vcctl
@@ -54,7 +55,7 @@ async def topo_env(cluster: Any, namespace: str, tmp_path: Path) -> AsyncIterato
         if environment.operator is not None and not environment.operator.task.done():
             await environment.operator.stop()
         stop.set()
-        await asyncio.wait_for(scheduler, 30)
+        await stop_within(scheduler, "the scheduler", 30)
         await api.close()
 
 

@@ -14,6 +14,7 @@ from volcano_py.kube.leader import (
     format_micro_time,
     through_fence,
 )
+from volcano_py.kube.waiting import within
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, 678901, tzinfo=UTC)
 
@@ -119,7 +120,7 @@ async def test_a_leader_that_finds_the_fence_failed_drops_the_write_and_steps_do
     assert not elector.may_write("bind ns/p1")
     assert not elector.may_write("bind ns/p2")
     # hold() returns without waiting for its next round (the retry period is 1s of real time).
-    await asyncio.wait_for(hold, 0.5)
+    await within(hold, 0.5)
     assert not elector.is_leader
     assert elector.fenced_writes == 2
     await elector.client.close()

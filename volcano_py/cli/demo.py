@@ -5,7 +5,6 @@ how long it took, and where to look next."""
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import sys
 import time
 from collections.abc import Mapping, Sequence
@@ -22,6 +21,7 @@ from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.cli.vcctl.render import table
 from volcano_py.devcluster import DevCluster, KubectlError
 from volcano_py.devcluster.build import format_elapsed
+from volcano_py.kube.waiting import event_within
 
 JSON = dict[str, Any]
 # How often the demo reads the Jobs again.
@@ -113,8 +113,7 @@ async def _submit(cluster: DevCluster, files: Sequence[Path], stop: asyncio.Even
                     raise
                 if "failed calling webhook" not in str(err):
                     raise
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(stop.wait(), timeout=1.0)
+                await event_within(stop, 1.0)
 
 
 async def run_demo(
@@ -149,5 +148,4 @@ async def run_demo(
             if exit_when_done:
                 stop.set()
             return
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), timeout=POLL_SECONDS)
+        await event_within(stop, POLL_SECONDS)

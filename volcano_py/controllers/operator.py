@@ -37,6 +37,7 @@ from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.leader import LeaderElector, run_while_leading
+from volcano_py.kube.waiting import within
 from volcano_py.log import get_logger
 from volcano_py.webhooks.server import enable_admission
 
@@ -209,7 +210,7 @@ async def _run_term(options: ControllerOptions, client: KubeClient, metrics: Con
         await asyncio.gather(*workers, stopper, return_exceptions=True)
         kopf_stop.set()
         try:
-            await asyncio.wait_for(asyncio.shield(operator), timeout=10)
+            await within(asyncio.shield(operator), 10)
         except Exception as exc:  # the operator failed or would not stop: say so, and tear down anyway
             _log.warning("kopf operator ended abnormally", error=repr(exc))
             operator.cancel()

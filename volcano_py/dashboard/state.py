@@ -48,6 +48,7 @@ from volcano_py.kube.kinds import (
     ResourceKind,
 )
 from volcano_py.kube.store import Delta, EventType
+from volcano_py.kube.waiting import within
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 from volcano_py.scheduler.core import SchedulerConf, Snapshot
@@ -185,7 +186,7 @@ class DashboardState:
             return self.generation
         async with self.changed:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.changed.wait(), wait)
+                await within(self.changed.wait(), wait)
         return self.generation
 
     async def _keep_fresh(

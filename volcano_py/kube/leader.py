@@ -20,7 +20,6 @@ process frozen between the check and the request going out; only a token the API
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -31,6 +30,7 @@ import aiohttp
 
 from volcano_py.kube.client import ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
+from volcano_py.kube.waiting import event_within
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -305,9 +305,7 @@ class LeaderElector:
         """Renew every retry period; return when a renewal could not succeed within the renew deadline."""
         last_renewed = self.clock()
         while True:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._fenced.wait(), self.retry_period)
-            if self._fenced.is_set():
+            if await event_within(self._fenced, self.retry_period):
                 break  # a write found the fence failed: the term is over, whatever a renewal would say
             if await self._attempt():
                 last_renewed = self.clock()

@@ -28,6 +28,7 @@ from volcano_py.kube.client import KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS, ResourceKind, object_key
 from volcano_py.kube.store import Delta, EventType, Obj
+from volcano_py.kube.waiting import event_within
 from volcano_py.log import get_logger
 
 _log = get_logger(__name__)
@@ -123,9 +124,7 @@ class _Listing:
         self.shown.clear()
         while self.waiting:
             self.progress.clear()
-            try:
-                await asyncio.wait_for(self.progress.wait(), STALL_SECONDS)
-            except TimeoutError:
+            if not await event_within(self.progress, STALL_SECONDS):
                 # Nothing shown for a while: keep waiting only for objects that still exist.
                 self.waiting &= await self.list_uids()
 

@@ -17,7 +17,6 @@ The cache never decides anything: the scheduling core reads its ``ClusterObjects
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
@@ -41,6 +40,7 @@ from volcano_py.kube.kinds import (
 )
 from volcano_py.kube.mirror_file import MirrorFile
 from volcano_py.kube.store import Delta, EventType, Obj
+from volcano_py.kube.waiting import event_within
 from volcano_py.log import get_logger
 from volcano_py.resources import QuantityError, Resource
 from volcano_py.scheduler.core import ClusterObjects, NodeUsage
@@ -172,8 +172,7 @@ class SchedulerCache:
         is one), for at most ``within`` seconds: a quiet cluster may have nothing to send."""
         informer = self.informers[kind]
         if informer.resumed:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(informer.answered.wait(), within)
+            await event_within(informer.answered, within)
 
     # --- what the watches bring, beyond the mirror ----------------------------------------------------------
 

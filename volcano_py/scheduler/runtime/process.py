@@ -19,6 +19,7 @@ from typing import Any
 from volcano_py.kube.client import KubeClient, load_api_client
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.leader import LeaderElector, LeaseTiming, run_while_leading
+from volcano_py.kube.waiting import event_within
 from volcano_py.scheduler.framework.decisions import Bind
 from volcano_py.scheduler.runtime.binder import Binder
 from volcano_py.scheduler.runtime.cache import SchedulerCache
@@ -30,10 +31,7 @@ def default_identity() -> str:
 
 
 async def sleep_or_stop(stop: asyncio.Event, seconds: float) -> None:
-    try:
-        await asyncio.wait_for(stop.wait(), timeout=seconds)
-    except TimeoutError:
-        return
+    await event_within(stop, seconds)
 
 
 async def sleep_until_either(stop: asyncio.Event, other: asyncio.Event, seconds: float) -> None:

@@ -35,7 +35,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, Final
@@ -48,6 +47,7 @@ from volcano_py.kube import patch
 from volcano_py.kube.client import ApiError
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.kube.store import resource_version, version_number
+from volcano_py.kube.waiting import event_within
 from volcano_py.log import get_logger
 from volcano_py.resources import Resource
 from volcano_py.scheduler.framework.decisions import PodGroupUpdate, QueueUpdate, SessionResult
@@ -279,8 +279,7 @@ class StatusWrites:
         try:
             while True:
                 if self._pending_pg or self._pending_queue:
-                    with contextlib.suppress(TimeoutError):  # a held status may be due without news
-                        await asyncio.wait_for(self._dirty.wait(), timeout=1.0)
+                    await event_within(self._dirty, 1.0)  # a held status may be due without news
                 else:
                     await self._dirty.wait()
                 self._dirty.clear()
