@@ -26,7 +26,7 @@ from volcano_py.api import constants as c
 from volcano_py.api.bodies.pod import pod_node_name, pod_scheduler_name
 from volcano_py.api.common import format_time
 from volcano_py.forecast import Bounds, Forecast, forecast
-from volcano_py.kube.client import KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import (
     DEVICE_CLASSES,
@@ -260,7 +260,7 @@ class DashboardState:
                     if now is not None and last is not None and now[1] > last[1]:
                         self.cycle_ms = (now[0] - last[0]) / (now[1] - last[1])
                     last = now or last
-                except (aiohttp.ClientError, TimeoutError) as exc:
+                except NETWORK_ERRORS as exc:
                     _log.debug("scheduler metrics unreachable", url=self.metrics_url, error=str(exc))
                 await asyncio.sleep(interval)
 

@@ -26,6 +26,8 @@ JSON = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
+# What a request raises when no answer came (refused, reset, timed out), besides the ApiError of an answer.
+NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
 class ApiError(Exception):

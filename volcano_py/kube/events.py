@@ -16,10 +16,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-import aiohttp
-
 from volcano_py.api.common import format_time
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.kinds import EVENTS
 from volcano_py.log import get_logger
 
@@ -193,7 +191,7 @@ class EventRecorder:
             event = await queue.get()
             try:
                 await self.write(event)
-            except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 _log.warning(
                     "could not write event", reason=event.reason, object=event.ref.name, error=repr(exc)
                 )

@@ -23,13 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import aiohttp
-
 from volcano_py.kube.backoff import Backoff
 from volcano_py.kube.client import (
     JSON_ACCEPT,
     METADATA_ACCEPT,
     METADATA_LIST_ACCEPT,
+    NETWORK_ERRORS,
     ApiError,
     KubeClient,
 )
@@ -203,7 +202,7 @@ class Informer:
             return False
         except ApiError as exc:
             return exc.status != 410
-        except (aiohttp.ClientError, TimeoutError):
+        except NETWORK_ERRORS:
             pass
         return True
 
@@ -290,7 +289,7 @@ class Informer:
         began, resumed_at = clock(), self.resource_version
         try:
             target = await self._current_version()
-        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             _log.info("no current version to catch up to; waiting for a quiet watch", error=str(exc))
             target = None
         while True:
@@ -351,7 +350,7 @@ class Informer:
                     "list/watch failed", kind=self.kind.kind, error=str(exc), retry_in=round(delay, 2)
                 )
                 await asyncio.sleep(delay)
-            except (aiohttp.ClientError, TimeoutError, ConnectionError, ValueError) as exc:
+            except (*NETWORK_ERRORS, ValueError) as exc:
                 delay = self.backoff.next_delay()
                 _log.warning(
                     "list/watch connection lost",

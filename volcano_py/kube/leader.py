@@ -26,9 +26,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
-import aiohttp
-
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
 from volcano_py.kube.waiting import event_within
 from volcano_py.log import get_logger
@@ -285,7 +283,7 @@ class LeaderElector:
     async def _attempt(self) -> bool:
         try:
             return await self.try_acquire_or_renew()
-        except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             _log.warning("leader election round failed", lease=self.name, error=str(exc))
             return False
 
@@ -326,7 +324,7 @@ class LeaderElector:
                 LEASES.object_path(self.name, self.namespace), self._lease_body(released)
             )
             _log.info("released leadership", lease=f"{self.namespace}/{self.name}")
-        except (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             _log.warning("could not release the lease; standbys wait for it to expire", error=str(exc))
 
 

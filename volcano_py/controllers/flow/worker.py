@@ -43,7 +43,7 @@ from volcano_py.controllers.flow.cronjob import is_finished, job_ref, plan_cronj
 from volcano_py.controllers.flow.jobflow import plan_jobflow
 from volcano_py.controllers.runtime.context import ControllerContext
 from volcano_py.controllers.runtime.workqueue import KeyedQueue
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError
 from volcano_py.kube.kinds import CRONJOBS, JOBFLOWS, JOBS, JOBTEMPLATES, ResourceKind, plain
 from volcano_py.kube.leader import Fenced
 from volcano_py.kube.store import Delta, EventType
@@ -227,7 +227,7 @@ class FlowControllers:
             except Fenced as exc:
                 # Not the leader any more: the term is ending, and the next leader syncs this afresh.
                 _log.debug("sync dropped: not the leader", key=f"{key[0]}/{key[1]}", write=str(exc))
-            except ApiError as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 _log.warning("sync failed; retrying", key=f"{key[0]}/{key[1]}", error=str(exc))
                 queue.add_after(RETRY_SECONDS, key, "sync")
 

@@ -33,7 +33,7 @@ from volcano_py.controllers.job.status import transition
 from volcano_py.controllers.job.ttl import seconds_left
 from volcano_py.controllers.runtime.context import ControllerContext, DelayedAction, JobKey
 from volcano_py.jobplugins import PluginSet
-from volcano_py.kube.client import JSON_PATCH, ApiError
+from volcano_py.kube.client import JSON_PATCH, NETWORK_ERRORS, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import JOBS, PODGROUPS, PODS
 from volcano_py.kube.leader import Fenced
@@ -69,13 +69,14 @@ class JobWorker:
             # Not the leader any more: the term is ending, and the next leader reconciles this Job afresh.
             _log.debug("job reconcile dropped: not the leader", job=f"{key[0]}/{key[1]}", write=str(exc))
             return
-        except ApiError as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             # A conflict means we decided on stale data: redo it from the cache once the watch catches up.
-            # Anything else backs off exponentially per Job, so one broken Job cannot flood the API server.
+            # Anything else (no answer at all, too) backs off exponentially per Job, so one broken Job cannot
+            # flood the API server.
             failures = self._failures.get(key, 0) + 1
             self._failures[key] = failures
             delay = min(RETRY_MAX_SECONDS, RETRY_BASE_SECONDS * 2 ** (failures - 1))
-            level = _log.debug if exc.conflict else _log.warning
+            level = _log.debug if isinstance(exc, ApiError) and exc.conflict else _log.warning
             level("job reconcile failed; retrying", job=f"{key[0]}/{key[1]}", error=str(exc), retry_in=delay)
             self.ctx.written_jobs.pop(key, None)
             if req.action is not None or req.event is not Event.OUT_OF_SYNC:

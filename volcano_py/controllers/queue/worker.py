@@ -17,7 +17,7 @@ from volcano_py.controllers.queue.state import (
     read_queue,
 )
 from volcano_py.controllers.runtime.context import ControllerContext
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.kinds import QUEUES
 from volcano_py.log import get_logger
@@ -32,7 +32,7 @@ class QueueWorker:
     async def handle(self, name: str, action_name: str) -> None:
         try:
             await self._reconcile(name, Action(action_name))
-        except ApiError as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             _log.warning("queue reconcile failed; retrying", queue=name, error=str(exc))
             self.ctx.queue_queue.add_after(1.0, name, action_name)
 

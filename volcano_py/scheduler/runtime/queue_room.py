@@ -20,12 +20,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Final, Protocol
 
-import aiohttp
-
 from volcano_py.api.objects import annotations_of, name_of, namespace_of, resource_version_of, spec_of
 from volcano_py.api.queue_charge import queue_of_pod
 from volcano_py.api.queue_hierarchy import queue_name
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.kinds import LEASES
 from volcano_py.kube.store import version_number
 from volcano_py.log import get_logger
@@ -41,7 +39,7 @@ TURNS_KEY: Final = "volcano-py.io/queue-turns"
 # How long a new holder waits at most for its watch to reach the last holder's version.
 CATCH_UP_SECONDS: Final = 2.0
 WARN_EVERY_SECONDS: Final = 30.0
-_ERRORS = (ApiError, aiohttp.ClientError, TimeoutError, ConnectionError)
+_ERRORS = (ApiError, *NETWORK_ERRORS)
 
 
 @dataclass(frozen=True, slots=True)

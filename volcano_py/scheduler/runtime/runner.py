@@ -13,10 +13,8 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
-import aiohttp
-
 from volcano_py.api.shard import ShardingMode
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.health import MetricsServer
 from volcano_py.kube.leader import run_unless_stopped
@@ -266,7 +264,7 @@ class Scheduler:
             try:
                 await self.cache.ensure_default_queues()
                 return
-            except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+            except (ApiError, *NETWORK_ERRORS) as exc:
                 _log.warning("creating the default queues failed; retrying", error=str(exc), retry_in=delay)
                 await sleep_or_stop(stop, delay)
                 delay = min(delay * 2, 10.0)

@@ -16,11 +16,9 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final, Protocol
 
-import aiohttp
-
 from volcano_py.api import constants as c
 from volcano_py.api.objects import uid_of
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.informer import Informer
 from volcano_py.kube.kinds import QUEUES
 from volcano_py.kube.mirror_file import MirrorFile, SavedKind
@@ -108,7 +106,7 @@ class SavedMirror:
             found = await self.cache.client.get(
                 QUEUES.collection_path(), fieldSelector=f"metadata.name={c.ROOT_QUEUE}"
             )
-        except (ApiError, aiohttp.ClientError, TimeoutError) as exc:
+        except (ApiError, *NETWORK_ERRORS) as exc:
             # Not found: no Queue CRD yet, so no mirror of this cluster either; nothing to warn about.
             if not (isinstance(exc, ApiError) and exc.not_found):
                 _log.warning("cannot tell which cluster this is; listing it", error=str(exc))

@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import aiohttp
-
 from volcano_py.api.bodies.nodeshard import (
     nodeshard_nodes_in_use,
     nodeshard_nodes_to_add,
@@ -25,7 +23,7 @@ from volcano_py.api.bodies.nodeshard import (
 from volcano_py.api.common import now_time
 from volcano_py.api.objects import name_of, resource_version_of
 from volcano_py.api.shard import NodeShardStatus, shard_status
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.kinds import NODESHARDS
 from volcano_py.log import get_logger
 from volcano_py.scheduler.core import Sharding, shard_scope
@@ -86,7 +84,7 @@ class ShardStatusWriter:
             if not exc.conflict:
                 _log.warning("cannot write the NodeShard status", shard=self.sharding.name, error=str(exc))
             return False
-        except (aiohttp.ClientError, TimeoutError) as exc:
+        except NETWORK_ERRORS as exc:
             _log.warning("cannot write the NodeShard status", shard=self.sharding.name, error=str(exc))
             return False
         self._sent = sent

@@ -11,17 +11,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
-import aiohttp
-
+from volcano_py.kube.client import NETWORK_ERRORS as NETWORK_ERRORS  # imported from here too
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.leader import WriteStamp
 from volcano_py.scheduler.runtime.cache import SchedulerCache
 from volcano_py.scheduler.runtime.metrics import SchedulerMetrics
-
-NETWORK_ERRORS: Final = (aiohttp.ClientError, TimeoutError, ConnectionError)
 
 
 def pod_ref(namespace: str, name: str, uid: str) -> dict[str, Any]:
