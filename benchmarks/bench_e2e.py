@@ -58,7 +58,7 @@ from volcano_py.devcluster import DevCluster
 from volcano_py.kube.client import ApiError, KubeClient, load_api_client
 from volcano_py.kube.eventloop import DEFAULT_EVENT_LOOP, EVENT_LOOPS
 from volcano_py.kube.kinds import PODGROUPS, PODS
-from volcano_py.kube.waiting import within
+from volcano_py.kube.waiting import event_within
 
 PROFILE_SLICE_SECONDS = 5
 
@@ -220,9 +220,7 @@ async def run_shape(client: KubeClient, cluster: DevCluster, pids: dict[str, int
         await asyncio.gather(*(creator() for _ in range(concurrency)))
     creates_done = time.time()
     progress(f"{jobs}x{size}: {total} pods created in {creates_done - started:.1f}s")
-    try:
-        await within(all_bound.wait(), max(120.0, total / 20))
-    except TimeoutError:
+    if not await event_within(all_bound, max(120.0, total / 20)):
         progress(f"{jobs}x{size}: only {len(bound)}/{total} bound before the timeout")
     watcher.cancel()
     sampler.cancel()

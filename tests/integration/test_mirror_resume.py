@@ -202,14 +202,14 @@ async def test_a_mirror_of_another_cluster_is_not_resumed(
         await _stopped(task)
 
 
-async def _written(mirror: MirrorFile, within: float) -> None:
+async def _written(mirror: MirrorFile, seconds: float) -> None:
     async def exists() -> None:
         while True:
             if mirror.path.exists():
                 return
             await asyncio.sleep(0.1)
 
-    await within(exists(), within)
+    await within(exists(), seconds)
 
 
 async def test_a_scheduler_cache_saves_its_mirror_as_soon_as_it_is_synced(
