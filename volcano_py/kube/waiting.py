@@ -10,6 +10,7 @@ is banned in this repository (ruff TID251); these are what to use instead.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable
 from typing import TypeVar
 
@@ -24,11 +25,7 @@ async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
 
 async def event_within(event: asyncio.Event, seconds: float) -> bool:
     """Whether ``event`` is set within ``seconds``."""
-    if event.is_set():
-        return True
-    try:
+    with contextlib.suppress(TimeoutError):
         async with asyncio.timeout(seconds):
             await event.wait()
-    except TimeoutError:
-        pass
     return event.is_set()

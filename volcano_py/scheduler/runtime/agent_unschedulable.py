@@ -14,11 +14,11 @@ from typing import Any
 
 from volcano_py.api.objects import name_of, namespace_of
 from volcano_py.kube import patch
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.events import WARNING, EventRecorder
 from volcano_py.kube.kinds import object_identity
 from volcano_py.log import get_logger
-from volcano_py.scheduler.runtime.binder import NETWORK_ERRORS, Binder
+from volcano_py.scheduler.runtime.binder import Binder
 
 _log = get_logger(__name__)
 

@@ -32,7 +32,6 @@ from volcano_py.scheduler.runtime.pod_binds import PodBinds
 from volcano_py.scheduler.runtime.pod_writes import PodWrites
 from volcano_py.scheduler.runtime.scheduled import SCHEDULED_EVENT_BURST, SCHEDULED_EVENT_QPS, EventBudget
 from volcano_py.scheduler.runtime.status_writes import StatusWrites
-from volcano_py.scheduler.runtime.writes import NETWORK_ERRORS as NETWORK_ERRORS  # imported from here too
 from volcano_py.scheduler.runtime.writes import WriteContext
 
 

@@ -20,14 +20,14 @@ from typing import Any
 from volcano_py.api.objects import creation_timestamp_of
 from volcano_py.kube import binding, claims, patch
 from volcano_py.kube.claims import ClaimError
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError
 from volcano_py.kube.events import NORMAL, WARNING
 from volcano_py.kube.leader import WriteStamp
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import Bind, ClaimWrite
 from volcano_py.scheduler.framework.task import timestamp
 from volcano_py.scheduler.runtime.scheduled import EventBudget, summary
-from volcano_py.scheduler.runtime.writes import NETWORK_ERRORS, WriteContext, pod_ref
+from volcano_py.scheduler.runtime.writes import WriteContext, pod_ref
 
 _log = get_logger(__name__)
 

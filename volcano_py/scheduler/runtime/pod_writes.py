@@ -18,11 +18,11 @@ from volcano_py.api import constants as c
 from volcano_py.api.bodies.pod import pod_nominated_node
 from volcano_py.api.objects import uid_of
 from volcano_py.kube import patch
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError
 from volcano_py.kube.events import NORMAL
 from volcano_py.log import get_logger
 from volcano_py.scheduler.framework.decisions import EVICTING_ACTIONS, Evict, Pipeline, Ungate
-from volcano_py.scheduler.runtime.writes import NETWORK_ERRORS, WriteContext, pod_ref
+from volcano_py.scheduler.runtime.writes import WriteContext, pod_ref
 
 _log = get_logger(__name__)
 

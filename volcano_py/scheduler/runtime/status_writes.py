@@ -44,7 +44,7 @@ from volcano_py.api.bodies.queue import queue_written_status
 from volcano_py.api.objects import uid_of
 from volcano_py.api.scheduling import PodGroupPhase, min_member_of
 from volcano_py.kube import patch
-from volcano_py.kube.client import ApiError
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError
 from volcano_py.kube.kinds import PODGROUPS, QUEUES
 from volcano_py.kube.store import resource_version, version_number
 from volcano_py.kube.waiting import event_within
@@ -60,7 +60,7 @@ from volcano_py.scheduler.framework.podgroup_status import (
     same_podgroup_status,
 )
 from volcano_py.scheduler.framework.retell import FORMING_GANG_SECONDS, RETELL_SECONDS
-from volcano_py.scheduler.runtime.writes import NETWORK_ERRORS, WriteContext
+from volcano_py.scheduler.runtime.writes import WriteContext
 
 _log = get_logger(__name__)
 

@@ -15,7 +15,7 @@ from typing import Any
 from volcano_py.api.constants import RECENT_USAGE_KEY
 from volcano_py.api.objects import annotations_of, name_of
 from volcano_py.api.recent_usage import RecentUsage, read_recent_usage
-from volcano_py.kube.client import ApiError, KubeClient
+from volcano_py.kube.client import NETWORK_ERRORS, ApiError, KubeClient
 from volcano_py.kube.kinds import QUEUES
 from volcano_py.log import get_logger
 
@@ -23,7 +23,6 @@ from ..framework.arguments import Arguments
 from ..framework.conf import SchedulerConf
 from ..framework.decisions import QueueUpdate
 from ..plugins.proportion import RecentUsageArguments
-from .binder import NETWORK_ERRORS
 
 _log = get_logger(__name__)
 

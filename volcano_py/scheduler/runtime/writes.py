@@ -13,7 +13,6 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
-from volcano_py.kube.client import NETWORK_ERRORS as NETWORK_ERRORS  # imported from here too
 from volcano_py.kube.client import KubeClient
 from volcano_py.kube.events import EventRecorder
 from volcano_py.kube.leader import WriteStamp
